@@ -1,0 +1,319 @@
+"""The engine: every capability of kprof-mcp as plain Python, with no MCP in it.
+
+The MCP server (``server.py``) and the CLI (``cli.py``) are thin layers over
+:class:`Engine`. Expected failures raise :class:`KprofError` with a message that says what
+is wrong and what is valid; the layers above turn it into a tool error or an exit code.
+
+Nothing here imports torch or triton: kernels are loaded and run in child processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import analysis, render, runner
+from .devices import load_devices, try_match_device
+from .kernel_api import NAME_RE, ParamError, Param
+from .models import Diagnosis, ProfileRequest, ProfileResult
+from .modes import MODES, ModeNotAvailable, get_mode
+from .registry import KernelNotFound, available, resolve
+
+
+class KprofError(Exception):
+    """An expected failure; the message is written for the caller to act on."""
+
+
+@dataclass
+class Config:
+    workspace: Path = field(default_factory=lambda: Path(os.environ.get("KPROF_WORKSPACE", os.getcwd())))
+    out_root: Path | None = None  # default: <workspace>/out/profiles
+    kernel_dirs: list[Path] = field(default_factory=lambda: [
+        Path(p) for p in os.environ.get("KPROF_KERNEL_PATH", "").split(os.pathsep) if p])
+    timeout_s: float = float(os.environ.get("KPROF_TIMEOUT_S", "900"))
+    budget_ms: float | None = None  # per-stage timing budget; default by device kind
+    force_cpu: bool = os.environ.get("KPROF_FORCE_CPU") == "1"
+
+    def __post_init__(self) -> None:
+        self.workspace = Path(self.workspace).resolve()
+        self.out_root = Path(self.out_root).resolve() if self.out_root else self.workspace / "out" / "profiles"
+        self.kernel_dirs = [Path(p).resolve() for p in self.kernel_dirs]
+
+
+@dataclass
+class ProfileOutcome:
+    result: ProfileResult
+    contract: str
+    profile_dir: Path
+
+
+class Engine:
+    def __init__(self, config: Config | None = None):
+        self.config = config or Config()
+        self._describe_cache: dict[tuple[str, float], dict[str, Any]] = {}
+
+    # ------------------------------------------------------------------ kernels
+    def _describe(self, source: Path) -> dict[str, Any]:
+        mtime = max((p.stat().st_mtime for p in ([source] if source.is_file() else source.rglob("*.py"))),
+                    default=0.0)
+        key = (str(source), mtime)
+        if key not in self._describe_cache:
+            try:
+                self._describe_cache[key] = runner.describe(source)
+            except runner.WorkerError as e:
+                raise KprofError(str(e)) from None
+        return self._describe_cache[key]
+
+    def resolve_kernel(self, kernel: str) -> Path:
+        if not isinstance(kernel, str) or not kernel.strip():
+            raise KprofError("kernel must be a non-empty name or path")
+        try:
+            return resolve(kernel.strip(), self.config.workspace, self.config.kernel_dirs)
+        except KernelNotFound as e:
+            raise KprofError(str(e)) from None
+
+    def list_kernels(self) -> list[dict[str, Any]]:
+        """Every available kernel package with versions, parameters (defaults, bounds) and stages."""
+        out = []
+        for name, path in available(self.config.kernel_dirs).items():
+            try:
+                out.append(self._describe(path))
+            except KprofError as e:
+                out.append({"name": name, "source": str(path), "error": str(e), "params": [], "versions": []})
+        return out
+
+    def describe_kernel(self, kernel: str) -> dict[str, Any]:
+        return self._describe(self.resolve_kernel(kernel))
+
+    # ------------------------------------------------------------------ validation
+    @staticmethod
+    def validate_params(desc: dict[str, Any], params: dict[str, Any] | None) -> dict[str, Any]:
+        """Bounds and names checked in the server, before any process starts."""
+        specs = {p["name"]: Param(p["name"], p["default"], p.get("min"), p.get("max"),
+                                  tuple(p["choices"]) if p.get("choices") else None) for p in desc["params"]}
+        params = dict(params or {})
+        unknown = sorted(set(params) - set(specs))
+        valid = ", ".join(f"{n} {s.range_text()} (default {s.default})" for n, s in specs.items())
+        if unknown:
+            raise KprofError(f"unknown parameter(s) {unknown} for kernel {desc['name']!r}; valid: {valid}")
+        try:
+            return {n: s.validate(params.get(n, s.default)) for n, s in specs.items()}
+        except ParamError as e:
+            raise KprofError(f"{e}. Parameters of {desc['name']!r}: {valid}") from None
+
+    # ------------------------------------------------------------------ paths
+    def confine(self, path: str, what: str) -> Path:
+        """Resolve ``path`` (relative to the workspace; symlinks followed) and refuse escapes."""
+        if not isinstance(path, str) or not path or "\x00" in path:
+            raise KprofError(f"{what}: a non-empty path is required")
+        raw = Path(path)
+        p = (raw if raw.is_absolute() else self.config.workspace / raw).resolve()
+        roots = [self.config.workspace, self.config.out_root]
+        if not any(p == r or r in p.parents for r in roots):
+            raise KprofError(f"{what}: {path!r} resolves to {p}, outside the workspace {self.config.workspace}; "
+                             "only profile directories under the workspace can be read")
+        return p
+
+    def _profile_dir(self, path: str, what: str) -> Path:
+        p = self.confine(path, what)
+        if p.is_file() and p.name in ("params.json", "result.json", "report.md"):
+            p = p.parent
+        if not p.is_dir():
+            raise KprofError(f"{what}: {path!r} is not a directory (give a profile_dir returned by profile_kernel)")
+        if p.name.endswith(".partial"):
+            raise KprofError(f"{what}: {p} is an unfinished profile (the run failed or is still running)")
+        return p
+
+    def load_result(self, profile_dir: str, what: str = "profile_dir") -> ProfileResult:
+        p = self._profile_dir(profile_dir, what)
+        f = p / "result.json"
+        if not f.is_file():
+            raise KprofError(f"{what}: {p} has no result.json: it is not a complete kprof profile directory")
+        try:
+            return ProfileResult.model_validate_json(f.read_text())
+        except ValueError as e:
+            raise KprofError(f"{what}: {f} is corrupt or from an incompatible version: {str(e)[:300]}") from None
+
+    def read_params(self, profile_dir: str) -> dict[str, Any]:
+        p = self._profile_dir(profile_dir, "profile_dir")
+        f = p / "params.json"
+        if not f.is_file():
+            raise KprofError(f"profile_dir: {p} has no params.json")
+        try:
+            return json.loads(f.read_text())
+        except json.JSONDecodeError as e:
+            raise KprofError(f"profile_dir: {f} is not valid JSON ({e})") from None
+
+    # ------------------------------------------------------------------ profile
+    def profile(self, kernel: str, version: str | None = None, params: dict[str, Any] | None = None,
+                mode: str = "event", baseline: str | None = None, on_progress: runner.ProgressFn | None = None,
+                timeout_s: float | None = None) -> ProfileOutcome:
+        """Check correctness, then time every stage; write the artifacts; return the contract."""
+        try:
+            get_mode(mode)
+        except ModeNotAvailable as e:
+            raise KprofError(str(e)) from None
+        base = self.load_result(baseline, "baseline") if baseline else None
+        source = self.resolve_kernel(kernel)
+        desc = self._describe(source)
+        versions = [v["name"] for v in desc["versions"]]
+        if version is None:
+            version = versions[-1]
+        if version not in versions:
+            raise KprofError(f"kernel {desc['name']!r} has no version {version!r}; valid: {versions}")
+        checked = self.validate_params(desc, params)
+        cpu = self.config.force_cpu or not _gpu_present()
+        budget = self.config.budget_ms if self.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
+        req = ProfileRequest(kernel=desc["name"], kernel_source=str(source), version=version, params=checked,
+                             mode=mode, out_root=str(self.config.out_root), budget_ms=budget,
+                             min_runs=3 if cpu else 10, force_cpu=self.config.force_cpu)
+        try:
+            record = runner.run_profile(req.model_dump_json(), timeout_s or self.config.timeout_s, on_progress)
+        except runner.WorkerError as e:
+            raise KprofError(str(e)) from None
+        work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+        result = ProfileResult.model_validate_json((work_dir / "result.json").read_text())
+        contract = render.render_contract(result, base)
+        (work_dir / "report.md").write_text(render.render_report(result, base))
+        (work_dir / "contract.md").write_text(contract)
+        # Only a finished directory carries the final name: a crash leaves *.partial behind.
+        work_dir.rename(final_dir)
+        return ProfileOutcome(result=result, contract=contract, profile_dir=final_dir)
+
+    # ------------------------------------------------------------------ analysis
+    @staticmethod
+    def classify(tc_pct: float | None, dram_pct: float | None, occupancy_pct: float | None = None,
+                 l2_hit_pct: float | None = None, local_spill_bytes: float | None = None,
+                 waves_per_sm: float | None = None, compute_pct: float | None = None) -> Diagnosis:
+        for name, v, hi in (("tc_pct", tc_pct, 100), ("dram_pct", dram_pct, 100), ("occupancy_pct", occupancy_pct, 100),
+                            ("l2_hit_pct", l2_hit_pct, 100), ("compute_pct", compute_pct, 100)):
+            if v is not None and not (0 <= v <= hi * 1.05):  # counters can read a little over 100
+                raise KprofError(f"{name}={v} is outside 0..{hi} (percent of peak)")
+        if local_spill_bytes is not None and local_spill_bytes < 0:
+            raise KprofError(f"local_spill_bytes={local_spill_bytes} must be >= 0")
+        if waves_per_sm is not None and waves_per_sm < 0:
+            raise KprofError(f"waves_per_sm={waves_per_sm} must be >= 0")
+        m = analysis.Metrics(tc_pct=tc_pct, dram_pct=dram_pct, occupancy_pct=occupancy_pct, l2_hit_pct=l2_hit_pct,
+                             local_spill_bytes=local_spill_bytes, waves_per_sm=waves_per_sm, compute_pct=compute_pct)
+        return Diagnosis.from_analysis(analysis.diagnose(m))
+
+    # ------------------------------------------------------------------ devlog
+    def update_devlog(self, kernel: str, profile_dir: str, issues: list[str] | None = None,
+                      insights: list[str] | None = None) -> tuple[Path, str]:
+        """Append SPEC.md's devlog template to ``docs/kernels/<kernel>.md`` under a file lock."""
+        from filelock import FileLock
+
+        if not isinstance(kernel, str) or not NAME_RE.match(kernel):
+            raise KprofError(f"kernel {kernel!r} must be a plain name ({NAME_RE.pattern}): it names the file "
+                             "docs/kernels/<kernel>.md")
+        result = self.load_result(profile_dir)
+        if result.kernel != kernel:
+            raise KprofError(f"profile_dir holds a profile of {result.kernel!r}, not {kernel!r}")
+        for label, items in (("issues", issues), ("insights", insights)):
+            for it in items or []:
+                if not isinstance(it, str) or len(it) > 2000:
+                    raise KprofError(f"{label}: each entry must be a string of at most 2000 characters")
+        log_dir = self.config.workspace / "docs" / "kernels"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        path = (log_dir / f"{kernel}.md").resolve()
+        if log_dir.resolve() not in path.parents:
+            raise KprofError(f"devlog path {path} escapes {log_dir}")
+        with FileLock(str(path) + ".lock", timeout=30):
+            text = path.read_text() if path.exists() else f"# {kernel} — development log\n\n"
+            previous = render.last_devlog_metrics(text)
+            try:
+                ref = str(Path(result.profile_dir or profile_dir).resolve().relative_to(self.config.workspace))
+            except ValueError:
+                ref = str(result.profile_dir)
+            entry = render.render_devlog_entry(result, previous, [i.strip() for i in issues or []],
+                                               [i.strip() for i in insights or []], ref)
+            tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+            tmp.write_text(text.rstrip("\n") + "\n\n" + entry)
+            os.replace(tmp, path)
+        return path, entry
+
+    # ------------------------------------------------------------------ device
+    def device_info(self) -> dict[str, Any]:
+        """The active device (via nvidia-smi, no torch import), its table peaks, clocks and profilers."""
+        gpus = _nvidia_smi_gpus()
+        info: dict[str, Any] = {"gpus": gpus, "force_cpu": self.config.force_cpu}
+        if gpus and not self.config.force_cpu:
+            g = gpus[0]
+            spec, note = try_match_device(g["name"])
+            info["active"] = g
+            info["spec"] = None if spec is None else {
+                "key": spec.key, "name": spec.name, "sm_count": spec.sm_count, "l2_bytes": spec.l2_bytes,
+                "peak_gbps": spec.peak_gbps, "peak_tflops": spec.peak_tflops, "source": spec.source,
+                "ridge_flop_per_byte": {k: round(v * 1e12 / (spec.peak_gbps * 1e9), 1)
+                                        for k, v in spec.peak_tflops.items()}}
+            info["spec_note"] = note
+            info["timing"] = "CUDA events on the GPU"
+        else:
+            info["active"] = None
+            info["spec"] = None
+            info["spec_note"] = "no NVIDIA GPU visible (nvidia-smi absent or lists none)" if not gpus else "KPROF_FORCE_CPU=1"
+            info["timing"] = "CPU wall clock (Triton interpreter / torch CPU); no GPU roofline"
+        info["clock_control"] = ("event mode does not lock clocks; readings are recorded in params.json. "
+                                 "The Nsight Compute modes lock to base clocks (ncu --clock-control base).")
+        info["profilers"] = _profilers()
+        info["modes"] = {m.name: {"built": m.built, "summary": m.summary, "needs": m.needs} for m in MODES.values()}
+        info["known_devices"] = [d.name for d in load_devices()]
+        return info
+
+
+def _gpu_present() -> bool:
+    return bool(_nvidia_smi_gpus())
+
+
+_SMI_CACHE: tuple[float, list[dict[str, Any]]] | None = None
+
+
+def _nvidia_smi_gpus() -> list[dict[str, Any]]:
+    global _SMI_CACHE
+    if _SMI_CACHE and time.monotonic() - _SMI_CACHE[0] < 5:
+        return _SMI_CACHE[1]
+    exe = shutil.which("nvidia-smi")
+    gpus: list[dict[str, Any]] = []
+    if exe:
+        fields = ["index", "name", "memory.total", "memory.used", "driver_version", "clocks.sm", "clocks.max.sm",
+                  "clocks.mem", "clocks.max.mem", "temperature.gpu", "power.draw", "mig.mode.current"]
+        try:
+            out = subprocess.run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
+                                 capture_output=True, text=True, timeout=10).stdout
+            for line in out.strip().splitlines():
+                vals = [v.strip() for v in line.split(",")]
+                if len(vals) == len(fields):
+                    gpus.append(dict(zip(fields, vals)))
+        except (subprocess.SubprocessError, OSError):
+            gpus = []
+    _SMI_CACHE = (time.monotonic(), gpus)
+    return gpus
+
+
+def _profilers() -> dict[str, Any]:
+    def find(name: str, globs: list[str]) -> str | None:
+        hit = shutil.which(name)
+        if hit:
+            return hit
+        for g in globs:
+            found = sorted(Path("/").glob(g.lstrip("/")))
+            if found:
+                return str(found[-1])
+        return None
+
+    ncu = find("ncu", ["/opt/nvidia/nsight-compute/*/ncu", "/usr/local/cuda/bin/ncu"])
+    nsys = find("nsys", ["/opt/nvidia/nsight-systems/*/bin/nsys", "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys"])
+    return {
+        "cuda_events": {"usable": _gpu_present(), "used_by": ["event"]},
+        "ncu": {"path": ncu, "usable_by_kprof": False, "note": "annotation/ncu modes are not built yet"},
+        "nsys": {"path": nsys, "usable_by_kprof": False, "note": "nsys mode is not built yet"},
+    }
+
+

@@ -1,0 +1,256 @@
+"""Request and result models. A frozen request goes in; a result that keeps its raw
+samples comes out, and every statistic is derived from those samples.
+
+Units are in field names (``time_ns``, ``bytes``, ``flops``); scaling to µs, TFLOP/s or
+GB/s happens in properties named for their unit, and formatting only in ``render``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from . import analysis
+
+
+class ProfileRequest(BaseModel):
+    """What to profile. Frozen and hashable, separate from any result."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kernel: str
+    kernel_source: str  # resolved path of the package (dir or .py)
+    version: str
+    params: dict[str, Any]
+    mode: str = "event"
+    out_root: str
+    budget_ms: float = 2000.0  # per stage: stop timing after this much GPU time
+    min_runs: int = 10
+    max_runs: int = 10000
+    target_rel_iqr: float = 0.01  # stop once IQR/median is under this (after min_runs)
+    warmup_ms: float = 100.0
+    force_cpu: bool = False
+
+
+class DeviceState(BaseModel):
+    kind: str  # "cuda" or "cpu"
+    name: str
+    index: int | None = None
+    sm_count: int | None = None
+    l2_bytes: int | None = None
+    memory_bytes: int | None = None
+    compute_capability: str | None = None
+    spec_key: str | None = None  # row of devices.json
+    spec_name: str | None = None
+    spec_note: str | None = None  # why no spec matched
+    peak_gbps: float | None = None
+    clocks_locked: bool | None = None  # None: unknown
+    clock_control: str = "none"
+    clocks_before: dict[str, Any] = Field(default_factory=dict)
+    clocks_after: dict[str, Any] = Field(default_factory=dict)
+    driver_version: str | None = None
+    cuda_version: str | None = None
+    torch_version: str | None = None
+    triton_version: str | None = None
+    python_version: str | None = None
+    triton_interpret: bool = False
+
+
+class Resources(BaseModel):
+    """Compile-time resources of a stage's kernel (Triton ``CompiledKernel``)."""
+
+    kernel_name: str | None = None
+    registers_per_thread: int | None = None
+    spilled_registers: int | None = None  # Triton's n_spills
+    shared_memory_bytes: int | None = None
+    num_warps: int | None = None
+    num_stages: int | None = None
+
+    @property
+    def local_spill_bytes(self) -> int | None:
+        return None if self.spilled_registers is None else 4 * self.spilled_registers
+
+
+class OpportunityModel(BaseModel):
+    name: str
+    est_gain_pct: float = Field(description="estimated % speed-up if the trigger metric reached its healthy value")
+    trigger: str = Field(description="metric=value that triggered it")
+
+
+class Timing(BaseModel):
+    """Raw samples of one timed region; statistics are derived."""
+
+    samples_ns: list[float]
+    method: str  # "cuda_events" or "cpu_wall_clock"
+    l2_flushed: bool
+    stop_reason: str  # "converged", "budget", "max_runs"
+
+    @computed_field
+    @property
+    def runs(self) -> int:
+        return len(self.samples_ns)
+
+    @computed_field
+    @property
+    def median_ns(self) -> float:
+        return statistics.median(self.samples_ns)
+
+    @computed_field
+    @property
+    def iqr_ns(self) -> float:
+        if len(self.samples_ns) < 4:
+            return max(self.samples_ns) - min(self.samples_ns)
+        q = statistics.quantiles(self.samples_ns, n=4, method="inclusive")
+        return q[2] - q[0]
+
+    @computed_field
+    @property
+    def min_ns(self) -> float:
+        return min(self.samples_ns)
+
+    @computed_field
+    @property
+    def rel_iqr(self) -> float:
+        return self.iqr_ns / self.median_ns if self.median_ns > 0 else float("inf")
+
+
+class StageResult(BaseModel):
+    name: str
+    timing: Timing
+    flops: float
+    bytes_model: float
+    tensor_cores: bool
+    dtype: str
+    peak_flops_per_s: float | None = None
+    peak_bytes_per_s: float | None = None
+    grid_blocks: int | None = None
+    sm_count: int | None = None
+    tiling: dict[str, Any] | None = None
+    resources: Resources | None = None
+    # Counter metrics (annotation/ncu modes); event mode leaves them None (rendered "n/a").
+    tc_pct: float | None = None
+    dram_pct: float | None = None
+    occupancy_pct: float | None = None
+    l2_hit_pct: float | None = None
+
+    @property
+    def seconds(self) -> float:
+        return self.timing.median_ns * 1e-9
+
+    @computed_field
+    @property
+    def achieved_flops_per_s(self) -> float:
+        return self.flops / self.seconds if self.seconds > 0 else 0.0
+
+    @computed_field
+    @property
+    def achieved_bytes_per_s(self) -> float:
+        return self.bytes_model / self.seconds if self.seconds > 0 else 0.0
+
+    @computed_field
+    @property
+    def intensity_flop_per_byte(self) -> float | None:
+        return self.flops / self.bytes_model if self.bytes_model > 0 else None
+
+    @computed_field
+    @property
+    def ridge_flop_per_byte(self) -> float | None:
+        if self.peak_flops_per_s and self.peak_bytes_per_s:
+            return self.peak_flops_per_s / self.peak_bytes_per_s
+        return None
+
+    @computed_field
+    @property
+    def pct_peak_flops(self) -> float | None:
+        return 100.0 * self.achieved_flops_per_s / self.peak_flops_per_s if self.peak_flops_per_s else None
+
+    @computed_field
+    @property
+    def pct_peak_bandwidth(self) -> float | None:
+        return 100.0 * self.achieved_bytes_per_s / self.peak_bytes_per_s if self.peak_bytes_per_s else None
+
+    @computed_field
+    @property
+    def roofline_region(self) -> str | None:
+        """'memory' when the model's intensity is left of the ridge, else 'compute'."""
+        if self.intensity_flop_per_byte is None or self.ridge_flop_per_byte is None:
+            return None
+        return "memory" if self.intensity_flop_per_byte < self.ridge_flop_per_byte else "compute"
+
+    @computed_field
+    @property
+    def pct_of_roofline(self) -> float | None:
+        """Achieved FLOP/s ÷ attainable FLOP/s = min(peak, intensity × bandwidth)."""
+        if not (self.peak_flops_per_s and self.peak_bytes_per_s and self.intensity_flop_per_byte):
+            return None
+        attainable = min(self.peak_flops_per_s, self.intensity_flop_per_byte * self.peak_bytes_per_s)
+        return 100.0 * self.achieved_flops_per_s / attainable
+
+    @computed_field
+    @property
+    def waves_per_sm(self) -> float | None:
+        """Blocks launched ÷ SMs: an upper bound on waves (one resident block per SM)."""
+        if self.grid_blocks and self.sm_count:
+            return self.grid_blocks / self.sm_count
+        return None
+
+    def metrics(self) -> analysis.Metrics:
+        """Utilisation figures for the classifier: counters when measured, else the roofline estimate."""
+        spill = self.resources.local_spill_bytes if self.resources else None
+        if self.tc_pct is not None or self.dram_pct is not None:
+            return analysis.Metrics(tc_pct=self.tc_pct, dram_pct=self.dram_pct, occupancy_pct=self.occupancy_pct,
+                                    l2_hit_pct=self.l2_hit_pct, local_spill_bytes=spill,
+                                    waves_per_sm=self.waves_per_sm)
+        est = analysis.roofline_metrics(self.achieved_flops_per_s, self.achieved_bytes_per_s,
+                                        self.peak_flops_per_s, self.peak_bytes_per_s, self.tensor_cores)
+        return analysis.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,
+                                local_spill_bytes=spill, waves_per_sm=self.waves_per_sm)
+
+
+class ProfileResult(BaseModel):
+    """Everything a profile produced. ``result.json`` in the profile directory."""
+
+    kernel: str
+    version: str
+    mode: str
+    plan_kind: str
+    params: dict[str, Any]
+    param_order: list[str]
+    device: DeviceState
+    stages: list[StageResult]
+    plan_total: Timing | None = None
+    warnings: list[str] = Field(default_factory=list)
+    correctness: dict[str, Any] = Field(default_factory=dict)
+    created_at: str
+    profile_dir: str | None = None
+    request: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def has_peaks(self) -> bool:
+        return any(s.peak_bytes_per_s for s in self.stages)
+
+    def total_time_ns(self) -> float:
+        if self.plan_total is not None:
+            return self.plan_total.median_ns
+        return sum(s.timing.median_ns for s in self.stages)
+
+
+class Diagnosis(BaseModel):
+    """Structured output of classify_bottleneck and of each profile's stages."""
+
+    bottleneck: str = Field(description="'Memory-bound', 'Compute-bound' or 'Latency-bound'")
+    locality_issue: bool = Field(description="True when the L2 hit rate is under 80 %")
+    unhealthy: list[str] = Field(description="metric=value for each metric outside its healthy range")
+    opportunities: list[OpportunityModel] = Field(description="ranked by estimated gain, largest first")
+    compute_source: str = Field(description="which input gave compute utilisation: tc_pct, compute_pct or none")
+    root_cause: str
+    notes: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def from_analysis(cls, d: analysis.Diagnosis) -> "Diagnosis":
+        return cls(bottleneck=d.bottleneck, locality_issue=d.locality_issue, unhealthy=list(d.unhealthy),
+                   opportunities=[OpportunityModel(name=o.name, est_gain_pct=round(o.est_gain_pct, 1),
+                                                   trigger=o.trigger) for o in d.opportunities],
+                   compute_source=d.compute_source, root_cause=d.root_cause, notes=list(d.notes))

@@ -1,0 +1,46 @@
+"""Profiling modes: one registry, one entry per mode, raising with the valid names.
+
+``event`` runs in the worker (``kprof_mcp.worker``). The Nsight modes are specified
+(SPEC.md) but not built yet: asking for them gives a clear error, never fake output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ModeNotAvailable(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    built: bool
+    summary: str
+    needs: str
+
+
+MODES: dict[str, Mode] = {
+    "event": Mode("event", True, "CUDA-event timing per stage, L2 flushed, median/IQR, roofline estimate from the "
+                                 "FLOP/byte model. Quick A/B; carries Python launch overhead.", "torch (GPU or CPU)"),
+    "annotation": Mode("annotation", False, "default first pass: small Nsight Compute metric set per stage "
+                                            "(TC%, DRAM%, occupancy, L2 hit, spills) + roofline", "Nsight Compute (ncu)"),
+    "ncu": Mode("ncu", False, "deep investigation: full Nsight Compute sections, rule results, source-level SASS",
+                "Nsight Compute (ncu)"),
+    "nsys": Mode("nsys", False, "timeline: overlap, stream concurrency, launch ordering",
+                 "Nsight Systems or torch.profiler (CUPTI)"),
+}
+
+
+def get_mode(name: str) -> Mode:
+    """The mode called ``name`` if it is built; otherwise raise saying what exists and what runs."""
+    built = [m.name for m in MODES.values() if m.built]
+    mode = MODES.get(name)
+    if mode is None:
+        raise ModeNotAvailable(f"unknown mode {name!r}; modes: {sorted(MODES)} (built in this version: {built})")
+    if not mode.built:
+        raise ModeNotAvailable(
+            f"mode {name!r} ({mode.summary}) is not built yet in this version of kprof-mcp; no output is faked. "
+            f"Built modes: {built}. Use mode='event' for timing and a roofline estimate.")
+    return mode

@@ -1,0 +1,123 @@
+"""Finding and loading kernel packages: the built-ins in ``kernels/`` and users' own.
+
+A kernel is named either by a plain name (a built-in, or a package in one of the extra
+kernel directories) or by a path to a package directory / ``.py`` file. Paths are resolved
+(symlinks included) and must stay inside the workspace or an extra kernel directory.
+
+Loading executes the package module, so the server never does it in its own process: it
+asks ``kprof_mcp.worker describe`` (see :mod:`kprof_mcp.engine`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from importlib.machinery import PathFinder
+from pathlib import Path
+from types import ModuleType
+
+from .kernel_api import NAME_RE, KernelPackage
+
+
+class KernelNotFound(LookupError):
+    pass
+
+
+def builtin_kernels_dir() -> Path:
+    """The ``kernels/`` directory shipped with kprof-mcp (located without importing it)."""
+    spec = PathFinder.find_spec("kernels", [str(Path(__file__).resolve().parent.parent)] + sys.path)
+    if spec is None or not spec.submodule_search_locations:
+        raise KernelNotFound("the built-in kernels/ package is not installed beside kprof_mcp")
+    return Path(list(spec.submodule_search_locations)[0]).resolve()
+
+
+def _candidates(directory: Path) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    if not directory.is_dir():
+        return out
+    for p in sorted(directory.iterdir()):
+        if p.name.startswith(("_", ".")):
+            continue
+        if p.is_dir() and (p / "__init__.py").is_file() and NAME_RE.match(p.name):
+            out[p.name] = p.resolve()
+        elif p.is_file() and p.suffix == ".py" and NAME_RE.match(p.stem):
+            out[p.stem] = p.resolve()
+    return out
+
+
+def available(extra_dirs: list[Path] | None = None) -> dict[str, Path]:
+    """Plain name -> package path, built-ins first; an extra directory cannot shadow a built-in."""
+    found = _candidates(builtin_kernels_dir())
+    for d in extra_dirs or []:
+        for name, path in _candidates(Path(d)).items():
+            found.setdefault(name, path)
+    return found
+
+
+def _inside(path: Path, roots: list[Path]) -> bool:
+    return any(path == r or r in path.parents for r in roots)
+
+
+def resolve(kernel: str, workspace: Path, extra_dirs: list[Path] | None = None) -> Path:
+    """Turn what the caller gave (name or path) into a package path, or raise with what is valid."""
+    extra_dirs = [Path(d).resolve() for d in (extra_dirs or [])]
+    if NAME_RE.match(kernel) and "/" not in kernel and not kernel.endswith(".py"):
+        names = available(extra_dirs)
+        if kernel in names:
+            return names[kernel]
+        raise KernelNotFound(
+            f"unknown kernel {kernel!r}; valid names: {sorted(names)} "
+            "(or give a path to a kernel package directory or .py file inside the workspace)")
+    if "\x00" in kernel:
+        raise KernelNotFound("kernel path contains a NUL byte")
+    raw = Path(kernel)
+    path = (raw if raw.is_absolute() else workspace / raw).resolve()
+    roots = [workspace.resolve(), builtin_kernels_dir(), *extra_dirs]
+    if not _inside(path, roots):
+        raise KernelNotFound(
+            f"kernel path {kernel!r} resolves to {path}, outside the allowed roots "
+            f"{[str(r) for r in roots]}; copy the package into the workspace or start the server "
+            "with --kernels-dir pointing at its directory")
+    if path.is_dir() and (path / "__init__.py").is_file():
+        return path
+    if path.is_file() and path.suffix == ".py":
+        return path
+    raise KernelNotFound(
+        f"{kernel!r} is neither a known kernel name nor a kernel package (a directory with "
+        f"__init__.py, or a .py file) — resolved to {path}")
+
+
+def load(path: Path) -> KernelPackage:
+    """Import the package at ``path`` and return its ``KERNEL`` (runs user code: child process only)."""
+    path = Path(path).resolve()
+    builtin = builtin_kernels_dir()
+    if path.parent == builtin and path.is_dir():
+        module = importlib.import_module(f"kernels.{path.name}")
+    else:
+        module = _import_path(path)
+    kernel = getattr(module, "KERNEL", None)
+    if not isinstance(kernel, KernelPackage):
+        raise KernelNotFound(
+            f"{path} defines no KERNEL = KernelPackage(...) (see kprof_mcp.kernel_api for the contract)")
+    return kernel
+
+
+def _import_path(path: Path) -> ModuleType:
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    if path.is_dir():
+        name = f"kprof_user_{path.name}_{digest}"
+        spec = importlib.util.spec_from_file_location(name, path / "__init__.py",
+                                                      submodule_search_locations=[str(path)])
+    else:
+        name = f"kprof_user_{path.stem}_{digest}"
+        spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise KernelNotFound(f"cannot import {path}")
+    if name in sys.modules:
+        return sys.modules[name]
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,330 @@
+"""The one renderer: Profiler Output Contract, full ``report.md`` and devlog entries.
+
+Only this module formats markdown tables; it reads result models and never measures.
+Values that a mode could not measure are printed ``n/a``, never ``0``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from . import analysis
+from .models import Diagnosis, ProfileResult, StageResult
+
+NA = "n/a"
+
+
+def _num(v: float | None, digits: int = 1) -> str:
+    return NA if v is None else f"{v:.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def config_columns(result: ProfileResult) -> list[str]:
+    """The kernel's own parameters, then ``dtype``."""
+    return [k for k in result.param_order if k != "dtype"] + ["dtype"]
+
+
+@dataclass(frozen=True)
+class StageView:
+    stage: StageResult
+    diagnosis: Diagnosis | None  # None when nothing can be classified (CPU timing)
+    key_issue: str
+
+
+def stage_view(s: StageResult, device_kind: str) -> StageView:
+    if device_kind != "cuda" or not s.peak_bytes_per_s:
+        issue = ("CPU timing (Triton interpreter): no GPU roofline" if device_kind != "cuda"
+                 else "unknown device: no peaks, no roofline")
+        return StageView(s, None, issue)
+    m = s.metrics()
+    d = Diagnosis.from_analysis(analysis.diagnose(m))
+    counters = s.tc_pct is not None or s.dram_pct is not None
+    if counters:
+        issue = d.opportunities[0].trigger if d.opportunities else "all measured metrics healthy"
+    else:
+        bw = s.pct_peak_bandwidth
+        fl = s.pct_peak_flops
+        unit = "tensor" if s.tensor_cores else "FP32"
+        issue = (f"roofline est.: {_num(bw)}% of peak DRAM BW, {_num(fl)}% of {unit} peak "
+                 f"(model bytes/FLOPs; no counters in event mode)")
+    return StageView(s, d, issue)
+
+
+def _overall_gain(stage_gain_pct: float, share: float) -> float:
+    """Amdahl: a stage taking ``share`` of the time getting ``g`` % faster."""
+    g = stage_gain_pct / 100.0
+    return 100.0 * (1.0 / (1.0 - share + share / (1.0 + g)) - 1.0)
+
+
+def ranked_opportunities(result: ProfileResult, views: list[StageView]) -> list[tuple[str, float, str]]:
+    total = sum(v.stage.timing.median_ns for v in views) or 1.0
+    multi = len(views) > 1
+    out = []
+    for v in views:
+        if v.diagnosis is None:
+            continue
+        share = v.stage.timing.median_ns / total
+        for o in v.diagnosis.opportunities:
+            name = f"[{v.stage.name}] {o.name}" if multi else o.name
+            out.append((name, _overall_gain(o.est_gain_pct, share), o.trigger))
+    out.sort(key=lambda t: t[1], reverse=True)
+    return out
+
+
+def render_contract(result: ProfileResult, baseline: ProfileResult | None = None) -> str:
+    """The Profiler Output Contract, in SPEC.md's exact shape."""
+    views = [stage_view(s, result.device.kind) for s in result.stages]
+    cols = config_columns(result)
+    lines = [f"## Profile: {result.kernel} {result.version}", "", "### Configuration"]
+    lines += _table(cols, [[result.params[c] for c in cols]])
+    lines += ["", "### Stages"]
+    rows = []
+    for v in views:
+        s = v.stage
+        rows.append([s.name, f"{s.timing.median_ns / 1e3:.2f}", _num(s.tc_pct), _num(s.dram_pct),
+                     _num(s.occupancy_pct), v.diagnosis.bottleneck if v.diagnosis else NA, v.key_issue])
+    lines += _table(["Stage", "Duration (us)", "TC%", "DRAM%", "Occ%", "Bottleneck", "Key Issue"], rows)
+
+    main = max(views, key=lambda v: v.stage.timing.median_ns)
+    lines.append("")
+    if main.diagnosis is None:
+        reason = ("CPU timing (no GPU): no roofline or counters to classify with"
+                  if result.device.kind != "cuda" else "device not in devices.json: no peaks to classify with")
+        lines.append(f"**Bottleneck**: {NA} ({reason})")
+        lines.append(f"**Root cause**: {NA}. Run on a GPU listed in devices.json for a diagnosis.")
+    else:
+        d = main.diagnosis
+        lines.append(f"**Bottleneck**: {d.bottleneck}" + (" (+ locality issue: L2 hit < 80%)" if d.locality_issue else ""))
+        cause = d.root_cause
+        if main.stage.tc_pct is None and main.stage.dram_pct is None:
+            region = main.stage.roofline_region
+            cause = (f"{cause.rstrip('.')} (estimated from the FLOP/byte model; intensity "
+                     f"{_num(main.stage.intensity_flop_per_byte, 2)} FLOP/B vs ridge "
+                     f"{_num(main.stage.ridge_flop_per_byte, 0)} FLOP/B: {region}-bound region).")
+        lines.append(f"**Root cause**: {cause}")
+    lines += ["", "### Top 3 Opportunities (ranked by estimated impact)"]
+    opps = ranked_opportunities(result, views)[:3]
+    if opps:
+        lines += [f"{i}. {name} — est. {gain:.1f}% gain — trigger: {trigger}" for i, (name, gain, trigger) in
+                  enumerate(opps, 1)]
+    elif main.diagnosis is None:
+        lines.append(f"1. {NA} — no GPU measurements to rank opportunities from")
+    else:
+        lines.append("1. None triggered — every measured metric is within its healthy range")
+    lines += ["", "### vs Baseline (if applicable)"]
+    lines += render_baseline_table(result, baseline)
+    return "\n".join(lines) + "\n"
+
+
+def _change(prev: float | None, cur: float | None, lower_is_better: bool, noise: float = 0.0) -> str:
+    if prev is None or cur is None or prev == 0:
+        return NA
+    pct = 100.0 * (cur - prev) / prev
+    txt = f"{pct:+.1f}%"
+    if lower_is_better and cur > 0:
+        speed = prev / cur
+        txt += f" ({speed:.2f}x {'faster' if speed >= 1 else 'slower'})"
+    if abs(pct) <= 100.0 * noise:
+        txt += " (within noise)"
+    return txt
+
+
+def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None) -> list[str]:
+    header = ["Metric", "Previous", "Current", "Change"]
+    if baseline is None:
+        return _table(header, [])
+    rows: list[list[Any]] = []
+    noise = max([s.timing.rel_iqr for s in result.stages + baseline.stages] or [0.0])
+    pt, ct = baseline.total_time_ns(), result.total_time_ns()
+    rows.append(["Duration (us)", f"{pt / 1e3:.2f}", f"{ct / 1e3:.2f}", _change(pt, ct, True, noise)])
+    prev_stages = {s.name: s for s in baseline.stages}
+    for s in result.stages:
+        p = prev_stages.get(s.name)
+        if p is None:
+            continue
+        if len(result.stages) > 1:
+            rows.append([f"{s.name} duration (us)", f"{p.timing.median_ns / 1e3:.2f}",
+                         f"{s.timing.median_ns / 1e3:.2f}", _change(p.timing.median_ns, s.timing.median_ns, True, noise)])
+        rows.append([f"{s.name} TFLOP/s" if len(result.stages) > 1 else "Achieved TFLOP/s",
+                     f"{p.achieved_flops_per_s / 1e12:.3f}", f"{s.achieved_flops_per_s / 1e12:.3f}",
+                     _change(p.achieved_flops_per_s, s.achieved_flops_per_s, False, noise)])
+        rows.append([f"{s.name} GB/s" if len(result.stages) > 1 else "Achieved GB/s",
+                     f"{p.achieved_bytes_per_s / 1e9:.1f}", f"{s.achieved_bytes_per_s / 1e9:.1f}",
+                     _change(p.achieved_bytes_per_s, s.achieved_bytes_per_s, False, noise)])
+        for label, a, b in (("TC%", p.tc_pct, s.tc_pct), ("DRAM%", p.dram_pct, s.dram_pct),
+                            ("Occ%", p.occupancy_pct, s.occupancy_pct)):
+            if a is not None or b is not None:
+                rows.append([label, _num(a), _num(b), NA if a is None or b is None else f"{b - a:+.1f} pts"])
+    lines = _table(header, rows)
+    notes = []
+    if baseline.kernel != result.kernel:
+        notes.append(f"baseline is kernel {baseline.kernel!r}, not {result.kernel!r}")
+    if baseline.params != result.params:
+        diff = {k: (baseline.params.get(k), result.params.get(k)) for k in set(baseline.params) | set(result.params)
+                if baseline.params.get(k) != result.params.get(k)}
+        notes.append(f"parameters differ (previous, current): {diff}")
+    if baseline.device.name != result.device.name:
+        notes.append(f"devices differ: {baseline.device.name} vs {result.device.name}")
+    if baseline.mode != result.mode:
+        notes.append(f"modes differ: {baseline.mode} vs {result.mode}")
+    lines.append("")
+    lines.append(f"Baseline: {baseline.kernel} {baseline.version} ({baseline.profile_dir}); timing spread up to "
+                 f"{100 * noise:.1f}% IQR/median" + ("; " + "; ".join(notes) if notes else "") + ".")
+    return lines
+
+
+def render_report(result: ProfileResult, baseline: ProfileResult | None = None) -> str:
+    """``report.md``: the contract, then the roofline, timing, resources, device and warnings."""
+    out = [render_contract(result, baseline).rstrip("\n"), "", "---", "", f"# Details ({result.mode} mode)", ""]
+    d = result.device
+    out.append("## Roofline (model FLOPs and bytes over measured median time)")
+    rows = []
+    for s in result.stages:
+        rows.append([s.name, f"{s.flops:.4g}", f"{s.bytes_model:.4g}", _num(s.intensity_flop_per_byte, 3),
+                     _num(s.ridge_flop_per_byte, 1), f"{s.achieved_flops_per_s / 1e12:.3f}",
+                     f"{s.achieved_bytes_per_s / 1e9:.1f}", _num(s.pct_peak_flops), _num(s.pct_peak_bandwidth),
+                     s.roofline_region or NA, _num(s.pct_of_roofline)])
+    out += _table(["Stage", "FLOPs", "Bytes (model)", "FLOP/B", "Ridge FLOP/B", "TFLOP/s", "GB/s",
+                   "% peak FLOP/s", "% peak BW", "Region", "% of roofline"], rows)
+    if d.kind == "cuda" and result.stages and result.stages[0].peak_bytes_per_s:
+        s0 = result.stages[0]
+        out.append("")
+        out.append(f"Peaks ({d.spec_name}, devices.json): {s0.peak_bytes_per_s / 1e9:.0f} GB/s; "
+                   + ", ".join(f"{s.name}: {_num((s.peak_flops_per_s or 0) / 1e12, 1)} TFLOP/s "
+                               f"({'tensor cores' if s.tensor_cores else 'FP32 SIMT'}, {s.dtype})" for s in result.stages)
+                   + ". Bytes are the model's minimum traffic: measured DRAM traffic can only be higher.")
+    out += ["", "## Timing"]
+    trows = []
+    for s in result.stages:
+        t = s.timing
+        trows.append([s.name, t.method, t.runs, f"{t.median_ns / 1e3:.3f}", f"{t.iqr_ns / 1e3:.3f}",
+                      f"{100 * t.rel_iqr:.2f}", f"{t.min_ns / 1e3:.3f}", t.stop_reason, "yes" if t.l2_flushed else "no"])
+    if result.plan_total is not None:
+        t = result.plan_total
+        trows.append(["(whole plan)", t.method, t.runs, f"{t.median_ns / 1e3:.3f}", f"{t.iqr_ns / 1e3:.3f}",
+                      f"{100 * t.rel_iqr:.2f}", f"{t.min_ns / 1e3:.3f}", t.stop_reason, "yes" if t.l2_flushed else "no"])
+    out += _table(["Stage", "Method", "Runs", "Median (us)", "IQR (us)", "IQR/median %", "Min (us)", "Stopped by",
+                   "L2 flushed"], trows)
+    out.append("")
+    out.append("Raw samples: `samples.csv` (ns). Event timing includes launch overhead of the Python call.")
+    out += ["", "## Compiled kernel resources"]
+    rrows = []
+    for s in result.stages:
+        r = s.resources
+        rrows.append([s.name, (r.kernel_name if r else None) or NA, _num(r.registers_per_thread if r else None, 0),
+                      _num(r.local_spill_bytes if r else None, 0), _num(r.shared_memory_bytes if r else None, 0),
+                      _num(r.num_warps if r else None, 0), _num(r.num_stages if r else None, 0),
+                      s.grid_blocks if s.grid_blocks is not None else NA, _num(s.waves_per_sm, 2)])
+    out += _table(["Stage", "Kernel", "Regs/thread", "Spill bytes/thread", "Shared mem (B)", "Warps", "Stages",
+                   "Grid blocks", "Blocks/SM"], rrows)
+    if any(s.resources is None for s in result.stages):
+        out.append("")
+        out.append("n/a: no compiled GPU kernel (CPU interpreter run) — IR and resources exist only for GPU compiles.")
+    out += ["", "## Tiling"]
+    for s in result.stages:
+        out.append(f"- {s.name}: `{json.dumps(s.tiling, default=str) if s.tiling else NA}`")
+    out += ["", "## Device, clocks and versions"]
+    out += _table(["Field", "Value"], [
+        ["device", d.name], ["kind", d.kind], ["table entry", d.spec_name or f"{NA} ({d.spec_note})"],
+        ["SMs", d.sm_count if d.sm_count is not None else NA],
+        ["L2 (bytes)", d.l2_bytes if d.l2_bytes is not None else NA],
+        ["clock control", d.clock_control], ["clocks before", json.dumps(d.clocks_before) if d.clocks_before else NA],
+        ["clocks after", json.dumps(d.clocks_after) if d.clocks_after else NA],
+        ["torch", d.torch_version], ["triton", d.triton_version], ["CUDA", d.cuda_version or NA],
+        ["driver", d.driver_version or NA], ["python", d.python_version], ["TRITON_INTERPRET", d.triton_interpret],
+    ])
+    out += ["", "## Correctness", f"Checked against the package reference before timing: "
+            + ", ".join(f"output {o['index']}: rel. L2 error {o.get('rel_l2_error', float('nan')):.3g} "
+                        f"(tolerance {result.correctness.get('tolerance_rel_l2')})"
+                        for o in result.correctness.get("outputs", []))]
+    out += ["", "## Warnings"]
+    out += [f"- {w}" for w in result.warnings] or ["- none"]
+    return "\n".join(out) + "\n"
+
+
+# ----------------------------------------------------------------------------- devlog
+
+DEVLOG_MARK = "<!-- kprof-devlog "
+
+
+def devlog_metrics(result: ProfileResult) -> dict[str, Any]:
+    """The numbers a devlog entry shows (and the next entry compares with)."""
+    views = [stage_view(s, result.device.kind) for s in result.stages]
+    main = max(views, key=lambda v: v.stage.timing.median_ns)
+    total_s = result.total_time_ns() * 1e-9
+    flops = sum(s.flops for s in result.stages)
+    nbytes = sum(s.bytes_model for s in result.stages)
+    occ = [s.occupancy_pct for s in result.stages if s.occupancy_pct is not None]
+    tc = [s.tc_pct for s in result.stages if s.tc_pct is not None]
+    return {
+        "version": result.version,
+        "duration_us": result.total_time_ns() / 1e3,
+        "tflops": flops / total_s / 1e12 if total_s > 0 else None,
+        "gbps": nbytes / total_s / 1e9 if total_s > 0 else None,
+        "occupancy_pct": max(occ) if occ else None,
+        "tc_pct": max(tc) if tc else None,
+        "bottleneck": main.diagnosis.bottleneck if main.diagnosis else NA,
+        "profile_dir": result.profile_dir,
+    }
+
+
+def render_devlog_entry(result: ProfileResult, previous: dict[str, Any] | None, issues: list[str],
+                        insights: list[str], profile_ref: str) -> str:
+    """SPEC.md's development-log template, "vs Previous" filled from the previous entry's metrics."""
+    m = devlog_metrics(result)
+    d = result.device
+    clocks = "clocks not locked" if d.kind == "cuda" else "CPU timing"
+    cfg = ", ".join(f"{k}={result.params[k]}" for k in config_columns(result) if k != "dtype")
+
+    def vs(key: str, lower_is_better: bool) -> str:
+        if not previous or previous.get(key) in (None, 0) or m.get(key) is None:
+            return "--"
+        prev, cur = float(previous[key]), float(m[key])
+        if lower_is_better:
+            pct = 100.0 * (prev - cur) / prev
+            return f"{abs(pct):.1f}% {'faster' if pct >= 0 else 'slower'}"
+        return f"{100.0 * (cur - prev) / prev:+.1f}%"
+
+    def pct(v):
+        return NA if v is None else f"{v:.0f}%"
+
+    lines = [
+        f"### {result.kernel} {result.version} — {result.created_at} ({result.mode} mode)",
+        "",
+        f"Profile: `{profile_ref}`" + (f" (previous: {previous.get('version')})" if previous else ""),
+        "",
+        f"**Performance** ({d.name}, {clocks}, {result.params.get('dtype')}, {cfg}):",
+        "| Metric | Value | vs Previous |",
+        "| --- | --- | --- |",
+        f"| Duration | {m['duration_us']:.2f} μs | {vs('duration_us', True)} |",
+        f"| Achieved TFLOPs/s | {_num(m['tflops'], 2)} | {vs('tflops', False)} |",
+        f"| Achieved GB/s | {_num(m['gbps'], 2)} | {vs('gbps', False)} |",
+        f"| Occupancy | {pct(m['occupancy_pct'])} | -- |",
+        f"| TC Util | {pct(m['tc_pct'])} | -- |",
+        f"**Bottleneck**: {m['bottleneck']}",
+        "**Issues**:",
+        *[f"- {i}" for i in (issues or ["(none recorded)"])],
+        "**Insights**:",
+        *[f"- {i}" for i in (insights or ["(none recorded)"])],
+        DEVLOG_MARK + json.dumps(m, default=str) + " -->",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def last_devlog_metrics(text: str) -> dict[str, Any] | None:
+    idx = text.rfind(DEVLOG_MARK)
+    if idx < 0:
+        return None
+    end = text.find(" -->", idx)
+    try:
+        return json.loads(text[idx + len(DEVLOG_MARK):end])
+    except (json.JSONDecodeError, ValueError):
+        return None

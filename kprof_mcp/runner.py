@@ -1,0 +1,144 @@
+"""Running the worker in a child process: its own process group, a time limit, progress
+lines forwarded, and every way it can end turned into a result or a :class:`WorkerError`.
+
+No shell is involved and no caller string becomes a command-line flag: the request travels
+as a JSON file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .worker import PROGRESS_PREFIX
+
+ProgressFn = Callable[[float, str], None]
+
+
+class WorkerError(RuntimeError):
+    """The child failed. ``kind``: params, too_large, incorrect, mode, load, timeout, crash."""
+
+    def __init__(self, kind: str, message: str, detail: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.detail = detail or {}
+
+
+def _worker_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kprof_mcp.worker", *args]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    # The worker must import this very kprof_mcp and the built-in kernels (also from a checkout).
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def describe(source: Path, timeout_s: float = 60.0) -> dict[str, Any]:
+    """Load a kernel package in a child process and return its description."""
+    try:
+        cp = subprocess.run(_worker_cmd("describe", "--source", str(source)), capture_output=True, text=True,
+                            timeout=timeout_s, env=_env(), start_new_session=True)
+    except subprocess.TimeoutExpired as e:
+        raise WorkerError("load", f"loading kernel package {source} took over {timeout_s:.0f} s; "
+                                  "does it run heavy work at import time?") from e
+    line = cp.stdout.strip().splitlines()[-1] if cp.stdout.strip() else ""
+    try:
+        out = json.loads(line)
+    except json.JSONDecodeError:
+        raise WorkerError("load", f"loading kernel package {source} failed (exit {cp.returncode}): "
+                                  f"{_tail(cp.stderr)}") from None
+    if out.get("status") != "ok":
+        raise WorkerError("load", f"cannot load kernel package {source}: {out.get('message')}", out)
+    return out["kernel"]
+
+
+def _tail(text: str, n: int = 15) -> str:
+    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
+    return "\n".join(lines[-n:]) if lines else "(no output)"
+
+
+def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Run one profile in a child; return the worker's ok-record or raise :class:`WorkerError`."""
+    with tempfile.TemporaryDirectory(prefix="kprof-") as tmp:
+        req_path = Path(tmp) / "request.json"
+        res_path = Path(tmp) / "result.json"
+        req_path.write_text(request_json)
+        err_path = Path(tmp) / "stderr.txt"
+        with open(err_path, "w+") as err:
+            proc = subprocess.Popen(_worker_cmd("run", "--request", str(req_path), "--result", str(res_path)),
+                                    stdout=subprocess.PIPE, stderr=err, text=True, env=_env(),
+                                    start_new_session=True)
+            reader = threading.Thread(target=_pump, args=(proc, on_progress), daemon=True)
+            reader.start()
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                reader.join(5)
+                raise WorkerError("timeout", f"profiling did not finish within {timeout_s:.0f} s; the kernel "
+                                             "process tree was killed. Raise the time limit, or use smaller sizes "
+                                             "or a smaller timing budget.") from None
+            except BaseException:
+                _kill_group(proc)  # cancelled by the caller: no orphans
+                raise
+            reader.join(5)
+            # Grandchildren the kernel may have started die with the group.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            err.seek(0)
+            stderr = err.read()
+        rc = proc.returncode
+        record = None
+        if res_path.exists():
+            try:
+                record = json.loads(res_path.read_text())
+            except json.JSONDecodeError:
+                record = None
+        if rc == 0 and record and record.get("status") == "ok":
+            return record
+        if record and record.get("status") == "error":
+            raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"), record.get("detail"))
+        if rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            raise WorkerError("crash", f"the kernel process died with {name} (the server is unaffected). "
+                                       f"Last output:\n{_tail(stderr)}")
+        raise WorkerError("crash", f"the kernel process failed (exit code {rc}); the server is unaffected. "
+                                   f"Last output:\n{_tail(stderr)}")
+
+
+def _pump(proc: subprocess.Popen, on_progress: ProgressFn | None) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith(PROGRESS_PREFIX) and on_progress is not None:
+            try:
+                msg = json.loads(line[len(PROGRESS_PREFIX):])
+                on_progress(float(msg["progress"]), str(msg["message"]))
+            except (ValueError, KeyError):
+                continue
+            except Exception:  # noqa: BLE001 — a failing progress sink must not stop the pump
+                continue

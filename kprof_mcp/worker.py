@@ -1,0 +1,512 @@
+"""The profiling child process. Only this module imports torch and triton.
+
+Run as ``python -m kprof_mcp.worker describe --source PATH`` (print a package's
+description as JSON) or ``python -m kprof_mcp.worker run --request FILE --result FILE``.
+
+Protocol with the parent (``kprof_mcp.runner``):
+* progress lines on stdout: ``@@KPROF {"progress": 0.3, "message": "..."}``;
+* the outcome in ``--result``: ``{"status": "ok", "profile_dir": ...}`` or
+  ``{"status": "error", "kind": ..., "message": ...}``; exit codes 0 ok, 2 expected
+  error (bad params, too large, incorrect results), anything else a crash whose stderr
+  the parent reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from .kernel_api import DTYPE_SIZES, KernelPackage, ParamError, Params, Plan
+from .models import DeviceState, ProfileRequest, ProfileResult, Resources, StageResult, Timing
+
+PROGRESS_PREFIX = "@@KPROF "
+L2_FLUSH_BYTES = 256 * 1024 * 1024  # as triton.testing.do_bench: larger than any L2 in devices.json
+
+
+class ExpectedError(Exception):
+    """Failures the caller can act on; ``kind`` is one of params, too_large, incorrect, mode."""
+
+    def __init__(self, kind: str, message: str, detail: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.detail = detail or {}
+
+
+def progress(fraction: float, message: str) -> None:
+    print(PROGRESS_PREFIX + json.dumps({"progress": round(fraction, 3), "message": message}), flush=True)
+
+
+# ----------------------------------------------------------------------------- device
+
+def _nvidia_smi(index: int) -> dict[str, Any]:
+    fields = ["clocks.sm", "clocks.max.sm", "clocks.mem", "clocks.max.mem", "power.draw",
+              "temperature.gpu", "driver_version", "persistence_mode"]
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return {}
+    try:
+        out = subprocess.run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits",
+                              "-i", str(index)], capture_output=True, text=True, timeout=10, check=True).stdout
+    except (subprocess.SubprocessError, OSError):
+        return {}
+    values = [v.strip() for v in out.strip().split(",")]
+    return dict(zip(fields, values)) if len(values) == len(fields) else {}
+
+
+def device_state(torch, use_cuda: bool) -> DeviceState:
+    from .devices import try_match_device
+
+    import triton
+
+    common = dict(torch_version=torch.__version__, triton_version=triton.__version__,
+                  python_version=platform.python_version(),
+                  triton_interpret=os.environ.get("TRITON_INTERPRET") == "1")
+    if not use_cuda:
+        return DeviceState(kind="cpu", name=platform.processor() or platform.machine() or "cpu",
+                           spec_note="no GPU: CPU timing (Triton interpreter / torch CPU); no GPU peaks or roofline",
+                           clock_control="none", **common)
+    idx = torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(idx)
+    spec, note = try_match_device(props.name)
+    smi = _nvidia_smi(idx)
+    return DeviceState(
+        kind="cuda", name=props.name, index=idx, sm_count=props.multi_processor_count,
+        l2_bytes=getattr(props, "L2_cache_size", None), memory_bytes=props.total_memory,
+        compute_capability=f"{props.major}.{props.minor}",
+        spec_key=spec.key if spec else None, spec_name=spec.name if spec else None, spec_note=note,
+        peak_gbps=spec.peak_gbps if spec else None,
+        clocks_locked=None,
+        clock_control="none: kprof does not change GPU clocks in event mode; readings are recorded before and after",
+        clocks_before=smi, driver_version=smi.get("driver_version"), cuda_version=torch.version.cuda, **common)
+
+
+def _check_memory(torch, pkg: KernelPackage, params: Params, use_cuda: bool) -> None:
+    need = float(pkg.memory_bytes(params))
+    if use_cuda:
+        free, total = torch.cuda.mem_get_info()
+        need_total = need + L2_FLUSH_BYTES
+        where = f"GPU memory ({free / 2**30:.1f} GiB free of {total / 2**30:.1f} GiB)"
+    else:
+        try:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError):
+            return
+        need_total = need
+        where = f"host memory ({free / 2**30:.1f} GiB available)"
+    if need_total > 0.9 * free:
+        raise ExpectedError(
+            "too_large",
+            f"parameters {params.as_dict()} need about {need / 2**30:.2f} GiB of inputs/outputs "
+            f"(+{L2_FLUSH_BYTES / 2**20:.0f} MiB L2-flush buffer on GPU), more than 90% of the free {where}; "
+            "choose smaller sizes", {"estimate_bytes": need, "free_bytes": free})
+
+
+# ----------------------------------------------------------------------------- correctness
+
+def check_correctness(torch, out, ref, tolerance: float) -> dict[str, Any]:
+    """Relative L2 error ‖out − ref‖ / ‖ref‖ in float64, NaN/unwritten detection, worst element."""
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    refs = ref if isinstance(ref, (tuple, list)) else (ref,)
+    if len(outs) != len(refs):
+        return {"ok": False, "message": f"kernel returned {len(outs)} outputs, reference {len(refs)}"}
+    report: dict[str, Any] = {"ok": True, "tolerance_rel_l2": tolerance, "outputs": []}
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        entry: dict[str, Any] = {"index": i, "shape": list(o.shape)}
+        if tuple(o.shape) != tuple(r.shape):
+            entry.update(ok=False, message=f"output {i} has shape {tuple(o.shape)}, reference {tuple(r.shape)}")
+        else:
+            od, rd = o.detach().double(), r.detach().double()
+            bad = ~torch.isfinite(od) & torch.isfinite(rd)
+            n_bad = int(bad.sum())
+            diff = (od - rd).abs()
+            diff = torch.where(torch.isfinite(diff), diff, torch.full_like(diff, float("inf")))
+            ref_norm = float(rd.norm())
+            rel = float((od - rd).norm() / ref_norm) if ref_norm > 0 else float(diff.max())
+            worst = int(diff.reshape(-1).argmax())
+            widx = list(torch.unravel_index(torch.tensor(worst), o.shape)) if o.dim() else []
+            entry.update(rel_l2_error=rel, max_abs_error=float(diff.max()), non_finite_elements=n_bad,
+                         worst_index=[int(x) for x in widx], worst_value=float(od.reshape(-1)[worst]),
+                         worst_reference=float(rd.reshape(-1)[worst]))
+            entry["ok"] = n_bad == 0 and rel <= tolerance
+            if not entry["ok"]:
+                entry["message"] = (
+                    f"output {i}: relative L2 error {rel:.3g} (tolerance {tolerance:g}), "
+                    f"{n_bad} non-finite (unwritten/NaN) elements; worst at index {entry['worst_index']}: "
+                    f"got {entry['worst_value']:.6g}, expected {entry['worst_reference']:.6g}")
+        report["outputs"].append(entry)
+        report["ok"] = report["ok"] and entry["ok"]
+    return report
+
+
+# ----------------------------------------------------------------------------- timing
+
+class Timer:
+    """Times a callable until the spread is small or a budget is spent; keeps raw samples.
+
+    GPU: CUDA events around each run, L2 flushed (a 256 MiB buffer zeroed) before each.
+    CPU: the wall clock around each (synchronous) run; no cache control.
+    """
+
+    def __init__(self, torch, use_cuda: bool, req: ProfileRequest):
+        self.torch = torch
+        self.use_cuda = use_cuda
+        self.req = req
+        self.flush_buf = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda") if use_cuda else None
+
+    def _one_batch(self, fn, n: int) -> list[float]:
+        torch = self.torch
+        if not self.use_cuda:
+            out = []
+            for _ in range(n):
+                t0 = time.perf_counter_ns()
+                fn()
+                out.append(float(time.perf_counter_ns() - t0))
+            return out
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        for i in range(n):
+            self.flush_buf.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        return [s.elapsed_time(e) * 1e6 for s, e in zip(starts, ends)]
+
+    def time(self, fn) -> Timing:
+        import statistics
+
+        req = self.req
+        # Warm-up: at least 3 runs and warmup_ms, after the correctness run did JIT/autotune.
+        t0 = time.perf_counter()
+        warm = self._one_batch(fn, 3)
+        est_ns = max(1.0, statistics.median(warm))
+        while (time.perf_counter() - t0) * 1e3 < req.warmup_ms and est_ns < req.warmup_ms * 1e6:
+            warm = self._one_batch(fn, max(1, min(100, int(20e6 / est_ns))))
+            est_ns = max(1.0, statistics.median(warm))
+        samples: list[float] = []
+        spent_ms = 0.0
+        stop = "max_runs"
+        while len(samples) < req.max_runs:
+            batch = max(1, min(req.max_runs - len(samples), int(50e6 / est_ns), 200))
+            if len(samples) < req.min_runs:
+                batch = max(batch if batch < req.min_runs else req.min_runs, 1)
+            b0 = time.perf_counter()
+            samples += self._one_batch(fn, batch)
+            spent_ms += (time.perf_counter() - b0) * 1e3
+            if len(samples) >= req.min_runs:
+                t = Timing(samples_ns=samples, method="", l2_flushed=False, stop_reason="")
+                if t.rel_iqr <= req.target_rel_iqr and len(samples) >= max(req.min_runs, 10 if self.use_cuda else 1):
+                    stop = "converged"
+                    break
+                if spent_ms >= req.budget_ms:
+                    stop = "budget"
+                    break
+            est_ns = max(1.0, statistics.median(samples[-batch:]))
+        return Timing(samples_ns=samples, method="cuda_events" if self.use_cuda else "cpu_wall_clock",
+                      l2_flushed=self.use_cuda, stop_reason=stop)
+
+
+# ----------------------------------------------------------------------------- artifacts
+
+def _dump_compiled(ret, dest: Path) -> Resources | None:
+    """Write TTIR/TTGIR/LLIR/PTX/cubin of a Triton CompiledKernel; return its resources."""
+    asm = getattr(ret, "asm", None)
+    if not isinstance(asm, dict):
+        return None
+    dest.mkdir(parents=True, exist_ok=True)
+    for key, text in asm.items():
+        ext = {"cubin": "cubin", "hsaco": "hsaco"}.get(key, key)
+        path = dest / f"kernel.{ext}"
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(str(text))
+    try:
+        ret._init_handles()
+    except Exception:  # noqa: BLE001 — resources are optional extras; the IR is already on disk
+        pass
+    md = getattr(ret, "metadata", None)
+
+    def mget(k):
+        return getattr(md, k, None) if md is not None and not isinstance(md, dict) else (md or {}).get(k)
+
+    res = Resources(kernel_name=mget("name"), registers_per_thread=getattr(ret, "n_regs", None),
+                    spilled_registers=getattr(ret, "n_spills", None), shared_memory_bytes=mget("shared"),
+                    num_warps=mget("num_warps"), num_stages=mget("num_stages"))
+    (dest / "resources.json").write_text(res.model_dump_json(indent=2))
+    return res
+
+
+def _config_dict(cfg) -> dict[str, Any]:
+    d = dict(getattr(cfg, "kwargs", {}))
+    for k in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
+        v = getattr(cfg, k, None)
+        if v is not None:
+            d[k] = v
+    return d
+
+
+def _write_tiling(stage, tiling_dir: Path) -> dict[str, Any] | None:
+    kernel = stage.kernel
+    best = getattr(kernel, "best_config", None)
+    tiling_dir.mkdir(parents=True, exist_ok=True)
+    if best is not None:
+        tiling = {"source": "autotuned", **_config_dict(best)}
+        timings = getattr(kernel, "configs_timings", None) or {}
+        hist = {
+            "stage": stage.name,
+            "best": _config_dict(best),
+            "note": ("timings in ms as [median, p20, p80] from the autotuner's benchmark"
+                     if timings else "best config came from Triton's autotune cache (cache_results): no timings this run"),
+            "configs": [{"config": _config_dict(c), "timing_ms": t if isinstance(t, list) else [t]}
+                        for c, t in sorted(timings.items(), key=lambda kv: (kv[1][0] if isinstance(kv[1], list) else kv[1]))],
+        }
+        (tiling_dir / stage.name).mkdir(exist_ok=True)
+        (tiling_dir / stage.name / "autotuning.json").write_text(json.dumps(hist, indent=2, default=str))
+    elif stage.tiling is not None:
+        tiling = {"source": "fixed", **stage.tiling}
+    else:
+        return None
+    (tiling_dir / f"{stage.name}.json").write_text(json.dumps(tiling, indent=2, default=str))
+    return tiling
+
+
+def params_dirname(params: dict[str, Any], order: list[str]) -> str:
+    return "_".join(f"{k}={params[k]}" for k in order)
+
+
+# ----------------------------------------------------------------------------- run
+
+def run(req: ProfileRequest, result_path: Path) -> Path:
+    if req.mode != "event":
+        raise ExpectedError("mode", f"the worker runs mode 'event' only, not {req.mode!r}")
+    progress(0.02, "importing torch")
+    import torch
+
+    use_cuda = torch.cuda.is_available() and not req.force_cpu
+    if not use_cuda:
+        # Must be set before any @triton.jit decorator runs (kernel modules are imported lazily).
+        os.environ["TRITON_INTERPRET"] = "1"
+    from . import registry
+
+    pkg = registry.load(Path(req.kernel_source))
+    try:
+        params = pkg.validate_params(req.params)
+        version = pkg.version(req.version)
+    except ParamError as e:
+        raise ExpectedError("params", str(e)) from e
+    device = "cuda" if use_cuda else "cpu"
+    _check_memory(torch, pkg, params, use_cuda)
+    dev = device_state(torch, use_cuda)
+    progress(0.08, f"building inputs on {dev.name}")
+    inputs = pkg.make_inputs(params, device)
+    plan: Plan = version.build(inputs, params)
+    if [s.name for s in plan.stages] != [s.name for s in version.stages]:
+        raise ExpectedError("params", f"version {version.name} built stages {[s.name for s in plan.stages]}, "
+                                      f"but declares {[s.name for s in version.stages]}")
+    warnings: list[str] = []
+    streams = _streams(torch, plan, use_cuda)
+
+    progress(0.15, "first run (JIT compile, autotune) and correctness check")
+    rets = _run_plan(torch, plan, streams, use_cuda)
+    ref = pkg.reference(inputs, params)
+    correctness = check_correctness(torch, plan.output(), ref, pkg.tolerance(params["dtype"]))
+    if not correctness["ok"]:
+        msgs = "; ".join(o.get("message", "") for o in correctness["outputs"] if not o.get("ok")) or correctness.get("message", "")
+        hint = ""
+        if not use_cuda and params["dtype"] == "bfloat16":
+            hint = (" Note: the Triton interpreter (CPU) miscomputes bfloat16 loads/stores with torch 2.13 "
+                    "(seen with triton 3.6 and 3.9): profile bfloat16 on a GPU, or use float16/float32 on the CPU.")
+        raise ExpectedError("incorrect", f"{pkg.name} {version.name} produced wrong results, so it was not "
+                                         f"profiled: {msgs}.{hint}", correctness)
+
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    order = [p.name for p in pkg.params]
+    final_dir = Path(req.out_root) / req.mode / pkg.name / params_dirname(params.as_dict(), order) / f"{stamp}-{version.name}"
+    work_dir = final_dir.with_name(final_dir.name + ".partial")
+    work_dir.mkdir(parents=True, exist_ok=False)
+
+    stage_results: list[StageResult] = []
+    spec = None
+    if dev.spec_key:
+        from .devices import match_device
+
+        spec = match_device(dev.name)
+    for i, (stage, model) in enumerate(zip(plan.stages, version.stages)):
+        progress(0.25 + 0.6 * i / len(plan.stages), f"timing stage {stage.name}")
+        ret = rets[i]
+        resources = _dump_compiled(ret, work_dir / "compiled" / stage.name)
+        tiling = _write_tiling(stage, work_dir / "tiling")
+        timing = Timer(torch, use_cuda, req).time(_stage_callable(torch, stage, streams, use_cuda))
+        blocks = stage.grid_blocks() if callable(stage.grid_blocks) else stage.grid_blocks
+        stage_results.append(StageResult(
+            name=stage.name, timing=timing, flops=float(model.flops(params)), bytes_model=float(model.bytes(params)),
+            tensor_cores=model.tensor_cores, dtype=params["dtype"],
+            peak_flops_per_s=spec.peak_flops_per_s(params["dtype"], model.tensor_cores) if spec else None,
+            peak_bytes_per_s=spec.peak_bytes_per_s if spec else None,
+            grid_blocks=blocks, sm_count=dev.sm_count, tiling=tiling, resources=resources))
+    plan_total = None
+    if len(plan.stages) > 1:
+        progress(0.88, "timing the whole plan")
+        plan_total = Timer(torch, use_cuda, req).time(lambda: _run_plan(torch, plan, streams, use_cuda, sync=False))
+        if plan.kind == "concurrent":
+            warnings.append("concurrent plan: stages overlap on separate streams, so per-stage event times are "
+                            "each stage run alone; only the whole-plan time reflects the overlap (use mode 'nsys' "
+                            "for the timeline)")
+    if use_cuda:
+        dev.clocks_after = _nvidia_smi(dev.index or 0)
+    warnings += _quality_warnings(dev, stage_results, plan_total)
+
+    result = ProfileResult(
+        kernel=pkg.name, version=version.name, mode=req.mode, plan_kind=plan.kind, params=params.as_dict(),
+        param_order=order, device=dev, stages=stage_results, plan_total=plan_total, warnings=warnings,
+        correctness=correctness, created_at=stamp, profile_dir=str(final_dir), request=req.model_dump())
+    progress(0.95, "writing artifacts")
+    _write_artifacts(work_dir, result)
+    result_path.write_text(json.dumps({"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}))
+    return work_dir
+
+
+def _streams(torch, plan: Plan, use_cuda: bool):
+    if not use_cuda or plan.kind != "concurrent":
+        return None
+    return {s.stream: torch.cuda.Stream() for s in plan.stages}
+
+
+def _stage_callable(torch, stage, streams, use_cuda):
+    if streams is None:
+        return stage.fn
+    stream = streams[stage.stream]
+
+    def fn():
+        with torch.cuda.stream(stream):
+            return stage.fn()
+    return fn
+
+
+def _run_plan(torch, plan: Plan, streams, use_cuda: bool, sync: bool = True) -> list[Any]:
+    rets = []
+    if streams is not None:
+        cur = torch.cuda.current_stream()
+        for s in streams.values():
+            s.wait_stream(cur)
+    for stage in plan.stages:
+        rets.append(_stage_callable(torch, stage, streams, use_cuda)())
+    if streams is not None:
+        cur = torch.cuda.current_stream()
+        for s in streams.values():
+            cur.wait_stream(s)
+    if use_cuda and sync:
+        torch.cuda.synchronize()
+    return rets
+
+
+def _quality_warnings(dev: DeviceState, stages: list[StageResult], plan_total: Timing | None) -> list[str]:
+    out = []
+    if dev.kind == "cpu":
+        out.append("CPU timing: no GPU was used (Triton interpreter / torch CPU); times say nothing about GPU "
+                   "performance and no roofline or % of peak is given")
+    elif dev.spec_key is None:
+        out.append(f"unknown device: {dev.spec_note}")
+    if dev.kind == "cuda":
+        before, after = dev.clocks_before, dev.clocks_after
+        out.append("clocks not locked by kprof (event mode): SM clock read "
+                   f"{before.get('clocks.sm', '?')} MHz before and {after.get('clocks.sm', '?')} MHz after timing "
+                   f"(max {before.get('clocks.max.sm', '?')} MHz); boost and thermals can move results a few %")
+    for s in stages:
+        t = s.timing
+        if t.rel_iqr > 0.05:
+            out.append(f"stage {s.name}: noisy timing, IQR is {100 * t.rel_iqr:.1f}% of the median "
+                       f"({t.runs} runs, stopped by {t.stop_reason}); compare versions only beyond this spread")
+        if t.runs < 10:
+            out.append(f"stage {s.name}: only {t.runs} timed runs (budget reached)")
+        if dev.kind == "cuda" and t.median_ns < 5_000:
+            out.append(f"stage {s.name}: {t.median_ns / 1e3:.2f} µs is near CUDA-event resolution and launch "
+                       "overhead; use a larger problem or the ncu modes for kernel-only time")
+    if plan_total is not None and plan_total.rel_iqr > 0.05:
+        out.append(f"whole plan: noisy timing, IQR {100 * plan_total.rel_iqr:.1f}% of the median")
+    return out
+
+
+def _write_artifacts(work_dir: Path, result: ProfileResult) -> None:
+    import pandas as pd
+
+    d = result.device
+    params_json = {
+        "kernel": result.kernel, "version": result.version, "mode": result.mode, "plan_kind": result.plan_kind,
+        **result.params,
+        "params": result.params,
+        "device": {"name": d.name, "kind": d.kind, "index": d.index, "sm_count": d.sm_count, "l2_bytes": d.l2_bytes,
+                   "memory_bytes": d.memory_bytes, "compute_capability": d.compute_capability,
+                   "spec_key": d.spec_key, "spec_name": d.spec_name, "spec_note": d.spec_note},
+        "clock_state": {"clocks_locked": d.clocks_locked, "clock_control": d.clock_control,
+                        "before": d.clocks_before, "after": d.clocks_after},
+        "cache_control": "L2 flushed before each timed run (256 MiB buffer zeroed)" if d.kind == "cuda" else "none (CPU)",
+        "versions": {"torch": d.torch_version, "triton": d.triton_version, "cuda": d.cuda_version,
+                     "driver": d.driver_version, "python": d.python_version, "kprof_mcp": _kprof_version()},
+        "triton_interpret": d.triton_interpret,
+        "created_at": result.created_at,
+    }
+    (work_dir / "params.json").write_text(json.dumps(params_json, indent=2, default=str))
+    rows = [{"stage": s.name, "run": i, "time_ns": v} for s in result.stages for i, v in enumerate(s.timing.samples_ns)]
+    if result.plan_total is not None:
+        rows += [{"stage": "__plan__", "run": i, "time_ns": v} for i, v in enumerate(result.plan_total.samples_ns)]
+    pd.DataFrame(rows, columns=["stage", "run", "time_ns"]).to_csv(work_dir / "samples.csv", index=False)
+    (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
+
+
+def _kprof_version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def describe(source: str) -> dict[str, Any]:
+    from . import registry
+
+    pkg = registry.load(Path(source))
+    out = pkg.describe()
+    out["source"] = str(Path(source).resolve())
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="kprof_mcp.worker")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("describe")
+    d.add_argument("--source", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--request", required=True)
+    r.add_argument("--result", required=True)
+    a = ap.parse_args(argv)
+    if a.cmd == "describe":
+        try:
+            print(json.dumps({"status": "ok", "kernel": describe(a.source)}))
+            return 0
+        except Exception as e:  # noqa: BLE001 — report any import failure of user code to the parent
+            print(json.dumps({"status": "error", "kind": "load", "message": f"{type(e).__name__}: {e}",
+                              "traceback": traceback.format_exc(limit=5)}))
+            return 2
+    result_path = Path(a.result)
+    try:
+        req = ProfileRequest.model_validate_json(Path(a.request).read_text())
+        run(req, result_path)
+        return 0
+    except ExpectedError as e:
+        result_path.write_text(json.dumps({"status": "error", "kind": e.kind, "message": str(e), "detail": e.detail},
+                                          default=str))
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
