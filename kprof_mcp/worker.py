@@ -428,7 +428,7 @@ def _quality_warnings(dev: DeviceState, stages: list[StageResult], plan_total: T
         if t.rel_iqr > 0.05:
             out.append(f"stage {s.name}: noisy timing, IQR is {100 * t.rel_iqr:.1f}% of the median "
                        f"({t.runs} runs, stopped by {t.stop_reason}); compare versions only beyond this spread")
-        if t.runs < 10:
+        if t.runs < 10 and t.stop_reason == "budget":
             out.append(f"stage {s.name}: only {t.runs} timed runs (budget reached)")
         if dev.kind == "cuda" and t.median_ns < 5_000:
             out.append(f"stage {s.name}: {t.median_ns / 1e3:.2f} µs is near CUDA-event resolution and launch "

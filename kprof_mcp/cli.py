@@ -1,0 +1,140 @@
+"""``kprof``: the same capabilities as the MCP tools, for people.
+
+    kprof list
+    kprof profile vector_add --mode event --n 16777216 [--version v1] [--baseline DIR]
+    kprof device
+    kprof read-params DIR
+    kprof classify --tc 5 --dram 85 --l2-hit 60
+    kprof devlog vector_add DIR --issue "..." --insight "..."
+
+Kernel parameters are given as ``--<name> <value>`` (or ``--<name>=<value>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .engine import Config, Engine, KprofError
+
+
+def _parse_kernel_params(extra: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    i = 0
+    while i < len(extra):
+        tok = extra[i]
+        if not tok.startswith("--") or len(tok) < 3:
+            raise KprofError(f"unexpected argument {tok!r}: kernel parameters are given as --name value")
+        if "=" in tok:
+            name, value = tok[2:].split("=", 1)
+            i += 1
+        else:
+            if i + 1 >= len(extra):
+                raise KprofError(f"parameter {tok} needs a value")
+            name, value = tok[2:], extra[i + 1]
+            i += 2
+        params[name] = int(value) if value.lstrip("+-").isdigit() else value
+    return params
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, default=str))
+
+
+def _profile(engine: Engine, a: argparse.Namespace, extra: list[str]) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    params = _parse_kernel_params(extra)
+    err = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=err, transient=True, disable=a.quiet) as prog:
+        task = prog.add_task(f"profiling {a.kernel}", total=1.0)
+
+        def on_progress(fraction: float, message: str) -> None:
+            prog.update(task, completed=fraction, description=f"{a.kernel}: {message}")
+
+        outcome = engine.profile(a.kernel, a.version, params, a.mode, a.baseline, on_progress)
+    if outcome.result.device.kind != "cuda":
+        err.print("[bold yellow]No GPU: this ran on the CPU (Triton interpreter). The times are CPU times and "
+                  "say nothing about GPU performance.[/]")
+    print(outcome.contract)
+    err.print(f"profile_dir: {outcome.profile_dir}")
+    if a.json:
+        _print_json({"profile_dir": str(outcome.profile_dir), "result": outcome.result.model_dump(mode="json")})
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="kprof", description="Profile GPU kernels (the CLI face of kprof-mcp)")
+    ap.add_argument("--workspace", default=None, help="root for out/profiles and docs/kernels (default: cwd)")
+    ap.add_argument("--kernels-dir", action="append", default=[], help="extra directory of kernel packages")
+    ap.add_argument("--cpu", action="store_true", help="force CPU timing even if a GPU is present")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="kernel packages, versions, parameters")
+    p = sub.add_parser("profile", help="profile a kernel; extra --name value pairs are kernel parameters")
+    p.add_argument("kernel")
+    p.add_argument("--version", default=None)
+    p.add_argument("--mode", default="event")
+    p.add_argument("--baseline", default=None, help="an earlier profile_dir to compare with")
+    p.add_argument("--json", action="store_true", help="also print the full result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    sub.add_parser("device", help="active device, peaks, ridge points, profilers")
+    r = sub.add_parser("read-params", help="print a profile's params.json")
+    r.add_argument("profile_dir")
+    c = sub.add_parser("classify", help="classify a bottleneck from metrics")
+    for flag in ("tc", "dram", "occupancy", "l2-hit", "spill-bytes", "waves", "compute"):
+        c.add_argument(f"--{flag}", type=float, default=None)
+    d = sub.add_parser("devlog", help="append a profile to docs/kernels/<kernel>.md")
+    d.add_argument("kernel")
+    d.add_argument("profile_dir")
+    d.add_argument("--issue", action="append", default=[])
+    d.add_argument("--insight", action="append", default=[])
+    a, extra = ap.parse_known_args(argv)
+    if extra and a.cmd != "profile":
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
+    kwargs: dict[str, Any] = {}
+    if a.workspace:
+        kwargs["workspace"] = Path(a.workspace)
+    if a.kernels_dir:
+        kwargs["kernel_dirs"] = [Path(x) for x in a.kernels_dir]
+    if a.cpu:
+        kwargs["force_cpu"] = True
+    engine = Engine(Config(**kwargs))
+    try:
+        if a.cmd == "list":
+            for k in engine.list_kernels():
+                params = ", ".join(f"{p['name']}={p['default']}" for p in k.get("params", []))
+                print(f"{k['name']}: {k.get('description', k.get('error', ''))}")
+                print(f"  params: {params}")
+                for v in k.get("versions", []):
+                    print(f"  {v['name']} ({v['plan_kind']}: {', '.join(s['name'] for s in v['stages'])}): {v['doc']}")
+            return 0
+        if a.cmd == "profile":
+            return _profile(engine, a, extra)
+        if a.cmd == "device":
+            _print_json(engine.device_info())
+            return 0
+        if a.cmd == "read-params":
+            _print_json(engine.read_params(a.profile_dir))
+            return 0
+        if a.cmd == "classify":
+            d = engine.classify(a.tc, a.dram, a.occupancy, a.l2_hit, a.spill_bytes, a.waves, a.compute)
+            _print_json(d.model_dump())
+            return 0
+        if a.cmd == "devlog":
+            path, entry = engine.update_devlog(a.kernel, a.profile_dir, a.issue, a.insight)
+            print(entry)
+            print(f"appended to {path}", file=sys.stderr)
+            return 0
+    except KprofError as e:
+        print(f"kprof: error: {e}", file=sys.stderr)
+        return 2
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,290 @@
+"""The MCP layer: tool registration, argument descriptions, errors → ``ToolError``.
+
+Thin on purpose: each tool validates its input through the engine and returns a pydantic
+model (structured output) plus a text block. No torch or triton is imported here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import anyio.from_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from .engine import Config, Engine, KprofError
+from .models import Diagnosis
+
+INSTRUCTIONS = """\
+kprof-mcp profiles GPU kernels (Triton / PyTorch) and answers with the Profiler Output Contract.
+Workflow: list_kernels → profile_kernel(kernel, version, params, mode='event') → read the contract
+(Stages, Bottleneck, Top 3 Opportunities) → change the kernel → profile_kernel again with
+baseline=<previous profile_dir> → update_devlog. device_info tells which device, peaks and modes
+are usable. Only mode 'event' is built in this version; the others answer with an error.
+"""
+
+
+class ParamInfo(BaseModel):
+    name: str
+    default: int | str
+    min: int | None = None
+    max: int | None = None
+    choices: list[str] | None = None
+    doc: str = ""
+
+
+class VersionInfo(BaseModel):
+    name: str
+    doc: str
+    plan_kind: str
+    stages: list[str]
+
+
+class KernelInfo(BaseModel):
+    name: str
+    description: str = ""
+    source: str
+    params: list[ParamInfo]
+    versions: list[VersionInfo]
+    error: str | None = Field(default=None, description="set when the package failed to load")
+
+
+class KernelList(BaseModel):
+    kernels: list[KernelInfo]
+    modes: dict[str, bool] = Field(description="mode name -> built in this version")
+
+
+class StageSummary(BaseModel):
+    name: str
+    duration_us: float = Field(description="median of the timed runs")
+    iqr_us: float
+    runs: int
+    achieved_tflops: float
+    achieved_gbps: float = Field(description="model bytes / median time")
+    pct_peak_flops: float | None = None
+    pct_peak_bandwidth: float | None = None
+    bottleneck: str | None = None
+    tc_pct: float | None = None
+    dram_pct: float | None = None
+    occupancy_pct: float | None = None
+
+
+class ProfileSummary(BaseModel):
+    profile_dir: str = Field(description="directory of this run's artifacts; pass it as baseline or to read_params")
+    kernel: str
+    version: str
+    mode: str
+    device: str
+    device_kind: str = Field(description="'cuda' or 'cpu' (CPU timing: no GPU claims)")
+    params: dict[str, Any]
+    total_duration_us: float
+    stages: list[StageSummary]
+    bottleneck: str | None
+    opportunities: list[dict[str, Any]]
+    warnings: list[str]
+    baseline: str | None = None
+
+
+class ParamsFile(BaseModel):
+    profile_dir: str
+    params: dict[str, Any] = Field(description="the run's params.json: parameters, dtype, device, clocks, versions")
+
+
+class DevlogResult(BaseModel):
+    path: str
+    entry: str
+
+
+class DeviceInfo(BaseModel):
+    info: dict[str, Any]
+
+
+def _ann(read_only: bool, destructive: bool, idempotent: bool, open_world: bool, title: str) -> ToolAnnotations:
+    return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=destructive,
+                           idempotent_hint=idempotent, open_world_hint=open_world)
+
+
+def build_server(config: Config | None = None) -> MCPServer:
+    engine = Engine(config)
+    mcp = MCPServer("kprof-mcp", instructions=INSTRUCTIONS, version="0.1.0")
+
+    @mcp.tool(annotations=_ann(True, False, True, False, "List kernel packages"))
+    def list_kernels() -> KernelList:
+        """List the kernel packages that can be profiled: each one's versions (v0, v1, ...),
+        parameters with defaults and bounds (always including dtype), and the named stages
+        each version's plan runs. Call this first to learn valid `kernel`, `version` and
+        `params` for profile_kernel."""
+        try:
+            kernels = engine.list_kernels()
+        except KprofError as e:
+            raise ToolError(str(e)) from None
+        out = []
+        for k in kernels:
+            out.append(KernelInfo(
+                name=k["name"], description=k.get("description", ""), source=k.get("source", ""),
+                params=[ParamInfo(**{**p, "choices": p.get("choices")}) for p in k.get("params", [])],
+                versions=[VersionInfo(name=v["name"], doc=v["doc"], plan_kind=v["plan_kind"],
+                                      stages=[s["name"] for s in v["stages"]]) for v in k.get("versions", [])],
+                error=k.get("error")))
+        from .modes import MODES
+
+        return KernelList(kernels=out, modes={m.name: m.built for m in MODES.values()})
+
+    @mcp.tool(annotations=_ann(False, False, False, False, "Profile a kernel"))
+    async def profile_kernel(
+        kernel: Annotated[str, Field(description="kernel package: a name from list_kernels (e.g. 'vector_add', "
+                                                 "'matmul') or a path inside the workspace to your own package "
+                                                 "directory or .py file defining KERNEL")],
+        ctx: Context,
+        version: Annotated[str | None, Field(description="version to profile, e.g. 'v0'; default: the newest")] = None,
+        params: Annotated[dict[str, Any] | None, Field(
+            description="kernel parameters, e.g. {'n': 16777216, 'dtype': 'float32'}; omitted ones take their "
+                        "defaults (see list_kernels); bounds and device-memory fit are checked")] = None,
+        mode: Annotated[str, Field(description="'event' (built: CUDA-event timing + roofline estimate). "
+                                               "'annotation', 'ncu', 'nsys' are not built yet and return an error")] = "event",
+        baseline: Annotated[str | None, Field(
+            description="profile_dir of an earlier run to compare with; the contract then has a filled "
+                        "'vs Baseline' table")] = None,
+    ) -> Annotated[CallToolResult, ProfileSummary]:
+        """Profile one version of a kernel and return the Profiler Output Contract (markdown).
+
+        The kernel runs in a separate process: it is first checked against the package's
+        reference (a wrong result is reported as an error, not timed), then each stage is
+        warmed up and timed with CUDA events, L2 flushed before every run, repeated until the
+        spread (IQR/median) is small or a time budget is spent. The contract gives per-stage
+        duration, the bottleneck class, the root cause and the top 3 opportunities with their
+        estimated gain and trigger metric. In event mode TC%/DRAM%/Occ% are `n/a` (no hardware
+        counters); the bottleneck then comes from the roofline position (model FLOPs and bytes
+        over measured time vs device peaks). Without a GPU it runs on the CPU (Triton
+        interpreter) and says so: no GPU claims. Artifacts (params.json, report.md,
+        samples.csv, tiling/, compiled/) are written under `profile_dir`."""
+        loop_progress = []
+
+        def on_progress(fraction: float, message: str) -> None:
+            loop_progress.append(fraction)
+            try:
+                anyio.from_thread.run(ctx.report_progress, fraction, 1.0, message)
+            except Exception:  # noqa: BLE001 — progress is best effort; the profile goes on
+                pass
+
+        try:
+            outcome = await anyio.to_thread.run_sync(
+                lambda: engine.profile(kernel, version, params, mode, baseline, on_progress))
+        except KprofError as e:
+            raise ToolError(str(e)) from None
+        r = outcome.result
+        from .render import stage_view, ranked_opportunities
+
+        views = [stage_view(s, r.device.kind) for s in r.stages]
+        main = max(views, key=lambda v: v.stage.timing.median_ns)
+        summary = ProfileSummary(
+            profile_dir=str(outcome.profile_dir), kernel=r.kernel, version=r.version, mode=r.mode,
+            device=r.device.name, device_kind=r.device.kind, params=r.params,
+            total_duration_us=r.total_time_ns() / 1e3,
+            stages=[StageSummary(
+                name=v.stage.name, duration_us=v.stage.timing.median_ns / 1e3, iqr_us=v.stage.timing.iqr_ns / 1e3,
+                runs=v.stage.timing.runs, achieved_tflops=v.stage.achieved_flops_per_s / 1e12,
+                achieved_gbps=v.stage.achieved_bytes_per_s / 1e9, pct_peak_flops=v.stage.pct_peak_flops,
+                pct_peak_bandwidth=v.stage.pct_peak_bandwidth,
+                bottleneck=v.diagnosis.bottleneck if v.diagnosis else None, tc_pct=v.stage.tc_pct,
+                dram_pct=v.stage.dram_pct, occupancy_pct=v.stage.occupancy_pct) for v in views],
+            bottleneck=main.diagnosis.bottleneck if main.diagnosis else None,
+            opportunities=[{"name": n, "est_gain_pct": round(g, 1), "trigger": t}
+                           for n, g, t in ranked_opportunities(r, views)[:3]],
+            warnings=r.warnings, baseline=baseline)
+        return CallToolResult(content=[TextContent(type="text", text=outcome.contract)],
+                              structured_content=summary.model_dump(mode="json"))
+
+    @mcp.tool(annotations=_ann(True, False, True, False, "Read a profile's params.json"))
+    def read_params(
+        profile_dir: Annotated[str, Field(description="a profile_dir returned by profile_kernel (inside the workspace)")],
+    ) -> ParamsFile:
+        """Return the run's params.json: every kernel parameter with dtype, the device (name,
+        SMs, L2, table entry), clock state before/after, cache control and the torch / triton /
+        CUDA / driver versions. It is the source of truth for the contract's Configuration."""
+        try:
+            return ParamsFile(profile_dir=profile_dir, params=engine.read_params(profile_dir))
+        except KprofError as e:
+            raise ToolError(str(e)) from None
+
+    @mcp.tool(annotations=_ann(True, False, True, False, "Classify a bottleneck from metrics"))
+    def classify_bottleneck(
+        tc_pct: Annotated[float | None, Field(description="tensor-pipe utilisation, % of peak (ncu "
+                                                          "sm__pipe_tensor_cycles_active); null if not measured")],
+        dram_pct: Annotated[float | None, Field(description="DRAM throughput, % of peak; null if not measured")],
+        occupancy_pct: Annotated[float | None, Field(description="achieved occupancy, %")] = None,
+        l2_hit_pct: Annotated[float | None, Field(description="L2 hit rate, %")] = None,
+        local_spill_bytes: Annotated[float | None, Field(description="local-memory spill bytes (0 is healthy)")] = None,
+        waves_per_sm: Annotated[float | None, Field(description="waves per SM (blocks / (SMs x blocks per SM))")] = None,
+        compute_pct: Annotated[float | None, Field(
+            description="SM throughput %, used as compute utilisation when the kernel has no tensor-core work "
+                        "(TC% = 0 by construction for elementwise/reduction/FP32 kernels)")] = None,
+    ) -> Diagnosis:
+        """Classify a kernel from its metrics with SPEC.md's thresholds: Memory-bound (DRAM > 70%,
+        compute low), Compute-bound (TC/SM > 60%, DRAM low), Latency-bound (both low); flags a
+        locality issue when L2 hit < 80%; lists unhealthy metrics and the opportunities they
+        trigger, each with an estimated gain and its trigger metric=value, largest first."""
+        try:
+            return Engine.classify(tc_pct, dram_pct, occupancy_pct, l2_hit_pct, local_spill_bytes, waves_per_sm,
+                                   compute_pct)
+        except KprofError as e:
+            raise ToolError(str(e)) from None
+
+    @mcp.tool(annotations=_ann(False, False, False, False, "Append to a kernel's development log"))
+    def update_devlog(
+        kernel: Annotated[str, Field(description="kernel name (plain name): the log is docs/kernels/<kernel>.md")],
+        profile_dir: Annotated[str, Field(description="the profile_dir whose numbers the entry records")],
+        issues: Annotated[list[str] | None, Field(description="remaining problems, one per item")] = None,
+        insights: Annotated[list[str] | None, Field(description="why the change worked or not; guidance for the next step")] = None,
+    ) -> DevlogResult:
+        """Append a performance entry (SPEC.md's devlog template: duration, TFLOP/s, GB/s,
+        occupancy, TC util, bottleneck, issues, insights) to docs/kernels/<kernel>.md in the
+        workspace. 'vs Previous' is filled from the log's last entry. Appends only; safe
+        under concurrent calls (file lock, atomic replace)."""
+        try:
+            path, entry = engine.update_devlog(kernel, profile_dir, issues, insights)
+        except KprofError as e:
+            raise ToolError(str(e)) from None
+        return DevlogResult(path=str(path), entry=entry)
+
+    @mcp.tool(annotations=_ann(True, False, True, False, "Active device, peaks and profilers"))
+    def device_info() -> DeviceInfo:
+        """The active device (name, memory, clocks, driver), its devices.json peaks (TFLOP/s per
+        dtype, GB/s) and ridge points in FLOP/byte, the clock-control policy, which profilers
+        are present and which modes are built. With no GPU it says timing runs on the CPU."""
+        return DeviceInfo(info=engine.device_info())
+
+    return mcp
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="kprof-mcp", description="kprof-mcp: MCP server for GPU kernel profiling")
+    ap.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    ap.add_argument("--host", default="127.0.0.1", help="bind address for streamable-http (default 127.0.0.1)")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--workspace", default=None, help="root for profiles, devlogs and user kernels (default: cwd)")
+    ap.add_argument("--kernels-dir", action="append", default=[], help="extra directory of kernel packages")
+    ap.add_argument("--timeout", type=float, default=None, help="time limit per profile, seconds")
+    a = ap.parse_args(argv)
+    kwargs: dict[str, Any] = {}
+    if a.workspace:
+        kwargs["workspace"] = Path(a.workspace)
+    if a.kernels_dir:
+        kwargs["kernel_dirs"] = [Path(d) for d in a.kernels_dir]
+    if a.timeout:
+        kwargs["timeout_s"] = a.timeout
+    server = build_server(Config(**kwargs))
+    if a.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=a.host, port=a.port)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
