@@ -226,6 +226,7 @@ class ProfileResult(BaseModel):
     created_at: str
     profile_dir: str | None = None
     request: dict[str, Any] = Field(default_factory=dict)
+    phases_s: dict[str, float] = Field(default_factory=dict, description="wall seconds of each worker phase")
 
     @property
     def has_peaks(self) -> bool:

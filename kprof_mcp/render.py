@@ -214,6 +214,10 @@ def render_report(result: ProfileResult, baseline: ProfileResult | None = None) 
                    "L2 flushed"], trows)
     out.append("")
     out.append("Raw samples: `samples.csv` (ns). Event timing includes launch overhead of the Python call.")
+    if result.phases_s:
+        out.append("")
+        out.append("Wall time of the profiling process by phase (s): "
+                   + ", ".join(f"{k} {v:.2f}" for k, v in result.phases_s.items()) + ".")
     out += ["", "## Compiled kernel resources"]
     rrows = []
     for s in result.stages:

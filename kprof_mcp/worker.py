@@ -26,7 +26,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .kernel_api import DTYPE_SIZES, KernelPackage, ParamError, Params, Plan
+from .kernel_api import KernelPackage, ParamError, Params, Plan
 from .models import DeviceState, ProfileRequest, ProfileResult, Resources, StageResult, Timing
 
 PROGRESS_PREFIX = "@@KPROF "
@@ -290,8 +290,18 @@ def params_dirname(params: dict[str, Any], order: list[str]) -> str:
 def run(req: ProfileRequest, result_path: Path) -> Path:
     if req.mode != "event":
         raise ExpectedError("mode", f"the worker runs mode 'event' only, not {req.mode!r}")
+    phases: dict[str, float] = {}
+    mark = [time.perf_counter()]
+
+    def phase(name: str) -> None:
+        now = time.perf_counter()
+        phases[name] = round(now - mark[0], 3)
+        mark[0] = now
+
     progress(0.02, "importing torch")
     import torch
+
+    phase("import_torch")
 
     use_cuda = torch.cuda.is_available() and not req.force_cpu
     if not use_cuda:
@@ -316,9 +326,11 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
                                       f"but declares {[s.name for s in version.stages]}")
     warnings: list[str] = []
     streams = _streams(torch, plan, use_cuda)
+    phase("device_init_inputs_build")
 
     progress(0.15, "first run (JIT compile, autotune) and correctness check")
     rets = _run_plan(torch, plan, streams, use_cuda)
+    phase("first_run_jit_autotune")
     ref = pkg.reference(inputs, params)
     correctness = check_correctness(torch, plan.output(), ref, pkg.tolerance(params["dtype"]))
     if not correctness["ok"]:
@@ -330,6 +342,7 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
         raise ExpectedError("incorrect", f"{pkg.name} {version.name} produced wrong results, so it was not "
                                          f"profiled: {msgs}.{hint}", correctness)
 
+    phase("correctness")
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     order = [p.name for p in pkg.params]
     final_dir = Path(req.out_root) / req.mode / pkg.name / params_dirname(params.as_dict(), order) / f"{stamp}-{version.name}"
@@ -347,6 +360,7 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
         ret = rets[i]
         resources = _dump_compiled(ret, work_dir / "compiled" / stage.name)
         tiling = _write_tiling(stage, work_dir / "tiling")
+        phase("compiled_ir_tiling")
         timing = Timer(torch, use_cuda, req).time(_stage_callable(torch, stage, streams, use_cuda))
         blocks = stage.grid_blocks() if callable(stage.grid_blocks) else stage.grid_blocks
         stage_results.append(StageResult(
@@ -355,6 +369,7 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
             peak_flops_per_s=spec.peak_flops_per_s(params["dtype"], model.tensor_cores) if spec else None,
             peak_bytes_per_s=spec.peak_bytes_per_s if spec else None,
             grid_blocks=blocks, sm_count=dev.sm_count, tiling=tiling, resources=resources))
+        phase(f"timing_{stage.name}")
     plan_total = None
     if len(plan.stages) > 1:
         progress(0.88, "timing the whole plan")
@@ -366,11 +381,13 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
     if use_cuda:
         dev.clocks_after = _nvidia_smi(dev.index or 0)
     warnings += _quality_warnings(dev, stage_results, plan_total)
+    phase("timing_plan_and_clocks")
 
     result = ProfileResult(
         kernel=pkg.name, version=version.name, mode=req.mode, plan_kind=plan.kind, params=params.as_dict(),
         param_order=order, device=dev, stages=stage_results, plan_total=plan_total, warnings=warnings,
-        correctness=correctness, created_at=stamp, profile_dir=str(final_dir), request=req.model_dump())
+        correctness=correctness, created_at=stamp, profile_dir=str(final_dir), request=req.model_dump(),
+        phases_s=phases)
     progress(0.95, "writing artifacts")
     _write_artifacts(work_dir, result)
     result_path.write_text(json.dumps({"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}))

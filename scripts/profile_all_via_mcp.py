@@ -9,6 +9,7 @@ Writes every contract (verbatim) and the structured summaries to OUTFILE (markdo
 """
 
 import json
+import os
 import sys
 import time
 
@@ -19,7 +20,9 @@ SMALL = {"vector_add": {"n": 1 << 16}, "matmul": {"M": 128, "N": 128, "K": 128, 
 
 
 async def main(workspace: str, outfile: str, small: bool) -> None:
-    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", workspace])
+    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", workspace],
+                                    # the SDK passes only a safe subset of the environment to the server
+                                    env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
     out = []
     async with Client(server) as c:
         info = await c.call_tool("device_info", {})
