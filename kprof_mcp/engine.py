@@ -173,7 +173,7 @@ class Engine:
         budget = self.config.budget_ms if self.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
         req = ProfileRequest(kernel=desc["name"], kernel_source=str(source), version=version, params=checked,
                              mode=mode, out_root=str(self.config.out_root), budget_ms=budget,
-                             min_runs=3 if cpu else 10, force_cpu=self.config.force_cpu)
+                             min_runs=3 if cpu else 30, force_cpu=self.config.force_cpu)
         try:
             record = runner.run_profile(req.model_dump_json(), timeout_s or self.config.timeout_s, on_progress)
         except runner.WorkerError as e:

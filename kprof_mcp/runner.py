@@ -127,8 +127,9 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
                 name = f"signal {-rc}"
             raise WorkerError("crash", f"the kernel process died with {name} (the server is unaffected). "
                                        f"Last output:\n{_tail(stderr)}")
-        raise WorkerError("crash", f"the kernel process failed (exit code {rc}); the server is unaffected. "
-                                   f"Last output:\n{_tail(stderr)}")
+        last = _tail(stderr, 1)
+        raise WorkerError("crash", f"the kernel process failed (exit code {rc}): {last} — the server is "
+                                   f"unaffected. Last output:\n{_tail(stderr)}")
 
 
 def _pump(proc: subprocess.Popen, on_progress: ProgressFn | None) -> None:

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
+import asyncio
+
 import anyio
-import anyio.from_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -164,12 +165,13 @@ def build_server(config: Config | None = None) -> MCPServer:
         over measured time vs device peaks). Without a GPU it runs on the CPU (Triton
         interpreter) and says so: no GPU claims. Artifacts (params.json, report.md,
         samples.csv, tiling/, compiled/) are written under `profile_dir`."""
-        loop_progress = []
+        loop = asyncio.get_running_loop()
 
         def on_progress(fraction: float, message: str) -> None:
-            loop_progress.append(fraction)
+            # Called from the runner's reader thread while the request is still open; the
+            # tool returns only after the worker (and with it this thread's pump) is done.
             try:
-                anyio.from_thread.run(ctx.report_progress, fraction, 1.0, message)
+                asyncio.run_coroutine_threadsafe(ctx.report_progress(fraction, 1.0, message), loop).result(10)
             except Exception:  # noqa: BLE001 — progress is best effort; the profile goes on
                 pass
 

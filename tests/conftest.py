@@ -1,0 +1,47 @@
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+H100 = FIXTURES / "h100_event"
+
+# Kernels in this process (tests/unit/test_kernels.py) run on the CPU through Triton's interpreter.
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+def h100_dir(kernel: str, version: str) -> Path:
+    (d,) = [p for p in (H100 / kernel).glob(f"*/*-{version}") if p.is_dir()]
+    return d
+
+
+def h100_result(kernel: str, version: str):
+    from kprof_mcp.models import ProfileResult
+
+    return ProfileResult.model_validate_json((h100_dir(kernel, version) / "result.json").read_text())
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def engine(workspace):
+    from kprof_mcp.engine import Config, Engine
+
+    return Engine(Config(workspace=workspace, timeout_s=600))
+
+
+def server_env() -> dict:
+    """The MCP SDK passes only a safe subset of the environment to a stdio server."""
+    return {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            "KPROF_FORCE_CPU": os.environ.get("KPROF_FORCE_CPU", "")}
+
+
+PY = sys.executable

@@ -1,0 +1,104 @@
+"""The real server over stdio, driven by the MCP SDK's own client."""
+
+import json
+import subprocess
+import sys
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import server_env
+
+
+def _server(workspace):
+    return StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", str(workspace)],
+                                 env=server_env())
+
+
+def test_full_agent_workflow_over_stdio(workspace):
+    async def main():
+        async with Client(_server(workspace)) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert set(tools) == {"list_kernels", "profile_kernel", "read_params", "classify_bottleneck",
+                                  "update_devlog", "device_info"}
+            for t in tools.values():
+                assert t.description and len(t.description) > 80, t.name
+                a = t.annotations
+                assert None not in (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
+            assert tools["profile_kernel"].output_schema["properties"]["profile_dir"]
+            assert "description" in tools["profile_kernel"].input_schema["properties"]["params"]
+
+            lk = await c.call_tool("list_kernels", {})
+            names = [k["name"] for k in lk.structured_content["kernels"]]
+            assert {"vector_add", "matmul"} <= set(names)
+
+            progress = []
+
+            async def on_progress(p, total, msg):
+                progress.append((p, msg))
+
+            r1 = await c.call_tool("profile_kernel", {"kernel": "vector_add", "version": "v0", "params": {"n": 4096},
+                                                      "mode": "event"}, progress_callback=on_progress)
+            assert not r1.is_error, r1.content[0].text
+            text = r1.content[0].text
+            assert text.startswith("## Profile: vector_add v0\n")  # the contract itself, not JSON
+            with pytest.raises(json.JSONDecodeError):
+                json.loads(text)
+            s1 = r1.structured_content
+            assert s1["device_kind"] == "cpu" and s1["stages"][0]["name"] == "add"
+            assert progress and progress[-1][0] >= 0.9
+
+            rp = await c.call_tool("read_params", {"profile_dir": s1["profile_dir"]})
+            assert rp.structured_content["params"]["n"] == 4096
+
+            r2 = await c.call_tool("profile_kernel", {"kernel": "vector_add", "version": "v1", "params": {"n": 4096},
+                                                      "baseline": s1["profile_dir"]})
+            assert not r2.is_error, r2.content[0].text
+            assert "| Duration (us) |" in r2.content[0].text.split("### vs Baseline")[1]
+
+            dl = await c.call_tool("update_devlog", {"kernel": "vector_add", "profile_dir": r2.structured_content["profile_dir"],
+                                                     "issues": ["none"], "insights": ["v1 autotunes the block size"]})
+            assert not dl.is_error
+            assert (workspace / "docs/kernels/vector_add.md").read_text().count("**Performance**") == 1
+
+            cb = await c.call_tool("classify_bottleneck", {"tc_pct": 0, "dram_pct": 20, "compute_pct": 85})
+            assert cb.structured_content["bottleneck"] == "Compute-bound"
+            assert cb.structured_content["compute_source"] == "compute_pct"
+
+            di = await c.call_tool("device_info", {})
+            assert di.structured_content["info"]["modes"]["event"]["built"] is True
+
+    anyio.run(main)
+
+
+def test_bad_input_gets_tool_errors_and_the_server_keeps_answering(workspace, tmp_path):
+    async def main():
+        async with Client(_server(workspace)) as c:
+            bad = [
+                ("profile_kernel", {"kernel": "nope"}, "valid names: ['matmul', 'vector_add']"),
+                ("profile_kernel", {"kernel": "vector_add", "version": "v7"}, "valid: ['v0', 'v1']"),
+                ("profile_kernel", {"kernel": "vector_add", "mode": "nsys"}, "not built yet"),
+                ("profile_kernel", {"kernel": "vector_add", "params": {"n": 0}}, "below its minimum 1"),
+                ("profile_kernel", {"kernel": "vector_add", "params": {"n": 1 << 32}}, "choose smaller sizes"),
+                ("profile_kernel", {"kernel": "../../../etc"}, "outside the allowed roots"),
+                ("read_params", {"profile_dir": "/etc"}, "outside the workspace"),
+                ("read_params", {"profile_dir": "../.."}, "outside the workspace"),
+                ("update_devlog", {"kernel": "../x", "profile_dir": "out"}, "must be a plain name"),
+                ("classify_bottleneck", {"tc_pct": -3, "dram_pct": 5}, "outside 0..100"),
+            ]
+            for tool, args, needle in bad:
+                r = await c.call_tool(tool, args)
+                assert r.is_error, (tool, args)
+                assert needle in r.content[0].text, (needle, r.content[0].text)
+            ok = await c.call_tool("classify_bottleneck", {"tc_pct": 80, "dram_pct": 10})
+            assert not ok.is_error and ok.structured_content["bottleneck"] == "Compute-bound"
+
+    anyio.run(main)
+
+
+def test_server_start_imports_neither_torch_nor_triton():
+    code = ("import sys, kprof_mcp.server as s; s.build_server(); "
+            "bad = [m for m in ('torch', 'triton', 'pandas') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert cp.returncode == 0, cp.stdout + cp.stderr

@@ -1,0 +1,93 @@
+import time
+
+import pytest
+
+from kprof_mcp import analysis as A
+from kprof_mcp.analysis import Metrics
+
+
+@pytest.mark.parametrize("m,expected", [
+    (Metrics(tc_pct=5, dram_pct=85), A.MEMORY_BOUND),           # DRAM high + TC low
+    (Metrics(tc_pct=75, dram_pct=20), A.COMPUTE_BOUND),         # TC high + DRAM low
+    (Metrics(tc_pct=20, dram_pct=30), A.LATENCY_BOUND),         # both low
+    (Metrics(tc_pct=60, dram_pct=70), A.LATENCY_BOUND),         # thresholds are strict (> 60, > 70)
+    (Metrics(tc_pct=61, dram_pct=71), A.COMPUTE_BOUND),         # both high: nearer its roof wins (61/60 > 71/70)
+    (Metrics(tc_pct=62, dram_pct=95), A.MEMORY_BOUND),
+    (Metrics(tc_pct=None, dram_pct=None), A.LATENCY_BOUND),     # nothing measured: nothing saturated
+])
+def test_classification_table(m, expected):
+    assert A.classify(m) == expected
+
+
+def test_kernels_without_tensor_core_work_use_sm_throughput():
+    # An FP32 elementwise/reduction kernel: TC% is 0 by construction.
+    m = Metrics(tc_pct=0.0, dram_pct=20.0, compute_pct=85.0)
+    assert A.compute_utilisation(m) == (85.0, "compute_pct")
+    assert A.classify(m) == A.COMPUTE_BOUND
+    d = A.diagnose(m)
+    assert "SM throughput" in d.notes[0]
+    # Without compute_pct it would have looked latency-bound: exactly the mislabel SPEC.md warns about.
+    assert A.classify(Metrics(tc_pct=0.0, dram_pct=20.0)) == A.LATENCY_BOUND
+
+
+def test_locality_flag_and_unhealthy_metrics():
+    m = Metrics(tc_pct=5, dram_pct=85, occupancy_pct=12.5, l2_hit_pct=60, local_spill_bytes=256, waves_per_sm=0.5)
+    d = A.diagnose(m)
+    assert d.bottleneck == A.MEMORY_BOUND
+    assert d.locality_issue is True
+    assert set(d.unhealthy) == {"tc_pct=5.0", "occupancy_pct=12.5", "l2_hit_pct=60.0", "local_spill_bytes=256",
+                                "waves_per_sm=0.50"}
+    assert "dram_pct=85.0" not in d.unhealthy
+
+
+def test_healthy_kernel_has_no_unhealthy_metrics():
+    m = Metrics(tc_pct=85, dram_pct=30, occupancy_pct=40, l2_hit_pct=90, local_spill_bytes=0, waves_per_sm=4)
+    assert A.unhealthy_metrics(m) == ["dram_pct=30.0"]  # low DRAM is "unhealthy" by the table, expected for GEMM
+    assert A.diagnose(m).locality_issue is False
+
+
+def test_opportunities_are_ranked_by_gain_with_triggers():
+    m = Metrics(tc_pct=5, dram_pct=45, occupancy_pct=10, l2_hit_pct=50, local_spill_bytes=1024, waves_per_sm=0.25)
+    opps = A.opportunities(m)
+    gains = [o.est_gain_pct for o in opps]
+    assert gains == sorted(gains, reverse=True)
+    triggers = {o.trigger.split("=")[0] for o in opps}
+    assert {"waves_per_sm", "l2_hit_pct", "local_spill_bytes", "occupancy_pct", "dram_pct"} <= triggers
+    waves = next(o for o in opps if o.trigger.startswith("waves_per_sm"))
+    assert waves.est_gain_pct == pytest.approx(300.0)  # 1/0.25 - 1 = 300 %
+    spill = next(o for o in opps if o.trigger.startswith("local_spill_bytes"))
+    assert spill.est_gain_pct == pytest.approx(10 + 5 * 3)  # 1024 B = 128 B * 2^3
+
+
+def test_memory_bound_headroom_model():
+    opps = A.opportunities(Metrics(tc_pct=1, dram_pct=75))
+    assert opps[0].trigger == "dram_pct=75.0"
+    assert opps[0].est_gain_pct == pytest.approx(20.0)  # 90/75 - 1
+    # Under 70 % DRAM the stage is latency-bound: the target is the healthy 70 %.
+    lat = A.opportunities(Metrics(tc_pct=1, dram_pct=60))
+    assert lat[0].trigger == "dram_pct=60.0" and lat[0].est_gain_pct == pytest.approx(100 * (70 / 60 - 1))
+    assert A.opportunities(Metrics(tc_pct=1, dram_pct=95)) == []  # at the roof: nothing to gain there
+
+
+def test_roofline_metrics_route_compute_to_tc_or_sm():
+    tc = A.roofline_metrics(600e12, 400e9, 989e12, 3350e9, tensor_cores=True)
+    assert tc.tc_pct == pytest.approx(60.667, rel=1e-3) and tc.compute_pct is None
+    sm = A.roofline_metrics(0.2e12, 2800e9, 66.9e12, 3350e9, tensor_cores=False)
+    assert sm.tc_pct is None and sm.compute_pct == pytest.approx(0.299, rel=1e-2)
+    assert sm.dram_pct == pytest.approx(83.58, rel=1e-3)
+
+
+def test_root_cause_is_at_most_two_sentences():
+    for m in (Metrics(tc_pct=5, dram_pct=85, l2_hit_pct=50), Metrics(tc_pct=80, dram_pct=10),
+              Metrics(tc_pct=10, dram_pct=10, occupancy_pct=5, local_spill_bytes=64)):
+        text = A.diagnose(m).root_cause
+        assert 1 <= text.count(". ") + 1 <= 2, text
+
+
+def test_classify_is_fast():
+    # A sanity bound, far above the 10 ms target (the benchmark prints the real figure).
+    m = Metrics(tc_pct=5, dram_pct=85, occupancy_pct=12, l2_hit_pct=60, local_spill_bytes=256, waves_per_sm=0.5)
+    t0 = time.perf_counter()
+    for _ in range(1000):
+        A.diagnose(m)
+    assert (time.perf_counter() - t0) / 1000 < 0.010

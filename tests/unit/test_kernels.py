@@ -1,0 +1,74 @@
+"""Every shipped kernel version is correct against its reference (Triton interpreter, small shapes)."""
+
+import pytest
+import torch
+
+from kprof_mcp.kernel_api import ParamError
+from kprof_mcp.registry import available, load
+
+PKGS = {name: load(path) for name, path in available().items()}
+
+CASES = [
+    ("vector_add", {"n": 1}, "float32"),
+    ("vector_add", {"n": 1000}, "float32"),          # not a multiple of any block size: masking
+    ("vector_add", {"n": 5000}, "float16"),
+    ("matmul", {"M": 16, "N": 16, "K": 16}, "float16"),
+    ("matmul", {"M": 70, "N": 50, "K": 90}, "float16"),  # ragged edges on every axis
+    ("matmul", {"M": 64, "N": 32, "K": 48}, "float32"),
+]
+
+
+@pytest.mark.parametrize("kernel,params,dtype", CASES)
+@pytest.mark.parametrize("version", ["v0", "v1"])
+def test_version_matches_reference(kernel, params, dtype, version):
+    pkg = PKGS[kernel]
+    p = pkg.validate_params({**params, "dtype": dtype})
+    inputs = pkg.make_inputs(p, "cpu")
+    plan = pkg.version(version).build(inputs, p)
+    for stage in plan.stages:
+        stage.fn()
+    out, ref = plan.output().double(), pkg.reference(inputs, p).double()
+    assert torch.isfinite(out).all(), "unwritten (NaN-poisoned) outputs remain"
+    rel = float((out - ref).norm() / ref.norm())
+    assert rel <= pkg.tolerance(dtype), rel
+
+
+def test_a_wrong_kernel_is_caught_by_the_same_check():
+    pkg = PKGS["vector_add"]
+    p = pkg.validate_params({"n": 1000})
+    inputs = pkg.make_inputs(p, "cpu")
+    pkg.version("v0").build(inputs, p).stages[0].fn()
+    inputs["z"][500:] = 0.0
+    ref = pkg.reference(inputs, p).double()
+    rel = float((inputs["z"].double() - ref).norm() / ref.norm())
+    assert rel > pkg.tolerance("float32")
+
+
+def test_models_match_the_seed_formulas():
+    va, mm = PKGS["vector_add"], PKGS["matmul"]
+    p = va.validate_params({"n": 1 << 24})
+    st = va.version("v0").stages[0]
+    assert st.flops(p) == 1 << 24 and st.bytes(p) == 3 * 4 * (1 << 24)
+    q = mm.validate_params({})
+    st = mm.version("v1").stages[0]
+    assert st.flops(q) == 2 * 4096 ** 3 and st.bytes(q) == 3 * 4096 * 4096 * 2 and st.tensor_cores
+
+
+def test_param_bounds_and_unknown_names():
+    mm = PKGS["matmul"]
+    with pytest.raises(ParamError, match="M=0 is below its minimum 1"):
+        mm.validate_params({"M": 0})
+    with pytest.raises(ParamError, match=r"unknown parameter\(s\) \['Q'\].*valid: M \[1, 65536\]"):
+        mm.validate_params({"Q": 1})
+    with pytest.raises(ParamError, match="not one of"):
+        mm.validate_params({"dtype": "int4"})
+    with pytest.raises(ParamError, match="must be an integer"):
+        mm.validate_params({"M": "lots"})
+    assert mm.validate_params({"M": "128"})["M"] == 128
+
+
+def test_every_package_declares_dtype_defaults_and_versions():
+    for pkg in PKGS.values():
+        d = pkg.describe()
+        assert d["params"][-1]["name"] == "dtype"
+        assert [v["name"] for v in d["versions"]][:2] == ["v0", "v1"]
