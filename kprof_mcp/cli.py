@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from .engine import Config, Engine, KprofError
@@ -96,14 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     a, extra = ap.parse_known_args(argv)
     if extra and a.cmd != "profile":
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
-    kwargs: dict[str, Any] = {}
-    if a.workspace:
-        kwargs["workspace"] = Path(a.workspace)
-    if a.kernels_dir:
-        kwargs["kernel_dirs"] = [Path(x) for x in a.kernels_dir]
-    if a.cpu:
-        kwargs["force_cpu"] = True
-    engine = Engine(Config(**kwargs))
+    engine = Engine(Config.from_options(a.workspace, a.kernels_dir, force_cpu=a.cpu))
     try:
         if a.cmd == "list":
             for k in engine.list_kernels():

@@ -85,6 +85,7 @@ def load_devices() -> tuple[DeviceSpec, ...]:
     )
 
 
+@lru_cache(maxsize=1)
 def _patterns() -> list[tuple[DeviceSpec, list[re.Pattern[str]]]]:
     raw = json.loads(resources.files("kprof_mcp").joinpath("devices.json").read_text())
     by_key = {d.key: d for d in load_devices()}

@@ -41,6 +41,21 @@ class Config:
     budget_ms: float | None = None  # per-stage timing budget; default by device kind
     force_cpu: bool = os.environ.get("KPROF_FORCE_CPU") == "1"
 
+    @classmethod
+    def from_options(cls, workspace: str | None = None, kernel_dirs: list[str] | None = None,
+                     timeout_s: float | None = None, force_cpu: bool = False) -> "Config":
+        """Build from command-line options; unset ones keep their environment/default values."""
+        kwargs: dict[str, Any] = {}
+        if workspace:
+            kwargs["workspace"] = Path(workspace)
+        if kernel_dirs:
+            kwargs["kernel_dirs"] = [Path(d) for d in kernel_dirs]
+        if timeout_s:
+            kwargs["timeout_s"] = timeout_s
+        if force_cpu:
+            kwargs["force_cpu"] = True
+        return cls(**kwargs)
+
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
         self.out_root = Path(self.out_root).resolve() if self.out_root else self.workspace / "out" / "profiles"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import asyncio
@@ -274,14 +273,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--kernels-dir", action="append", default=[], help="extra directory of kernel packages")
     ap.add_argument("--timeout", type=float, default=None, help="time limit per profile, seconds")
     a = ap.parse_args(argv)
-    kwargs: dict[str, Any] = {}
-    if a.workspace:
-        kwargs["workspace"] = Path(a.workspace)
-    if a.kernels_dir:
-        kwargs["kernel_dirs"] = [Path(d) for d in a.kernels_dir]
-    if a.timeout:
-        kwargs["timeout_s"] = a.timeout
-    server = build_server(Config(**kwargs))
+    server = build_server(Config.from_options(a.workspace, a.kernels_dir, a.timeout))
     if a.transport == "stdio":
         server.run("stdio")
     else:

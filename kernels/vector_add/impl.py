@@ -1,6 +1,5 @@
 """Triton code of vector_add (imported only by the profiling worker)."""
 
-import torch
 import triton
 import triton.language as tl
 

@@ -3,7 +3,6 @@
 import os
 from pathlib import Path
 
-import pytest
 
 from conftest import FIXTURES, h100_result
 from kprof_mcp import render
