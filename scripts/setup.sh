@@ -15,7 +15,7 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
     pip install -q torch 2>&1 | grep -v 'is ignored' || true
   else
     echo "setup: no GPU: installing the CPU build of torch ${TORCH_VERSION}"
-    pip install -q --timeout 30 "torch==${TORCH_VERSION}" --index-url https://download.pytorch.org/whl/cpu \
+    pip install -q --timeout 10 --retries 0 "torch==${TORCH_VERSION}" --index-url https://download.pytorch.org/whl/cpu \
       2>&1 | grep -v 'is ignored' || true
   fi
 fi
