@@ -15,7 +15,11 @@ occupancy          > 25 %     register / shared-memory pressure
 L2 hit rate        > 80 %     poor data reuse (a *locality issue* flag)
 local spilling     0 bytes    register overflow
 waves / SM         > 1.0      under-filled GPU
+DRAM bytes ÷ model ≤ 1.25     over-fetch (uncoalesced/strided access, L2 misses)
 =================  =========  ==================================================
+
+The last row is ours, not the guide's: with counters, measured DRAM bytes over the kernel's
+byte model exposes traffic the algorithm does not need.
 
 A kernel with no tensor-core work (elementwise, reductions, FP32 SIMT) has TC% = 0 by
 construction, so its compute utilisation is taken from SM throughput (``compute_pct``).
@@ -36,6 +40,7 @@ OCCUPANCY_HEALTHY_PCT = 25.0
 L2_HIT_HEALTHY_PCT = 80.0
 WAVES_HEALTHY = 1.0
 SPILL_HEALTHY_BYTES = 0
+OVER_FETCH_HEALTHY = 1.25
 
 # What "at the roof" means when estimating headroom: a well-tuned memory-bound kernel
 # reaches ~90 % of peak DRAM bandwidth, a well-tuned GEMM ~80 % of tensor peak.
@@ -60,6 +65,7 @@ class Metrics:
     local_spill_bytes: float | None = None
     waves_per_sm: float | None = None
     compute_pct: float | None = None  # SM throughput; the compute figure when TC% is 0 by construction
+    over_fetch_ratio: float | None = None  # measured DRAM bytes / model bytes
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,8 @@ def unhealthy_metrics(m: Metrics) -> list[str]:
         out.append(f"local_spill_bytes={int(m.local_spill_bytes)}")
     if m.waves_per_sm is not None and m.waves_per_sm <= WAVES_HEALTHY:
         out.append(f"waves_per_sm={m.waves_per_sm:.2f}")
+    if m.over_fetch_ratio is not None and m.over_fetch_ratio > OVER_FETCH_HEALTHY:
+        out.append(f"dram_bytes/model={m.over_fetch_ratio:.2f}")
     return out
 
 
@@ -158,6 +166,9 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     * L2 hit below 80 %: misses become DRAM traffic; the share of traffic that a healthy
       hit rate would remove, (80 − hit)/(100 − hit), applied to memory-limited stages,
       halved otherwise.
+    * over-fetch (measured DRAM bytes ÷ model bytes = r > 1.25): time of a memory-bound stage
+      scales with bytes moved → r − 1; halved for latency-bound stages; none for compute-bound
+      stages (fewer bytes do not make the math faster; it stays listed as unhealthy).
     * local spills: each spilled byte is extra local-memory traffic in the inner loop;
       10 % plus 5 % per doubling of the spill over 128 bytes, capped at 50 %.
     """
@@ -203,6 +214,12 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "Improve L2 locality (swizzled / grouped launch order, larger tiles, data layout)",
             min(_GAIN_CAP_PCT, removable * scale * 100.0), f"l2_hit_pct={_fmt(m.l2_hit_pct)}",
             "poor data reuse: misses go to DRAM"))
+    if m.over_fetch_ratio is not None and m.over_fetch_ratio > OVER_FETCH_HEALTHY and bottleneck != COMPUTE_BOUND:
+        scale = 1.0 if bottleneck == MEMORY_BOUND else 0.5
+        out.append(Opportunity(
+            "Cut DRAM over-fetch (coalesced/vectorised access, reuse through shared memory or L2, no re-reads)",
+            min(_GAIN_CAP_PCT, (m.over_fetch_ratio - 1.0) * scale * 100.0),
+            f"dram_bytes/model={m.over_fetch_ratio:.2f}", "more DRAM traffic than the algorithm needs"))
     if m.local_spill_bytes is not None and m.local_spill_bytes > SPILL_HEALTHY_BYTES:
         gain = min(50.0, 10.0 + 5.0 * max(0.0, math.log2(m.local_spill_bytes / 128.0)))
         out.append(Opportunity(
@@ -275,3 +292,29 @@ def roofline_metrics(achieved_flops_per_s: float | None, achieved_bytes_per_s: f
     if tensor_cores:
         return Metrics(tc_pct=comp, dram_pct=dram)
     return Metrics(tc_pct=None, dram_pct=dram, compute_pct=comp)
+
+
+def rule_opportunities(rules: list[dict]) -> list[Opportunity]:
+    """Nsight Compute rule results that carry a *global* speed-up estimate, as opportunities.
+
+    ncu states the estimate as the share of the kernel's runtime that could be saved
+    (``r`` %); as a gain that is 1/(1 − r) − 1. Local estimates (a speed-up of one part of the
+    kernel) and rules without an estimate stay in the report but are not ranked.
+    """
+    out = []
+    for r in rules:
+        pct = r.get("speedup_pct")
+        if r.get("type") != "OPTIMIZATION" or pct is None or r.get("speedup_type") != "global" or pct <= 0:
+            continue
+        reduction = min(pct, 95.0) / 100.0
+        focus = r.get("focus_metrics") or []
+        if focus and focus[0].get("value") is not None:
+            trigger = f"{focus[0]['name']}={_fmt(float(focus[0]['value']))}"
+        else:
+            trigger = f"ncu_est_runtime_saving={_fmt(pct)}%"
+        title = r.get("title") or r.get("name") or r.get("rule")
+        out.append(Opportunity(f"ncu {r.get('section')}/{r.get('rule')}: {title}",
+                               min(_GAIN_CAP_PCT, (1.0 / (1.0 - reduction) - 1.0) * 100.0), trigger,
+                               "Nsight Compute's own estimate"))
+    out.sort(key=lambda o: o.est_gain_pct, reverse=True)
+    return out

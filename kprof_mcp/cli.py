@@ -56,7 +56,8 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str]) -> int:
         def on_progress(fraction: float, message: str) -> None:
             prog.update(task, completed=fraction, description=f"{a.kernel}: {message}")
 
-        outcome = engine.profile(a.kernel, a.version, params, a.mode, a.baseline, on_progress)
+        outcome = engine.profile(a.kernel, a.version, params, a.mode, a.baseline, on_progress,
+                                 ncu_launches=a.ncu_launches, clock_control=a.clock_control)
     if outcome.result.device.kind != "cuda":
         err.print("[bold yellow]No GPU: this ran on the CPU (Triton interpreter). The times are CPU times and "
                   "say nothing about GPU performance.[/]")
@@ -77,7 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("profile", help="profile a kernel; extra --name value pairs are kernel parameters")
     p.add_argument("kernel")
     p.add_argument("--version", default=None)
-    p.add_argument("--mode", default="event")
+    p.add_argument("--mode", default="annotation", choices=["annotation", "ncu", "event", "nsys"],
+                   help="annotation (default; Nsight Compute), ncu (full), event (CUDA events; CPU without a GPU)")
+    p.add_argument("--ncu-launches", type=int, default=1, help="annotation/ncu: profiled launches per stage")
+    p.add_argument("--clock-control", default="base", choices=["base", "none"],
+                   help="annotation/ncu: ncu --clock-control (none under MIG)")
     p.add_argument("--baseline", default=None, help="an earlier profile_dir to compare with")
     p.add_argument("--json", action="store_true", help="also print the full result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress display")

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from . import analysis, render, runner
+from . import ncu as ncu_lib
 from .devices import load_devices, try_match_device
 from .kernel_api import NAME_RE, ParamError, Param
 from .models import Diagnosis, ProfileRequest, ProfileResult
-from .modes import MODES, ModeNotAvailable, get_mode
+from .modes import DEFAULT_MODE, MODES, NSIGHT_MODES, ModeNotAvailable, get_mode
 from .registry import KernelNotFound, available, resolve
 
 
@@ -73,6 +74,7 @@ class Engine:
     def __init__(self, config: Config | None = None):
         self.config = config or Config()
         self._describe_cache: dict[tuple[str, float], dict[str, Any]] = {}
+        self._ncu_cache: dict[str, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ kernels
     def _describe(self, source: Path) -> dict[str, Any]:
@@ -168,9 +170,16 @@ class Engine:
 
     # ------------------------------------------------------------------ profile
     def profile(self, kernel: str, version: str | None = None, params: dict[str, Any] | None = None,
-                mode: str = "event", baseline: str | None = None, on_progress: runner.ProgressFn | None = None,
-                timeout_s: float | None = None) -> ProfileOutcome:
-        """Check correctness, then time every stage; write the artifacts; return the contract."""
+                mode: str = DEFAULT_MODE, baseline: str | None = None, on_progress: runner.ProgressFn | None = None,
+                timeout_s: float | None = None, ncu_launches: int = 1, clock_control: str = "base"
+                ) -> ProfileOutcome:
+        """Check correctness, then measure every stage in ``mode``; write the artifacts; return
+        the contract.
+
+        event: CUDA-event timing. annotation: one Nsight Compute run with a small metric set
+        (and the SpeedOfLight/LaunchStats/Occupancy rules). ncu: ``--set full`` with source-level
+        SASS metrics. Only launches inside each stage's NVTX range are profiled.
+        """
         try:
             get_mode(mode)
         except ModeNotAvailable as e:
@@ -186,21 +195,128 @@ class Engine:
         checked = self.validate_params(desc, params)
         cpu = self.config.force_cpu or not _gpu_present()
         budget = self.config.budget_ms if self.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
+        if not isinstance(ncu_launches, int) or not 1 <= ncu_launches <= 20:
+            raise KprofError(f"ncu_launches={ncu_launches!r}: give an integer from 1 to 20")
+        if clock_control not in ("base", "none"):
+            raise KprofError(f"clock_control={clock_control!r}: 'base' (ncu locks SM clocks to base; default) or "
+                             "'none' (clocks free, e.g. under MIG)")
+        nsight = mode in NSIGHT_MODES
+        ncu_path = self._ncu_preflight(mode, cpu, clock_control) if nsight else None
         req = ProfileRequest(kernel=desc["name"], kernel_source=str(source), version=version, params=checked,
                              mode=mode, out_root=str(self.config.out_root), budget_ms=budget,
-                             min_runs=3 if cpu else 30, force_cpu=self.config.force_cpu)
-        try:
-            record = runner.run_profile(req.model_dump_json(), timeout_s or self.config.timeout_s, on_progress)
-        except runner.WorkerError as e:
-            raise KprofError(str(e)) from None
-        work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+                             min_runs=3 if cpu else 30, force_cpu=self.config.force_cpu,
+                             ncu_path=str(ncu_path) if ncu_path else None, ncu_launches=ncu_launches,
+                             clock_control=clock_control)
+        timeout = timeout_s or self.config.timeout_s
+        if nsight:
+            stages = next(v["stages"] for v in desc["versions"] if v["name"] == version)
+            work_dir, final_dir = self._run_nsight(req, [s["name"] for s in stages], timeout, on_progress)
+        else:
+            try:
+                record = runner.run_profile(req.model_dump_json(), timeout, on_progress)
+            except runner.WorkerError as e:
+                raise KprofError(str(e)) from None
+            work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
         result = ProfileResult.model_validate_json((work_dir / "result.json").read_text())
         contract = render.render_contract(result, base)
-        (work_dir / "report.md").write_text(render.render_report(result, base))
+        others = self._sibling_versions(result, final_dir)
+        (work_dir / "report.md").write_text(render.render_report(result, base, others))
         (work_dir / "contract.md").write_text(contract)
         # Only a finished directory carries the final name: a crash leaves *.partial behind.
         work_dir.rename(final_dir)
         return ProfileOutcome(result=result, contract=contract, profile_dir=final_dir)
+
+    def _sibling_versions(self, result: ProfileResult, final_dir: Path) -> list[ProfileResult]:
+        """The latest finished profile of every *other* version of this kernel with the same
+        parameters and mode: the report's comparison table across versions."""
+        latest: dict[str, ProfileResult] = {}
+        parent = final_dir.parent
+        if not parent.is_dir():
+            return []
+        for d in sorted(parent.iterdir()):
+            if d.name.endswith(".partial") or not (d / "result.json").is_file() or d == final_dir:
+                continue
+            try:
+                r = ProfileResult.model_validate_json((d / "result.json").read_text())
+            except ValueError:
+                continue
+            if r.version != result.version and r.params == result.params and r.mode == result.mode:
+                latest[r.version] = r  # names sort by timestamp: the last one wins
+        return [latest[v] for v in sorted(latest)]
+
+    # ------------------------------------------------------------------ Nsight Compute
+    def _ncu_preflight(self, mode: str, cpu: bool, clock_control: str) -> Path:
+        """Fail before any process starts, saying how to fix it: no GPU, no ncu, MIG + clock lock."""
+        if cpu:
+            why = "KPROF_FORCE_CPU=1 is set" if self.config.force_cpu else "no NVIDIA GPU is visible (nvidia-smi)"
+            raise KprofError(f"mode {mode!r} reads GPU performance counters with Nsight Compute, but {why}. "
+                             "mode='event' works without a GPU (CPU timing through the Triton interpreter).")
+        path = ncu_lib.find_ncu()
+        if path is None:
+            raise KprofError(ncu_lib.not_found_message())
+        gpus = _nvidia_smi_gpus()
+        if clock_control == "base" and gpus and gpus[0].get("mig.mode.current", "").lower() == "enabled":
+            raise KprofError("this GPU is in MIG mode, where Nsight Compute cannot lock clocks "
+                             "(--clock-control base): pass clock_control='none' (results then depend on boost "
+                             "and thermals; the report says so), or profile on a GPU without MIG.")
+        return path
+
+    def _ncu_setup(self, path: Path) -> dict[str, Any]:
+        key = str(path)
+        if key not in self._ncu_cache:
+            try:
+                version = ncu_lib.ncu_version(path)
+            except ncu_lib.NcuError as e:
+                raise KprofError(str(e)) from None
+            catalog = ncu_lib.metric_catalog(path, version)
+            chosen, unknown = ncu_lib.resolve_metrics(catalog)
+            self._ncu_cache[key] = {"version": version, "chosen": chosen, "unknown": unknown,
+                                    "catalog": "ncu --query-metrics" if catalog else "none (query failed)"}
+        return self._ncu_cache[key]
+
+    def _run_nsight(self, req: ProfileRequest, stages: list[str], timeout: float,
+                    on_progress: runner.ProgressFn | None) -> tuple[Path, Path]:
+        import tempfile
+
+        assert req.ncu_path
+        path = Path(req.ncu_path)
+        setup = self._ncu_setup(path)
+        with tempfile.TemporaryDirectory(prefix="kprof-ncu-") as tmp:
+            base = Path(tmp) / "profile"
+            try:
+                cmd = ncu_lib.build_command(path, req.mode, stages, base, list(setup["chosen"].values()),
+                                            req.clock_control, "all")
+            except ValueError as e:
+                raise KprofError(str(e)) from None
+            t0 = time.perf_counter()
+            try:
+                record = runner.run_profile(req.model_dump_json(), timeout, on_progress, prefix=cmd)
+            except runner.WorkerError as e:
+                raise KprofError(_ncu_hint(str(e), e.detail.get("log", ""))) from None
+            wall = time.perf_counter() - t0
+            work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+            report = base.with_suffix(".ncu-rep")
+            if report.is_file():
+                shutil.move(str(report), work_dir / "profile.ncu-rep")
+        (work_dir / "ncu.log").write_text(record.get("log", ""))
+        profiler = {
+            "engine": "Nsight Compute", "ncu_version": setup["version"], "ncu_path": str(path),
+            "command": [c if c != str(base) else "<profile_dir>/profile" for c in cmd[1:]],
+            "clock_control": req.clock_control, "cache_control": "all", "replay_mode": "kernel",
+            "nvtx_ranges": [ncu_lib.range_name(s) for s in stages], "launches_per_stage": req.ncu_launches,
+            "metrics_chosen": setup["chosen"], "metrics_unknown": {k: list(v) for k, v in setup["unknown"].items()},
+            "metric_catalog": setup["catalog"], "profiled_process_wall_s": round(wall, 3),
+            "ncu_exit_code": record.get("returncode"),
+            "nvidia_smi_before": (_nvidia_smi_gpus() or [{}])[0],
+        }
+        (work_dir / "profiler.json").write_text(json.dumps(profiler, indent=2, default=str))
+        if on_progress:
+            on_progress(0.93, "reading the Nsight Compute report")
+        try:
+            runner.finish(req.model_dump_json(), work_dir, record.get("log", ""), profiler)
+        except runner.WorkerError as e:
+            raise KprofError(f"{e} (partial artifacts kept in {work_dir})") from None
+        return work_dir, final_dir
 
     # ------------------------------------------------------------------ analysis
     @staticmethod
@@ -283,6 +399,14 @@ class Engine:
         return info
 
 
+def _ncu_hint(message: str, log: str) -> str:
+    parsed = ncu_lib.parse_log(log)
+    failure = ncu_lib.log_failure(parsed, log, report_exists=False)
+    if failure is not None and failure.kind in ("counters_not_permitted", "clock_control"):
+        return f"{failure} (the kernel run itself said: {message[:300]})"
+    return message
+
+
 def _gpu_present() -> bool:
     return bool(_nvidia_smi_gpus())
 
@@ -327,7 +451,10 @@ def _profilers() -> dict[str, Any]:
     nsys = find("nsys", ["/opt/nvidia/nsight-systems/*/bin/nsys", "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys"])
     return {
         "cuda_events": {"usable": _gpu_present(), "used_by": ["event"]},
-        "ncu": {"path": ncu, "usable_by_kprof": False, "note": "annotation/ncu modes are not built yet"},
+        "ncu": {"path": str(ncu_lib.find_ncu() or ncu or "") or None, "usable_by_kprof": ncu_lib.find_ncu() is not None,
+                "used_by": ["annotation", "ncu"],
+                "note": "set KPROF_NCU to choose an installation; counters need root or "
+                        "NVreg_RestrictProfilingToAdminUsers=0"},
         "nsys": {"path": nsys, "usable_by_kprof": False, "note": "nsys mode is not built yet"},
     }
 

@@ -32,6 +32,10 @@ class ProfileRequest(BaseModel):
     target_rel_iqr: float = 0.01  # stop once IQR/median is under this (after min_runs)
     warmup_ms: float = 100.0
     force_cpu: bool = False
+    # Nsight Compute modes (annotation, ncu): filled by the engine after its preflight.
+    ncu_path: str | None = None
+    ncu_launches: int = 1  # profiled launches per stage; >1 gives a spread of ncu durations
+    clock_control: str = "base"  # ncu --clock-control: "base" locks SM clocks to base, "none" leaves them
 
 
 class DeviceState(BaseModel):
@@ -134,6 +138,38 @@ class StageResult(BaseModel):
     dram_pct: float | None = None
     occupancy_pct: float | None = None
     l2_hit_pct: float | None = None
+    # Further Nsight Compute measurements (None: not measured in this mode, or missing in the report).
+    sm_pct: float | None = None  # SM throughput, % of peak (the compute figure for non-tensor-core work)
+    theoretical_occupancy_pct: float | None = None
+    measured_local_bytes: float | None = None  # local-memory load+store bytes (spills) counted by ncu
+    measured_waves_per_sm: float | None = None  # ncu's launch__waves_per_multiprocessor (occupancy-aware)
+    registers_per_thread: float | None = None
+    shared_mem_per_block_bytes: float | None = None
+    dram_bytes: float | None = None  # measured DRAM read+write bytes
+    sm_clock_hz: float | None = None  # SM clock during the profiled launch
+    ncu_kernels: list[str] = Field(default_factory=list, description="kernel names ncu profiled for this stage")
+    ncu_rules: list[dict[str, Any]] = Field(default_factory=list, description="Nsight Compute rule results")
+    missing_metrics: list[str] = Field(default_factory=list, description="metrics asked for but absent (n/a)")
+
+    @property
+    def counters_measured(self) -> bool:
+        return self.tc_pct is not None or self.dram_pct is not None or self.sm_pct is not None
+
+    @computed_field
+    @property
+    def over_fetch_ratio(self) -> float | None:
+        """Measured DRAM bytes ÷ the model's minimum bytes: >1 means extra traffic (uncoalesced or
+        strided access, re-reads that miss L2); <1 means part of the data stayed in L2."""
+        if self.dram_bytes is None or not self.bytes_model:
+            return None
+        return self.dram_bytes / self.bytes_model
+
+    @computed_field
+    @property
+    def measured_dram_bytes_per_s(self) -> float | None:
+        if self.dram_bytes is None or self.seconds <= 0:
+            return None
+        return self.dram_bytes / self.seconds
 
     @property
     def seconds(self) -> float:
@@ -191,7 +227,10 @@ class StageResult(BaseModel):
     @computed_field
     @property
     def waves_per_sm(self) -> float | None:
-        """Blocks launched ÷ SMs: an upper bound on waves (one resident block per SM)."""
+        """Waves per SM: Nsight Compute's occupancy-aware figure when measured, otherwise blocks
+        launched ÷ SMs (an upper bound: it assumes one resident block per SM)."""
+        if self.measured_waves_per_sm is not None:
+            return self.measured_waves_per_sm
         if self.grid_blocks and self.sm_count:
             return self.grid_blocks / self.sm_count
         return None
@@ -199,10 +238,13 @@ class StageResult(BaseModel):
     def metrics(self) -> analysis.Metrics:
         """Utilisation figures for the classifier: counters when measured, else the roofline estimate."""
         spill = self.resources.local_spill_bytes if self.resources else None
-        if self.tc_pct is not None or self.dram_pct is not None:
+        if self.counters_measured:
+            if self.measured_local_bytes is not None:
+                spill = self.measured_local_bytes
             return analysis.Metrics(tc_pct=self.tc_pct, dram_pct=self.dram_pct, occupancy_pct=self.occupancy_pct,
                                     l2_hit_pct=self.l2_hit_pct, local_spill_bytes=spill,
-                                    waves_per_sm=self.waves_per_sm)
+                                    waves_per_sm=self.waves_per_sm, compute_pct=self.sm_pct,
+                                    over_fetch_ratio=self.over_fetch_ratio)
         est = analysis.roofline_metrics(self.achieved_flops_per_s, self.achieved_bytes_per_s,
                                         self.peak_flops_per_s, self.peak_bytes_per_s, self.tensor_cores)
         return analysis.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,
@@ -227,6 +269,8 @@ class ProfileResult(BaseModel):
     profile_dir: str | None = None
     request: dict[str, Any] = Field(default_factory=dict)
     phases_s: dict[str, float] = Field(default_factory=dict, description="wall seconds of each worker phase")
+    profiler: dict[str, Any] = Field(default_factory=dict, description="Nsight Compute run: version, command, "
+                                     "passes, clock and cache control, report file, parser")
 
     @property
     def has_peaks(self) -> bool:

@@ -45,7 +45,7 @@ def stage_view(s: StageResult, device_kind: str) -> StageView:
         return StageView(s, None, issue)
     m = s.metrics()
     d = Diagnosis.from_analysis(analysis.diagnose(m))
-    counters = s.tc_pct is not None or s.dram_pct is not None
+    counters = s.counters_measured
     if counters:
         issue = d.opportunities[0].trigger if d.opportunities else "all measured metrics healthy"
     else:
@@ -71,7 +71,9 @@ def ranked_opportunities(result: ProfileResult, views: list[StageView]) -> list[
         if v.diagnosis is None:
             continue
         share = v.stage.timing.median_ns / total
-        for o in v.diagnosis.opportunities:
+        # Both kinds carry name, est_gain_pct and trigger.
+        opps = [*v.diagnosis.opportunities, *analysis.rule_opportunities(v.stage.ncu_rules)]
+        for o in opps:
             name = f"[{v.stage.name}] {o.name}" if multi else o.name
             out.append((name, _overall_gain(o.est_gain_pct, share), o.trigger))
     out.sort(key=lambda t: t[1], reverse=True)
@@ -103,7 +105,7 @@ def render_contract(result: ProfileResult, baseline: ProfileResult | None = None
         d = main.diagnosis
         lines.append(f"**Bottleneck**: {d.bottleneck}" + (" (+ locality issue: L2 hit < 80%)" if d.locality_issue else ""))
         cause = d.root_cause
-        if main.stage.tc_pct is None and main.stage.dram_pct is None:
+        if not main.stage.counters_measured:
             region = main.stage.roofline_region
             cause = (f"{cause.rstrip('.')} (estimated from the FLOP/byte model; intensity "
                      f"{_num(main.stage.intensity_flop_per_byte, 2)} FLOP/B vs ridge "
@@ -180,10 +182,15 @@ def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None)
     return lines
 
 
-def render_report(result: ProfileResult, baseline: ProfileResult | None = None) -> str:
-    """``report.md``: the contract, then the roofline, timing, resources, device and warnings."""
+def render_report(result: ProfileResult, baseline: ProfileResult | None = None,
+                  others: list[ProfileResult] | None = None) -> str:
+    """``report.md``: the contract, then (with counters) the Nsight Compute metrics, measured-vs-
+    model roofline, rule results and a comparison across versions; then the roofline, timing,
+    resources, tiling, device and warnings."""
     out = [render_contract(result, baseline).rstrip("\n"), "", "---", "", f"# Details ({result.mode} mode)", ""]
     d = result.device
+    if any(s.counters_measured for s in result.stages):
+        out += _nsight_sections(result, others or [])
     out.append("## Roofline (model FLOPs and bytes over measured median time)")
     rows = []
     for s in result.stages:
@@ -201,6 +208,11 @@ def render_report(result: ProfileResult, baseline: ProfileResult | None = None) 
                                f"({'tensor cores' if s.tensor_cores else 'FP32 SIMT'}, {s.dtype})" for s in result.stages)
                    + ". Bytes are the model's minimum traffic: measured DRAM traffic can only be higher.")
     out += ["", "## Timing"]
+    if result.mode in ("annotation", "ncu"):
+        out.append("Duration is Nsight Compute's gpu__time_duration of each profiled launch (kernel time only, "
+                   "no launch overhead), under the clock and cache control stated below; it is not comparable "
+                   "with event-mode times at boost clocks.")
+        out.append("")
     trows = []
     for s in result.stages:
         t = s.timing
@@ -213,7 +225,8 @@ def render_report(result: ProfileResult, baseline: ProfileResult | None = None) 
     out += _table(["Stage", "Method", "Runs", "Median (us)", "IQR (us)", "IQR/median %", "Min (us)", "Stopped by",
                    "L2 flushed"], trows)
     out.append("")
-    out.append("Raw samples: `samples.csv` (ns). Event timing includes launch overhead of the Python call.")
+    out.append("Raw samples: `samples.csv` (ns)." + (" Event timing includes launch overhead of the Python call."
+                                                     if result.mode == "event" else ""))
     if result.phases_s:
         out.append("")
         out.append("Wall time of the profiling process by phase (s): "
@@ -253,6 +266,166 @@ def render_report(result: ProfileResult, baseline: ProfileResult | None = None) 
     return "\n".join(out) + "\n"
 
 
+# ----------------------------------------------------------------------------- Nsight Compute
+
+def _mb(v: float | None) -> str:
+    return NA if v is None else f"{v / 1e6:.2f}"
+
+
+def _nsight_sections(result: ProfileResult, others: list[ProfileResult]) -> list[str]:
+    out = ["## Nsight Compute metrics per stage"]
+    rows = []
+    for s in result.stages:
+        rows.append([s.name, ", ".join(s.ncu_kernels) or NA, f"{s.timing.median_ns / 1e3:.2f}",
+                     _num(s.sm_clock_hz / 1e6 if s.sm_clock_hz else None, 0), _num(s.tc_pct), _num(s.sm_pct),
+                     _num(s.dram_pct), _num(s.occupancy_pct), _num(s.theoretical_occupancy_pct), _num(s.l2_hit_pct),
+                     _num(s.measured_local_bytes, 0), _num(s.measured_waves_per_sm, 2),
+                     _num(s.registers_per_thread, 0), _num(s.shared_mem_per_block_bytes, 0), _mb(s.dram_bytes)])
+    out += _table(["Stage", "Kernel(s)", "Duration (us)", "SM MHz", "TC%", "SM%", "DRAM%", "Occ% achieved",
+                   "Occ% theoretical", "L2 hit%", "Local (spill) bytes", "Waves/SM", "Regs/thread",
+                   "Smem/block (B)", "DRAM MB"], rows)
+    missing = [f"{s.name}: {', '.join(s.missing_metrics)}" for s in result.stages if s.missing_metrics]
+    out.append("")
+    out.append("Missing metrics (n/a, never 0): " + ("; ".join(missing) if missing else "none") + ".")
+    out += ["", "## Roofline: measured traffic vs the FLOP/byte model"]
+    rows = []
+    for s in result.stages:
+        meas_int = s.flops / s.dram_bytes if s.dram_bytes else None
+        meas_bw = s.measured_dram_bytes_per_s
+        rows.append([s.name, f"{s.flops:.4g}", _mb(s.bytes_model), _mb(s.dram_bytes), _num(s.over_fetch_ratio, 2),
+                     _num(s.intensity_flop_per_byte, 1), _num(meas_int, 1), _num(s.ridge_flop_per_byte, 1),
+                     f"{s.achieved_flops_per_s / 1e12:.2f}", _num(meas_bw / 1e9 if meas_bw else None, 1),
+                     _num(100 * meas_bw / s.peak_bytes_per_s if meas_bw and s.peak_bytes_per_s else None)])
+    out += _table(["Stage", "FLOPs (model)", "Model MB", "Measured DRAM MB", "Measured ÷ model", "FLOP/B (model)",
+                   "FLOP/B (measured)", "Ridge FLOP/B", "TFLOP/s", "Measured GB/s", "% peak BW (measured)"], rows)
+    out.append("")
+    out.append("Measured ÷ model > 1.25 flags over-fetch (uncoalesced or strided access, data re-read after "
+               "L2 eviction); < 1 means part of the inputs were served from L2 (ncu flushes caches before "
+               "each pass, so that reuse happened inside the launch).")
+    out += ["", "## Nsight Compute rule results"]
+    rows = []
+    for s in result.stages:
+        for r in s.ncu_rules:
+            if r.get("type") in ("OK", "NONE") and r.get("speedup_pct") is None:
+                continue
+            est = NA if r.get("speedup_pct") is None else f"{r['speedup_pct']:.1f}% ({r.get('speedup_type')})"
+            msg = (r.get("message") or "").replace("|", "/").replace("\n", " ")
+            rows.append([s.name, f"{r.get('section')}/{r.get('rule')}", r.get("type"), est,
+                         (r.get("title") + ": " if r.get("title") else "") + (msg[:400] + ("…" if len(msg) > 400 else ""))])
+    out += _table(["Stage", "Section/rule", "Type", "Est. speedup", "Finding"], rows) if rows else [
+        "No rule fired with a finding (or the report has no rule results)."]
+    out.append("")
+    out.append("Est. speedup is Nsight Compute's: the share of runtime it expects to save (global: of the whole "
+               "kernel; local: of the part the rule looks at). Global estimates also rank in the contract's "
+               "opportunities, converted to a gain (1/(1 − saving) − 1).")
+    if others:
+        out += ["", f"## Versions compared ({result.mode} mode, same parameters, latest profile of each)"]
+        rows = []
+        for r in sorted(others + [result], key=lambda x: x.version):
+            main = max(r.stages, key=lambda st: st.timing.median_ns)
+            view = stage_view(main, r.device.kind)
+            mark = " (this profile)" if r is result else ""
+            rows.append([r.version + mark, f"{r.total_time_ns() / 1e3:.2f}", _num(main.tc_pct), _num(main.sm_pct),
+                         _num(main.dram_pct), _num(main.occupancy_pct), _num(main.l2_hit_pct),
+                         _num(main.over_fetch_ratio, 2), _num(main.registers_per_thread, 0),
+                         json.dumps(main.tiling, default=str) if main.tiling else NA,
+                         view.diagnosis.bottleneck if view.diagnosis else NA])
+        out += _table(["Version", "Duration (us)", "TC%", "SM%", "DRAM%", "Occ%", "L2 hit%", "DRAM ÷ model",
+                       "Regs", "Tiling", "Bottleneck"], rows)
+    p = result.profiler
+    if p:
+        out += ["", "## Profiler run"]
+        out += _table(["Field", "Value"], [
+            ["engine", f"{p.get('engine')} {p.get('ncu_version')} ({p.get('ncu_path')})"],
+            ["command", "`ncu " + " ".join(p.get("command", [])) + " <python -m kprof_mcp.worker run ...>`"],
+            ["profiled launches", f"{p.get('profiled_launches')} (replay passes each: {p.get('passes_per_launch')})"],
+            ["clock control", p.get("clock_control")], ["cache control", p.get("cache_control")],
+            ["NVTX ranges", ", ".join(p.get("nvtx_ranges", []))],
+            ["metric names", f"resolved by {p.get('metric_catalog')}; unknown to this ncu: "
+                             f"{sorted(p.get('metrics_unknown', {})) or 'none'}"],
+            ["parser", p.get("parser")], ["report", p.get("report_file")],
+            ["profiled process wall time (s)", p.get("profiled_process_wall_s")],
+        ])
+    out.append("")
+    return out
+
+
+def render_verbose(result: ProfileResult, sections: dict[str, list[dict[str, Any]]]) -> str:
+    """``report-verbose.md``: every Nsight Compute section of every stage, then every rule."""
+    out = [f"# {result.kernel} {result.version} — every Nsight Compute section ({result.mode} mode)", "",
+           f"Source: `{result.profiler.get('report_file', 'profile.ncu-rep')}`, read with "
+           f"{result.profiler.get('parser', NA)}. Values in the units Nsight Compute reports.", ""]
+    for s in result.stages:
+        out.append(f"## Stage {s.name} ({', '.join(s.ncu_kernels) or NA})")
+        for sec in sections.get(s.name, []):
+            out += ["", f"### {sec.get('name')} (`{sec.get('id')}`)"]
+            rows = [[m.get("name"), m.get("value"), m.get("unit") or ""] for m in sec.get("metrics", [])]
+            out += _table(["Metric", "Value", "Unit"], rows) if rows else ["(no metrics)"]
+            rules = [r for r in s.ncu_rules if r.get("section") == sec.get("id")]
+            for r in rules:
+                est = "" if r.get("speedup_pct") is None else f" — est. speedup {r['speedup_pct']:.1f}% ({r.get('speedup_type')})"
+                out.append("")
+                out.append(f"- **{r.get('type')}** {r.get('rule')}{est}: {(r.get('title') or '')} {r.get('message') or ''}".rstrip())
+        if not sections.get(s.name):
+            out.append("")
+            out.append("(no section data in this report)")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def render_source(stage: str, kernel: str, view: dict[str, Any], top: int = 25) -> str:
+    """Per-source-line SASS metrics: where warps were sampled, what they stalled on, which
+    instructions ran most. Samples are Nsight Compute's warp-state sampling counts per PC."""
+    import pandas as pd
+
+    df = pd.DataFrame(view["rows"])
+    stall_cols = [c for c in view.get("stall_columns", []) if c in df.columns]
+    for c in ("samples", "inst_executed"):
+        if c not in df.columns:
+            df[c] = 0.0
+    df["file"] = df["file"].fillna("(no line info)")
+    df["line"] = df["line"].fillna(0).astype(int)
+    total = float(df["samples"].sum()) or 1.0
+    out = [f"# Source view: stage {stage}, kernel `{kernel}`", "",
+           f"{len(df)} SASS instructions; {int(df['samples'].sum())} warp-state samples. Per-PC data: "
+           f"`source/{stage}.sass.csv`; imported source files: `source/{stage}.files/`.", ""]
+    lines = {}
+    for fname, text in view.get("files", {}).items():
+        lines[fname] = text.splitlines()
+    grouped = df.groupby(["file", "line"], as_index=False)[["samples", "inst_executed", *stall_cols]].sum()
+    grouped = grouped.sort_values("samples", ascending=False).head(top)
+    out.append("## Hottest source lines (by warp-state samples)")
+    rows = []
+    for _, g in grouped.iterrows():
+        stalls = sorted(((g[c], c[len("stall_"):]) for c in stall_cols if g[c] > 0), reverse=True)[:3]
+        src = ""
+        text = lines.get(g["file"])
+        if text and 0 < g["line"] <= len(text):
+            src = "`" + text[g["line"] - 1].strip().replace("|", "\\|")[:90] + "`"
+        rows.append([f"{_basename(g['file'])}:{g['line']}", src, f"{100 * g['samples'] / total:.1f}",
+                     f"{g['inst_executed']:.4g}",
+                     ", ".join(f"{n} {100 * v / max(g['samples'], 1):.0f}%" for v, n in stalls) or NA])
+    out += _table(["Line", "Source", "% samples", "Warp insts executed", "Top stall reasons"], rows)
+    out += ["", "## Hottest SASS instructions"]
+    hot = df.sort_values("samples", ascending=False).head(top)
+    rows = []
+    for _, r in hot.iterrows():
+        stalls = sorted(((r[c], c[len("stall_"):]) for c in stall_cols if r[c] > 0), reverse=True)[:2]
+        rows.append([f"0x{int(r['offset']):x}", "`" + str(r.get("sass", "")).replace("|", "\\|") + "`",
+                     f"{_basename(r['file'])}:{r['line']}", f"{100 * r['samples'] / total:.1f}",
+                     f"{r['inst_executed']:.4g}", ", ".join(n for _, n in stalls) or NA])
+    out += _table(["Offset", "SASS", "Line", "% samples", "Executed", "Stalls"], rows)
+    if stall_cols:
+        out += ["", "## Stall reasons over the whole kernel (% of samples)"]
+        sums = sorted(((float(df[c].sum()), c[len("stall_"):]) for c in stall_cols), reverse=True)
+        out += _table(["Reason", "% of samples"], [[n, f"{100 * v / total:.1f}"] for v, n in sums if v > 0])
+    return "\n".join(out) + "\n"
+
+
+def _basename(fname: Any) -> str:
+    return str(fname).rsplit("/", 1)[-1]
+
+
 # ----------------------------------------------------------------------------- devlog
 
 DEVLOG_MARK = "<!-- kprof-devlog "
@@ -284,7 +457,12 @@ def render_devlog_entry(result: ProfileResult, previous: dict[str, Any] | None, 
     """SPEC.md's development-log template, "vs Previous" filled from the previous entry's metrics."""
     m = devlog_metrics(result)
     d = result.device
-    clocks = "clocks not locked" if d.kind == "cuda" else "CPU timing"
+    if d.kind != "cuda":
+        clocks = "CPU timing"
+    elif result.mode in ("annotation", "ncu") and d.clocks_locked:
+        clocks = "locked to base clocks by ncu, Nsight Compute duration"
+    else:
+        clocks = "clocks not locked"
     cfg = ", ".join(f"{k}={result.params[k]}" for k in config_columns(result) if k != "dtype")
 
     def vs(key: str, lower_is_better: bool) -> str:

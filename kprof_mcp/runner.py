@@ -77,18 +77,25 @@ def _tail(text: str, n: int = 15) -> str:
     return "\n".join(lines[-n:]) if lines else "(no output)"
 
 
-def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | None = None) -> dict[str, Any]:
-    """Run one profile in a child; return the worker's ok-record or raise :class:`WorkerError`."""
+def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | None = None,
+                prefix: list[str] | None = None) -> dict[str, Any]:
+    """Run one profile in a child; return the worker's ok-record or raise :class:`WorkerError`.
+
+    ``prefix`` is a profiler's argument vector that launches the worker (``ncu ... python -m
+    kprof_mcp.worker run``); what the profiler prints comes back in the record's ``log``.
+    """
     with tempfile.TemporaryDirectory(prefix="kprof-") as tmp:
         req_path = Path(tmp) / "request.json"
         res_path = Path(tmp) / "result.json"
         req_path.write_text(request_json)
         err_path = Path(tmp) / "stderr.txt"
         with open(err_path, "w+") as err:
-            proc = subprocess.Popen(_worker_cmd("run", "--request", str(req_path), "--result", str(res_path)),
+            other: list[str] = []
+            proc = subprocess.Popen([*(prefix or []), *_worker_cmd("run", "--request", str(req_path),
+                                                                   "--result", str(res_path))],
                                     stdout=subprocess.PIPE, stderr=err, text=True, env=_env(),
-                                    start_new_session=True)
-            reader = threading.Thread(target=_pump, args=(proc, on_progress), daemon=True)
+                                    start_new_session=True, errors="replace")
+            reader = threading.Thread(target=_pump, args=(proc, on_progress, other), daemon=True)
             reader.start()
             try:
                 proc.wait(timeout=timeout_s)
@@ -116,10 +123,17 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
                 record = json.loads(res_path.read_text())
             except json.JSONDecodeError:
                 record = None
-        if rc == 0 and record and record.get("status") == "ok":
+        log = "".join(other[-2000:]) + stderr
+        if record and record.get("status") == "ok" and (rc == 0 or prefix):
+            record["log"] = log
+            record["returncode"] = rc
             return record
         if record and record.get("status") == "error":
-            raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"), record.get("detail"))
+            raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"),
+                              dict(record.get("detail") or {}, log=log[-4000:]))
+        if prefix:
+            raise WorkerError("profiler", f"the profiled process failed (exit code {rc}); the profiler printed:\n"
+                                          f"{_tail(log, 25)}", {"log": log[-8000:]})
         if rc < 0:
             try:
                 name = signal.Signals(-rc).name
@@ -132,10 +146,47 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
                                    f"unaffected. Last output:\n{_tail(stderr)}")
 
 
-def _pump(proc: subprocess.Popen, on_progress: ProgressFn | None) -> None:
+def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any], timeout_s: float = 600.0
+           ) -> dict[str, Any]:
+    """Parse a Nsight Compute report in a child process (``worker finish``)."""
+    with tempfile.TemporaryDirectory(prefix="kprof-") as tmp:
+        paths = {n: Path(tmp) / f"{n}.json" for n in ("request", "profiler", "result")}
+        paths["request"].write_text(request_json)
+        paths["profiler"].write_text(json.dumps(profiler))
+        log_path = Path(tmp) / "ncu.log"
+        log_path.write_text(log)
+        cmd = _worker_cmd("finish", "--request", str(paths["request"]), "--work-dir", str(work_dir),
+                          "--log", str(log_path), "--profiler", str(paths["profiler"]), "--result", str(paths["result"]))
+        try:
+            cp = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=_env(),
+                                start_new_session=True)
+        except subprocess.TimeoutExpired:
+            raise WorkerError("timeout", f"reading the Nsight Compute report took over {timeout_s:.0f} s") from None
+        record = None
+        if paths["result"].exists():
+            try:
+                record = json.loads(paths["result"].read_text())
+            except json.JSONDecodeError:
+                record = None
+        if cp.returncode == 0 and record and record.get("status") == "ok":
+            return record
+        if record and record.get("status") == "error":
+            raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"))
+        raise WorkerError("crash", f"reading the Nsight Compute report failed (exit code {cp.returncode}; a corrupt "
+                                   f"report can crash the native parser — the server is unaffected): "
+                                   f"{_tail(cp.stderr)}")
+
+
+def _pump(proc: subprocess.Popen, on_progress: ProgressFn | None, other: list[str] | None = None) -> None:
     assert proc.stdout is not None
     for line in proc.stdout:
-        if line.startswith(PROGRESS_PREFIX) and on_progress is not None:
+        if not line.startswith(PROGRESS_PREFIX):
+            if other is not None:
+                other.append(line)
+                if len(other) > 6000:  # a chatty kernel must not grow the server's memory
+                    del other[:1000]
+            continue
+        if on_progress is not None:
             try:
                 msg = json.loads(line[len(PROGRESS_PREFIX):])
                 on_progress(float(msg["progress"]), str(msg["message"]))

@@ -23,10 +23,12 @@ from .models import Diagnosis
 
 INSTRUCTIONS = """\
 kprof-mcp profiles GPU kernels (Triton / PyTorch) and answers with the Profiler Output Contract.
-Workflow: list_kernels → profile_kernel(kernel, version, params, mode='event') → read the contract
-(Stages, Bottleneck, Top 3 Opportunities) → change the kernel → profile_kernel again with
-baseline=<previous profile_dir> → update_devlog. device_info tells which device, peaks and modes
-are usable. Only mode 'event' is built in this version; the others answer with an error.
+Workflow: list_kernels → profile_kernel(kernel, version, params) → read the contract (Stages,
+Bottleneck, Top 3 Opportunities) → change the kernel → profile_kernel again with
+baseline=<previous profile_dir> → update_devlog. Modes: 'annotation' (default first pass: Nsight
+Compute counters per stage), 'ncu' (deep dive: every section, rules, source-level SASS), 'event'
+(quick CUDA-event A/B timing; also the only mode without a GPU). 'nsys' is not built yet.
+device_info tells which device, peaks, profilers and modes are usable.
 """
 
 
@@ -62,7 +64,7 @@ class KernelList(BaseModel):
 
 class StageSummary(BaseModel):
     name: str
-    duration_us: float = Field(description="median of the timed runs")
+    duration_us: float = Field(description="median of the timed runs (Nsight modes: ncu gpu__time_duration)")
     iqr_us: float
     runs: int
     achieved_tflops: float
@@ -73,6 +75,11 @@ class StageSummary(BaseModel):
     tc_pct: float | None = None
     dram_pct: float | None = None
     occupancy_pct: float | None = None
+    sm_pct: float | None = Field(default=None, description="SM throughput % (Nsight modes)")
+    l2_hit_pct: float | None = None
+    dram_bytes_over_model: float | None = Field(default=None, description="measured DRAM bytes / model bytes; "
+                                                "> 1.25 means over-fetch (Nsight modes)")
+    missing_metrics: list[str] = Field(default_factory=list, description="asked for but absent: shown as n/a")
 
 
 class ProfileSummary(BaseModel):
@@ -146,24 +153,35 @@ def build_server(config: Config | None = None) -> MCPServer:
         params: Annotated[dict[str, Any] | None, Field(
             description="kernel parameters, e.g. {'n': 16777216, 'dtype': 'float32'}; omitted ones take their "
                         "defaults (see list_kernels); bounds and device-memory fit are checked")] = None,
-        mode: Annotated[str, Field(description="'event' (built: CUDA-event timing + roofline estimate). "
-                                               "'annotation', 'ncu', 'nsys' are not built yet and return an error")] = "event",
+        mode: Annotated[str, Field(description="'annotation' (default: Nsight Compute metric set per stage, "
+                                               "clocks locked to base), 'ncu' (full sections, rules, source-level "
+                                               "SASS; slower), 'event' (CUDA-event timing + roofline estimate; "
+                                               "works without a GPU or ncu). 'nsys' is not built yet")] = "annotation",
         baseline: Annotated[str | None, Field(
             description="profile_dir of an earlier run to compare with; the contract then has a filled "
                         "'vs Baseline' table")] = None,
+        ncu_launches: Annotated[int, Field(ge=1, le=20, description="annotation/ncu: profiled launches per stage "
+                                                                    "(>1 measures a spread of durations)")] = 1,
+        clock_control: Annotated[str, Field(description="annotation/ncu: 'base' (ncu locks SM clocks to base; "
+                                                        "default) or 'none' (needed under MIG)")] = "base",
     ) -> Annotated[CallToolResult, ProfileSummary]:
         """Profile one version of a kernel and return the Profiler Output Contract (markdown).
 
-        The kernel runs in a separate process: it is first checked against the package's
-        reference (a wrong result is reported as an error, not timed), then each stage is
-        warmed up and timed with CUDA events, L2 flushed before every run, repeated until the
-        spread (IQR/median) is small or a time budget is spent. The contract gives per-stage
-        duration, the bottleneck class, the root cause and the top 3 opportunities with their
-        estimated gain and trigger metric. In event mode TC%/DRAM%/Occ% are `n/a` (no hardware
-        counters); the bottleneck then comes from the roofline position (model FLOPs and bytes
-        over measured time vs device peaks). Without a GPU it runs on the CPU (Triton
-        interpreter) and says so: no GPU claims. Artifacts (params.json, report.md,
-        samples.csv, tiling/, compiled/) are written under `profile_dir`."""
+        The kernel runs in a separate process and is first checked against the package's
+        reference (a wrong result is reported as an error, not profiled). Then, by mode:
+        annotation — each stage's launch inside an NVTX range is profiled by Nsight Compute
+        (one run, few replay passes; JIT/autotune/warm-up excluded): TC%, SM%, DRAM%,
+        achieved/theoretical occupancy, L2 hit, spills, waves, registers, shared memory,
+        duration and DRAM bytes vs the stage's byte model (over-fetch), plus ncu's own rule
+        estimates; ncu — the same with `--set full`, report-verbose.md with every section and
+        source/<stage>.md mapping SASS samples and stall reasons to source lines; event —
+        CUDA-event timing with L2 flushed, repeated until the spread is small (TC%/DRAM%/Occ%
+        are then `n/a` and the class comes from the roofline position; on a machine without a
+        GPU this is CPU timing and says so). The contract gives per-stage duration, the
+        bottleneck, the root cause and the top 3 opportunities with estimated gain and trigger
+        metric. Artifacts (params.json, report.md, tiling/, compiled/, profile.ncu-rep, ...) are
+        under `profile_dir`; other versions profiled in the same mode and parameters appear in
+        report.md's comparison table."""
         loop = asyncio.get_running_loop()
 
         def on_progress(fraction: float, message: str) -> None:
@@ -176,7 +194,8 @@ def build_server(config: Config | None = None) -> MCPServer:
 
         try:
             outcome = await anyio.to_thread.run_sync(
-                lambda: engine.profile(kernel, version, params, mode, baseline, on_progress))
+                lambda: engine.profile(kernel, version, params, mode, baseline, on_progress,
+                                       ncu_launches=ncu_launches, clock_control=clock_control))
         except KprofError as e:
             raise ToolError(str(e)) from None
         r = outcome.result
@@ -194,7 +213,9 @@ def build_server(config: Config | None = None) -> MCPServer:
                 achieved_gbps=v.stage.achieved_bytes_per_s / 1e9, pct_peak_flops=v.stage.pct_peak_flops,
                 pct_peak_bandwidth=v.stage.pct_peak_bandwidth,
                 bottleneck=v.diagnosis.bottleneck if v.diagnosis else None, tc_pct=v.stage.tc_pct,
-                dram_pct=v.stage.dram_pct, occupancy_pct=v.stage.occupancy_pct) for v in views],
+                dram_pct=v.stage.dram_pct, occupancy_pct=v.stage.occupancy_pct, sm_pct=v.stage.sm_pct,
+                l2_hit_pct=v.stage.l2_hit_pct, dram_bytes_over_model=v.stage.over_fetch_ratio,
+                missing_metrics=v.stage.missing_metrics) for v in views],
             bottleneck=main.diagnosis.bottleneck if main.diagnosis else None,
             opportunities=[{"name": n, "est_gain_pct": round(g, 1), "trigger": t}
                            for n, g, t in ranked_opportunities(r, views)[:3]],

@@ -63,7 +63,7 @@ def _nvidia_smi(index: int) -> dict[str, Any]:
     return dict(zip(fields, values)) if len(values) == len(fields) else {}
 
 
-def device_state(torch, use_cuda: bool) -> DeviceState:
+def device_state(torch, use_cuda: bool, query_smi: bool = True) -> DeviceState:
     from .devices import try_match_device
 
     import triton
@@ -78,7 +78,9 @@ def device_state(torch, use_cuda: bool) -> DeviceState:
     idx = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(idx)
     spec, note = try_match_device(props.name)
-    smi = _nvidia_smi(idx)
+    # Under Nsight Compute the parent reads nvidia-smi instead: every process started here
+    # would be one more process for ncu to attach to.
+    smi = _nvidia_smi(idx) if query_smi else {}
     return DeviceState(
         kind="cuda", name=props.name, index=idx, sm_count=props.multi_processor_count,
         l2_bytes=getattr(props, "L2_cache_size", None), memory_bytes=props.total_memory,
@@ -287,9 +289,14 @@ def params_dirname(params: dict[str, Any], order: list[str]) -> str:
 
 # ----------------------------------------------------------------------------- run
 
+NCU_MODES = ("annotation", "ncu")
+REPORT_BASENAME = "profile"  # <profile_dir>/profile.ncu-rep
+
+
 def run(req: ProfileRequest, result_path: Path) -> Path:
-    if req.mode != "event":
-        raise ExpectedError("mode", f"the worker runs mode 'event' only, not {req.mode!r}")
+    if req.mode not in ("event", *NCU_MODES):
+        raise ExpectedError("mode", f"the worker runs modes event, annotation and ncu, not {req.mode!r}")
+    counters = req.mode in NCU_MODES
     phases: dict[str, float] = {}
     mark = [time.perf_counter()]
 
@@ -304,6 +311,9 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
     phase("import_torch")
 
     use_cuda = torch.cuda.is_available() and not req.force_cpu
+    if counters and not use_cuda:
+        raise ExpectedError("mode", f"mode {req.mode!r} needs an NVIDIA GPU (Nsight Compute counters); none is "
+                                    "usable here. mode='event' runs on the CPU through the Triton interpreter.")
     if not use_cuda:
         # Must be set before any @triton.jit decorator runs (kernel modules are imported lazily).
         os.environ["TRITON_INTERPRET"] = "1"
@@ -317,7 +327,7 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
         raise ExpectedError("params", str(e)) from e
     device = "cuda" if use_cuda else "cpu"
     _check_memory(torch, pkg, params, use_cuda)
-    dev = device_state(torch, use_cuda)
+    dev = device_state(torch, use_cuda, query_smi=not counters)
     progress(0.08, f"building inputs on {dev.name}")
     inputs = pkg.make_inputs(params, device)
     plan: Plan = version.build(inputs, params)
@@ -350,6 +360,7 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
     work_dir.mkdir(parents=True, exist_ok=False)
 
     stage_results: list[StageResult] = []
+    captured: list[dict[str, Any]] = []
     spec = None
     if dev.spec_key:
         from .devices import match_device
@@ -361,15 +372,24 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
         resources = _dump_compiled(ret, work_dir / "compiled" / stage.name)
         tiling = _write_tiling(stage, work_dir / "tiling")
         phase("compiled_ir_tiling")
-        timing = Timer(torch, use_cuda, req).time(_stage_callable(torch, stage, streams, use_cuda))
         blocks = stage.grid_blocks() if callable(stage.grid_blocks) else stage.grid_blocks
-        stage_results.append(StageResult(
-            name=stage.name, timing=timing, flops=float(model.flops(params)), bytes_model=float(model.bytes(params)),
+        static = dict(
+            name=stage.name, flops=float(model.flops(params)), bytes_model=float(model.bytes(params)),
             tensor_cores=model.tensor_cores, dtype=params["dtype"],
             peak_flops_per_s=spec.peak_flops_per_s(params["dtype"], model.tensor_cores) if spec else None,
             peak_bytes_per_s=spec.peak_bytes_per_s if spec else None,
-            grid_blocks=blocks, sm_count=dev.sm_count, tiling=tiling, resources=resources))
+            grid_blocks=blocks, sm_count=dev.sm_count, tiling=tiling, resources=resources)
+        if counters:
+            captured.append(static)
+            continue
+        timing = Timer(torch, use_cuda, req).time(_stage_callable(torch, stage, streams, use_cuda))
+        stage_results.append(StageResult(timing=timing, **static))
         phase(f"timing_{stage.name}")
+    if counters:
+        return _capture_for_ncu(torch, req, plan, streams, captured, work_dir, final_dir, result_path, dict(
+            kernel=pkg.name, version=version.name, mode=req.mode, plan_kind=plan.kind, params=params.as_dict(),
+            param_order=order, device=dev, warnings=warnings, correctness=correctness, created_at=stamp,
+            profile_dir=str(final_dir), request=req.model_dump(), phases_s=phases), phase)
     plan_total = None
     if len(plan.stages) > 1:
         progress(0.88, "timing the whole plan")
@@ -391,6 +411,38 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
     progress(0.95, "writing artifacts")
     _write_artifacts(work_dir, result)
     result_path.write_text(json.dumps({"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}))
+    return work_dir
+
+
+def _capture_for_ncu(torch, req: ProfileRequest, plan: Plan, streams, captured: list[dict[str, Any]],
+                     work_dir: Path, final_dir: Path, result_path: Path, result_fields: dict[str, Any],
+                     phase) -> Path:
+    """Launch each stage ``req.ncu_launches`` times inside its NVTX range, the only launches
+    Nsight Compute profiles (``--nvtx-include kprof_<stage>/``); everything before (JIT,
+    autotuning, the correctness run) ran outside any range and is not profiled. ncu replays
+    each profiled launch once per counter pass, restoring memory in between."""
+    from .ncu import range_name
+
+    dev = result_fields["device"]
+    dev.clocks_locked = req.clock_control == "base"
+    dev.clock_control = ("ncu --clock-control base: Nsight Compute locks the SM clock to base during each "
+                         "profiled launch and restores it after" if req.clock_control == "base" else
+                         "ncu --clock-control none: clocks free (boost and thermals move results)")
+    torch.cuda.synchronize()
+    for i, stage in enumerate(plan.stages):
+        progress(0.3 + 0.6 * i / len(plan.stages), f"Nsight Compute profiling stage {stage.name}")
+        fn = _stage_callable(torch, stage, streams, True)
+        for _ in range(req.ncu_launches):
+            torch.cuda.nvtx.range_push(range_name(stage.name))
+            fn()
+            torch.cuda.nvtx.range_pop()
+            torch.cuda.synchronize()
+    phase("ncu_profiled_launches")
+    capture = {"result": json.loads(json.dumps(result_fields, default=lambda o: o.model_dump())),
+               "stages": json.loads(json.dumps(captured, default=lambda o: o.model_dump()))}
+    (work_dir / "capture.json").write_text(json.dumps(capture, indent=2, default=str))
+    result_path.write_text(json.dumps({"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir),
+                                       "captured": True}))
     return work_dir
 
 
@@ -456,6 +508,19 @@ def _quality_warnings(dev: DeviceState, stages: list[StageResult], plan_total: T
 
 
 def _write_artifacts(work_dir: Path, result: ProfileResult) -> None:
+    write_params_and_samples(work_dir, result)
+
+
+def _cache_control(result: ProfileResult) -> str:
+    if result.mode in NCU_MODES:
+        cc = result.profiler.get("cache_control", "all")
+        return ("ncu --cache-control all: every cache flushed before each replay pass" if cc == "all"
+                else "ncu --cache-control none: caches keep data between replay passes")
+    return "L2 flushed before each timed run (256 MiB buffer zeroed)" if result.device.kind == "cuda" else "none (CPU)"
+
+
+def write_params_and_samples(work_dir: Path, result: ProfileResult) -> None:
+    """params.json (the source of truth for the Configuration table), samples.csv, result.json."""
     import pandas as pd
 
     d = result.device
@@ -468,7 +533,8 @@ def _write_artifacts(work_dir: Path, result: ProfileResult) -> None:
                    "spec_key": d.spec_key, "spec_name": d.spec_name, "spec_note": d.spec_note},
         "clock_state": {"clocks_locked": d.clocks_locked, "clock_control": d.clock_control,
                         "before": d.clocks_before, "after": d.clocks_after},
-        "cache_control": "L2 flushed before each timed run (256 MiB buffer zeroed)" if d.kind == "cuda" else "none (CPU)",
+        "cache_control": _cache_control(result),
+        "profiler": result.profiler or None,
         "versions": {"torch": d.torch_version, "triton": d.triton_version, "cuda": d.cuda_version,
                      "driver": d.driver_version, "python": d.python_version, "kprof_mcp": _kprof_version()},
         "triton_interpret": d.triton_interpret,
@@ -505,7 +571,15 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run")
     r.add_argument("--request", required=True)
     r.add_argument("--result", required=True)
+    f = sub.add_parser("finish")
+    f.add_argument("--request", required=True)
+    f.add_argument("--work-dir", required=True)
+    f.add_argument("--log", required=True)
+    f.add_argument("--profiler", required=True)
+    f.add_argument("--result", required=True)
     a = ap.parse_args(argv)
+    if a.cmd == "finish":
+        return _finish_main(a)
     if a.cmd == "describe":
         try:
             print(json.dumps({"status": "ok", "kernel": describe(a.source)}))
@@ -522,6 +596,21 @@ def main(argv: list[str] | None = None) -> int:
     except ExpectedError as e:
         result_path.write_text(json.dumps({"status": "error", "kind": e.kind, "message": str(e), "detail": e.detail},
                                           default=str))
+        return 2
+
+
+def _finish_main(a) -> int:
+    from .modes.nsight import FinishError, finish
+
+    result_path = Path(a.result)
+    try:
+        req = ProfileRequest.model_validate_json(Path(a.request).read_text())
+        work_dir = Path(a.work_dir)
+        result = finish(req, work_dir, Path(a.log).read_text(errors="replace"), json.loads(Path(a.profiler).read_text()))
+        result_path.write_text(json.dumps({"status": "ok", "work_dir": str(work_dir), "profile_dir": result.profile_dir}))
+        return 0
+    except FinishError as e:
+        result_path.write_text(json.dumps({"status": "error", "kind": e.kind, "message": str(e)}))
         return 2
 
 

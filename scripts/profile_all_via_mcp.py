@@ -2,7 +2,7 @@
 
 Used for the GPU evidence in docs/ (and runs on a CPU too, with small sizes):
 
-    python scripts/profile_all_via_mcp.py WORKSPACE OUTFILE [--small]
+    python scripts/profile_all_via_mcp.py WORKSPACE OUTFILE [--small] [--mode MODE] [--no-devlog]
 
 For each kernel: v0, then v1 with v0 as baseline; read_params of each; update_devlog.
 Writes every contract (verbatim) and the structured summaries to OUTFILE (markdown).
@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 SMALL = {"vector_add": {"n": 1 << 16}, "matmul": {"M": 128, "N": 128, "K": 128, "dtype": "float16"}}
 
 
-async def main(workspace: str, outfile: str, small: bool) -> None:
+async def main(workspace: str, outfile: str, small: bool, mode: str, devlog: bool) -> None:
     server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", workspace],
                                     # the SDK passes only a safe subset of the environment to the server
                                     env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
@@ -31,7 +31,7 @@ async def main(workspace: str, outfile: str, small: bool) -> None:
         for kernel in ("vector_add", "matmul"):
             prev = None
             for version in ("v0", "v1"):
-                args = {"kernel": kernel, "version": version, "mode": "event"}
+                args = {"kernel": kernel, "version": version, "mode": mode}
                 if small:
                     args["params"] = SMALL[kernel]
                 if prev:
@@ -45,16 +45,21 @@ async def main(workspace: str, outfile: str, small: bool) -> None:
                     continue
                 s = r.structured_content
                 params = await c.call_tool("read_params", {"profile_dir": s["profile_dir"]})
-                out.append(f"### {kernel} {version} (profile_kernel wall time {wall:.1f} s)\n")
+                out.append(f"### {kernel} {version}, mode {mode} (profile_kernel wall time {wall:.1f} s)\n")
                 out.append(r.content[0].text)
                 out.append(f"profile_dir: `{s['profile_dir']}`\n")
                 out.append("params.json (device, clocks, versions): `"
                            + json.dumps({k: params.structured_content['params'][k] for k in
                                          ('device', 'clock_state', 'versions')}) + "`\n")
+                if not devlog:
+                    prev = s["profile_dir"]
+                    print(f"{kernel} {version}: {s['total_duration_us']:.2f} us  ({wall:.1f} s wall)", flush=True)
+                    continue
+                est = "event-mode roofline estimate" if mode == "event" else f"{mode} mode, Nsight Compute counters"
                 dl = await c.call_tool("update_devlog", {
                     "kernel": kernel, "profile_dir": s["profile_dir"],
                     "issues": [f"{st['name']}: {st['bottleneck']}, {st['pct_peak_bandwidth'] or 0:.1f}% of peak BW, "
-                               f"{st['pct_peak_flops'] or 0:.1f}% of peak FLOP/s (event-mode roofline estimate)"
+                               f"{st['pct_peak_flops'] or 0:.1f}% of peak FLOP/s ({est})"
                                for st in s["stages"]],
                     "insights": [f"{version}: recorded by scripts/profile_all_via_mcp.py"]})
                 if dl.is_error:
@@ -66,4 +71,6 @@ async def main(workspace: str, outfile: str, small: bool) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[1], sys.argv[2], "--small" in sys.argv)
+    argv = sys.argv
+    mode_arg = argv[argv.index("--mode") + 1] if "--mode" in argv else "event"
+    anyio.run(main, argv[1], argv[2], "--small" in argv, mode_arg, "--no-devlog" not in argv)

@@ -1,7 +1,8 @@
 """Profiling modes: one registry, one entry per mode, raising with the valid names.
 
-``event`` runs in the worker (``kprof_mcp.worker``). The Nsight modes are specified
-(SPEC.md) but not built yet: asking for them gives a clear error, never fake output.
+``event`` runs in the worker (``kprof_mcp.worker``); ``annotation`` and ``ncu`` run the same
+worker under Nsight Compute and are read back by :mod:`kprof_mcp.modes.nsight`. ``nsys`` is
+specified (SPEC.md) but not built yet: asking for it gives a clear error, never fake output.
 """
 
 from __future__ import annotations
@@ -24,13 +25,20 @@ class Mode:
 MODES: dict[str, Mode] = {
     "event": Mode("event", True, "CUDA-event timing per stage, L2 flushed, median/IQR, roofline estimate from the "
                                  "FLOP/byte model. Quick A/B; carries Python launch overhead.", "torch (GPU or CPU)"),
-    "annotation": Mode("annotation", False, "default first pass: small Nsight Compute metric set per stage "
-                                            "(TC%, DRAM%, occupancy, L2 hit, spills) + roofline", "Nsight Compute (ncu)"),
-    "ncu": Mode("ncu", False, "deep investigation: full Nsight Compute sections, rule results, source-level SASS",
-                "Nsight Compute (ncu)"),
+    "annotation": Mode("annotation", True, "default first pass: one Nsight Compute run per profile with a small "
+                                           "metric set per stage (TC%, SM%, DRAM%, occupancy, L2 hit, spills, "
+                                           "DRAM bytes vs model) + ncu rule estimates + roofline, clocks locked "
+                                           "to base", "Nsight Compute (ncu) and an NVIDIA GPU"),
+    "ncu": Mode("ncu", True, "deep investigation: ncu --set full (report kept), rule results, every section "
+                             "(report-verbose.md), SASS with per-instruction samples and stall reasons mapped to "
+                             "source lines", "Nsight Compute (ncu) and an NVIDIA GPU"),
     "nsys": Mode("nsys", False, "timeline: overlap, stream concurrency, launch ordering",
                  "Nsight Systems or torch.profiler (CUPTI)"),
 }
+
+
+DEFAULT_MODE = "annotation"
+NSIGHT_MODES = ("annotation", "ncu")
 
 
 def get_mode(name: str) -> Mode:

@@ -123,7 +123,7 @@ def test_classify_bottleneck_memory_bound(npx: str, tmp_path: Path) -> None:
 def test_profile_kernel_vector_add(npx: str, tmp_path: Path) -> None:
     result = _result(*_run_inspector(
         npx, tmp_path, "--method", "tools/call", "--tool-name", "profile_kernel",
-        "--tool-arg", "kernel=vector_add", "version=v0", 'params={"n":4096}'))
+        "--tool-arg", "kernel=vector_add", "version=v0", 'params={"n":4096}', "mode=event"))
     assert result.get("isError") is not True, result
     assert _text(result).startswith("## Profile: vector_add v0"), _text(result)[:500]
 

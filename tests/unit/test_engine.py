@@ -45,8 +45,8 @@ def test_event_profile_writes_the_artifact_layout(engine, workspace):
 
 
 def test_baseline_fills_the_comparison_table(engine):
-    a = engine.profile("vector_add", "v0", {"n": 2048})
-    b = engine.profile("vector_add", "v1", {"n": 2048}, baseline=str(a.profile_dir))
+    a = engine.profile("vector_add", "v0", {"n": 2048}, mode="event")
+    b = engine.profile("vector_add", "v1", {"n": 2048}, mode="event", baseline=str(a.profile_dir))
     assert "| Duration (us) |" in b.contract and "Baseline: vector_add v0" in b.contract
     rows = b.contract.split("### vs Baseline (if applicable)")[1]
     assert "| Achieved GB/s |" in rows
@@ -57,7 +57,9 @@ def test_bad_input_errors_say_what_is_valid(engine, workspace):
         (dict(kernel="nope"), r"unknown kernel 'nope'; valid names: \['matmul', 'vector_add'\]"),
         (dict(kernel="vector_add", version="v9"), r"no version 'v9'; valid: \['v0', 'v1'\]"),
         (dict(kernel="vector_add", mode="warp"), r"unknown mode 'warp'; modes: \["),
-        (dict(kernel="vector_add", mode="ncu"), r"mode 'ncu' .* is not built yet"),
+        (dict(kernel="vector_add", mode="nsys"), r"mode 'nsys' .* is not built yet"),
+        (dict(kernel="vector_add", mode="ncu", ncu_launches=0), r"ncu_launches=0: give an integer from 1 to 20"),
+        (dict(kernel="vector_add", mode="annotation", clock_control="turbo"), r"clock_control='turbo'"),
         (dict(kernel="vector_add", params={"n": -5}), r"n=-5 is below its minimum 1"),
         (dict(kernel="vector_add", params={"m": 5}), r"unknown parameter\(s\) \['m'\]"),
         (dict(kernel="matmul", params={"dtype": "int3"}), r"dtype='int3' is not one of"),
@@ -73,12 +75,12 @@ def test_bad_input_errors_say_what_is_valid(engine, workspace):
 def test_sizes_that_cannot_fit_are_refused_before_launch(engine):
     # 2^32 float32 elements x 3 tensors = 48 GiB: more than this machine (or a CPU run) has free.
     with pytest.raises(KprofError, match=r"need about 48.00 GiB .* choose smaller sizes"):
-        engine.profile("vector_add", "v0", {"n": 1 << 32})
+        engine.profile("vector_add", "v0", {"n": 1 << 32}, mode="event")
 
 
 def test_user_kernel_by_path_runs(engine, workspace):
     rel = _user_kernel(workspace)
-    o = engine.profile(rel, None, {"n": 512})
+    o = engine.profile(rel, None, {"n": 512}, mode="event")
     assert o.result.kernel == "scale" and o.result.stages[0].name == "scale"
     assert o.profile_dir.parent.parent.name == "scale"
 
@@ -91,21 +93,21 @@ def test_user_kernel_by_path_runs(engine, workspace):
 def test_faulty_kernels_are_reported_and_leave_no_profile(engine, workspace, mode, pattern):
     rel = _user_kernel(workspace, mode, f"scale_{mode}.py")
     with pytest.raises(KprofError, match=pattern):
-        engine.profile(rel, None, {"n": 256})
+        engine.profile(rel, None, {"n": 256}, mode="event")
     assert not list((workspace / "out").rglob("result.json")) if (workspace / "out").exists() else True
     # The engine keeps working afterwards.
-    assert engine.profile("vector_add", "v0", {"n": 256}).profile_dir.is_dir()
+    assert engine.profile("vector_add", "v0", {"n": 256}, mode="event").profile_dir.is_dir()
 
 
 def test_a_hanging_kernel_hits_the_time_limit(workspace):
     eng = Engine(Config(workspace=workspace, timeout_s=20))
     rel = _user_kernel(workspace, "hang", "scale_hang.py")
     with pytest.raises(KprofError, match=r"did not finish within 20 s; the kernel process tree was killed"):
-        eng.profile(rel, None, {"n": 256})
+        eng.profile(rel, None, {"n": 256}, mode="event")
 
 
 def test_read_params_confinement_and_symlink_escape(engine, workspace, tmp_path):
-    o = engine.profile("vector_add", "v0", {"n": 256})
+    o = engine.profile("vector_add", "v0", {"n": 256}, mode="event")
     assert engine.read_params(str(o.profile_dir))["n"] == 256
     rel = str(o.profile_dir.relative_to(workspace))
     assert engine.read_params(rel)["dtype"] == "float32"
@@ -125,8 +127,8 @@ def test_read_params_confinement_and_symlink_escape(engine, workspace, tmp_path)
 
 
 def test_update_devlog_appends_and_compares(engine, workspace):
-    a = engine.profile("vector_add", "v0", {"n": 1024})
-    b = engine.profile("vector_add", "v1", {"n": 1024})
+    a = engine.profile("vector_add", "v0", {"n": 1024}, mode="event")
+    b = engine.profile("vector_add", "v1", {"n": 1024}, mode="event")
     p1, e1 = engine.update_devlog("vector_add", str(a.profile_dir), ["issue A"], ["insight A"])
     p2, e2 = engine.update_devlog("vector_add", str(b.profile_dir), [], ["insight B"])
     assert p1 == p2 == (workspace / "docs/kernels/vector_add.md").resolve()
@@ -150,7 +152,8 @@ def test_device_info_without_gpu(engine):
     info = engine.device_info()
     if not info["gpus"]:
         assert info["active"] is None and "CPU" in info["timing"]
-    assert info["modes"]["event"]["built"] is True and info["modes"]["ncu"]["built"] is False
+    assert info["modes"]["event"]["built"] is True and info["modes"]["ncu"]["built"] is True
+    assert info["modes"]["nsys"]["built"] is False
     assert "NVIDIA H100 SXM5 80GB" in info["known_devices"]
 
 

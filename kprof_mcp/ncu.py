@@ -1,0 +1,588 @@
+"""Everything about Nsight Compute (``ncu``) in one place: finding it, the metric names of the
+installed version, the command line, reading its console log, and parsing ``.ncu-rep`` files.
+
+Parsing goes through NVIDIA's ``ncu_report`` Python module (PyPI ``ncu-report``, or the copy in
+Nsight Compute's ``extras/python``); ``ncu --import ... --csv`` is the fallback for what a
+module version cannot give (older modules have no ``IAction.sections()``).
+
+Nothing here imports torch. No user string becomes a flag: stage names are checked against
+the kernel-package name pattern before they reach an NVTX filter.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+NCU_ENV = "KPROF_NCU"
+RANGE_PREFIX = "kprof_"
+
+# Logical metric -> candidate metric names, the first one the installed Nsight Compute knows
+# wins. Nsight Compute renames metrics between versions and chips (on 2025.3 with the full
+# set, dram__throughput is absent from the report while gpu__dram_throughput is present).
+METRICS: dict[str, tuple[str, ...]] = {
+    "duration_ns": ("gpu__time_duration.sum",),
+    "tc_pct": ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+               "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+               "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active"),
+    "sm_pct": ("sm__throughput.avg.pct_of_peak_sustained_elapsed",),
+    "dram_pct": ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+                 "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+    "achieved_occupancy_pct": ("sm__warps_active.avg.pct_of_peak_sustained_active",),
+    "theoretical_occupancy_pct": ("sm__maximum_warps_per_active_cycle_pct",),
+    "l2_hit_pct": ("lts__t_sector_hit_rate.pct",),
+    "local_load_bytes": ("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",),
+    "local_store_bytes": ("l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",),
+    "dram_read_bytes": ("dram__bytes_read.sum",),
+    "dram_write_bytes": ("dram__bytes_write.sum",),
+    "waves_per_sm": ("launch__waves_per_multiprocessor",),
+    "registers_per_thread": ("launch__registers_per_thread",),
+    "shared_mem_per_block_bytes": ("launch__shared_mem_per_block",),
+    "grid_size": ("launch__grid_size",),
+    "block_size": ("launch__block_size",),
+    "sm_clock_hz": ("sm__cycles_elapsed.avg.per_second",),
+    "dram_clock_hz": ("dram__cycles_elapsed.avg.per_second",),
+}
+# Launch and occupancy metrics come from the launch itself, not from hardware counters, and
+# are not listed by ``ncu --query-metrics``.
+_NON_COUNTER_PREFIXES = ("launch__", "device__", "sm__maximum_warps_per_active_cycle")
+
+ANNOTATION_SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy")  # cheap sections whose rules estimate speed-ups
+STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+
+MSG_TYPES = {0: "NONE", 1: "OK", 2: "OPTIMIZATION", 3: "WARNING", 4: "ERROR"}
+SPEEDUP_TYPES = {0: "unknown", 1: "local", 2: "global"}
+
+
+class NcuError(RuntimeError):
+    """Nsight Compute is missing, not permitted, or its run failed; the message says what to do."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+# ----------------------------------------------------------------------------- finding ncu
+
+def find_ncu() -> Path | None:
+    """``$KPROF_NCU``, then ``ncu`` on PATH, then the usual install folders (newest first)."""
+    env = os.environ.get(NCU_ENV)
+    if env:
+        p = Path(env)
+        return p if p.is_file() and os.access(p, os.X_OK) else None
+    hit = shutil.which("ncu")
+    if hit:
+        return Path(hit).resolve()
+    for pattern in ("opt/nvidia/nsight-compute/*/ncu", "usr/local/cuda/bin/ncu", "usr/local/cuda-*/bin/ncu"):
+        found = sorted(Path("/").glob(pattern), key=lambda p: _version_key(str(p)), reverse=True)
+        for f in found:
+            if os.access(f, os.X_OK):
+                return f
+    return None
+
+
+def _version_key(text: str) -> tuple[int, ...]:
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    return tuple(int(x or 0) for x in m.groups()) if m else (0,)
+
+
+def not_found_message() -> str:
+    return ("Nsight Compute (ncu) was not found: install it (it ships with the CUDA toolkit, or from "
+            "https://developer.nvidia.com/nsight-compute), put `ncu` on PATH or set KPROF_NCU=/path/to/ncu. "
+            "mode='event' works without it (CUDA-event timing and a roofline estimate).")
+
+
+def ncu_version(ncu: Path) -> str:
+    try:
+        out = subprocess.run([str(ncu), "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise NcuError("missing", f"{ncu} --version failed ({e}); {not_found_message()}") from None
+    m = re.search(r"Version\s+([\d.]+)", out)
+    if not m:
+        raise NcuError("missing", f"{ncu} does not look like Nsight Compute (`--version` printed {out[:200]!r})")
+    return m.group(1)
+
+
+# ----------------------------------------------------------------------------- metric names
+
+def metric_catalog(ncu: Path, version: str, cache_dir: Path | None = None) -> set[str] | None:
+    """Base metric names the installed ncu offers on the local GPU (``--query-metrics``), cached
+    per ncu version. ``None`` when the query fails (the run then asks for every candidate)."""
+    cache_dir = cache_dir or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kprof-mcp"
+    cache = cache_dir / f"ncu-metrics-{version}.json"
+    if cache.is_file():
+        try:
+            return set(json.loads(cache.read_text())["metrics"])
+        except (ValueError, KeyError):
+            pass
+    try:
+        cp = subprocess.run([str(ncu), "--query-metrics", "--csv"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = parse_metric_catalog(cp.stdout)
+    if not names:
+        return None
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps({"ncu_version": version, "metrics": sorted(names)}))
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return names
+
+
+def parse_metric_catalog(text: str) -> set[str]:
+    """Base names from ``ncu --query-metrics --csv`` output."""
+    rows = csv.reader(io.StringIO(text))
+    out: set[str] = set()
+    for row in rows:
+        if row and row[0] and row[0] != "Metric name" and not row[0].startswith("=="):
+            out.add(row[0].strip())
+    return out
+
+
+def base_name(metric: str) -> str:
+    """``sm__throughput.avg.pct_of_peak_sustained_elapsed`` -> ``sm__throughput``."""
+    return metric.split(".", 1)[0]
+
+
+def resolve_metrics(catalog: set[str] | None) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """Pick, per logical metric, the first candidate the installed version knows.
+
+    Returns (logical -> metric name, logical -> candidates that were all unknown). With no
+    catalog, the first candidate is asked for and the report decides (ncu prints ``n/a`` for
+    a name it cannot collect; we report that as missing, never as 0).
+    """
+    chosen: dict[str, str] = {}
+    missing: dict[str, tuple[str, ...]] = {}
+    for logical, candidates in METRICS.items():
+        pick = None
+        for c in candidates:
+            if catalog is None or c.startswith(_NON_COUNTER_PREFIXES) or base_name(c) in catalog:
+                pick = c
+                break
+        if pick is None:
+            missing[logical] = candidates
+        else:
+            chosen[logical] = pick
+    return chosen, missing
+
+
+# ----------------------------------------------------------------------------- command line
+
+def range_name(stage: str) -> str:
+    return RANGE_PREFIX + stage
+
+
+def build_command(ncu: Path, mode: str, stages: list[str], report_base: Path, metrics: list[str],
+                  clock_control: str = "base", cache_control: str = "all") -> list[str]:
+    """The ncu argument vector (no shell). Only launches inside the stages' NVTX ranges are
+    profiled, so JIT compilation, autotuning, warm-up and the correctness run are not."""
+    if mode not in ("annotation", "ncu"):
+        raise ValueError(f"no ncu command for mode {mode!r}")
+    if clock_control not in ("base", "none"):
+        raise ValueError("clock_control must be 'base' or 'none'")
+    if cache_control not in ("all", "none"):
+        raise ValueError("cache_control must be 'all' or 'none'")
+    # application-only: the worker is ncu's direct child; helper processes it starts (the
+    # compiler, nvidia-smi, ldconfig) need no injection.
+    cmd = [str(ncu), "--target-processes", "application-only", "--nvtx"]
+    for s in stages:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s):
+            raise ValueError(f"stage name {s!r} cannot be used in an NVTX filter")
+        cmd += ["--nvtx-include", range_name(s) + "/"]
+    cmd += ["--clock-control", clock_control, "--cache-control", cache_control, "--replay-mode", "kernel",
+            "--force-overwrite", "--export", str(report_base)]
+    if mode == "annotation":
+        for sec in ANNOTATION_SECTIONS:
+            cmd += ["--section", sec]
+    else:
+        cmd += ["--set", "full", "--import-source", "yes"]
+    if metrics:
+        cmd += ["--metrics", ",".join(sorted(set(metrics)))]
+    return cmd
+
+
+@dataclass
+class NcuLog:
+    passes: list[tuple[str, int]] = field(default_factory=list)  # (kernel, replay passes) per profiled launch
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+_PASSES_RE = re.compile(r'==PROF== Profiling "(?P<k>[^"]+)".*?- (?P<n>\d+) passes?')
+
+
+def parse_log(text: str) -> NcuLog:
+    log = NcuLog()
+    for line in text.splitlines():
+        m = _PASSES_RE.search(line)
+        if m:
+            log.passes.append((m.group("k"), int(m.group("n"))))
+        elif line.startswith("==ERROR=="):
+            log.errors.append(line[len("==ERROR=="):].strip())
+        elif line.startswith("==WARNING=="):
+            log.warnings.append(line[len("==WARNING=="):].strip())
+    return log
+
+
+def log_failure(log: NcuLog, text: str, report_exists: bool) -> NcuError | None:
+    """Turn what ncu printed into an actionable error, or None when the run is usable."""
+    joined = "\n".join(log.errors + log.warnings) + "\n" + text[-4000:]
+    if "ERR_NVGPUCTRPERM" in joined:
+        return NcuError("counters_not_permitted",
+                        "Nsight Compute cannot read the GPU performance counters (ERR_NVGPUCTRPERM): run the "
+                        "server as root, or allow profiling for all users (load the nvidia driver with "
+                        "NVreg_RestrictProfilingToAdminUsers=0, see "
+                        "https://developer.nvidia.com/ERR_NVGPUCTRPERM). mode='event' works without counters.")
+    if re.search(r"clock control|--clock-control", joined, re.I) and log.errors:
+        return NcuError("clock_control",
+                        "Nsight Compute could not lock the GPU clocks (common under MIG or in some containers): "
+                        f"{'; '.join(log.errors)[:400]}. Retry with clock_control='none' (results then depend on "
+                        "boost and thermals; the report says so).")
+    if any("No kernels were profiled" in w for w in log.warnings) or (not log.passes and not report_exists):
+        return NcuError("nothing_profiled",
+                        "Nsight Compute profiled no kernel inside the stages' NVTX ranges. Does every stage "
+                        "launch a GPU kernel? ncu said: " + ("; ".join(log.errors + log.warnings)[:600] or "(nothing)"))
+    if log.errors and not report_exists:
+        return NcuError("ncu_failed", "Nsight Compute failed: " + "; ".join(log.errors)[:800])
+    return None
+
+
+# ----------------------------------------------------------------------------- reading reports
+
+def import_ncu_report(ncu: Path | None = None):
+    """The ``ncu_report`` module and where it came from: PyPI first, then ncu's extras/python."""
+    try:
+        import ncu_report  # type: ignore[import-not-found]
+
+        return ncu_report, f"ncu_report (Python package, {getattr(ncu_report, '__file__', '?')})"
+    except ImportError:
+        pass
+    ncu = ncu or find_ncu()
+    if ncu is not None:
+        for extras in _extras_dirs(Path(ncu)):
+            sys.path.insert(0, str(extras))
+            try:
+                import ncu_report  # type: ignore[import-not-found]
+
+                return ncu_report, f"ncu_report from {extras}"
+            except ImportError:
+                continue
+            finally:
+                sys.path.remove(str(extras))
+    return None, "ncu_report not importable (pip install ncu-report, or Nsight Compute's extras/python)"
+
+
+def _extras_dirs(ncu: Path) -> list[Path]:
+    """Where an installation keeps ``extras/python/ncu_report.py``: beside the (resolved) ncu,
+    or in the CUDA toolkit's ``nsight-compute-<version>`` folder when ncu is the toolkit's
+    launcher in ``bin/``; the matching version first."""
+    real = ncu.resolve()
+    cands = [real.parent / "extras" / "python"]
+    for root in (real.parent.parent, Path("/opt/nvidia/nsight-compute")):
+        cands += sorted(root.glob("nsight-compute*/extras/python"), key=lambda p: _version_key(str(p)), reverse=True)
+        cands += sorted(root.glob("*/extras/python"), key=lambda p: _version_key(str(p)), reverse=True)
+    seen, out = set(), []
+    for c in cands:
+        if c not in seen and (c / "ncu_report.py").is_file():
+            seen.add(c)
+            out.append(c)
+    return out
+
+
+@dataclass
+class KernelRecord:
+    """One profiled kernel launch, as read from a report."""
+
+    name: str
+    nvtx_ranges: list[str]
+    metrics: dict[str, float | None]  # logical name -> value (None: not in the report)
+    metric_source: dict[str, str]  # logical name -> the metric name that gave it
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    sections: list[dict[str, Any]] | None = None  # None: this module version cannot list sections
+    source: dict[str, Any] | None = None  # per-PC SASS rows and source files (ncu mode)
+
+    @property
+    def stage(self) -> str | None:
+        for r in reversed(self.nvtx_ranges):
+            if r.startswith(RANGE_PREFIX):
+                return r[len(RANGE_PREFIX):]
+        return None
+
+
+def _scalar(m) -> float | None:
+    """A metric's value as a float: the aggregate value, or instance 0 for launch metrics.
+    Module versions differ in which of the two they fill, so both are tried."""
+    if m is None:
+        return None
+    try:
+        instanced = m.num_instances() > 0
+    except Exception:  # noqa: BLE001
+        instanced = False
+    getters = [lambda: m.value()]
+    if instanced:
+        getters.insert(0 if _metric_type(m) != 1 else 1, lambda: m.value(0))
+    for get in getters:
+        try:
+            v = get()
+            if v is None:
+                continue
+            return float(v)
+        except Exception:  # noqa: BLE001 — a value of an unexpected kind reads as missing, not 0
+            continue
+    return None
+
+
+def _metric_type(m) -> int:
+    try:
+        return int(m.metric_type())
+    except Exception:  # noqa: BLE001
+        return -1
+
+
+def _nvtx_ranges(action) -> list[str]:
+    out: list[str] = []
+    try:
+        state = action.nvtx_state()
+        for dom_id in state.domains():
+            out += list(state.domain_by_id(dom_id).push_pop_ranges())
+    except Exception:  # noqa: BLE001 — reports recorded without --nvtx have no state
+        pass
+    return out
+
+
+def _rules(action) -> list[dict[str, Any]]:
+    try:
+        raw = action.rule_results_as_dicts()
+    except Exception:  # noqa: BLE001 — older modules lack the dict view
+        return []
+    out = []
+    for r in raw:
+        msg = r.get("rule_message") or {}
+        sp = r.get("speedup_estimation") or {}
+        out.append({
+            "rule": r.get("rule_identifier"), "name": r.get("name"), "section": r.get("section_identifier"),
+            "type": MSG_TYPES.get(int(msg.get("type", 0)), str(msg.get("type"))),
+            "title": msg.get("title") or "", "message": _clean_rule_text(msg.get("message") or ""),
+            "speedup_type": SPEEDUP_TYPES.get(int(sp["type"]), str(sp["type"])) if sp else None,
+            "speedup_pct": float(sp["speedup"]) if sp else None,
+            "focus_metrics": [{"name": f.get("name"), "value": f.get("value"), "info": f.get("info")}
+                              for f in r.get("focus_metrics") or []],
+        })
+    return out
+
+
+def _clean_rule_text(text: str) -> str:
+    # "@section:MemoryWorkloadAnalysis:Memory Workload Analysis@" -> "Memory Workload Analysis"
+    return re.sub(r"@[a-z]+:[^:@]*:([^@]*)@", r"\1", text).strip()
+
+
+def _sections(action) -> list[dict[str, Any]] | None:
+    if not hasattr(action, "sections"):
+        return None
+    out = []
+    try:
+        for s in action.sections():
+            metrics = []
+            for group in (s.header_metrics(), s.body_metrics()):
+                for m in group or ():
+                    metrics.append({"name": m.name(), "value": _metric_text(m), "unit": _unit(m)})
+            out.append({"id": s.identifier(), "name": s.name(), "metrics": metrics})
+    except Exception:  # noqa: BLE001 — fall back to the CSV view
+        return None
+    return out
+
+
+def _unit(m) -> str:
+    try:
+        return m.unit() or ""
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def _metric_text(m) -> str:
+    try:
+        if m.num_instances() > 0 and _metric_type(m) != 1:
+            if m.num_instances() == 1:
+                v = m.value(0)
+            else:
+                return f"[{m.num_instances()} instances]"
+        else:
+            v = m.value()
+    except Exception:  # noqa: BLE001
+        return "n/a"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _source_view(action) -> dict[str, Any] | None:
+    """Per-PC SASS with executed instructions, warp-state samples and stall reasons, each PC
+    mapped to its source file and line (Triton emits line info; ``--import-source yes`` embeds
+    the files)."""
+    names = set(action.metric_names())
+    count_name = "smsp__pcsamp_sample_count" if "smsp__pcsamp_sample_count" in names else None
+    if count_name is None and "inst_executed" not in names:
+        return None
+    rows: dict[int, dict[str, Any]] = {}
+
+    def add(metric: str, column: str) -> None:
+        m = action.metric_by_name(metric)
+        if m is None or m.num_instances() == 0:
+            return
+        ids = m.correlation_ids()
+        for i in range(m.num_instances()):
+            pc = int(ids.value(i))
+            rows.setdefault(pc, {"pc": pc})[column] = float(m.value(i))
+
+    add("inst_executed", "inst_executed")
+    if count_name:
+        add(count_name, "samples")
+    stall_cols = []
+    for n in sorted(names):
+        if n.startswith(STALL_PREFIX) and not n.endswith("_not_issued"):
+            col = "stall_" + n[len(STALL_PREFIX):]
+            stall_cols.append(col)
+            add(n, col)
+    if not rows:
+        return None
+    base = min(rows)
+    for pc, row in rows.items():
+        row["offset"] = pc - base
+        try:
+            row["sass"] = (action.sass_by_pc(pc) or "").strip()
+        except Exception:  # noqa: BLE001
+            row["sass"] = ""
+        info = None
+        try:
+            info = action.source_info(pc)
+        except Exception:  # noqa: BLE001
+            pass
+        row["file"] = info.file_name() if info is not None else None
+        row["line"] = int(info.line()) if info is not None else None
+    files: dict[str, str] = {}
+    try:
+        sf = action.source_files()
+        for k in list(sf.keys()):
+            files[str(k)] = str(sf[k])
+    except Exception:  # noqa: BLE001 — the source was not imported (--import-source no)
+        pass
+    return {"rows": [rows[pc] for pc in sorted(rows)], "stall_columns": stall_cols, "files": files}
+
+
+def read_report(path: Path, chosen: dict[str, str] | None = None, want_source: bool = False,
+                ncu: Path | None = None) -> tuple[list[KernelRecord], str]:
+    """Every profiled launch of a report, with its logical metrics, rules and (optionally) the
+    source view. Returns the records and a note naming the parser used."""
+    mod, origin = import_ncu_report(ncu)
+    if mod is None:
+        if ncu is None:
+            raise NcuError("parser_missing", f"cannot read {path}: {origin}")
+        return read_report_csv(path, ncu, chosen), f"ncu --import --csv (fallback: {origin})"
+    try:
+        ctx = mod.load_report(str(path))
+    except Exception as e:  # noqa: BLE001 — corrupt or truncated files
+        raise NcuError("corrupt_report", f"cannot read Nsight Compute report {path}: {e}") from None
+    out: list[KernelRecord] = []
+    for ri in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(ri)
+        for ai in range(rng.num_actions()):
+            a = rng.action_by_idx(ai)
+            vals: dict[str, float | None] = {}
+            src: dict[str, str] = {}
+            for logical, candidates in METRICS.items():
+                order = ([chosen[logical]] if chosen and logical in chosen else []) + list(candidates)
+                vals[logical] = None
+                for name in order:
+                    v = _scalar(a.metric_by_name(name))
+                    if v is not None:
+                        vals[logical], src[logical] = v, name
+                        break
+            out.append(KernelRecord(
+                name=a.name(), nvtx_ranges=_nvtx_ranges(a), metrics=vals, metric_source=src, rules=_rules(a),
+                sections=_sections(a), source=_source_view(a) if want_source else None))
+    return out, origin
+
+
+# ----------------------------------------------------------------------------- CSV fallback
+
+def _num(text: str) -> float | None:
+    t = (text or "").strip().replace(",", "")
+    if not t or t.lower() in ("n/a", "(!) n/a"):
+        return None
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+def details_csv(path: Path, ncu: Path) -> str:
+    """``ncu --import`` details page as CSV in base units (all sections, all metrics)."""
+    cp = subprocess.run([str(ncu), "--import", str(path), "--csv", "--page", "details", "--print-units", "base",
+                         "--print-details", "all"], capture_output=True, text=True, timeout=300)
+    if cp.returncode != 0:
+        raise NcuError("corrupt_report", f"ncu --import {path} failed: {cp.stderr.strip()[:400]}")
+    return cp.stdout
+
+
+def parse_details_csv(text: str) -> list[dict[str, Any]]:
+    """Group the rows of an ``ncu --csv`` details page by profiled launch (column ``ID``)."""
+    lines = [ln for ln in text.splitlines() if not ln.startswith("==")]
+    launches: dict[str, dict[str, Any]] = {}
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        lid = (row.get("ID") or "").strip()
+        if not lid.isdigit() or not row.get("Kernel Name"):
+            continue  # free-text tables (e.g. NVLink topology) that follow the launches
+        ranges = re.findall(r":(" + re.escape(RANGE_PREFIX) + r"[A-Za-z0-9_]+):",
+                            next((v for c, v in row.items() if c and "Push/Pop_Range" in c), "") or "")
+        k = launches.setdefault(lid, {"id": lid, "kernel": row.get("Kernel Name", ""), "sections": {}, "rules": [],
+                                      "metrics": {}, "nvtx_ranges": ranges})
+        sec = row.get("Section Name", "")
+        name = row.get("Metric Name") or ""
+        if name:
+            k["sections"].setdefault(sec, []).append(
+                {"name": name, "value": row.get("Metric Value", ""), "unit": row.get("Metric Unit", "")})
+            k["metrics"][name] = _num(row.get("Metric Value", ""))
+        if row.get("Rule Name"):
+            sp = _num(row.get("Estimated Speedup", ""))
+            k["rules"].append({
+                "rule": row["Rule Name"], "name": row["Rule Name"], "section": sec,
+                "type": {"OPT": "OPTIMIZATION", "WRN": "WARNING", "INF": "NONE", "ERR": "ERROR"}.get(
+                    row.get("Rule Type", ""), row.get("Rule Type", "")),
+                "title": "", "message": _clean_rule_text(row.get("Rule Description", "")),
+                "speedup_type": (row.get("Estimated Speedup Type") or "").lower() or None,
+                "speedup_pct": sp, "focus_metrics": []})
+    return list(launches.values())
+
+
+def records_from_details(launches: list[dict[str, Any]], chosen: dict[str, str] | None) -> list[KernelRecord]:
+    out = []
+    for k in launches:
+        vals: dict[str, float | None] = {}
+        src: dict[str, str] = {}
+        for logical, candidates in METRICS.items():
+            order = ([chosen[logical]] if chosen and logical in chosen else []) + list(candidates)
+            vals[logical] = None
+            for name in order:
+                if k["metrics"].get(name) is not None:
+                    vals[logical], src[logical] = k["metrics"][name], name
+                    break
+        sections = [{"id": s, "name": s, "metrics": ms} for s, ms in k["sections"].items()]
+        out.append(KernelRecord(name=k["kernel"], nvtx_ranges=k.get("nvtx_ranges", []), metrics=vals, metric_source=src, rules=k["rules"],
+                                sections=sections))
+    return out
+
+
+def read_report_csv(path: Path, ncu: Path, chosen: dict[str, str] | None) -> list[KernelRecord]:
+    return records_from_details(parse_details_csv(details_csv(path, ncu)), chosen)

@@ -1,0 +1,110 @@
+"""Annotation mode vs a bare ``ncu`` command collecting the same metrics on the same kernel,
+side by side in one run (goal: ours ÷ bare ≤ 1.3).
+
+* ours: ``Engine.profile(kernel, version, params, "annotation")`` — worker process under ncu
+  (NVTX-filtered), correctness check against the reference, IR/tiling artifacts, then a second
+  process that parses the report, and the rendering.
+* bare: ``ncu --section SpeedOfLight --section LaunchStats --section Occupancy --metrics <the
+  same resolved list> -k regex:<kernel> -c 1 -o <tmp> python bare_launch.py ...`` — a script
+  that builds the inputs and launches the stage once; ncu profiles the first matching launch.
+
+Both run with ncu's default clock control (base) and cache control (all), against a warm
+Triton cache (one untimed round first). Rounds alternate ours/bare; medians are printed.
+
+    python tests/benchmark/bench_annotation_vs_ncu.py [--rounds 3] [--workspace DIR]
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from kprof_mcp import ncu as ncu_lib  # noqa: E402
+from kprof_mcp import runner  # noqa: E402
+from kprof_mcp.engine import Config, Engine  # noqa: E402
+
+BARE = """
+import sys, json, torch
+from pathlib import Path
+from kprof_mcp.registry import available, load
+kernel, version, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+pkg = load(available()[kernel])
+p = pkg.validate_params(params)
+inputs = pkg.make_inputs(p, "cuda")
+plan = pkg.version(version).build(inputs, p)
+for s in plan.stages:
+    s.fn()
+torch.cuda.synchronize()
+"""
+
+CASES = [("vector_add", "v0", {}), ("vector_add", "v1", {}), ("matmul", "v0", {}), ("matmul", "v1", {})]
+
+
+def bare_ncu(ncu: Path, metrics: list[str], kernel_regex: str, kernel: str, version: str, params: dict,
+             tmp: Path) -> float:
+    script = tmp / "bare_launch.py"
+    script.write_text(BARE)
+    cmd = [str(ncu)]
+    for sec in ncu_lib.ANNOTATION_SECTIONS:
+        cmd += ["--section", sec]
+    cmd += ["--metrics", ",".join(sorted(set(metrics))), "-k", f"regex:{kernel_regex}", "-c", "1", "-f",
+            "-o", str(tmp / "bare"), sys.executable, str(script), kernel, version, json.dumps(params)]
+    t0 = time.perf_counter()
+    cp = subprocess.run(cmd, capture_output=True, text=True, env=runner._env())
+    wall = time.perf_counter() - t0
+    if cp.returncode != 0 or "==PROF== Profiling" not in cp.stdout:
+        raise SystemExit(f"bare ncu failed: {cp.stdout[-2000:]} {cp.stderr[-2000:]}")
+    return wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--workspace", default=None)
+    a = ap.parse_args()
+    ws = Path(a.workspace or tempfile.mkdtemp(prefix="kprof-bench-"))
+    engine = Engine(Config(workspace=ws))
+    ncu = ncu_lib.find_ncu()
+    if ncu is None:
+        raise SystemExit(ncu_lib.not_found_message())
+    setup = engine._ncu_setup(ncu)
+    metrics = list(setup["chosen"].values())
+    rows = []
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        for kernel, version, params in CASES:
+            # Warm the Triton and autotune caches (and learn the compiled kernel's name).
+            o = engine.profile(kernel, version, params, "annotation")
+            name = o.result.stages[0].ncu_kernels[0]
+            full = o.result.params
+            bare_ncu(ncu, metrics, name, kernel, version, full, tmp)
+            ours, bare = [], []
+            for _ in range(a.rounds):
+                t0 = time.perf_counter()
+                o = engine.profile(kernel, version, params, "annotation")
+                ours.append(time.perf_counter() - t0)
+                bare.append(bare_ncu(ncu, metrics, name, kernel, version, full, tmp))
+            mo, mb = statistics.median(ours), statistics.median(bare)
+            rows.append((kernel, version, mo, mb, mo / mb, o.result.stages[0].timing.median_ns / 1e3,
+                         o.result.profiler.get("passes_per_launch"), o.result.phases_s))
+            print(f"{kernel} {version}: ours {mo:.2f} s, bare ncu {mb:.2f} s, ratio {mo / mb:.3f}", flush=True)
+    print()
+    print(f"ncu {setup['version']} at {ncu}; rounds={a.rounds}; wall seconds, medians")
+    print("| kernel | version | annotation (s) | bare ncu (s) | ratio | duration (us) | passes |")
+    print("|---|---|---|---|---|---|---|")
+    for k, v, mo, mb, r, d, passes, _ in rows:
+        print(f"| {k} | {v} | {mo:.2f} | {mb:.2f} | {r:.3f} | {d:.2f} | {passes} |")
+    print()
+    for k, v, *_, phases in rows:
+        print(f"{k} {v} worker phases (s): {phases}")
+
+
+if __name__ == "__main__":
+    main()
