@@ -165,7 +165,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
       25/occ − 1, and only when the stage is not already at a roof.
     * L2 hit below 80 %: misses become DRAM traffic; the share of traffic that a healthy
       hit rate would remove, (80 − hit)/(100 − hit), applied to memory-limited stages,
-      halved otherwise.
+      halved otherwise. Not raised when measured DRAM bytes are within 1.25× of the byte
+      model: then every byte is fetched about once (streaming) and locality has nothing to save.
     * over-fetch (measured DRAM bytes ÷ model bytes = r > 1.25): time of a memory-bound stage
       scales with bytes moved → r − 1; halved for latency-bound stages; none for compute-bound
       stages (fewer bytes do not make the math faster; it stays listed as unhealthy).
@@ -207,7 +208,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)",
             min(_GAIN_CAP_PCT, 0.5 * (OCCUPANCY_HEALTHY_PCT / m.occupancy_pct - 1.0) * 100.0),
             f"occupancy_pct={_fmt(m.occupancy_pct)}", "too few warps to hide latency"))
-    if m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT:
+    no_reuse = m.over_fetch_ratio is not None and m.over_fetch_ratio <= OVER_FETCH_HEALTHY
+    if m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT and not no_reuse:
         removable = (L2_HIT_HEALTHY_PCT - m.l2_hit_pct) / max(1e-9, 100.0 - m.l2_hit_pct)
         scale = 1.0 if bottleneck in (MEMORY_BOUND, LATENCY_BOUND) else 0.5
         out.append(Opportunity(
@@ -248,6 +250,10 @@ def root_cause(m: Metrics, bottleneck: str) -> str:
     worst = unhealthy_metrics(m)
     if bottleneck == LATENCY_BOUND and worst:
         second = f"Unhealthy: {', '.join(worst[:3])}."
+    elif (m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT and m.over_fetch_ratio is not None
+          and m.over_fetch_ratio <= OVER_FETCH_HEALTHY):
+        second = (f"L2 hit rate {_fmt(m.l2_hit_pct)}% is low, but DRAM traffic is {m.over_fetch_ratio:.2f}× the "
+                  "byte model: each byte is fetched about once, so locality has nothing to save.")
     elif m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT:
         second = f"L2 hit rate {_fmt(m.l2_hit_pct)}% also signals poor data reuse."
     else:

@@ -512,6 +512,9 @@ def read_report(path: Path, chosen: dict[str, str] | None = None, want_source: b
             out.append(KernelRecord(
                 name=a.name(), nvtx_ranges=_nvtx_ranges(a), metrics=vals, metric_source=src, rules=_rules(a),
                 sections=_sections(a), source=_source_view(a) if want_source else None))
+    if not out:
+        raise NcuError("corrupt_report", f"cannot read Nsight Compute report {path}: it holds no profiled kernel "
+                                         "(empty, truncated or not a .ncu-rep file)")
     return out, origin
 
 

@@ -196,7 +196,7 @@ def _quality_warnings(result: ProfileResult) -> list[str]:
 def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, records: list[ncu_lib.KernelRecord],
                             by_stage: dict[str, list[ncu_lib.KernelRecord]], req: ProfileRequest,
                             ncu_path: Path | None) -> None:
-    import pandas as pd
+    import csv
 
     from ..worker import write_params_and_samples
 
@@ -207,7 +207,10 @@ def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, records: list
     for stage, recs in by_stage.items():
         for i, r in enumerate(recs):
             rows.append({"stage": stage, "index": i, "kernel": r.name, **r.metrics})
-    pd.DataFrame(rows).to_csv(ncu_dir / "metrics.csv", index=False)
+    with open(ncu_dir / "metrics.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["stage", "index", "kernel", *ncu_lib.METRICS])
+        w.writeheader()
+        w.writerows(rows)
     (ncu_dir / "rules.json").write_text(json.dumps(
         {s: [dict(rule, kernel=r.name) for r in recs for rule in r.rules] for s, recs in by_stage.items()},
         indent=2, default=str))
@@ -235,6 +238,8 @@ def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, records: list
             result.warnings.append(f"report-verbose.md: sections unavailable ({e})")
     (ncu_dir / "sections.json").write_text(json.dumps(sections, indent=2, default=str))
     (work_dir / "report-verbose.md").write_text(render.render_verbose(result, sections))
+    import pandas as pd  # only the deep mode pays for it
+
     src_dir = work_dir / "source"
     for stage, recs in by_stage.items():
         if not recs or recs[0].source is None:

@@ -1,0 +1,192 @@
+"""Nsight Compute parsing and the annotation/ncu finish step, on real reports of our own
+kernels recorded on an H100 (tests/fixtures/h100_ncu/README.md says how)."""
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kprof_mcp import analysis, ncu, render
+from kprof_mcp.models import ProfileRequest
+from kprof_mcp.modes import nsight
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "h100_ncu"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "h100"
+CASES = [(m, k, v) for m in ("annotation", "ncu") for k in ("vector_add", "matmul") for v in ("v0", "v1")]
+
+
+def _finish(tmp_path: Path, mode: str, kernel: str, version: str):
+    src = FIX / f"{mode}_{kernel}_{version}"
+    work = tmp_path / f"{src.name}.partial"
+    shutil.copytree(src, work)
+    fields = json.loads((work / "capture.json").read_text())["result"]
+    req = ProfileRequest.model_validate(fields["request"])
+    profiler = json.loads((work / "profiler.json").read_text())
+    result = nsight.finish(req, work, (work / "ncu.log").read_text(), profiler)
+    return result, work
+
+
+# ----------------------------------------------------------------------------- names, log, command
+
+def test_metric_names_resolve_against_the_h100_catalog():
+    catalog = ncu.parse_metric_catalog(gzip.decompress((FIX / "query_metrics_h100.csv.gz").read_bytes()).decode())
+    assert len(catalog) > 3000 and "gpu__dram_throughput" in catalog
+    chosen, missing = ncu.resolve_metrics(catalog)
+    assert not missing
+    assert chosen["dram_pct"] == "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
+    assert chosen["tc_pct"] == "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
+    # A version without gpu__dram_throughput falls back to dram__throughput ...
+    chosen, _ = ncu.resolve_metrics(catalog - {"gpu__dram_throughput"})
+    assert chosen["dram_pct"] == "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+    # ... and one without any tensor-pipe metric reports it missing instead of asking for junk.
+    no_tc = {n for n in catalog if "tensor" not in n}
+    chosen, missing = ncu.resolve_metrics(no_tc)
+    assert "tc_pct" in missing and "tc_pct" not in chosen
+
+
+def test_ncu_log_is_read_and_failures_become_actionable_errors():
+    log = ncu.parse_log((FIX / "ncu_matmul_v1" / "ncu.log").read_text())
+    assert log.passes == [("matmul_kernel", 39)] and not log.errors
+    perm = ("==PROF== Connected to process 12\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to "
+            "access NVIDIA GPU Performance Counters on the target device 0.\n==PROF== Disconnected from process 12\n"
+            "==WARNING== No kernels were profiled.\n")
+    err = ncu.log_failure(ncu.parse_log(perm), perm, report_exists=False)
+    assert err.kind == "counters_not_permitted"
+    assert "NVreg_RestrictProfilingToAdminUsers=0" in str(err) and "mode='event' works without counters" in str(err)
+    none = "==PROF== Connected to process 9\n==WARNING== No kernels were profiled.\n"
+    assert ncu.log_failure(ncu.parse_log(none), none, report_exists=False).kind == "nothing_profiled"
+
+
+def test_command_profiles_only_the_stage_ranges_and_rejects_flag_like_names(tmp_path):
+    cmd = ncu.build_command(Path("/x/ncu"), "annotation", ["partial", "combine"], tmp_path / "p", ["a.sum", "b.sum"])
+    assert cmd[0] == "/x/ncu" and cmd.count("--nvtx-include") == 2
+    assert "kprof_partial/" in cmd and "kprof_combine/" in cmd
+    assert cmd[cmd.index("--clock-control") + 1] == "base" and cmd[cmd.index("--cache-control") + 1] == "all"
+    assert [cmd[i + 1] for i, c in enumerate(cmd) if c == "--section"] == list(ncu.ANNOTATION_SECTIONS)
+    full = ncu.build_command(Path("/x/ncu"), "ncu", ["s"], tmp_path / "p", [])
+    assert "--set" in full and full[full.index("--import-source") + 1] == "yes"
+    for bad in ("--launch-skip", "a/b", "x y", ""):
+        with pytest.raises(ValueError):
+            ncu.build_command(Path("/x/ncu"), "ncu", [bad], tmp_path / "p", [])
+
+
+# ----------------------------------------------------------------------------- reports
+
+def test_reports_of_our_kernels_give_every_metric_and_the_stage_range():
+    recs, origin = ncu.read_report(FIX / "annotation_matmul_v1" / "profile.ncu-rep")
+    assert "ncu_report" in origin and len(recs) == 1
+    r = recs[0]
+    assert r.name == "matmul_kernel" and r.stage == "matmul"
+    assert all(v is not None for v in r.metrics.values()), r.metrics
+    assert 150_000 < r.metrics["duration_ns"] < 400_000
+    assert 50 < r.metrics["tc_pct"] <= 100 and r.metrics["dram_pct"] < 50
+    assert {x["rule"] for x in r.rules} >= {"SOLBottleneck", "LaunchConfiguration"}
+    add = ncu.read_report(FIX / "annotation_vector_add_v0" / "profile.ncu-rep")[0][0]
+    assert add.metrics["tc_pct"] == 0.0 and add.metrics["dram_pct"] > 70
+
+
+def test_full_set_report_dram_throughput_name_and_missing_is_none():
+    (r,), _ = ncu.read_report(SHARED / "cublas_bf16_4096_full.ncu-rep", {"dram_pct": "dram__throughput.avg.pct_of_peak_sustained_elapsed"})
+    # dram__throughput is absent from a 2025.3 --set full report; gpu__dram_throughput answers.
+    assert r.metric_source["dram_pct"] == "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
+    assert r.metrics["local_load_bytes"] is None  # not collected by --set full: None, never 0
+
+
+def test_corrupt_report_is_a_clear_error(tmp_path):
+    bad = tmp_path / "profile.ncu-rep"
+    bad.write_bytes(b"\x00not a report" * 100)
+    with pytest.raises(ncu.NcuError, match="cannot read Nsight Compute report") as e:
+        ncu.read_report(bad)
+    assert e.value.kind == "corrupt_report"
+
+
+def test_csv_fallback_reads_metrics_rules_sections_and_ranges():
+    launches = ncu.parse_details_csv((FIX / "ncu_matmul_v1_details.csv").read_text())
+    assert len(launches) == 1  # the NVLink free-text tables after the launch are not launches
+    (r,) = ncu.records_from_details(launches, None)
+    assert r.stage == "matmul" and r.metrics["duration_ns"] > 100_000 and r.metrics["registers_per_thread"] > 100
+    assert len(r.sections) > 15 and any(x["speedup_pct"] for x in r.rules)
+    shared = ncu.parse_details_csv((SHARED / "triton_add_sections.csv").read_text())
+    (a,) = ncu.records_from_details(shared, None)
+    assert a.name == "add_kernel" and any(x["rule"] == "AchievedOccupancy" for x in a.rules)
+
+
+# ----------------------------------------------------------------------------- finish step
+
+@pytest.mark.parametrize("mode,kernel,version", CASES)
+def test_finish_builds_results_reports_and_artifacts(tmp_path, mode, kernel, version):
+    result, work = _finish(tmp_path, mode, kernel, version)
+    (s,) = result.stages
+    assert s.tc_pct is not None and s.dram_pct is not None and s.occupancy_pct is not None
+    assert s.ncu_kernels == [s.resources.kernel_name] if s.resources else s.ncu_kernels
+    assert s.timing.method == "ncu gpu__time_duration" and s.sm_clock_hz < 1.7e9  # base clock (1.59 GHz or lower), not 1.98 GHz boost
+    assert result.device.clocks_locked is True and "base" in result.device.clock_control
+    assert result.profiler["passes_per_launch"] and result.profiler["engine"] == "Nsight Compute"
+    for f in ("result.json", "params.json", "samples.csv", "ncu/metrics.csv", "ncu/rules.json"):
+        assert (work / f).is_file(), f
+    params = json.loads((work / "params.json").read_text())
+    assert params["clock_state"]["clocks_locked"] is True and "cache-control all" in params["cache_control"]
+    assert params["profiler"]["ncu_version"].startswith("2025.3")
+    report = render.render_report(result)
+    assert "## Nsight Compute metrics per stage" in report and "## Roofline: measured traffic" in report
+    if kernel == "vector_add":
+        assert s.tc_pct == 0.0 and s.sm_pct < 30 and s.dram_pct > 70
+        v = render.stage_view(s, "cuda")
+        assert v.diagnosis.bottleneck == "Memory-bound" and v.diagnosis.compute_source == "compute_pct"
+        # Streaming: DRAM bytes ~ model, so a low L2 hit rate is not an opportunity.
+        assert s.over_fetch_ratio < 1.25
+        assert not any("L2 locality" in o.name for o in v.diagnosis.opportunities)
+    else:
+        assert render.stage_view(s, "cuda").diagnosis.bottleneck == "Compute-bound" and s.tc_pct > 60
+        assert s.over_fetch_ratio > 1.25  # tiles re-read across CTAs: measured traffic above the model
+    if mode == "ncu":
+        verbose = (work / "report-verbose.md").read_text()
+        assert "Speed Of Light" in verbose and verbose.count("### ") > 15
+        src = (work / "source" / f"{s.name}.md").read_text()
+        assert "impl.py:" in src and "## Hottest SASS instructions" in src
+        impl = next((work / "source" / f"{s.name}.files").glob("impl.py")).read_text()
+        assert "@triton.jit" in impl  # the kernel source travelled inside the report
+    else:
+        assert not (work / "report-verbose.md").exists()
+
+
+def test_annotation_contracts_match_golden(tmp_path):
+    golden = Path(__file__).resolve().parents[1] / "fixtures" / "golden"
+    for kernel, version in (("vector_add", "v0"), ("matmul", "v1")):
+        result, _ = _finish(tmp_path, "annotation", kernel, version)
+        text = render.render_contract(result)
+        path = golden / f"annotation_{kernel}_{version}.contract.md"
+        if path.exists() and not __import__("os").environ.get("KPROF_UPDATE_GOLDEN"):
+            assert text == path.read_text()
+        else:
+            path.write_text(text)
+        assert "| n/a |" not in text.split("### Stages")[1].split("**Bottleneck**")[0]
+
+
+def test_missing_metrics_are_na_and_named(tmp_path):
+    result, _ = _finish(tmp_path, "annotation", "matmul", "v0")
+    s = result.stages[0].model_copy(update={"tc_pct": None, "missing_metrics": ["TC%"]})
+    r = result.model_copy(update={"stages": [s]})
+    contract = render.render_contract(r)
+    row = [ln for ln in contract.splitlines() if ln.startswith("| matmul |")][0]
+    assert row.split("|")[3].strip() == "n/a"
+    assert "Missing metrics (n/a, never 0): matmul: TC%" in render.render_report(r)
+
+
+def test_ncu_rule_estimates_rank_as_opportunities(tmp_path):
+    result, _ = _finish(tmp_path, "annotation", "matmul", "v0")
+    opps = analysis.rule_opportunities(result.stages[0].ncu_rules)
+    assert opps and all(o.name.startswith("ncu ") for o in opps)
+    tail = [o for o in opps if "LaunchConfiguration" in o.name]
+    assert tail and tail[0].est_gain_pct > 0
+    assert "ncu LaunchStats/LaunchConfiguration" in render.render_contract(result)
+
+
+def test_versions_are_compared_in_the_report(tmp_path):
+    a, _ = _finish(tmp_path, "annotation", "matmul", "v0")
+    b, _ = _finish(tmp_path, "annotation", "matmul", "v1")
+    report = render.render_report(b, None, [a])
+    table = report.split("## Versions compared")[1]
+    assert "| v0 |" in table and "| v1 (this profile) |" in table
