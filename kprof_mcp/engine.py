@@ -322,7 +322,8 @@ class Engine:
     @staticmethod
     def classify(tc_pct: float | None, dram_pct: float | None, occupancy_pct: float | None = None,
                  l2_hit_pct: float | None = None, local_spill_bytes: float | None = None,
-                 waves_per_sm: float | None = None, compute_pct: float | None = None) -> Diagnosis:
+                 waves_per_sm: float | None = None, compute_pct: float | None = None,
+                 dram_bytes_over_model: float | None = None) -> Diagnosis:
         for name, v, hi in (("tc_pct", tc_pct, 100), ("dram_pct", dram_pct, 100), ("occupancy_pct", occupancy_pct, 100),
                             ("l2_hit_pct", l2_hit_pct, 100), ("compute_pct", compute_pct, 100)):
             if v is not None and not (0 <= v <= hi * 1.05):  # counters can read a little over 100
@@ -331,8 +332,11 @@ class Engine:
             raise KprofError(f"local_spill_bytes={local_spill_bytes} must be >= 0")
         if waves_per_sm is not None and waves_per_sm < 0:
             raise KprofError(f"waves_per_sm={waves_per_sm} must be >= 0")
+        if dram_bytes_over_model is not None and not 0 <= dram_bytes_over_model < 1e6:
+            raise KprofError(f"dram_bytes_over_model={dram_bytes_over_model} must be a ratio >= 0")
         m = analysis.Metrics(tc_pct=tc_pct, dram_pct=dram_pct, occupancy_pct=occupancy_pct, l2_hit_pct=l2_hit_pct,
-                             local_spill_bytes=local_spill_bytes, waves_per_sm=waves_per_sm, compute_pct=compute_pct)
+                             local_spill_bytes=local_spill_bytes, waves_per_sm=waves_per_sm, compute_pct=compute_pct,
+                             over_fetch_ratio=dram_bytes_over_model)
         return Diagnosis.from_analysis(analysis.diagnose(m))
 
     # ------------------------------------------------------------------ devlog

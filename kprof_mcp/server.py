@@ -247,6 +247,9 @@ def build_server(config: Config | None = None) -> MCPServer:
         compute_pct: Annotated[float | None, Field(
             description="SM throughput %, used as compute utilisation when the kernel has no tensor-core work "
                         "(TC% = 0 by construction for elementwise/reduction/FP32 kernels)")] = None,
+        dram_bytes_over_model: Annotated[float | None, Field(
+            description="measured DRAM bytes / the kernel's minimum (model) bytes; > 1.25 is over-fetch, "
+                        "<= 1.25 means streaming (no L2-locality advice)")] = None,
     ) -> Diagnosis:
         """Classify a kernel from its metrics with SPEC.md's thresholds: Memory-bound (DRAM > 70%,
         compute low), Compute-bound (TC/SM > 60%, DRAM low), Latency-bound (both low); flags a
@@ -254,7 +257,7 @@ def build_server(config: Config | None = None) -> MCPServer:
         trigger, each with an estimated gain and its trigger metric=value, largest first."""
         try:
             return Engine.classify(tc_pct, dram_pct, occupancy_pct, l2_hit_pct, local_spill_bytes, waves_per_sm,
-                                   compute_pct)
+                                   compute_pct, dram_bytes_over_model)
         except KprofError as e:
             raise ToolError(str(e)) from None
 

@@ -91,3 +91,35 @@ def test_classify_is_fast():
     for _ in range(1000):
         A.diagnose(m)
     assert (time.perf_counter() - t0) / 1000 < 0.010
+
+
+def test_over_fetch_is_an_opportunity_only_where_bytes_are_the_limit():
+    mem = Metrics(tc_pct=0, compute_pct=10, dram_pct=80, l2_hit_pct=40, over_fetch_ratio=2.0)
+    d = A.diagnose(mem)
+    over = [o for o in d.opportunities if o.trigger.startswith("dram_bytes/model")]
+    assert d.bottleneck == "Memory-bound" and over and over[0].est_gain_pct == pytest.approx(100.0)
+    assert "dram_bytes/model=2.00" in d.unhealthy
+    comp = A.diagnose(Metrics(tc_pct=80, dram_pct=20, l2_hit_pct=70, over_fetch_ratio=2.0))
+    assert comp.bottleneck == "Compute-bound"
+    assert not [o for o in comp.opportunities if o.trigger.startswith("dram_bytes/model")]
+    assert "dram_bytes/model=2.00" in comp.unhealthy  # still reported, just not ranked
+    # Streaming: low hit rate but bytes == model: no locality opportunity, and the root cause says why.
+    stream = A.diagnose(Metrics(tc_pct=0, compute_pct=6, dram_pct=87, l2_hit_pct=35, over_fetch_ratio=0.91))
+    assert not [o for o in stream.opportunities if "L2" in o.name]
+    assert "nothing to save" in stream.root_cause
+
+
+def test_ncu_rule_estimates_convert_runtime_saving_to_gain():
+    from kprof_mcp.analysis import rule_opportunities
+
+    rules = [
+        {"rule": "LaunchConfiguration", "section": "LaunchStats", "type": "OPTIMIZATION", "title": "Tail Effect",
+         "speedup_type": "global", "speedup_pct": 25.0,
+         "focus_metrics": [{"name": "launch__waves_per_multiprocessor", "value": 3.88}]},
+        {"rule": "TheoreticalOccupancy", "section": "Occupancy", "type": "OPTIMIZATION", "title": "",
+         "speedup_type": "local", "speedup_pct": 87.5, "focus_metrics": []},
+        {"rule": "SOLBottleneck", "section": "SpeedOfLight", "type": "OPTIMIZATION", "title": "x",
+         "speedup_type": None, "speedup_pct": None, "focus_metrics": []},
+    ]
+    (o,) = rule_opportunities(rules)  # local and estimate-less rules are not ranked
+    assert o.est_gain_pct == pytest.approx(100 / 0.75 - 100) and o.trigger == "launch__waves_per_multiprocessor=3.9"
