@@ -208,6 +208,18 @@ class Engine:
                              ncu_path=str(ncu_path) if ncu_path else None, ncu_launches=ncu_launches,
                              clock_control=clock_control)
         timeout = timeout_s or self.config.timeout_s
+        prep_key = _prepared_key(source, version, checked)
+        if nsight and not _prepared(prep_key):
+            # Compile and autotune without instrumentation first: under ncu the autotuner's
+            # timings are distorted, and Triton would cache the config it picked there.
+            if on_progress:
+                on_progress(0.01, "first Nsight profile of this source/params: compiling and autotuning outside ncu")
+            try:
+                runner.run_profile(req.model_copy(update={"prepare_only": True, "mode": "event"}).model_dump_json(),
+                                   timeout, None)
+            except runner.WorkerError as e:
+                raise KprofError(str(e)) from None
+            _mark_prepared(prep_key)
         if nsight:
             stages = next(v["stages"] for v in desc["versions"] if v["name"] == version)
             work_dir, final_dir = self._run_nsight(req, [s["name"] for s in stages], timeout, on_progress)
@@ -217,6 +229,8 @@ class Engine:
             except runner.WorkerError as e:
                 raise KprofError(str(e)) from None
             work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+            if not cpu:
+                _mark_prepared(prep_key)  # compiled and autotuned without instrumentation
         result = ProfileResult.model_validate_json((work_dir / "result.json").read_text())
         contract = render.render_contract(result, base)
         others = self._sibling_versions(result, final_dir)
@@ -362,7 +376,7 @@ class Engine:
             raise KprofError(f"devlog path {path} escapes {log_dir}")
         with FileLock(str(path) + ".lock", timeout=30):
             text = path.read_text() if path.exists() else f"# {kernel} — development log\n\n"
-            previous = render.last_devlog_metrics(text)
+            previous = render.last_devlog_metrics(text, result)
             try:
                 ref = str(Path(result.profile_dir or profile_dir).resolve().relative_to(self.config.workspace))
             except ValueError:
@@ -401,6 +415,55 @@ class Engine:
         info["modes"] = {m.name: {"built": m.built, "summary": m.summary, "needs": m.needs} for m in MODES.values()}
         info["known_devices"] = [d.name for d in load_devices()]
         return info
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kprof-mcp"
+
+
+def _prepared_key(source: Path, version: str, params: dict[str, Any]) -> str:
+    """Kernel source (every .py file of the package), version, parameters and GPU: what decides
+    whether Triton's caches already hold this build and its autotuned config."""
+    import hashlib
+
+    h = hashlib.sha256()
+    files = [source] if source.is_file() else sorted(source.rglob("*.py"))
+    for f in files:
+        h.update(str(f.relative_to(source.parent)).encode())
+        h.update(f.read_bytes())
+    gpus = _nvidia_smi_gpus()
+    h.update(json.dumps([version, params, gpus[0]["name"] if gpus else "cpu"], sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def _prepared(key: str) -> bool:
+    f = _cache_dir() / "prepared.json"
+    try:
+        return key in json.loads(f.read_text())
+    except (OSError, ValueError):
+        return False
+
+
+def _mark_prepared(key: str) -> None:
+    from filelock import FileLock
+
+    d = _cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        f = d / "prepared.json"
+        with FileLock(str(f) + ".lock", timeout=10):
+            try:
+                keys = json.loads(f.read_text())
+            except (OSError, ValueError):
+                keys = {}
+            keys[key] = time.time()
+            if len(keys) > 5000:  # oldest first out
+                keys = dict(sorted(keys.items(), key=lambda kv: kv[1])[-4000:])
+            tmp = f.with_name(f"prepared.json.tmp{os.getpid()}")
+            tmp.write_text(json.dumps(keys))
+            os.replace(tmp, f)
+    except OSError:
+        pass  # the cache is an optimisation; without it every Nsight run prepares first
 
 
 def _ncu_hint(message: str, log: str) -> str:

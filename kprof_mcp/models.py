@@ -36,6 +36,9 @@ class ProfileRequest(BaseModel):
     ncu_path: str | None = None
     ncu_launches: int = 1  # profiled launches per stage; >1 gives a spread of ncu durations
     clock_control: str = "base"  # ncu --clock-control: "base" locks SM clocks to base, "none" leaves them
+    # Compile, autotune and check correctness, then stop: run without a profiler before the first
+    # Nsight run of a source/params, so Triton's autotuner never benchmarks under instrumentation.
+    prepare_only: bool = False
 
 
 class DeviceState(BaseModel):

@@ -449,6 +449,9 @@ def devlog_metrics(result: ProfileResult) -> dict[str, Any]:
         "tc_pct": max(tc) if tc else None,
         "bottleneck": main.diagnosis.bottleneck if main.diagnosis else NA,
         "profile_dir": result.profile_dir,
+        "mode": result.mode,
+        "params": result.params,
+        "device": result.device.name,
     }
 
 
@@ -501,12 +504,24 @@ def render_devlog_entry(result: ProfileResult, previous: dict[str, Any] | None, 
     return "\n".join(lines)
 
 
-def last_devlog_metrics(text: str) -> dict[str, Any] | None:
-    idx = text.rfind(DEVLOG_MARK)
-    if idx < 0:
-        return None
-    end = text.find(" -->", idx)
-    try:
-        return json.loads(text[idx + len(DEVLOG_MARK):end])
-    except (json.JSONDecodeError, ValueError):
-        return None
+def last_devlog_metrics(text: str, like: ProfileResult | None = None) -> dict[str, Any] | None:
+    """The metrics of the last entry; with ``like``, the last entry measured the same way (mode,
+    parameters, device), since durations across modes (boost vs locked base clocks, events vs
+    kernel time) or devices are not comparable. Entries from before the mode was recorded
+    count as event mode."""
+    pos = len(text)
+    while True:
+        idx = text.rfind(DEVLOG_MARK, 0, pos)
+        if idx < 0:
+            return None
+        end = text.find(" -->", idx)
+        pos = idx
+        try:
+            m = json.loads(text[idx + len(DEVLOG_MARK):end])
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if like is None:
+            return m
+        if (m.get("mode", "event") == like.mode and m.get("params", like.params) == like.params
+                and m.get("device", like.device.name) == like.device.name):
+            return m

@@ -304,7 +304,7 @@ NCU_MODES = ("annotation", "ncu")
 REPORT_BASENAME = "profile"  # <profile_dir>/profile.ncu-rep
 
 
-def run(req: ProfileRequest, result_path: Path) -> Path:
+def run(req: ProfileRequest, result_path: Path) -> Path | None:
     if req.mode not in ("event", *NCU_MODES):
         raise ExpectedError("mode", f"the worker runs modes event, annotation and ncu, not {req.mode!r}")
     counters = req.mode in NCU_MODES
@@ -364,6 +364,16 @@ def run(req: ProfileRequest, result_path: Path) -> Path:
                                          f"profiled: {msgs}.{hint}", correctness)
 
     phase("correctness")
+    autotuned_here = [s.name for s in plan.stages if getattr(s.kernel, "configs_timings", None)]
+    if req.prepare_only:
+        result_path.write_text(json.dumps({"status": "ok", "prepared": True, "autotuned_stages": autotuned_here,
+                                           "phases_s": phases}))
+        return None
+    if counters and autotuned_here:
+        warnings.append(f"stage(s) {autotuned_here}: Triton's autotuner benchmarked its configs inside the Nsight "
+                        "Compute process (cold autotune cache), where instrumentation distorts the timings it "
+                        "ranks by; the chosen config is cached and reused. Clear Triton's cache and profile in "
+                        "mode 'event' first (kprof does this itself for a new source/params) if the tiling looks off.")
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     order = [p.name for p in pkg.params]
     final_dir = Path(req.out_root) / req.mode / pkg.name / params_dirname(params.as_dict(), order) / f"{stamp}-{version.name}"

@@ -190,3 +190,34 @@ def test_versions_are_compared_in_the_report(tmp_path):
     report = render.render_report(b, None, [a])
     table = report.split("## Versions compared")[1]
     assert "| v0 |" in table and "| v1 (this profile) |" in table
+
+
+def test_devlog_compares_only_entries_measured_the_same_way(tmp_path):
+    from conftest import h100_result
+
+    event_v1 = h100_result("matmul", "v1")  # boost clocks, CUDA events
+    ann_v0, _ = _finish(tmp_path, "annotation", "matmul", "v0")
+    ann_v1, _ = _finish(tmp_path, "annotation", "matmul", "v1")
+    text = "# matmul\n\n" + render.render_devlog_entry(event_v1, None, [], [], "e")
+    assert render.last_devlog_metrics(text, ann_v0) is None  # an event entry is no baseline for annotation
+    text += "\n" + render.render_devlog_entry(ann_v0, render.last_devlog_metrics(text, ann_v0), [], [], "a0")
+    prev = render.last_devlog_metrics(text, ann_v1)
+    assert prev["version"] == "v0" and prev["mode"] == "annotation"
+    entry = render.render_devlog_entry(ann_v1, prev, [], [], "a1")
+    assert "(previous: v0)" in entry and "locked to base clocks by ncu" in entry
+    assert render.last_devlog_metrics(text, event_v1)["mode"] == "event"
+
+
+def test_first_nsight_profile_of_a_source_prepares_outside_ncu(tmp_path, monkeypatch):
+    from kprof_mcp import engine as eng
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    pkg = tmp_path / "k.py"
+    pkg.write_text("A = 1\n")
+    key = eng._prepared_key(pkg, "v0", {"n": 1})
+    assert not eng._prepared(key)
+    eng._mark_prepared(key)
+    assert eng._prepared(key)
+    assert eng._prepared_key(pkg, "v0", {"n": 2}) != key  # other parameters: other autotune key
+    pkg.write_text("A = 2\n")
+    assert eng._prepared_key(pkg, "v0", {"n": 1}) != key  # an edited kernel is prepared again
