@@ -321,6 +321,21 @@ class KernelRecord:
         return None
 
 
+def logical_metrics(lookup, chosen: dict[str, str] | None) -> tuple[dict[str, float | None], dict[str, str]]:
+    """Each logical metric's value: the name chosen for this ncu first, then every candidate
+    (a report may come from another version). Returns values (None: absent) and the names used."""
+    vals: dict[str, float | None] = {}
+    src: dict[str, str] = {}
+    for logical, candidates in METRICS.items():
+        vals[logical] = None
+        for name in ([chosen[logical]] if chosen and logical in chosen else []) + list(candidates):
+            v = lookup(name)
+            if v is not None:
+                vals[logical], src[logical] = v, name
+                break
+    return vals, src
+
+
 def _scalar(m) -> float | None:
     """A metric's value as a float: the aggregate value, or instance 0 for launch metrics.
     Module versions differ in which of the two they fill, so both are tried."""
@@ -499,16 +514,7 @@ def read_report(path: Path, chosen: dict[str, str] | None = None, want_source: b
         rng = ctx.range_by_idx(ri)
         for ai in range(rng.num_actions()):
             a = rng.action_by_idx(ai)
-            vals: dict[str, float | None] = {}
-            src: dict[str, str] = {}
-            for logical, candidates in METRICS.items():
-                order = ([chosen[logical]] if chosen and logical in chosen else []) + list(candidates)
-                vals[logical] = None
-                for name in order:
-                    v = _scalar(a.metric_by_name(name))
-                    if v is not None:
-                        vals[logical], src[logical] = v, name
-                        break
+            vals, src = logical_metrics(lambda name: _scalar(a.metric_by_name(name)), chosen)
             out.append(KernelRecord(
                 name=a.name(), nvtx_ranges=_nvtx_ranges(a), metrics=vals, metric_source=src, rules=_rules(a),
                 sections=_sections(a), source=_source_view(a) if want_source else None))
@@ -572,15 +578,7 @@ def parse_details_csv(text: str) -> list[dict[str, Any]]:
 def records_from_details(launches: list[dict[str, Any]], chosen: dict[str, str] | None) -> list[KernelRecord]:
     out = []
     for k in launches:
-        vals: dict[str, float | None] = {}
-        src: dict[str, str] = {}
-        for logical, candidates in METRICS.items():
-            order = ([chosen[logical]] if chosen and logical in chosen else []) + list(candidates)
-            vals[logical] = None
-            for name in order:
-                if k["metrics"].get(name) is not None:
-                    vals[logical], src[logical] = k["metrics"][name], name
-                    break
+        vals, src = logical_metrics(k["metrics"].get, chosen)
         sections = [{"id": s, "name": s, "metrics": ms} for s, ms in k["sections"].items()]
         out.append(KernelRecord(name=k["kernel"], nvtx_ranges=k.get("nvtx_ranges", []), metrics=vals, metric_source=src, rules=k["rules"],
                                 sections=sections))
