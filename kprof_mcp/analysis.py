@@ -324,3 +324,39 @@ def rule_opportunities(rules: list[dict]) -> list[Opportunity]:
                                "Nsight Compute's own estimate"))
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out
+
+
+def timeline_opportunities(tl: dict, plan_kind: str) -> list[Opportunity]:
+    """Opportunities the timeline shows (whole plan; gains capped at 300 %).
+
+    * launch-bound (GPU busy b % of the window, kernels shorter than the launch interval):
+      fusing launches or replaying them as a CUDA graph could remove the idle time → 100/b − 1.
+    * concurrent plan whose streams overlap little: perfect overlap would take the longest
+      stream's busy time instead of their union → union/max − 1.
+    * partial last wave with few waves (1 ≤ waves < 4, last-wave efficiency e < 0.5): the
+      tail idles (1 − e) of the SMs for one wave → ceil(w)/w − 1 as an upper bound.
+    """
+    out: list[Opportunity] = []
+    launch = tl.get("launch") or {}
+    busy = launch.get("gpu_busy_pct")
+    if launch.get("launch_bound") and busy:
+        out.append(Opportunity("Cut launch overhead: fuse the tiny kernels, or capture the plan in a CUDA graph",
+                               min(_GAIN_CAP_PCT, (100.0 / busy - 1.0) * 100.0), f"gpu_busy_pct={_fmt(busy)}",
+                               "the GPU waits for the host between kernels"))
+    streams = tl.get("streams") or []
+    if plan_kind == "concurrent" and len(streams) > 1:
+        busy_max = max(s["busy_ns"] for s in streams)
+        union = tl.get("gpu_busy_ns") or 0.0
+        ov = min(s["overlap_pct"] for s in streams)
+        if busy_max > 0 and union > busy_max * 1.1:
+            out.append(Opportunity("Make the streams overlap (fewer blocks per kernel, no implicit syncs between "
+                                   "streams, stream priorities)", min(_GAIN_CAP_PCT, (union / busy_max - 1.0) * 100.0),
+                                   f"stream_overlap_pct={_fmt(ov)}", "concurrent stages run mostly one at a time"))
+    for w in tl.get("waves") or []:
+        waves = w.get("blocks_per_sm") or 0.0
+        if 1.0 <= waves < 4.0 and w.get("last_wave_efficiency", 1.0) < 0.5:
+            out.append(Opportunity(f"Even out the last wave of {w['kernel']} (grid a multiple of the SM count, "
+                                   "persistent kernel)", min(_GAIN_CAP_PCT, (math.ceil(waves) / waves - 1.0) * 100.0),
+                                   f"last_wave_efficiency={w['last_wave_efficiency']:.2f}", "wave quantization"))
+    out.sort(key=lambda o: o.est_gain_pct, reverse=True)
+    return out

@@ -39,6 +39,7 @@ class ProfileRequest(BaseModel):
     # Compile, autotune and check correctness, then stop: run without a profiler before the first
     # Nsight run of a source/params, so Triton's autotuner never benchmarks under instrumentation.
     prepare_only: bool = False
+    timeline_iters: int = 5  # nsys mode: plan iterations recorded back to back
 
 
 class DeviceState(BaseModel):
@@ -274,6 +275,7 @@ class ProfileResult(BaseModel):
     phases_s: dict[str, float] = Field(default_factory=dict, description="wall seconds of each worker phase")
     profiler: dict[str, Any] = Field(default_factory=dict, description="Nsight Compute run: version, command, "
                                      "passes, clock and cache control, report file, parser")
+    timeline: dict[str, Any] = Field(default_factory=dict, description="nsys mode: kprof_mcp.timeline.Timeline")
 
     @property
     def has_peaks(self) -> bool:

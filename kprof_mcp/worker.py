@@ -305,8 +305,8 @@ REPORT_BASENAME = "profile"  # <profile_dir>/profile.ncu-rep
 
 
 def run(req: ProfileRequest, result_path: Path) -> Path | None:
-    if req.mode not in ("event", *NCU_MODES):
-        raise ExpectedError("mode", f"the worker runs modes event, annotation and ncu, not {req.mode!r}")
+    if req.mode not in ("event", "nsys", *NCU_MODES):
+        raise ExpectedError("mode", f"the worker runs modes event, nsys, annotation and ncu, not {req.mode!r}")
     counters = req.mode in NCU_MODES
     phases: dict[str, float] = {}
     mark = [time.perf_counter()]
@@ -400,12 +400,17 @@ def run(req: ProfileRequest, result_path: Path) -> Path | None:
             peak_flops_per_s=spec.peak_flops_per_s(params["dtype"], model.tensor_cores) if spec else None,
             peak_bytes_per_s=spec.peak_bytes_per_s if spec else None,
             grid_blocks=blocks, sm_count=dev.sm_count, tiling=tiling, resources=resources)
-        if counters:
+        if counters or req.mode == "nsys":
             captured.append(static)
             continue
         timing = Timer(torch, use_cuda, req).time(_stage_callable(torch, stage, streams, use_cuda))
         stage_results.append(StageResult(timing=timing, **static))
         phase(f"timing_{stage.name}")
+    if req.mode == "nsys":
+        return _capture_timeline(torch, req, plan, streams, use_cuda, captured, work_dir, final_dir, result_path, dict(
+            kernel=pkg.name, version=version.name, mode=req.mode, plan_kind=plan.kind, params=params.as_dict(),
+            param_order=order, device=dev, warnings=warnings, correctness=correctness, created_at=stamp,
+            profile_dir=str(final_dir), request=req.model_dump(), phases_s=phases), phase)
     if counters:
         return _capture_for_ncu(torch, req, plan, streams, captured, work_dir, final_dir, result_path, dict(
             kernel=pkg.name, version=version.name, mode=req.mode, plan_kind=plan.kind, params=params.as_dict(),
@@ -467,6 +472,103 @@ def _capture_for_ncu(torch, req: ProfileRequest, plan: Plan, streams, captured: 
     return work_dir
 
 
+def _capture_timeline(torch, req: ProfileRequest, plan: Plan, streams, use_cuda: bool, captured: list[dict[str, Any]],
+                      work_dir: Path, final_dir: Path, result_path: Path, fields: dict[str, Any], phase) -> Path:
+    """Record ``req.timeline_iters`` back-to-back iterations of the whole plan with
+    torch.profiler (CUPTI through Kineto on a GPU; CPU activity only without one), each stage
+    inside a ``kprof_<stage>`` range (record_function and NVTX), then analyse the trace."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from . import timeline as tl_lib
+
+    for _ in range(3):  # warm-up outside the recording
+        _run_plan(torch, plan, streams, use_cuda)
+    phase("timeline_warmup")
+    progress(0.4, f"recording {req.timeline_iters} iterations of the plan with torch.profiler")
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if use_cuda else [])
+
+    def ranged(stage, fn):
+        def run():
+            with record_function(tl_lib.RANGE_PREFIX + stage.name):
+                if use_cuda:
+                    torch.cuda.nvtx.range_push(tl_lib.RANGE_PREFIX + stage.name)
+                try:
+                    return fn()
+                finally:
+                    if use_cuda:
+                        torch.cuda.nvtx.range_pop()
+        return run
+
+    with profile(activities=activities) as prof:
+        for _ in range(req.timeline_iters):
+            with record_function(tl_lib.ITER_RANGE):
+                _run_plan(torch, plan, streams, use_cuda, sync=False, wrap=ranged)
+        if use_cuda:
+            torch.cuda.synchronize()
+    trace_path = work_dir / "trace.json"
+    prof.export_chrome_trace(str(trace_path))
+    phase("timeline_record")
+    progress(0.8, "analysing the timeline")
+    tr = tl_lib.load_trace(trace_path)
+    names = [s["name"] for s in captured]
+    tl = tl_lib.analyze(tr, names, fields["device"].sm_count)
+    tl.engine = ("CUPTI via torch.profiler (Kineto) " + torch.__version__ if use_cuda else
+                 "torch.profiler, CPU activity only (no GPU)")
+    stage_results = []
+    for static, row in zip(captured, tl.stages):
+        samples = row["gpu_time_ns_samples"]
+        method = "cupti kernel time per iteration"
+        if not samples:  # CPU: the range's wall time per iteration
+            samples = [float(v) for v in tr.ranges[tr.ranges["name"] == tl_lib.RANGE_PREFIX + static["name"]]["dur"]]
+            method = "cpu range wall time per iteration"
+        if not samples:
+            raise ExpectedError("mode", f"stage {static['name']!r}: nothing recorded in its range")
+        stage_results.append(StageResult(timing=Timing(samples_ns=samples, method=method, l2_flushed=False,
+                                                       stop_reason=f"{req.timeline_iters} recorded iterations"),
+                                         **static))
+    plan_total = None
+    if tl.iteration_span_ns:
+        plan_total = Timing(samples_ns=tl.iteration_span_ns, method="gpu span per iteration (first kernel start to "
+                            "last kernel end)", l2_flushed=False, stop_reason=f"{req.timeline_iters} iterations")
+    warnings = list(fields.pop("warnings"))
+    if use_cuda:
+        warnings.append("timeline mode: no L2 flush and no clock locking; iterations run back to back as in an "
+                        "application, so times include warm caches and launch overhead")
+    if plan.kind == "concurrent":
+        warnings.append("concurrent plan: per-stage durations are each stage's kernel time inside the overlapped "
+                        "run; the whole-plan span and the stream overlap table are what measure concurrency")
+    warnings += tl.notes
+    result = ProfileResult(**fields, stages=stage_results, plan_total=plan_total, warnings=warnings,
+                           timeline=tl.to_dict())
+    _write_timeline_artifacts(work_dir, tr, tl, result)
+    write_params_and_samples(work_dir, result)
+    phase("timeline_analysis")
+    result.phases_s = dict(fields["phases_s"])
+    (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
+    result_path.write_text(json.dumps({"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}))
+    return work_dir
+
+
+def _write_timeline_artifacts(work_dir: Path, tr, tl, result: ProfileResult) -> None:
+    import pandas as pd
+
+    from . import timeline as tl_lib
+
+    d = work_dir / "timeline"
+    d.mkdir(exist_ok=True)
+    tr.kernels.to_csv(d / "kernels.csv", index=False)
+    tr.api.to_csv(d / "cuda_api.csv", index=False)
+    tr.memops.to_csv(d / "memops.csv", index=False)
+    for name in ("kernel_summary", "api_summary", "memop_summary", "streams", "gaps", "launch_order", "waves"):
+        pd.DataFrame(getattr(tl, name)).to_csv(d / f"{name}.csv", index=False)
+    pd.DataFrame([{k: v for k, v in s.items() if k != "gpu_time_ns_samples"} for s in tl.stages]).to_csv(
+        d / "stages.csv", index=False)
+    try:
+        tl_lib.plot(tr, tl, work_dir / "timeline.png", f"{result.kernel} {result.version}")
+    except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the measurements
+        result.warnings.append(f"timeline.png not written: {type(e).__name__}: {e}")
+
+
 def _streams(torch, plan: Plan, use_cuda: bool):
     if not use_cuda or plan.kind != "concurrent":
         return None
@@ -484,14 +586,15 @@ def _stage_callable(torch, stage, streams, use_cuda):
     return fn
 
 
-def _run_plan(torch, plan: Plan, streams, use_cuda: bool, sync: bool = True) -> list[Any]:
+def _run_plan(torch, plan: Plan, streams, use_cuda: bool, sync: bool = True, wrap=None) -> list[Any]:
     rets = []
     if streams is not None:
         cur = torch.cuda.current_stream()
         for s in streams.values():
             s.wait_stream(cur)
     for stage in plan.stages:
-        rets.append(_stage_callable(torch, stage, streams, use_cuda)())
+        fn = _stage_callable(torch, stage, streams, use_cuda)
+        rets.append((wrap(stage, fn) if wrap else fn)())
     if streams is not None:
         cur = torch.cuda.current_stream()
         for s in streams.values():

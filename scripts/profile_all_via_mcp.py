@@ -3,6 +3,7 @@
 Used for the GPU evidence in docs/ (and runs on a CPU too, with small sizes):
 
     python scripts/profile_all_via_mcp.py WORKSPACE OUTFILE [--small] [--mode MODE] [--no-devlog]
+                                          [--kernels vector_add,matmul]
 
 For each kernel: v0, then v1 with v0 as baseline; read_params of each; update_devlog.
 Writes every contract (verbatim) and the structured summaries to OUTFILE (markdown).
@@ -16,10 +17,11 @@ import time
 import anyio
 from mcp import Client, StdioServerParameters
 
-SMALL = {"vector_add": {"n": 1 << 16}, "matmul": {"M": 128, "N": 128, "K": 128, "dtype": "float16"}}
+SMALL = {"vector_add": {"n": 1 << 16}, "matmul": {"M": 128, "N": 128, "K": 128, "dtype": "float16"},
+         "two_streams": {"n": 2048, "iters": 20}, "tiny_chain": {"n": 1024, "k": 20}}
 
 
-async def main(workspace: str, outfile: str, small: bool, mode: str, devlog: bool) -> None:
+async def main(workspace: str, outfile: str, small: bool, mode: str, devlog: bool, kernels: list[str]) -> None:
     server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", workspace],
                                     # the SDK passes only a safe subset of the environment to the server
                                     env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
@@ -28,7 +30,7 @@ async def main(workspace: str, outfile: str, small: bool, mode: str, devlog: boo
         info = await c.call_tool("device_info", {})
         active = info.structured_content["info"].get("active")
         out.append(f"Device: `{json.dumps(active)}`\n")
-        for kernel in ("vector_add", "matmul"):
+        for kernel in kernels:
             prev = None
             for version in ("v0", "v1"):
                 args = {"kernel": kernel, "version": version, "mode": mode}
@@ -73,4 +75,5 @@ async def main(workspace: str, outfile: str, small: bool, mode: str, devlog: boo
 if __name__ == "__main__":
     argv = sys.argv
     mode_arg = argv[argv.index("--mode") + 1] if "--mode" in argv else "event"
-    anyio.run(main, argv[1], argv[2], "--small" in argv, mode_arg, "--no-devlog" not in argv)
+    kernels_arg = argv[argv.index("--kernels") + 1].split(",") if "--kernels" in argv else ["vector_add", "matmul"]
+    anyio.run(main, argv[1], argv[2], "--small" in argv, mode_arg, "--no-devlog" not in argv, kernels_arg)

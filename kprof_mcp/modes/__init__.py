@@ -2,7 +2,8 @@
 
 ``event`` runs in the worker (``kprof_mcp.worker``); ``annotation`` and ``ncu`` run the same
 worker under Nsight Compute and are read back by :mod:`kprof_mcp.modes.nsight`. ``nsys`` is
-specified (SPEC.md) but not built yet: asking for it gives a clear error, never fake output.
+the timeline mode, recorded with torch.profiler (CUPTI) and analysed by
+:mod:`kprof_mcp.timeline`.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ MODES: dict[str, Mode] = {
     "ncu": Mode("ncu", True, "deep investigation: ncu --set full (report kept), rule results, every section "
                              "(report-verbose.md), SASS with per-instruction samples and stall reasons mapped to "
                              "source lines", "Nsight Compute (ncu) and an NVIDIA GPU"),
-    "nsys": Mode("nsys", False, "timeline: overlap, stream concurrency, launch ordering",
-                 "Nsight Systems or torch.profiler (CUPTI)"),
+    "nsys": Mode("nsys", True, "timeline: kernel and CUDA API summaries, memory operations, ranges per stage, "
+                               "stream overlap, launch order, GPU idle gaps, launch overhead, waves; trace JSON, "
+                               "CSV tables and a PNG", "torch.profiler (CUPTI via Kineto); CPU activity only without a GPU"),
 }
 
 

@@ -78,7 +78,7 @@ def test_bad_input_gets_tool_errors_and_the_server_keeps_answering(workspace, tm
     async def main():
         async with Client(_server(workspace)) as c:
             bad = [
-                ("profile_kernel", {"kernel": "nope"}, "valid names: ['matmul', 'vector_add']"),
+                ("profile_kernel", {"kernel": "nope"}, "valid names: ['matmul', 'tiny_chain', 'two_streams', 'vector_add']"),
                 ("profile_kernel", {"kernel": "vector_add", "version": "v7"}, "valid: ['v0', 'v1']"),
                 ("profile_kernel", {"kernel": "vector_add", "mode": "nsys"}, "not built yet"),
                 ("profile_kernel", {"kernel": "vector_add", "params": {"n": 0}}, "below its minimum 1"),

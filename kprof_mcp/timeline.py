@@ -1,0 +1,324 @@
+"""Timeline analysis of a Chrome/Perfetto trace recorded by ``torch.profiler`` (CUPTI via
+Kineto): one parsed trace (pandas DataFrames) in, one summary per question out — kernel and
+CUDA API summaries as ``nsys stats`` prints them, memory operations, NVTX/record_function
+ranges per stage, stream overlap, launch order, GPU idle gaps, launch overhead, and waves.
+
+Pure: reads a JSON file, computes, returns; nothing here touches a GPU. Times are ns.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RANGE_PREFIX = "kprof_"
+ITER_RANGE = "kprof_iteration"
+_LAUNCH_APIS = ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC",
+                "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cuGraphLaunch")
+
+
+@dataclass
+class Trace:
+    """The events of one trace as DataFrames (times in ns from the trace's origin)."""
+
+    kernels: Any  # name, stream, device, start, dur, end, correlation, grid, block, regs, smem, blocks_per_sm, ...
+    memops: Any  # name, kind, stream, start, dur, end, bytes, correlation
+    api: Any  # name, start, dur, end, correlation, tid
+    ranges: Any  # name, start, dur, end, tid (CPU record_function / NVTX ranges)
+    cpu_ops: Any
+    num_sms: int | None
+    device_name: str | None
+
+
+def _df(rows: list[dict[str, Any]], cols: list[str]):
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=cols)
+
+
+def load_trace(path: Path) -> Trace:
+    """Parse a Kineto chrome trace (``torch.profiler ... export_chrome_trace``)."""
+    data = json.loads(Path(path).read_text())
+    events = data.get("traceEvents", []) if isinstance(data, dict) else data
+    props = (data.get("deviceProperties") or [{}]) if isinstance(data, dict) else [{}]
+    kernels, memops, api, ranges, cpu_ops = [], [], [], [], []
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        cat = e.get("cat", "")
+        args = e.get("args") or {}
+        start = float(e.get("ts", 0.0)) * 1e3
+        dur = float(e.get("dur", 0.0)) * 1e3
+        base = {"name": e.get("name", ""), "start": start, "dur": dur, "end": start + dur}
+        if cat == "kernel":
+            grid = args.get("grid") or [0, 0, 0]
+            block = args.get("block") or [0, 0, 0]
+            kernels.append({**base, "stream": args.get("stream", e.get("tid")), "device": args.get("device"),
+                            "correlation": args.get("correlation"),
+                            "grid_blocks": int(math.prod(grid)) if grid else None,
+                            "block_threads": int(math.prod(block)) if block else None,
+                            "regs": args.get("registers per thread"), "smem": args.get("shared memory"),
+                            "blocks_per_sm": args.get("blocks per SM"), "warps_per_sm": args.get("warps per SM"),
+                            "occupancy_est_pct": args.get("est. achieved occupancy %")})
+        elif cat in ("gpu_memcpy", "gpu_memset"):
+            memops.append({**base, "kind": cat[4:], "stream": args.get("stream", e.get("tid")),
+                           "bytes": args.get("bytes"), "correlation": args.get("correlation")})
+        elif cat in ("cuda_runtime", "cuda_driver"):
+            api.append({**base, "correlation": args.get("correlation"), "tid": e.get("tid")})
+        elif cat == "user_annotation":
+            ranges.append({**base, "tid": e.get("tid")})
+        elif cat == "cpu_op":
+            cpu_ops.append({**base, "tid": e.get("tid")})
+    kcols = ["name", "start", "dur", "end", "stream", "device", "correlation", "grid_blocks", "block_threads", "regs",
+             "smem", "blocks_per_sm", "warps_per_sm", "occupancy_est_pct"]
+    return Trace(
+        kernels=_df(kernels, kcols).sort_values("start", ignore_index=True),
+        memops=_df(memops, ["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"]),
+        api=_df(api, ["name", "start", "dur", "end", "correlation", "tid"]).sort_values("start", ignore_index=True),
+        ranges=_df(ranges, ["name", "start", "dur", "end", "tid"]).sort_values("start", ignore_index=True),
+        cpu_ops=_df(cpu_ops, ["name", "start", "dur", "end", "tid"]),
+        num_sms=props[0].get("numSms") if props else None, device_name=props[0].get("name") if props else None)
+
+
+def _union(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def _length(intervals: list[tuple[float, float]]) -> float:
+    return sum(e - s for s, e in intervals)
+
+
+def _intersect(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    i = j = 0
+    total = 0.0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if hi > lo:
+            total += hi - lo
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def _summary(df, key: str = "name") -> list[dict[str, Any]]:
+    """``nsys stats``-style rows: time %, total, instances, avg, median, min, max, stddev (ns)."""
+    if df.empty:
+        return []
+    g = df.groupby(key)["dur"]
+    total = float(df["dur"].sum()) or 1.0
+    rows = []
+    for name, s in g:
+        rows.append({"name": name, "time_pct": 100.0 * float(s.sum()) / total, "total_ns": float(s.sum()),
+                     "instances": int(s.count()), "avg_ns": float(s.mean()), "med_ns": float(s.median()),
+                     "min_ns": float(s.min()), "max_ns": float(s.max()),
+                     "std_ns": float(s.std()) if s.count() > 1 else 0.0})
+    return sorted(rows, key=lambda r: r["total_ns"], reverse=True)
+
+
+@dataclass
+class Timeline:
+    """Every table of the timeline report, and the verdicts derived from them."""
+
+    engine: str
+    window_ns: float
+    gpu_busy_ns: float
+    kernel_summary: list[dict[str, Any]]
+    api_summary: list[dict[str, Any]]
+    memop_summary: list[dict[str, Any]]
+    stages: list[dict[str, Any]]
+    streams: list[dict[str, Any]]
+    launch_order: list[dict[str, Any]]
+    gaps: list[dict[str, Any]]
+    launch: dict[str, Any]
+    waves: list[dict[str, Any]]
+    iterations: int
+    iteration_span_ns: list[float] = field(default_factory=list)  # first kernel start to last kernel end
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gpu_busy_pct(self) -> float | None:
+        return 100.0 * self.gpu_busy_ns / self.window_ns if self.window_ns > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["gpu_busy_pct"] = self.gpu_busy_pct
+        return d
+
+
+def _stage_of(tr: Trace, stages: list[str]):
+    """Map kernel correlation ids to stages: the launch API call lies inside a CPU range
+    ``kprof_<stage>``. Returns (correlation -> stage, correlation -> iteration, launch rows)."""
+    corr_stage: dict[Any, str] = {}
+    corr_iter: dict[Any, int] = {}
+    stage_ranges = [(r.start, r.end, r.name[len(RANGE_PREFIX):]) for r in tr.ranges.itertuples()
+                    if r.name.startswith(RANGE_PREFIX) and r.name[len(RANGE_PREFIX):] in stages]
+    iters = [(r.start, r.end) for r in tr.ranges.itertuples() if r.name == ITER_RANGE]
+    launches = tr.api[tr.api["name"].isin(_LAUNCH_APIS)] if not tr.api.empty else tr.api
+    for row in launches.itertuples():
+        for s, e, name in stage_ranges:
+            if s <= row.start <= e:
+                corr_stage[row.correlation] = name
+                break
+        for i, (s, e) in enumerate(iters):
+            if s <= row.start <= e:
+                corr_iter[row.correlation] = i
+                break
+    return corr_stage, corr_iter, launches
+
+
+def analyze(tr: Trace, stages: list[str], sm_count: int | None = None, top_gaps: int = 10) -> Timeline:
+    """Answer every timeline question for the profiled iterations of a plan."""
+    import pandas as pd
+
+    sm_count = sm_count or tr.num_sms
+    k = tr.kernels.copy()
+    corr_stage, corr_iter, launches = _stage_of(tr, stages)
+    k["stage"] = k["correlation"].map(corr_stage)
+    k["iteration"] = k["correlation"].map(corr_iter)
+    n_iter = int(k["iteration"].max()) + 1 if k["iteration"].notna().any() else 0
+    notes: list[str] = []
+    if k.empty:
+        notes.append("no GPU kernel in the trace: CPU activity only (no GPU, or the plan launched nothing)")
+    gpu_iv = [(r.start, r.end) for r in k.itertuples()] + [(r.start, r.end) for r in tr.memops.itertuples()]
+    busy = _union(gpu_iv)
+    window = (busy[-1][1] - busy[0][0]) if busy else 0.0
+
+    # Stages: per iteration GPU kernel time and CPU range time.
+    stage_rows = []
+    for s in stages:
+        ks = k[k["stage"] == s]
+        per_iter = ks.groupby("iteration")["dur"].sum() if not ks.empty else pd.Series(dtype=float)
+        spans = ks.groupby("iteration").agg(first=("start", "min"), last=("end", "max")) if not ks.empty else None
+        cpu = tr.ranges[tr.ranges["name"] == RANGE_PREFIX + s]["dur"]
+        stage_rows.append({
+            "stage": s, "kernels_per_iteration": int(len(ks) / max(1, n_iter)) if n_iter else len(ks),
+            "gpu_time_ns_median": float(per_iter.median()) if len(per_iter) else None,
+            "gpu_time_ns_samples": [float(v) for v in per_iter.tolist()],
+            "gpu_span_ns_median": float((spans["last"] - spans["first"]).median()) if spans is not None else None,
+            "cpu_range_ns_median": float(cpu.median()) if len(cpu) else None,
+            "streams": sorted({str(x) for x in ks["stream"].unique()}) if not ks.empty else []})
+
+    # Streams: busy time and how much of it overlaps any other stream.
+    stream_rows = []
+    by_stream = {str(sid): _union([(r.start, r.end) for r in g.itertuples()]) for sid, g in k.groupby("stream")}
+    for sid, iv in by_stream.items():
+        others = _union([x for o, v in by_stream.items() if o != sid for x in v])
+        b = _length(iv)
+        ov = _intersect(iv, others)
+        stream_rows.append({"stream": sid, "kernels": int((k["stream"].astype(str) == sid).sum()), "busy_ns": b,
+                            "overlap_ns": ov, "overlap_pct": 100.0 * ov / b if b > 0 else 0.0})
+
+    # Launch order: the first launches of iteration 0 (host order vs device start order).
+    order = []
+    if not k.empty and not launches.empty:
+        lk = launches.merge(k[["correlation", "name", "stream", "start", "dur", "stage", "iteration"]],
+                            on="correlation", suffixes=("_api", "_kernel"))
+        lk = lk[lk["iteration"].fillna(-1) == (0 if n_iter else -1)] if n_iter else lk
+        lk = lk.sort_values("start_api").head(50)
+        t0 = float(lk["start_api"].min()) if len(lk) else 0.0
+        dev_rank = {c: i for i, c in enumerate(lk.sort_values("start_kernel")["correlation"])}
+        for i, r in enumerate(lk.itertuples()):
+            order.append({"launch": i, "kernel": r.name_kernel, "stage": r.stage, "stream": str(r.stream),
+                          "api": r.name_api, "host_launch_at_ns": r.start_api - t0, "api_ns": r.dur_api,
+                          "gpu_start_at_ns": r.start_kernel - t0, "queue_delay_ns": r.start_kernel - r.start_api,
+                          "kernel_ns": r.dur_kernel, "device_order": dev_rank[r.correlation]})
+
+    # Idle gaps between GPU activity, largest first, with what came before and after.
+    gap_rows = []
+    if busy:
+        named = sorted([(r.start, r.end, r.name) for r in k.itertuples()] +
+                       [(r.start, r.end, r.name) for r in tr.memops.itertuples()])
+        for (s0, e0), (s1, _e1) in zip(busy, busy[1:]):
+            before = max((n for n in named if n[1] <= e0 + 1), key=lambda n: n[1], default=None)
+            after = min((n for n in named if n[0] >= s1 - 1), key=lambda n: n[0], default=None)
+            gap_rows.append({"at_ns": e0 - busy[0][0], "gap_ns": s1 - e0, "after": before[2] if before else None,
+                             "before": after[2] if after else None})
+        gap_rows.sort(key=lambda g: g["gap_ns"], reverse=True)
+
+    # Launch overhead: host launch cost vs device time.
+    launch: dict[str, Any] = {}
+    if not k.empty and not launches.empty:
+        api_med = float(launches["dur"].median())
+        starts = launches["start"].sort_values().to_numpy()
+        interval = float(pd.Series(starts).diff().dropna().median()) if len(starts) > 1 else None
+        kmed = float(k["dur"].median())
+        busy_pct = 100.0 * _length(busy) / window if window > 0 else None
+        bound = bool(busy_pct is not None and busy_pct < 50.0 and interval is not None and kmed < interval)
+        launch = {"launch_api_median_ns": api_med, "launch_interval_median_ns": interval,
+                  "kernel_median_ns": kmed, "launches": int(len(launches)), "gpu_busy_pct": busy_pct,
+                  "launch_bound": bound,
+                  "verdict": ("launch-bound: the GPU idles between kernels because each kernel runs for less time "
+                              "than the host needs to launch the next one" if bound else
+                              "not launch-bound: the GPU is kept busy")}
+
+    # Waves: grid vs SMs; last-wave efficiency assumes one resident block per SM per wave slot
+    # unless Kineto's blocks-per-SM figure says otherwise.
+    wave_rows = []
+    for name, g in k.groupby("name"):
+        blocks = g["grid_blocks"].dropna()
+        if blocks.empty or not sm_count:
+            continue
+        b = int(blocks.iloc[0])
+        waves = b / sm_count
+        frac = waves - math.floor(waves)
+        last = 1.0 if frac == 0 else frac
+        wave_rows.append({"kernel": name, "grid_blocks": b, "sm_count": sm_count, "blocks_per_sm": waves,
+                          "full_waves": int(math.floor(waves)), "last_wave_efficiency": last if waves >= 1 else waves,
+                          "note": ("fewer blocks than SMs: part of the GPU idles" if waves < 1 else
+                                   "partial last wave: SMs idle at the tail" if frac and waves < 4 else "")})
+    return Timeline(
+        engine="", window_ns=window, gpu_busy_ns=_length(busy), kernel_summary=_summary(k),
+        api_summary=_summary(tr.api), memop_summary=_summary(tr.memops), stages=stage_rows, streams=stream_rows,
+        launch_order=order, gaps=gap_rows[:top_gaps], launch=launch, waves=wave_rows, iterations=n_iter,
+        iteration_span_ns=[float(r["last"] - r["first"]) for _, r in
+                           k.groupby("iteration").agg(first=("start", "min"), last=("end", "max")).iterrows()]
+        if n_iter else [], notes=notes)
+
+
+def plot(tr: Trace, tl: Timeline, dest: Path, title: str) -> None:
+    """A PNG of the timeline: one lane per stream (kernels coloured by stage) and one lane of
+    host launch calls, µs from the first GPU activity."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    k = tr.kernels
+    lanes = [str(s) for s in sorted(k["stream"].astype(str).unique())] if not k.empty else []
+    t0 = min([float(k["start"].min())] if not k.empty else [0.0])
+    fig, ax = plt.subplots(figsize=(14, 1.2 + 0.6 * (len(lanes) + 1)))
+    colors = plt.get_cmap("tab10")
+    stage_names = sorted({str(s) for s in k.get("stage", [])} - {"nan"}) if "stage" in k else []
+    for li, lane in enumerate(lanes):
+        g = k[k["stream"].astype(str) == lane]
+        for si, sname in enumerate(stage_names + ["nan"]):
+            sg = g[g["stage"].astype(str) == sname] if "stage" in g else g
+            if sg.empty:
+                continue
+            ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in sg.itertuples()], (li + 0.6, 0.8),
+                           color=colors(si % 10) if sname != "nan" else "grey",
+                           label=sname if sname != "nan" and li == 0 else None)
+    api = tr.api[tr.api["name"].isin(_LAUNCH_APIS)] if not tr.api.empty else tr.api
+    if not api.empty:
+        ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in api.itertuples()],
+                       (len(lanes) + 0.6, 0.8), color="black")
+    ax.set_yticks([i + 1 for i in range(len(lanes) + 1)], [f"stream {s}" for s in lanes] + ["host launches"])
+    ax.set_xlabel("µs from the first GPU activity")
+    busy = tl.gpu_busy_pct
+    ax.set_title(f"{title} — {tl.engine}; GPU busy {busy:.0f}% of the window" if busy is not None else title)
+    if stage_names:
+        ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(dest, dpi=110)
+    plt.close(fig)
