@@ -9,5 +9,5 @@ python3 -c "import torch, triton, matplotlib, sys; print(torch.__version__, trit
 timeout 250 python3 scripts/profile_all_via_mcp.py $WS $OUT/nsys.md --mode nsys --no-devlog --kernels two_streams,tiny_chain,vector_add,matmul > $OUT/nsys.log 2>&1; echo "rc=$?"; grep -v "^ " $OUT/nsys.log | tail -10
 timeout 150 python3 scripts/profile_all_via_mcp.py $WS $OUT/event.md --mode event --no-devlog --kernels two_streams,tiny_chain > $OUT/event.log 2>&1; echo "rc=$?"; grep -v "^ " $OUT/event.log | tail -6
 mkdir -p /tmp/fxt
-for d in $WS/out/profiles/nsys/*/*/*; do n=$(python3 -c "import json,sys; d=json.load(open('$d/result.json')); print(d['kernel']+'_'+d['version'])"); mkdir -p /tmp/fxt/$n; cp $d/trace.json $d/result.json $d/contract.md /tmp/fxt/$n/; cp $d/timeline.png $OUT/$n.png; done
+for d in $WS/out/profiles/nsys/*/*/*; do n=$(python3 -c "import json,sys; d=json.load(open('$d/result.json')); print(d['kernel']+'_'+d['version'])"); mkdir -p /tmp/fxt/$n; cp $d/trace.json $d/result.json $d/contract.md /tmp/fxt/$n/; cp $d/timeline.png /tmp/fxt/$n/; done
 cd /tmp && tar czf $OUT/fxt.tgz fxt && cd $WS && tar czf $OUT/wst.tgz --exclude='*.cubin' --exclude='trace.json' out
