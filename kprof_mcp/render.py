@@ -38,7 +38,7 @@ class StageView:
     key_issue: str
 
 
-def stage_view(s: StageResult, device_kind: str) -> StageView:
+def stage_view(s: StageResult, device_kind: str, timeline: dict[str, Any] | None = None) -> StageView:
     if device_kind != "cuda" or not s.peak_bytes_per_s:
         issue = ("CPU timing (Triton interpreter): no GPU roofline" if device_kind != "cuda"
                  else "unknown device: no peaks, no roofline")
@@ -48,12 +48,16 @@ def stage_view(s: StageResult, device_kind: str) -> StageView:
     counters = s.counters_measured
     if counters:
         issue = d.opportunities[0].trigger if d.opportunities else "all measured metrics healthy"
+    elif timeline and (timeline.get("launch") or {}).get("launch_bound"):
+        issue = (f"launch-bound: GPU busy {_num(timeline['launch'].get('gpu_busy_pct'))}% of the window, "
+                 f"kernels {_num(timeline['launch']['kernel_median_ns'] / 1e3, 2)} µs vs launches every "
+                 f"{_num((timeline['launch'].get('launch_interval_median_ns') or 0) / 1e3, 2)} µs")
     else:
         bw = s.pct_peak_bandwidth
         fl = s.pct_peak_flops
         unit = "tensor" if s.tensor_cores else "FP32"
         issue = (f"roofline est.: {_num(bw)}% of peak DRAM BW, {_num(fl)}% of {unit} peak "
-                 f"(model bytes/FLOPs; no counters in event mode)")
+                 f"(model bytes/FLOPs; no counters in this mode)")
     return StageView(s, d, issue)
 
 
@@ -85,7 +89,7 @@ def ranked_opportunities(result: ProfileResult, views: list[StageView]) -> list[
 
 def render_contract(result: ProfileResult, baseline: ProfileResult | None = None) -> str:
     """The Profiler Output Contract, in SPEC.md's exact shape."""
-    views = [stage_view(s, result.device.kind) for s in result.stages]
+    views = [stage_view(s, result.device.kind, result.timeline) for s in result.stages]
     cols = config_columns(result)
     lines = [f"## Profile: {result.kernel} {result.version}", "", "### Configuration"]
     lines += _table(cols, [[result.params[c] for c in cols]])

