@@ -26,8 +26,9 @@ kprof-mcp profiles GPU kernels (Triton / PyTorch) and answers with the Profiler 
 Workflow: list_kernels → profile_kernel(kernel, version, params) → read the contract (Stages,
 Bottleneck, Top 3 Opportunities) → change the kernel → profile_kernel again with
 baseline=<previous profile_dir> → update_devlog. Modes: 'annotation' (default first pass: Nsight
-Compute counters per stage), 'ncu' (deep dive: every section, rules, source-level SASS), 'event'
-(quick CUDA-event A/B timing; also the only mode without a GPU). 'nsys' is not built yet.
+Compute counters per stage), 'ncu' (deep dive: every section, rules, source-level SASS), 'nsys'
+(timeline: stream overlap, launch overhead, idle gaps; torch.profiler/CUPTI), 'event' (quick
+CUDA-event A/B timing). Without a GPU only 'event' and 'nsys' run (CPU timing, labelled as such).
 device_info tells which device, peaks, profilers and modes are usable.
 """
 
@@ -155,8 +156,10 @@ def build_server(config: Config | None = None) -> MCPServer:
                         "defaults (see list_kernels); bounds and device-memory fit are checked")] = None,
         mode: Annotated[str, Field(description="'annotation' (default: Nsight Compute metric set per stage, "
                                                "clocks locked to base), 'ncu' (full sections, rules, source-level "
-                                               "SASS; slower), 'event' (CUDA-event timing + roofline estimate; "
-                                               "works without a GPU or ncu). 'nsys' is not built yet")] = "annotation",
+                                               "SASS; slower), 'nsys' (timeline of the whole plan: kernel/API "
+                                               "summaries, stream overlap, launch overhead, idle gaps, waves; "
+                                               "trace.json + timeline.png), 'event' (CUDA-event timing + roofline "
+                                               "estimate; works without a GPU or ncu)")] = "annotation",
         baseline: Annotated[str | None, Field(
             description="profile_dir of an earlier run to compare with; the contract then has a filled "
                         "'vs Baseline' table")] = None,
@@ -174,7 +177,10 @@ def build_server(config: Config | None = None) -> MCPServer:
         achieved/theoretical occupancy, L2 hit, spills, waves, registers, shared memory,
         duration and DRAM bytes vs the stage's byte model (over-fetch), plus ncu's own rule
         estimates; ncu — the same with `--set full`, report-verbose.md with every section and
-        source/<stage>.md mapping SASS samples and stall reasons to source lines; event —
+        source/<stage>.md mapping SASS samples and stall reasons to source lines; nsys — a
+        torch.profiler (CUPTI) recording of several back-to-back iterations of the whole plan:
+        kernel and CUDA API summaries, memory operations, per-stage ranges, stream overlap,
+        launch order, GPU idle gaps, launch-bound verdict, waves, trace.json and timeline.png; event —
         CUDA-event timing with L2 flushed, repeated until the spread is small (TC%/DRAM%/Occ%
         are then `n/a` and the class comes from the roofline position; on a machine without a
         GPU this is CPU timing and says so). The contract gives per-stage duration, the

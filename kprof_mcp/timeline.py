@@ -186,6 +186,7 @@ def analyze(tr: Trace, stages: list[str], sm_count: int | None = None, top_gaps:
     corr_stage, corr_iter, launches = _stage_of(tr, stages)
     k["stage"] = k["correlation"].map(corr_stage)
     k["iteration"] = k["correlation"].map(corr_iter)
+    tr.kernels = k  # annotated with stage and iteration for the CSV and the picture
     n_iter = int(k["iteration"].max()) + 1 if k["iteration"].notna().any() else 0
     notes: list[str] = []
     if k.empty:
@@ -256,8 +257,13 @@ def analyze(tr: Trace, stages: list[str], sm_count: int | None = None, top_gaps:
         interval = float(pd.Series(starts).diff().dropna().median()) if len(starts) > 1 else None
         kmed = float(k["dur"].median())
         busy_pct = 100.0 * _length(busy) / window if window > 0 else None
-        bound = bool(busy_pct is not None and busy_pct < 50.0 and interval is not None and kmed < interval)
+        per_iter = len(launches) / max(1, n_iter) if n_iter else len(launches)
+        # Several launches per iteration, the GPU mostly idle, kernels shorter than the gap
+        # between launches: the host cannot feed the GPU.
+        bound = bool(busy_pct is not None and busy_pct < 50.0 and interval is not None and kmed < interval
+                     and per_iter > 1)
         launch = {"launch_api_median_ns": api_med, "launch_interval_median_ns": interval,
+                  "launches_per_iteration": per_iter,
                   "kernel_median_ns": kmed, "launches": int(len(launches)), "gpu_busy_pct": busy_pct,
                   "launch_bound": bound,
                   "verdict": ("launch-bound: the GPU idles between kernels because each kernel runs for less time "
@@ -302,6 +308,7 @@ def plot(tr: Trace, tl: Timeline, dest: Path, title: str) -> None:
     fig, ax = plt.subplots(figsize=(14, 1.2 + 0.6 * (len(lanes) + 1)))
     colors = plt.get_cmap("tab10")
     stage_names = sorted({str(s) for s in k.get("stage", [])} - {"nan"}) if "stage" in k else []
+    labelled: set[str] = set()
     for li, lane in enumerate(lanes):
         g = k[k["stream"].astype(str) == lane]
         for si, sname in enumerate(stage_names + ["nan"]):
@@ -309,12 +316,13 @@ def plot(tr: Trace, tl: Timeline, dest: Path, title: str) -> None:
             if sg.empty:
                 continue
             ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in sg.itertuples()], (li + 0.6, 0.8),
-                           color=colors(si % 10) if sname != "nan" else "grey",
-                           label=sname if sname != "nan" and li == 0 else None)
+                           color=colors(si % 10) if sname != "nan" else "grey", linewidth=0,
+                           label=sname if sname != "nan" and sname not in labelled else None)
+            labelled.add(sname)
     api = tr.api[tr.api["name"].isin(_LAUNCH_APIS)] if not tr.api.empty else tr.api
     if not api.empty:
         ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in api.itertuples()],
-                       (len(lanes) + 0.6, 0.8), color="black")
+                       (len(lanes) + 0.6, 0.8), color="black", linewidth=0)
     ax.set_yticks([i + 1 for i in range(len(lanes) + 1)], [f"stream {s}" for s in lanes] + ["host launches"])
     ax.set_xlabel("µs from the first GPU activity")
     busy = tl.gpu_busy_pct

@@ -404,7 +404,9 @@ def run(req: ProfileRequest, result_path: Path) -> Path | None:
         if counters or req.mode == "nsys":
             captured.append(static)
             continue
-        timing = Timer(torch, use_cuda, req).time(_stage_callable(torch, stage, streams, use_cuda))
+        # Each stage alone, on the current stream: CUDA events are recorded on the current stream,
+        # so timing a stage launched on a side stream would measure an empty interval.
+        timing = Timer(torch, use_cuda, req).time(stage.fn)
         stage_results.append(StageResult(timing=timing, **static))
         phase(f"timing_{stage.name}")
     if req.mode == "nsys":
@@ -422,9 +424,9 @@ def run(req: ProfileRequest, result_path: Path) -> Path | None:
         progress(0.88, "timing the whole plan")
         plan_total = Timer(torch, use_cuda, req).time(lambda: _run_plan(torch, plan, streams, use_cuda, sync=False))
         if plan.kind == "concurrent":
-            warnings.append("concurrent plan: stages overlap on separate streams, so per-stage event times are "
-                            "each stage run alone; only the whole-plan time reflects the overlap (use mode 'nsys' "
-                            "for the timeline)")
+            warnings.append("concurrent plan: per-stage event times are each stage run alone on one stream, so "
+                            "they say nothing about the overlap; only the whole-plan time reflects it (use mode "
+                            "'nsys' for the timeline)")
     if use_cuda:
         dev.clocks_after = _nvidia_smi(dev.index or 0)
     warnings += _quality_warnings(dev, stage_results, plan_total)

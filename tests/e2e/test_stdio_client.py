@@ -80,7 +80,7 @@ def test_bad_input_gets_tool_errors_and_the_server_keeps_answering(workspace, tm
             bad = [
                 ("profile_kernel", {"kernel": "nope"}, "valid names: ['matmul', 'tiny_chain', 'two_streams', 'vector_add']"),
                 ("profile_kernel", {"kernel": "vector_add", "version": "v7"}, "valid: ['v0', 'v1']"),
-                ("profile_kernel", {"kernel": "vector_add", "mode": "nsys"}, "not built yet"),
+                ("profile_kernel", {"kernel": "vector_add", "mode": "warp"}, "unknown mode 'warp'"),
                 ("profile_kernel", {"kernel": "vector_add", "params": {"n": 0}}, "below its minimum 1"),
                 ("profile_kernel", {"kernel": "vector_add", "params": {"n": 1 << 32}, "mode": "event"},
                  "choose smaller sizes"),
