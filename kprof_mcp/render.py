@@ -81,10 +81,11 @@ def ranked_opportunities(result: ProfileResult, views: list[StageView]) -> list[
             name = f"[{v.stage.name}] {o.name}" if multi else o.name
             out.append((name, _overall_gain(o.est_gain_pct, share), o.trigger))
     if result.timeline:  # whole-plan findings: already gains of the plan
-        out += [(o.name, o.est_gain_pct, o.trigger)
+        out += [(o.name, o.est_gain_pct, o.trigger, 1)
                 for o in analysis.timeline_opportunities(result.timeline, result.plan_kind)]
-    out.sort(key=lambda t: t[1], reverse=True)
-    return out
+    # Ties (capped gains) go to what the timeline saw: it measured the plan, the rest is estimated.
+    out.sort(key=lambda t: (t[1], t[3] if len(t) > 3 else 0), reverse=True)
+    return [t[:3] for t in out]
 
 
 def render_contract(result: ProfileResult, baseline: ProfileResult | None = None) -> str:
@@ -117,6 +118,12 @@ def render_contract(result: ProfileResult, baseline: ProfileResult | None = None
             cause = (f"{cause.rstrip('.')} (estimated from the FLOP/byte model; intensity "
                      f"{_num(main.stage.intensity_flop_per_byte, 2)} FLOP/B vs ridge "
                      f"{_num(main.stage.ridge_flop_per_byte, 0)} FLOP/B: {region}-bound region).")
+        launch = (result.timeline or {}).get("launch") or {}
+        if launch.get("launch_bound"):
+            cause = (f"The plan is launch-bound: the GPU is busy {_num(launch.get('gpu_busy_pct'))}% of the time, "
+                     f"and each kernel ({_num(launch['kernel_median_ns'] / 1e3, 2)} µs) is shorter than the gap "
+                     f"between host launches ({_num((launch.get('launch_interval_median_ns') or 0) / 1e3, 2)} µs). "
+                     "Per-kernel tuning cannot help until launches are fused or captured in a CUDA graph.")
         lines.append(f"**Root cause**: {cause}")
     lines += ["", "### Top 3 Opportunities (ranked by estimated impact)"]
     opps = ranked_opportunities(result, views)[:3]
