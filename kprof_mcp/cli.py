@@ -57,7 +57,8 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str]) -> int:
             prog.update(task, completed=fraction, description=f"{a.kernel}: {message}")
 
         outcome = engine.profile(a.kernel, a.version, params, a.mode, a.baseline, on_progress,
-                                 ncu_launches=a.ncu_launches, clock_control=a.clock_control)
+                                 ncu_launches=a.ncu_launches, clock_control=a.clock_control,
+                                 timeline_iters=a.timeline_iters)
     if outcome.result.device.kind != "cuda":
         err.print("[bold yellow]No GPU: this ran on the CPU (Triton interpreter). The times are CPU times and "
                   "say nothing about GPU performance.[/]")
@@ -81,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mode", default="annotation", choices=["annotation", "ncu", "event", "nsys"],
                    help="annotation (default; Nsight Compute), ncu (full), event (CUDA events; CPU without a GPU)")
     p.add_argument("--ncu-launches", type=int, default=1, help="annotation/ncu: profiled launches per stage")
+    p.add_argument("--timeline-iters", type=int, default=5, help="nsys: recorded iterations of the plan")
     p.add_argument("--clock-control", default="base", choices=["base", "none"],
                    help="annotation/ncu: ncu --clock-control (none under MIG)")
     p.add_argument("--baseline", default=None, help="an earlier profile_dir to compare with")

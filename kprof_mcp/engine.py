@@ -171,8 +171,8 @@ class Engine:
     # ------------------------------------------------------------------ profile
     def profile(self, kernel: str, version: str | None = None, params: dict[str, Any] | None = None,
                 mode: str = DEFAULT_MODE, baseline: str | None = None, on_progress: runner.ProgressFn | None = None,
-                timeout_s: float | None = None, ncu_launches: int = 1, clock_control: str = "base"
-                ) -> ProfileOutcome:
+                timeout_s: float | None = None, ncu_launches: int = 1, clock_control: str = "base",
+                timeline_iters: int = 5) -> ProfileOutcome:
         """Check correctness, then measure every stage in ``mode``; write the artifacts; return
         the contract.
 
@@ -197,6 +197,8 @@ class Engine:
         budget = self.config.budget_ms if self.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
         if not isinstance(ncu_launches, int) or not 1 <= ncu_launches <= 20:
             raise KprofError(f"ncu_launches={ncu_launches!r}: give an integer from 1 to 20")
+        if not isinstance(timeline_iters, int) or not 1 <= timeline_iters <= 50:
+            raise KprofError(f"timeline_iters={timeline_iters!r}: give an integer from 1 to 50")
         if clock_control not in ("base", "none"):
             raise KprofError(f"clock_control={clock_control!r}: 'base' (ncu locks SM clocks to base; default) or "
                              "'none' (clocks free, e.g. under MIG)")
@@ -206,7 +208,7 @@ class Engine:
                              mode=mode, out_root=str(self.config.out_root), budget_ms=budget,
                              min_runs=3 if cpu else 30, force_cpu=self.config.force_cpu,
                              ncu_path=str(ncu_path) if ncu_path else None, ncu_launches=ncu_launches,
-                             clock_control=clock_control)
+                             clock_control=clock_control, timeline_iters=timeline_iters)
         timeout = timeout_s or self.config.timeout_s
         prep_key = _prepared_key(source, version, checked)
         if nsight and not _prepared(prep_key):

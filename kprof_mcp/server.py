@@ -167,6 +167,8 @@ def build_server(config: Config | None = None) -> MCPServer:
                                                                     "(>1 measures a spread of durations)")] = 1,
         clock_control: Annotated[str, Field(description="annotation/ncu: 'base' (ncu locks SM clocks to base; "
                                                         "default) or 'none' (needed under MIG)")] = "base",
+        timeline_iters: Annotated[int, Field(ge=1, le=50, description="nsys: plan iterations recorded back to back "
+                                                                      "(after 3 profiler warm-up steps)")] = 5,
     ) -> Annotated[CallToolResult, ProfileSummary]:
         """Profile one version of a kernel and return the Profiler Output Contract (markdown).
 
@@ -201,7 +203,8 @@ def build_server(config: Config | None = None) -> MCPServer:
         try:
             outcome = await anyio.to_thread.run_sync(
                 lambda: engine.profile(kernel, version, params, mode, baseline, on_progress,
-                                       ncu_launches=ncu_launches, clock_control=clock_control))
+                                       ncu_launches=ncu_launches, clock_control=clock_control,
+                                       timeline_iters=timeline_iters))
         except KprofError as e:
             raise ToolError(str(e)) from None
         r = outcome.result
