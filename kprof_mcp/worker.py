@@ -302,7 +302,6 @@ def params_dirname(params: dict[str, Any], order: list[str]) -> str:
 
 NCU_MODES = ("annotation", "ncu")
 TIMELINE_PROFILER_WARMUP = 3
-REPORT_BASENAME = "profile"  # <profile_dir>/profile.ncu-rep
 
 
 def run(req: ProfileRequest, result_path: Path) -> Path | None:
@@ -438,7 +437,7 @@ def run(req: ProfileRequest, result_path: Path) -> Path | None:
         correctness=correctness, created_at=stamp, profile_dir=str(final_dir), request=req.model_dump(),
         phases_s=phases)
     progress(0.95, "writing artifacts")
-    _write_artifacts(work_dir, result)
+    write_params_and_samples(work_dir, result)
     result_path.write_text(json.dumps({"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}))
     return work_dir
 
@@ -640,10 +639,6 @@ def _quality_warnings(dev: DeviceState, stages: list[StageResult], plan_total: T
     if plan_total is not None and plan_total.rel_iqr > 0.05:
         out.append(f"whole plan: noisy timing, IQR {100 * plan_total.rel_iqr:.1f}% of the median")
     return out
-
-
-def _write_artifacts(work_dir: Path, result: ProfileResult) -> None:
-    write_params_and_samples(work_dir, result)
 
 
 def _cache_control(result: ProfileResult) -> str:
