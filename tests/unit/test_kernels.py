@@ -19,11 +19,22 @@ CASES = [
     ("two_streams", {"n": 3000, "iters": 50}, "float32"),  # a partial last block
     ("tiny_chain", {"n": 1000, "k": 5}, "float32"),
     ("tiny_chain", {"n": 4096, "k": 1}, "float32"),
+    ("softmax", {"M": 1, "N": 1}, "float32"),
+    ("softmax", {"M": 37, "N": 1000}, "float32"),    # ragged rows and columns
+    ("softmax", {"M": 64, "N": 4096}, "float16"),
+    ("mla_decode", {"b": 2, "s": 1, "t": 100, "h": 16, "d": 64, "p": 16}, "float16"),   # ragged t
+    ("mla_decode", {"b": 1, "s": 2, "t": 256, "h": 16, "d": 128, "p": 32}, "float16"),  # s > 1: rows are (s, h)
+    ("mla_decode", {"b": 2, "s": 1, "t": 33, "h": 32, "d": 64, "p": 16}, "float32"),
 ]
+# Every version of every package in CASES is run (new versions are picked up by themselves).
+VERSION_CASES = [(k, p, d, v.name) for k, p, d in CASES if k in PKGS for v in PKGS[k].versions]
 
 
-@pytest.mark.parametrize("kernel,params,dtype", CASES)
-@pytest.mark.parametrize("version", ["v0", "v1"])
+def test_every_case_names_an_installed_package():
+    assert {k for k, _, _ in CASES} <= set(PKGS), sorted(set(k for k, _, _ in CASES) - set(PKGS))
+
+
+@pytest.mark.parametrize("kernel,params,dtype,version", VERSION_CASES)
 def test_version_matches_reference(kernel, params, dtype, version):
     pkg = PKGS[kernel]
     p = pkg.validate_params({**params, "dtype": dtype})
