@@ -25,6 +25,8 @@ CASES = [
     ("mla_decode", {"b": 2, "s": 1, "t": 100, "h": 16, "d": 64, "p": 16}, "float16"),   # ragged t
     ("mla_decode", {"b": 1, "s": 2, "t": 256, "h": 16, "d": 128, "p": 32}, "float16"),  # s > 1: rows are (s, h)
     ("mla_decode", {"b": 2, "s": 1, "t": 33, "h": 32, "d": 64, "p": 16}, "float32"),
+    ("mla_decode", {"b": 1, "s": 1, "t": 1000, "h": 16, "d": 64, "p": 16}, "float16"),  # 3 splits, ragged last
+    ("mla_decode", {"b": 132, "s": 1, "t": 20, "h": 64, "d": 32, "p": 16}, "float16"),  # v2's 64-row launch
 ]
 # Every version of every package in CASES is run (new versions are picked up by themselves).
 VERSION_CASES = [(k, p, d, v.name) for k, p, d in CASES if k in PKGS for v in PKGS[k].versions]
@@ -90,3 +92,27 @@ def test_every_package_declares_dtype_defaults_and_versions():
         d = pkg.describe()
         assert d["params"][-1]["name"] == "dtype"
         assert [v["name"] for v in d["versions"]][:2] == ["v0", "v1"]
+
+
+def test_mla_splits_are_never_empty_and_cover_t():
+    from kernels.mla_decode import num_splits, split_len
+
+    mla = PKGS["mla_decode"]
+    for t in (1, 63, 256, 511, 1000, 4000, 4096, 4097, 100_000):
+        for b, s, h in ((1, 1, 16), (32, 1, 16), (32, 16, 128), (3, 2, 5)):
+            p = mla.validate_params({"b": b, "s": s, "h": h, "t": t})
+            for block_rows in (1, 16, 64):
+                n, ln = num_splits(p, block_rows), split_len(p, num_splits(p, block_rows))
+                assert (n - 1) * ln < t <= n * ln, (t, b, s, h, block_rows, n, ln)
+    assert num_splits(mla.validate_params({"s": 1, "h": 16}), 16) == 8   # 32 programs -> 8 splits of 512
+
+
+def test_mla_models_at_the_defaults():
+    mla = PKGS["mla_decode"]
+    p = mla.validate_params({})
+    attend, combine = mla.version("v1").stages
+    R = 32 * 16 * 128
+    assert attend.flops(p) == 2 * R * 4096 * (512 + 64) + 2 * R * 4096 * 512 and attend.tensor_cores
+    kv_q = (R * 576 + 32 * 4096 * 576) * 2
+    assert attend.bytes(p) == kv_q + R * 1 * 513 * 4      # 4096 programs already: one split
+    assert combine.bytes(p) == R * 513 * 4 + R * 512 * 2
