@@ -175,7 +175,7 @@ def build_v0(inputs, params):
 
 
 def _build_grouped(inputs, params, launch):
-    buf = _Buffers(inputs, params, num_splits(params, launch["BLOCK_H"], launch["target"]))
+    buf = _Buffers(inputs, params, num_splits(params, launch["BLOCK_H"], launch["target"], launch.get("one_wave", False)))
     d, p, bh = params["d"], params["p"], launch["BLOCK_H"]
     t = {"BLOCK_H": bh, "BLOCK_N": launch["BLOCK_N"], "BLOCK_D": triton.next_power_of_2(d),
          "BLOCK_P": triton.next_power_of_2(p), "num_warps": launch["num_warps"], "num_stages": launch["num_stages"],

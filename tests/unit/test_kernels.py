@@ -123,7 +123,9 @@ def test_mla_v2_picks_its_launch_by_shape_and_the_64_row_launch_is_correct():
 
     mla = PKGS["mla_decode"]
     assert v2_launch(mla.validate_params({}))["BLOCK_H"] == 64                  # 1024 programs: compute-bound
-    assert v2_launch(mla.validate_params({"s": 1, "h": 16}))["BLOCK_H"] == 16   # 32 programs: split for a wave
+    mem = mla.validate_params({"s": 1, "h": 16})
+    assert v2_launch(mem)["BLOCK_H"] == 16                                       # 32 programs: split for a wave
+    assert mla.version("v2").stages[1].flops(mem) == 3 * 32 * 16 * 4 * 512     # 4 splits: 128 programs <= 132
     p = mla.validate_params({"b": 2, "s": 2, "t": 600, "h": 40, "d": 32, "p": 16, "dtype": "float16"})
     inputs = mla.make_inputs(p, "cpu")
     plan = impl._build_grouped(inputs, p, {"BLOCK_H": 64, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2,
