@@ -119,6 +119,7 @@ def _splits_of(version):
         return lambda p: num_splits(p, 1)
     if version == "v1":
         return lambda p: num_splits(p, 16)
+    # v2, v3
     return lambda p: num_splits(p, v2_launch(p)["BLOCK_H"], v2_launch(p)["target"], v2_launch(p)["one_wave"])
 
 
@@ -173,6 +174,9 @@ KERNEL = KernelPackage(
         Version("v2", "shape-aware launch from an H100 sweep: 64 rows × 64 tokens, 8 warps, 2 stages when "
                       "compute-bound; 16 × 32, 4 warps, 3 stages and one wave of splits when memory-bound",
                 _stages("v2"), _build("v2")),
+        Version("v3", "launch order: the row blocks of one batch are adjacent in the grid, so the programs in "
+                      "flight share one batch's KV cache in L2 instead of each streaming a different batch's",
+                _stages("v3"), _build("v3")),
     ),
     memory_bytes=_memory_bytes,
     tolerance=_tolerance,

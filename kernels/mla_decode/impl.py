@@ -56,10 +56,17 @@ def attend_grouped_kernel(Q, KV, MID_O, MID_LSE, qk_scale, ROWS, T, SPLIT_LEN,
                           stride_qb, stride_qr, stride_kvb, stride_kvt,
                           stride_mob, stride_mor, stride_mos, stride_mlb, stride_mlr,
                           D: tl.constexpr, P: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_P: tl.constexpr,
-                          BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr):
-    """v1+: BLOCK_H query rows per program; one latent KV tile serves as key (d+p) and value (d)."""
-    pid_b = tl.program_id(0)
-    pid_h = tl.program_id(1)
+                          BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr, ROWS_FASTEST: tl.constexpr = False):
+    """v1+: BLOCK_H query rows per program; one latent KV tile serves as key (d+p) and value (d).
+
+    ROWS_FASTEST: grid (row blocks, b, splits) instead of (b, row blocks, splits): the programs
+    launched together then share one batch's KV cache, which stays in L2."""
+    if ROWS_FASTEST:
+        pid_h = tl.program_id(0)
+        pid_b = tl.program_id(1)
+    else:
+        pid_b = tl.program_id(0)
+        pid_h = tl.program_id(1)
     split = tl.program_id(2)
     offs_h = pid_h * BLOCK_H + tl.arange(0, BLOCK_H)
     h_ok = offs_h < ROWS
@@ -180,13 +187,16 @@ def _build_grouped(inputs, params, launch):
     t = {"BLOCK_H": bh, "BLOCK_N": launch["BLOCK_N"], "BLOCK_D": triton.next_power_of_2(d),
          "BLOCK_P": triton.next_power_of_2(p), "num_warps": launch["num_warps"], "num_stages": launch["num_stages"],
          "splits": buf.splits, "split_len": buf.split_len}
-    grid = (params["b"], triton.cdiv(buf.rows, bh), buf.splits)
+    rows_fastest = launch.get("rows_fastest", False)
+    t["grid_order"] = "(row blocks, b, splits)" if rows_fastest else "(b, row blocks, splits)"
+    grid = ((triton.cdiv(buf.rows, bh), params["b"], buf.splits) if rows_fastest
+            else (params["b"], triton.cdiv(buf.rows, bh), buf.splits))
 
     def run():
         return attend_grouped_kernel[grid](
             buf.q, buf.kv, buf.mid_o, buf.mid_lse, buf.qk_scale, buf.rows, params["t"], buf.split_len,
             *buf.attend_args(), D=d, P=p, BLOCK_D=t["BLOCK_D"], BLOCK_P=t["BLOCK_P"], BLOCK_H=bh,
-            BLOCK_N=t["BLOCK_N"], num_warps=t["num_warps"], num_stages=t["num_stages"])
+            BLOCK_N=t["BLOCK_N"], ROWS_FASTEST=rows_fastest, num_warps=t["num_warps"], num_stages=t["num_stages"])
 
     stages = [Stage("attend", run, kernel=attend_grouped_kernel, tiling=t, grid_blocks=grid[0] * grid[1] * grid[2]),
               _combine_stage(buf, params)]
@@ -204,4 +214,8 @@ def build_v2(inputs, params):
     return _build_grouped(inputs, params, v2_launch(params))
 
 
-BUILDERS = {"v0": build_v0, "v1": build_v1, "v2": build_v2}
+def build_v3(inputs, params):
+    return _build_grouped(inputs, params, {**v2_launch(params), "rows_fastest": True})
+
+
+BUILDERS = {"v0": build_v0, "v1": build_v1, "v2": build_v2, "v3": build_v3}

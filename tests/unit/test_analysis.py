@@ -123,3 +123,19 @@ def test_ncu_rule_estimates_convert_runtime_saving_to_gain():
     ]
     (o,) = rule_opportunities(rules)  # local and estimate-less rules are not ranked
     assert o.est_gain_pct == pytest.approx(100 / 0.75 - 100) and o.trigger == "launch__waves_per_multiprocessor=3.9"
+
+
+def test_latency_bound_over_fetch_gain_is_bounded_by_how_busy_dram_is():
+    # mla_decode v2 at the defaults on the H100 (docs/kernels/mla_decode.md): latency-bound, DRAM 17.5 %,
+    # DRAM bytes 3.90x the model. Removing the over-fetch (v3) gained 2.4 %; the old "halved r - 1" model
+    # promised 145 %. The DRAM-busy share of the time bounds what fewer bytes can save.
+    d = A.diagnose(Metrics(tc_pct=49.4, compute_pct=47.6, dram_pct=17.5, occupancy_pct=12.5, l2_hit_pct=55.8,
+                           over_fetch_ratio=3.90))
+    assert d.bottleneck == A.LATENCY_BOUND
+    gains = {o.name.split(" (")[0]: o.est_gain_pct for o in d.opportunities}
+    f = 0.175 * (1 - 1 / 3.90)
+    assert gains["Cut DRAM over-fetch"] == pytest.approx((1 / (1 - f) - 1) * 100)   # ~15 %
+    assert gains["Cut DRAM over-fetch"] < 20 and gains["Improve L2 locality"] < 15
+    # a memory-bound stage keeps the proportional model: time scales with bytes
+    m = A.diagnose(Metrics(tc_pct=0, compute_pct=10, dram_pct=85, l2_hit_pct=90, over_fetch_ratio=2.0))
+    assert {o.name.split(" (")[0]: o.est_gain_pct for o in m.opportunities}["Cut DRAM over-fetch"] == pytest.approx(100)

@@ -54,7 +54,7 @@ def test_baseline_fills_the_comparison_table(engine):
 
 def test_bad_input_errors_say_what_is_valid(engine, workspace):
     cases = [
-        (dict(kernel="nope"), r"unknown kernel 'nope'; valid names: \['matmul', 'tiny_chain', 'two_streams', 'vector_add'\]"),
+        (dict(kernel="nope"), r"unknown kernel 'nope'; valid names: \['matmul', 'mla_decode', 'softmax', 'tiny_chain', 'two_streams', 'vector_add'\]"),
         (dict(kernel="vector_add", version="v9"), r"no version 'v9'; valid: \['v0', 'v1'\]"),
         (dict(kernel="vector_add", mode="warp"), r"unknown mode 'warp'; modes: \["),
         (dict(kernel="vector_add", mode="ncu", ncu_launches=0), r"ncu_launches=0: give an integer from 1 to 20"),
