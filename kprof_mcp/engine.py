@@ -39,12 +39,17 @@ class Config:
     kernel_dirs: list[Path] = field(default_factory=lambda: [
         Path(p) for p in os.environ.get("KPROF_KERNEL_PATH", "").split(os.pathsep) if p])
     timeout_s: float = float(os.environ.get("KPROF_TIMEOUT_S", "900"))
+    # profile_kernel answers within this many seconds: the contract if done, else a job id
+    # (clients commonly give up on a call after 60 s).
+    wait_s: float = float(os.environ.get("KPROF_WAIT_S", "45"))
+    gpus: list[str] | None = None  # GPU indices jobs may use (default: all visible)
     budget_ms: float | None = None  # per-stage timing budget; default by device kind
     force_cpu: bool = os.environ.get("KPROF_FORCE_CPU") == "1"
 
     @classmethod
     def from_options(cls, workspace: str | None = None, kernel_dirs: list[str] | None = None,
-                     timeout_s: float | None = None, force_cpu: bool = False) -> "Config":
+                     timeout_s: float | None = None, force_cpu: bool = False, wait_s: float | None = None,
+                     gpus: list[str] | None = None) -> "Config":
         """Build from command-line options; unset ones keep their environment/default values."""
         kwargs: dict[str, Any] = {}
         if workspace:
@@ -55,12 +60,29 @@ class Config:
             kwargs["timeout_s"] = timeout_s
         if force_cpu:
             kwargs["force_cpu"] = True
+        if wait_s is not None:
+            kwargs["wait_s"] = wait_s
+        if gpus:
+            kwargs["gpus"] = gpus
         return cls(**kwargs)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
         self.out_root = Path(self.out_root).resolve() if self.out_root else self.workspace / "out" / "profiles"
         self.kernel_dirs = [Path(p).resolve() for p in self.kernel_dirs]
+
+
+@dataclass
+class ProfileSpec:
+    """A validated profile request (see :meth:`Engine.check_profile`)."""
+
+    req: ProfileRequest
+    base: ProfileResult | None
+    source: Path
+    cpu: bool
+    stages: list[str]
+    timeout: float
+    baseline: str | None = None
 
 
 @dataclass
@@ -172,7 +194,7 @@ class Engine:
     def profile(self, kernel: str, version: str | None = None, params: dict[str, Any] | None = None,
                 mode: str = DEFAULT_MODE, baseline: str | None = None, on_progress: runner.ProgressFn | None = None,
                 timeout_s: float | None = None, ncu_launches: int = 1, clock_control: str = "base",
-                timeline_iters: int = 5) -> ProfileOutcome:
+                timeline_iters: int = 5, control: runner.RunControl | None = None) -> ProfileOutcome:
         """Check correctness, then measure every stage in ``mode``; write the artifacts; return
         the contract.
 
@@ -180,10 +202,22 @@ class Engine:
         (and the SpeedOfLight/LaunchStats/Occupancy rules). ncu: ``--set full`` with source-level
         SASS metrics. Only launches inside each stage's NVTX range are profiled.
         """
+        spec = self.check_profile(kernel, version, params, mode, baseline, timeout_s, ncu_launches, clock_control,
+                                  timeline_iters)
+        return self.run_checked(spec, on_progress, control)
+
+    def check_profile(self, kernel: str, version: str | None = None, params: dict[str, Any] | None = None,
+                      mode: str = DEFAULT_MODE, baseline: str | None = None, timeout_s: float | None = None,
+                      ncu_launches: int = 1, clock_control: str = "base", timeline_iters: int = 5) -> "ProfileSpec":
+        """Validate every argument of a profile (fast; nothing runs on the GPU) and return what
+        :meth:`run_checked` needs. Every bad input raises :class:`KprofError` saying what is valid."""
         try:
             get_mode(mode)
         except ModeNotAvailable as e:
             raise KprofError(str(e)) from None
+        if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
+                                      or not 1 <= timeout_s <= 86400):
+            raise KprofError(f"timeout_s={timeout_s!r}: give seconds from 1 to 86400")
         base = self.load_result(baseline, "baseline") if baseline else None
         source = self.resolve_kernel(kernel)
         desc = self._describe(source)
@@ -195,9 +229,9 @@ class Engine:
         checked = self.validate_params(desc, params)
         cpu = self.config.force_cpu or not _gpu_present()
         budget = self.config.budget_ms if self.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
-        if not isinstance(ncu_launches, int) or not 1 <= ncu_launches <= 20:
+        if isinstance(ncu_launches, bool) or not isinstance(ncu_launches, int) or not 1 <= ncu_launches <= 20:
             raise KprofError(f"ncu_launches={ncu_launches!r}: give an integer from 1 to 20")
-        if not isinstance(timeline_iters, int) or not 1 <= timeline_iters <= 50:
+        if isinstance(timeline_iters, bool) or not isinstance(timeline_iters, int) or not 1 <= timeline_iters <= 50:
             raise KprofError(f"timeline_iters={timeline_iters!r}: give an integer from 1 to 50")
         if clock_control not in ("base", "none"):
             raise KprofError(f"clock_control={clock_control!r}: 'base' (ncu locks SM clocks to base; default) or "
@@ -209,8 +243,16 @@ class Engine:
                              min_runs=3 if cpu else 30, force_cpu=self.config.force_cpu,
                              ncu_path=str(ncu_path) if ncu_path else None, ncu_launches=ncu_launches,
                              clock_control=clock_control, timeline_iters=timeline_iters)
-        timeout = timeout_s or self.config.timeout_s
-        prep_key = _prepared_key(source, version, checked)
+        stages = next(v["stages"] for v in desc["versions"] if v["name"] == version)
+        return ProfileSpec(req=req, base=base, source=source, cpu=cpu, stages=[st["name"] for st in stages],
+                           timeout=float(timeout_s or self.config.timeout_s), baseline=baseline)
+
+    def run_checked(self, spec: "ProfileSpec", on_progress: runner.ProgressFn | None = None,
+                    control: runner.RunControl | None = None) -> ProfileOutcome:
+        """Run a validated profile (see :meth:`check_profile`) in child processes."""
+        req, timeout, cpu = spec.req, spec.timeout, spec.cpu
+        nsight = req.mode in NSIGHT_MODES
+        prep_key = _prepared_key(spec.source, req.version, req.params)
         if nsight and not _prepared(prep_key):
             # Compile and autotune without instrumentation first: under ncu the autotuner's
             # timings are distorted, and Triton would cache the config it picked there.
@@ -218,23 +260,33 @@ class Engine:
                 on_progress(0.01, "first Nsight profile of this source/params: compiling and autotuning outside ncu")
             try:
                 runner.run_profile(req.model_copy(update={"prepare_only": True, "mode": "event"}).model_dump_json(),
-                                   timeout, None)
+                                   timeout, None, control=control)
             except runner.WorkerError as e:
                 raise KprofError(str(e)) from None
             _mark_prepared(prep_key)
         if nsight:
-            stages = next(v["stages"] for v in desc["versions"] if v["name"] == version)
-            work_dir, final_dir = self._run_nsight(req, [s["name"] for s in stages], timeout, on_progress)
+            work_dir, final_dir = self._run_nsight(req, spec.stages, timeout, on_progress, control)
         else:
             try:
-                record = runner.run_profile(req.model_dump_json(), timeout, on_progress)
+                record = runner.run_profile(req.model_dump_json(), timeout, on_progress, control=control)
             except runner.WorkerError as e:
                 raise KprofError(str(e)) from None
             work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
             if not cpu:
                 _mark_prepared(prep_key)  # compiled and autotuned without instrumentation
+        try:
+            return self._write_reports(req, spec.base, work_dir, final_dir)
+        except OSError as e:
+            # Disk full (or any write error) while writing the reports: the directory keeps its
+            # .partial name, so nothing half-written looks like a finished profile.
+            raise KprofError(f"writing the profile's reports failed: {e.strerror or e} ({type(e).__name__}); the "
+                             f"incomplete artifacts are in {work_dir} (a *.partial directory, never read as a "
+                             "finished profile). Free disk space and profile again.") from None
+
+    def _write_reports(self, req: ProfileRequest, base: ProfileResult | None, work_dir: Path,
+                       final_dir: Path) -> ProfileOutcome:
         result = ProfileResult.model_validate_json((work_dir / "result.json").read_text())
-        if mode == "nsys":
+        if req.mode == "nsys":
             result.timeline["nsys"] = _nsys_note()
             (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
         contract = render.render_contract(result, base)
@@ -294,7 +346,8 @@ class Engine:
         return self._ncu_cache[key]
 
     def _run_nsight(self, req: ProfileRequest, stages: list[str], timeout: float,
-                    on_progress: runner.ProgressFn | None) -> tuple[Path, Path]:
+                    on_progress: runner.ProgressFn | None,
+                    control: runner.RunControl | None = None) -> tuple[Path, Path]:
         import tempfile
 
         assert req.ncu_path
@@ -309,7 +362,8 @@ class Engine:
                 raise KprofError(str(e)) from None
             t0 = time.perf_counter()
             try:
-                record = runner.run_profile(req.model_dump_json(), timeout, on_progress, prefix=cmd)
+                record = runner.run_profile(req.model_dump_json(), timeout, on_progress, prefix=cmd, control=control,
+                                            locks_clocks=req.clock_control == "base")
             except runner.WorkerError as e:
                 raise KprofError(_ncu_hint(str(e), e.detail.get("log", ""))) from None
             wall = time.perf_counter() - t0
@@ -332,7 +386,7 @@ class Engine:
         if on_progress:
             on_progress(0.93, "reading the Nsight Compute report")
         try:
-            runner.finish(req.model_dump_json(), work_dir, record.get("log", ""), profiler)
+            runner.finish(req.model_dump_json(), work_dir, record.get("log", ""), profiler, control=control)
         except runner.WorkerError as e:
             raise KprofError(f"{e} (partial artifacts kept in {work_dir})") from None
         return work_dir, final_dir

@@ -23,6 +23,28 @@ from .worker import PROGRESS_PREFIX
 ProgressFn = Callable[[float, str], None]
 
 
+class RunControl:
+    """What a caller controls about the children of one profile: the GPU they may see
+    (``CUDA_VISIBLE_DEVICES``) and cancellation. ``cancel()`` kills the running child's whole
+    process group within a fraction of a second; later children are refused."""
+
+    def __init__(self, gpu: str | None = None):
+        self.gpu = gpu
+        self._cancelled = threading.Event()
+        self.clock_reset: str | None = None  # what was done about clocks after a kill
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def check(self) -> None:
+        if self.cancelled:
+            raise WorkerError("cancelled", "the profile was cancelled")
+
+
 class WorkerError(RuntimeError):
     """The child failed. ``kind``: params, too_large, incorrect, mode, load, timeout, crash."""
 
@@ -36,8 +58,10 @@ def _worker_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "kprof_mcp.worker", *args]
 
 
-def _env() -> dict[str, str]:
+def _env(control: RunControl | None = None) -> dict[str, str]:
     env = dict(os.environ)
+    if control is not None and control.gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = control.gpu
     # The worker must import this very kprof_mcp and the built-in kernels (also from a checkout).
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -51,6 +75,42 @@ def _kill_group(proc: subprocess.Popen) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     proc.wait()
+
+
+def reset_clocks(gpu: str | None) -> str:
+    """After a profiler that locked clocks was killed: ``nvidia-smi -rgc`` (best effort; says what happened)."""
+    import shutil
+
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return "no nvidia-smi: clocks not reset"
+    cmd = [exe, "-rgc"] + (["-i", gpu] if gpu is not None else [])
+    try:
+        cp = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (subprocess.SubprocessError, OSError) as e:
+        return f"clock reset failed: {e}"
+    out = (cp.stdout + cp.stderr).strip().splitlines()
+    return ("clocks reset (nvidia-smi -rgc)" if cp.returncode == 0
+            else f"clock reset failed (exit {cp.returncode}): {out[-1] if out else ''}")
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float, control: RunControl | None) -> str | None:
+    """Wait for the child; ``"timeout"`` or ``"cancelled"`` when it had to be stopped (group killed)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            proc.wait(timeout=0.1)
+            return None
+        except subprocess.TimeoutExpired:
+            pass
+        if control is not None and control.cancelled:
+            _kill_group(proc)
+            return "cancelled"
+        if time.monotonic() >= deadline:
+            _kill_group(proc)
+            return "timeout"
 
 
 def describe(source: Path, timeout_s: float = 60.0) -> dict[str, Any]:
@@ -78,12 +138,17 @@ def _tail(text: str, n: int = 15) -> str:
 
 
 def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | None = None,
-                prefix: list[str] | None = None) -> dict[str, Any]:
+                prefix: list[str] | None = None, control: RunControl | None = None,
+                locks_clocks: bool = False) -> dict[str, Any]:
     """Run one profile in a child; return the worker's ok-record or raise :class:`WorkerError`.
 
     ``prefix`` is a profiler's argument vector that launches the worker (``ncu ... python -m
     kprof_mcp.worker run``); what the profiler prints comes back in the record's ``log``.
+    On time-out or cancellation the child's whole process group is killed; when the profiler
+    had locked clocks (``locks_clocks``) they are reset and the error says so.
     """
+    if control is not None:
+        control.check()
     with tempfile.TemporaryDirectory(prefix="kprof-") as tmp:
         req_path = Path(tmp) / "request.json"
         res_path = Path(tmp) / "result.json"
@@ -93,21 +158,29 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
             other: list[str] = []
             proc = subprocess.Popen([*(prefix or []), *_worker_cmd("run", "--request", str(req_path),
                                                                    "--result", str(res_path))],
-                                    stdout=subprocess.PIPE, stderr=err, text=True, env=_env(),
+                                    stdout=subprocess.PIPE, stderr=err, text=True, env=_env(control),
                                     start_new_session=True, errors="replace")
             reader = threading.Thread(target=_pump, args=(proc, on_progress, other), daemon=True)
             reader.start()
             try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                reader.join(5)
-                raise WorkerError("timeout", f"profiling did not finish within {timeout_s:.0f} s; the kernel "
-                                             "process tree was killed. Raise the time limit, or use smaller sizes "
-                                             "or a smaller timing budget.") from None
+                stopped = _wait(proc, timeout_s, control)
             except BaseException:
-                _kill_group(proc)  # cancelled by the caller: no orphans
+                _kill_group(proc)  # interrupted by the caller: no orphans
                 raise
+            if stopped:
+                reader.join(5)
+                clocks = ""
+                if locks_clocks:
+                    note = reset_clocks(control.gpu if control else None)
+                    if control is not None:
+                        control.clock_reset = note
+                    clocks = f" ({note})"
+                if stopped == "cancelled":
+                    raise WorkerError("cancelled", "the profile was cancelled; the kernel process tree was "
+                                                   f"killed{clocks}.")
+                raise WorkerError("timeout", f"profiling did not finish within {timeout_s:.0f} s; the kernel "
+                                             f"process tree was killed{clocks}. Raise the time limit (timeout_s), "
+                                             "or use smaller sizes or a smaller timing budget.")
             reader.join(5)
             # Grandchildren the kernel may have started die with the group.
             try:
@@ -146,9 +219,11 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
                                    f"unaffected. Last output:\n{_tail(stderr)}")
 
 
-def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any], timeout_s: float = 600.0
-           ) -> dict[str, Any]:
+def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any], timeout_s: float = 600.0,
+           control: RunControl | None = None) -> dict[str, Any]:
     """Parse a Nsight Compute report in a child process (``worker finish``)."""
+    if control is not None:
+        control.check()
     with tempfile.TemporaryDirectory(prefix="kprof-") as tmp:
         paths = {n: Path(tmp) / f"{n}.json" for n in ("request", "profiler", "result")}
         paths["request"].write_text(request_json)
@@ -157,11 +232,19 @@ def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any]
         log_path.write_text(log)
         cmd = _worker_cmd("finish", "--request", str(paths["request"]), "--work-dir", str(work_dir),
                           "--log", str(log_path), "--profiler", str(paths["profiler"]), "--result", str(paths["result"]))
-        try:
-            cp = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=_env(),
-                                start_new_session=True)
-        except subprocess.TimeoutExpired:
-            raise WorkerError("timeout", f"reading the Nsight Compute report took over {timeout_s:.0f} s") from None
+        with open(Path(tmp) / "stdout.txt", "w+") as out, open(Path(tmp) / "stderr.txt", "w+") as err:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=_env(control), start_new_session=True)
+            try:
+                stopped = _wait(proc, timeout_s, control)
+            except BaseException:
+                _kill_group(proc)
+                raise
+            if stopped == "cancelled":
+                raise WorkerError("cancelled", "the profile was cancelled while its report was being read")
+            if stopped:
+                raise WorkerError("timeout", f"reading the Nsight Compute report took over {timeout_s:.0f} s")
+            err.seek(0)
+            cp = subprocess.CompletedProcess(cmd, proc.returncode, "", err.read())
         record = None
         if paths["result"].exists():
             try:

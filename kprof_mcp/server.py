@@ -10,8 +10,6 @@ import argparse
 import sys
 from typing import Annotated, Any
 
-import asyncio
-
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -19,6 +17,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from .engine import Config, Engine, KprofError
+from .jobs import CANCELLED, DONE, FAILED, QUEUED, Job, JobManager, UnknownJob
 from .models import Diagnosis
 
 INSTRUCTIONS = """\
@@ -84,19 +83,37 @@ class StageSummary(BaseModel):
 
 
 class ProfileSummary(BaseModel):
-    profile_dir: str = Field(description="directory of this run's artifacts; pass it as baseline or to read_params")
-    kernel: str
-    version: str
-    mode: str
-    device: str
-    device_kind: str = Field(description="'cuda' or 'cpu' (CPU timing: no GPU claims)")
-    params: dict[str, Any]
-    total_duration_us: float
-    stages: list[StageSummary]
-    bottleneck: str | None
-    opportunities: list[dict[str, Any]]
-    warnings: list[str]
+    status: str = Field(default="done", description="'done' (the contract is here), 'queued' or 'running' (call "
+                                                    "get_profile(job_id) later)")
+    job_id: str | None = Field(default=None, description="the job's id, for get_profile / cancel_profile")
+    queue_position: int | None = Field(default=None, description="place in the GPU queue while queued (1 = next)")
+    progress: float | None = Field(default=None, description="0..1 while queued or running")
+    message: str | None = None
+    profile_dir: str | None = Field(default=None, description="directory of this run's artifacts; pass it as "
+                                                              "baseline or to read_params")
+    kernel: str | None = None
+    version: str | None = None
+    mode: str | None = None
+    device: str | None = None
+    device_kind: str | None = Field(default=None, description="'cuda' or 'cpu' (CPU timing: no GPU claims)")
+    params: dict[str, Any] | None = None
+    total_duration_us: float | None = None
+    stages: list[StageSummary] = Field(default_factory=list)
+    bottleneck: str | None = None
+    opportunities: list[dict[str, Any]] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
     baseline: str | None = None
+
+
+class JobInfo(BaseModel):
+    job_id: str
+    status: str = Field(description="queued | running | done | failed | cancelled")
+    label: str
+    queue_position: int | None = None
+    gpu: str | None = None
+    progress: float = 0.0
+    message: str = ""
+    error: str | None = None
 
 
 class ParamsFile(BaseModel):
@@ -120,6 +137,8 @@ def _ann(read_only: bool, destructive: bool, idempotent: bool, open_world: bool,
 
 def build_server(config: Config | None = None) -> MCPServer:
     engine = Engine(config)
+    slots = ([None] if engine.config.force_cpu else engine.config.gpus) or None
+    jobs = JobManager(lambda spec, progress, control: engine.run_checked(spec, progress, control), slots=slots)
     mcp = MCPServer("kprof-mcp", instructions=INSTRUCTIONS, version="0.1.0")
 
     @mcp.tool(annotations=_ann(True, False, True, False, "List kernel packages"))
@@ -169,6 +188,12 @@ def build_server(config: Config | None = None) -> MCPServer:
                                                         "default) or 'none' (needed under MIG)")] = "base",
         timeline_iters: Annotated[int, Field(ge=1, le=50, description="nsys: plan iterations recorded back to back "
                                                                       "(after 3 profiler warm-up steps)")] = 5,
+        wait_s: Annotated[float | None, Field(ge=0, le=55, description="answer within this many seconds: the "
+                                                                       "contract if the profile is done, else a "
+                                                                       "job_id for get_profile (default 45)")] = None,
+        timeout_s: Annotated[float | None, Field(ge=1, le=86400, description="time limit of the profile; past it "
+                                                                             "the process tree is killed (default "
+                                                                             "900)")] = None,
     ) -> Annotated[CallToolResult, ProfileSummary]:
         """Profile one version of a kernel and return the Profiler Output Contract (markdown).
 
@@ -190,29 +215,62 @@ def build_server(config: Config | None = None) -> MCPServer:
         metric. Artifacts (params.json, report.md, tiling/, compiled/, profile.ncu-rep, ...) are
         under `profile_dir`; other versions profiled in the same mode and parameters appear in
         report.md's comparison table."""
-        loop = asyncio.get_running_loop()
-
-        def on_progress(fraction: float, message: str) -> None:
-            # Called from the runner's reader thread while the request is still open; the
-            # tool returns only after the worker (and with it this thread's pump) is done.
-            try:
-                asyncio.run_coroutine_threadsafe(ctx.report_progress(fraction, 1.0, message), loop).result(10)
-            except Exception:  # noqa: BLE001 — progress is best effort; the profile goes on
-                pass
-
         try:
-            outcome = await anyio.to_thread.run_sync(
-                lambda: engine.profile(kernel, version, params, mode, baseline, on_progress,
-                                       ncu_launches=ncu_launches, clock_control=clock_control,
-                                       timeline_iters=timeline_iters))
+            spec = await anyio.to_thread.run_sync(
+                lambda: engine.check_profile(kernel, version, params, mode, baseline, timeout_s, ncu_launches,
+                                             clock_control, timeline_iters))
         except KprofError as e:
             raise ToolError(str(e)) from None
+        job = jobs.submit(spec, f"{spec.req.kernel} {spec.req.version} {spec.req.mode}")
+        return await _answer(job, ctx, wait_s if wait_s is not None else engine.config.wait_s, cancel_on_abort=True)
+
+    async def _answer(job: Job, ctx: Context, wait_s: float, cancel_on_abort: bool) -> CallToolResult:
+        """Wait up to ``wait_s`` for the job, sending progress while this request is open (only from
+        this coroutine, so never after it returned); then the contract or the job's state."""
+        deadline = anyio.current_time() + max(0.0, wait_s)
+        last = None
+        try:
+            while not job.done.is_set() and anyio.current_time() < deadline:
+                pos = jobs.position(job)
+                msg = f"queued: place {pos} for the GPU" if job.status == QUEUED else job.message
+                if (job.progress, msg) != last:
+                    last = (job.progress, msg)
+                    try:
+                        await ctx.report_progress(job.progress, 1.0, msg)
+                    except Exception:  # noqa: BLE001 — progress is best effort
+                        pass
+                await anyio.sleep(0.1)
+        except anyio.get_cancelled_exc_class():
+            # notifications/cancelled, or the client went away: stop the work, kill the tree.
+            if cancel_on_abort:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(lambda: jobs.cancel(job.id, wait_s=20))
+            raise
+        return _job_result(job)
+
+    def _job_result(job: Job) -> CallToolResult:
+        if job.status == FAILED:
+            raise ToolError(job.error or "the profile failed")
+        if job.status == CANCELLED:
+            raise ToolError(f"job {job.id} was cancelled: {job.error}")
+        if job.status != DONE:
+            snap = jobs.snapshot(job)
+            summary = ProfileSummary(status=job.status, job_id=job.id, queue_position=snap["queue_position"],
+                                     progress=snap["progress"], message=snap["message"])
+            where = (f"queued, place {snap['queue_position']} for the GPU" if job.status == QUEUED
+                     else f"running ({snap['progress'] * 100:.0f}%: {snap['message']})")
+            text = (f"Job `{job.id}` ({job.label}) is {where}. Call get_profile(job_id=\"{job.id}\") for the "
+                    "contract (it can wait up to 50 s per call), or cancel_profile to stop it.")
+            return CallToolResult(content=[TextContent(type="text", text=text)],
+                                  structured_content=summary.model_dump(mode="json"))
+        outcome = job.outcome
         r = outcome.result
         from .render import stage_view, ranked_opportunities
 
         views = [stage_view(s, r.device.kind) for s in r.stages]
         main = max(views, key=lambda v: v.stage.timing.median_ns)
         summary = ProfileSummary(
+            status=DONE, job_id=job.id, progress=1.0,
             profile_dir=str(outcome.profile_dir), kernel=r.kernel, version=r.version, mode=r.mode,
             device=r.device.name, device_kind=r.device.kind, params=r.params,
             total_duration_us=r.total_time_ns() / 1e3,
@@ -228,9 +286,40 @@ def build_server(config: Config | None = None) -> MCPServer:
             bottleneck=main.diagnosis.bottleneck if main.diagnosis else None,
             opportunities=[{"name": n, "est_gain_pct": round(g, 1), "trigger": t}
                            for n, g, t in ranked_opportunities(r, views)[:3]],
-            warnings=r.warnings, baseline=baseline)
+            warnings=r.warnings, baseline=job.spec.baseline)
         return CallToolResult(content=[TextContent(type="text", text=outcome.contract)],
                               structured_content=summary.model_dump(mode="json"))
+
+    @mcp.tool(annotations=_ann(True, False, False, False, "Result or state of a profiling job"))
+    async def get_profile(
+        job_id: Annotated[str, Field(description="the job_id profile_kernel returned")],
+        ctx: Context,
+        wait_s: Annotated[float, Field(ge=0, le=50, description="wait up to this many seconds for the job to "
+                                                                "finish (progress is reported meanwhile)")] = 0,
+    ) -> Annotated[CallToolResult, ProfileSummary]:
+        """Return a profiling job's contract when it is done, else its state (queued with its
+        place in the GPU queue, or running with progress). A failed job returns its error; a
+        cancelled one says so. Cancelling this call does not cancel the job (cancel_profile does)."""
+        try:
+            job = jobs.get(job_id)
+        except UnknownJob as e:
+            raise ToolError(str(e.args[0])) from None
+        return await _answer(job, ctx, wait_s, cancel_on_abort=False)
+
+    @mcp.tool(annotations=_ann(False, True, True, False, "Cancel a profiling job"))
+    async def cancel_profile(
+        job_id: Annotated[str, Field(description="the job_id profile_kernel returned")],
+    ) -> JobInfo:
+        """Cancel a profiling job: a queued job leaves the queue; a running one has its whole
+        process tree killed (no orphans) and clocks a profiler locked are reset. Returns the
+        job's final state. Cancelling a finished job changes nothing."""
+        try:
+            job = await anyio.to_thread.run_sync(lambda: jobs.cancel(job_id))
+        except UnknownJob as e:
+            raise ToolError(str(e.args[0])) from None
+        snap = jobs.snapshot(job)
+        return JobInfo(**{k: snap[k] for k in ("job_id", "status", "label", "queue_position", "gpu", "progress",
+                                               "message", "error")})
 
     @mcp.tool(annotations=_ann(True, False, True, False, "Read a profile's params.json"))
     def read_params(

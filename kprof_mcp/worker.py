@@ -730,6 +730,35 @@ def main(argv: list[str] | None = None) -> int:
         result_path.write_text(json.dumps({"status": "error", "kind": e.kind, "message": str(e), "detail": e.detail},
                                           default=str))
         return 2
+    except Exception as e:  # noqa: BLE001 — known CUDA failures get an actionable message; others a traceback
+        known = classify_failure(e)
+        if known is None:
+            raise
+        traceback.print_exc()
+        result_path.write_text(json.dumps({"status": "error", "kind": known[0], "message": known[1]}))
+        return 3
+
+
+def classify_failure(e: BaseException) -> tuple[str, str] | None:
+    """Out-of-memory and CUDA errors raised by a kernel, as (kind, actionable message)."""
+    import errno
+
+    name, text = type(e).__name__, str(e)
+    first = text.strip().splitlines()[0] if text.strip() else name
+    if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return ("disk", f"writing the profile's artifacts failed: {e.strerror} ({e.filename or 'a file'}). The "
+                        "incomplete directory keeps its .partial name and is never read as a finished profile. "
+                        "Free disk space (or raise the quota) and profile again.")
+    if "OutOfMemory" in name or "out of memory" in text.lower() or "allocate memory" in text.lower():
+        return ("oom", f"the kernel ran out of device memory ({name}: {first}). Use smaller sizes: the memory check "
+                       "before launch counts the package's declared memory_bytes, so a kernel that allocates more "
+                       "than it declares gets past it. The server is unaffected.")
+    if name == "AcceleratorError" or "CUDA error" in text or "illegal memory access" in text \
+            or "cudaError" in text or "CUDA_ERROR" in text:
+        return ("cuda", f"CUDA error in the kernel ({name}: {first}). The kernel's CUDA context is unusable after "
+                        "this, so its process was discarded; the server is unaffected. Check indices and masks "
+                        "(an out-of-bounds load or store), e.g. with compute-sanitizer.")
+    return None
 
 
 def _finish_main(a) -> int:

@@ -23,7 +23,7 @@ def test_full_agent_workflow_over_stdio(workspace):
         async with Client(_server(workspace)) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert set(tools) == {"list_kernels", "profile_kernel", "read_params", "classify_bottleneck",
-                                  "update_devlog", "device_info"}
+                                  "update_devlog", "device_info", "get_profile", "cancel_profile"}
             for t in tools.values():
                 assert t.description and len(t.description) > 80, t.name
                 a = t.annotations
@@ -78,7 +78,7 @@ def test_bad_input_gets_tool_errors_and_the_server_keeps_answering(workspace, tm
     async def main():
         async with Client(_server(workspace)) as c:
             bad = [
-                ("profile_kernel", {"kernel": "nope"}, "valid names: ['matmul', 'tiny_chain', 'two_streams', 'vector_add']"),
+                ("profile_kernel", {"kernel": "nope"}, "valid names: ['matmul', 'mla_decode', 'softmax', 'tiny_chain', 'two_streams', 'vector_add']"),
                 ("profile_kernel", {"kernel": "vector_add", "version": "v7"}, "valid: ['v0', 'v1']"),
                 ("profile_kernel", {"kernel": "vector_add", "mode": "warp"}, "unknown mode 'warp'"),
                 ("profile_kernel", {"kernel": "vector_add", "params": {"n": 0}}, "below its minimum 1"),
