@@ -386,20 +386,81 @@ def build_server(config: Config | None = None) -> MCPServer:
     return mcp
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>`` (constant-time
+    comparison); others get 401 before reaching MCP."""
+
+    def __init__(self, app, token: str):
+        self.app, self._token = app, token.encode()
+
+    async def __call__(self, scope, receive, send):
+        import hmac
+
+        if scope["type"] == "http":
+            got = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not (got.startswith(b"Bearer ") and hmac.compare_digest(got[7:].strip(), self._token)):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"www-authenticate", b'Bearer realm="kprof-mcp"')]})
+                await send({"type": "http.response.body",
+                            "body": b'{"error": "missing or wrong bearer token (Authorization: Bearer <token>)"}'})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: MCPServer, host: str, port: int, token: str | None, allowed_hosts: list[str],
+             allowed_origins: list[str]):
+    """The streamable-HTTP app with DNS-rebinding protection (Host and Origin checked against
+    allow-lists: loopback names by default) and, when a token is given, bearer authentication.
+    Refuses a non-loopback bind without a token."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if host not in LOOPBACK and not token:
+        raise SystemExit(f"kprof-mcp: refusing to serve HTTP on {host}: binding to anything but 127.0.0.1/localhost "
+                         "requires a bearer token (set KPROF_MCP_TOKEN or pass --token-file)")
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"] + ([f"{host}:{port}", f"{host}:*"] if host not in LOOPBACK
+                                                         else []) + list(allowed_hosts)
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"] + list(allowed_origins)
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                         allowed_origins=origins)
+    app = server.streamable_http_app(transport_security=security, host=host)
+    return BearerAuth(app, token) if token else app
+
+
 def main(argv: list[str] | None = None) -> None:
+    import os
+
     ap = argparse.ArgumentParser(prog="kprof-mcp", description="kprof-mcp: MCP server for GPU kernel profiling")
     ap.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
-    ap.add_argument("--host", default="127.0.0.1", help="bind address for streamable-http (default 127.0.0.1)")
+    ap.add_argument("--host", default="127.0.0.1", help="bind address for streamable-http (default 127.0.0.1; any "
+                                                        "other address requires a bearer token)")
     ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--token-file", default=None, help="file holding the bearer token for streamable-http "
+                                                       "(default: the KPROF_MCP_TOKEN environment variable)")
+    ap.add_argument("--allowed-host", action="append", default=[], help="extra Host header value accepted "
+                                                                        "(DNS-rebinding protection), e.g. gpu1:8000")
+    ap.add_argument("--allowed-origin", action="append", default=[], help="extra Origin accepted, e.g. "
+                                                                          "https://inspector.example")
     ap.add_argument("--workspace", default=None, help="root for profiles, devlogs and user kernels (default: cwd)")
     ap.add_argument("--kernels-dir", action="append", default=[], help="extra directory of kernel packages")
-    ap.add_argument("--timeout", type=float, default=None, help="time limit per profile, seconds")
+    ap.add_argument("--timeout", type=float, default=None, help="time limit per profile, seconds (default 900)")
+    ap.add_argument("--wait", type=float, default=None, help="profile_kernel answers within this many seconds with "
+                                                             "the contract or a job id (default 45)")
+    ap.add_argument("--gpus", default=None, help="comma-separated GPU indices jobs may use (default: all visible)")
     a = ap.parse_args(argv)
-    server = build_server(Config.from_options(a.workspace, a.kernels_dir, a.timeout))
+    gpus = [g.strip() for g in a.gpus.split(",") if g.strip()] if a.gpus else None
+    server = build_server(Config.from_options(a.workspace, a.kernels_dir, a.timeout, wait_s=a.wait, gpus=gpus))
     if a.transport == "stdio":
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=a.host, port=a.port)
+        return
+    token = (open(a.token_file).read().strip() if a.token_file else os.environ.get("KPROF_MCP_TOKEN", "").strip())
+    app = http_app(server, a.host, a.port, token or None, a.allowed_host, a.allowed_origin)
+    import uvicorn
+
+    uvicorn.run(app, host=a.host, port=a.port, log_level="warning")
 
 
 if __name__ == "__main__":

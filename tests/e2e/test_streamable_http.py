@@ -45,3 +45,63 @@ def test_streamable_http_lists_and_calls(workspace):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def _start(workspace, args, env_extra=None):
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "kprof_mcp.server", "--transport", "streamable-http",
+                             "--port", str(port), "--workspace", str(workspace), *args],
+                            env={**server_env(), "PATH": "/usr/bin:/bin", **(env_extra or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    return proc, port
+
+
+def _post(port, headers):
+    import json
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_dns_rebinding_protection_on_loopback(workspace):
+    proc, port = _start(workspace, [])
+    try:
+        assert _post(port, {}) == 200
+        assert _post(port, {"Host": "evil.example:80"}) in (400, 421)          # rebinding: foreign Host
+        assert _post(port, {"Origin": "http://evil.example"}) == 403            # a web page elsewhere
+        assert _post(port, {"Origin": f"http://localhost:{port}"}) == 200
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_any_other_bind_address_needs_a_bearer_token(workspace, tmp_path):
+    proc, _ = _start(workspace, ["--host", "0.0.0.0"], {"KPROF_MCP_TOKEN": ""})
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0 and "requires a bearer token" in err
+    token = "s3cret-" + "x" * 24
+    proc, port = _start(workspace, ["--host", "0.0.0.0", "--allowed-host", "127.0.0.1:*"], {"KPROF_MCP_TOKEN": token})
+    try:
+        assert _post(port, {}) == 401
+        assert _post(port, {"Authorization": "Bearer wrong"}) == 401
+        assert _post(port, {"Authorization": f"Bearer {token}"}) == 200
+        assert _post(port, {"Authorization": f"Bearer {token}", "Host": "evil.example:80"}) in (400, 421)
+    finally:
+        proc.terminate()
+        proc.wait(10)
