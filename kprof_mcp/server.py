@@ -139,6 +139,9 @@ def build_server(config: Config | None = None) -> MCPServer:
     engine = Engine(config)
     slots = ([None] if engine.config.force_cpu else engine.config.gpus) or None
     jobs = JobManager(lambda spec, progress, control: engine.run_checked(spec, progress, control), slots=slots)
+    import atexit
+
+    atexit.register(jobs.shutdown)  # server exit: queued jobs dropped, running process trees killed
     mcp = MCPServer("kprof-mcp", instructions=INSTRUCTIONS, version="0.1.0")
 
     @mcp.tool(annotations=_ann(True, False, True, False, "List kernel packages"))
