@@ -89,6 +89,7 @@ class ProfileSummary(BaseModel):
     queue_position: int | None = Field(default=None, description="place in the GPU queue while queued (1 = next)")
     progress: float | None = Field(default=None, description="0..1 while queued or running")
     message: str | None = None
+    gpu: str | None = Field(default=None, description="index of the GPU the job runs or ran on")
     profile_dir: str | None = Field(default=None, description="directory of this run's artifacts; pass it as "
                                                               "baseline or to read_params")
     kernel: str | None = None
@@ -259,7 +260,7 @@ def build_server(config: Config | None = None) -> MCPServer:
         if job.status != DONE:
             snap = jobs.snapshot(job)
             summary = ProfileSummary(status=job.status, job_id=job.id, queue_position=snap["queue_position"],
-                                     progress=snap["progress"], message=snap["message"])
+                                     progress=snap["progress"], message=snap["message"], gpu=job.slot)
             where = (f"queued, place {snap['queue_position']} for the GPU" if job.status == QUEUED
                      else f"running ({snap['progress'] * 100:.0f}%: {snap['message']})")
             text = (f"Job `{job.id}` ({job.label}) is {where}. Call get_profile(job_id=\"{job.id}\") for the "
@@ -273,7 +274,7 @@ def build_server(config: Config | None = None) -> MCPServer:
         views = [stage_view(s, r.device.kind) for s in r.stages]
         main = max(views, key=lambda v: v.stage.timing.median_ns)
         summary = ProfileSummary(
-            status=DONE, job_id=job.id, progress=1.0,
+            status=DONE, job_id=job.id, progress=1.0, gpu=job.slot,
             profile_dir=str(outcome.profile_dir), kernel=r.kernel, version=r.version, mode=r.mode,
             device=r.device.name, device_kind=r.device.kind, params=r.params,
             total_duration_us=r.total_time_ns() / 1e3,
