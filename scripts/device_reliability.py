@@ -86,7 +86,9 @@ async def faults(ws: Path, out: list[str]) -> None:
             g = await c.call_tool("get_profile", {"job_id": job})
             st = g.structured_content or {}
             seen.append((round(time.time() - t0, 1), st.get("status"), st.get("message")))
-            if st.get("message") and ("Nsight" in st["message"] or "ncu" in st["message"]) or time.time() - t0 > 14:
+            if any("/ncu " in p for p in stray()):  # Nsight Compute is running the kernel: let it work a bit
+                await anyio.sleep(3.0)
+                seen.append((round(time.time() - t0, 1), "ncu process seen", None))
                 break
             await anyio.sleep(0.5)
         during = smi()
