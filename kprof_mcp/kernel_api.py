@@ -139,7 +139,9 @@ class Stage:
     the compiled IR and register/shared-memory/spill figures). ``kernel`` is the Triton
     ``JITFunction`` or ``Autotuner`` (for the autotuned config and its history);
     ``tiling`` is the static launch configuration when not autotuned. ``grid_blocks``
-    (number of programs launched) gives waves per SM.
+    (number of programs launched) gives waves per SM. ``persistent``: the grid is sized to the
+    GPU and each program loops over its share of the work, so fewer blocks than slots
+    (waves < 1) is by design and is not reported as idle SMs.
     """
 
     name: str
@@ -148,6 +150,7 @@ class Stage:
     tiling: dict[str, Any] | None = None
     grid_blocks: Callable[[], int] | int | None = None
     stream: int = 0
+    persistent: bool = False
 
 
 @dataclass

@@ -135,6 +135,7 @@ class StageResult(BaseModel):
     peak_bytes_per_s: float | None = None
     grid_blocks: int | None = None
     sm_count: int | None = None
+    persistent: bool = False  # programs loop over the work: waves < 1 by design, no "fill the GPU" advice
     tiling: dict[str, Any] | None = None
     resources: Resources | None = None
     # Counter metrics (annotation/ncu modes); event mode leaves them None (rendered "n/a").
@@ -247,12 +248,12 @@ class StageResult(BaseModel):
                 spill = self.measured_local_bytes
             return analysis.Metrics(tc_pct=self.tc_pct, dram_pct=self.dram_pct, occupancy_pct=self.occupancy_pct,
                                     l2_hit_pct=self.l2_hit_pct, local_spill_bytes=spill,
-                                    waves_per_sm=self.waves_per_sm, compute_pct=self.sm_pct,
-                                    over_fetch_ratio=self.over_fetch_ratio)
+                                    waves_per_sm=None if self.persistent else self.waves_per_sm,
+                                    compute_pct=self.sm_pct, over_fetch_ratio=self.over_fetch_ratio)
         est = analysis.roofline_metrics(self.achieved_flops_per_s, self.achieved_bytes_per_s,
                                         self.peak_flops_per_s, self.peak_bytes_per_s, self.tensor_cores)
         return analysis.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,
-                                local_spill_bytes=spill, waves_per_sm=self.waves_per_sm)
+                                local_spill_bytes=spill, waves_per_sm=None if self.persistent else self.waves_per_sm)
 
 
 class ProfileResult(BaseModel):

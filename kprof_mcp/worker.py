@@ -399,7 +399,8 @@ def run(req: ProfileRequest, result_path: Path) -> Path | None:
             tensor_cores=model.tensor_cores, dtype=params["dtype"],
             peak_flops_per_s=spec.peak_flops_per_s(params["dtype"], model.tensor_cores) if spec else None,
             peak_bytes_per_s=spec.peak_bytes_per_s if spec else None,
-            grid_blocks=blocks, sm_count=dev.sm_count, tiling=tiling, resources=resources)
+            grid_blocks=blocks, sm_count=dev.sm_count, persistent=bool(getattr(stage, "persistent", False)),
+            tiling=tiling, resources=resources)
         if counters or req.mode == "nsys":
             captured.append(static)
             continue

@@ -244,7 +244,7 @@ def build_v2(inputs, params):
         return matmul_kernel_persistent_tuned[grid](*args, NUM_SMS=num_sms)
 
     return Plan(stages=[Stage("matmul", run, kernel=matmul_kernel_persistent_tuned,
-                              grid_blocks=_grid_blocks(matmul_kernel_persistent_tuned, grid))],
+                              grid_blocks=_grid_blocks(matmul_kernel_persistent_tuned, grid), persistent=True)],
                 output=lambda: inputs["c"])
 
 
@@ -414,7 +414,7 @@ def _build_tma(inputs, params, tuned, warp_specialize, version):
         return tuned[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), NUM_SMS=num_sms,
                            WARP_SPECIALIZE=warp_specialize, FLATTEN=not warp_specialize)
 
-    return Plan(stages=[Stage("matmul", run, kernel=tuned, grid_blocks=_grid_blocks(tuned, grid))],
+    return Plan(stages=[Stage("matmul", run, kernel=tuned, grid_blocks=_grid_blocks(tuned, grid), persistent=True)],
                 output=lambda: inputs["c"])
 
 

@@ -197,7 +197,8 @@ def build_v2(inputs, params):
     def run():
         return softmax_row_kernel[(programs,)](*args, BLOCK_N=block_n, num_warps=warps, num_stages=stages)
 
-    return Plan(stages=[Stage("softmax", run, kernel=softmax_row_kernel, tiling=tiling, grid_blocks=programs)],
+    return Plan(stages=[Stage("softmax", run, kernel=softmax_row_kernel, tiling=tiling, grid_blocks=programs,
+                              persistent=True)],
                 output=lambda: y)
 
 
@@ -249,5 +250,5 @@ def build_v3(inputs, params):
         cfg = getattr(softmax_tile_kernel_tuned, "best_config", None)
         return grid(cfg.kwargs)[0] if cfg is not None else None
 
-    return Plan(stages=[Stage("softmax", run, kernel=softmax_tile_kernel_tuned, grid_blocks=blocks)],
+    return Plan(stages=[Stage("softmax", run, kernel=softmax_tile_kernel_tuned, grid_blocks=blocks, persistent=True)],
                 output=lambda: y)

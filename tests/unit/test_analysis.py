@@ -139,3 +139,19 @@ def test_latency_bound_over_fetch_gain_is_bounded_by_how_busy_dram_is():
     # a memory-bound stage keeps the proportional model: time scales with bytes
     m = A.diagnose(Metrics(tc_pct=0, compute_pct=10, dram_pct=85, l2_hit_pct=90, over_fetch_ratio=2.0))
     assert {o.name.split(" (")[0]: o.est_gain_pct for o in m.opportunities}["Cut DRAM over-fetch"] == pytest.approx(100)
+
+
+def test_a_persistent_stage_gets_no_fill_the_gpu_advice():
+    # softmax v3 on the H100 (docs/kernels/softmax.md): persistent grid, ncu waves 0.80 -> "Fill the GPU,
+    # est. 25 %" was a false positive. A stage marked persistent keeps its waves figure but not the advice.
+    from conftest import h100_result
+
+    st = h100_result("vector_add", "v0").stages[0]
+    counters = dict(tc_pct=0.2, sm_pct=40.0, dram_pct=82.1, occupancy_pct=48.5, l2_hit_pct=50.9,
+                    measured_waves_per_sm=0.80)
+    plain = st.model_copy(update=counters)
+    persistent = st.model_copy(update={**counters, "persistent": True})
+    fill = "Fill the GPU"
+    assert any(o.name.startswith(fill) for o in A.diagnose(plain.metrics()).opportunities)
+    assert not any(o.name.startswith(fill) for o in A.diagnose(persistent.metrics()).opportunities)
+    assert persistent.waves_per_sm == pytest.approx(0.80)  # still shown in the tables
