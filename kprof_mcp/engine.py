@@ -9,6 +9,7 @@ Nothing here imports torch or triton: kernels are loaded and run in child proces
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -249,7 +250,14 @@ class Engine:
 
     def run_checked(self, spec: "ProfileSpec", on_progress: runner.ProgressFn | None = None,
                     control: runner.RunControl | None = None) -> ProfileOutcome:
-        """Run a validated profile (see :meth:`check_profile`) in child processes."""
+        """Run a validated profile (see :meth:`check_profile`) in child processes, holding the
+        machine-wide lock of its device: two kprof processes (two servers, a server and the CLI)
+        never profile on the same GPU at once."""
+        with device_lock(_lock_name(spec.cpu, control), control, on_progress):
+            return self._run_locked(spec, on_progress, control)
+
+    def _run_locked(self, spec: "ProfileSpec", on_progress: runner.ProgressFn | None,
+                    control: runner.RunControl | None) -> ProfileOutcome:
         req, timeout, cpu = spec.req, spec.timeout, spec.cpu
         nsight = req.mode in NSIGHT_MODES
         prep_key = _prepared_key(spec.source, req.version, req.params)
@@ -478,6 +486,42 @@ class Engine:
 
 def _cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kprof-mcp"
+
+
+def _lock_name(cpu: bool, control: runner.RunControl | None) -> str:
+    if cpu:
+        return "cpu"
+    if control is not None and control.gpu is not None:
+        return f"gpu-{control.gpu}"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    return f"gpu-{visible or '0'}"
+
+
+@contextlib.contextmanager
+def device_lock(name: str, control: runner.RunControl | None = None,
+                on_progress: runner.ProgressFn | None = None):
+    """Machine-wide lock of one device (a file lock under the cache directory). Waiting for it
+    reports progress and stops when the job is cancelled."""
+    from filelock import FileLock, Timeout
+
+    d = Path(os.environ.get("KPROF_LOCK_DIR") or _cache_dir() / "locks")
+    d.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(d / f"{name}.lock"))
+    told = False
+    while True:
+        if control is not None and control.cancelled:
+            raise KprofError("the profile was cancelled while waiting for the device")
+        try:
+            lock.acquire(timeout=0.5)
+            break
+        except Timeout:
+            if not told and on_progress:
+                on_progress(0.0, f"waiting for {name}: another kprof process is profiling on it")
+                told = True
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _prepared_key(source: Path, version: str, params: dict[str, Any]) -> str:

@@ -150,3 +150,29 @@ def test_fifty_concurrent_devlog_updates_lose_none(engine, workspace):
         assert f"- insight {i}\n" in log
     assert log.count("<!-- kprof-devlog") == 50 and all(json.loads(line.split("kprof-devlog", 1)[1].rsplit("-->", 1)[0])
                                                        for line in log.splitlines() if "kprof-devlog" in line)
+
+
+def test_two_kprof_processes_never_profile_on_one_device_at_once(workspace, tmp_path, monkeypatch):
+    # Two job managers stand for two servers (or a server and the CLI): the device lock is a file lock,
+    # so the second waits, says why, and runs after the first.
+    from kprof_mcp.jobs import DONE, JobManager
+
+    monkeypatch.setenv("KPROF_LOCK_DIR", str(tmp_path / "locks"))
+    eng = Engine(Config(workspace=workspace, timeout_s=600, force_cpu=True))
+    slow = broken(workspace, "slow")
+    managers = [JobManager(lambda spec, progress, control: eng.run_checked(spec, progress, control), slots=[None])
+                for _ in range(2)]
+    first = managers[0].submit(eng.check_profile(slow, None, {"n": 64}, "event"), "first")
+    deadline = time.time() + 60
+    while first.status != "running" and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    second = managers[1].submit(eng.check_profile(slow, None, {"n": 64}, "event"), "second")
+    waited = False
+    while not second.done.is_set() and time.time() < deadline + 60:
+        if first.status == "running" and second.message.startswith("waiting for cpu"):
+            waited = True
+        time.sleep(0.05)
+    assert first.done.wait(60) and second.done.wait(60)
+    assert first.status == second.status == DONE, (first.error, second.error)
+    assert waited and second.finished > first.finished
