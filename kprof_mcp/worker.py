@@ -260,7 +260,7 @@ def _dump_compiled(ret, dest: Path) -> Resources | None:
     return res
 
 
-def _config_dict(cfg) -> dict[str, Any]:
+def config_dict(cfg) -> dict[str, Any]:
     d = dict(getattr(cfg, "kwargs", {}))
     for k in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
         v = getattr(cfg, k, None)
@@ -274,14 +274,14 @@ def _write_tiling(stage, tiling_dir: Path) -> dict[str, Any] | None:
     best = getattr(kernel, "best_config", None)
     tiling_dir.mkdir(parents=True, exist_ok=True)
     if best is not None:
-        tiling = {"source": "autotuned", **_config_dict(best)}
+        tiling = {"source": "autotuned", **config_dict(best)}
         timings = getattr(kernel, "configs_timings", None) or {}
         hist = {
             "stage": stage.name,
-            "best": _config_dict(best),
+            "best": config_dict(best),
             "note": ("timings in ms as [median, p20, p80] from the autotuner's benchmark"
                      if timings else "best config came from Triton's autotune cache (cache_results): no timings this run"),
-            "configs": [{"config": _config_dict(c), "timing_ms": t if isinstance(t, list) else [t]}
+            "configs": [{"config": config_dict(c), "timing_ms": t if isinstance(t, list) else [t]}
                         for c, t in sorted(timings.items(), key=lambda kv: (kv[1][0] if isinstance(kv[1], list) else kv[1]))],
         }
         (tiling_dir / stage.name).mkdir(exist_ok=True)

@@ -29,19 +29,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from kprof_mcp.registry import available, load  # noqa: E402
-
-TARGET_PCT = 90.0
+from kprof_mcp.worker import config_dict as _config  # noqa: E402
 
 
 def config_dict(cfg) -> dict | None:
-    if cfg is None:
-        return None
-    d = dict(getattr(cfg, "kwargs", {}))
-    for k in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
-        v = getattr(cfg, k, None)
-        if v is not None:
-            d[k] = v
-    return d
+    return None if cfg is None else _config(cfg)
+
+
+TARGET_PCT = 90.0
 
 
 def environment(torch, triton) -> dict:
