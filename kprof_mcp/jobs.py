@@ -79,8 +79,7 @@ class JobManager:
 
     # ------------------------------------------------------------------ public
     def submit(self, spec: Any, label: str) -> Job:
-        slot_hint = None
-        job = Job(id=secrets.token_hex(6), label=label, spec=spec, control=RunControl(slot_hint))
+        job = Job(id=secrets.token_hex(6), label=label, spec=spec, control=RunControl())
         with self._cond:
             self._start_threads()
             self._jobs[job.id] = job
