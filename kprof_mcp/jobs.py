@@ -150,12 +150,14 @@ class JobManager:
 
     def _finish(self, job: Job, status: str, *, outcome: Any = None, error: str | None = None,
                 message: str | None = None) -> None:
-        job.status, job.outcome, job.error = status, outcome, error
+        # Everything a reader needs is in place before the status says final (readers poll it).
+        job.outcome, job.error = outcome, error
         job.finished = time.time()
         if message:
             job.message = message
         if status == DONE:
             job.progress = 1.0
+        job.status = status
         job.done.set()
 
     def _loop(self, slot: str | None) -> None:
