@@ -7,7 +7,10 @@
     kprof classify --tc 5 --dram 85 --l2-hit 60
     kprof devlog vector_add DIR --issue "..." --insight "..."
 
-Kernel parameters are given as ``--<name> <value>`` (or ``--<name>=<value>``).
+Kernel parameters are given as ``--<name> <value>`` (or ``--<name>=<value>``, or
+``--param name=value``). Options are never abbreviated, so ``--n`` is the kernel's ``n`` and
+not a prefix of ``--ncu-launches``; a parameter whose name is also an option of ``kprof
+profile`` (say ``version``) must be passed as ``--param version=...``.
 """
 
 from __future__ import annotations
@@ -39,15 +42,38 @@ def _parse_kernel_params(extra: list[str]) -> dict[str, Any]:
     return params
 
 
+def _clashes(engine: Engine, kernel: str, profile_parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Kernel parameters whose ``--name`` is also an option of ``kprof profile``."""
+    options = {o for a in profile_parser._actions for o in a.option_strings}
+    try:
+        names = [p["name"] for p in engine.describe_kernel(kernel)["params"]]
+    except KprofError:
+        return {}  # the profile call itself reports the unknown kernel
+    return {n: f"--{n}" for n in names if f"--{n}" in options or f"--{n.replace('_', '-')}" in options}
+
+
 def _print_json(obj: Any) -> None:
     print(json.dumps(obj, indent=2, default=str))
 
 
-def _profile(engine: Engine, a: argparse.Namespace, extra: list[str]) -> int:
+def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: argparse.ArgumentParser) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     params = _parse_kernel_params(extra)
+    for item in a.param:
+        if "=" not in item:
+            raise KprofError(f"--param {item!r}: give name=value")
+        name, value = item.split("=", 1)
+        params[name] = int(value) if value.lstrip("+-").isdigit() else value
+    clashes = _clashes(engine, a.kernel, parser)
+    passed_as_option = {n for n in clashes if n not in params}
+    if passed_as_option:
+        # e.g. a kernel parameter "version": `--version 2` would set kprof's own --version.
+        names = sorted(passed_as_option)
+        raise KprofError(f"kernel {a.kernel!r} has parameter(s) {names} whose --name is also an option of "
+                         f"`kprof profile` ({', '.join(clashes[n] for n in names)}); pass them as "
+                         + " ".join(f"--param {n}=VALUE" for n in names) + " (the option keeps its own meaning)")
     err = Console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=err, transient=True, disable=a.quiet) as prog:
@@ -70,17 +96,24 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="kprof", description="Profile GPU kernels (the CLI face of kprof-mcp)")
+    from .modes import DEFAULT_MODE, MODES
+
+    ap = argparse.ArgumentParser(prog="kprof", description="Profile GPU kernels (the CLI face of kprof-mcp)",
+                                 allow_abbrev=False)
     ap.add_argument("--workspace", default=None, help="root for out/profiles and docs/kernels (default: cwd)")
     ap.add_argument("--kernels-dir", action="append", default=[], help="extra directory of kernel packages")
     ap.add_argument("--cpu", action="store_true", help="force CPU timing even if a GPU is present")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list", help="kernel packages, versions, parameters")
-    p = sub.add_parser("profile", help="profile a kernel; extra --name value pairs are kernel parameters")
+    sub.add_parser("list", help="kernel packages, versions, parameters", allow_abbrev=False)
+    p = sub.add_parser("profile", help="profile a kernel; extra --name value pairs are kernel parameters",
+                       allow_abbrev=False)
     p.add_argument("kernel")
     p.add_argument("--version", default=None)
-    p.add_argument("--mode", default="annotation", choices=["annotation", "ncu", "event", "nsys"],
-                   help="annotation (default; Nsight Compute), ncu (full), event (CUDA events; CPU without a GPU)")
+    p.add_argument("--mode", default=DEFAULT_MODE, choices=list(MODES),
+                   help="annotation (default; Nsight Compute), ncu (full), nsys (timeline), event (CUDA events; "
+                        "CPU without a GPU)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a kernel parameter (needed when its name is also an option here, e.g. version)")
     p.add_argument("--ncu-launches", type=int, default=1, help="annotation/ncu: profiled launches per stage")
     p.add_argument("--timeline-iters", type=int, default=5, help="nsys: recorded iterations of the plan")
     p.add_argument("--clock-control", default="base", choices=["base", "none"],
@@ -88,13 +121,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline", default=None, help="an earlier profile_dir to compare with")
     p.add_argument("--json", action="store_true", help="also print the full result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress display")
-    sub.add_parser("device", help="active device, peaks, ridge points, profilers")
-    r = sub.add_parser("read-params", help="print a profile's params.json")
+    sub.add_parser("device", help="active device, peaks, ridge points, profilers", allow_abbrev=False)
+    r = sub.add_parser("read-params", help="print a profile's params.json", allow_abbrev=False)
     r.add_argument("profile_dir")
-    c = sub.add_parser("classify", help="classify a bottleneck from metrics")
+    c = sub.add_parser("classify", help="classify a bottleneck from metrics", allow_abbrev=False)
     for flag in ("tc", "dram", "occupancy", "l2-hit", "spill-bytes", "waves", "compute"):
         c.add_argument(f"--{flag}", type=float, default=None)
-    d = sub.add_parser("devlog", help="append a profile to docs/kernels/<kernel>.md")
+    d = sub.add_parser("devlog", help="append a profile to docs/kernels/<kernel>.md", allow_abbrev=False)
     d.add_argument("kernel")
     d.add_argument("profile_dir")
     d.add_argument("--issue", action="append", default=[])
@@ -113,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {v['name']} ({v['plan_kind']}: {', '.join(s['name'] for s in v['stages'])}): {v['doc']}")
             return 0
         if a.cmd == "profile":
-            return _profile(engine, a, extra)
+            return _profile(engine, a, extra, p)
         if a.cmd == "device":
             _print_json(engine.device_info())
             return 0

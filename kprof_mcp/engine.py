@@ -1,32 +1,37 @@
 """The engine: every capability of kprof-mcp as plain Python, with no MCP in it.
 
-The MCP server (``server.py``) and the CLI (``cli.py``) are thin layers over
-:class:`Engine`. Expected failures raise :class:`KprofError` with a message that says what
-is wrong and what is valid; the layers above turn it into a tool error or an exit code.
+A profile goes validate → mode registry → device lock → runner → store → render:
+:meth:`Engine.check_profile` checks every argument and runs the mode's preflight (nothing
+starts); :meth:`Engine.run_checked` takes the device's lock, runs the child (wrapped in the
+mode's profiler, if any), lets the mode complete the directory, computes the assessment once
+and renders the contract and report from it, then gives the directory its final name.
 
-Nothing here imports torch or triton: kernels are loaded and run in child processes.
+The MCP server (``server.py``) and the CLI (``cli.py``) are thin layers over :class:`Engine`.
+Expected failures raise :class:`KprofError` with a message that says what is wrong and what
+is valid. Nothing here imports torch or triton: kernels are loaded and run in child processes.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-
-import shutil
-import subprocess
-import time
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import analysis, render, runner
-from . import ncu as ncu_lib
+from . import runner, store
+from .analysis import diagnosis as dx
+from .analysis.assessment import Assessment, assess
 from .devices import load_devices, try_match_device
-from .kernel_api import NAME_RE, ParamError, Param
+from .kernel.api import NAME_RE, Param, ParamError
+from .locks import Cancelled, device_lock, lock_name
 from .models import Diagnosis, ProfileRequest, ProfileResult
-from .modes import DEFAULT_MODE, MODES, NSIGHT_MODES, ModeNotAvailable, get_mode
-from .registry import KernelNotFound, available, resolve
+from .modes import DEFAULT_MODE, MODES, ModeError, ModeNotAvailable, PreflightEnv, get_mode
+from .packages import KernelNotFound, available, resolve
+from .render import render_contract, render_devlog_entry, render_report, last_devlog_metrics
+from .tools import ncu as ncu_tool
+from .tools import nsys as nsys_tool
+from .tools import nvidia_smi
 
 
 class KprofError(Exception):
@@ -89,15 +94,31 @@ class ProfileSpec:
 @dataclass
 class ProfileOutcome:
     result: ProfileResult
+    assessment: Assessment
     contract: str
     profile_dir: Path
+
+
+@dataclass(frozen=True)
+class Rendered:
+    assessment: Assessment
+    contract: str
+    report: str
+
+
+def render_profile(result: ProfileResult, baseline: ProfileResult | None = None,
+                   others: list[ProfileResult] | None = None) -> Rendered:
+    """Assess a result once and render its contract and report.md (with its mode's sections)."""
+    a = assess(result)
+    mode_report = get_mode(result.mode).report(result, a, others or [])
+    return Rendered(a, render_contract(result, baseline, assessment=a),
+                    render_report(result, baseline, assessment=a, mode=mode_report))
 
 
 class Engine:
     def __init__(self, config: Config | None = None):
         self.config = config or Config()
         self._describe_cache: dict[tuple[str, float], dict[str, Any]] = {}
-        self._ncu_cache: dict[str, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ kernels
     def _describe(self, source: Path) -> dict[str, Any]:
@@ -172,24 +193,16 @@ class Engine:
         return p
 
     def load_result(self, profile_dir: str, what: str = "profile_dir") -> ProfileResult:
-        p = self._profile_dir(profile_dir, what)
-        f = p / "result.json"
-        if not f.is_file():
-            raise KprofError(f"{what}: {p} has no result.json: it is not a complete kprof profile directory")
         try:
-            return ProfileResult.model_validate_json(f.read_text())
-        except ValueError as e:
-            raise KprofError(f"{what}: {f} is corrupt or from an incompatible version: {str(e)[:300]}") from None
+            return store.load_result(self._profile_dir(profile_dir, what), what)
+        except store.StoreError as e:
+            raise KprofError(str(e)) from None
 
     def read_params(self, profile_dir: str) -> dict[str, Any]:
-        p = self._profile_dir(profile_dir, "profile_dir")
-        f = p / "params.json"
-        if not f.is_file():
-            raise KprofError(f"profile_dir: {p} has no params.json")
         try:
-            return json.loads(f.read_text())
-        except json.JSONDecodeError as e:
-            raise KprofError(f"profile_dir: {f} is not valid JSON ({e})") from None
+            return store.read_params(self._profile_dir(profile_dir, "profile_dir"))
+        except store.StoreError as e:
+            raise KprofError(str(e)) from None
 
     # ------------------------------------------------------------------ profile
     def profile(self, kernel: str, version: str | None = None, params: dict[str, Any] | None = None,
@@ -213,7 +226,7 @@ class Engine:
         """Validate every argument of a profile (fast; nothing runs on the GPU) and return what
         :meth:`run_checked` needs. Every bad input raises :class:`KprofError` saying what is valid."""
         try:
-            get_mode(mode)
+            mode_obj = get_mode(mode)
         except ModeNotAvailable as e:
             raise KprofError(str(e)) from None
         if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
@@ -228,7 +241,7 @@ class Engine:
         if version not in versions:
             raise KprofError(f"kernel {desc['name']!r} has no version {version!r}; valid: {versions}")
         checked = self.validate_params(desc, params)
-        cpu = self.config.force_cpu or not _gpu_present()
+        cpu = self.config.force_cpu or not nvidia_smi.gpu_present()
         budget = self.config.budget_ms if self.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
         if isinstance(ncu_launches, bool) or not isinstance(ncu_launches, int) or not 1 <= ncu_launches <= 20:
             raise KprofError(f"ncu_launches={ncu_launches!r}: give an integer from 1 to 20")
@@ -237,13 +250,16 @@ class Engine:
         if clock_control not in ("base", "none"):
             raise KprofError(f"clock_control={clock_control!r}: 'base' (ncu locks SM clocks to base; default) or "
                              "'none' (clocks free, e.g. under MIG)")
-        nsight = mode in NSIGHT_MODES
-        ncu_path = self._ncu_preflight(mode, cpu, clock_control) if nsight else None
+        try:
+            extra = mode_obj.preflight(PreflightEnv(cpu=cpu, force_cpu=self.config.force_cpu,
+                                                    gpus=nvidia_smi.gpus(), clock_control=clock_control))
+        except ModeError as e:
+            raise KprofError(str(e)) from None
         req = ProfileRequest(kernel=desc["name"], kernel_source=str(source), version=version, params=checked,
                              mode=mode, out_root=str(self.config.out_root), budget_ms=budget,
                              min_runs=3 if cpu else 30, force_cpu=self.config.force_cpu,
-                             ncu_path=str(ncu_path) if ncu_path else None, ncu_launches=ncu_launches,
-                             clock_control=clock_control, timeline_iters=timeline_iters)
+                             ncu_launches=ncu_launches, clock_control=clock_control,
+                             timeline_iters=timeline_iters, **extra)
         stages = next(v["stages"] for v in desc["versions"] if v["name"] == version)
         return ProfileSpec(req=req, base=base, source=source, cpu=cpu, stages=[st["name"] for st in stages],
                            timeout=float(timeout_s or self.config.timeout_s), baseline=baseline)
@@ -253,151 +269,58 @@ class Engine:
         """Run a validated profile (see :meth:`check_profile`) in child processes, holding the
         machine-wide lock of its device: two kprof processes (two servers, a server and the CLI)
         never profile on the same GPU at once."""
-        with device_lock(_lock_name(spec.cpu, control), control, on_progress):
-            return self._run_locked(spec, on_progress, control)
+        try:
+            with device_lock(lock_name(spec.cpu, control), control, on_progress):
+                return self._run_locked(spec, on_progress, control)
+        except Cancelled as e:
+            raise KprofError(str(e)) from None
 
     def _run_locked(self, spec: "ProfileSpec", on_progress: runner.ProgressFn | None,
                     control: runner.RunControl | None) -> ProfileOutcome:
         req, timeout, cpu = spec.req, spec.timeout, spec.cpu
-        nsight = req.mode in NSIGHT_MODES
-        prep_key = _prepared_key(spec.source, req.version, req.params)
-        if nsight and not _prepared(prep_key):
-            # Compile and autotune without instrumentation first: under ncu the autotuner's
-            # timings are distorted, and Triton would cache the config it picked there.
+        mode = get_mode(req.mode)
+        gpus = nvidia_smi.gpus()
+        prep_key = store.prepared_key(spec.source, req.version, req.params, gpus[0]["name"] if gpus else "cpu")
+        if mode.prepare_first and not store.is_prepared(prep_key):
+            # Compile and autotune without instrumentation first: under a profiler the
+            # autotuner's timings are distorted, and Triton would cache the config it picked there.
             if on_progress:
-                on_progress(0.01, "first Nsight profile of this source/params: compiling and autotuning outside ncu")
+                on_progress(0.01, "first profile of this source/params under a profiler: compiling and autotuning "
+                                  "outside it")
             try:
                 runner.run_profile(req.model_copy(update={"prepare_only": True, "mode": "event"}).model_dump_json(),
                                    timeout, None, control=control)
             except runner.WorkerError as e:
                 raise KprofError(str(e)) from None
-            _mark_prepared(prep_key)
-        if nsight:
-            work_dir, final_dir = self._run_nsight(req, spec.stages, timeout, on_progress, control)
-        else:
+            store.mark_prepared(prep_key)
+        with tempfile.TemporaryDirectory(prefix="kprof-run-") as scratch:
             try:
-                record = runner.run_profile(req.model_dump_json(), timeout, on_progress, control=control)
-            except runner.WorkerError as e:
+                launch = mode.launch(req, spec.stages, Path(scratch))
+                try:
+                    record = runner.run_profile(req.model_dump_json(), timeout, on_progress, prefix=launch.prefix,
+                                                control=control, locks_clocks=launch.locks_clocks)
+                except runner.WorkerError as e:
+                    explain = getattr(mode, "explain_failure", None)
+                    raise KprofError(explain(str(e), e.detail.get("log", "")) if explain else str(e)) from None
+                work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+                mode.after_run(req, record, launch, work_dir, on_progress, control, timeout)
+            except ModeError as e:
                 raise KprofError(str(e)) from None
-            work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
-            if not cpu:
-                _mark_prepared(prep_key)  # compiled and autotuned without instrumentation
+        if not cpu and not launch.prefix:
+            store.mark_prepared(prep_key)  # compiled and autotuned without instrumentation
         try:
-            return self._write_reports(req, spec.base, work_dir, final_dir)
+            result = store.load_result(work_dir, "profile")
+            r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
+            store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract})
+        except store.StoreError as e:
+            raise KprofError(str(e)) from None
         except OSError as e:
             # Disk full (or any write error) while writing the reports: the directory keeps its
             # .partial name, so nothing half-written looks like a finished profile.
             raise KprofError(f"writing the profile's reports failed: {e.strerror or e} ({type(e).__name__}); the "
                              f"incomplete artifacts are in {work_dir} (a *.partial directory, never read as a "
                              "finished profile). Free disk space and profile again.") from None
-
-    def _write_reports(self, req: ProfileRequest, base: ProfileResult | None, work_dir: Path,
-                       final_dir: Path) -> ProfileOutcome:
-        result = ProfileResult.model_validate_json((work_dir / "result.json").read_text())
-        if req.mode == "nsys":
-            result.timeline["nsys"] = _nsys_note()
-            (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
-        contract = render.render_contract(result, base)
-        others = self._sibling_versions(result, final_dir)
-        (work_dir / "report.md").write_text(render.render_report(result, base, others))
-        (work_dir / "contract.md").write_text(contract)
-        # Only a finished directory carries the final name: a crash leaves *.partial behind.
-        work_dir.rename(final_dir)
-        return ProfileOutcome(result=result, contract=contract, profile_dir=final_dir)
-
-    def _sibling_versions(self, result: ProfileResult, final_dir: Path) -> list[ProfileResult]:
-        """The latest finished profile of every *other* version of this kernel with the same
-        parameters and mode: the report's comparison table across versions."""
-        latest: dict[str, ProfileResult] = {}
-        parent = final_dir.parent
-        if not parent.is_dir():
-            return []
-        for d in sorted(parent.iterdir()):
-            if d.name.endswith(".partial") or not (d / "result.json").is_file() or d == final_dir:
-                continue
-            try:
-                r = ProfileResult.model_validate_json((d / "result.json").read_text())
-            except ValueError:
-                continue
-            if r.version != result.version and r.params == result.params and r.mode == result.mode:
-                latest[r.version] = r  # names sort by timestamp: the last one wins
-        return [latest[v] for v in sorted(latest)]
-
-    # ------------------------------------------------------------------ Nsight Compute
-    def _ncu_preflight(self, mode: str, cpu: bool, clock_control: str) -> Path:
-        """Fail before any process starts, saying how to fix it: no GPU, no ncu, MIG + clock lock."""
-        if cpu:
-            why = "KPROF_FORCE_CPU=1 is set" if self.config.force_cpu else "no NVIDIA GPU is visible (nvidia-smi)"
-            raise KprofError(f"mode {mode!r} reads GPU performance counters with Nsight Compute, but {why}. "
-                             "mode='event' works without a GPU (CPU timing through the Triton interpreter).")
-        path = ncu_lib.find_ncu()
-        if path is None:
-            raise KprofError(ncu_lib.not_found_message())
-        gpus = _nvidia_smi_gpus()
-        if clock_control == "base" and gpus and gpus[0].get("mig.mode.current", "").lower() == "enabled":
-            raise KprofError("this GPU is in MIG mode, where Nsight Compute cannot lock clocks "
-                             "(--clock-control base): pass clock_control='none' (results then depend on boost "
-                             "and thermals; the report says so), or profile on a GPU without MIG.")
-        return path
-
-    def _ncu_setup(self, path: Path) -> dict[str, Any]:
-        key = str(path)
-        if key not in self._ncu_cache:
-            try:
-                version = ncu_lib.ncu_version(path)
-            except ncu_lib.NcuError as e:
-                raise KprofError(str(e)) from None
-            catalog = ncu_lib.metric_catalog(path, version)
-            chosen, unknown = ncu_lib.resolve_metrics(catalog)
-            self._ncu_cache[key] = {"version": version, "chosen": chosen, "unknown": unknown,
-                                    "catalog": "ncu --query-metrics" if catalog else "none (query failed)"}
-        return self._ncu_cache[key]
-
-    def _run_nsight(self, req: ProfileRequest, stages: list[str], timeout: float,
-                    on_progress: runner.ProgressFn | None,
-                    control: runner.RunControl | None = None) -> tuple[Path, Path]:
-        import tempfile
-
-        assert req.ncu_path
-        path = Path(req.ncu_path)
-        setup = self._ncu_setup(path)
-        with tempfile.TemporaryDirectory(prefix="kprof-ncu-") as tmp:
-            base = Path(tmp) / "profile"
-            try:
-                cmd = ncu_lib.build_command(path, req.mode, stages, base, list(setup["chosen"].values()),
-                                            req.clock_control, "all")
-            except ValueError as e:
-                raise KprofError(str(e)) from None
-            t0 = time.perf_counter()
-            try:
-                record = runner.run_profile(req.model_dump_json(), timeout, on_progress, prefix=cmd, control=control,
-                                            locks_clocks=req.clock_control == "base")
-            except runner.WorkerError as e:
-                raise KprofError(_ncu_hint(str(e), e.detail.get("log", ""))) from None
-            wall = time.perf_counter() - t0
-            work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
-            report = base.with_suffix(".ncu-rep")
-            if report.is_file():
-                shutil.move(str(report), work_dir / "profile.ncu-rep")
-        (work_dir / "ncu.log").write_text(record.get("log", ""))
-        profiler = {
-            "engine": "Nsight Compute", "ncu_version": setup["version"], "ncu_path": str(path),
-            "command": [c if c != str(base) else "<profile_dir>/profile" for c in cmd[1:]],
-            "clock_control": req.clock_control, "cache_control": "all", "replay_mode": "kernel",
-            "nvtx_ranges": [ncu_lib.range_name(s) for s in stages], "launches_per_stage": req.ncu_launches,
-            "metrics_chosen": setup["chosen"], "metrics_unknown": {k: list(v) for k, v in setup["unknown"].items()},
-            "metric_catalog": setup["catalog"], "profiled_process_wall_s": round(wall, 3),
-            "ncu_exit_code": record.get("returncode"),
-            "nvidia_smi_before": (_nvidia_smi_gpus() or [{}])[0],
-        }
-        (work_dir / "profiler.json").write_text(json.dumps(profiler, indent=2, default=str))
-        if on_progress:
-            on_progress(0.93, "reading the Nsight Compute report")
-        try:
-            runner.finish(req.model_dump_json(), work_dir, record.get("log", ""), profiler, control=control)
-        except runner.WorkerError as e:
-            raise KprofError(f"{e} (partial artifacts kept in {work_dir})") from None
-        return work_dir, final_dir
+        return ProfileOutcome(result=result, assessment=r.assessment, contract=r.contract, profile_dir=final_dir)
 
     # ------------------------------------------------------------------ analysis
     @staticmethod
@@ -415,17 +338,15 @@ class Engine:
             raise KprofError(f"waves_per_sm={waves_per_sm} must be >= 0")
         if dram_bytes_over_model is not None and not 0 <= dram_bytes_over_model < 1e6:
             raise KprofError(f"dram_bytes_over_model={dram_bytes_over_model} must be a ratio >= 0")
-        m = analysis.Metrics(tc_pct=tc_pct, dram_pct=dram_pct, occupancy_pct=occupancy_pct, l2_hit_pct=l2_hit_pct,
+        m = dx.Metrics(tc_pct=tc_pct, dram_pct=dram_pct, occupancy_pct=occupancy_pct, l2_hit_pct=l2_hit_pct,
                              local_spill_bytes=local_spill_bytes, waves_per_sm=waves_per_sm, compute_pct=compute_pct,
                              over_fetch_ratio=dram_bytes_over_model)
-        return Diagnosis.from_analysis(analysis.diagnose(m))
+        return Diagnosis.from_analysis(dx.diagnose(m))
 
     # ------------------------------------------------------------------ devlog
     def update_devlog(self, kernel: str, profile_dir: str, issues: list[str] | None = None,
                       insights: list[str] | None = None) -> tuple[Path, str]:
         """Append SPEC.md's devlog template to ``docs/kernels/<kernel>.md`` under a file lock."""
-        from filelock import FileLock
-
         if not isinstance(kernel, str) or not NAME_RE.match(kernel):
             raise KprofError(f"kernel {kernel!r} must be a plain name ({NAME_RE.pattern}): it names the file "
                              "docs/kernels/<kernel>.md")
@@ -441,24 +362,23 @@ class Engine:
         path = (log_dir / f"{kernel}.md").resolve()
         if log_dir.resolve() not in path.parents:
             raise KprofError(f"devlog path {path} escapes {log_dir}")
-        with FileLock(str(path) + ".lock", timeout=30):
-            text = path.read_text() if path.exists() else f"# {kernel} — development log\n\n"
-            previous = render.last_devlog_metrics(text, result)
-            try:
-                ref = str(Path(result.profile_dir or profile_dir).resolve().relative_to(self.config.workspace))
-            except ValueError:
-                ref = str(result.profile_dir)
-            entry = render.render_devlog_entry(result, previous, [i.strip() for i in issues or []],
-                                               [i.strip() for i in insights or []], ref)
-            tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-            tmp.write_text(text.rstrip("\n") + "\n\n" + entry)
-            os.replace(tmp, path)
+        try:
+            ref = str(Path(result.profile_dir or profile_dir).resolve().relative_to(self.config.workspace))
+        except ValueError:
+            ref = str(result.profile_dir)
+        a = assess(result)
+
+        def entry_for(text: str) -> str:
+            return render_devlog_entry(result, last_devlog_metrics(text, result), [i.strip() for i in issues or []],
+                                       [i.strip() for i in insights or []], ref, assessment=a)
+
+        entry = store.append_devlog(path, f"# {kernel} — development log\n\n", entry_for)
         return path, entry
 
     # ------------------------------------------------------------------ device
     def device_info(self) -> dict[str, Any]:
         """The active device (via nvidia-smi, no torch import), its table peaks, clocks and profilers."""
-        gpus = _nvidia_smi_gpus()
+        gpus = nvidia_smi.gpus()
         info: dict[str, Any] = {"gpus": gpus, "force_cpu": self.config.force_cpu}
         if gpus and not self.config.force_cpu:
             g = gpus[0]
@@ -479,163 +399,20 @@ class Engine:
         info["clock_control"] = ("event mode does not lock clocks; readings are recorded in params.json. "
                                  "The Nsight Compute modes lock to base clocks (ncu --clock-control base).")
         info["profilers"] = _profilers()
-        info["modes"] = {m.name: {"built": m.built, "summary": m.summary, "needs": m.needs} for m in MODES.values()}
+        info["modes"] = {m.name: m.describe() for m in MODES.values()}
         info["known_devices"] = [d.name for d in load_devices()]
         return info
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kprof-mcp"
-
-
-def _lock_name(cpu: bool, control: runner.RunControl | None) -> str:
-    if cpu:
-        return "cpu"
-    if control is not None and control.gpu is not None:
-        return f"gpu-{control.gpu}"
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
-    return f"gpu-{visible or '0'}"
-
-
-@contextlib.contextmanager
-def device_lock(name: str, control: runner.RunControl | None = None,
-                on_progress: runner.ProgressFn | None = None):
-    """Machine-wide lock of one device (a file lock under the cache directory). Waiting for it
-    reports progress and stops when the job is cancelled."""
-    from filelock import FileLock, Timeout
-
-    d = Path(os.environ.get("KPROF_LOCK_DIR") or _cache_dir() / "locks")
-    d.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(d / f"{name}.lock"))
-    told = False
-    while True:
-        if control is not None and control.cancelled:
-            raise KprofError("the profile was cancelled while waiting for the device")
-        try:
-            lock.acquire(timeout=0.5)
-            break
-        except Timeout:
-            if not told and on_progress:
-                on_progress(0.0, f"waiting for {name}: another kprof process is profiling on it")
-                told = True
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-def _prepared_key(source: Path, version: str, params: dict[str, Any]) -> str:
-    """Kernel source (every .py file of the package), version, parameters and GPU: what decides
-    whether Triton's caches already hold this build and its autotuned config."""
-    import hashlib
-
-    h = hashlib.sha256()
-    files = [source] if source.is_file() else sorted(source.rglob("*.py"))
-    for f in files:
-        h.update(str(f.relative_to(source.parent)).encode())
-        h.update(f.read_bytes())
-    gpus = _nvidia_smi_gpus()
-    h.update(json.dumps([version, params, gpus[0]["name"] if gpus else "cpu"], sort_keys=True, default=str).encode())
-    return h.hexdigest()
-
-
-def _prepared(key: str) -> bool:
-    f = _cache_dir() / "prepared.json"
-    try:
-        return key in json.loads(f.read_text())
-    except (OSError, ValueError):
-        return False
-
-
-def _mark_prepared(key: str) -> None:
-    from filelock import FileLock
-
-    d = _cache_dir()
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        f = d / "prepared.json"
-        with FileLock(str(f) + ".lock", timeout=10):
-            try:
-                keys = json.loads(f.read_text())
-            except (OSError, ValueError):
-                keys = {}
-            keys[key] = time.time()
-            if len(keys) > 5000:  # oldest first out
-                keys = dict(sorted(keys.items(), key=lambda kv: kv[1])[-4000:])
-            tmp = f.with_name(f"prepared.json.tmp{os.getpid()}")
-            tmp.write_text(json.dumps(keys))
-            os.replace(tmp, f)
-    except OSError:
-        pass  # the cache is an optimisation; without it every Nsight run prepares first
-
-
-def _nsys_note() -> str:
-    """Which timeline engine ran, and why not Nsight Systems."""
-    nsys = _profilers()["nsys"]["path"]
-    if not nsys:
-        return "not installed; the timeline comes from CUPTI via torch.profiler"
-    return (f"found at {nsys}, but kprof does not drive it yet (on the lent H100 its importer cannot turn a "
-            ".qdstrm into a report); the timeline comes from CUPTI via torch.profiler")
-
-
-def _ncu_hint(message: str, log: str) -> str:
-    parsed = ncu_lib.parse_log(log)
-    failure = ncu_lib.log_failure(parsed, log, report_exists=False)
-    if failure is not None and failure.kind in ("counters_not_permitted", "clock_control"):
-        return f"{failure} (the kernel run itself said: {message[:300]})"
-    return message
-
-
-def _gpu_present() -> bool:
-    return bool(_nvidia_smi_gpus())
-
-
-_SMI_CACHE: tuple[float, list[dict[str, Any]]] | None = None
-
-
-def _nvidia_smi_gpus() -> list[dict[str, Any]]:
-    global _SMI_CACHE
-    if _SMI_CACHE and time.monotonic() - _SMI_CACHE[0] < 5:
-        return _SMI_CACHE[1]
-    exe = shutil.which("nvidia-smi")
-    gpus: list[dict[str, Any]] = []
-    if exe:
-        fields = ["index", "name", "memory.total", "memory.used", "driver_version", "clocks.sm", "clocks.max.sm",
-                  "clocks.mem", "clocks.max.mem", "temperature.gpu", "power.draw", "mig.mode.current"]
-        try:
-            out = subprocess.run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
-                                 capture_output=True, text=True, timeout=10).stdout
-            for line in out.strip().splitlines():
-                vals = [v.strip() for v in line.split(",")]
-                if len(vals) == len(fields):
-                    gpus.append(dict(zip(fields, vals)))
-        except (subprocess.SubprocessError, OSError):
-            gpus = []
-    _SMI_CACHE = (time.monotonic(), gpus)
-    return gpus
-
-
 def _profilers() -> dict[str, Any]:
-    def find(name: str, globs: list[str]) -> str | None:
-        hit = shutil.which(name)
-        if hit:
-            return hit
-        for g in globs:
-            found = sorted(Path("/").glob(g.lstrip("/")))
-            if found:
-                return str(found[-1])
-        return None
-
-    ncu = find("ncu", ["/opt/nvidia/nsight-compute/*/ncu", "/usr/local/cuda/bin/ncu"])
-    nsys = find("nsys", ["/opt/nvidia/nsight-systems/*/bin/nsys", "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys"])
+    ncu = ncu_tool.find_ncu()
+    nsys = nsys_tool.find_nsys()
     return {
-        "cuda_events": {"usable": _gpu_present(), "used_by": ["event"]},
-        "ncu": {"path": str(ncu_lib.find_ncu() or ncu or "") or None, "usable_by_kprof": ncu_lib.find_ncu() is not None,
+        "cuda_events": {"usable": nvidia_smi.gpu_present(), "used_by": ["event"]},
+        "ncu": {"path": str(ncu) if ncu else None, "usable_by_kprof": ncu is not None,
                 "used_by": ["annotation", "ncu"],
                 "note": "set KPROF_NCU to choose an installation; counters need root or "
                         "NVreg_RestrictProfilingToAdminUsers=0"},
-        "nsys": {"path": nsys, "usable_by_kprof": False,
+        "nsys": {"path": str(nsys) if nsys else None, "usable_by_kprof": False,
                  "note": "mode 'nsys' records its timeline with torch.profiler (CUPTI); Nsight Systems is not driven"},
     }
-
-

@@ -59,9 +59,9 @@ def detect_slots() -> list[str | None]:
     env = os.environ.get("KPROF_GPUS") or os.environ.get("CUDA_VISIBLE_DEVICES")
     if env is not None and env.strip() not in ("", "-1"):
         return [g.strip() for g in env.split(",") if g.strip()]
-    from .engine import _nvidia_smi_gpus
+    from .tools import nvidia_smi
 
-    gpus = [g.get("index") for g in _nvidia_smi_gpus() if g.get("index") is not None]
+    gpus = [g.get("index") for g in nvidia_smi.gpus() if g.get("index") is not None]
     return list(gpus) or [None]
 
 

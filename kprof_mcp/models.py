@@ -10,9 +10,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
-
-from . import analysis
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 
 class ProfileRequest(BaseModel):
@@ -240,20 +238,19 @@ class StageResult(BaseModel):
             return self.grid_blocks / self.sm_count
         return None
 
-    def metrics(self) -> analysis.Metrics:
-        """Utilisation figures for the classifier: counters when measured, else the roofline estimate."""
-        spill = self.resources.local_spill_bytes if self.resources else None
-        if self.counters_measured:
-            if self.measured_local_bytes is not None:
-                spill = self.measured_local_bytes
-            return analysis.Metrics(tc_pct=self.tc_pct, dram_pct=self.dram_pct, occupancy_pct=self.occupancy_pct,
-                                    l2_hit_pct=self.l2_hit_pct, local_spill_bytes=spill,
-                                    waves_per_sm=None if self.persistent else self.waves_per_sm,
-                                    compute_pct=self.sm_pct, over_fetch_ratio=self.over_fetch_ratio)
-        est = analysis.roofline_metrics(self.achieved_flops_per_s, self.achieved_bytes_per_s,
-                                        self.peak_flops_per_s, self.peak_bytes_per_s, self.tensor_cores)
-        return analysis.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,
-                                local_spill_bytes=spill, waves_per_sm=None if self.persistent else self.waves_per_sm)
+
+WARNING_KINDS = ("device", "clocks", "noise", "few_runs", "resolution", "no_spread", "concurrency", "autotune",
+                 "metrics_missing", "matching", "timeline", "artifact", "note")
+
+
+class ResultWarning(BaseModel):
+    """Something that limits how far a result can be trusted, typed so that an agent can act on
+    it without parsing prose. ``kind`` is one of :data:`WARNING_KINDS`."""
+
+    kind: str = Field(description="device | clocks | noise | few_runs | resolution | no_spread | concurrency | "
+                                  "autotune | metrics_missing | matching | timeline | artifact | note")
+    message: str
+    stage: str | None = Field(default=None, description="the stage it concerns; null for the whole profile")
 
 
 class ProfileResult(BaseModel):
@@ -268,7 +265,7 @@ class ProfileResult(BaseModel):
     device: DeviceState
     stages: list[StageResult]
     plan_total: Timing | None = None
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[ResultWarning] = Field(default_factory=list)
     correctness: dict[str, Any] = Field(default_factory=dict)
     created_at: str
     profile_dir: str | None = None
@@ -277,6 +274,12 @@ class ProfileResult(BaseModel):
     profiler: dict[str, Any] = Field(default_factory=dict, description="Nsight Compute run: version, command, "
                                      "passes, clock and cache control, report file, parser")
     timeline: dict[str, Any] = Field(default_factory=dict, description="nsys mode: kprof_mcp.timeline.Timeline")
+
+    @field_validator("warnings", mode="before")
+    @classmethod
+    def _typed_warnings(cls, v: Any) -> Any:
+        # result.json files written before warnings were typed hold plain strings.
+        return [{"kind": "note", "message": w} if isinstance(w, str) else w for w in (v or [])]
 
     @property
     def has_peaks(self) -> bool:
@@ -300,7 +303,9 @@ class Diagnosis(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
     @classmethod
-    def from_analysis(cls, d: analysis.Diagnosis) -> "Diagnosis":
+    def from_analysis(cls, d: Any) -> "Diagnosis":
+        """From :class:`kprof_mcp.analysis.diagnosis.Diagnosis` (read by attribute: models
+        import nothing else from kprof)."""
         return cls(bottleneck=d.bottleneck, locality_issue=d.locality_issue, unhealthy=list(d.unhealthy),
                    opportunities=[OpportunityModel(name=o.name, est_gain_pct=round(o.est_gain_pct, 1),
                                                    trigger=o.trigger) for o in d.opportunities],

@@ -1,4 +1,4 @@
-"""Running the worker in a child process: its own process group, a time limit, progress
+"""Running a profiling child (:mod:`kprof_mcp.child`): its own process group, a time limit, progress
 lines forwarded, and every way it can end turned into a result or a :class:`WorkerError`.
 
 No shell is involved and no caller string becomes a command-line flag: the request travels
@@ -11,14 +11,15 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .worker import PROGRESS_PREFIX
+from .protocol import child_command, parse_progress
+from .tools.nvidia_smi import reset_clocks
 
 ProgressFn = Callable[[float, str], None]
 
@@ -54,15 +55,11 @@ class WorkerError(RuntimeError):
         self.detail = detail or {}
 
 
-def _worker_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kprof_mcp.worker", *args]
-
-
 def _env(control: RunControl | None = None) -> dict[str, str]:
     env = dict(os.environ)
     if control is not None and control.gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = control.gpu
-    # The worker must import this very kprof_mcp and the built-in kernels (also from a checkout).
+    # The child must import this very kprof_mcp and the built-in kernels (also from a checkout).
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("PYTHONUNBUFFERED", "1")
@@ -77,27 +74,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def reset_clocks(gpu: str | None) -> str:
-    """After a profiler that locked clocks was killed: ``nvidia-smi -rgc`` (best effort; says what happened)."""
-    import shutil
-
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return "no nvidia-smi: clocks not reset"
-    cmd = [exe, "-rgc"] + (["-i", gpu] if gpu is not None else [])
-    try:
-        cp = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
-    except (subprocess.SubprocessError, OSError) as e:
-        return f"clock reset failed: {e}"
-    out = (cp.stdout + cp.stderr).strip().splitlines()
-    return ("clocks reset (nvidia-smi -rgc)" if cp.returncode == 0
-            else f"clock reset failed (exit {cp.returncode}): {out[-1] if out else ''}")
-
-
 def _wait(proc: subprocess.Popen, timeout_s: float, control: RunControl | None) -> str | None:
     """Wait for the child; ``"timeout"`` or ``"cancelled"`` when it had to be stopped (group killed)."""
-    import time
-
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -116,7 +94,7 @@ def _wait(proc: subprocess.Popen, timeout_s: float, control: RunControl | None) 
 def describe(source: Path, timeout_s: float = 60.0) -> dict[str, Any]:
     """Load a kernel package in a child process and return its description."""
     try:
-        cp = subprocess.run(_worker_cmd("describe", "--source", str(source)), capture_output=True, text=True,
+        cp = subprocess.run(child_command("describe", "--source", str(source)), capture_output=True, text=True,
                             timeout=timeout_s, env=_env(), start_new_session=True)
     except subprocess.TimeoutExpired as e:
         raise WorkerError("load", f"loading kernel package {source} took over {timeout_s:.0f} s; "
@@ -140,10 +118,10 @@ def _tail(text: str, n: int = 15) -> str:
 def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | None = None,
                 prefix: list[str] | None = None, control: RunControl | None = None,
                 locks_clocks: bool = False) -> dict[str, Any]:
-    """Run one profile in a child; return the worker's ok-record or raise :class:`WorkerError`.
+    """Run one profile in a child; return the child's ok-record or raise :class:`WorkerError`.
 
-    ``prefix`` is a profiler's argument vector that launches the worker (``ncu ... python -m
-    kprof_mcp.worker run``); what the profiler prints comes back in the record's ``log``.
+    ``prefix`` is a profiler's argument vector that launches the child (``ncu ... python -m
+    kprof_mcp.child run``); what the profiler prints comes back in the record's ``log``.
     On time-out or cancellation the child's whole process group is killed; when the profiler
     had locked clocks (``locks_clocks``) they are reset and the error says so.
     """
@@ -156,7 +134,8 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
         err_path = Path(tmp) / "stderr.txt"
         with open(err_path, "w+") as err:
             other: list[str] = []
-            proc = subprocess.Popen([*(prefix or []), *_worker_cmd("run", "--request", str(req_path),
+            t0 = time.perf_counter()
+            proc = subprocess.Popen([*(prefix or []), *child_command("run", "--request", str(req_path),
                                                                    "--result", str(res_path))],
                                     stdout=subprocess.PIPE, stderr=err, text=True, env=_env(control),
                                     start_new_session=True, errors="replace")
@@ -181,6 +160,7 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
                 raise WorkerError("timeout", f"profiling did not finish within {timeout_s:.0f} s; the kernel "
                                              f"process tree was killed{clocks}. Raise the time limit (timeout_s), "
                                              "or use smaller sizes or a smaller timing budget.")
+            wall = time.perf_counter() - t0
             reader.join(5)
             # Grandchildren the kernel may have started die with the group.
             try:
@@ -200,6 +180,7 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
         if record and record.get("status") == "ok" and (rc == 0 or prefix):
             record["log"] = log
             record["returncode"] = rc
+            record["wall_s"] = round(wall, 3)
             return record
         if record and record.get("status") == "error":
             raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"),
@@ -221,7 +202,7 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
 
 def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any], timeout_s: float = 600.0,
            control: RunControl | None = None) -> dict[str, Any]:
-    """Parse a Nsight Compute report in a child process (``worker finish``)."""
+    """Read a profiler's output in a child process (``python -m kprof_mcp.child finish``)."""
     if control is not None:
         control.check()
     with tempfile.TemporaryDirectory(prefix="kprof-") as tmp:
@@ -230,7 +211,7 @@ def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any]
         paths["profiler"].write_text(json.dumps(profiler))
         log_path = Path(tmp) / "ncu.log"
         log_path.write_text(log)
-        cmd = _worker_cmd("finish", "--request", str(paths["request"]), "--work-dir", str(work_dir),
+        cmd = child_command("finish", "--request", str(paths["request"]), "--work-dir", str(work_dir),
                           "--log", str(log_path), "--profiler", str(paths["profiler"]), "--result", str(paths["result"]))
         with open(Path(tmp) / "stdout.txt", "w+") as out, open(Path(tmp) / "stderr.txt", "w+") as err:
             proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=_env(control), start_new_session=True)
@@ -263,7 +244,8 @@ def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any]
 def _pump(proc: subprocess.Popen, on_progress: ProgressFn | None, other: list[str] | None = None) -> None:
     assert proc.stdout is not None
     for line in proc.stdout:
-        if not line.startswith(PROGRESS_PREFIX):
+        msg = parse_progress(line)
+        if msg is None:
             if other is not None:
                 other.append(line)
                 if len(other) > 6000:  # a chatty kernel must not grow the server's memory
@@ -271,9 +253,6 @@ def _pump(proc: subprocess.Popen, on_progress: ProgressFn | None, other: list[st
             continue
         if on_progress is not None:
             try:
-                msg = json.loads(line[len(PROGRESS_PREFIX):])
-                on_progress(float(msg["progress"]), str(msg["message"]))
-            except (ValueError, KeyError):
-                continue
+                on_progress(*msg)
             except Exception:  # noqa: BLE001 — a failing progress sink must not stop the pump
                 continue

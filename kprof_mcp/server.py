@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from .engine import Config, Engine, KprofError
 from .jobs import CANCELLED, DONE, FAILED, QUEUED, Job, JobManager, UnknownJob
 from .models import Diagnosis
+from .render.summary import ProfileSummary, profile_summary
 
 INSTRUCTIONS = """\
 kprof-mcp profiles GPU kernels (Triton / PyTorch) and answers with the Profiler Output Contract.
@@ -60,50 +61,6 @@ class KernelInfo(BaseModel):
 class KernelList(BaseModel):
     kernels: list[KernelInfo]
     modes: dict[str, bool] = Field(description="mode name -> built in this version")
-
-
-class StageSummary(BaseModel):
-    name: str
-    duration_us: float = Field(description="median of the timed runs (Nsight modes: ncu gpu__time_duration)")
-    iqr_us: float
-    runs: int
-    achieved_tflops: float
-    achieved_gbps: float = Field(description="model bytes / median time")
-    pct_peak_flops: float | None = None
-    pct_peak_bandwidth: float | None = None
-    bottleneck: str | None = None
-    tc_pct: float | None = None
-    dram_pct: float | None = None
-    occupancy_pct: float | None = None
-    sm_pct: float | None = Field(default=None, description="SM throughput % (Nsight modes)")
-    l2_hit_pct: float | None = None
-    dram_bytes_over_model: float | None = Field(default=None, description="measured DRAM bytes / model bytes; "
-                                                "> 1.25 means over-fetch (Nsight modes)")
-    missing_metrics: list[str] = Field(default_factory=list, description="asked for but absent: shown as n/a")
-
-
-class ProfileSummary(BaseModel):
-    status: str = Field(default="done", description="'done' (the contract is here), 'queued' or 'running' (call "
-                                                    "get_profile(job_id) later)")
-    job_id: str | None = Field(default=None, description="the job's id, for get_profile / cancel_profile")
-    queue_position: int | None = Field(default=None, description="place in the GPU queue while queued (1 = next)")
-    progress: float | None = Field(default=None, description="0..1 while queued or running")
-    message: str | None = None
-    gpu: str | None = Field(default=None, description="index of the GPU the job runs or ran on")
-    profile_dir: str | None = Field(default=None, description="directory of this run's artifacts; pass it as "
-                                                              "baseline or to read_params")
-    kernel: str | None = None
-    version: str | None = None
-    mode: str | None = None
-    device: str | None = None
-    device_kind: str | None = Field(default=None, description="'cuda' or 'cpu' (CPU timing: no GPU claims)")
-    params: dict[str, Any] | None = None
-    total_duration_us: float | None = None
-    stages: list[StageSummary] = Field(default_factory=list)
-    bottleneck: str | None = None
-    opportunities: list[dict[str, Any]] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
-    baseline: str | None = None
 
 
 class JobInfo(BaseModel):
@@ -165,7 +122,7 @@ def build_server(config: Config | None = None) -> MCPServer:
                 error=k.get("error")))
         from .modes import MODES
 
-        return KernelList(kernels=out, modes={m.name: m.built for m in MODES.values()})
+        return KernelList(kernels=out, modes={name: True for name in MODES})
 
     @mcp.tool(annotations=_ann(False, False, False, False, "Profile a kernel"))
     async def profile_kernel(
@@ -268,29 +225,8 @@ def build_server(config: Config | None = None) -> MCPServer:
             return CallToolResult(content=[TextContent(type="text", text=text)],
                                   structured_content=summary.model_dump(mode="json"))
         outcome = job.outcome
-        r = outcome.result
-        from .render import stage_view, ranked_opportunities
-
-        views = [stage_view(s, r.device.kind) for s in r.stages]
-        main = max(views, key=lambda v: v.stage.timing.median_ns)
-        summary = ProfileSummary(
-            status=DONE, job_id=job.id, progress=1.0, gpu=job.slot,
-            profile_dir=str(outcome.profile_dir), kernel=r.kernel, version=r.version, mode=r.mode,
-            device=r.device.name, device_kind=r.device.kind, params=r.params,
-            total_duration_us=r.total_time_ns() / 1e3,
-            stages=[StageSummary(
-                name=v.stage.name, duration_us=v.stage.timing.median_ns / 1e3, iqr_us=v.stage.timing.iqr_ns / 1e3,
-                runs=v.stage.timing.runs, achieved_tflops=v.stage.achieved_flops_per_s / 1e12,
-                achieved_gbps=v.stage.achieved_bytes_per_s / 1e9, pct_peak_flops=v.stage.pct_peak_flops,
-                pct_peak_bandwidth=v.stage.pct_peak_bandwidth,
-                bottleneck=v.diagnosis.bottleneck if v.diagnosis else None, tc_pct=v.stage.tc_pct,
-                dram_pct=v.stage.dram_pct, occupancy_pct=v.stage.occupancy_pct, sm_pct=v.stage.sm_pct,
-                l2_hit_pct=v.stage.l2_hit_pct, dram_bytes_over_model=v.stage.over_fetch_ratio,
-                missing_metrics=v.stage.missing_metrics) for v in views],
-            bottleneck=main.diagnosis.bottleneck if main.diagnosis else None,
-            opportunities=[{"name": n, "est_gain_pct": round(g, 1), "trigger": t}
-                           for n, g, t in ranked_opportunities(r, views)[:3]],
-            warnings=r.warnings, baseline=job.spec.baseline)
+        summary = profile_summary(outcome.result, outcome.assessment, job_id=job.id, gpu=job.slot,
+                                  profile_dir=str(outcome.profile_dir), baseline=job.spec.baseline)
         return CallToolResult(content=[TextContent(type="text", text=outcome.contract)],
                               structured_content=summary.model_dump(mode="json"))
 

@@ -34,7 +34,7 @@ def smi() -> str:
 
 def stray() -> list[str]:
     out = subprocess.run(["ps", "-eo", "pid,pgid,cmd"], capture_output=True, text=True).stdout.splitlines()
-    return [ln.strip() for ln in out if ("kprof_mcp.worker" in ln or "/ncu " in ln or " sleep 1000" in ln)
+    return [ln.strip() for ln in out if ("kprof_mcp.child" in ln or "/ncu " in ln or " sleep 1000" in ln)
             and "ps -eo" not in ln]
 
 

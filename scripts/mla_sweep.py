@@ -27,7 +27,7 @@ def main():
     from triton.testing import do_bench
 
     from kernels.mla_decode import impl, num_splits, split_len
-    from kprof_mcp.registry import available, load
+    from kprof_mcp.packages import available, load
 
     pkg = load(available()["mla_decode"])
     shapes = {"defaults": {}, "mem": {"s": 1, "h": 16}}

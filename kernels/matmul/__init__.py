@@ -22,7 +22,7 @@ times them all against torch.matmul in one run):
       configs that fail to compile are ranked last (impl.WS_COMPILE_FAILURES lists them).
 """
 
-from kprof_mcp.kernel_api import DTYPE_PARAM, KernelPackage, Param, StageModel, Version, default_tolerance
+from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version, default_tolerance
 
 
 def _make_inputs(params, device):

@@ -3,8 +3,8 @@
 import triton
 import triton.language as tl
 
-from kprof_mcp.kernel_api import Plan, Stage
-from kprof_mcp.kernel_runtime import autotune_bench
+from kprof_mcp.kernel import Plan, Stage
+from kprof_mcp.kernel import autotune_bench
 
 
 @triton.jit

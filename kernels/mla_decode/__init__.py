@@ -25,7 +25,7 @@ batch share each KV row: ~2000 FLOP/byte, compute-bound. With ``s=1, h=16`` it i
 FLOP/byte: memory-bound on the KV cache.
 """
 
-from kprof_mcp.kernel_api import DTYPE_PARAM, KernelPackage, Param, StageModel, Version, default_tolerance
+from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version, default_tolerance
 
 # The split heuristic aims at this many programs (two waves on a 132-SM H100). It is a fixed
 # design constant, not read from the device, so the byte models are a function of the params.

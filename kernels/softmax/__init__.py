@@ -19,7 +19,7 @@ Versions (an optimisation story, each step removing a pass over x):
       autotuned launch (warps, pipelining stages, programs per SM).
 """
 
-from kprof_mcp.kernel_api import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
+from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
 
 
 def _make_inputs(params, device):

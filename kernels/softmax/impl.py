@@ -10,8 +10,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kprof_mcp.kernel_api import Plan, Stage
-from kprof_mcp.kernel_runtime import autotune_bench
+from kprof_mcp.kernel import Plan, Stage
+from kprof_mcp.kernel import autotune_bench
 
 TILE_N = 1024             # v0/v1: columns per tile of the looped passes
 MAX_ROW_IN_REGS = 32768   # v2/v3: widest row (next_pow2(N)) kept whole in registers

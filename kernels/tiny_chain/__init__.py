@@ -10,7 +10,7 @@ Model: n·k FLOPs; the minimum traffic is one read of x and one write of out, 2�
 bytes (v0 moves 2·n·itemsize·k).
 """
 
-from kprof_mcp.kernel_api import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
+from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
 
 
 def _make_inputs(params, device):

@@ -9,7 +9,7 @@ each stage alone and says that per-stage times mean little for a concurrent plan
 Model per branch: 2·n·iters FLOPs (one FMA per step); 2·n·itemsize bytes (read once, write once).
 """
 
-from kprof_mcp.kernel_api import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
+from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
 
 C1, C0 = 0.9999, 1e-4  # contraction: the value stays bounded for any number of steps
 

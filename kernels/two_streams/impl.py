@@ -3,7 +3,7 @@
 import triton
 import triton.language as tl
 
-from kprof_mcp.kernel_api import Plan, Stage
+from kprof_mcp.kernel import Plan, Stage
 
 from . import C0, C1
 

@@ -5,7 +5,7 @@ Arithmetic intensity is 1/(3·itemsize) FLOP/byte, far left of any GPU's ridge p
 roof is DRAM bandwidth.
 """
 
-from kprof_mcp.kernel_api import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
+from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
 
 
 def _make_inputs(params, device):

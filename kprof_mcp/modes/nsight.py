@@ -1,21 +1,29 @@
-"""The Nsight Compute modes (``annotation`` and ``ncu``) after the profiled process exited:
-read ``profile.ncu-rep``, match each profiled kernel to its stage, and turn the counters into
-stage results, rule lists, section dumps and the source view.
+"""The Nsight Compute modes: ``annotation`` (the default first pass: a small metric set and
+the cheap rule sections per stage) and ``ncu`` (``--set full``: every section, the source view).
 
-Runs in a child process (``python -m kprof_mcp.worker finish``): a corrupt report that makes
-the native ``ncu_report`` library crash takes down that child, never the server.
+Parent: preflight (GPU, ncu, MIG + clock lock), the ``ncu`` command that wraps the child
+(only launches inside each stage's NVTX range are profiled), and after the run
+``profiler.json`` plus the report read in a separate child. Child: :meth:`NsightMode.capture`
+launches each stage inside its range; :func:`read_output` turns ``profile.ncu-rep`` into stage
+results, rule lists, section dumps and the source view.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 from pathlib import Path
 from typing import Any
 
-from .. import ncu as ncu_lib
-from .. import render
-from ..models import ProfileRequest, ProfileResult, StageResult, Timing
+from ..child.artifacts import write_params_and_samples
+from ..models import ProfileRequest, ProfileResult, ResultWarning, StageResult, Timing
+from ..parsers import ncu as ncu_parser
+from ..parsers.ncu import KernelRecord, NcuError
+from ..render.nsight import nsight_sections, render_source, render_verbose
+from ..tools import ncu as ncu_tool
+from ..tools import nvidia_smi
+from .base import Launch, Mode, ModeError, PreflightEnv
 
 REPORT_FILE = "profile.ncu-rep"
 _PCT_KEYS = ("tc_pct", "sm_pct", "dram_pct", "achieved_occupancy_pct", "theoretical_occupancy_pct", "l2_hit_pct")
@@ -29,13 +37,9 @@ SHOWN = {"duration_ns": "Duration", "tc_pct": "TC%", "sm_pct": "SM%", "dram_pct"
          "shared_mem_per_block_bytes": "smem/block"}
 
 
-class FinishError(RuntimeError):
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind = kind
 
 
-def _combine(group: list[ncu_lib.KernelRecord]) -> dict[str, float | None]:
+def _combine(group: list[KernelRecord]) -> dict[str, float | None]:
     """One stage launch may run several kernels: durations and bytes add up, percentages are
     duration-weighted, launch figures come from the longest kernel."""
     if len(group) == 1:
@@ -58,20 +62,21 @@ def _combine(group: list[ncu_lib.KernelRecord]) -> dict[str, float | None]:
     return out
 
 
-def match_stages(records: list[ncu_lib.KernelRecord], stages: list[str], launches: int
-                 ) -> tuple[dict[str, list[ncu_lib.KernelRecord]], list[str]]:
+def match_stages(records: list[KernelRecord], stages: list[str], launches: int
+                 ) -> tuple[dict[str, list[KernelRecord]], list[ResultWarning]]:
     """Records per stage, by the NVTX range each launch ran in (``kprof_<stage>``). Without NVTX
     information (CSV fallback) launches are assigned in order, which the warning says."""
-    warnings: list[str] = []
-    by_stage: dict[str, list[ncu_lib.KernelRecord]] = {s: [] for s in stages}
+    warnings: list[ResultWarning] = []
+    by_stage: dict[str, list[KernelRecord]] = {s: [] for s in stages}
     if records and all(r.stage is None for r in records):
         if len(records) % max(1, len(stages)) != 0:
-            raise FinishError("match", f"the report holds {len(records)} kernels without NVTX ranges; cannot assign "
-                                       f"them to stages {stages}")
+            raise ModeError(f"the report holds {len(records)} kernels without NVTX ranges; cannot assign "
+                            f"them to stages {stages}", "match")
         per = len(records) // len(stages)
         for i, s in enumerate(stages):
             by_stage[s] = records[i * per:(i + 1) * per]
-        warnings.append("the report carries no NVTX ranges; kernels were assigned to stages in launch order")
+        warnings.append(ResultWarning(kind="matching", message="the report carries no NVTX ranges; kernels were "
+                                                                 "assigned to stages in launch order"))
         return by_stage, warnings
     stray = []
     for r in records:
@@ -80,37 +85,41 @@ def match_stages(records: list[ncu_lib.KernelRecord], stages: list[str], launche
         else:
             stray.append(r.name)
     if stray:
-        warnings.append(f"ignored {len(stray)} profiled kernel(s) outside the stages' ranges: {sorted(set(stray))}")
+        warnings.append(ResultWarning(kind="matching", message=f"ignored {len(stray)} profiled kernel(s) outside the "
+                                                                f"stages' ranges: {sorted(set(stray))}"))
     return by_stage, warnings
 
 
-def stage_result(static: dict[str, Any], recs: list[ncu_lib.KernelRecord], launches: int,
-                 chosen: dict[str, str]) -> tuple[StageResult, list[str]]:
-    warnings: list[str] = []
+def stage_result(static: dict[str, Any], recs: list[KernelRecord], launches: int,
+                 chosen: dict[str, str]) -> tuple[StageResult, list[ResultWarning]]:
+    warnings: list[ResultWarning] = []
     name = static["name"]
     if not recs:
-        raise FinishError("nothing_profiled", f"stage {name!r}: Nsight Compute profiled no kernel in NVTX range "
-                                              f"{ncu_lib.range_name(name)!r}; does the stage launch a GPU kernel?")
+        raise ModeError(f"stage {name!r}: Nsight Compute profiled no kernel in NVTX range "
+                        f"{ncu_parser.range_name(name)!r}; does the stage launch a GPU kernel?", "nothing_profiled")
     if len(recs) % launches:
-        warnings.append(f"stage {name}: {len(recs)} kernels for {launches} launches; treated as one launch")
+        warnings.append(ResultWarning(kind="matching", stage=name, message=f"stage {name}: {len(recs)} kernels for "
+                                                                         f"{launches} launches; treated as one launch"))
         launches = 1
     per = len(recs) // launches
     groups = [recs[i * per:(i + 1) * per] for i in range(launches)]
     combined = [_combine(g) for g in groups]
     durations = [c.get("duration_ns") for c in combined]
     if any(d is None for d in durations):
-        raise FinishError("metrics", f"stage {name!r}: the report has no gpu__time_duration for a profiled kernel")
+        raise ModeError(f"stage {name!r}: the report has no gpu__time_duration for a profiled kernel", "metrics")
     med = statistics.median(durations)
     rep = combined[min(range(len(combined)), key=lambda i: abs(durations[i] - med))]
     expected = (static.get("resources") or {}).get("kernel_name")
     names = [r.name for r in groups[0]]
     if expected and expected not in names:
-        warnings.append(f"stage {name}: compiled kernel {expected!r} not among the profiled kernels {names}")
+        warnings.append(ResultWarning(kind="matching", stage=name, message=f"stage {name}: compiled kernel {expected!r} "
+                                                                         f"not among the profiled kernels {names}"))
     missing = [SHOWN[k] for k in SHOWN if rep.get(k) is None]
     if missing:
-        asked = {SHOWN[k]: chosen.get(k, "/".join(ncu_lib.METRICS[k])) for k in SHOWN if rep.get(k) is None}
-        warnings.append(f"stage {name}: metrics missing from the report (shown as n/a, not 0): "
-                        + ", ".join(f"{k} ({v})" for k, v in asked.items()))
+        asked = {SHOWN[k]: chosen.get(k, "/".join(ncu_parser.METRICS[k])) for k in SHOWN if rep.get(k) is None}
+        warnings.append(ResultWarning(kind="metrics_missing", stage=name, message=(
+            f"stage {name}: metrics missing from the report (shown as n/a, not 0): "
+            + ", ".join(f"{k} ({v})" for k, v in asked.items()))))
 
     def add(a, b):
         return None if a is None or b is None else a + b
@@ -131,23 +140,23 @@ def stage_result(static: dict[str, Any], recs: list[ncu_lib.KernelRecord], launc
     return res, warnings
 
 
-def finish(req: ProfileRequest, work_dir: Path, log_text: str, profiler: dict[str, Any]) -> ProfileResult:
+def read_output(req: ProfileRequest, work_dir: Path, log_text: str, profiler: dict[str, Any]) -> ProfileResult:
     """Build ``result.json`` and the Nsight artifacts of a captured run in ``work_dir``."""
     capture = json.loads((work_dir / "capture.json").read_text())
     report = work_dir / REPORT_FILE
-    log = ncu_lib.parse_log(log_text)
-    failure = ncu_lib.log_failure(log, log_text, report.is_file())
+    log = ncu_parser.parse_log(log_text)
+    failure = ncu_parser.log_failure(log, log_text, report.is_file())
     if failure is not None:
-        raise FinishError(failure.kind, str(failure))
+        raise ModeError(str(failure), failure.kind)
     if not report.is_file():
-        raise FinishError("ncu_failed", f"Nsight Compute wrote no report ({report.name}); its log: "
-                                        + "; ".join(log.errors + log.warnings)[:600])
+        raise ModeError(f"Nsight Compute wrote no report ({report.name}); its log: "
+                        + "; ".join(log.errors + log.warnings)[:600], "ncu_failed")
     chosen = profiler.get("metrics_chosen", {})
     ncu_path = Path(req.ncu_path) if req.ncu_path else None
     try:
-        records, parser = ncu_lib.read_report(report, chosen, want_source=req.mode == "ncu", ncu=ncu_path)
-    except ncu_lib.NcuError as e:
-        raise FinishError(e.kind, str(e)) from None
+        records, parser = ncu_tool.read_report(report, chosen, want_source=req.mode == "ncu", ncu=ncu_path)
+    except NcuError as e:
+        raise ModeError(str(e), e.kind) from None
     stage_names = [s["name"] for s in capture["stages"]]
     by_stage, warnings = match_stages(records, stage_names, req.ncu_launches)
     stages: list[StageResult] = []
@@ -165,13 +174,14 @@ def finish(req: ProfileRequest, work_dir: Path, log_text: str, profiler: dict[st
         fields["device"]["driver_version"] = fields["device"].get("driver_version") or smi.get("driver_version")
     result = ProfileResult(**{**fields, "stages": stages, "profiler": profiler,
                               "warnings": list(fields.get("warnings", [])) + warnings})
-    result.warnings += _quality_warnings(result)
+    result.warnings += quality_warnings(result)
     _write_nsight_artifacts(work_dir, result, records, by_stage, req, ncu_path)
     return result
 
 
-def _quality_warnings(result: ProfileResult) -> list[str]:
-    out = []
+def quality_warnings(result: ProfileResult) -> list[ResultWarning]:
+    """Clocks the kernels actually ran at, and the missing spread of a single launch."""
+    out: list[ResultWarning] = []
     d = result.device
     max_mhz = None
     try:
@@ -182,25 +192,23 @@ def _quality_warnings(result: ProfileResult) -> list[str]:
         if s.sm_clock_hz and max_mhz:
             ratio = s.sm_clock_hz / 1e6 / max_mhz
             if ratio < 0.95:
-                out.append(f"stage {s.name}: profiled at an SM clock of {s.sm_clock_hz / 1e6:.0f} MHz "
+                out.append(ResultWarning(kind="clocks", stage=s.name, message=f"stage {s.name}: profiled at an SM clock of {s.sm_clock_hz / 1e6:.0f} MHz "
                            f"({100 * ratio:.0f}% of the {max_mhz:.0f} MHz maximum: "
                            f"{'locked to base by ncu' if d.clocks_locked else 'clocks not locked'}); "
                            "compute-bound durations are correspondingly longer than at boost, so compare "
-                           "ncu durations only with ncu durations")
+                           "ncu durations only with ncu durations"))
     if result.request.get("ncu_launches", 1) == 1:
-        out.append("one profiled launch per stage: Nsight Compute durations (locked clocks, caches flushed) are "
-                   "stable, but no spread is measured; use ncu_launches > 1 or mode 'event' for a spread")
+        out.append(ResultWarning(kind="no_spread", message="one profiled launch per stage: Nsight Compute durations (locked clocks, caches flushed) are "
+                   "stable, but no spread is measured; use ncu_launches > 1 or mode 'event' for a spread"))
     return out
 
 
-def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, records: list[ncu_lib.KernelRecord],
-                            by_stage: dict[str, list[ncu_lib.KernelRecord]], req: ProfileRequest,
+def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, records: list[KernelRecord],
+                            by_stage: dict[str, list[KernelRecord]], req: ProfileRequest,
                             ncu_path: Path | None) -> None:
     import csv
 
-    from ..worker import write_params_and_samples
-
-    write_params_and_samples(work_dir, result)
+    write_params_and_samples(work_dir, result, cache_control(result))
     ncu_dir = work_dir / "ncu"
     ncu_dir.mkdir(exist_ok=True)
     rows = []
@@ -208,7 +216,7 @@ def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, records: list
         for i, r in enumerate(recs):
             rows.append({"stage": stage, "index": i, "kernel": r.name, **r.metrics})
     with open(ncu_dir / "metrics.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["stage", "index", "kernel", *ncu_lib.METRICS])
+        w = csv.DictWriter(f, fieldnames=["stage", "index", "kernel", *ncu_parser.METRICS])
         w.writeheader()
         w.writerows(rows)
     (ncu_dir / "rules.json").write_text(json.dumps(
@@ -228,16 +236,16 @@ def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, records: list
             sections[stage] = recs[0].sections
     if len(sections) < len(by_stage) and ncu_path is not None:
         try:
-            launches = ncu_lib.parse_details_csv(ncu_lib.details_csv(work_dir / REPORT_FILE, ncu_path))
+            launches = ncu_parser.parse_details_csv(ncu_tool.details_csv(work_dir / REPORT_FILE, ncu_path))
             idx = 0
             for stage, recs in by_stage.items():
                 if stage not in sections and idx < len(launches):
                     sections[stage] = [{"id": s, "name": s, "metrics": ms} for s, ms in launches[idx]["sections"].items()]
                 idx += len(recs)
-        except ncu_lib.NcuError as e:
-            result.warnings.append(f"report-verbose.md: sections unavailable ({e})")
+        except NcuError as e:
+            result.warnings.append(ResultWarning(kind="artifact", message=f"report-verbose.md: sections unavailable ({e})"))
     (ncu_dir / "sections.json").write_text(json.dumps(sections, indent=2, default=str))
-    (work_dir / "report-verbose.md").write_text(render.render_verbose(result, sections))
+    (work_dir / "report-verbose.md").write_text(render_verbose(result, sections))
     import pandas as pd  # only the deep mode pays for it
 
     src_dir = work_dir / "source"
@@ -251,4 +259,131 @@ def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, records: list
             dest = src_dir / f"{stage}.files" / Path(fname).name
             dest.parent.mkdir(exist_ok=True)
             dest.write_text(text)
-        (src_dir / f"{stage}.md").write_text(render.render_source(stage, recs[0].name, view))
+        (src_dir / f"{stage}.md").write_text(render_source(stage, recs[0].name, view))
+
+
+def cache_control(result: ProfileResult) -> str:
+    cc = result.profiler.get("cache_control", "all")
+    return ("ncu --cache-control all: every cache flushed before each replay pass" if cc == "all"
+            else "ncu --cache-control none: caches keep data between replay passes")
+
+
+class NsightMode(Mode):
+    needs = "Nsight Compute (ncu) and an NVIDIA GPU"
+    needs_gpu = True
+    # Under instrumentation the autotuner's timings are distorted and Triton would cache the
+    # config it picked there: compile and autotune in a plain child first.
+    prepare_first = True
+    query_smi_in_child = False  # every process the child starts is one more for ncu to attach to
+    timing_note = ("Duration is Nsight Compute's gpu__time_duration of each profiled launch (kernel time only, "
+                   "no launch overhead), under the clock and cache control stated below; it is not comparable "
+                   "with event-mode times at boost clocks.")
+
+    def __init__(self, name: str, summary: str):
+        self.name, self.summary = name, summary
+
+    # ------------------------------------------------------------------ parent
+    def preflight(self, env: PreflightEnv) -> dict[str, Any]:
+        """Fail before any process starts, saying how to fix it: no GPU, no ncu, MIG + clock lock."""
+        if env.cpu:
+            why = "KPROF_FORCE_CPU=1 is set" if env.force_cpu else "no NVIDIA GPU is visible (nvidia-smi)"
+            raise ModeError(f"mode {self.name!r} reads GPU performance counters with Nsight Compute, but {why}. "
+                            "mode='event' works without a GPU (CPU timing through the Triton interpreter).")
+        path = ncu_tool.find_ncu()
+        if path is None:
+            raise ModeError(ncu_tool.not_found_message())
+        if env.clock_control == "base" and env.gpus and env.gpus[0].get("mig.mode.current", "").lower() == "enabled":
+            raise ModeError("this GPU is in MIG mode, where Nsight Compute cannot lock clocks "
+                            "(--clock-control base): pass clock_control='none' (results then depend on boost "
+                            "and thermals; the report says so), or profile on a GPU without MIG.")
+        return {"ncu_path": str(path)}
+
+    def launch(self, req: ProfileRequest, stages: list[str], scratch: Path) -> Launch:
+        assert req.ncu_path
+        path = Path(req.ncu_path)
+        try:
+            setup = ncu_tool.setup(path)
+        except NcuError as e:
+            raise ModeError(str(e), e.kind) from None
+        base = scratch / "profile"
+        try:
+            cmd = ncu_tool.build_command(path, req.mode, stages, base, list(setup["chosen"].values()),
+                                         req.clock_control, "all")
+        except ValueError as e:
+            raise ModeError(str(e)) from None
+        profiler = {
+            "engine": "Nsight Compute", "ncu_version": setup["version"], "ncu_path": str(path),
+            "command": [c if c != str(base) else "<profile_dir>/profile" for c in cmd[1:]],
+            "clock_control": req.clock_control, "cache_control": "all", "replay_mode": "kernel",
+            "nvtx_ranges": [ncu_parser.range_name(s) for s in stages], "launches_per_stage": req.ncu_launches,
+            "metrics_chosen": setup["chosen"], "metrics_unknown": {k: list(v) for k, v in setup["unknown"].items()},
+            "metric_catalog": setup["catalog"],
+        }
+        return Launch(prefix=cmd, locks_clocks=req.clock_control == "base", profiler=profiler, scratch=scratch)
+
+    def explain_failure(self, message: str, log: str) -> str:
+        """A failed run of the child under ncu: ncu's own reason first when its log has one."""
+        failure = ncu_parser.log_failure(ncu_parser.parse_log(log), log, report_exists=False)
+        if failure is not None and failure.kind in ("counters_not_permitted", "clock_control"):
+            return f"{failure} (the kernel run itself said: {message[:300]})"
+        return message
+
+    def after_run(self, req, record, launch, work_dir, on_progress, control, timeout_s) -> None:
+        from .. import runner
+
+        report = (launch.scratch or work_dir) / "profile.ncu-rep"
+        if report.is_file():
+            shutil.move(str(report), work_dir / REPORT_FILE)
+        (work_dir / "ncu.log").write_text(record.get("log", ""))
+        profiler = dict(launch.profiler, profiled_process_wall_s=record.get("wall_s"),
+                        ncu_exit_code=record.get("returncode"), nvidia_smi_before=(nvidia_smi.gpus() or [{}])[0])
+        (work_dir / "profiler.json").write_text(json.dumps(profiler, indent=2, default=str))
+        if on_progress:
+            on_progress(0.93, "reading the Nsight Compute report")
+        try:
+            runner.finish(req.model_dump_json(), work_dir, record.get("log", ""), profiler, control=control)
+        except runner.WorkerError as e:
+            raise ModeError(f"{e} (partial artifacts kept in {work_dir})", e.kind) from None
+
+    def report(self, result, assessment, others):
+        from ..render.report import ModeReport
+
+        return ModeReport(sections=nsight_sections(result, others), timing_note=self.timing_note)
+
+    # ------------------------------------------------------------------ child
+    def cache_control(self, result: ProfileResult) -> str:
+        return cache_control(result)
+
+    def capture(self, cap) -> dict[str, Any]:
+        """Launch each stage ``req.ncu_launches`` times inside its NVTX range, the only launches
+        Nsight Compute profiles (``--nvtx-include kprof_<stage>/``); everything before (JIT,
+        autotuning, the correctness run) ran outside any range and is not profiled. ncu replays
+        each profiled launch once per counter pass, restoring memory in between."""
+        torch, req = cap.torch, cap.req
+        if cap.autotuned_here:
+            cap.warn("autotune", f"stage(s) {cap.autotuned_here}: Triton's autotuner benchmarked its configs inside "
+                                 "the Nsight Compute process (cold autotune cache), where instrumentation distorts the "
+                                 "timings it ranks by; the chosen config is cached and reused. Clear Triton's cache "
+                                 "and profile in mode 'event' first (kprof does this itself for a new source/params) "
+                                 "if the tiling looks off.")
+        dev = cap.device
+        dev.clocks_locked = req.clock_control == "base"
+        dev.clock_control = ("ncu --clock-control base: Nsight Compute locks the SM clock to base during each "
+                             "profiled launch and restores it after" if req.clock_control == "base" else
+                             "ncu --clock-control none: clocks free (boost and thermals move results)")
+        torch.cuda.synchronize()
+        for i, stage in enumerate(cap.plan.stages):
+            cap.progress(0.3 + 0.6 * i / len(cap.plan.stages), f"Nsight Compute profiling stage {stage.name}")
+            fn = cap.stage_callable(stage)
+            for _ in range(req.ncu_launches):
+                torch.cuda.nvtx.range_push(ncu_parser.range_name(stage.name))
+                fn()
+                torch.cuda.nvtx.range_pop()
+                torch.cuda.synchronize()
+        cap.phase("ncu_profiled_launches")
+        capture = {"result": cap.fields_json(), "stages": json.loads(json.dumps(cap.stages, default=lambda o: o.model_dump()))}
+        (cap.work_dir / "capture.json").write_text(json.dumps(capture, indent=2, default=str))
+        return {"captured": True}
+
+    def read_output(self, req: ProfileRequest, work_dir: Path, log: str, profiler: dict[str, Any]) -> ProfileResult:
+        return read_output(req, work_dir, log, profiler)

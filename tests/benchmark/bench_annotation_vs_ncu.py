@@ -26,14 +26,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from kprof_mcp import ncu as ncu_lib  # noqa: E402
+from kprof_mcp.tools import ncu as ncu_lib  # noqa: E402
 from kprof_mcp import runner  # noqa: E402
 from kprof_mcp.engine import Config, Engine  # noqa: E402
 
 BARE = """
 import sys, json, torch
 from pathlib import Path
-from kprof_mcp.registry import available, load
+from kprof_mcp.packages import available, load
 kernel, version, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 pkg = load(available()[kernel])
 p = pkg.validate_params(params)

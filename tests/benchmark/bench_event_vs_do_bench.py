@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from kprof_mcp.engine import Config, Engine  # noqa: E402
-from kprof_mcp.registry import available, load  # noqa: E402
+from kprof_mcp.packages import available, load  # noqa: E402
 
 SMALL = {"vector_add": {"n": 1 << 16}, "matmul": {"M": 128, "N": 128, "K": 128, "dtype": "float16"}}
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from kprof_mcp.registry import available, load  # noqa: E402
-from kprof_mcp.worker import config_dict as _config  # noqa: E402
+from kprof_mcp.packages import available, load  # noqa: E402
+from kprof_mcp.parsers.triton import config_dict as _config  # noqa: E402
 
 
 def config_dict(cfg) -> dict | None:

@@ -48,7 +48,7 @@ def main() -> int:
     from triton.testing import do_bench
 
     from kernels.mla_decode import torch_mla
-    from kprof_mcp.registry import available, load
+    from kprof_mcp.packages import available, load
 
     pkg = load(available()["mla_decode"])
     names = [v.name for v in pkg.versions]

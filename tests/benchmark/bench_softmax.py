@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from kprof_mcp.registry import available, load  # noqa: E402
+from kprof_mcp.packages import available, load  # noqa: E402
 
 TARGET_PCT_OF_COPY = 85.0
 

@@ -2,8 +2,9 @@ import time
 
 import pytest
 
-from kprof_mcp import analysis as A
-from kprof_mcp.analysis import Metrics
+from kprof_mcp.analysis import diagnosis as A
+from kprof_mcp.analysis.assessment import stage_metrics
+from kprof_mcp.analysis.diagnosis import Metrics
 
 
 @pytest.mark.parametrize("m,expected", [
@@ -110,7 +111,7 @@ def test_over_fetch_is_an_opportunity_only_where_bytes_are_the_limit():
 
 
 def test_ncu_rule_estimates_convert_runtime_saving_to_gain():
-    from kprof_mcp.analysis import rule_opportunities
+    from kprof_mcp.analysis.diagnosis import rule_opportunities
 
     rules = [
         {"rule": "LaunchConfiguration", "section": "LaunchStats", "type": "OPTIMIZATION", "title": "Tail Effect",
@@ -152,6 +153,6 @@ def test_a_persistent_stage_gets_no_fill_the_gpu_advice():
     plain = st.model_copy(update=counters)
     persistent = st.model_copy(update={**counters, "persistent": True})
     fill = "Fill the GPU"
-    assert any(o.name.startswith(fill) for o in A.diagnose(plain.metrics()).opportunities)
-    assert not any(o.name.startswith(fill) for o in A.diagnose(persistent.metrics()).opportunities)
+    assert any(o.name.startswith(fill) for o in A.diagnose(stage_metrics(plain)).opportunities)
+    assert not any(o.name.startswith(fill) for o in A.diagnose(stage_metrics(persistent)).opportunities)
     assert persistent.waves_per_sm == pytest.approx(0.80)  # still shown in the tables

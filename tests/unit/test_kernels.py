@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from kprof_mcp.kernel_api import ParamError
-from kprof_mcp.registry import available, load
+from kprof_mcp.kernel import ParamError
+from kprof_mcp.packages import available, load
 
 PKGS = {name: load(path) for name, path in available().items()}
 

@@ -8,12 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from kprof_mcp import analysis, ncu, render
+from kprof_mcp import render
+from kprof_mcp.analysis import diagnosis as analysis
+from kprof_mcp.analysis.assessment import assess_stage
+from kprof_mcp.engine import render_profile
 from kprof_mcp.models import ProfileRequest
 from kprof_mcp.modes import nsight
+from kprof_mcp.parsers import ncu as ncu_parser
+from kprof_mcp.tools import ncu
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "h100_ncu"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "h100"
+SHARED = Path(__file__).resolve().parents[1] / "fixtures" / "h100_shared"  # recorded on an H100 (README there)
 CASES = [(m, k, v) for m in ("annotation", "ncu") for k in ("vector_add", "matmul") for v in ("v0", "v1")]
 
 
@@ -24,14 +29,14 @@ def _finish(tmp_path: Path, mode: str, kernel: str, version: str):
     fields = json.loads((work / "capture.json").read_text())["result"]
     req = ProfileRequest.model_validate(fields["request"])
     profiler = json.loads((work / "profiler.json").read_text())
-    result = nsight.finish(req, work, (work / "ncu.log").read_text(), profiler)
+    result = nsight.read_output(req, work, (work / "ncu.log").read_text(), profiler)
     return result, work
 
 
 # ----------------------------------------------------------------------------- names, log, command
 
 def test_metric_names_resolve_against_the_h100_catalog():
-    catalog = ncu.parse_metric_catalog(gzip.decompress((FIX / "query_metrics_h100.csv.gz").read_bytes()).decode())
+    catalog = ncu_parser.parse_metric_catalog(gzip.decompress((FIX / "query_metrics_h100.csv.gz").read_bytes()).decode())
     assert len(catalog) > 3000 and "gpu__dram_throughput" in catalog
     chosen, missing = ncu.resolve_metrics(catalog)
     assert not missing
@@ -47,16 +52,16 @@ def test_metric_names_resolve_against_the_h100_catalog():
 
 
 def test_ncu_log_is_read_and_failures_become_actionable_errors():
-    log = ncu.parse_log((FIX / "ncu_matmul_v1" / "ncu.log").read_text())
+    log = ncu_parser.parse_log((FIX / "ncu_matmul_v1" / "ncu.log").read_text())
     assert log.passes == [("matmul_kernel", 39)] and not log.errors
     perm = ("==PROF== Connected to process 12\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to "
             "access NVIDIA GPU Performance Counters on the target device 0.\n==PROF== Disconnected from process 12\n"
             "==WARNING== No kernels were profiled.\n")
-    err = ncu.log_failure(ncu.parse_log(perm), perm, report_exists=False)
+    err = ncu_parser.log_failure(ncu_parser.parse_log(perm), perm, report_exists=False)
     assert err.kind == "counters_not_permitted"
     assert "NVreg_RestrictProfilingToAdminUsers=0" in str(err) and "mode='event' works without counters" in str(err)
     none = "==PROF== Connected to process 9\n==WARNING== No kernels were profiled.\n"
-    assert ncu.log_failure(ncu.parse_log(none), none, report_exists=False).kind == "nothing_profiled"
+    assert ncu_parser.log_failure(ncu_parser.parse_log(none), none, report_exists=False).kind == "nothing_profiled"
 
 
 def test_command_profiles_only_the_stage_ranges_and_rejects_flag_like_names(tmp_path):
@@ -64,7 +69,7 @@ def test_command_profiles_only_the_stage_ranges_and_rejects_flag_like_names(tmp_
     assert cmd[0] == "/x/ncu" and cmd.count("--nvtx-include") == 2
     assert "kprof_partial/" in cmd and "kprof_combine/" in cmd
     assert cmd[cmd.index("--clock-control") + 1] == "base" and cmd[cmd.index("--cache-control") + 1] == "all"
-    assert [cmd[i + 1] for i, c in enumerate(cmd) if c == "--section"] == list(ncu.ANNOTATION_SECTIONS)
+    assert [cmd[i + 1] for i, c in enumerate(cmd) if c == "--section"] == list(ncu_parser.ANNOTATION_SECTIONS)
     full = ncu.build_command(Path("/x/ncu"), "ncu", ["s"], tmp_path / "p", [])
     assert "--set" in full and full[full.index("--import-source") + 1] == "yes"
     for bad in ("--launch-skip", "a/b", "x y", ""):
@@ -97,19 +102,19 @@ def test_full_set_report_dram_throughput_name_and_missing_is_none():
 def test_corrupt_report_is_a_clear_error(tmp_path):
     bad = tmp_path / "profile.ncu-rep"
     bad.write_bytes(b"\x00not a report" * 100)
-    with pytest.raises(ncu.NcuError, match="cannot read Nsight Compute report") as e:
+    with pytest.raises(ncu_parser.NcuError, match="cannot read Nsight Compute report") as e:
         ncu.read_report(bad)
     assert e.value.kind == "corrupt_report"
 
 
 def test_csv_fallback_reads_metrics_rules_sections_and_ranges():
-    launches = ncu.parse_details_csv((FIX / "ncu_matmul_v1_details.csv").read_text())
+    launches = ncu_parser.parse_details_csv((FIX / "ncu_matmul_v1_details.csv").read_text())
     assert len(launches) == 1  # the NVLink free-text tables after the launch are not launches
-    (r,) = ncu.records_from_details(launches, None)
+    (r,) = ncu_parser.records_from_details(launches, None)
     assert r.stage == "matmul" and r.metrics["duration_ns"] > 100_000 and r.metrics["registers_per_thread"] > 100
     assert len(r.sections) > 15 and any(x["speedup_pct"] for x in r.rules)
-    shared = ncu.parse_details_csv((SHARED / "triton_add_sections.csv").read_text())
-    (a,) = ncu.records_from_details(shared, None)
+    shared = ncu_parser.parse_details_csv((SHARED / "triton_add_sections.csv").read_text())
+    (a,) = ncu_parser.records_from_details(shared, None)
     assert a.name == "add_kernel" and any(x["rule"] == "AchievedOccupancy" for x in a.rules)
 
 
@@ -129,17 +134,17 @@ def test_finish_builds_results_reports_and_artifacts(tmp_path, mode, kernel, ver
     params = json.loads((work / "params.json").read_text())
     assert params["clock_state"]["clocks_locked"] is True and "cache-control all" in params["cache_control"]
     assert params["profiler"]["ncu_version"].startswith("2025.3")
-    report = render.render_report(result)
+    report = render_profile(result).report
     assert "## Nsight Compute metrics per stage" in report and "## Roofline: measured traffic" in report
     if kernel == "vector_add":
         assert s.tc_pct == 0.0 and s.sm_pct < 30 and s.dram_pct > 70
-        v = render.stage_view(s, "cuda")
+        v = assess_stage(s, "cuda")
         assert v.diagnosis.bottleneck == "Memory-bound" and v.diagnosis.compute_source == "compute_pct"
         # Streaming: DRAM bytes ~ model, so a low L2 hit rate is not an opportunity.
         assert s.over_fetch_ratio < 1.25
         assert not any("L2 locality" in o.name for o in v.diagnosis.opportunities)
     else:
-        assert render.stage_view(s, "cuda").diagnosis.bottleneck == "Compute-bound" and s.tc_pct > 60
+        assert assess_stage(s, "cuda").diagnosis.bottleneck == "Compute-bound" and s.tc_pct > 60
         assert s.over_fetch_ratio > 1.25  # tiles re-read across CTAs: measured traffic above the model
     if mode == "ncu":
         verbose = (work / "report-verbose.md").read_text()
@@ -172,7 +177,7 @@ def test_missing_metrics_are_na_and_named(tmp_path):
     contract = render.render_contract(r)
     row = [ln for ln in contract.splitlines() if ln.startswith("| matmul |")][0]
     assert row.split("|")[3].strip() == "n/a"
-    assert "Missing metrics (n/a, never 0): matmul: TC%" in render.render_report(r)
+    assert "Missing metrics (n/a, never 0): matmul: TC%" in render_profile(r).report
 
 
 def test_ncu_rule_estimates_rank_as_opportunities(tmp_path):
@@ -187,7 +192,7 @@ def test_ncu_rule_estimates_rank_as_opportunities(tmp_path):
 def test_versions_are_compared_in_the_report(tmp_path):
     a, _ = _finish(tmp_path, "annotation", "matmul", "v0")
     b, _ = _finish(tmp_path, "annotation", "matmul", "v1")
-    report = render.render_report(b, None, [a])
+    report = render_profile(b, None, [a]).report
     table = report.split("## Versions compared")[1]
     assert "| v0 |" in table and "| v1 (this profile) |" in table
 
@@ -209,15 +214,16 @@ def test_devlog_compares_only_entries_measured_the_same_way(tmp_path):
 
 
 def test_first_nsight_profile_of_a_source_prepares_outside_ncu(tmp_path, monkeypatch):
-    from kprof_mcp import engine as eng
+    from kprof_mcp import store
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     pkg = tmp_path / "k.py"
     pkg.write_text("A = 1\n")
-    key = eng._prepared_key(pkg, "v0", {"n": 1})
-    assert not eng._prepared(key)
-    eng._mark_prepared(key)
-    assert eng._prepared(key)
-    assert eng._prepared_key(pkg, "v0", {"n": 2}) != key  # other parameters: other autotune key
+    key = store.prepared_key(pkg, "v0", {"n": 1}, "H100")
+    assert not store.is_prepared(key)
+    store.mark_prepared(key)
+    assert store.is_prepared(key)
+    assert store.prepared_key(pkg, "v0", {"n": 2}, "H100") != key  # other parameters: other autotune key
+    assert store.prepared_key(pkg, "v0", {"n": 1}, "H200") != key  # another GPU: its own autotuning
     pkg.write_text("A = 2\n")
-    assert eng._prepared_key(pkg, "v0", {"n": 1}) != key  # an edited kernel is prepared again
+    assert store.prepared_key(pkg, "v0", {"n": 1}, "H100") != key  # an edited kernel is prepared again

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from conftest import FIXTURES, h100_result
 from kprof_mcp import render
+from kprof_mcp.engine import render_profile
 from kprof_mcp.models import ProfileResult
 
 GOLDEN = FIXTURES / "golden"
@@ -75,7 +76,7 @@ def test_cpu_result_makes_no_gpu_claims():
 
 def test_report_has_roofline_timing_resources_and_warnings():
     r = h100_result("matmul", "v1")
-    rep = render.render_report(r)
+    rep = render_profile(r).report
     for heading in ("## Roofline", "## Timing", "## Compiled kernel resources", "## Tiling",
                     "## Device, clocks and versions", "## Correctness", "## Warnings"):
         assert heading in rep

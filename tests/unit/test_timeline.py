@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from kprof_mcp import analysis, render
-from kprof_mcp import timeline as T
+from kprof_mcp import render
+from kprof_mcp.analysis import diagnosis as analysis
+from kprof_mcp.analysis import timeline as T
+from kprof_mcp.engine import render_profile
+from kprof_mcp.parsers import kineto
 from kprof_mcp.models import ProfileResult
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "h100_timeline"
@@ -15,7 +18,7 @@ STAGES = {"two_streams": ["branch_a", "branch_b"], "tiny_chain": ["chain"], "vec
 
 
 def _analyze(name: str):
-    tr = T.load_trace(FIX / name / "trace.json")
+    tr = kineto.load_trace(FIX / name / "trace.json")
     return tr, T.analyze(tr, STAGES[name.rsplit("_", 1)[0]])
 
 
@@ -27,7 +30,7 @@ def test_launch_bound_chain_is_shown_as_such():
     assert ks["name"] == "add_const_kernel" and ks["instances"] == 1000 and ks["med_ns"] < 3000
     assert tl.launch["launch_bound"] is True and tl.gpu_busy_pct < 15
     assert tl.launch["launch_interval_median_ns"] > 3 * tl.launch["kernel_median_ns"]
-    assert tl.api_summary[0]["name"] in T._LAUNCH_APIS and tl.api_summary[0]["instances"] == 1000
+    assert tl.api_summary[0]["name"] in T.LAUNCH_APIS and tl.api_summary[0]["instances"] == 1000
     (st,) = tl.stages
     assert st["kernels_per_iteration"] == 200 and st["gpu_span_ns_median"] > 10 * st["gpu_time_ns_median"]
     assert tl.gaps and all(g["gap_ns"] > 0 for g in tl.gaps)
@@ -74,7 +77,7 @@ def test_recorded_contracts_render_identically_here(name):
     def stages(text):
         return text.split("### Stages")[1].split("**Bottleneck**")[0]
     assert stages(render.render_contract(result)) == stages((FIX / name / "contract.md").read_text())
-    report = render.render_report(result)
+    report = render_profile(result).report
     for section in ("## Timeline", "### Kernels (as `nsys stats` cuda_gpu_kern_sum)", "### CUDA API",
                     "### Stream concurrency", "### Launch order", "### GPU idle gaps", "### Grid vs SMs"):
         assert section in report, section
@@ -90,11 +93,11 @@ def test_timeline_mode_runs_on_the_cpu(engine):
     r = o.result
     assert [s.name for s in r.stages] == ["branch_a", "branch_b"]
     assert all(s.timing.method == "cpu range wall time per iteration" and s.timing.runs == 4 for s in r.stages)
-    assert any("CPU activity only" in w for w in r.warnings)
+    assert any("CPU activity only" in w.message and w.kind == "timeline" for w in r.warnings)
     assert "## Timeline" in (d / "report.md").read_text()
 
 
 def test_event_mode_says_per_stage_times_mean_little_for_concurrent_plans(engine):
     o = engine.profile("two_streams", "v1", {"n": 1024, "iters": 5}, mode="event")
     assert o.result.plan_total is not None
-    assert any("concurrent plan" in w for w in o.result.warnings)
+    assert any("concurrent plan" in w.message and w.kind == "concurrency" for w in o.result.warnings)

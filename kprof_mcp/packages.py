@@ -5,7 +5,7 @@ kernel directories) or by a path to a package directory / ``.py`` file. Paths ar
 (symlinks included) and must stay inside the workspace or an extra kernel directory.
 
 Loading executes the package module, so the server never does it in its own process: it
-asks ``kprof_mcp.worker describe`` (see :mod:`kprof_mcp.engine`).
+asks ``python -m kprof_mcp.child describe`` (see :mod:`kprof_mcp.engine`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 from types import ModuleType
 
-from .kernel_api import NAME_RE, KernelPackage
+from .kernel.api import NAME_RE, KernelPackage
 
 
 class KernelNotFound(LookupError):

@@ -1,86 +1,23 @@
-"""Timeline analysis of a Chrome/Perfetto trace recorded by ``torch.profiler`` (CUPTI via
-Kineto): one parsed trace (pandas DataFrames) in, one summary per question out — kernel and
+"""Timeline analysis of a parsed trace (:class:`kprof_mcp.parsers.kineto.Trace`, the same
+model whichever engine recorded it): one trace in, one summary per question out — kernel and
 CUDA API summaries as ``nsys stats`` prints them, memory operations, NVTX/record_function
 ranges per stage, stream overlap, launch order, GPU idle gaps, launch overhead, and waves.
 
-Pure: reads a JSON file, computes, returns; nothing here touches a GPU. Times are ns.
+Pure: computes and returns; nothing here reads files or touches a GPU. Times are ns.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from ..parsers.kineto import Trace
 
 RANGE_PREFIX = "kprof_"
 ITER_RANGE = "kprof_iteration"
-_LAUNCH_APIS = ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC",
+LAUNCH_APIS = ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC",
                 "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cuGraphLaunch")
-
-
-@dataclass
-class Trace:
-    """The events of one trace as DataFrames (times in ns from the trace's origin)."""
-
-    kernels: Any  # name, stream, device, start, dur, end, correlation, grid, block, regs, smem, blocks_per_sm, ...
-    memops: Any  # name, kind, stream, start, dur, end, bytes, correlation
-    api: Any  # name, start, dur, end, correlation, tid
-    ranges: Any  # name, start, dur, end, tid (CPU record_function / NVTX ranges)
-    cpu_ops: Any
-    num_sms: int | None
-    device_name: str | None
-
-
-def _df(rows: list[dict[str, Any]], cols: list[str]):
-    import pandas as pd
-
-    return pd.DataFrame(rows, columns=cols)
-
-
-def load_trace(path: Path) -> Trace:
-    """Parse a Kineto chrome trace (``torch.profiler ... export_chrome_trace``)."""
-    data = json.loads(Path(path).read_text())
-    events = data.get("traceEvents", []) if isinstance(data, dict) else data
-    props = (data.get("deviceProperties") or [{}]) if isinstance(data, dict) else [{}]
-    kernels, memops, api, ranges, cpu_ops = [], [], [], [], []
-    for e in events:
-        if e.get("ph") != "X":
-            continue
-        cat = e.get("cat", "")
-        args = e.get("args") or {}
-        start = float(e.get("ts", 0.0)) * 1e3
-        dur = float(e.get("dur", 0.0)) * 1e3
-        base = {"name": e.get("name", ""), "start": start, "dur": dur, "end": start + dur}
-        if cat == "kernel":
-            grid = args.get("grid") or [0, 0, 0]
-            block = args.get("block") or [0, 0, 0]
-            kernels.append({**base, "stream": args.get("stream", e.get("tid")), "device": args.get("device"),
-                            "correlation": args.get("correlation"),
-                            "grid_blocks": int(math.prod(grid)) if grid else None,
-                            "block_threads": int(math.prod(block)) if block else None,
-                            "regs": args.get("registers per thread"), "smem": args.get("shared memory"),
-                            "blocks_per_sm": args.get("blocks per SM"), "warps_per_sm": args.get("warps per SM"),
-                            "occupancy_est_pct": args.get("est. achieved occupancy %")})
-        elif cat in ("gpu_memcpy", "gpu_memset"):
-            memops.append({**base, "kind": cat[4:], "stream": args.get("stream", e.get("tid")),
-                           "bytes": args.get("bytes"), "correlation": args.get("correlation")})
-        elif cat in ("cuda_runtime", "cuda_driver"):
-            api.append({**base, "correlation": args.get("correlation"), "tid": e.get("tid")})
-        elif cat == "user_annotation":
-            ranges.append({**base, "tid": e.get("tid")})
-        elif cat == "cpu_op":
-            cpu_ops.append({**base, "tid": e.get("tid")})
-    kcols = ["name", "start", "dur", "end", "stream", "device", "correlation", "grid_blocks", "block_threads", "regs",
-             "smem", "blocks_per_sm", "warps_per_sm", "occupancy_est_pct"]
-    return Trace(
-        kernels=_df(kernels, kcols).sort_values("start", ignore_index=True),
-        memops=_df(memops, ["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"]),
-        api=_df(api, ["name", "start", "dur", "end", "correlation", "tid"]).sort_values("start", ignore_index=True),
-        ranges=_df(ranges, ["name", "start", "dur", "end", "tid"]).sort_values("start", ignore_index=True),
-        cpu_ops=_df(cpu_ops, ["name", "start", "dur", "end", "tid"]),
-        num_sms=props[0].get("numSms") if props else None, device_name=props[0].get("name") if props else None)
 
 
 def _union(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -164,7 +101,7 @@ def _stage_of(tr: Trace, stages: list[str]):
     stage_ranges = [(r.start, r.end, r.name[len(RANGE_PREFIX):]) for r in tr.ranges.itertuples()
                     if r.name.startswith(RANGE_PREFIX) and r.name[len(RANGE_PREFIX):] in stages]
     iters = [(r.start, r.end) for r in tr.ranges.itertuples() if r.name == ITER_RANGE]
-    launches = tr.api[tr.api["name"].isin(_LAUNCH_APIS)] if not tr.api.empty else tr.api
+    launches = tr.api[tr.api["name"].isin(LAUNCH_APIS)] if not tr.api.empty else tr.api
     for row in launches.itertuples():
         for s, e, name in stage_ranges:
             if s <= row.start <= e:
@@ -292,43 +229,3 @@ def analyze(tr: Trace, stages: list[str], sm_count: int | None = None, top_gaps:
         iteration_span_ns=[float(r["last"] - r["first"]) for _, r in
                            k.groupby("iteration").agg(first=("start", "min"), last=("end", "max")).iterrows()]
         if n_iter else [], notes=notes)
-
-
-def plot(tr: Trace, tl: Timeline, dest: Path, title: str) -> None:
-    """A PNG of the timeline: one lane per stream (kernels coloured by stage) and one lane of
-    host launch calls, µs from the first GPU activity."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    k = tr.kernels
-    lanes = [str(s) for s in sorted(k["stream"].astype(str).unique())] if not k.empty else []
-    t0 = min([float(k["start"].min())] if not k.empty else [0.0])
-    fig, ax = plt.subplots(figsize=(14, 1.2 + 0.6 * (len(lanes) + 1)))
-    colors = plt.get_cmap("tab10")
-    stage_names = sorted({str(s) for s in k.get("stage", [])} - {"nan"}) if "stage" in k else []
-    labelled: set[str] = set()
-    for li, lane in enumerate(lanes):
-        g = k[k["stream"].astype(str) == lane]
-        for si, sname in enumerate(stage_names + ["nan"]):
-            sg = g[g["stage"].astype(str) == sname] if "stage" in g else g
-            if sg.empty:
-                continue
-            ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in sg.itertuples()], (li + 0.6, 0.8),
-                           color=colors(si % 10) if sname != "nan" else "grey", linewidth=0,
-                           label=sname if sname != "nan" and sname not in labelled else None)
-            labelled.add(sname)
-    api = tr.api[tr.api["name"].isin(_LAUNCH_APIS)] if not tr.api.empty else tr.api
-    if not api.empty:
-        ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in api.itertuples()],
-                       (len(lanes) + 0.6, 0.8), color="black", linewidth=0)
-    ax.set_yticks([i + 1 for i in range(len(lanes) + 1)], [f"stream {s}" for s in lanes] + ["host launches"])
-    ax.set_xlabel("µs from the first GPU activity")
-    busy = tl.gpu_busy_pct
-    ax.set_title(f"{title} — {tl.engine}; GPU busy {busy:.0f}% of the window" if busy is not None else title)
-    if stage_names:
-        ax.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(dest, dpi=110)
-    plt.close(fig)

@@ -1,0 +1,198 @@
+"""The assessment of one profile, computed once: what every renderer reads.
+
+:func:`assess` turns a :class:`~kprof_mcp.models.ProfileResult` into an :class:`Assessment`:
+per stage the metrics the classifier sees, its diagnosis and its key issue; the dominant
+stage and its bottleneck; the root cause; every opportunity of every stage (and of the
+timeline) ranked by its estimated gain for the *whole profile*; and the result's typed
+warnings. The contract, the structured tool output, ``report.md`` and the devlog all read
+this object, so a change to the diagnosis is made here once.
+
+Units stay as measured (ns, bytes, FLOP/s, %); formatting and scaling belong to
+:mod:`kprof_mcp.render`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models import ProfileResult, ResultWarning, StageResult
+from . import diagnosis as dx
+
+
+@dataclass(frozen=True)
+class KeyIssue:
+    """The one-line issue of a stage, as data.
+
+    ``kind``: ``trigger`` (the top opportunity's trigger metric), ``healthy`` (counters
+    measured, nothing triggered), ``launch_bound`` (the timeline shows the host cannot feed the
+    GPU), ``roofline`` (no counters: % of peak from the FLOP/byte model), ``cpu`` (CPU timing)
+    or ``no_peaks`` (device not in devices.json).
+    """
+
+    kind: str
+    trigger: str | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StageAssessment:
+    stage: StageResult
+    metrics: dx.Metrics | None  # what the classifier saw (counters, or the roofline estimate)
+    diagnosis: dx.Diagnosis | None  # None when nothing can be classified (CPU timing, unknown device)
+    key_issue: KeyIssue
+    share: float  # of the summed stage time: weights this stage's gains in the whole profile
+
+
+@dataclass(frozen=True)
+class RankedOpportunity:
+    """One opportunity with its estimated gain for the whole profile (Amdahl over the stage's
+    share of the time) and the gain of its stage alone."""
+
+    name: str
+    est_gain_pct: float
+    trigger: str
+    stage: str | None  # None: a whole-plan finding of the timeline
+    stage_gain_pct: float
+    source: str  # "kprof" (our model), "ncu" (Nsight Compute's rule estimate) or "timeline"
+
+
+@dataclass(frozen=True)
+class RootCause:
+    """``kind``: ``diagnosis`` (counters), ``roofline`` (estimated from the FLOP/byte model;
+    ``values`` has the intensity, ridge and region), ``launch_bound`` (timeline) or ``none``
+    (nothing to classify with; ``values['reason']`` is ``cpu`` or ``no_peaks``)."""
+
+    kind: str
+    text: str  # the diagnosis' own sentences ("" for kind none)
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Assessment:
+    stages: tuple[StageAssessment, ...]
+    main: StageAssessment  # the dominant stage: the longest
+    bottleneck: str | None
+    locality_issue: bool
+    root_cause: RootCause
+    opportunities: tuple[RankedOpportunity, ...]  # all of them, largest estimated gain first
+    warnings: tuple[ResultWarning, ...]
+    total_time_ns: float
+    flops: float
+    bytes_model: float
+
+    @property
+    def achieved_flops_per_s(self) -> float | None:
+        return self.flops / (self.total_time_ns * 1e-9) if self.total_time_ns > 0 else None
+
+    @property
+    def achieved_bytes_per_s(self) -> float | None:
+        return self.bytes_model / (self.total_time_ns * 1e-9) if self.total_time_ns > 0 else None
+
+    def stage(self, name: str) -> StageAssessment:
+        return next(s for s in self.stages if s.stage.name == name)
+
+
+def stage_metrics(s: StageResult) -> dx.Metrics:
+    """Utilisation figures for the classifier: counters when measured, else the roofline
+    estimate from the FLOP/byte model (a lower bound on real traffic). A persistent stage's
+    waves are left out: fewer programs than slots is its design, not idle SMs."""
+    spill = s.resources.local_spill_bytes if s.resources else None
+    waves = None if s.persistent else s.waves_per_sm
+    if s.counters_measured:
+        if s.measured_local_bytes is not None:
+            spill = s.measured_local_bytes
+        return dx.Metrics(tc_pct=s.tc_pct, dram_pct=s.dram_pct, occupancy_pct=s.occupancy_pct,
+                          l2_hit_pct=s.l2_hit_pct, local_spill_bytes=spill, waves_per_sm=waves,
+                          compute_pct=s.sm_pct, over_fetch_ratio=s.over_fetch_ratio)
+    est = dx.roofline_metrics(s.achieved_flops_per_s, s.achieved_bytes_per_s, s.peak_flops_per_s,
+                              s.peak_bytes_per_s, s.tensor_cores)
+    return dx.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,
+                      local_spill_bytes=spill, waves_per_sm=waves)
+
+
+def _rounded(d: dx.Diagnosis) -> dx.Diagnosis:
+    """Gains at 0.1 % resolution, as they are shown: ranking on unshown digits would order ties
+    arbitrarily."""
+    from dataclasses import replace
+
+    return replace(d, opportunities=tuple(replace(o, est_gain_pct=round(o.est_gain_pct, 1)) for o in d.opportunities))
+
+
+def _launch(result: ProfileResult) -> dict[str, Any]:
+    return (result.timeline or {}).get("launch") or {}
+
+
+def assess_stage(s: StageResult, device_kind: str, launch: dict[str, Any] | None = None,
+                 share: float = 1.0) -> StageAssessment:
+    """One stage: its metrics, diagnosis and key issue (``launch``: the timeline's launch
+    verdict, when the profile has one)."""
+    if device_kind != "cuda" or not s.peak_bytes_per_s:
+        return StageAssessment(s, None, None, KeyIssue("cpu" if device_kind != "cuda" else "no_peaks"), share)
+    m = stage_metrics(s)
+    d = _rounded(dx.diagnose(m))
+    if s.counters_measured:
+        issue = KeyIssue("trigger", d.opportunities[0].trigger) if d.opportunities else KeyIssue("healthy")
+    elif launch and launch.get("launch_bound"):
+        issue = KeyIssue("launch_bound", values={k: launch.get(k) for k in (
+            "gpu_busy_pct", "kernel_median_ns", "launch_interval_median_ns")})
+    else:
+        issue = KeyIssue("roofline", values={"pct_peak_bandwidth": s.pct_peak_bandwidth,
+                                             "pct_peak_flops": s.pct_peak_flops, "tensor_cores": s.tensor_cores})
+    return StageAssessment(s, m, d, issue, share)
+
+
+def overall_gain(stage_gain_pct: float, share: float) -> float:
+    """Amdahl: the whole profile's gain when a stage taking ``share`` of the time gets
+    ``stage_gain_pct`` % faster."""
+    g = stage_gain_pct / 100.0
+    return 100.0 * (1.0 / (1.0 - share + share / (1.0 + g)) - 1.0)
+
+
+def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[RankedOpportunity]:
+    out: list[tuple[RankedOpportunity, int]] = []
+    for sa in stages:
+        if sa.diagnosis is None:
+            continue
+        for source, opps in (("kprof", sa.diagnosis.opportunities), ("ncu", dx.rule_opportunities(sa.stage.ncu_rules))):
+            for o in opps:
+                out.append((RankedOpportunity(o.name, overall_gain(o.est_gain_pct, sa.share), o.trigger,
+                                              sa.stage.name, o.est_gain_pct, source), 0))
+    if result.timeline:  # whole-plan findings: already gains of the plan
+        for o in dx.timeline_opportunities(result.timeline, result.plan_kind):
+            out.append((RankedOpportunity(o.name, o.est_gain_pct, o.trigger, None, o.est_gain_pct, "timeline"), 1))
+    # Ties (capped gains) go to what the timeline saw: it measured the plan, the rest is estimated.
+    out.sort(key=lambda t: (t[0].est_gain_pct, t[1]), reverse=True)
+    return [o for o, _ in out]
+
+
+def _root_cause(result: ProfileResult, main: StageAssessment) -> RootCause:
+    if main.diagnosis is None:
+        return RootCause("none", "", {"reason": main.key_issue.kind})
+    launch = _launch(result)
+    if launch.get("launch_bound"):
+        return RootCause("launch_bound", main.diagnosis.root_cause, dict(launch))
+    s = main.stage
+    if not s.counters_measured:
+        return RootCause("roofline", main.diagnosis.root_cause, {
+            "intensity_flop_per_byte": s.intensity_flop_per_byte, "ridge_flop_per_byte": s.ridge_flop_per_byte,
+            "region": s.roofline_region})
+    return RootCause("diagnosis", main.diagnosis.root_cause)
+
+
+def assess(result: ProfileResult) -> Assessment:
+    """The whole profile's assessment (see the module docstring)."""
+    total = sum(s.timing.median_ns for s in result.stages) or 1.0
+    launch = _launch(result)
+    stages = [assess_stage(s, result.device.kind, launch, s.timing.median_ns / total) for s in result.stages]
+    main = max(stages, key=lambda sa: sa.stage.timing.median_ns)
+    return Assessment(
+        stages=tuple(stages), main=main,
+        bottleneck=main.diagnosis.bottleneck if main.diagnosis else None,
+        locality_issue=bool(main.diagnosis and main.diagnosis.locality_issue),
+        root_cause=_root_cause(result, main),
+        opportunities=tuple(_ranked(result, stages)),
+        warnings=tuple(result.warnings),
+        total_time_ns=result.total_time_ns(),
+        flops=sum(s.flops for s in result.stages),
+        bytes_model=sum(s.bytes_model for s in result.stages))

@@ -1,0 +1,77 @@
+"""Writing a profile directory's common files: ``params.json`` (the source of truth for the
+Configuration table), ``samples.csv``, ``result.json``, ``compiled/<stage>/`` and
+``tiling/<stage>.json`` (+ the autotuner's history)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from ..models import ProfileResult, Resources
+from ..parsers import triton as triton_meta
+
+
+def write_compiled(ret: Any, dest: Path) -> Resources | None:
+    """TTIR/TTGIR/LLIR/PTX/cubin of the launch's ``CompiledKernel`` and its resources.json."""
+    files = triton_meta.compiled_files(ret)
+    if files is None:
+        return None
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        if isinstance(content, bytes):
+            (dest / name).write_bytes(content)
+        else:
+            (dest / name).write_text(content)
+    res = triton_meta.resources(ret)
+    (dest / "resources.json").write_text(res.model_dump_json(indent=2))
+    return res
+
+
+def write_tiling(stage, tiling_dir: Path) -> dict[str, Any] | None:
+    """``tiling/<stage>.json`` (autotuned or fixed config) and ``tiling/<stage>/autotuning.json``."""
+    tiling, hist = triton_meta.tiling(stage.name, stage.kernel, stage.tiling)
+    tiling_dir.mkdir(parents=True, exist_ok=True)
+    if hist is not None:
+        (tiling_dir / stage.name).mkdir(exist_ok=True)
+        (tiling_dir / stage.name / "autotuning.json").write_text(json.dumps(hist, indent=2, default=str))
+    if tiling is not None:
+        (tiling_dir / f"{stage.name}.json").write_text(json.dumps(tiling, indent=2, default=str))
+    return tiling
+
+
+def params_dirname(params: dict[str, Any], order: list[str]) -> str:
+    return "_".join(f"{k}={params[k]}" for k in order)
+
+
+def write_params_and_samples(work_dir: Path, result: ProfileResult, cache_control: str) -> None:
+    """params.json, samples.csv (raw ns per run), result.json."""
+    from .. import __version__
+
+    d = result.device
+    params_json = {
+        "kernel": result.kernel, "version": result.version, "mode": result.mode, "plan_kind": result.plan_kind,
+        **result.params,
+        "params": result.params,
+        "device": {"name": d.name, "kind": d.kind, "index": d.index, "sm_count": d.sm_count, "l2_bytes": d.l2_bytes,
+                   "memory_bytes": d.memory_bytes, "compute_capability": d.compute_capability,
+                   "spec_key": d.spec_key, "spec_name": d.spec_name, "spec_note": d.spec_note},
+        "clock_state": {"clocks_locked": d.clocks_locked, "clock_control": d.clock_control,
+                        "before": d.clocks_before, "after": d.clocks_after},
+        "cache_control": cache_control,
+        "profiler": result.profiler or None,
+        "versions": {"torch": d.torch_version, "triton": d.triton_version, "cuda": d.cuda_version,
+                     "driver": d.driver_version, "python": d.python_version, "kprof_mcp": __version__},
+        "triton_interpret": d.triton_interpret,
+        "created_at": result.created_at,
+    }
+    (work_dir / "params.json").write_text(json.dumps(params_json, indent=2, default=str))
+    rows = [{"stage": s.name, "run": i, "time_ns": v} for s in result.stages for i, v in enumerate(s.timing.samples_ns)]
+    if result.plan_total is not None:
+        rows += [{"stage": "__plan__", "run": i, "time_ns": v} for i, v in enumerate(result.plan_total.samples_ns)]
+    with open(work_dir / "samples.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["stage", "run", "time_ns"])
+        w.writeheader()
+        w.writerows(rows)
+    (work_dir / "result.json").write_text(result.model_dump_json(indent=2))

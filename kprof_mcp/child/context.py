@@ -1,0 +1,111 @@
+"""What the child harness hands a mode's ``capture``: the loaded package, its inputs and
+plan (already run once and checked for correctness), the device, each stage's static facts
+(FLOP/byte model, peaks, compiled resources, tiling) and the directory to write into.
+
+Running the plan (on its streams, in ranges) is here too, so every mode launches stages the
+same way.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..kernel.api import KernelPackage, Params, Plan, Version
+from ..models import DeviceState, ProfileRequest, ProfileResult, ResultWarning
+from ..protocol import progress as _progress
+
+
+@dataclass
+class Capture:
+    torch: Any
+    req: ProfileRequest
+    pkg: KernelPackage
+    params: Params
+    version: Version
+    plan: Plan
+    streams: dict[int, Any] | None  # one CUDA stream per stage of a concurrent plan on a GPU
+    use_cuda: bool
+    device: DeviceState
+    stages: list[dict[str, Any]]  # StageResult fields known before measuring (see harness._static)
+    work_dir: Path  # <final_dir>.partial: renamed only once the profile is complete
+    final_dir: Path
+    correctness: dict[str, Any]
+    created_at: str
+    autotuned_here: list[str]  # stages whose autotuner benchmarked configs in this process
+    warnings: list[ResultWarning] = field(default_factory=list)
+    phases_s: dict[str, float] = field(default_factory=dict)
+    _mark: list[float] = field(default_factory=lambda: [time.perf_counter()])
+
+    def progress(self, fraction: float, message: str) -> None:
+        _progress(fraction, message)
+
+    def phase(self, name: str) -> None:
+        """Close the current wall-time phase under ``name`` (report.md lists them)."""
+        now = time.perf_counter()
+        self.phases_s[name] = round(now - self._mark[0], 3)
+        self._mark[0] = now
+
+    def warn(self, kind: str, message: str, stage: str | None = None) -> None:
+        self.warnings.append(ResultWarning(kind=kind, message=message, stage=stage))
+
+    # ------------------------------------------------------------------ running the plan
+    def stage_callable(self, stage) -> Callable[[], Any]:
+        """The stage's launch, on its own stream for a concurrent plan on a GPU."""
+        if self.streams is None:
+            return stage.fn
+        stream = self.streams[stage.stream]
+        torch = self.torch
+
+        def fn():
+            with torch.cuda.stream(stream):
+                return stage.fn()
+        return fn
+
+    def run_plan(self, sync: bool = True, wrap=None) -> list[Any]:
+        return run_plan(self.torch, self.plan, self.streams, self.use_cuda, sync, wrap, self.stage_callable)
+
+    # ------------------------------------------------------------------ results
+    def result(self, stages: list, **extra: Any) -> ProfileResult:
+        """The profile's result from what was captured (``extra``: plan_total, profiler, timeline, ...)."""
+        return ProfileResult(
+            kernel=self.pkg.name, version=self.version.name, mode=self.req.mode, plan_kind=self.plan.kind,
+            params=self.params.as_dict(), param_order=[p.name for p in self.pkg.params], device=self.device,
+            stages=stages, warnings=list(self.warnings), correctness=self.correctness, created_at=self.created_at,
+            profile_dir=str(self.final_dir), request=self.req.model_dump(), phases_s=dict(self.phases_s), **extra)
+
+    def fields_json(self) -> dict[str, Any]:
+        """The result's fields other than the stages, as JSON (a capture finished in another process)."""
+        r = self.result([])
+        return json.loads(r.model_dump_json(exclude={"stages"}))
+
+
+def streams_for(torch, plan: Plan, use_cuda: bool) -> dict[int, Any] | None:
+    if not use_cuda or plan.kind != "concurrent":
+        return None
+    return {s.stream: torch.cuda.Stream() for s in plan.stages}
+
+
+def run_plan(torch, plan: Plan, streams, use_cuda: bool, sync: bool = True, wrap=None,
+             stage_callable=None) -> list[Any]:
+    """Launch every stage once (a concurrent plan's streams wait for the current stream first,
+    and it for them after); ``wrap(stage, fn)`` may put each launch in a range."""
+    rets = []
+    if streams is not None:
+        cur = torch.cuda.current_stream()
+        for s in streams.values():
+            s.wait_stream(cur)
+    for stage in plan.stages:
+        fn = stage_callable(stage) if stage_callable else stage.fn
+        rets.append((wrap(stage, fn) if wrap else fn)())
+    if streams is not None:
+        cur = torch.cuda.current_stream()
+        for s in streams.values():
+            cur.wait_stream(s)
+    if use_cuda and sync:
+        torch.cuda.synchronize()
+    return rets

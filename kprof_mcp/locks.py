@@ -1,0 +1,53 @@
+"""One profile at a time per device, across processes: a file lock per device under the cache
+directory, so two servers (or a server and the CLI) take turns on a GPU."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from .runner import ProgressFn, RunControl
+
+
+class Cancelled(Exception):
+    """The profile was cancelled while it waited for the device."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kprof-mcp"
+
+
+def lock_name(cpu: bool, control: RunControl | None) -> str:
+    if cpu:
+        return "cpu"
+    if control is not None and control.gpu is not None:
+        return f"gpu-{control.gpu}"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    return f"gpu-{visible or '0'}"
+
+
+@contextlib.contextmanager
+def device_lock(name: str, control: RunControl | None = None, on_progress: ProgressFn | None = None):
+    """Machine-wide lock of one device. Waiting for it reports progress and stops (raising
+    :class:`Cancelled`) when the job is cancelled."""
+    from filelock import FileLock, Timeout
+
+    d = Path(os.environ.get("KPROF_LOCK_DIR") or cache_dir() / "locks")
+    d.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(d / f"{name}.lock"))
+    told = False
+    while True:
+        if control is not None and control.cancelled:
+            raise Cancelled("the profile was cancelled while waiting for the device")
+        try:
+            lock.acquire(timeout=0.5)
+            break
+        except Timeout:
+            if not told and on_progress:
+                on_progress(0.0, f"waiting for {name}: another kprof process is profiling on it")
+                told = True
+    try:
+        yield
+    finally:
+        lock.release()

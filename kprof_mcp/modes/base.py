@@ -1,0 +1,111 @@
+"""The one interface every profiling mode implements.
+
+A mode owns all of its phases, in the order a profile runs them:
+
+=================  =========  ===========================================================
+phase              where      what
+=================  =========  ===========================================================
+``preflight``      parent     refuse early, saying how to fix it (no GPU, no profiler, MIG);
+                              return request fields the mode needs (a profiler's path)
+``launch``         parent     the command prefix that wraps the child (``ncu ...``), if any
+``capture``        child      measure, after the harness loaded the package, built inputs and
+                              checked correctness; write ``result.json`` (or the raw capture)
+``after_run``      parent     once the child exited: read the profiler's output into result
+                              models (in another child when a native parser could crash)
+``read_output``    child      that reading step, for modes that need one
+``report``         parent     the sections it adds to ``report.md``
+=================  =========  ===========================================================
+
+The engine calls these and nothing else: no code outside ``modes/`` asks which mode it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # types only: modes are imported by the server, which must not import torch
+    from ..analysis.assessment import Assessment
+    from ..child.context import Capture
+    from ..models import ProfileRequest, ProfileResult
+    from ..render.report import ModeReport
+    from ..runner import ProgressFn, RunControl
+
+
+class ModeError(Exception):
+    """A mode cannot run here or failed in a way the caller can act on (message says how)."""
+
+    def __init__(self, message: str, kind: str = "mode"):
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class PreflightEnv:
+    """What the parent knows before anything runs."""
+
+    cpu: bool  # no GPU will be used (none visible, or forced)
+    force_cpu: bool  # forced by KPROF_FORCE_CPU / --cpu
+    gpus: list[dict[str, str]]  # nvidia-smi rows
+    clock_control: str
+
+
+@dataclass
+class Launch:
+    """How the parent starts the capture child: a profiler's argument vector in front of it,
+    whether that profiler locks clocks (reset if the run is killed), and the profiler's facts
+    (version, command, metric names) recorded in ``profiler.json``."""
+
+    prefix: list[str] | None = None
+    locks_clocks: bool = False
+    profiler: dict[str, Any] = field(default_factory=dict)
+    scratch: Path | None = None  # where the profiler writes before the profile directory exists
+
+
+class Mode:
+    """Base class with the defaults of a mode that measures inside the child and needs nothing
+    else (see the module docstring for the phases)."""
+
+    name: str = ""
+    summary: str = ""
+    needs: str = ""
+    needs_gpu = False  # refused without a GPU (preflight)
+    prepare_first = False  # compile and autotune in a plain child before the first profiled run
+    query_smi_in_child = True  # False when a profiler wraps the child: one more process for it to trace
+    timing_note: str | None = None  # above report.md's timing table
+    samples_note: str = ""  # after it
+
+    # ------------------------------------------------------------------ parent
+    def preflight(self, env: PreflightEnv) -> dict[str, Any]:
+        """Raise :class:`ModeError` when this mode cannot run here; return request fields it needs."""
+        return {}
+
+    def launch(self, req: "ProfileRequest", stages: list[str], scratch: Path) -> Launch:
+        return Launch()
+
+    def after_run(self, req: "ProfileRequest", record: dict[str, Any], launch: Launch, work_dir: Path,
+                  on_progress: "ProgressFn | None", control: "RunControl | None", timeout_s: float) -> None:
+        """Complete ``work_dir`` after the capture child exited (default: it is complete)."""
+
+    def report(self, result: "ProfileResult", assessment: "Assessment",
+               others: list["ProfileResult"]) -> "ModeReport":
+        from ..render.report import ModeReport
+
+        return ModeReport(timing_note=self.timing_note, samples_note=self.samples_note)
+
+    # ------------------------------------------------------------------ child
+    def capture(self, cap: "Capture") -> dict[str, Any]:
+        """Measure; write ``result.json`` (or what ``read_output`` needs) into ``cap.work_dir``.
+        Returns extra fields for the ok-record sent to the parent."""
+        raise NotImplementedError
+
+    def cache_control(self, result: "ProfileResult") -> str:
+        """params.json's ``cache_control``: what was done to caches between measured runs."""
+        return "none"
+
+    def read_output(self, req: "ProfileRequest", work_dir: Path, log: str, profiler: dict[str, Any]) -> "ProfileResult":
+        raise ModeError(f"mode {self.name!r} has no output to read")
+
+    def describe(self) -> dict[str, Any]:
+        return {"built": True, "summary": self.summary, "needs": self.needs}

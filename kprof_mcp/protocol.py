@@ -1,0 +1,60 @@
+"""The protocol between the parent (:mod:`kprof_mcp.runner`) and a profiling child
+(:mod:`kprof_mcp.child`): shared by both sides, so neither imports the other.
+
+* The child is started as ``python -m kprof_mcp.child <command> ...``: ``describe --source
+  PATH`` prints a package's description as JSON; ``run --request FILE --result FILE`` profiles;
+  ``finish --request FILE --work-dir DIR --log FILE --profiler FILE --result FILE`` reads a
+  profiler's output into a result (a separate process: a corrupt report that crashes a native
+  parser takes down only that child).
+* Progress goes to stdout as lines ``@@KPROF {"progress": 0.3, "message": "..."}``; every
+  other line is the kernel's own output.
+* The outcome goes to ``--result``: ``{"status": "ok", "work_dir": ..., "profile_dir": ...}``
+  or ``{"status": "error", "kind": ..., "message": ..., "detail": {...}}``.
+* Exit codes: 0 ok, 2 an expected error (bad parameters, too large, incorrect results, a mode
+  that cannot run here), 3 a known CUDA/OOM/disk failure, anything else a crash whose stderr
+  the parent reports.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+PROGRESS_PREFIX = "@@KPROF "
+CHILD_MODULE = "kprof_mcp.child"
+EXIT_OK, EXIT_EXPECTED, EXIT_KNOWN_FAILURE = 0, 2, 3
+
+
+class ExpectedError(Exception):
+    """A failure the caller can act on. ``kind``: params, too_large, incorrect, mode, load,
+    or a profiler's own kinds (nothing_profiled, counters_not_permitted, ...)."""
+
+    def __init__(self, kind: str, message: str, detail: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.detail = detail or {}
+
+    def record(self) -> dict[str, Any]:
+        return {"status": "error", "kind": self.kind, "message": str(self), "detail": self.detail}
+
+
+def progress(fraction: float, message: str) -> None:
+    """Report progress to the parent (child side)."""
+    print(PROGRESS_PREFIX + json.dumps({"progress": round(fraction, 3), "message": message}), flush=True)
+
+
+def child_command(*args: str) -> list[str]:
+    """The argument vector that starts a child (parent side)."""
+    return [sys.executable, "-m", CHILD_MODULE, *args]
+
+
+def parse_progress(line: str) -> tuple[float, str] | None:
+    """A progress line's (fraction, message), or None for any other line."""
+    if not line.startswith(PROGRESS_PREFIX):
+        return None
+    try:
+        msg = json.loads(line[len(PROGRESS_PREFIX):])
+        return float(msg["progress"]), str(msg["message"])
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,148 @@
+"""The Profiler Output Contract (SPEC.md's exact shape), rendered from a result and its
+:class:`~kprof_mcp.analysis.assessment.Assessment`; the baseline comparison table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..analysis.assessment import Assessment, KeyIssue, RankedOpportunity, RootCause, assess
+from ..models import ProfileResult
+from .markdown import NA, num, table
+
+
+def config_columns(result: ProfileResult) -> list[str]:
+    """The kernel's own parameters, then ``dtype``."""
+    return [k for k in result.param_order if k != "dtype"] + ["dtype"]
+
+
+def key_issue_text(k: KeyIssue) -> str:
+    if k.kind == "trigger":
+        return k.trigger or NA
+    if k.kind == "healthy":
+        return "all measured metrics healthy"
+    if k.kind == "cpu":
+        return "CPU timing (Triton interpreter): no GPU roofline"
+    if k.kind == "no_peaks":
+        return "unknown device: no peaks, no roofline"
+    v = k.values
+    if k.kind == "launch_bound":
+        return (f"launch-bound: GPU busy {num(v.get('gpu_busy_pct'))}% of the window, "
+                f"kernels {num(v['kernel_median_ns'] / 1e3, 2)} µs vs launches every "
+                f"{num((v.get('launch_interval_median_ns') or 0) / 1e3, 2)} µs")
+    unit = "tensor" if v.get("tensor_cores") else "FP32"
+    return (f"roofline est.: {num(v.get('pct_peak_bandwidth'))}% of peak DRAM BW, {num(v.get('pct_peak_flops'))}% "
+            f"of {unit} peak (model bytes/FLOPs; no counters in this mode)")
+
+
+def root_cause_text(rc: RootCause) -> str:
+    if rc.kind == "roofline":
+        v = rc.values
+        return (f"{rc.text.rstrip('.')} (estimated from the FLOP/byte model; intensity "
+                f"{num(v.get('intensity_flop_per_byte'), 2)} FLOP/B vs ridge "
+                f"{num(v.get('ridge_flop_per_byte'), 0)} FLOP/B: {v.get('region')}-bound region).")
+    if rc.kind == "launch_bound":
+        v = rc.values
+        return (f"The plan is launch-bound: the GPU is busy {num(v.get('gpu_busy_pct'))}% of the time, "
+                f"and each kernel ({num(v['kernel_median_ns'] / 1e3, 2)} µs) is shorter than the gap "
+                f"between host launches ({num((v.get('launch_interval_median_ns') or 0) / 1e3, 2)} µs). "
+                "Per-kernel tuning cannot help until launches are fused or captured in a CUDA graph.")
+    return rc.text
+
+
+def opportunity_name(o: RankedOpportunity, a: Assessment) -> str:
+    """Stage opportunities of a multi-stage plan carry their stage's name."""
+    return f"[{o.stage}] {o.name}" if len(a.stages) > 1 and o.stage is not None else o.name
+
+
+def render_contract(result: ProfileResult, baseline: ProfileResult | None = None, *,
+                    assessment: Assessment | None = None) -> str:
+    """The Profiler Output Contract, in SPEC.md's exact shape."""
+    a = assessment or assess(result)
+    cols = config_columns(result)
+    lines = [f"## Profile: {result.kernel} {result.version}", "", "### Configuration"]
+    lines += table(cols, [[result.params[c] for c in cols]])
+    lines += ["", "### Stages"]
+    rows = []
+    for sa in a.stages:
+        s = sa.stage
+        rows.append([s.name, f"{s.timing.median_ns / 1e3:.2f}", num(s.tc_pct), num(s.dram_pct),
+                     num(s.occupancy_pct), sa.diagnosis.bottleneck if sa.diagnosis else NA,
+                     key_issue_text(sa.key_issue)])
+    lines += table(["Stage", "Duration (us)", "TC%", "DRAM%", "Occ%", "Bottleneck", "Key Issue"], rows)
+    lines.append("")
+    if a.bottleneck is None:
+        reason = ("CPU timing (no GPU): no roofline or counters to classify with"
+                  if result.device.kind != "cuda" else "device not in devices.json: no peaks to classify with")
+        lines.append(f"**Bottleneck**: {NA} ({reason})")
+        lines.append(f"**Root cause**: {NA}. Run on a GPU listed in devices.json for a diagnosis.")
+    else:
+        lines.append(f"**Bottleneck**: {a.bottleneck}" + (" (+ locality issue: L2 hit < 80%)" if a.locality_issue else ""))
+        lines.append(f"**Root cause**: {root_cause_text(a.root_cause)}")
+    lines += ["", "### Top 3 Opportunities (ranked by estimated impact)"]
+    if a.opportunities:
+        lines += [f"{i}. {opportunity_name(o, a)} — est. {o.est_gain_pct:.1f}% gain — trigger: {o.trigger}"
+                  for i, o in enumerate(a.opportunities[:3], 1)]
+    elif a.bottleneck is None:
+        lines.append(f"1. {NA} — no GPU measurements to rank opportunities from")
+    else:
+        lines.append("1. None triggered — every measured metric is within its healthy range")
+    lines += ["", "### vs Baseline (if applicable)"]
+    lines += render_baseline_table(result, baseline)
+    return "\n".join(lines) + "\n"
+
+
+def _change(prev: float | None, cur: float | None, lower_is_better: bool, noise: float = 0.0) -> str:
+    if prev is None or cur is None or prev == 0:
+        return NA
+    pct = 100.0 * (cur - prev) / prev
+    txt = f"{pct:+.1f}%"
+    if lower_is_better and cur > 0:
+        speed = prev / cur
+        txt += f" ({speed:.2f}x {'faster' if speed >= 1 else 'slower'})"
+    if abs(pct) <= 100.0 * noise:
+        txt += " (within noise)"
+    return txt
+
+
+def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None) -> list[str]:
+    header = ["Metric", "Previous", "Current", "Change"]
+    if baseline is None:
+        return table(header, [])
+    rows: list[list[Any]] = []
+    noise = max([s.timing.rel_iqr for s in result.stages + baseline.stages] or [0.0])
+    pt, ct = baseline.total_time_ns(), result.total_time_ns()
+    rows.append(["Duration (us)", f"{pt / 1e3:.2f}", f"{ct / 1e3:.2f}", _change(pt, ct, True, noise)])
+    prev_stages = {s.name: s for s in baseline.stages}
+    for s in result.stages:
+        p = prev_stages.get(s.name)
+        if p is None:
+            continue
+        if len(result.stages) > 1:
+            rows.append([f"{s.name} duration (us)", f"{p.timing.median_ns / 1e3:.2f}",
+                         f"{s.timing.median_ns / 1e3:.2f}", _change(p.timing.median_ns, s.timing.median_ns, True, noise)])
+        rows.append([f"{s.name} TFLOP/s" if len(result.stages) > 1 else "Achieved TFLOP/s",
+                     f"{p.achieved_flops_per_s / 1e12:.3f}", f"{s.achieved_flops_per_s / 1e12:.3f}",
+                     _change(p.achieved_flops_per_s, s.achieved_flops_per_s, False, noise)])
+        rows.append([f"{s.name} GB/s" if len(result.stages) > 1 else "Achieved GB/s",
+                     f"{p.achieved_bytes_per_s / 1e9:.1f}", f"{s.achieved_bytes_per_s / 1e9:.1f}",
+                     _change(p.achieved_bytes_per_s, s.achieved_bytes_per_s, False, noise)])
+        for label, a, b in (("TC%", p.tc_pct, s.tc_pct), ("DRAM%", p.dram_pct, s.dram_pct),
+                            ("Occ%", p.occupancy_pct, s.occupancy_pct)):
+            if a is not None or b is not None:
+                rows.append([label, num(a), num(b), NA if a is None or b is None else f"{b - a:+.1f} pts"])
+    lines = table(header, rows)
+    notes = []
+    if baseline.kernel != result.kernel:
+        notes.append(f"baseline is kernel {baseline.kernel!r}, not {result.kernel!r}")
+    if baseline.params != result.params:
+        diff = {k: (baseline.params.get(k), result.params.get(k)) for k in set(baseline.params) | set(result.params)
+                if baseline.params.get(k) != result.params.get(k)}
+        notes.append(f"parameters differ (previous, current): {diff}")
+    if baseline.device.name != result.device.name:
+        notes.append(f"devices differ: {baseline.device.name} vs {result.device.name}")
+    if baseline.mode != result.mode:
+        notes.append(f"modes differ: {baseline.mode} vs {result.mode}")
+    lines.append("")
+    lines.append(f"Baseline: {baseline.kernel} {baseline.version} ({baseline.profile_dir}); timing spread up to "
+                 f"{100 * noise:.1f}% IQR/median" + ("; " + "; ".join(notes) if notes else "") + ".")
+    return lines

@@ -1,0 +1,109 @@
+"""Development-log entries (SPEC.md's template), and reading the last entry back for
+"vs Previous"."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..analysis.assessment import Assessment, assess
+from ..models import ProfileResult
+from .contract import config_columns
+from .markdown import NA, num
+
+
+DEVLOG_MARK = "<!-- kprof-devlog "
+
+
+def devlog_metrics(result: ProfileResult, assessment: Assessment | None = None) -> dict[str, Any]:
+    """The numbers a devlog entry shows (and the next entry compares with), in the units the
+    entry prints (µs, TFLOP/s, GB/s): they are stored in the entry's marker comment."""
+    a = assessment or assess(result)
+    tflops, gbps = a.achieved_flops_per_s, a.achieved_bytes_per_s
+    occ = [s.occupancy_pct for s in result.stages if s.occupancy_pct is not None]
+    tc = [s.tc_pct for s in result.stages if s.tc_pct is not None]
+    return {
+        "version": result.version,
+        "duration_us": a.total_time_ns / 1e3,
+        "tflops": tflops / 1e12 if tflops is not None else None,
+        "gbps": gbps / 1e9 if gbps is not None else None,
+        "occupancy_pct": max(occ) if occ else None,
+        "tc_pct": max(tc) if tc else None,
+        "bottleneck": a.bottleneck or NA,
+        "profile_dir": result.profile_dir,
+        "mode": result.mode,
+        "params": result.params,
+        "device": result.device.name,
+    }
+
+
+def render_devlog_entry(result: ProfileResult, previous: dict[str, Any] | None, issues: list[str],
+                        insights: list[str], profile_ref: str, assessment: Assessment | None = None) -> str:
+    """SPEC.md's development-log template, "vs Previous" filled from the previous entry's metrics."""
+    m = devlog_metrics(result, assessment)
+    d = result.device
+    if d.kind != "cuda":
+        clocks = "CPU timing"
+    elif d.clocks_locked:
+        clocks = "locked to base clocks by ncu, Nsight Compute duration"
+    else:
+        clocks = "clocks not locked"
+    cfg = ", ".join(f"{k}={result.params[k]}" for k in config_columns(result) if k != "dtype")
+
+    def vs(key: str, lower_is_better: bool) -> str:
+        if not previous or previous.get(key) in (None, 0) or m.get(key) is None:
+            return "--"
+        prev, cur = float(previous[key]), float(m[key])
+        if lower_is_better:
+            pct = 100.0 * (prev - cur) / prev
+            return f"{abs(pct):.1f}% {'faster' if pct >= 0 else 'slower'}"
+        return f"{100.0 * (cur - prev) / prev:+.1f}%"
+
+    def pct(v):
+        return NA if v is None else f"{v:.0f}%"
+
+    lines = [
+        f"### {result.kernel} {result.version} — {result.created_at} ({result.mode} mode)",
+        "",
+        f"Profile: `{profile_ref}`" + (f" (previous: {previous.get('version')})" if previous else ""),
+        "",
+        f"**Performance** ({d.name}, {clocks}, {result.params.get('dtype')}, {cfg}):",
+        "| Metric | Value | vs Previous |",
+        "| --- | --- | --- |",
+        f"| Duration | {m['duration_us']:.2f} μs | {vs('duration_us', True)} |",
+        f"| Achieved TFLOPs/s | {num(m['tflops'], 2)} | {vs('tflops', False)} |",
+        f"| Achieved GB/s | {num(m['gbps'], 2)} | {vs('gbps', False)} |",
+        f"| Occupancy | {pct(m['occupancy_pct'])} | -- |",
+        f"| TC Util | {pct(m['tc_pct'])} | -- |",
+        f"**Bottleneck**: {m['bottleneck']}",
+        "**Issues**:",
+        *[f"- {i}" for i in (issues or ["(none recorded)"])],
+        "**Insights**:",
+        *[f"- {i}" for i in (insights or ["(none recorded)"])],
+        DEVLOG_MARK + json.dumps(m, default=str) + " -->",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def last_devlog_metrics(text: str, like: ProfileResult | None = None) -> dict[str, Any] | None:
+    """The metrics of the last entry; with ``like``, the last entry measured the same way (mode,
+    parameters, device), since durations across modes (boost vs locked base clocks, events vs
+    kernel time) or devices are not comparable. Entries from before the mode was recorded
+    count as event mode."""
+    pos = len(text)
+    while True:
+        idx = text.rfind(DEVLOG_MARK, 0, pos)
+        if idx < 0:
+            return None
+        end = text.find(" -->", idx)
+        pos = idx
+        try:
+            m = json.loads(text[idx + len(DEVLOG_MARK):end])
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if like is None:
+            return m
+        if (m.get("mode", "event") == like.mode and m.get("params", like.params) == like.params
+                and m.get("device", like.device.name) == like.device.name):
+            return m

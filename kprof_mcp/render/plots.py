@@ -1,0 +1,48 @@
+"""Pictures: the timeline of a recorded plan (matplotlib, written as PNG)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..analysis.timeline import LAUNCH_APIS, Timeline
+from ..parsers.kineto import Trace
+
+
+def plot_timeline(tr: Trace, tl: Timeline, dest: Path, title: str) -> None:
+    """A PNG of the timeline: one lane per stream (kernels coloured by stage) and one lane of
+    host launch calls, µs from the first GPU activity."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    k = tr.kernels
+    lanes = [str(s) for s in sorted(k["stream"].astype(str).unique())] if not k.empty else []
+    t0 = min([float(k["start"].min())] if not k.empty else [0.0])
+    fig, ax = plt.subplots(figsize=(14, 1.2 + 0.6 * (len(lanes) + 1)))
+    colors = plt.get_cmap("tab10")
+    stage_names = sorted({str(s) for s in k.get("stage", [])} - {"nan"}) if "stage" in k else []
+    labelled: set[str] = set()
+    for li, lane in enumerate(lanes):
+        g = k[k["stream"].astype(str) == lane]
+        for si, sname in enumerate(stage_names + ["nan"]):
+            sg = g[g["stage"].astype(str) == sname] if "stage" in g else g
+            if sg.empty:
+                continue
+            ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in sg.itertuples()], (li + 0.6, 0.8),
+                           color=colors(si % 10) if sname != "nan" else "grey", linewidth=0,
+                           label=sname if sname != "nan" and sname not in labelled else None)
+            labelled.add(sname)
+    api = tr.api[tr.api["name"].isin(LAUNCH_APIS)] if not tr.api.empty else tr.api
+    if not api.empty:
+        ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in api.itertuples()],
+                       (len(lanes) + 0.6, 0.8), color="black", linewidth=0)
+    ax.set_yticks([i + 1 for i in range(len(lanes) + 1)], [f"stream {s}" for s in lanes] + ["host launches"])
+    ax.set_xlabel("µs from the first GPU activity")
+    busy = tl.gpu_busy_pct
+    ax.set_title(f"{title} — {tl.engine}; GPU busy {busy:.0f}% of the window" if busy is not None else title)
+    if stage_names:
+        ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(dest, dpi=110)
+    plt.close(fig)

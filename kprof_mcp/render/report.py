@@ -1,0 +1,105 @@
+"""``report.md``: the contract followed by every detail of a profile. Mode-specific sections
+come from the mode (:class:`ModeReport`); this module renders what every mode has."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..analysis.assessment import Assessment, assess
+from ..models import ProfileResult
+from .contract import render_contract
+from .markdown import NA, num, table
+
+
+@dataclass(frozen=True)
+class ModeReport:
+    """What a mode contributes to ``report.md`` (see :meth:`kprof_mcp.modes.base.Mode.report`):
+    its own sections after the contract, a note above the timing table, and one after it."""
+
+    sections: list[str] = field(default_factory=list)
+    timing_note: str | None = None
+    samples_note: str = ""
+
+
+def render_report(result: ProfileResult, baseline: ProfileResult | None = None, *,
+                  assessment: Assessment | None = None, mode: ModeReport | None = None) -> str:
+    """``report.md``: the contract, then the mode's own sections (Nsight Compute metrics and
+    rules, the timeline, ...), then the roofline, timing, resources, tiling, device and
+    warnings."""
+    a = assessment or assess(result)
+    mode = mode or ModeReport()
+    out = [render_contract(result, baseline, assessment=a).rstrip("\n"), "", "---", "",
+           f"# Details ({result.mode} mode)", ""]
+    d = result.device
+    out += mode.sections
+    out.append("## Roofline (model FLOPs and bytes over measured median time)")
+    rows = []
+    for s in result.stages:
+        rows.append([s.name, f"{s.flops:.4g}", f"{s.bytes_model:.4g}", num(s.intensity_flop_per_byte, 3),
+                     num(s.ridge_flop_per_byte, 1), f"{s.achieved_flops_per_s / 1e12:.3f}",
+                     f"{s.achieved_bytes_per_s / 1e9:.1f}", num(s.pct_peak_flops), num(s.pct_peak_bandwidth),
+                     s.roofline_region or NA, num(s.pct_of_roofline)])
+    out += table(["Stage", "FLOPs", "Bytes (model)", "FLOP/B", "Ridge FLOP/B", "TFLOP/s", "GB/s",
+                   "% peak FLOP/s", "% peak BW", "Region", "% of roofline"], rows)
+    if d.kind == "cuda" and result.stages and result.stages[0].peak_bytes_per_s:
+        s0 = result.stages[0]
+        out.append("")
+        out.append(f"Peaks ({d.spec_name}, devices.json): {s0.peak_bytes_per_s / 1e9:.0f} GB/s; "
+                   + ", ".join(f"{s.name}: {num((s.peak_flops_per_s or 0) / 1e12, 1)} TFLOP/s "
+                               f"({'tensor cores' if s.tensor_cores else 'FP32 SIMT'}, {s.dtype})" for s in result.stages)
+                   + ". Bytes are the model's minimum traffic: measured DRAM traffic can only be higher.")
+    out += ["", "## Timing"]
+    if mode.timing_note:
+        out.append(mode.timing_note)
+        out.append("")
+    trows = []
+    for s in result.stages:
+        t = s.timing
+        trows.append([s.name, t.method, t.runs, f"{t.median_ns / 1e3:.3f}", f"{t.iqr_ns / 1e3:.3f}",
+                      f"{100 * t.rel_iqr:.2f}", f"{t.min_ns / 1e3:.3f}", t.stop_reason, "yes" if t.l2_flushed else "no"])
+    if result.plan_total is not None:
+        t = result.plan_total
+        trows.append(["(whole plan)", t.method, t.runs, f"{t.median_ns / 1e3:.3f}", f"{t.iqr_ns / 1e3:.3f}",
+                      f"{100 * t.rel_iqr:.2f}", f"{t.min_ns / 1e3:.3f}", t.stop_reason, "yes" if t.l2_flushed else "no"])
+    out += table(["Stage", "Method", "Runs", "Median (us)", "IQR (us)", "IQR/median %", "Min (us)", "Stopped by",
+                   "L2 flushed"], trows)
+    out.append("")
+    out.append("Raw samples: `samples.csv` (ns)." + mode.samples_note)
+    if result.phases_s:
+        out.append("")
+        out.append("Wall time of the profiling process by phase (s): "
+                   + ", ".join(f"{k} {v:.2f}" for k, v in result.phases_s.items()) + ".")
+    out += ["", "## Compiled kernel resources"]
+    rrows = []
+    for s in result.stages:
+        r = s.resources
+        rrows.append([s.name, (r.kernel_name if r else None) or NA, num(r.registers_per_thread if r else None, 0),
+                      num(r.local_spill_bytes if r else None, 0), num(r.shared_memory_bytes if r else None, 0),
+                      num(r.num_warps if r else None, 0), num(r.num_stages if r else None, 0),
+                      s.grid_blocks if s.grid_blocks is not None else NA, num(s.waves_per_sm, 2)])
+    out += table(["Stage", "Kernel", "Regs/thread", "Spill bytes/thread", "Shared mem (B)", "Warps", "Stages",
+                   "Grid blocks", "Blocks/SM"], rrows)
+    if any(s.resources is None for s in result.stages):
+        out.append("")
+        out.append("n/a: no compiled GPU kernel (CPU interpreter run) — IR and resources exist only for GPU compiles.")
+    out += ["", "## Tiling"]
+    for s in result.stages:
+        out.append(f"- {s.name}: `{json.dumps(s.tiling, default=str) if s.tiling else NA}`")
+    out += ["", "## Device, clocks and versions"]
+    out += table(["Field", "Value"], [
+        ["device", d.name], ["kind", d.kind], ["table entry", d.spec_name or f"{NA} ({d.spec_note})"],
+        ["SMs", d.sm_count if d.sm_count is not None else NA],
+        ["L2 (bytes)", d.l2_bytes if d.l2_bytes is not None else NA],
+        ["clock control", d.clock_control], ["clocks before", json.dumps(d.clocks_before) if d.clocks_before else NA],
+        ["clocks after", json.dumps(d.clocks_after) if d.clocks_after else NA],
+        ["torch", d.torch_version], ["triton", d.triton_version], ["CUDA", d.cuda_version or NA],
+        ["driver", d.driver_version or NA], ["python", d.python_version], ["TRITON_INTERPRET", d.triton_interpret],
+    ])
+    out += ["", "## Correctness", "Checked against the package reference before timing: "
+            + ", ".join(f"output {o['index']}: rel. L2 error {o.get('rel_l2_error', float('nan')):.3g} "
+                        f"(tolerance {result.correctness.get('tolerance_rel_l2')})"
+                        for o in result.correctness.get("outputs", []))]
+    out += ["", "## Warnings"]
+    out += [f"- {w.message}" for w in a.warnings] or ["- none"]
+    return "\n".join(out) + "\n"
