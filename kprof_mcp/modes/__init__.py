@@ -24,10 +24,10 @@ MODES: dict[str, Mode] = {m.name: m for m in (
     EventMode(),
     NsightMode("annotation", "default first pass: one Nsight Compute run per profile with a small metric set per "
                              "stage (TC%, SM%, DRAM%, occupancy, L2 hit, spills, DRAM bytes vs model) + ncu rule "
-                             "estimates + roofline, clocks locked to base"),
+                             "estimates + roofline, clocks locked to base", full_set=False),
     NsightMode("ncu", "deep investigation: ncu --set full (report kept), rule results, every section "
                       "(report-verbose.md), SASS with per-instruction samples and stall reasons mapped to source "
-                      "lines"),
+                      "lines", full_set=True),
     TimelineMode(),
 )}
 DEFAULT_MODE = "annotation"

@@ -140,7 +140,8 @@ def stage_result(static: dict[str, Any], recs: list[KernelRecord], launches: int
     return res, warnings
 
 
-def read_output(req: ProfileRequest, work_dir: Path, log_text: str, profiler: dict[str, Any]) -> ProfileResult:
+def read_output(req: ProfileRequest, work_dir: Path, log_text: str, profiler: dict[str, Any],
+                full: bool) -> ProfileResult:
     """Build ``result.json`` and the Nsight artifacts of a captured run in ``work_dir``."""
     capture = json.loads((work_dir / "capture.json").read_text())
     report = work_dir / REPORT_FILE
@@ -154,7 +155,7 @@ def read_output(req: ProfileRequest, work_dir: Path, log_text: str, profiler: di
     chosen = profiler.get("metrics_chosen", {})
     ncu_path = Path(req.ncu_path) if req.ncu_path else None
     try:
-        records, parser = ncu_tool.read_report(report, chosen, want_source=req.mode == "ncu", ncu=ncu_path)
+        records, parser = ncu_tool.read_report(report, chosen, want_source=full, ncu=ncu_path)
     except NcuError as e:
         raise ModeError(str(e), e.kind) from None
     stage_names = [s["name"] for s in capture["stages"]]
@@ -175,7 +176,7 @@ def read_output(req: ProfileRequest, work_dir: Path, log_text: str, profiler: di
     result = ProfileResult(**{**fields, "stages": stages, "profiler": profiler,
                               "warnings": list(fields.get("warnings", [])) + warnings})
     result.warnings += quality_warnings(result)
-    _write_nsight_artifacts(work_dir, result, records, by_stage, req, ncu_path)
+    _write_nsight_artifacts(work_dir, result, by_stage, full, ncu_path)
     return result
 
 
@@ -203,9 +204,8 @@ def quality_warnings(result: ProfileResult) -> list[ResultWarning]:
     return out
 
 
-def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, records: list[KernelRecord],
-                            by_stage: dict[str, list[KernelRecord]], req: ProfileRequest,
-                            ncu_path: Path | None) -> None:
+def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, by_stage: dict[str, list[KernelRecord]],
+                            full: bool, ncu_path: Path | None) -> None:
     import csv
 
     write_params_and_samples(work_dir, result, cache_control(result))
@@ -227,7 +227,7 @@ def _write_nsight_artifacts(work_dir: Path, result: ProfileResult, records: list
          "unknown_to_this_ncu": result.profiler.get("metrics_unknown", {}),
          "read_from": {s: (recs[0].metric_source if recs else {}) for s, recs in by_stage.items()}},
         indent=2))
-    if req.mode != "ncu":
+    if not full:
         return
     # Every section of every stage's first kernel: report-verbose.md.
     sections: dict[str, list[dict[str, Any]]] = {}
@@ -279,8 +279,8 @@ class NsightMode(Mode):
                    "no launch overhead), under the clock and cache control stated below; it is not comparable "
                    "with event-mode times at boost clocks.")
 
-    def __init__(self, name: str, summary: str):
-        self.name, self.summary = name, summary
+    def __init__(self, name: str, summary: str, full_set: bool):
+        self.name, self.summary, self.full_set = name, summary, full_set
 
     # ------------------------------------------------------------------ parent
     def preflight(self, env: PreflightEnv) -> dict[str, Any]:
@@ -307,8 +307,8 @@ class NsightMode(Mode):
             raise ModeError(str(e), e.kind) from None
         base = scratch / "profile"
         try:
-            cmd = ncu_tool.build_command(path, req.mode, stages, base, list(setup["chosen"].values()),
-                                         req.clock_control, "all")
+            cmd = ncu_tool.build_command(path, stages, base, list(setup["chosen"].values()), req.clock_control,
+                                         "all", full_set=self.full_set)
         except ValueError as e:
             raise ModeError(str(e)) from None
         profiler = {
@@ -386,4 +386,4 @@ class NsightMode(Mode):
         return {"captured": True}
 
     def read_output(self, req: ProfileRequest, work_dir: Path, log: str, profiler: dict[str, Any]) -> ProfileResult:
-        return read_output(req, work_dir, log, profiler)
+        return read_output(req, work_dir, log, profiler, self.full_set)

@@ -129,12 +129,13 @@ def setup(ncu: Path) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- command line
 
-def build_command(ncu: Path, mode: str, stages: list[str], report_base: Path, metrics: list[str],
-                  clock_control: str = "base", cache_control: str = "all") -> list[str]:
+def build_command(ncu: Path, stages: list[str], report_base: Path, metrics: list[str],
+                  clock_control: str = "base", cache_control: str = "all", full_set: bool = False,
+                  sections: tuple[str, ...] = ANNOTATION_SECTIONS) -> list[str]:
     """The ncu argument vector (no shell). Only launches inside the stages' NVTX ranges are
-    profiled, so JIT compilation, autotuning, warm-up and the correctness run are not."""
-    if mode not in ("annotation", "ncu"):
-        raise ValueError(f"no ncu command for mode {mode!r}")
+    profiled, so JIT compilation, autotuning, warm-up and the correctness run are not.
+    ``full_set``: ``--set full`` with the source imported (the deep mode); otherwise only
+    ``sections`` (and ``metrics``) are collected."""
     if clock_control not in ("base", "none"):
         raise ValueError("clock_control must be 'base' or 'none'")
     if cache_control not in ("all", "none"):
@@ -148,11 +149,11 @@ def build_command(ncu: Path, mode: str, stages: list[str], report_base: Path, me
         cmd += ["--nvtx-include", range_name(s) + "/"]
     cmd += ["--clock-control", clock_control, "--cache-control", cache_control, "--replay-mode", "kernel",
             "--force-overwrite", "--export", str(report_base)]
-    if mode == "annotation":
-        for sec in ANNOTATION_SECTIONS:
-            cmd += ["--section", sec]
-    else:
+    if full_set:
         cmd += ["--set", "full", "--import-source", "yes"]
+    else:
+        for sec in sections:
+            cmd += ["--section", sec]
     if metrics:
         cmd += ["--metrics", ",".join(sorted(set(metrics)))]
     return cmd

@@ -13,7 +13,7 @@ from kprof_mcp.analysis import diagnosis as analysis
 from kprof_mcp.analysis.assessment import assess_stage
 from kprof_mcp.engine import render_profile
 from kprof_mcp.models import ProfileRequest
-from kprof_mcp.modes import nsight
+from kprof_mcp.modes import get_mode
 from kprof_mcp.parsers import ncu as ncu_parser
 from kprof_mcp.tools import ncu
 
@@ -29,7 +29,7 @@ def _finish(tmp_path: Path, mode: str, kernel: str, version: str):
     fields = json.loads((work / "capture.json").read_text())["result"]
     req = ProfileRequest.model_validate(fields["request"])
     profiler = json.loads((work / "profiler.json").read_text())
-    result = nsight.read_output(req, work, (work / "ncu.log").read_text(), profiler)
+    result = get_mode(mode).read_output(req, work, (work / "ncu.log").read_text(), profiler)
     return result, work
 
 
@@ -65,16 +65,16 @@ def test_ncu_log_is_read_and_failures_become_actionable_errors():
 
 
 def test_command_profiles_only_the_stage_ranges_and_rejects_flag_like_names(tmp_path):
-    cmd = ncu.build_command(Path("/x/ncu"), "annotation", ["partial", "combine"], tmp_path / "p", ["a.sum", "b.sum"])
+    cmd = ncu.build_command(Path("/x/ncu"), ["partial", "combine"], tmp_path / "p", ["a.sum", "b.sum"])
     assert cmd[0] == "/x/ncu" and cmd.count("--nvtx-include") == 2
     assert "kprof_partial/" in cmd and "kprof_combine/" in cmd
     assert cmd[cmd.index("--clock-control") + 1] == "base" and cmd[cmd.index("--cache-control") + 1] == "all"
     assert [cmd[i + 1] for i, c in enumerate(cmd) if c == "--section"] == list(ncu_parser.ANNOTATION_SECTIONS)
-    full = ncu.build_command(Path("/x/ncu"), "ncu", ["s"], tmp_path / "p", [])
+    full = ncu.build_command(Path("/x/ncu"), ["s"], tmp_path / "p", [], full_set=True)
     assert "--set" in full and full[full.index("--import-source") + 1] == "yes"
     for bad in ("--launch-skip", "a/b", "x y", ""):
         with pytest.raises(ValueError):
-            ncu.build_command(Path("/x/ncu"), "ncu", [bad], tmp_path / "p", [])
+            ncu.build_command(Path("/x/ncu"), [bad], tmp_path / "p", [])
 
 
 # ----------------------------------------------------------------------------- reports

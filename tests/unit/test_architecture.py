@@ -1,0 +1,191 @@
+"""The layout's promises, checked on the source (docs/ARCHITECTURE.md): no import cycle, each
+layer imports only the layers below it, the kernel contract stands alone, no mode branches
+outside ``modes/``, and the server starts without torch or triton."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+PKG = ROOT / "kprof_mcp"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for f in PKG.rglob("*.py"):
+        parts = list(f.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = f
+    return out
+
+
+MODULES = _modules()
+
+
+def _is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def _imports(name: str) -> set[str]:
+    """Every kprof_mcp module ``name`` imports, at any depth of the file (function-level imports
+    included), with the packages whose ``__init__`` an import runs; ``if TYPE_CHECKING`` blocks
+    are left out (they never run)."""
+    tree = ast.parse(MODULES[name].read_text())
+    package = name if _is_package(name) else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+
+    def visit(node):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            for a in node.names:  # "from . import runner" imports a module
+                if f"{mod}.{a.name}" in MODULES:
+                    found.add(f"{mod}.{a.name}")
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    out = set()
+    for m in found:
+        parts = m.split(".")
+        for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ first
+            prefix = ".".join(parts[:i])
+            # A module's own ancestor packages are already importing when it runs (a package
+            # __init__ that re-exports its modules is not a cycle).
+            if prefix in MODULES and prefix != name and not name.startswith(prefix + "."):
+                out.add(prefix)
+    return out
+
+
+GRAPH = {m: _imports(m) for m in MODULES}
+
+
+def test_no_import_cycle():
+    # Tarjan's strongly connected components: any component of more than one module is a cycle.
+    index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]
+
+    def strong(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in GRAPH:
+        if v not in index:
+            strong(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+# What each layer may import (besides itself). Everything not listed is forbidden.
+ALLOWED = {
+    "kprof_mcp.kernel": set(),
+    "kprof_mcp.protocol": set(),
+    "kprof_mcp.models": set(),
+    "kprof_mcp.devices": set(),
+    "kprof_mcp.parsers": {"kprof_mcp.models"},
+    "kprof_mcp.tools": {"kprof_mcp.parsers", "kprof_mcp.models"},
+    "kprof_mcp.analysis": {"kprof_mcp.models", "kprof_mcp.parsers"},
+    "kprof_mcp.render": {"kprof_mcp.models", "kprof_mcp.analysis", "kprof_mcp.parsers"},
+}
+
+
+def _layer(mod: str) -> str:
+    for layer in sorted(ALLOWED, key=len, reverse=True):
+        if mod == layer or mod.startswith(layer + "."):
+            return layer
+    return mod
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_layers_import_only_what_is_below_them(layer):
+    bad = {}
+    for mod, deps in GRAPH.items():
+        if _layer(mod) != layer:
+            continue
+        wrong = {d for d in deps if _layer(d) != layer and _layer(d) not in ALLOWED[layer] and d != "kprof_mcp"}
+        if wrong:
+            bad[mod] = sorted(wrong)
+    assert not bad, f"{layer} may import only {sorted(ALLOWED[layer])}: {bad}"
+
+
+def test_kernel_contract_imports_nothing_else():
+    for mod in MODULES:
+        if mod.startswith("kprof_mcp.kernel."):
+            tree = ast.parse(MODULES[mod].read_text())
+            names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+            names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}
+            assert not {n for n in names if n.split(".")[0] in ("kprof_mcp",)}, mod
+            assert not {n for n in names if n.split(".")[0] in ("triton",)} or mod.endswith("runtime"), mod
+
+
+def test_no_mode_branches_outside_modes():
+    """`if mode == "ncu"` belongs in the mode's module: elsewhere the registry answers."""
+    from kprof_mcp.modes import MODES
+
+    names = set(MODES) | {"nsight"}
+    offenders = []
+    for mod, path in MODULES.items():
+        if mod.startswith("kprof_mcp.modes"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            consts = [s for s in sides if isinstance(s, ast.Constant) and s.value in names]
+            consts += [e for s in sides if isinstance(s, (ast.Tuple, ast.List, ast.Set)) for e in s.elts
+                       if isinstance(e, ast.Constant) and e.value in names]
+            moded = [s for s in sides if "mode" in ast.unparse(s).lower() and not isinstance(s, ast.Constant)]
+            if consts and moded:
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    assert not offenders, offenders
+
+
+def test_server_and_cli_start_without_torch_or_triton():
+    code = ("import sys, kprof_mcp.server, kprof_mcp.cli, kprof_mcp.engine, kprof_mcp.modes; "
+            "bad = [m for m in ('torch', 'triton') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
+def test_every_mode_implements_every_phase():
+    from kprof_mcp.modes import MODES, Mode, get_mode, ModeNotAvailable
+
+    for name, mode in MODES.items():
+        assert isinstance(mode, Mode) and mode.name == name and mode.summary and mode.needs
+        assert type(mode).capture is not Mode.capture, f"{name} has no capture"
+        assert get_mode(name) is mode
+    with pytest.raises(ModeNotAvailable, match=r"unknown mode 'warp'; modes: \['annotation', 'event', 'ncu', 'nsys'\]"):
+        get_mode("warp")
