@@ -273,7 +273,7 @@ class ProfileResult(BaseModel):
     phases_s: dict[str, float] = Field(default_factory=dict, description="wall seconds of each worker phase")
     profiler: dict[str, Any] = Field(default_factory=dict, description="Nsight Compute run: version, command, "
                                      "passes, clock and cache control, report file, parser")
-    timeline: dict[str, Any] = Field(default_factory=dict, description="nsys mode: kprof_mcp.timeline.Timeline")
+    timeline: dict[str, Any] = Field(default_factory=dict, description="nsys mode: kprof_mcp.analysis.timeline.Timeline")
 
     @field_validator("warnings", mode="before")
     @classmethod

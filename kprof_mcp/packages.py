@@ -100,7 +100,7 @@ def load(path: Path) -> KernelPackage:
     kernel = getattr(module, "KERNEL", None)
     if not isinstance(kernel, KernelPackage):
         raise KernelNotFound(
-            f"{path} defines no KERNEL = KernelPackage(...) (see kprof_mcp.kernel_api for the contract)")
+            f"{path} defines no KERNEL = KernelPackage(...) (see kprof_mcp.kernel for the contract)")
     return kernel
 
 

@@ -78,7 +78,7 @@ def nsight_sections(result: ProfileResult, others: list[ProfileResult]) -> list[
         out += ["", "## Profiler run"]
         out += table(["Field", "Value"], [
             ["engine", f"{p.get('engine')} {p.get('ncu_version')} ({p.get('ncu_path')})"],
-            ["command", "`ncu " + " ".join(p.get("command", [])) + " <python -m kprof_mcp.worker run ...>`"],
+            ["command", "`ncu " + " ".join(p.get("command", [])) + " <python -m kprof_mcp.child run ...>`"],
             ["profiled launches", f"{p.get('profiled_launches')} (replay passes each: {p.get('passes_per_launch')})"],
             ["clock control", p.get("clock_control")], ["cache control", p.get("cache_control")],
             ["NVTX ranges", ", ".join(p.get("nvtx_ranges", []))],
