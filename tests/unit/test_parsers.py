@@ -11,6 +11,13 @@ from kprof_mcp.parsers import nvidia_smi, triton as triton_meta
 from kprof_mcp.tools.nvidia_smi import GPU_FIELDS
 
 
+def test_nvidia_smi_query_recorded_on_the_h100():
+    # nvidia-smi --query-gpu=<GPU_FIELDS> --format=csv,noheader,nounits, recorded on the H100 (2026-11-22)
+    (row,) = nvidia_smi.parse_query((FIXTURES / "h100_shared" / "nvidia_smi_query.csv").read_text(), GPU_FIELDS)
+    assert row["name"] == "NVIDIA H100 80GB HBM3" and row["clocks.max.sm"] == "1980" and row["clocks.sm"] == "345"
+    assert row["mig.mode.current"] == "Disabled" and row["persistence_mode"] == "Enabled"
+
+
 def test_nvidia_smi_query_rows_and_garbled_lines():
     rec = json.loads((FIXTURES / "h100_ncu" / "annotation_matmul_v1" / "profiler.json").read_text())["nvidia_smi_before"]
     fields = list(rec)
