@@ -145,6 +145,7 @@ class StageResult(BaseModel):
     sm_pct: float | None = None  # SM throughput, % of peak (the compute figure for non-tensor-core work)
     theoretical_occupancy_pct: float | None = None
     measured_local_bytes: float | None = None  # local-memory load+store bytes (spills) counted by ncu
+    l1_bytes: float | None = None  # all L1TEX traffic bytes (ncu): spills' share of it is their cost
     measured_waves_per_sm: float | None = None  # ncu's launch__waves_per_multiprocessor (occupancy-aware)
     registers_per_thread: float | None = None
     shared_mem_per_block_bytes: float | None = None
@@ -166,6 +167,18 @@ class StageResult(BaseModel):
         if self.dram_bytes is None or not self.bytes_model:
             return None
         return self.dram_bytes / self.bytes_model
+
+    @computed_field
+    @property
+    def sol_ns(self) -> float | None:
+        """Speed-of-light time at the device's datasheet peaks: max(FLOPs / peak FLOP/s, model
+        bytes / peak bytes/s). The assessment rescales the FLOP term to the SM clock the stage
+        actually ran at (Nsight Compute locks it to base)."""
+        if not self.peak_bytes_per_s:
+            return None
+        t_mem = self.bytes_model / self.peak_bytes_per_s
+        t_math = self.flops / self.peak_flops_per_s if self.peak_flops_per_s else 0.0
+        return 1e9 * max(t_mem, t_math)
 
     @computed_field
     @property

@@ -20,11 +20,16 @@ from ..models import ProfileResult, ResultWarning, StageResult
 from . import diagnosis as dx
 
 
+# A stage whose best opportunity is below this is at its roof: the key issue names the limiter.
+KEY_ISSUE_MIN_GAIN_PCT = 5.0
+
+
 @dataclass(frozen=True)
 class KeyIssue:
     """The one-line issue of a stage, as data.
 
-    ``kind``: ``trigger`` (the top opportunity's trigger metric), ``healthy`` (counters
+    ``kind``: ``trigger`` (the top opportunity's trigger metric: the dominant limiter),
+    ``at_roof`` (nothing worth 5 %: the bottleneck's own metric), ``healthy`` (counters
     measured, nothing triggered), ``launch_bound`` (the timeline shows the host cannot feed the
     GPU), ``roofline`` (no counters: % of peak from the FLOP/byte model), ``cpu`` (CPU timing)
     or ``no_peaks`` (device not in devices.json).
@@ -55,6 +60,7 @@ class RankedOpportunity:
     stage: str | None  # None: a whole-plan finding of the timeline
     stage_gain_pct: float
     source: str  # "kprof" (our model), "ncu" (Nsight Compute's rule estimate) or "timeline"
+    cause: str = ""  # the diagnosis' cause key (spills, few_blocks, tail, over_fetch, launch, ...)
 
 
 @dataclass(frozen=True)
@@ -93,22 +99,58 @@ class Assessment:
         return next(s for s in self.stages if s.stage.name == name)
 
 
-def stage_metrics(s: StageResult) -> dx.Metrics:
-    """Utilisation figures for the classifier: counters when measured, else the roofline
-    estimate from the FLOP/byte model (a lower bound on real traffic). A persistent stage's
-    waves are left out: fewer programs than slots is its design, not idle SMs."""
+def clock_ratio(s: StageResult, max_sm_mhz: float | None) -> float:
+    """The SM clock the stage ran at over the device's maximum (Nsight Compute locks it to
+    base: ~0.8 on an H100); 1 when not measured (event mode runs at whatever boost gives)."""
+    if not s.sm_clock_hz or not max_sm_mhz:
+        return 1.0
+    return min(1.0, s.sm_clock_hz / 1e6 / max_sm_mhz)
+
+
+def sol_ns(s: StageResult, max_sm_mhz: float | None = None) -> float | None:
+    """The stage's speed-of-light time at the clocks it ran: max(FLOPs / (peak FLOP/s x clock
+    ratio), model bytes / peak bytes/s). Memory clocks are not locked by ncu, so the bandwidth
+    term keeps the datasheet peak."""
+    if not s.peak_bytes_per_s:
+        return None
+    t_mem = s.bytes_model / s.peak_bytes_per_s
+    t_math = s.flops / (s.peak_flops_per_s * clock_ratio(s, max_sm_mhz)) if s.peak_flops_per_s else 0.0
+    return 1e9 * max(t_mem, t_math)
+
+
+def _local_share(s: StageResult) -> float | None:
+    """Spill bytes as a share of all L1 traffic (ncu), else of spill + DRAM traffic."""
+    local = s.measured_local_bytes
+    if local is None or local <= 0:
+        return None
+    if s.l1_bytes:
+        return min(1.0, local / s.l1_bytes)
+    if s.dram_bytes is not None:
+        return local / (local + s.dram_bytes)
+    return None
+
+
+def stage_metrics(s: StageResult, max_sm_mhz: float | None = None, kernel_busy: float = 1.0) -> dx.Metrics:
+    """What the classifier sees: counters when measured, else the roofline estimate from the
+    FLOP/byte model (a lower bound on real traffic); and the time model (measured time,
+    speed-of-light time at the clocks it ran, grid, SMs, spill share). A persistent stage's
+    waves and grid are left out: fewer programs than slots is its design, not idle SMs."""
     spill = s.resources.local_spill_bytes if s.resources else None
     waves = None if s.persistent else s.waves_per_sm
+    timing = dict(time_ns=s.timing.median_ns, sol_ns=sol_ns(s, max_sm_mhz),
+                  grid_blocks=None if s.persistent else s.grid_blocks, sm_count=s.sm_count, kernel_busy=kernel_busy)
     if s.counters_measured:
         if s.measured_local_bytes is not None:
             spill = s.measured_local_bytes
         return dx.Metrics(tc_pct=s.tc_pct, dram_pct=s.dram_pct, occupancy_pct=s.occupancy_pct,
                           l2_hit_pct=s.l2_hit_pct, local_spill_bytes=spill, waves_per_sm=waves,
-                          compute_pct=s.sm_pct, over_fetch_ratio=s.over_fetch_ratio)
+                          compute_pct=s.sm_pct, over_fetch_ratio=s.over_fetch_ratio,
+                          waves_measured=s.measured_waves_per_sm is not None and not s.persistent,
+                          local_share=_local_share(s), **timing)
     est = dx.roofline_metrics(s.achieved_flops_per_s, s.achieved_bytes_per_s, s.peak_flops_per_s,
                               s.peak_bytes_per_s, s.tensor_cores)
     return dx.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,
-                      local_spill_bytes=spill, waves_per_sm=waves)
+                      local_spill_bytes=spill, waves_per_sm=waves, **timing)
 
 
 def _rounded(d: dx.Diagnosis) -> dx.Diagnosis:
@@ -124,15 +166,23 @@ def _launch(result: ProfileResult) -> dict[str, Any]:
 
 
 def assess_stage(s: StageResult, device_kind: str, launch: dict[str, Any] | None = None,
-                 share: float = 1.0) -> StageAssessment:
+                 share: float = 1.0, max_sm_mhz: float | None = None, kernel_busy: float = 1.0) -> StageAssessment:
     """One stage: its metrics, diagnosis and key issue (``launch``: the timeline's launch
-    verdict, when the profile has one)."""
+    verdict, when the profile has one; ``max_sm_mhz``: the device's maximum SM clock, to put
+    the speed of light at the clock the stage ran)."""
     if device_kind != "cuda" or not s.peak_bytes_per_s:
         return StageAssessment(s, None, None, KeyIssue("cpu" if device_kind != "cuda" else "no_peaks"), share)
-    m = stage_metrics(s)
+    m = stage_metrics(s, max_sm_mhz, kernel_busy)
     d = _rounded(dx.diagnose(m))
     if s.counters_measured:
-        issue = KeyIssue("trigger", d.opportunities[0].trigger) if d.opportunities else KeyIssue("healthy")
+        top = d.opportunities[0] if d.opportunities else None
+        if top is not None and top.est_gain_pct >= KEY_ISSUE_MIN_GAIN_PCT:
+            issue = KeyIssue("trigger", top.trigger)
+        else:  # nothing worth doing: the limiter is the roof itself
+            c, src = dx.compute_utilisation(m)
+            metric = (f"dram_pct={m.dram_pct:.1f}" if d.bottleneck == dx.MEMORY_BOUND and m.dram_pct is not None
+                      else f"{src}={c:.1f}" if c is not None else None)
+            issue = KeyIssue("at_roof", metric) if metric and d.bottleneck != dx.LATENCY_BOUND else KeyIssue("healthy")
     elif launch and launch.get("launch_bound"):
         issue = KeyIssue("launch_bound", values={k: launch.get(k) for k in (
             "gpu_busy_pct", "kernel_median_ns", "launch_interval_median_ns")})
@@ -150,20 +200,28 @@ def overall_gain(stage_gain_pct: float, share: float) -> float:
 
 
 def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[RankedOpportunity]:
-    out: list[tuple[RankedOpportunity, int]] = []
+    out: list[tuple[RankedOpportunity, int, bool]] = []
     for sa in stages:
         if sa.diagnosis is None:
             continue
-        for source, opps in (("kprof", sa.diagnosis.opportunities), ("ncu", dx.rule_opportunities(sa.stage.ncu_rules))):
+        h = sa.metrics.headroom if sa.metrics else None
+        explained = max((o.share for o in sa.diagnosis.opportunities if o.specific), default=0.0)
+        rules = dx.rule_opportunities(sa.stage.ncu_rules, None if h is None else max(0.0, h - explained))
+        for source, opps in (("kprof", sa.diagnosis.opportunities), ("ncu", rules)):
             for o in opps:
                 out.append((RankedOpportunity(o.name, overall_gain(o.est_gain_pct, sa.share), o.trigger,
-                                              sa.stage.name, o.est_gain_pct, source), 0))
+                                              sa.stage.name, o.est_gain_pct, source, o.cause), 0, o.specific))
     if result.timeline:  # whole-plan findings: already gains of the plan
-        for o in dx.timeline_opportunities(result.timeline, result.plan_kind):
-            out.append((RankedOpportunity(o.name, o.est_gain_pct, o.trigger, None, o.est_gain_pct, "timeline"), 1))
-    # Ties (capped gains) go to what the timeline saw: it measured the plan, the rest is estimated.
-    out.sort(key=lambda t: (t[0].est_gain_pct, t[1]), reverse=True)
-    return [o for o, _ in out]
+        sols = [sa.metrics.sol_ns if sa.metrics else None for sa in stages]
+        total = result.total_time_ns()
+        plan_headroom = (max(0.0, 1.0 - sum(sols) / total) if total > 0 and sols and None not in sols else None)
+        for o in dx.timeline_opportunities(result.timeline, result.plan_kind, plan_headroom):
+            out.append((RankedOpportunity(o.name, o.est_gain_pct, o.trigger, None, o.est_gain_pct, "timeline",
+                                          o.cause), 1, True))
+    # Largest gain first. Ties (gains capped by the same headroom) go to what the timeline saw (it
+    # measured the plan), then to our specific causes, then to generic advice and ncu's estimates.
+    out.sort(key=lambda t: (round(t[0].est_gain_pct, 1), t[1], t[0].source == "kprof" and t[2]), reverse=True)
+    return [o for o, _, _ in out]
 
 
 def _root_cause(result: ProfileResult, main: StageAssessment) -> RootCause:
@@ -180,11 +238,27 @@ def _root_cause(result: ProfileResult, main: StageAssessment) -> RootCause:
     return RootCause("diagnosis", main.diagnosis.root_cause)
 
 
+def _kernel_busy(result: ProfileResult) -> dict[str, float]:
+    """Per stage, the share of its timeline span its kernels run (1 outside timelines)."""
+    out = {}
+    for row in (result.timeline or {}).get("stages", []):
+        t, span = row.get("gpu_time_ns_median"), row.get("gpu_span_ns_median")
+        if t and span:
+            out[row["stage"]] = min(1.0, t / span)
+    return out
+
+
 def assess(result: ProfileResult) -> Assessment:
     """The whole profile's assessment (see the module docstring)."""
     total = sum(s.timing.median_ns for s in result.stages) or 1.0
     launch = _launch(result)
-    stages = [assess_stage(s, result.device.kind, launch, s.timing.median_ns / total) for s in result.stages]
+    try:
+        max_mhz = float(result.device.clocks_before.get("clocks.max.sm"))
+    except (TypeError, ValueError):
+        max_mhz = None
+    busy = _kernel_busy(result)
+    stages = [assess_stage(s, result.device.kind, launch, s.timing.median_ns / total, max_mhz, busy.get(s.name, 1.0))
+              for s in result.stages]
     main = max(stages, key=lambda sa: sa.stage.timing.median_ns)
     return Assessment(
         stages=tuple(stages), main=main,

@@ -24,9 +24,9 @@ byte model exposes traffic the algorithm does not need.
 A kernel with no tensor-core work (elementwise, reductions, FP32 SIMT) has TC% = 0 by
 construction, so its compute utilisation is taken from SM throughput (``compute_pct``).
 
-Estimated gains are upper-bound figures from a deliberately simple model, stated per rule
-in :func:`opportunities`: "how much faster would this stage be if this one metric reached
-its healthy value, all else equal". They rank opportunities; they are not predictions.
+Estimated gains come from one time model (:func:`opportunities`): each is the share of the
+stage's measured time one change would remove, never more than the gap to the stage's
+speed-of-light time. docs/diagnosis-calibration.md compares them with measured fixes.
 """
 
 from __future__ import annotations
@@ -46,7 +46,12 @@ OVER_FETCH_HEALTHY = 1.25
 # reaches ~90 % of peak DRAM bandwidth, a well-tuned GEMM ~80 % of tensor peak.
 _DRAM_ATTAINABLE_PCT = 90.0
 _COMPUTE_ATTAINABLE_PCT = 80.0
-_GAIN_CAP_PCT = 300.0
+# Without a measured time and a speed-of-light bound (classify_bottleneck on a few metrics), a
+# cause is credited at most this share of the time: 95 % → at most 1900 % faster.
+METRICS_ONLY_MAX_SHARE = 0.95
+TAIL_MAX_WAVES = 4.0
+# Below this share an opportunity is not worth an agent's time (and is within timing noise).
+MIN_SHARE = 0.01
 
 MEMORY_BOUND = "Memory-bound"
 COMPUTE_BOUND = "Compute-bound"
@@ -66,6 +71,22 @@ class Metrics:
     waves_per_sm: float | None = None
     compute_pct: float | None = None  # SM throughput; the compute figure when TC% is 0 by construction
     over_fetch_ratio: float | None = None  # measured DRAM bytes / model bytes
+    # The time model (see :func:`opportunities`). None: not known, and then no bound is applied
+    # beyond :data:`METRICS_ONLY_MAX_SHARE`.
+    time_ns: float | None = None  # the stage's measured time
+    sol_ns: float | None = None  # its speed-of-light time at the clocks it ran at
+    grid_blocks: int | None = None  # programs launched (None for persistent grids: fewer is by design)
+    sm_count: int | None = None
+    waves_measured: bool = False  # waves_per_sm is Nsight Compute's occupancy-aware figure
+    local_share: float | None = None  # local-memory (spill) bytes / all L1 traffic bytes
+    kernel_busy: float = 1.0  # share of the stage's time its kernels run (a timeline's span has launch gaps)
+
+    @property
+    def headroom(self) -> float | None:
+        """The largest share of the measured time any change could remove: 1 − T_sol / T."""
+        if self.time_ns is None or self.sol_ns is None or self.time_ns <= 0:
+            return None
+        return max(0.0, 1.0 - self.sol_ns / self.time_ns)
 
 
 @dataclass(frozen=True)
@@ -74,6 +95,10 @@ class Opportunity:
     est_gain_pct: float
     trigger: str  # "metric=value"
     hint: str = ""
+    cause: str = ""  # what it is about: spills, few_blocks, tail, over_fetch, launch, streams, dram_roof,
+    #                  compute_roof, latency, occupancy, ncu
+    share: float = 0.0  # the share of the stage's time it would remove (gain = 1/(1 − share) − 1)
+    specific: bool = True  # a cause the counters pin down (False: generic advice, credited only what is left)
 
 
 @dataclass(frozen=True)
@@ -144,108 +169,135 @@ def classify(m: Metrics) -> str:
     return LATENCY_BOUND
 
 
-def _headroom(current_pct: float, target_pct: float) -> float:
-    """% faster if a throughput at ``current_pct`` of peak rose to ``target_pct``."""
-    if current_pct <= 0:
-        return _GAIN_CAP_PCT
-    return max(0.0, min(_GAIN_CAP_PCT, (target_pct / current_pct - 1.0) * 100.0))
+def gain_pct(share: float) -> float:
+    """% faster when ``share`` of a stage's time disappears: 1/(1 − share) − 1."""
+    share = min(max(share, 0.0), 0.999)
+    return (1.0 / (1.0 - share) - 1.0) * 100.0
 
 
-def _time_share_gain(fraction: float) -> float:
-    """Speed-up in % when ``fraction`` of a stage's time disappears: 1/(1 − f) − 1."""
-    return _GAIN_CAP_PCT if fraction >= 1.0 else max(0.0, (1.0 / (1.0 - fraction) - 1.0) * 100.0)
+def _share_of_gap(current_pct: float, target_pct: float) -> float:
+    """Share of the time removed if a throughput at ``current_pct`` of peak rose to ``target_pct``
+    with the same work: 1 − current/target."""
+    if target_pct <= 0:
+        return 0.0
+    return max(0.0, 1.0 - max(current_pct, 0.0) / target_pct)
 
 
 def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity]:
-    """Every opportunity the metrics trigger, ranked by estimated gain (largest first).
+    """Every opportunity the metrics support, ranked by estimated gain (largest first).
 
-    Gain models (all capped at 300 %):
+    **One time model.** Every estimate is a *share of the stage's measured time* T that one
+    change would remove; the gain is 1/(1 − share) − 1. Each share is capped by the stage's
+    headroom h = 1 − T_sol/T, where T_sol = max(FLOPs / peak FLOP/s, model bytes / peak bytes/s)
+    at the clocks the stage ran at, so no opportunity claims more than T/T_sol − 1. Shares of
+    different causes may overlap (a spill is also memory traffic), so they are alternatives, not
+    additive. Generic advice (reach the roof, hide latency, occupancy) is credited only with the
+    headroom the specific causes leave unexplained, so a cause the counters pin down outranks
+    advice that would apply to any slow kernel. Without T and T_sol (``classify_bottleneck`` on a
+    few metrics) shares are capped at :data:`METRICS_ONLY_MAX_SHARE`.
 
-    * memory-bound, DRAM below 90 %: time ∝ 1/bandwidth → 90/dram − 1.
-    * compute-bound, compute below 80 %: 80/compute − 1.
-    * latency-bound: the stage is under both roofs; the gain of reaching the nearer roof's
-      healthy level (70 % DRAM or 60 % compute) from the larger of the two utilisations.
-    * waves/SM < 1: only that fraction of SMs work → 1/waves − 1.
-    * occupancy below 25 %: latency hiding scales roughly with resident warps; half of
-      25/occ − 1, and only when the stage is not already at a roof.
-    * L2 hit below 80 %: misses become DRAM traffic; the share of traffic that a healthy
-      hit rate would remove, x = (80 − hit)/(100 − hit). Memory-bound: 1/(1 − x) − 1.
-      Latency-bound: only the DRAM-busy share of the time can shrink, f = dram% · x →
-      1/(1 − f) − 1. Compute-bound: halved x. Not raised when measured DRAM bytes are within
-      1.25× of the byte model: then every byte is fetched about once (streaming) and locality
-      has nothing to save.
-    * over-fetch (measured DRAM bytes ÷ model bytes = r > 1.25): time of a memory-bound stage
-      scales with bytes moved → r − 1. Latency-bound: the removable traffic share is 1 − 1/r of
-      a DRAM that is busy dram% of the time, f = dram% · (1 − 1/r) → 1/(1 − f) − 1 (on the
-      H100, MLA decode at DRAM 17.5 % and r = 3.9 was credited 136 % by the old "halved r − 1"
-      model; removing the over-fetch gained 2.4 %, this model says 15 %). None for
-      compute-bound stages (fewer bytes do not make the math faster; it stays listed as unhealthy).
-    * local spills: each spilled byte is extra local-memory traffic in the inner loop;
-      10 % plus 5 % per doubling of the spill over 128 bytes, capped at 50 %.
+    Kernel-level shares apply to the time kernels run: a timeline's stage span also holds launch
+    gaps, so there every share is scaled by the kernels' busy share of the span.
+
+    Specific causes (share of T):
+
+    * too few blocks (grid < SMs, not a persistent grid): only grid/SMs of the SMs work →
+      1 − grid/SMs. With only ncu's occupancy-aware waves w < 1 known: 1 − w (an upper bound).
+    * tail effect (ncu waves 1 ≤ w < 4 with a partial last wave): the last wave's idle SMs cost
+      ceil(w) − w waves of ceil(w) → 1 − w/ceil(w) (uniform block times assumed; with more
+      waves the blocks' own spread hides most of the tail).
+    * register spills: local-memory bytes as a share of all L1 traffic (time of a memory- or
+      latency-bound stage follows its memory traffic). With no traffic counters (event mode:
+      only the compiler's spill count) 10 % plus 5 % per doubling over 128 bytes.
+    * DRAM over-fetch (measured DRAM bytes ÷ model bytes r > 1.25, not compute-bound): the
+      removable traffic share 1 − 1/r, of the time DRAM is busy: all of it when memory-bound,
+      dram% of it when latency-bound (on the H100, MLA decode at DRAM 17.5 % and r = 3.9: this
+      says 15 %, removing the over-fetch gained 2.4 %; "r − 1" had said 290 %). A low L2 hit rate with r ≤ 1.25
+      is compulsory misses (streaming) and raises nothing.
+
+    Generic advice (share of what the specific causes leave):
+
+    * memory-bound below 90 % of peak DRAM bandwidth: 1 − dram/90.
+    * compute-bound below 80 % of the compute roof: 1 − compute/80.
+    * latency-bound: the unexplained headroom h − max(specific shares) (metrics only: the gap
+      of the busier unit to its healthy level).
+    * occupancy below 25 % while latency-bound: half of the latency share.
     """
     bottleneck = bottleneck or classify(m)
     compute, source = compute_utilisation(m)
-    out: list[Opportunity] = []
+    h = m.headroom
+    cap = METRICS_ONLY_MAX_SHARE if h is None else h
+    specific: list[Opportunity] = []
 
-    if bottleneck == MEMORY_BOUND and m.dram_pct is not None and m.dram_pct < _DRAM_ATTAINABLE_PCT:
-        out.append(Opportunity(
-            "Move fewer bytes / reach peak DRAM bandwidth (data reuse, wider vector loads, TMA, fusion)",
-            _headroom(m.dram_pct, _DRAM_ATTAINABLE_PCT), f"dram_pct={_fmt(m.dram_pct)}",
-            "memory-bound: every byte not moved is time saved"))
-    if bottleneck == COMPUTE_BOUND and compute is not None and compute < _COMPUTE_ATTAINABLE_PCT:
-        out.append(Opportunity(
-            "Raise tensor-core efficiency (tile sizes, pipelining stages, warp specialisation)"
+    def add(into: list[Opportunity], name: str, share: float, trigger: str, hint: str, cause: str, spec: bool) -> None:
+        # Kernel-level causes act only while kernels run: in a timeline's span, not in its gaps.
+        share = min(share * m.kernel_busy, cap)
+        if share >= MIN_SHARE:
+            into.append(Opportunity(name, gain_pct(share), trigger, hint, cause, share, spec))
+
+    if m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count:
+        add(specific, "Fill the GPU: launch more blocks than SMs (split the work: smaller tiles, split K/KV)",
+            1.0 - m.grid_blocks / m.sm_count, f"grid_blocks={m.grid_blocks} (< {m.sm_count} SMs)",
+            "idle SMs", "few_blocks", True)
+    elif m.grid_blocks is None and m.waves_per_sm is not None and m.waves_per_sm < WAVES_HEALTHY:
+        add(specific, "Fill the GPU: launch more blocks (split K/KV, smaller tiles)", 1.0 - m.waves_per_sm,
+            f"waves_per_sm={m.waves_per_sm:.2f}", "fewer blocks than SMs can hold", "few_blocks", True)
+    if m.waves_measured and m.waves_per_sm is not None and 1.0 <= m.waves_per_sm < TAIL_MAX_WAVES:
+        w = m.waves_per_sm
+        tail = 1.0 - w / math.ceil(w)
+        add(specific, "Even out the last wave (grid a multiple of the SMs x blocks per SM, or a persistent grid)",
+            tail, f"waves_per_sm={w:.2f}", "the last wave leaves SMs idle", "tail", True)
+    if m.local_spill_bytes is not None and m.local_spill_bytes > SPILL_HEALTHY_BYTES:
+        if m.local_share is not None:
+            share, trigger = m.local_share, f"local_bytes_share={100 * m.local_share:.1f}%"
+        else:
+            share = 0.10 + 0.05 * max(0.0, math.log2(max(m.local_spill_bytes, 1.0) / 128.0))
+            trigger = f"local_spill_bytes={int(m.local_spill_bytes)}"
+        add(specific, "Remove register spills (smaller tiles, fewer accumulators, more warps, lower num_stages)",
+            share, trigger, "register overflow to local memory", "spills", True)
+    if m.over_fetch_ratio is not None and m.over_fetch_ratio > OVER_FETCH_HEALTHY and bottleneck != COMPUTE_BOUND:
+        removable = 1.0 - 1.0 / m.over_fetch_ratio
+        busy = 1.0 if bottleneck == MEMORY_BOUND or m.dram_pct is None else min(1.0, m.dram_pct / 100.0)
+        l2 = f", L2 hit {_fmt(m.l2_hit_pct)}%" if m.l2_hit_pct is not None else ""
+        add(specific, "Cut DRAM traffic above the model (coalesced/vectorised access, reuse through shared memory "
+                      "or L2: grouped launch order, larger tiles)", removable * busy,
+            f"dram_bytes/model={m.over_fetch_ratio:.2f}", f"more DRAM traffic than the algorithm needs{l2}",
+            "over_fetch", True)
+
+    explained = max((o.share for o in specific), default=0.0)
+    generic: list[Opportunity] = []
+    if bottleneck == MEMORY_BOUND and m.dram_pct is not None:
+        add(generic, "Reach peak DRAM bandwidth (wider vector loads, more loads in flight, TMA)",
+            _share_of_gap(m.dram_pct, _DRAM_ATTAINABLE_PCT) if h is None else
+            min(_share_of_gap(m.dram_pct, _DRAM_ATTAINABLE_PCT), max(0.0, h - explained)),
+            f"dram_pct={_fmt(m.dram_pct)}", "memory-bound: the bandwidth is the limit", "dram_roof", False)
+    if bottleneck == COMPUTE_BOUND and compute is not None:
+        add(generic, "Raise tensor-core efficiency (tile sizes, pipelining stages, warp specialisation)"
             if source == "tc_pct" else "Raise SM instruction efficiency (fewer instructions per byte, vectorise)",
-            _headroom(compute, _COMPUTE_ATTAINABLE_PCT), f"{source}={_fmt(compute)}",
-            "compute-bound: the math units are the limit"))
+            _share_of_gap(compute, _COMPUTE_ATTAINABLE_PCT) if h is None else
+            min(_share_of_gap(compute, _COMPUTE_ATTAINABLE_PCT), max(0.0, h - explained)),
+            f"{source}={_fmt(compute)}", "compute-bound: the math units are the limit", "compute_roof", False)
     if bottleneck == LATENCY_BOUND:
         best = max([v for v in (m.dram_pct, compute) if v is not None], default=None)
-        if best is not None:
-            target = DRAM_HEALTHY_PCT if (m.dram_pct or 0) >= (compute or 0) else TC_HEALTHY_PCT
-            which = "dram_pct" if target == DRAM_HEALTHY_PCT else source
-            out.append(Opportunity(
-                "Expose more parallelism to hide latency (more blocks in flight, more loads in flight, fewer syncs)",
-                _headroom(best, target), f"{which}={_fmt(best)}",
-                "latency-bound: neither memory nor math is busy"))
-    if m.waves_per_sm is not None and 0 < m.waves_per_sm < WAVES_HEALTHY:
-        out.append(Opportunity(
-            "Fill the GPU: launch more blocks (split K/KV, smaller tiles)",
-            min(_GAIN_CAP_PCT, (1.0 / m.waves_per_sm - 1.0) * 100.0), f"waves_per_sm={m.waves_per_sm:.2f}",
-            "fewer blocks than SMs can hold: idle SMs"))
-    at_roof = bottleneck in (MEMORY_BOUND, COMPUTE_BOUND)
-    if m.occupancy_pct is not None and 0 < m.occupancy_pct < OCCUPANCY_HEALTHY_PCT and not at_roof:
-        out.append(Opportunity(
-            "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)",
-            min(_GAIN_CAP_PCT, 0.5 * (OCCUPANCY_HEALTHY_PCT / m.occupancy_pct - 1.0) * 100.0),
-            f"occupancy_pct={_fmt(m.occupancy_pct)}", "too few warps to hide latency"))
-    no_reuse = m.over_fetch_ratio is not None and m.over_fetch_ratio <= OVER_FETCH_HEALTHY
-    if m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT and not no_reuse:
-        removable = (L2_HIT_HEALTHY_PCT - m.l2_hit_pct) / max(1e-9, 100.0 - m.l2_hit_pct)
-        if bottleneck == MEMORY_BOUND:
-            gain = _time_share_gain(removable)
-        elif bottleneck == LATENCY_BOUND and m.dram_pct is not None:
-            gain = _time_share_gain(m.dram_pct / 100.0 * removable)
+        target = DRAM_HEALTHY_PCT if (m.dram_pct or 0) >= (compute or 0) else TC_HEALTHY_PCT
+        which = "dram_pct" if target == DRAM_HEALTHY_PCT else source
+        if h is not None:
+            latency = max(0.0, h - explained)
+        elif best is not None:
+            latency = max(0.0, _share_of_gap(best, target) - explained)
         else:
-            gain = removable * 0.5 * 100.0
-        out.append(Opportunity(
-            "Improve L2 locality (swizzled / grouped launch order, larger tiles, data layout)",
-            min(_GAIN_CAP_PCT, gain), f"l2_hit_pct={_fmt(m.l2_hit_pct)}",
-            "poor data reuse: misses go to DRAM"))
-    if m.over_fetch_ratio is not None and m.over_fetch_ratio > OVER_FETCH_HEALTHY and bottleneck != COMPUTE_BOUND:
-        if bottleneck == LATENCY_BOUND and m.dram_pct is not None:
-            gain = _time_share_gain(m.dram_pct / 100.0 * (1.0 - 1.0 / m.over_fetch_ratio))
-        else:
-            gain = (m.over_fetch_ratio - 1.0) * 100.0
-        out.append(Opportunity(
-            "Cut DRAM over-fetch (coalesced/vectorised access, reuse through shared memory or L2, no re-reads)",
-            min(_GAIN_CAP_PCT, gain),
-            f"dram_bytes/model={m.over_fetch_ratio:.2f}", "more DRAM traffic than the algorithm needs"))
-    if m.local_spill_bytes is not None and m.local_spill_bytes > SPILL_HEALTHY_BYTES:
-        gain = min(50.0, 10.0 + 5.0 * max(0.0, math.log2(m.local_spill_bytes / 128.0)))
-        out.append(Opportunity(
-            "Remove register spills (smaller tiles, fewer accumulators, lower num_stages)",
-            gain, f"local_spill_bytes={int(m.local_spill_bytes)}", "register overflow to local memory"))
-    out.sort(key=lambda o: o.est_gain_pct, reverse=True)
+            latency = 0.0
+        if best is not None or h is not None:
+            add(generic, "Expose more parallelism to hide latency (more loads in flight, more blocks, fewer syncs)",
+                latency, f"{which}={_fmt(best)}" if best is not None else "latency-bound",
+                "latency-bound: neither memory nor math is busy", "latency", False)
+        if m.occupancy_pct is not None and m.occupancy_pct < OCCUPANCY_HEALTHY_PCT:
+            add(generic, "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)",
+                0.5 * latency, f"occupancy_pct={_fmt(m.occupancy_pct)}", "too few warps to hide latency",
+                "occupancy", False)
+    out = specific + generic
+    # Largest gain first; on a tie a specific cause before generic advice.
+    out.sort(key=lambda o: (round(o.est_gain_pct, 1), o.specific), reverse=True)
     return out
 
 
@@ -266,7 +318,10 @@ def root_cause(m: Metrics, bottleneck: str) -> str:
     else:
         first = f"Neither memory nor math is saturated ({measured}), so latency dominates."
     worst = unhealthy_metrics(m)
-    if bottleneck == LATENCY_BOUND and worst:
+    top = next((o for o in opportunities(m, bottleneck) if o.specific), None)
+    if top is not None and top.share >= 0.05:
+        second = f"Dominant cause: {top.hint} ({top.trigger}), about {100 * top.share:.0f}% of the time."
+    elif bottleneck == LATENCY_BOUND and worst:
         second = f"Unhealthy: {', '.join(worst[:3])}."
     elif (m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT and m.over_fetch_ratio is not None
           and m.over_fetch_ratio <= OVER_FETCH_HEALTHY):
@@ -277,6 +332,15 @@ def root_cause(m: Metrics, bottleneck: str) -> str:
     else:
         second = ""
     return (first + (" " + second if second else "")).strip()
+
+
+def locality_issue(m: Metrics, bottleneck: str) -> bool:
+    """SPEC.md's flag (L2 hit < 80 %), raised only where locality could matter: not for
+    compulsory misses (measured DRAM bytes within 1.25x of the model: each byte fetched about
+    once) and not when the math units are the limit."""
+    if m.l2_hit_pct is None or m.l2_hit_pct >= L2_HIT_HEALTHY_PCT or bottleneck == COMPUTE_BOUND:
+        return False
+    return m.over_fetch_ratio is None or m.over_fetch_ratio > OVER_FETCH_HEALTHY
 
 
 def diagnose(m: Metrics) -> Diagnosis:
@@ -290,7 +354,7 @@ def diagnose(m: Metrics) -> Diagnosis:
         notes.append("no compute utilisation was measured")
     return Diagnosis(
         bottleneck=bottleneck,
-        locality_issue=m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT,
+        locality_issue=locality_issue(m, bottleneck),
         unhealthy=tuple(unhealthy_metrics(m)),
         opportunities=tuple(opportunities(m, bottleneck)),
         compute_source=source,
@@ -318,63 +382,90 @@ def roofline_metrics(achieved_flops_per_s: float | None, achieved_bytes_per_s: f
     return Metrics(tc_pct=None, dram_pct=dram, compute_pct=comp)
 
 
-def rule_opportunities(rules: list[dict]) -> list[Opportunity]:
+# ncu rules whose cause kprof models itself: kprof's estimate stands, ncu's stays in the report.
+_RULES_WE_MODEL = {"tail": "tail", "occupancy": "occupancy", "waves": "few_blocks"}
+
+
+def rule_cause(rule: dict) -> str | None:
+    """The kprof cause an ncu rule is about, when kprof models it (tail effect, occupancy)."""
+    text = f"{rule.get('rule') or ''} {rule.get('title') or ''}".lower()
+    return next((cause for word, cause in _RULES_WE_MODEL.items() if word in text), None)
+
+
+def rule_opportunities(rules: list[dict], headroom: float | None = None) -> list[Opportunity]:
     """Nsight Compute rule results that carry a *global* speed-up estimate, as opportunities.
 
-    ncu states the estimate as the share of the kernel's runtime that could be saved
-    (``r`` %); as a gain that is 1/(1 − r) − 1. Local estimates (a speed-up of one part of the
-    kernel) and rules without an estimate stay in the report but are not ranked.
+    ncu states the estimate as the share of the kernel's runtime that could be saved (``r`` %),
+    the same kind of figure as ours; as a gain that is 1/(1 − r) − 1. It is one input, not
+    ranked blindly: the share is capped by the stage's headroom (1 − T_sol/T) like every other
+    estimate, and on a tie our own cause ranks first. Rules about a cause kprof models itself
+    (tail effect, occupancy: :func:`rule_cause`) are not ranked twice: ours stands, ncu's figure
+    stays in the report's rule table. Local estimates (a speed-up of one part of the kernel) and
+    rules without an estimate stay in the report but are not ranked. The caller passes as
+    ``headroom`` what kprof's specific causes leave unexplained: ncu's causes are credited like
+    generic advice.
     """
+    cap = METRICS_ONLY_MAX_SHARE if headroom is None else headroom
     out = []
     for r in rules:
         pct = r.get("speedup_pct")
         if r.get("type") != "OPTIMIZATION" or pct is None or r.get("speedup_type") != "global" or pct <= 0:
             continue
-        reduction = min(pct, 95.0) / 100.0
+        if rule_cause(r) is not None:
+            continue
+        reduction = min(pct / 100.0, cap)
+        if reduction < MIN_SHARE:
+            continue
         focus = r.get("focus_metrics") or []
         if focus and focus[0].get("value") is not None:
             trigger = f"{focus[0]['name']}={_fmt(float(focus[0]['value']))}"
         else:
             trigger = f"ncu_est_runtime_saving={_fmt(pct)}%"
         title = r.get("title") or r.get("name") or r.get("rule")
-        out.append(Opportunity(f"ncu {r.get('section')}/{r.get('rule')}: {title}",
-                               min(_GAIN_CAP_PCT, (1.0 / (1.0 - reduction) - 1.0) * 100.0), trigger,
-                               "Nsight Compute's own estimate"))
+        out.append(Opportunity(f"ncu {r.get('section')}/{r.get('rule')}: {title}", gain_pct(reduction), trigger,
+                               "Nsight Compute's own estimate", "ncu", reduction, False))
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out
 
 
-def timeline_opportunities(tl: dict, plan_kind: str) -> list[Opportunity]:
-    """Opportunities the timeline shows (whole plan; gains capped at 300 %).
+def timeline_opportunities(tl: dict, plan_kind: str, headroom: float | None = None) -> list[Opportunity]:
+    """Opportunities the timeline shows, as shares of the whole plan's time (capped by the plan's
+    headroom 1 − T_sol/T, T_sol the sum of its stages' speed-of-light times).
 
     * launch-bound (GPU busy b % of the window, kernels shorter than the launch interval):
-      fusing launches or replaying them as a CUDA graph could remove the idle time → 100/b − 1.
+      fusing launches or replaying them as a CUDA graph removes the idle time → share 1 − b.
     * concurrent plan whose streams overlap little: perfect overlap would take the longest
-      stream's busy time instead of their union → union/max − 1.
-    * partial last wave with few waves (1 ≤ waves < 4, last-wave efficiency e < 0.5): the
-      tail idles (1 − e) of the SMs for one wave → ceil(w)/w − 1 as an upper bound.
+      stream's busy time instead of their union → share 1 − max/union.
+    * partial last wave with few waves (1 ≤ waves < 4, last-wave efficiency e < 0.5): one of
+      ceil(w) waves is mostly idle → share 1 − w/ceil(w) (assumes one block per SM per wave).
     """
+    cap = METRICS_ONLY_MAX_SHARE if headroom is None else headroom
     out: list[Opportunity] = []
+
+    def add(name: str, share: float, trigger: str, hint: str, cause: str) -> None:
+        share = min(share, cap)
+        if share >= MIN_SHARE:
+            out.append(Opportunity(name, gain_pct(share), trigger, hint, cause, share, True))
+
     launch = tl.get("launch") or {}
     busy = launch.get("gpu_busy_pct")
     if launch.get("launch_bound") and busy:
-        out.append(Opportunity("Cut launch overhead: fuse the tiny kernels, or capture the plan in a CUDA graph",
-                               min(_GAIN_CAP_PCT, (100.0 / busy - 1.0) * 100.0), f"gpu_busy_pct={_fmt(busy)}",
-                               "the GPU waits for the host between kernels"))
+        add("Cut launch overhead: fuse the tiny kernels, or capture the plan in a CUDA graph", 1.0 - busy / 100.0,
+            f"gpu_busy_pct={_fmt(busy)}", "the GPU waits for the host between kernels", "launch")
     streams = tl.get("streams") or []
     if plan_kind == "concurrent" and len(streams) > 1:
         busy_max = max(s["busy_ns"] for s in streams)
         union = tl.get("gpu_busy_ns") or 0.0
         ov = min(s["overlap_pct"] for s in streams)
         if busy_max > 0 and union > busy_max * 1.1:
-            out.append(Opportunity("Make the streams overlap (fewer blocks per kernel, no implicit syncs between "
-                                   "streams, stream priorities)", min(_GAIN_CAP_PCT, (union / busy_max - 1.0) * 100.0),
-                                   f"stream_overlap_pct={_fmt(ov)}", "concurrent stages run mostly one at a time"))
+            add("Make the streams overlap (fewer blocks per kernel, no implicit syncs between streams, stream "
+                "priorities)", 1.0 - busy_max / union, f"stream_overlap_pct={_fmt(ov)}",
+                "concurrent stages run mostly one at a time", "streams")
     for w in tl.get("waves") or []:
         waves = w.get("blocks_per_sm") or 0.0
         if 1.0 <= waves < 4.0 and w.get("last_wave_efficiency", 1.0) < 0.5:
-            out.append(Opportunity(f"Even out the last wave of {w['kernel']} (grid a multiple of the SM count, "
-                                   "persistent kernel)", min(_GAIN_CAP_PCT, (math.ceil(waves) / waves - 1.0) * 100.0),
-                                   f"last_wave_efficiency={w['last_wave_efficiency']:.2f}", "wave quantization"))
+            add(f"Even out the last wave of {w['kernel']} (grid a multiple of the SM count, persistent kernel)",
+                1.0 - waves / math.ceil(waves), f"last_wave_efficiency={w['last_wave_efficiency']:.2f}",
+                "wave quantization", "tail")
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out

@@ -27,7 +27,7 @@ from .base import Launch, Mode, ModeError, PreflightEnv
 
 REPORT_FILE = "profile.ncu-rep"
 _PCT_KEYS = ("tc_pct", "sm_pct", "dram_pct", "achieved_occupancy_pct", "theoretical_occupancy_pct", "l2_hit_pct")
-_SUM_KEYS = ("duration_ns", "local_load_bytes", "local_store_bytes", "dram_read_bytes", "dram_write_bytes")
+_SUM_KEYS = ("duration_ns", "local_load_bytes", "local_store_bytes", "dram_read_bytes", "dram_write_bytes", "l1_bytes")
 # What the contract and the report show, by logical metric: missing ones are listed by these names.
 SHOWN = {"duration_ns": "Duration", "tc_pct": "TC%", "sm_pct": "SM%", "dram_pct": "DRAM%",
          "achieved_occupancy_pct": "Occ% (achieved)", "theoretical_occupancy_pct": "Occ% (theoretical)",
@@ -132,6 +132,7 @@ def stage_result(static: dict[str, Any], recs: list[KernelRecord], launches: int
         l2_hit_pct=rep.get("l2_hit_pct"), sm_pct=rep.get("sm_pct"),
         theoretical_occupancy_pct=rep.get("theoretical_occupancy_pct"),
         measured_local_bytes=add(rep.get("local_load_bytes"), rep.get("local_store_bytes")),
+        l1_bytes=rep.get("l1_bytes"),
         measured_waves_per_sm=rep.get("waves_per_sm"), registers_per_thread=rep.get("registers_per_thread"),
         shared_mem_per_block_bytes=rep.get("shared_mem_per_block_bytes"),
         dram_bytes=add(rep.get("dram_read_bytes"), rep.get("dram_write_bytes")), sm_clock_hz=rep.get("sm_clock_hz"),

@@ -34,6 +34,7 @@ METRICS: dict[str, tuple[str, ...]] = {
     "l2_hit_pct": ("lts__t_sector_hit_rate.pct",),
     "local_load_bytes": ("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",),
     "local_store_bytes": ("l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",),
+    "l1_bytes": ("l1tex__t_bytes.sum",),  # all L1TEX traffic: the denominator of the spill share
     "dram_read_bytes": ("dram__bytes_read.sum",),
     "dram_write_bytes": ("dram__bytes_write.sum",),
     "waves_per_sm": ("launch__waves_per_multiprocessor",),

@@ -18,6 +18,8 @@ def config_columns(result: ProfileResult) -> list[str]:
 def key_issue_text(k: KeyIssue) -> str:
     if k.kind == "trigger":
         return k.trigger or NA
+    if k.kind == "at_roof":
+        return f"{k.trigger} (at the roof: nothing above 5 %)"
     if k.kind == "healthy":
         return "all measured metrics healthy"
     if k.kind == "cpu":

@@ -1,0 +1,45 @@
+"""The calibration set: pairs of kernel versions, one with a planted problem and one with that
+problem fixed, plus the library's own version pairs and a near-roof GEMM.
+
+``cause`` is the diagnosis' cause key the planted problem must be ranked first with (see
+``kprof_mcp.analysis.diagnosis.opportunities``); ``None`` for a kernel with no planted problem
+(the near-roof GEMM: its best opportunity must stay small) and for library pairs, whose
+versions differ in several ways (only the top estimate is compared with the measured gain).
+``mode`` is the mode whose contract is judged (nsys for launch overhead, which only a
+timeline shows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KERNELS_DIR = Path(__file__).resolve().parent / "kernels"
+
+
+@dataclass(frozen=True)
+class Pair:
+    name: str
+    kernel: str
+    bad: str
+    good: str | None
+    cause: str | None
+    mode: str = "annotation"
+    params: dict = field(default_factory=dict)
+    planted: str = ""  # what is wrong in the bad version, in words
+
+
+PAIRS = [
+    Pair("strided access", "calib_transpose", "v0", "v1", "over_fetch", planted="uncoalesced (strided) access"),
+    Pair("random gather", "calib_gather", "v0", "v1", "over_fetch", planted="one 4-byte element per random row"),
+    Pair("too few blocks", "calib_few_blocks", "v0", "v1", "few_blocks", planted="16 programs for 132 SMs"),
+    Pair("tail effect", "calib_tail", "v0", "v1", "tail", planted="a grid of about 1.1 waves"),
+    Pair("register spills", "calib_spill", "v0", "v1", "spills", planted="a tile far larger than the registers"),
+    Pair("serialised reduction", "calib_atomic", "v0", "v1", "latency", planted="every element atomically added to one address"),
+    Pair("many tiny launches", "tiny_chain", "v0", "v1", "launch", mode="nsys", planted="200 tiny kernels per iteration"),
+    Pair("near-roof GEMM", "matmul", "v3", None, None, params={"M": 4096, "N": 4096, "K": 4096}, planted="none"),
+    Pair("library: softmax v0→v2", "softmax", "v0", "v2", None, planted="three passes over each row"),
+    Pair("library: matmul v0→v3", "matmul", "v0", "v3", None, params={"M": 4096, "N": 4096, "K": 4096},
+         planted="plain tiles → persistent TMA pipeline"),
+    Pair("library: mla_decode v1→v3", "mla_decode", "v1", "v3", None, planted="head-grouped → shape-aware launch"),
+]
