@@ -125,8 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("read-params", help="print a profile's params.json", allow_abbrev=False)
     r.add_argument("profile_dir")
     c = sub.add_parser("classify", help="classify a bottleneck from metrics", allow_abbrev=False)
-    for flag in ("tc", "dram", "occupancy", "l2-hit", "spill-bytes", "waves", "compute"):
+    for flag in ("tc", "dram", "occupancy", "l2-hit", "spill-bytes", "waves", "compute", "dram-over-model",
+                 "duration-us", "sol-us", "local-share-pct"):
         c.add_argument(f"--{flag}", type=float, default=None)
+    for flag in ("grid-blocks", "sms"):
+        c.add_argument(f"--{flag}", type=int, default=None)
     d = sub.add_parser("devlog", help="append a profile to docs/kernels/<kernel>.md", allow_abbrev=False)
     d.add_argument("kernel")
     d.add_argument("profile_dir")
@@ -154,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
             _print_json(engine.read_params(a.profile_dir))
             return 0
         if a.cmd == "classify":
-            d = engine.classify(a.tc, a.dram, a.occupancy, a.l2_hit, a.spill_bytes, a.waves, a.compute)
+            d = engine.classify(a.tc, a.dram, a.occupancy, a.l2_hit, a.spill_bytes, a.waves, a.compute,
+                                a.dram_over_model, a.duration_us, a.sol_us, a.grid_blocks, a.sms, a.local_share_pct)
             _print_json(d.model_dump())
             return 0
         if a.cmd == "devlog":

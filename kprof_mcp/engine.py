@@ -327,7 +327,13 @@ class Engine:
     def classify(tc_pct: float | None, dram_pct: float | None, occupancy_pct: float | None = None,
                  l2_hit_pct: float | None = None, local_spill_bytes: float | None = None,
                  waves_per_sm: float | None = None, compute_pct: float | None = None,
-                 dram_bytes_over_model: float | None = None) -> Diagnosis:
+                 dram_bytes_over_model: float | None = None, duration_us: float | None = None,
+                 sol_us: float | None = None, grid_blocks: int | None = None, sm_count: int | None = None,
+                 local_bytes_share_pct: float | None = None) -> Diagnosis:
+        """SPEC.md's classification and the ranked opportunities the given metrics support, with
+        the same time model as a profile (:func:`kprof_mcp.analysis.diagnosis.opportunities`):
+        given the measured duration and the speed-of-light time, no estimate exceeds
+        duration/sol − 1; without them each cause is credited at most 95 % of the time."""
         for name, v, hi in (("tc_pct", tc_pct, 100), ("dram_pct", dram_pct, 100), ("occupancy_pct", occupancy_pct, 100),
                             ("l2_hit_pct", l2_hit_pct, 100), ("compute_pct", compute_pct, 100)):
             if v is not None and not (0 <= v <= hi * 1.05):  # counters can read a little over 100
@@ -338,9 +344,23 @@ class Engine:
             raise KprofError(f"waves_per_sm={waves_per_sm} must be >= 0")
         if dram_bytes_over_model is not None and not 0 <= dram_bytes_over_model < 1e6:
             raise KprofError(f"dram_bytes_over_model={dram_bytes_over_model} must be a ratio >= 0")
+        for name, v in (("duration_us", duration_us), ("sol_us", sol_us)):
+            if v is not None and not v > 0:
+                raise KprofError(f"{name}={v} must be > 0 microseconds")
+        if (duration_us is None) != (sol_us is None):
+            raise KprofError("give duration_us and sol_us together (the measured time and the speed-of-light time "
+                             "max(FLOPs / peak FLOP/s, bytes / peak bytes/s)), or neither")
+        for name, v in (("grid_blocks", grid_blocks), ("sm_count", sm_count)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise KprofError(f"{name}={v!r} must be a positive integer")
+        if local_bytes_share_pct is not None and not 0 <= local_bytes_share_pct <= 100:
+            raise KprofError(f"local_bytes_share_pct={local_bytes_share_pct} is outside 0..100")
         m = dx.Metrics(tc_pct=tc_pct, dram_pct=dram_pct, occupancy_pct=occupancy_pct, l2_hit_pct=l2_hit_pct,
-                             local_spill_bytes=local_spill_bytes, waves_per_sm=waves_per_sm, compute_pct=compute_pct,
-                             over_fetch_ratio=dram_bytes_over_model)
+                       local_spill_bytes=local_spill_bytes, waves_per_sm=waves_per_sm, compute_pct=compute_pct,
+                       over_fetch_ratio=dram_bytes_over_model,
+                       time_ns=duration_us * 1e3 if duration_us else None, sol_ns=sol_us * 1e3 if sol_us else None,
+                       grid_blocks=grid_blocks, sm_count=sm_count,
+                       local_share=local_bytes_share_pct / 100.0 if local_bytes_share_pct is not None else None)
         return Diagnosis.from_analysis(dx.diagnose(m))
 
     # ------------------------------------------------------------------ devlog

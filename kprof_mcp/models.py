@@ -81,8 +81,11 @@ class Resources(BaseModel):
 
 class OpportunityModel(BaseModel):
     name: str
-    est_gain_pct: float = Field(description="estimated % speed-up if the trigger metric reached its healthy value")
+    est_gain_pct: float = Field(description="estimated % speed-up if this cause were removed: 1/(1 − share) − 1")
     trigger: str = Field(description="metric=value that triggered it")
+    share_pct: float = Field(default=0.0, description="share of the time this change would remove, %")
+    cause: str = Field(default="", description="spills, few_blocks, tail, over_fetch, dram_roof, compute_roof, "
+                                               "latency, occupancy, ncu, launch, streams")
 
 
 class Timing(BaseModel):
@@ -321,5 +324,6 @@ class Diagnosis(BaseModel):
         import nothing else from kprof)."""
         return cls(bottleneck=d.bottleneck, locality_issue=d.locality_issue, unhealthy=list(d.unhealthy),
                    opportunities=[OpportunityModel(name=o.name, est_gain_pct=round(o.est_gain_pct, 1),
-                                                   trigger=o.trigger) for o in d.opportunities],
+                                                   trigger=o.trigger, share_pct=round(100 * o.share, 1),
+                                                   cause=o.cause) for o in d.opportunities],
                    compute_source=d.compute_source, root_cause=d.root_cause, notes=list(d.notes))

@@ -288,14 +288,29 @@ def build_server(config: Config | None = None) -> MCPServer:
         dram_bytes_over_model: Annotated[float | None, Field(
             description="measured DRAM bytes / the kernel's minimum (model) bytes; > 1.25 is over-fetch, "
                         "<= 1.25 means streaming (no L2-locality advice)")] = None,
+        duration_us: Annotated[float | None, Field(description="measured kernel time, µs (with sol_us: bounds every "
+                                                               "estimate by duration/sol − 1)")] = None,
+        sol_us: Annotated[float | None, Field(description="speed-of-light time, µs: max(FLOPs / peak FLOP/s, minimum "
+                                                          "bytes / peak bytes/s) at the clocks it ran")] = None,
+        grid_blocks: Annotated[int | None, Field(description="blocks launched (fewer than SMs: idle SMs)")] = None,
+        sm_count: Annotated[int | None, Field(description="SMs of the GPU (132 on an H100 SXM)")] = None,
+        local_bytes_share_pct: Annotated[float | None, Field(
+            description="local-memory (spill) bytes as % of all L1 traffic bytes (ncu l1tex__t_bytes.sum)")] = None,
     ) -> Diagnosis:
         """Classify a kernel from its metrics with SPEC.md's thresholds: Memory-bound (DRAM > 70%,
         compute low), Compute-bound (TC/SM > 60%, DRAM low), Latency-bound (both low); flags a
-        locality issue when L2 hit < 80%; lists unhealthy metrics and the opportunities they
-        trigger, each with an estimated gain and its trigger metric=value, largest first."""
+        locality issue when L2 hit < 80% and the DRAM traffic exceeds the model (not compulsory
+        misses); lists unhealthy metrics and the opportunities the given metrics support, largest
+        first. Each estimate is the share of the time one change would remove (gain = 1/(1 −
+        share) − 1), from the same model profile_kernel uses: specific causes (too few blocks,
+        spills, over-fetch, tail) first, generic advice credited only with what they leave. Give
+        duration_us and sol_us to bound every estimate by the speed of light; without them a
+        cause is credited at most 95 % of the time. waves_per_sm=0 is a value (no SM busy), not
+        'missing' (use null)."""
         try:
             return Engine.classify(tc_pct, dram_pct, occupancy_pct, l2_hit_pct, local_spill_bytes, waves_per_sm,
-                                   compute_pct, dram_bytes_over_model)
+                                   compute_pct, dram_bytes_over_model, duration_us, sol_us, grid_blocks, sm_count,
+                                   local_bytes_share_pct)
         except KprofError as e:
             raise ToolError(str(e)) from None
 
