@@ -173,7 +173,13 @@ def build_server(config: Config | None = None) -> MCPServer:
         are then `n/a` and the class comes from the roofline position; on a machine without a
         GPU this is CPU timing and says so). The contract gives per-stage duration, the
         bottleneck, the root cause and the top 3 opportunities with estimated gain and trigger
-        metric. Artifacts (params.json, report.md, tiling/, compiled/, profile.ncu-rep, ...) are
+        metric. Each estimate is the share of the stage's time one change would remove, never
+        more than its gap to the speed of light (FLOP/byte model over the device's peaks);
+        causes a counter pins down (few blocks, tail, spills, over-fetch, launch gaps) rank
+        before generic advice. Checked against measured fixes on an H100
+        (docs/diagnosis-calibration.md): the planted problem ranked first in every pair, the
+        top estimate within 2x of the measured gain in most: rank by it, do not bank on its
+        size. Artifacts (params.json, report.md, tiling/, compiled/, profile.ncu-rep, ...) are
         under `profile_dir`; other versions profiled in the same mode and parameters appear in
         report.md's comparison table."""
         try:

@@ -1,10 +1,12 @@
-"""tiny_chain: out = x + k, computed as k launches of a tiny "add one" kernel (v0) or one
-launch that adds k (v1).
+"""tiny_chain: out = x + k, computed as k launches of a tiny "add one" kernel (v0), one
+launch that adds k (v1), or v0's k launches replayed from a CUDA graph (v2).
 
 At the default (4096 elements, k = 200) each v0 kernel runs for about as long as the GPU needs
 to start it, far shorter than the host needs to launch it from Python: the GPU idles between
-kernels. This is the launch-bound case the timeline mode must show as such; v1 is the fix
-(fuse the work into one launch; CUDA graphs are the other).
+kernels. This is the launch-bound case the timeline mode must show as such; v1 is one fix
+(fuse the work into one launch: it also removes k − 1 kernels' work), v2 the other (the same k
+kernels as one CUDA graph: only the host's launch overhead goes, which is what the timeline's
+launch estimate predicts; the calibration pair uses v0 → v2).
 
 Model: n·k FLOPs; the minimum traffic is one read of x and one write of out, 2·n·itemsize
 bytes (v0 moves 2·n·itemsize·k).
@@ -28,11 +30,11 @@ def _reference(inputs, params):
     return (inputs["x"].double() + params["k"]).to(inputs["x"].dtype)
 
 
-def _build(fused):
+def _build(fused, graph=False):
     def build(inputs, params):
         from .impl import build
 
-        return build(inputs, params, fused)
+        return build(inputs, params, fused, graph)
     return build
 
 
@@ -52,6 +54,8 @@ KERNEL = KernelPackage(
     versions=(
         Version("v0", "k launches of an add-one kernel", (_STAGE,), _build(False)),
         Version("v1", "one launch that adds k", (_STAGE,), _build(True)),
+        Version("v2", "v0's k launches captured once in a CUDA graph and replayed: the same kernels, no "
+                "per-launch host overhead (the fix the launch estimate models)", (_STAGE,), _build(False, graph=True)),
     ),
     memory_bytes=lambda p: 2.0 * p["n"] * p.itemsize,
 )

@@ -15,7 +15,25 @@ def add_const_kernel(src_ptr, dst_ptr, n, c, BLOCK: tl.constexpr):
     tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=mask) + c, mask=mask)
 
 
-def build(inputs, params, fused):
+def _graphed(fn, like):
+    """``fn``'s launches captured once in a CUDA graph and replayed: the same kernels, launched by
+    the driver in one call (on the CPU, where there are no graphs, ``fn`` itself)."""
+    import torch
+
+    if not like.is_cuda:
+        return fn
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()  # compile and warm up outside the capture
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def build(inputs, params, fused, graph=False):
     x, out = inputs["x"], inputs["out"]
     n, k = params["n"], params["k"]
     grid = (triton.cdiv(n, BLOCK),)
@@ -29,7 +47,8 @@ def build(inputs, params, fused):
     def run_fused():
         return add_const_kernel[grid](x, out, n, float(k), BLOCK=BLOCK, num_warps=4)
 
-    return Plan(stages=[Stage("chain", run_fused if fused else run_chain, kernel=add_const_kernel,
+    fn = run_fused if fused else (_graphed(run_chain, x) if graph else run_chain)
+    return Plan(stages=[Stage("chain", fn, kernel=add_const_kernel,
                               tiling={"BLOCK": BLOCK, "num_warps": 4, "launches": 1 if fused else k},
                               grid_blocks=grid[0])],
                 output=lambda: out)

@@ -150,6 +150,7 @@ def stage_metrics(s: StageResult, max_sm_mhz: float | None = None, kernel_busy: 
     est = dx.roofline_metrics(s.achieved_flops_per_s, s.achieved_bytes_per_s, s.peak_flops_per_s,
                               s.peak_bytes_per_s, s.tensor_cores)
     return dx.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,
+                      compute_attainable_pct=est.compute_attainable_pct,
                       local_spill_bytes=spill, waves_per_sm=waves, **timing)
 
 

@@ -30,12 +30,21 @@ def test_every_pair_is_recorded_with_a_measured_gain():
             assert rec["measured_gain_pct"] is not None and len(rec["event_ns"]["good"]) >= 1
 
 
-def test_the_documented_table_is_what_the_model_says_now():
-    doc = table.DOC.read_text()
-    documented = doc.split(table.BEGIN)[1].split(table.END)[0].strip()
-    rows = table.rows()
-    current = "\n".join(table.markdown(rows) + [""] + table.summary(rows)[0])
-    assert documented == current.strip(), "run: python tests/calibration/table.py --write-doc"
+def test_the_documented_tables_are_what_the_model_says_now():
+    for (begin, end), current in table.sections().items():
+        assert table.documented(begin, end) == current.strip(), "run: python tests/calibration/table.py --write-doc"
+
+
+def test_the_calibration_targets_are_met():
+    """Issue 12's targets, on the recorded calibration set (not timed: recorded figures)."""
+    lines, ok = table.summary(table.rows())
+    assert ok, "\n".join(lines)
+
+
+def test_the_holdout_set_is_assessed_with_the_same_model():
+    rows = table.rows(table.HOLDOUT, only_recorded=True)
+    assert len(rows) == 6 and all(r["recorded"] and r["measured"] > 0 for r in rows)
+    assert all(r["rank"] == 1 for r in rows), [(r["pair"], r["rank"]) for r in rows]
 
 
 def test_every_planted_problem_is_ranked_and_estimated_from_its_own_counter():
