@@ -229,3 +229,66 @@ def analyze(tr: Trace, stages: list[str], sm_count: int | None = None, top_gaps:
         iteration_span_ns=[float(r["last"] - r["first"]) for _, r in
                            k.groupby("iteration").agg(first=("start", "min"), last=("end", "max")).iterrows()]
         if n_iter else [], notes=notes)
+
+
+def kernels_per_iteration(tr: Trace) -> tuple[list[float], list[float], list[dict[str, Any]]]:
+    """Kernel time of each ``ITER_RANGE`` instance of a trace in which every range is one timed
+    run (event mode): a kernel belongs to the run whose CPU range holds its launch call
+    (correlation id), so work launched outside the ranges (the L2 flush) is left out.
+
+    Returns (per-run sum of kernel durations, per-run span from first kernel start to last
+    kernel end, per-kernel rows in first-launch order: name, launches per run, median per
+    launch, median per run). Runs with no kernel are left out of the sums (the caller compares
+    the count with the runs it made)."""
+    import numpy as np
+
+    iters = tr.ranges[tr.ranges["name"] == ITER_RANGE].sort_values("start")
+    if iters.empty or tr.kernels.empty or tr.api.empty:
+        return [], [], []
+    launches = tr.api[tr.api["name"].isin(LAUNCH_APIS)]
+    starts, ends = iters["start"].to_numpy(), iters["end"].to_numpy()
+    idx = np.searchsorted(starts, launches["start"].to_numpy(), side="right") - 1
+    inside = (idx >= 0) & (launches["start"].to_numpy() <= ends[np.clip(idx, 0, None)])
+    corr_iter = dict(zip(launches["correlation"].to_numpy()[inside], idx[inside]))
+    k = tr.kernels.assign(iteration=tr.kernels["correlation"].map(corr_iter)).dropna(subset=["iteration"])
+    if k.empty:
+        return [], [], []
+    g = k.groupby("iteration")
+    sums = [float(v) for v in g["dur"].sum().tolist()]
+    spans = [float(v) for v in (g["end"].max() - g["start"].min()).tolist()]
+    runs = k["iteration"].nunique()
+    rows = []
+    for name, kg in k.groupby("name", sort=False):
+        rows.append({"name": str(name), "launches_per_run": len(kg) / runs, "median_ns": float(kg["dur"].median()),
+                     "total_median_ns": float(kg.groupby("iteration")["dur"].sum().median()),
+                     "first": float(kg["start"].min())})
+    rows.sort(key=lambda r: r.pop("first"))
+    return sums, spans, rows
+
+
+def iterations_window(tr: Trace) -> Trace:
+    """The part of a trace that belongs to the recorded iterations (``ITER_RANGE`` ranges):
+    CUDA API calls made between the first iteration's start and the last one's end, the kernels
+    and memory operations those calls launched (by correlation id), and the ranges inside.
+
+    Nsight Systems records the whole process (JIT, the correctness run, input generation,
+    warm-up), so its trace must be cut to the iterations before any question is answered;
+    Kineto's schedule already records only them, and the cut changes nothing there. A trace
+    without iteration ranges is returned as it is."""
+    iters = tr.ranges[tr.ranges["name"] == ITER_RANGE] if not tr.ranges.empty else tr.ranges
+    if iters.empty:
+        return tr
+    lo, hi = float(iters["start"].min()), float(iters["end"].max())
+
+    def inside(df):
+        return df[(df["start"] >= lo) & (df["start"] <= hi)] if not df.empty else df
+
+    api = inside(tr.api)
+    corr = set(api["correlation"].dropna().tolist()) if not api.empty else set()
+
+    def launched(df):
+        return df[df["correlation"].isin(corr)] if not df.empty else df
+
+    return Trace(kernels=launched(tr.kernels).reset_index(drop=True), memops=launched(tr.memops).reset_index(drop=True),
+                 api=api.reset_index(drop=True), ranges=inside(tr.ranges).reset_index(drop=True),
+                 cpu_ops=inside(tr.cpu_ops).reset_index(drop=True), num_sms=tr.num_sms, device_name=tr.device_name)

@@ -67,11 +67,14 @@ def write_params_and_samples(work_dir: Path, result: ProfileResult, cache_contro
         "created_at": result.created_at,
     }
     (work_dir / "params.json").write_text(json.dumps(params_json, indent=2, default=str))
-    rows = [{"stage": s.name, "run": i, "time_ns": v} for s in result.stages for i, v in enumerate(s.timing.samples_ns)]
+    timings = [(s.name, s.timing) for s in result.stages]
+    timings += [(s.name, s.launch_timing) for s in result.stages if s.launch_timing is not None]
     if result.plan_total is not None:
-        rows += [{"stage": "__plan__", "run": i, "time_ns": v} for i, v in enumerate(result.plan_total.samples_ns)]
+        timings.append(("__plan__", result.plan_total))
+    rows = [{"stage": name, "run": i, "time_ns": v, "method": t.method}
+            for name, t in timings for i, v in enumerate(t.samples_ns)]
     with open(work_dir / "samples.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["stage", "run", "time_ns"])
+        w = csv.DictWriter(f, fieldnames=["stage", "run", "time_ns", "method"])
         w.writeheader()
         w.writerows(rows)
     (work_dir / "result.json").write_text(result.model_dump_json(indent=2))

@@ -53,17 +53,26 @@ def render_report(result: ProfileResult, baseline: ProfileResult | None = None, 
     if mode.timing_note:
         out.append(mode.timing_note)
         out.append("")
+    def trow(label: str, t) -> list:
+        return [label, t.method, t.runs, f"{t.median_ns / 1e3:.3f}", f"{t.iqr_ns / 1e3:.3f}", f"{100 * t.rel_iqr:.2f}",
+                f"{t.min_ns / 1e3:.3f}", t.stop_reason, "yes" if t.l2_flushed else "no",
+                f"{min(t.sm_clock_mhz):.0f}–{max(t.sm_clock_mhz):.0f}" if t.sm_clock_mhz else NA]
+
     trows = []
     for s in result.stages:
-        t = s.timing
-        trows.append([s.name, t.method, t.runs, f"{t.median_ns / 1e3:.3f}", f"{t.iqr_ns / 1e3:.3f}",
-                      f"{100 * t.rel_iqr:.2f}", f"{t.min_ns / 1e3:.3f}", t.stop_reason, "yes" if t.l2_flushed else "no"])
+        trows.append(trow(s.name, s.timing))
+        if s.launch_timing is not None:
+            lt = s.launch_timing
+            trows.append(trow(f"{s.name} (launch-inclusive, +{100 * (lt.median_ns / s.timing.median_ns - 1):.1f}%)", lt))
     if result.plan_total is not None:
-        t = result.plan_total
-        trows.append(["(whole plan)", t.method, t.runs, f"{t.median_ns / 1e3:.3f}", f"{t.iqr_ns / 1e3:.3f}",
-                      f"{100 * t.rel_iqr:.2f}", f"{t.min_ns / 1e3:.3f}", t.stop_reason, "yes" if t.l2_flushed else "no"])
+        trows.append(trow("(whole plan)", result.plan_total))
     out += table(["Stage", "Method", "Runs", "Median (us)", "IQR (us)", "IQR/median %", "Min (us)", "Stopped by",
-                   "L2 flushed"], trows)
+                   "L2 flushed", "SM MHz"], trows)
+    krows = [[s.name, k.name[:90], f"{k.launches_per_run:g}", f"{k.median_ns / 1e3:.3f}", f"{k.total_median_ns / 1e3:.3f}"]
+             for s in result.stages for k in s.kernel_times]
+    if krows:
+        out += ["", "Kernels of each stage (CUPTI, per run; the stage's time is their sum):", ""]
+        out += table(["Stage", "Kernel", "Launches/run", "Median per launch (us)", "Median per run (us)"], krows)
     out.append("")
     out.append("Raw samples: `samples.csv` (ns)." + mode.samples_note)
     if result.phases_s:

@@ -37,7 +37,8 @@ def test_event_profile_writes_the_artifact_layout(engine, workspace):
     import pandas as pd
 
     samples = pd.read_csv(d / "samples.csv")
-    assert list(samples.columns) == ["stage", "run", "time_ns"] and len(samples) >= 3
+    assert list(samples.columns) == ["stage", "run", "time_ns", "method"] and len(samples) >= 3
+    assert set(samples["method"]) == {"cpu_wall_clock"}
     assert o.result.stages[0].timing.method == "cpu_wall_clock"
     assert o.contract.startswith("## Profile: vector_add v1")
     assert "CPU timing" in o.contract

@@ -1,0 +1,97 @@
+"""Event mode's kernel time on a GPU: each timed run's kernels found in a CUPTI trace by the
+launch call's correlation id (tested on torch.profiler traces recorded on an H100), the clock
+warning, and how the report shows the kernel time beside the launch-inclusive CUDA-event time."""
+
+from pathlib import Path
+
+import pytest
+
+from kprof_mcp.analysis import timeline as T
+from kprof_mcp.models import DeviceState, KernelTime, ProfileResult, Timing
+from kprof_mcp.modes.event import CLOCK_MOVED_FRACTION, quality_warnings
+from kprof_mcp.parsers import kineto
+from kprof_mcp.render import render_report
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+H100 = FIX / "h100_timeline"
+EVENT = FIX / "h100_event" / "vector_add" / "n=16777216_dtype=float32" / "20261122T043546.751072Z-v0"
+
+
+def test_each_run_is_the_sum_of_the_kernels_its_launches_started():
+    tr = kineto.load_trace(H100 / "tiny_chain_v0" / "trace.json")
+    sums, spans, rows = T.kernels_per_iteration(tr)
+    assert len(sums) == 5 and len(spans) == 5
+    (row,) = rows
+    assert row["name"] == "add_const_kernel" and row["launches_per_run"] == 200
+    # The same kernels the timeline analysis attributes to the one stage, iteration by iteration.
+    tl = T.analyze(tr, ["chain"])
+    assert sums == pytest.approx(tl.stages[0]["gpu_time_ns_samples"])
+    # 200 launches of a ~1.5 µs kernel: the span (launch-bound) is far longer than the kernel time.
+    assert all(sp > 10 * s for s, sp in zip(sums, spans))
+    assert row["total_median_ns"] == pytest.approx(sorted(sums)[2])
+
+
+def test_work_launched_outside_the_run_ranges_is_not_counted():
+    tr = kineto.load_trace(H100 / "two_streams_v1" / "trace.json")
+    sums, _, rows = T.kernels_per_iteration(tr)
+    # Two branches, each one launch of the same kernel.
+    assert len(sums) == 5 and [(r["name"], r["launches_per_run"]) for r in rows] == [("poly_kernel", 2)]
+    iters = tr.ranges[tr.ranges["name"] == T.ITER_RANGE].sort_values("start")
+    # Drop the third run's range: its kernels were launched outside every range (as the L2
+    # flush is) and must vanish from the sums, the others unchanged.
+    tr.ranges = tr.ranges.drop(index=iters.index[2])
+    sums4, _, _ = T.kernels_per_iteration(tr)
+    assert sums4 == pytest.approx(sums[:2] + sums[3:])
+
+
+def test_empty_trace_gives_nothing_rather_than_zeros():
+    tr = kineto.load_trace(H100 / "tiny_chain_v0" / "trace.json")
+    tr.kernels = tr.kernels.iloc[0:0]
+    assert T.kernels_per_iteration(tr) == ([], [], [])
+
+
+def _gpu() -> DeviceState:
+    return DeviceState(kind="cuda", name="NVIDIA H100 80GB HBM3")
+
+
+def _stage(result: ProfileResult, **timing) -> ProfileResult:
+    s = result.stages[0]
+    t = Timing(**{**s.timing.model_dump(include={"samples_ns", "l2_flushed", "stop_reason"}), **timing})
+    return result.model_copy(update={"stages": [s.model_copy(update={"timing": t})]})
+
+
+def test_clock_moving_during_timing_is_warned_and_steady_clocks_are_not():
+    result = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
+    moved = _stage(result, method="cupti_kernel_sum", sm_clock_mhz=[1980.0, 1980.0, 1755.0])
+    assert (1980 - 1755) / 1980 > CLOCK_MOVED_FRACTION
+    w = [x for x in quality_warnings(_gpu(), moved.stages, None) if x.kind == "clocks" and x.stage]
+    assert len(w) == 1 and "1755–1980 MHz" in w[0].message and w[0].stage == "add"
+    steady = _stage(result, method="cupti_kernel_sum", sm_clock_mhz=[1980.0, 1965.0, 1980.0])
+    assert not [x for x in quality_warnings(_gpu(), steady.stages, None) if x.kind == "clocks" and x.stage]
+
+
+def test_resolution_warning_only_for_launch_inclusive_event_times():
+    result = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
+    short = [3000.0] * 40
+    ev = _stage(result, method="cuda_events", samples_ns=short)
+    cu = _stage(result, method="cupti_kernel_sum", samples_ns=short)
+    assert [x for x in quality_warnings(_gpu(), ev.stages, None) if x.kind == "resolution"]
+    assert not [x for x in quality_warnings(_gpu(), cu.stages, None) if x.kind == "resolution"]
+
+
+def test_report_shows_kernel_time_launch_inclusive_time_and_each_kernel():
+    result = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
+    s = result.stages[0]
+    launch = s.timing  # the recording's CUDA-event samples
+    kernel = Timing(samples_ns=[v * 0.95 for v in launch.samples_ns], method="cupti_kernel_sum", l2_flushed=True,
+                    stop_reason="converged", sm_clock_mhz=[1980.0, 1980.0])
+    stage = s.model_copy(update={"timing": kernel, "launch_timing": launch, "kernel_times": [
+        KernelTime(name="add_kernel", launches_per_run=1, median_ns=kernel.median_ns, total_median_ns=kernel.median_ns)]})
+    report = render_report(result.model_copy(update={"stages": [stage]}))
+    rows = [line for line in report.splitlines() if line.startswith("| add")]
+    assert any("cupti_kernel_sum" in r and "1980–1980" in r for r in rows)
+    inclusive = [r for r in rows if "launch-inclusive" in r]
+    assert len(inclusive) == 1 and "+5.3%" in inclusive[0] and "cuda_events" in inclusive[0]
+    assert "Kernels of each stage (CUPTI" in report and "| add | add_kernel | 1 |" in report
+    # The contract's duration is the kernel time, not the launch-inclusive one.
+    assert f"{kernel.median_ns / 1e3:.2f}" in report.split("### Stages")[1].split("\n\n")[0]
