@@ -84,7 +84,7 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: ar
 
         outcome = engine.profile(a.kernel, a.version, params, a.mode, a.baseline, on_progress,
                                  ncu_launches=a.ncu_launches, clock_control=a.clock_control,
-                                 timeline_iters=a.timeline_iters)
+                                 timeline_iters=a.timeline_iters, timeline_engine=a.timeline_engine)
     if outcome.result.device.kind != "cuda":
         err.print("[bold yellow]No GPU: this ran on the CPU (Triton interpreter). The times are CPU times and "
                   "say nothing about GPU performance.[/]")
@@ -116,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="a kernel parameter (needed when its name is also an option here, e.g. version)")
     p.add_argument("--ncu-launches", type=int, default=1, help="annotation/ncu: profiled launches per stage")
     p.add_argument("--timeline-iters", type=int, default=5, help="nsys: recorded iterations of the plan")
+    p.add_argument("--timeline-engine", default="auto", choices=["auto", "nsys", "kineto"],
+                   help="nsys: Nsight Systems when a working one is found (auto), Nsight Systems or an error (nsys), "
+                        "or CUPTI via torch.profiler (kineto)")
     p.add_argument("--clock-control", default="base", choices=["base", "none"],
                    help="annotation/ncu: ncu --clock-control (none under MIG)")
     p.add_argument("--baseline", default=None, help="an earlier profile_dir to compare with")

@@ -25,7 +25,7 @@ from .analysis.assessment import Assessment, assess
 from .devices import load_devices, try_match_device
 from .kernel.api import NAME_RE, Param, ParamError
 from .locks import Cancelled, device_lock, lock_name
-from .models import Diagnosis, ProfileRequest, ProfileResult
+from .models import TIMELINE_ENGINES, Diagnosis, ProfileRequest, ProfileResult
 from .modes import DEFAULT_MODE, MODES, ModeError, ModeNotAvailable, PreflightEnv, get_mode
 from .packages import KernelNotFound, available, resolve
 from .render import render_contract, render_devlog_entry, render_report, last_devlog_metrics
@@ -208,7 +208,8 @@ class Engine:
     def profile(self, kernel: str, version: str | None = None, params: dict[str, Any] | None = None,
                 mode: str = DEFAULT_MODE, baseline: str | None = None, on_progress: runner.ProgressFn | None = None,
                 timeout_s: float | None = None, ncu_launches: int = 1, clock_control: str = "base",
-                timeline_iters: int = 5, control: runner.RunControl | None = None) -> ProfileOutcome:
+                timeline_iters: int = 5, control: runner.RunControl | None = None,
+                timeline_engine: str = "auto") -> ProfileOutcome:
         """Check correctness, then measure every stage in ``mode``; write the artifacts; return
         the contract.
 
@@ -217,12 +218,13 @@ class Engine:
         SASS metrics. Only launches inside each stage's NVTX range are profiled.
         """
         spec = self.check_profile(kernel, version, params, mode, baseline, timeout_s, ncu_launches, clock_control,
-                                  timeline_iters)
+                                  timeline_iters, timeline_engine)
         return self.run_checked(spec, on_progress, control)
 
     def check_profile(self, kernel: str, version: str | None = None, params: dict[str, Any] | None = None,
                       mode: str = DEFAULT_MODE, baseline: str | None = None, timeout_s: float | None = None,
-                      ncu_launches: int = 1, clock_control: str = "base", timeline_iters: int = 5) -> "ProfileSpec":
+                      ncu_launches: int = 1, clock_control: str = "base", timeline_iters: int = 5,
+                      timeline_engine: str = "auto") -> "ProfileSpec":
         """Validate every argument of a profile (fast; nothing runs on the GPU) and return what
         :meth:`run_checked` needs. Every bad input raises :class:`KprofError` saying what is valid."""
         try:
@@ -247,19 +249,24 @@ class Engine:
             raise KprofError(f"ncu_launches={ncu_launches!r}: give an integer from 1 to 20")
         if isinstance(timeline_iters, bool) or not isinstance(timeline_iters, int) or not 1 <= timeline_iters <= 50:
             raise KprofError(f"timeline_iters={timeline_iters!r}: give an integer from 1 to 50")
+        if timeline_engine not in TIMELINE_ENGINES:
+            raise KprofError(f"timeline_engine={timeline_engine!r}: 'auto' (Nsight Systems when a working one is "
+                             "found, else CUPTI via torch.profiler; default), 'nsys' (Nsight Systems or an error) "
+                             "or 'kineto' (torch.profiler)")
         if clock_control not in ("base", "none"):
             raise KprofError(f"clock_control={clock_control!r}: 'base' (ncu locks SM clocks to base; default) or "
                              "'none' (clocks free, e.g. under MIG)")
         try:
             extra = mode_obj.preflight(PreflightEnv(cpu=cpu, force_cpu=self.config.force_cpu,
-                                                    gpus=nvidia_smi.gpus(), clock_control=clock_control))
+                                                    gpus=nvidia_smi.gpus(), clock_control=clock_control,
+                                                    timeline_engine=timeline_engine))
         except ModeError as e:
             raise KprofError(str(e)) from None
         req = ProfileRequest(kernel=desc["name"], kernel_source=str(source), version=version, params=checked,
                              mode=mode, out_root=str(self.config.out_root), budget_ms=budget,
                              min_runs=3 if cpu else 30, force_cpu=self.config.force_cpu,
                              ncu_launches=ncu_launches, clock_control=clock_control,
-                             timeline_iters=timeline_iters, **extra)
+                             timeline_iters=timeline_iters, timeline_engine=timeline_engine, **extra)
         stages = next(v["stages"] for v in desc["versions"] if v["name"] == version)
         return ProfileSpec(req=req, base=base, source=source, cpu=cpu, stages=[st["name"] for st in stages],
                            timeout=float(timeout_s or self.config.timeout_s), baseline=baseline)
@@ -426,13 +433,16 @@ class Engine:
 
 def _profilers() -> dict[str, Any]:
     ncu = ncu_tool.find_ncu()
-    nsys = nsys_tool.find_nsys()
+    nsys = nsys_tool.check_nsys()
     return {
-        "cuda_events": {"usable": nvidia_smi.gpu_present(), "used_by": ["event"]},
+        "cupti": {"usable": nvidia_smi.gpu_present(), "used_by": ["event", "nsys"],
+                  "note": "event mode's kernel times (torch.profiler), CUDA events beside them"},
         "ncu": {"path": str(ncu) if ncu else None, "usable_by_kprof": ncu is not None,
                 "used_by": ["annotation", "ncu"],
                 "note": "set KPROF_NCU to choose an installation; counters need root or "
                         "NVreg_RestrictProfilingToAdminUsers=0"},
-        "nsys": {"path": str(nsys) if nsys else None, "usable_by_kprof": False,
-                 "note": "mode 'nsys' records its timeline with torch.profiler (CUPTI); Nsight Systems is not driven"},
+        "nsys": {"path": str(nsys.path) if nsys.path else None, "version": nsys.version,
+                 "usable_by_kprof": nsys.usable, "used_by": ["nsys"], "problem": nsys.problem,
+                 "note": "mode 'nsys' records with Nsight Systems when it is usable (set KPROF_NSYS to choose one), "
+                         "else with CUPTI via torch.profiler, and its report says which"},
     }

@@ -13,6 +13,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 
+TIMELINE_ENGINES = ("auto", "nsys", "kineto")  # nsys mode's recorders (ProfileRequest.timeline_engine)
+
+
 class ProfileRequest(BaseModel):
     """What to profile. Frozen and hashable, separate from any result."""
 
@@ -38,6 +41,12 @@ class ProfileRequest(BaseModel):
     # Nsight run of a source/params, so Triton's autotuner never benchmarks under instrumentation.
     prepare_only: bool = False
     timeline_iters: int = 5  # nsys mode: plan iterations recorded back to back
+    # nsys mode: "auto" (Nsight Systems when a working one is found, else CUPTI via torch.profiler),
+    # "nsys" (Nsight Systems or an error) or "kineto" (torch.profiler). The engine fills the rest
+    # after its preflight: the Nsight Systems to run, or why none could be used.
+    timeline_engine: str = "auto"
+    nsys_path: str | None = None
+    timeline_fallback: str | None = None
 
 
 class DeviceState(BaseModel):
@@ -92,9 +101,11 @@ class Timing(BaseModel):
     """Raw samples of one timed region; statistics are derived."""
 
     samples_ns: list[float]
-    method: str  # "cuda_events" or "cpu_wall_clock"
+    method: str  # "cupti_kernel_sum", "cuda_events", "cpu_wall_clock", or a mode's own description
     l2_flushed: bool
     stop_reason: str  # "converged", "budget", "max_runs"
+    sm_clock_mhz: list[float] = Field(default_factory=list, description="SM clock read after each timed batch "
+                                                                         "(nvidia-smi), when recorded")
 
     @computed_field
     @property
@@ -123,6 +134,15 @@ class Timing(BaseModel):
     @property
     def rel_iqr(self) -> float:
         return self.iqr_ns / self.median_ns if self.median_ns > 0 else float("inf")
+
+
+class KernelTime(BaseModel):
+    """One kernel of a stage, timed by CUPTI over the timed runs."""
+
+    name: str
+    launches_per_run: float
+    median_ns: float  # per launch
+    total_median_ns: float  # per run: all its launches
 
 
 class StageResult(BaseModel):
@@ -155,6 +175,11 @@ class StageResult(BaseModel):
     dram_bytes: float | None = None  # measured DRAM read+write bytes
     sm_clock_hz: float | None = None  # SM clock during the profiled launch
     ncu_kernels: list[str] = Field(default_factory=list, description="kernel names ncu profiled for this stage")
+    # Event mode on a GPU: ``timing`` is the kernels' own time (CUPTI); this is the same stage timed
+    # with CUDA events around each launch, which adds launch latency and event overhead.
+    launch_timing: Timing | None = None
+    kernel_times: list[KernelTime] = Field(default_factory=list,
+                                           description="each kernel of the stage per run (CUPTI), in launch order")
     ncu_rules: list[dict[str, Any]] = Field(default_factory=list, description="Nsight Compute rule results")
     missing_metrics: list[str] = Field(default_factory=list, description="metrics asked for but absent (n/a)")
 

@@ -148,7 +148,11 @@ def build_server(config: Config | None = None) -> MCPServer:
         clock_control: Annotated[str, Field(description="annotation/ncu: 'base' (ncu locks SM clocks to base; "
                                                         "default) or 'none' (needed under MIG)")] = "base",
         timeline_iters: Annotated[int, Field(ge=1, le=50, description="nsys: plan iterations recorded back to back "
-                                                                      "(after 3 profiler warm-up steps)")] = 5,
+                                                                      "(after 3 warm-up iterations)")] = 5,
+        timeline_engine: Annotated[str, Field(description="nsys: 'auto' (Nsight Systems when a working one is "
+                                                          "found, else CUPTI via torch.profiler, and the report says "
+                                                          "why), 'nsys' (Nsight Systems or an error) or 'kineto' "
+                                                          "(torch.profiler)")] = "auto",
         wait_s: Annotated[float | None, Field(ge=0, le=55, description="answer within this many seconds: the "
                                                                        "contract if the profile is done, else a "
                                                                        "job_id for get_profile (default 45)")] = None,
@@ -185,7 +189,7 @@ def build_server(config: Config | None = None) -> MCPServer:
         try:
             spec = await anyio.to_thread.run_sync(
                 lambda: engine.check_profile(kernel, version, params, mode, baseline, timeout_s, ncu_launches,
-                                             clock_control, timeline_iters))
+                                             clock_control, timeline_iters, timeline_engine))
         except KprofError as e:
             raise ToolError(str(e)) from None
         job = jobs.submit(spec, f"{spec.req.kernel} {spec.req.version} {spec.req.mode}")

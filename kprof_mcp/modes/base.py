@@ -49,6 +49,7 @@ class PreflightEnv:
     force_cpu: bool  # forced by KPROF_FORCE_CPU / --cpu
     gpus: list[dict[str, str]]  # nvidia-smi rows
     clock_control: str
+    timeline_engine: str = "auto"  # nsys mode: auto, nsys or kineto
 
 
 @dataclass

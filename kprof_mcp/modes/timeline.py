@@ -1,59 +1,160 @@
-"""``nsys``: the timeline of several back-to-back iterations of the whole plan, recorded with
-torch.profiler (CUPTI via Kineto on a GPU; CPU activity only without one), each stage inside
-a ``kprof_<stage>`` range (record_function and NVTX). The trace is read into the one trace
-model (:mod:`kprof_mcp.parsers.kineto`) and every timeline question is answered by
-:mod:`kprof_mcp.analysis.timeline`."""
+"""``nsys``: the timeline of several back-to-back iterations of the whole plan, each iteration
+inside a ``kprof_iteration`` range and each stage inside a ``kprof_<stage>`` range.
+
+Two recorders feed the one trace model (:class:`kprof_mcp.parsers.kineto.Trace`), so every
+timeline question is answered by :mod:`kprof_mcp.analysis.timeline` whichever recorded it:
+
+* **Nsight Systems** (on a GPU, when a working ``nsys`` is found — see
+  :func:`kprof_mcp.tools.nsys.check_nsys`): the capture child runs under ``nsys profile -t
+  cuda,nvtx --cuda-graph-trace=node`` with NVTX ranges; afterwards the parent exports the
+  ``.nsys-rep`` to SQLite and a reading child (:meth:`TimelineMode.read_output`) parses it
+  (:mod:`kprof_mcp.parsers.nsys`). Both files are kept: a person opens ``timeline.nsys-rep`` in
+  the Nsight Systems GUI.
+* **CUPTI via torch.profiler** (Kineto): when no usable Nsight Systems is found (the report says
+  why: typically its importer missing ``libpfm4``/``libdw1``/``libelf1`` in a container), when
+  ``timeline_engine='kineto'`` is asked for, and on the CPU (CPU activity only).
+"""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 from ..analysis import timeline as tl_lib
-from ..models import ProfileResult, StageResult, Timing
+from ..models import ProfileResult, ResultWarning, StageResult, Timing
 from ..parsers import kineto
 from ..render.timeline import timeline_sections
-from ..tools.nsys import find_nsys
-from .base import Mode
+from ..tools import nsys as nsys_tool
+from .base import Launch, Mode, ModeError, PreflightEnv
 
-PROFILER_WARMUP = 3
-
-
-def nsys_note() -> str:
-    """Which timeline engine ran, and why not Nsight Systems."""
-    nsys = find_nsys()
-    if not nsys:
-        return "not installed; the timeline comes from CUPTI via torch.profiler"
-    return (f"found at {nsys}, but kprof does not drive it yet (on the lent H100 its importer cannot turn a "
-            ".qdstrm into a report); the timeline comes from CUPTI via torch.profiler")
+PROFILER_WARMUP = 3  # plan iterations run before the recorded ones (both engines)
+REPORT_FILE = "timeline.nsys-rep"
+SQLITE_FILE = "timeline.sqlite"
 
 
 class TimelineMode(Mode):
     name = "nsys"
     summary = ("timeline: kernel and CUDA API summaries, memory operations, ranges per stage, stream overlap, launch "
-               "order, GPU idle gaps, launch overhead, waves; trace JSON, CSV tables and a PNG")
-    needs = "torch.profiler (CUPTI via Kineto); CPU activity only without a GPU"
+               "order, GPU idle gaps, launch overhead, waves; recorded by Nsight Systems (.nsys-rep + SQLite kept) "
+               "or CUPTI via torch.profiler; CSV tables and a PNG")
+    needs = "Nsight Systems, or torch.profiler (CUPTI via Kineto); CPU activity only without a GPU"
 
     def cache_control(self, result: ProfileResult) -> str:
         return "none: iterations run back to back with warm caches" if result.device.kind == "cuda" else "none (CPU)"
 
+    # ------------------------------------------------------------------ parent
+    def preflight(self, env: PreflightEnv) -> dict[str, Any]:
+        """Choose the recorder: Nsight Systems when asked for or found working, else Kineto with
+        the reason recorded (``timeline_fallback``) so the report can say it."""
+        engine = env.timeline_engine
+        if env.cpu:
+            if engine == "nsys":
+                why = "KPROF_FORCE_CPU=1 is set" if env.force_cpu else "no NVIDIA GPU is visible (nvidia-smi)"
+                raise ModeError(f"timeline_engine='nsys' records CUDA activity with Nsight Systems, but {why}. "
+                                "Leave timeline_engine='auto' for a CPU-only torch.profiler timeline.")
+            return {}
+        if engine == "kineto":
+            return {"timeline_fallback": "not used: timeline_engine='kineto' was asked for"}
+        check = nsys_tool.check_nsys()
+        if check.usable and check.path is not None:
+            return {"nsys_path": str(check.path)}
+        if engine == "nsys":
+            raise ModeError(f"{check.problem} Or pass timeline_engine='kineto' (CUPTI via torch.profiler).")
+        return {"timeline_fallback": check.problem}
+
+    def launch(self, req, stages: list[str], scratch: Path) -> Launch:
+        if not req.nsys_path:
+            return Launch()
+        nsys = Path(req.nsys_path)
+        base = scratch / "timeline"
+        cmd = nsys_tool.profile_prefix(nsys, base)
+        profiler = {"engine": "Nsight Systems", "nsys_version": nsys_tool.version(nsys), "nsys_path": str(nsys),
+                    "command": [c if c != str(base) else "<profile_dir>/timeline" for c in cmd[1:]],
+                    "report_file": REPORT_FILE, "sqlite_file": SQLITE_FILE}
+        return Launch(prefix=cmd, profiler=profiler, scratch=scratch)
+
     def after_run(self, req, record, launch, work_dir, on_progress, control, timeout_s) -> None:
-        result = ProfileResult.model_validate_json((work_dir / "result.json").read_text())
-        result.timeline["nsys"] = nsys_note()
-        (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
+        if not req.nsys_path:  # recorded in the child with torch.profiler: say why not Nsight Systems
+            result = ProfileResult.model_validate_json((work_dir / "result.json").read_text())
+            result.timeline["nsys"] = _fallback_note(req, result.device.kind == "cuda")
+            (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
+            return
+        from .. import runner
+
+        log = record.get("log", "")
+        (work_dir / "nsys.log").write_text(log)
+        rep = (launch.scratch or work_dir) / REPORT_FILE
+        if not rep.is_file():
+            tail = " | ".join(line.strip() for line in log.strip().splitlines()[-6:])[:800]
+            raise ModeError(f"Nsight Systems wrote no report ({REPORT_FILE}); its output ends: {tail or '(nothing)'}. "
+                            "Pass timeline_engine='kineto' to record with torch.profiler instead "
+                            f"(partial artifacts kept in {work_dir})", "nsys_failed")
+        shutil.move(str(rep), work_dir / REPORT_FILE)
+        if on_progress:
+            on_progress(0.88, "exporting the Nsight Systems report to SQLite")
+        nsys = Path(req.nsys_path)
+        try:
+            nsys_tool.export_sqlite(nsys, work_dir / REPORT_FILE, work_dir / SQLITE_FILE, timeout_s=min(600, timeout_s))
+        except nsys_tool.NsysError as e:
+            raise ModeError(f"{e} (the report is kept in {work_dir / REPORT_FILE})", "nsys_failed") from None
+        profiler = dict(launch.profiler, profiled_process_wall_s=record.get("wall_s"),
+                        nsys_exit_code=record.get("returncode"))
+        (work_dir / "profiler.json").write_text(json.dumps(profiler, indent=2, default=str))
+        if on_progress:
+            on_progress(0.93, "reading the Nsight Systems export")
+        try:
+            runner.finish(req.model_dump_json(), work_dir, log, profiler, control=control)
+        except runner.WorkerError as e:
+            raise ModeError(f"{e} (partial artifacts kept in {work_dir})", e.kind) from None
 
     def report(self, result, assessment, others):
         from ..render.report import ModeReport
 
         return ModeReport(sections=timeline_sections(result))
 
+    # ------------------------------------------------------------------ child
     def capture(self, cap) -> dict[str, Any]:
+        if cap.req.nsys_path and cap.use_cuda:
+            return self._capture_nvtx(cap)
+        return self._capture_kineto(cap)
+
+    def _capture_nvtx(self, cap) -> dict[str, Any]:
+        """Under ``nsys profile``: warm-up, then the recorded iterations inside NVTX ranges; the
+        trace is read afterwards from the export (:meth:`read_output`)."""
+        torch, req = cap.torch, cap.req
+        nvtx = torch.cuda.nvtx
+        for _ in range(PROFILER_WARMUP):  # outside any range: not analysed
+            cap.run_plan()
+        cap.phase("timeline_warmup")
+        cap.progress(0.4, f"recording {req.timeline_iters} iterations of the plan with Nsight Systems")
+
+        def ranged(stage, fn):
+            def run():
+                nvtx.range_push(tl_lib.RANGE_PREFIX + stage.name)
+                try:
+                    return fn()
+                finally:
+                    nvtx.range_pop()
+            return run
+
+        for _ in range(req.timeline_iters):
+            nvtx.range_push(tl_lib.ITER_RANGE)
+            cap.run_plan(sync=False, wrap=ranged)
+            nvtx.range_pop()
+        torch.cuda.synchronize()
+        cap.phase("timeline_record")
+        capture = {"result": cap.fields_json(),
+                   "stages": json.loads(json.dumps(cap.stages, default=lambda o: o.model_dump()))}
+        (cap.work_dir / "capture.json").write_text(json.dumps(capture, indent=2, default=str))
+        return {"captured": True}
+
+    def _capture_kineto(self, cap) -> dict[str, Any]:
         from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
-        from ..child.artifacts import write_params_and_samples
-
         torch, req, use_cuda = cap.torch, cap.req, cap.use_cuda
-        for _ in range(3):  # warm-up outside the recording
+        for _ in range(PROFILER_WARMUP):  # warm-up outside the recording
             cap.run_plan()
         cap.phase("timeline_warmup")
         cap.progress(0.4, f"recording {req.timeline_iters} iterations of the plan with torch.profiler")
@@ -87,65 +188,118 @@ class TimelineMode(Mode):
         prof.export_chrome_trace(str(trace_path))
         cap.phase("timeline_record")
         cap.progress(0.8, "analysing the timeline")
-        tr = kineto.load_trace(trace_path)
-        names = [s["name"] for s in cap.stages]
-        tl = tl_lib.analyze(tr, names, cap.device.sm_count)
-        tl.engine = ("CUPTI via torch.profiler (Kineto) " + torch.__version__ if use_cuda else
-                     "torch.profiler, CPU activity only (no GPU)")
-        stage_results = []
-        for static, row in zip(cap.stages, tl.stages):
-            # The stage's GPU span per iteration (first kernel start to last kernel end): for a
-            # launch-bound stage that is what it costs, not the sum of its tiny kernels.
-            samples = row["gpu_span_ns_samples"]
-            method = "cupti gpu span per iteration"
-            if not samples:  # CPU: the range's wall time per iteration
-                samples = [float(v) for v in tr.ranges[tr.ranges["name"] == tl_lib.RANGE_PREFIX + static["name"]]["dur"]]
-                method = "cpu range wall time per iteration"
-            if not samples:
-                from ..protocol import ExpectedError
-
-                raise ExpectedError("mode", f"stage {static['name']!r}: nothing recorded in its range")
-            stage_results.append(StageResult(timing=Timing(samples_ns=samples, method=method, l2_flushed=False,
-                                                           stop_reason=f"{req.timeline_iters} recorded iterations"),
-                                             **static))
-        plan_total = None
-        if tl.iteration_span_ns:
-            plan_total = Timing(samples_ns=tl.iteration_span_ns, method="gpu span per iteration (first kernel start "
-                                "to last kernel end)", l2_flushed=False, stop_reason=f"{req.timeline_iters} iterations")
-        if use_cuda:
-            cap.warn("timeline", "timeline mode: no L2 flush and no clock locking; iterations run back to back as in "
-                                 "an application, so times include warm caches and launch overhead")
-        if cap.plan.kind == "concurrent":
-            cap.warn("concurrency", "concurrent plan: per-stage durations are each stage's kernel time inside the "
-                                    "overlapped run; the whole-plan span and the stream overlap table are what "
-                                    "measure concurrency")
-        for note in tl.notes:
-            cap.warn("timeline", note)
-        result = cap.result(stage_results, plan_total=plan_total, timeline=tl.to_dict())
-        self._write_artifacts(cap.work_dir, tr, tl, result)
+        tr = tl_lib.iterations_window(kineto.load_trace(trace_path))
+        engine = ("CUPTI via torch.profiler (Kineto) " + torch.__version__ if use_cuda else
+                  "torch.profiler, CPU activity only (no GPU)")
+        stages, plan_total, tl, warnings = assemble(tr, cap.stages, cap.device.sm_count, engine, req.timeline_iters,
+                                                    cap.plan.kind, use_cuda)
+        cap.warnings += warnings
+        result = cap.result(stages, plan_total=plan_total, timeline=tl.to_dict())
         cap.phase("timeline_analysis")
         result.phases_s = dict(cap.phases_s)
-        write_params_and_samples(cap.work_dir, result, self.cache_control(result))
+        write_timeline(cap.work_dir, tr, tl, result, self.cache_control(result))
         return {}
 
-    @staticmethod
-    def _write_artifacts(work_dir: Path, tr, tl, result: ProfileResult) -> None:
-        import pandas as pd
+    def read_output(self, req, work_dir: Path, log: str, profiler: dict[str, Any]) -> ProfileResult:
+        """The Nsight Systems recording (SQLite export) → the same result the Kineto path builds."""
+        from ..parsers import nsys as nsys_parser
+        from ..protocol import ExpectedError
 
-        from ..models import ResultWarning
-        from ..render.plots import plot_timeline
-
-        d = work_dir / "timeline"
-        d.mkdir(exist_ok=True)
-        tr.kernels.to_csv(d / "kernels.csv", index=False)
-        tr.api.to_csv(d / "cuda_api.csv", index=False)
-        tr.memops.to_csv(d / "memops.csv", index=False)
-        for name in ("kernel_summary", "api_summary", "memop_summary", "streams", "gaps", "launch_order", "waves"):
-            pd.DataFrame(getattr(tl, name)).to_csv(d / f"{name}.csv", index=False)
-        pd.DataFrame([{k: v for k, v in s.items() if not k.endswith("_samples")} for s in tl.stages]).to_csv(
-            d / "stages.csv", index=False)
+        capture = json.loads((work_dir / "capture.json").read_text())
         try:
-            plot_timeline(tr, tl, work_dir / "timeline.png", f"{result.kernel} {result.version}")
-        except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the measurements
-            result.warnings.append(ResultWarning(kind="artifact",
-                                                 message=f"timeline.png not written: {type(e).__name__}: {e}"))
+            # Nsight Systems recorded the whole process: JIT, correctness run, inputs, warm-up.
+            tr = tl_lib.iterations_window(nsys_parser.load_sqlite(work_dir / SQLITE_FILE))
+        except (ValueError, OSError) as e:
+            raise ModeError(f"reading the Nsight Systems export failed: {e}", "nsys_failed") from None
+        fields = capture["result"]
+        engine = f"Nsight Systems {profiler.get('nsys_version') or ''}".strip()
+        try:
+            stages, plan_total, tl, warnings = assemble(tr, capture["stages"], fields["device"].get("sm_count"),
+                                                        engine, req.timeline_iters, fields["plan_kind"], True)
+        except ExpectedError as e:
+            raise ModeError(str(e)) from None
+        tl_dict = tl.to_dict()
+        tl_dict["nsys"] = (f"{profiler.get('nsys_path')} recorded this timeline ({REPORT_FILE}: open it in the Nsight "
+                           f"Systems GUI; {SQLITE_FILE}: its SQLite export, which this report reads)")
+        result = ProfileResult(**{**fields, "stages": stages, "plan_total": plan_total, "timeline": tl_dict,
+                                  "profiler": profiler,
+                                  "warnings": [ResultWarning(**w) for w in fields.get("warnings", [])] + warnings})
+        write_timeline(work_dir, tr, tl, result, self.cache_control(result))
+        return result
+
+
+def _fallback_note(req, on_gpu: bool) -> str:
+    """Why the Kineto recorder ran instead of Nsight Systems."""
+    if not on_gpu:
+        return "not used: no GPU (CPU activity only, from torch.profiler)"
+    return (req.timeline_fallback or "not used") + "; the timeline comes from CUPTI via torch.profiler"
+
+
+def assemble(tr, statics: list[dict[str, Any]], sm_count: int | None, engine: str, iters: int, plan_kind: str,
+             use_cuda: bool) -> tuple[list[StageResult], Timing | None, tl_lib.Timeline, list[ResultWarning]]:
+    """One recorded trace (either engine) → stage results, the whole-plan time, the timeline
+    analysis and the warnings every timeline profile carries."""
+    from ..protocol import ExpectedError
+
+    names = [s["name"] for s in statics]
+    tl = tl_lib.analyze(tr, names, sm_count)
+    tl.engine = engine
+    warnings: list[ResultWarning] = []
+    stage_results = []
+    for static, row in zip(statics, tl.stages):
+        # The stage's GPU span per iteration (first kernel start to last kernel end): for a
+        # launch-bound stage that is what it costs, not the sum of its tiny kernels.
+        samples = row["gpu_span_ns_samples"]
+        method = "gpu span per iteration"
+        if not samples:  # CPU: the range's wall time per iteration
+            samples = [float(v) for v in tr.ranges[tr.ranges["name"] == tl_lib.RANGE_PREFIX + static["name"]]["dur"]]
+            method = "cpu range wall time per iteration"
+        if not samples:
+            raise ExpectedError("mode", f"stage {static['name']!r}: nothing recorded in its range")
+        stage_results.append(StageResult(timing=Timing(samples_ns=samples, method=f"{method} ({engine})",
+                                                       l2_flushed=False, stop_reason=f"{iters} recorded iterations"),
+                                         **static))
+    plan_total = None
+    if tl.iteration_span_ns:
+        plan_total = Timing(samples_ns=tl.iteration_span_ns, method="gpu span per iteration (first kernel start "
+                            "to last kernel end)", l2_flushed=False, stop_reason=f"{iters} iterations")
+
+    def warn(kind: str, message: str) -> None:
+        warnings.append(ResultWarning(kind=kind, message=message))
+
+    if use_cuda:
+        warn("timeline", "timeline mode: no L2 flush and no clock locking; iterations run back to back as in an "
+                         "application, so times include warm caches and launch overhead")
+        if tl.iterations and tl.iterations != iters:
+            warn("timeline", f"{tl.iterations} of the {iters} recorded iterations hold kernels matched to their range")
+    if plan_kind == "concurrent":
+        warn("concurrency", "concurrent plan: per-stage durations are each stage's kernel time inside the "
+                            "overlapped run; the whole-plan span and the stream overlap table are what measure "
+                            "concurrency")
+    for note in tl.notes:
+        warn("timeline", note)
+    return stage_results, plan_total, tl, warnings
+
+
+def write_timeline(work_dir: Path, tr, tl, result: ProfileResult, cache_control: str) -> None:
+    """timeline/*.csv, timeline.png, then params.json, samples.csv and result.json."""
+    import pandas as pd
+
+    from ..child.artifacts import write_params_and_samples
+    from ..render.plots import plot_timeline
+
+    d = work_dir / "timeline"
+    d.mkdir(exist_ok=True)
+    tr.kernels.to_csv(d / "kernels.csv", index=False)
+    tr.api.to_csv(d / "cuda_api.csv", index=False)
+    tr.memops.to_csv(d / "memops.csv", index=False)
+    for name in ("kernel_summary", "api_summary", "memop_summary", "streams", "gaps", "launch_order", "waves"):
+        pd.DataFrame(getattr(tl, name)).to_csv(d / f"{name}.csv", index=False)
+    pd.DataFrame([{k: v for k, v in s.items() if not k.endswith("_samples")} for s in tl.stages]).to_csv(
+        d / "stages.csv", index=False)
+    try:
+        plot_timeline(tr, tl, work_dir / "timeline.png", f"{result.kernel} {result.version}")
+    except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the measurements
+        result.warnings.append(ResultWarning(kind="artifact", message=f"timeline.png not written: {type(e).__name__}: {e}"))
+    write_params_and_samples(work_dir, result, cache_control)
+

@@ -1,0 +1,38 @@
+# Issue 13 on the GPU machine (device tool), with .whl and .nsyslibs carried:
+#   bash scripts/h100_issue13.sh smoke|nsys|truth [kernel ...]
+#   smoke: event mode (CUPTI) on vector_add and matmul v3, nsys mode on two_streams v1 with
+#          Nsight Systems and with Kineto; prints the contracts and the engines.
+#   nsys:  nsys mode with both engines on two_streams v0/v1 and tiny_chain v0/v1 through the
+#          CLI (profiles kept: their SQLite exports become test fixtures), then the engines
+#          compared (tests/benchmark/bench_timeline_engines.py).
+#   truth: tests/benchmark/bench_timing_truth.py (event mode vs Nsight Systems vs do_bench).
+# Everything lands in $OUT (env.txt, <what>.log, <what>.tgz).
+set -x
+what=${1:-smoke}; shift || true
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
+export PYTHONPATH=/tmp/site:$PWD:$PYTHONPATH LD_LIBRARY_PATH=$PWD/.nsyslibs:$LD_LIBRARY_PATH PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $OUT/env.txt; date -u >> $OUT/env.txt
+python3 -c "import torch,triton;print('torch',torch.__version__,'triton',triton.__version__)" >> $OUT/env.txt
+/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys --version >> $OUT/env.txt 2>&1
+mkdir -p $OUT/$what
+cd $OUT/$what
+kp() { python3 -c 'import sys; from kprof_mcp.cli import main; sys.exit(main())' "$@"; }
+export KPROF_REPO=$OLDPWD
+case $what in
+smoke)
+  (cd $KPROF_REPO && kp device) > device.txt 2>&1; grep -A8 '"nsys"' device.txt
+  for kv in "vector_add v1" "matmul v3"; do set -- $kv
+    (cd $KPROF_REPO && time kp profile $1 --version $2 --mode event) > event_$1_$2.md 2> event_$1_$2.err; cat event_$1_$2.md; tail -4 event_$1_$2.err
+  done
+  for eng in auto kineto; do
+    (cd $KPROF_REPO && time kp profile two_streams --version v1 --mode nsys --timeline-engine $eng) > nsys_$eng.md 2> nsys_$eng.err; cat nsys_$eng.md | head -40; tail -5 nsys_$eng.err
+  done
+  grep -h "cupti\|launch-inclusive\|Kernels of\|SM MHz" $KPROF_REPO/out/profiles/event/*/*/*/report.md
+  cp -r $KPROF_REPO/out/profiles . 2>/dev/null ;;
+nsys)
+  timeout 540 python3 $KPROF_REPO/tests/benchmark/bench_timeline_engines.py --out . "$@" 2>&1 | tee ../nsys.log | tail -60 ;;
+truth)
+  ARGS=""; [ $# -gt 0 ] && ARGS="--kernels $*"
+  timeout 560 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --out . $ARGS 2>&1 | tee ../truth.log | tail -60 ;;
+esac
+cd $OUT && tar czf $what.tgz $what && rm -rf $what
