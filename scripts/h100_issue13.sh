@@ -5,6 +5,7 @@
 #   nsys:  nsys mode with both engines on two_streams v0/v1 and tiny_chain v0/v1 through the
 #          CLI (profiles kept: their SQLite exports become test fixtures), then the engines
 #          compared (tests/benchmark/bench_timeline_engines.py).
+#   flush: the L2-flush study of bench_timing_truth.py (--flush-study) on the kernels given.
 #   truth: tests/benchmark/bench_timing_truth.py (event mode vs Nsight Systems vs do_bench).
 # Everything lands in $OUT (env.txt, <what>.log, <what>.tgz).
 set -x
@@ -31,8 +32,10 @@ smoke)
   cp -r $KPROF_REPO/out/profiles . 2>/dev/null ;;
 nsys)
   timeout 540 python3 $KPROF_REPO/tests/benchmark/bench_timeline_engines.py --out . "$@" 2>&1 | tee ../nsys.log | tail -60 ;;
+flush)
+  timeout 300 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --flush-study --out . --kernels "$@" 2>&1 | tee ../flush.log | tail -20 ;;
 truth)
   ARGS=""; [ $# -gt 0 ] && ARGS="--kernels $*"
-  timeout 560 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --out . $ARGS 2>&1 | tee ../truth.log | tail -60 ;;
+  timeout 570 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --out . --rounds ${ROUNDS:-2} --budget-ms ${BUDGET_MS:-500} $ARGS 2>&1 | tee ../truth.log | tail -60 ;;
 esac
 cd $OUT && tar czf $what.tgz $what && rm -rf $what
