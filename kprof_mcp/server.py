@@ -27,8 +27,8 @@ Workflow: list_kernels → profile_kernel(kernel, version, params) → read the 
 Bottleneck, Top 3 Opportunities) → change the kernel → profile_kernel again with
 baseline=<previous profile_dir> → update_devlog. Modes: 'annotation' (default first pass: Nsight
 Compute counters per stage), 'ncu' (deep dive: every section, rules, source-level SASS), 'nsys'
-(timeline: stream overlap, launch overhead, idle gaps; torch.profiler/CUPTI), 'event' (quick
-CUDA-event A/B timing). Without a GPU only 'event' and 'nsys' run (CPU timing, labelled as such).
+(timeline: stream overlap, launch overhead, idle gaps; Nsight Systems, or CUPTI via torch.profiler),
+'event' (quick A/B: each kernel's own time from CUPTI, launch-inclusive CUDA-event time beside it). Without a GPU only 'event' and 'nsys' run (CPU timing, labelled as such).
 device_info tells which device, peaks, profilers and modes are usable.
 """
 
@@ -138,8 +138,9 @@ def build_server(config: Config | None = None) -> MCPServer:
                                                "clocks locked to base), 'ncu' (full sections, rules, source-level "
                                                "SASS; slower), 'nsys' (timeline of the whole plan: kernel/API "
                                                "summaries, stream overlap, launch overhead, idle gaps, waves; "
-                                               "trace.json + timeline.png), 'event' (CUDA-event timing + roofline "
-                                               "estimate; works without a GPU or ncu)")] = "annotation",
+                                               "Nsight Systems report or trace.json, timeline.png), 'event' "
+                                               "(kernel time from CUPTI + roofline estimate; works without a "
+                                               "GPU or ncu)")] = "annotation",
         baseline: Annotated[str | None, Field(
             description="profile_dir of an earlier run to compare with; the contract then has a filled "
                         "'vs Baseline' table")] = None,
@@ -169,11 +170,14 @@ def build_server(config: Config | None = None) -> MCPServer:
         achieved/theoretical occupancy, L2 hit, spills, waves, registers, shared memory,
         duration and DRAM bytes vs the stage's byte model (over-fetch), plus ncu's own rule
         estimates; ncu — the same with `--set full`, report-verbose.md with every section and
-        source/<stage>.md mapping SASS samples and stall reasons to source lines; nsys — a
-        torch.profiler (CUPTI) recording of several back-to-back iterations of the whole plan:
+        source/<stage>.md mapping SASS samples and stall reasons to source lines; nsys — an
+        Nsight Systems recording (or, when none works here, torch.profiler/CUPTI; the report
+        names the engine and why) of several back-to-back iterations of the whole plan:
         kernel and CUDA API summaries, memory operations, per-stage ranges, stream overlap,
-        launch order, GPU idle gaps, launch-bound verdict, waves, trace.json and timeline.png; event —
-        CUDA-event timing with L2 flushed, repeated until the spread is small (TC%/DRAM%/Occ%
+        launch order, GPU idle gaps, launch-bound verdict, waves, timeline.nsys-rep/.sqlite or
+        trace.json, and timeline.png; event — each stage's kernel time from CUPTI (what Nsight
+        Systems reports) with L2 flushed, repeated until the spread is small, the launch-inclusive
+        CUDA-event time beside it (TC%/DRAM%/Occ%
         are then `n/a` and the class comes from the roofline position; on a machine without a
         GPU this is CPU timing and says so). The contract gives per-stage duration, the
         bottleneck, the root cause and the top 3 opportunities with estimated gain and trigger
