@@ -5,11 +5,15 @@
 #   nsys:  nsys mode with both engines on two_streams v0/v1 and tiny_chain v0/v1 through the
 #          CLI (profiles kept: their SQLite exports become test fixtures), then the engines
 #          compared (tests/benchmark/bench_timeline_engines.py).
+#   preflight: device_info and the nsys mode with the importer's libraries left off LD_LIBRARY_PATH.
+#   placement: bench_timing_truth.py --placement-study on kernel:version pairs.
 #   flush: the L2-flush study of bench_timing_truth.py (--flush-study) on the kernels given.
 #   truth: tests/benchmark/bench_timing_truth.py (event mode vs Nsight Systems vs do_bench).
 # Everything lands in $OUT (env.txt, <what>.log, <what>.tgz).
 set -x
 what=${1:-smoke}; shift || true
+ORIG_LD=$LD_LIBRARY_PATH
+KPROF_NSYS_BIN=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=/tmp/site:$PWD:$PYTHONPATH LD_LIBRARY_PATH=$PWD/.nsyslibs:$LD_LIBRARY_PATH PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $OUT/env.txt; date -u >> $OUT/env.txt
@@ -32,6 +36,17 @@ smoke)
   cp -r $KPROF_REPO/out/profiles . 2>/dev/null ;;
 nsys)
   timeout 540 python3 $KPROF_REPO/tests/benchmark/bench_timeline_engines.py --out . "$@" 2>&1 | tee ../nsys.log | tail -60 ;;
+preflight)  # Nsight Systems without its importer's libraries: what device_info and the nsys mode say
+  (cd $KPROF_REPO && LD_LIBRARY_PATH=$ORIG_LD kp device) > device_nolibs.txt 2>&1; grep -A12 '"nsys": {' device_nolibs.txt | head -14
+  (cd $KPROF_REPO && LD_LIBRARY_PATH=$ORIG_LD kp profile two_streams --version v1 --mode nsys) > fallback.md 2> fallback.err
+  tail -2 fallback.err; grep -h "Engine:\|Nsight Systems:" $KPROF_REPO/out/profiles/nsys/*/*/*/report.md
+  (cd $KPROF_REPO && LD_LIBRARY_PATH=$ORIG_LD kp profile two_streams --version v1 --mode nsys --timeline-engine nsys) > insist.md 2> insist.err; tail -3 insist.err
+  # event mode while another profiler holds CUPTI: the CUDA-event fallback and its warning
+  (cd $KPROF_REPO && $KPROF_NSYS_BIN profile -t cuda -o /tmp/held --force-overwrite true python3 -c 'import sys; from kprof_mcp.cli import main; sys.exit(main())' profile vector_add --version v1 --mode event) > held.md 2> held.err
+  grep -A3 "### Stages" held.md; grep -h "kernel time not measured\|cupti\|cuda_events" $KPROF_REPO/out/profiles/event/*/*/*/report.md | head -5
+  cp -r $KPROF_REPO/out/profiles . ;;
+placement)
+  timeout 300 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --placement-study --out . --only "$@" 2>&1 | tee ../placement.log | tail -30 ;;
 flush)
   timeout 300 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --flush-study --out . --kernels "$@" 2>&1 | tee ../flush.log | tail -20 ;;
 truth)

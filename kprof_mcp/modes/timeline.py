@@ -61,7 +61,8 @@ class TimelineMode(Mode):
         if check.usable and check.path is not None:
             return {"nsys_path": str(check.path)}
         if engine == "nsys":
-            raise ModeError(f"{check.problem} Or pass timeline_engine='kineto' (CUPTI via torch.profiler).")
+            raise ModeError(f"{(check.problem or 'Nsight Systems is not usable here').rstrip('.')}. Or pass "
+                            "timeline_engine='kineto' (CUPTI via torch.profiler).")
         return {"timeline_fallback": check.problem}
 
     def launch(self, req, stages: list[str], scratch: Path) -> Launch:

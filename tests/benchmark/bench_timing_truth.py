@@ -203,16 +203,37 @@ def do_bench_all(pairs: list[tuple[str, str]]) -> dict[str, dict]:
     return out
 
 
+def _cupti_runs(fn, pre, runs: int) -> list[float]:
+    """Per-run kernel time (ns) of ``runs`` runs of ``fn``, each after ``pre()`` (outside the run's range)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from kprof_mcp.analysis.timeline import ITER_RANGE, kernels_per_iteration
+    from kprof_mcp.parsers import kineto
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(runs):
+            pre()
+            with record_function(ITER_RANGE):
+                fn()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as d:
+        prof.export_chrome_trace(f"{d}/t.json")
+        sums, _, _ = kernels_per_iteration(kineto.load_trace(Path(f"{d}/t.json")))
+    return sums[2:]  # the first runs of a session carry CUPTI's start-up
+
+
+def _row(v: list[float]) -> dict:
+    q = statistics.quantiles(v, n=4)
+    return {"runs": len(v), "median_us": statistics.median(v) / 1e3, "iqr_pct": 100 * (q[2] - q[0]) / statistics.median(v)}
+
+
 def flush_study(pairs: list[tuple[str, str]], runs: int = 60, rounds: int = 4) -> list[dict]:
     """How the L2 flush before each run moves the kernel time and its spread: CUPTI kernel
     durations per run after zeroing a 256 MiB buffer (writes: dirty lines left in L2, as
     do_bench and event mode), after reading it (a sum: clean lines) and with no flush,
     interleaved in ``rounds`` rounds of ``runs`` runs."""
     import torch
-    from torch.profiler import ProfilerActivity, profile, record_function
-
-    from kprof_mcp.analysis.timeline import ITER_RANGE, kernels_per_iteration
-    from kprof_mcp.parsers import kineto
 
     buf = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
     treatments = {"write (zero_)": lambda: buf.zero_(), "read (sum)": lambda: buf.sum(), "none": lambda: None}
@@ -223,33 +244,47 @@ def flush_study(pairs: list[tuple[str, str]], runs: int = 60, rounds: int = 4) -
         got: dict[str, list[float]] = {t: [] for t in treatments}
         for _ in range(rounds):
             for name, pre in treatments.items():
-                with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-                    for _ in range(runs):
-                        pre()
-                        with record_function(ITER_RANGE):
-                            fn()
-                    torch.cuda.synchronize()
-                with tempfile.TemporaryDirectory() as d:
-                    prof.export_chrome_trace(f"{d}/t.json")
-                    sums, _, _ = kernels_per_iteration(kineto.load_trace(Path(f"{d}/t.json")))
-                got[name] += sums[2:]  # the first runs of a session carry CUPTI's start-up
+                got[name] += _cupti_runs(fn, pre, runs)
         for name, v in got.items():
-            q = statistics.quantiles(v, n=4)
-            out.append({"kernel": kernel, "version": version, "flush": name, "runs": len(v),
-                        "median_us": statistics.median(v) / 1e3, "iqr_pct": 100 * (q[2] - q[0]) / statistics.median(v)})
+            out.append({"kernel": kernel, "version": version, "flush": name, **_row(v)})
         del plan
+    return out
+
+
+def placement_study(pairs: list[tuple[str, str]], pads_mib: tuple[int, ...] = (0, 1, 3, 7, 17, 33, 65, 129),
+                    runs: int = 80) -> list[dict]:
+    """Does a kernel's speed depend on where its buffers land? In one process, for each pad:
+    allocate ``pad`` MiB (kept), then fresh inputs (kept too, so each set gets new memory), and
+    time the stage with CUPTI (write flush, as event mode)."""
+    import torch
+
+    buf = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    keep = []
+    out = []
+    for kernel, version in pairs:
+        for pad in pads_mib:
+            keep.append(torch.empty(pad * 1024 * 1024 + 4096, dtype=torch.uint8, device="cuda"))
+            plan = build(kernel, version)
+            keep.append(plan)
+            v = _cupti_runs(plan.stages[0].fn, lambda: buf.zero_(), runs)
+            out.append({"kernel": kernel, "version": version, "pad_mib": pad, **_row(v)})
+            print(out[-1], flush=True)
+        keep.clear()
+        torch.cuda.empty_cache()
     return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", nargs="*", default=None)
+    ap.add_argument("--only", nargs="*", default=None, help="kernel:version pairs (instead of every version)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "evidence" / "timing-truth"))
     ap.add_argument("--nsys-runs", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds (ours, then nsys), fresh processes")
     ap.add_argument("--budget-ms", type=float, default=None, help="event mode's timing budget per stage and timer")
     ap.add_argument("--nsys-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--flush-study", action="store_true", help="only the L2-flush study (see flush_study)")
+    ap.add_argument("--placement-study", action="store_true", help="only the placement study (see placement_study)")
     ap.add_argument("--pairs-json", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.nsys_child:
@@ -260,6 +295,8 @@ def main() -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     pairs = versions(a.kernels)
+    if a.only:
+        pairs = [p for p in pairs if f"{p[0]}:{p[1]}" in a.only]
     t0 = time.time()
     if a.flush_study:
         rows = flush_study(pairs)
@@ -269,6 +306,15 @@ def main() -> int:
                           f"{r['iqr_pct']:.2f} |" for r in rows])
         print(text)
         (out / "flush_study.md").write_text(text + "\n")
+        return 0
+    if a.placement_study:
+        rows = placement_study(pairs)
+        text = "\n".join(["| Kernel | Version | Pad before the inputs (MiB) | Runs | Median (µs) | IQR/median % |",
+                          "|---|---|---|---|---|---|"] +
+                         [f"| {r['kernel']} | {r['version']} | {r['pad_mib']} | {r['runs']} | {r['median_us']:.2f} | "
+                          f"{r['iqr_pct']:.2f} |" for r in rows])
+        print(text)
+        (out / "placement_study.md").write_text(text + "\n")
         return 0
     ws = Path(tempfile.mkdtemp(prefix="kprof-truth-"))
     print(f"{len(pairs)} kernel versions, {a.rounds} rounds: {pairs}", flush=True)
