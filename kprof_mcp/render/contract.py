@@ -144,6 +144,14 @@ def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None)
         notes.append(f"devices differ: {baseline.device.name} vs {result.device.name}")
     if baseline.mode != result.mode:
         notes.append(f"modes differ: {baseline.mode} vs {result.mode}")
+    prev_m, cur_m = sorted({s.timing.method for s in baseline.stages}), sorted({s.timing.method for s in result.stages})
+    if prev_m != cur_m:
+        note = f"timing methods differ (previous {', '.join(prev_m)}; current {', '.join(cur_m)})"
+        if "cuda_events" in prev_m and "cupti_kernel_sum" in cur_m:
+            note += (": CUDA-event times include launch latency (+2 to +9 % on 70–300 µs kernels on an H100), so "
+                     "part of this change is the method; report.md's launch-inclusive row is the like-for-like "
+                     "figure, or profile the baseline again")
+        notes.append(note)
     lines.append("")
     lines.append(f"Baseline: {baseline.kernel} {baseline.version} ({baseline.profile_dir}); timing spread up to "
                  f"{100 * noise:.1f}% IQR/median" + ("; " + "; ".join(notes) if notes else "") + ".")

@@ -95,3 +95,15 @@ def test_report_shows_kernel_time_launch_inclusive_time_and_each_kernel():
     assert "Kernels of each stage (CUPTI" in report and "| add | add_kernel | 1 |" in report
     # The contract's duration is the kernel time, not the launch-inclusive one.
     assert f"{kernel.median_ns / 1e3:.2f}" in report.split("### Stages")[1].split("\n\n")[0]
+
+
+def test_baseline_timed_with_cuda_events_is_flagged_against_a_cupti_profile():
+    from kprof_mcp.render import render_contract
+
+    old = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
+    assert old.stages[0].timing.method == "cuda_events"
+    new = _stage(old, method="cupti_kernel_sum", samples_ns=[v * 0.95 for v in old.stages[0].timing.samples_ns])
+    contract = render_contract(new, old)
+    assert "timing methods differ (previous cuda_events; current cupti_kernel_sum): CUDA-event times include" \
+        in contract
+    assert "timing methods differ" not in render_contract(old, old)
