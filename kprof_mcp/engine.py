@@ -213,7 +213,7 @@ class Engine:
         """Check correctness, then measure every stage in ``mode``; write the artifacts; return
         the contract.
 
-        event: CUDA-event timing. annotation: one Nsight Compute run with a small metric set
+        event: kernel time from CUPTI (CUDA events beside it). annotation: one Nsight Compute run with a small metric set
         (and the SpeedOfLight/LaunchStats/Occupancy rules). ncu: ``--set full`` with source-level
         SASS metrics. Only launches inside each stage's NVTX range are profiled.
         """

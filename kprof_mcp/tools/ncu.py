@@ -51,7 +51,7 @@ def _version_key(text: str) -> tuple[int, ...]:
 def not_found_message() -> str:
     return ("Nsight Compute (ncu) was not found: install it (it ships with the CUDA toolkit, or from "
             "https://developer.nvidia.com/nsight-compute), put `ncu` on PATH or set KPROF_NCU=/path/to/ncu. "
-            "mode='event' works without it (CUDA-event timing and a roofline estimate).")
+            "mode='event' works without it (kernel timing and a roofline estimate).")
 
 
 def ncu_version(ncu: Path) -> str:
