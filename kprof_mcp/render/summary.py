@@ -14,9 +14,15 @@ from .contract import opportunity_name
 
 class StageSummary(BaseModel):
     name: str
-    duration_us: float = Field(description="median of the timed runs (Nsight modes: ncu gpu__time_duration)")
+    duration_us: float = Field(description="median of the timed runs (event mode on a GPU: the kernels' own time "
+                                            "from CUPTI; Nsight modes: ncu gpu__time_duration)")
     iqr_us: float
     runs: int
+    timing_method: str = Field(default="", description="how duration_us was measured: cupti_kernel_sum, "
+                                                       "cuda_events, cpu_wall_clock, ncu ..., gpu span ...")
+    launch_inclusive_us: float | None = Field(default=None, description="event mode: median CUDA-event time around "
+                                                                        "each launch (launch latency included)")
+    sm_clock_mhz: list[float] = Field(default_factory=list, description="SM clock read after each timed batch")
     achieved_tflops: float
     achieved_gbps: float = Field(description="model bytes / median time")
     pct_peak_flops: float | None = None
@@ -73,6 +79,8 @@ def profile_summary(result: ProfileResult, assessment: Assessment | None = None,
         total_duration_us=a.total_time_ns / 1e3,
         stages=[StageSummary(
             name=s.name, duration_us=s.timing.median_ns / 1e3, iqr_us=s.timing.iqr_ns / 1e3, runs=s.timing.runs,
+            timing_method=s.timing.method, sm_clock_mhz=list(s.timing.sm_clock_mhz),
+            launch_inclusive_us=s.launch_timing.median_ns / 1e3 if s.launch_timing is not None else None,
             achieved_tflops=s.achieved_flops_per_s / 1e12, achieved_gbps=s.achieved_bytes_per_s / 1e9,
             pct_peak_flops=s.pct_peak_flops, pct_peak_bandwidth=s.pct_peak_bandwidth,
             bottleneck=sa.diagnosis.bottleneck if sa.diagnosis else None, tc_pct=s.tc_pct, dram_pct=s.dram_pct,

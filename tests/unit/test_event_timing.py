@@ -93,6 +93,12 @@ def test_report_shows_kernel_time_launch_inclusive_time_and_each_kernel():
     inclusive = [r for r in rows if "launch-inclusive" in r]
     assert len(inclusive) == 1 and "+5.3%" in inclusive[0] and "cuda_events" in inclusive[0]
     assert "Kernels of each stage (CUPTI" in report and "| add | add_kernel | 1 |" in report
+    # The structured output carries both, and how the first was measured.
+    from kprof_mcp.render.summary import profile_summary
+
+    (st,) = profile_summary(result.model_copy(update={"stages": [stage]})).stages
+    assert st.timing_method == "cupti_kernel_sum" and st.duration_us == pytest.approx(kernel.median_ns / 1e3)
+    assert st.launch_inclusive_us == pytest.approx(launch.median_ns / 1e3) and st.sm_clock_mhz == [1980.0, 1980.0]
     # The contract's duration is the kernel time, not the launch-inclusive one.
     assert f"{kernel.median_ns / 1e3:.2f}" in report.split("### Stages")[1].split("\n\n")[0]
 
