@@ -162,8 +162,34 @@ def _rounded(d: dx.Diagnosis) -> dx.Diagnosis:
     return replace(d, opportunities=tuple(replace(o, est_gain_pct=round(o.est_gain_pct, 1)) for o in d.opportunities))
 
 
+LAUNCH_BOUND_BUSY_PCT = 50.0  # as the timeline's verdict: kernels run under half of the time
+
+
 def _launch(result: ProfileResult) -> dict[str, Any]:
-    return (result.timeline or {}).get("launch") or {}
+    """The launch verdict: the timeline's, or in event mode the one its two timings give.
+
+    Event mode times each stage's kernels (CUPTI) and, beside that, each run from the host's
+    first launch to the last kernel's end (CUDA events). When a run launches several kernels and
+    they are busy under half of that time, the host sets the pace: the GPU waits between launches,
+    and no kernel tuning shortens the run. Shaped like the timeline's verdict, so the key issue,
+    root cause and the launch opportunity are the same whichever mode found it."""
+    tl = (result.timeline or {}).get("launch")
+    if tl:
+        return tl
+    timed = [s for s in result.stages if s.launch_timing is not None and s.kernel_times]
+    if not timed:
+        return {}
+    kernel_ns = sum(s.timing.median_ns for s in timed)
+    run_ns = sum(s.launch_timing.median_ns for s in timed)
+    launches = sum(k.launches_per_run for s in timed for k in s.kernel_times)
+    if kernel_ns <= 0 or run_ns <= 0 or launches <= 1:
+        return {}
+    busy = 100.0 * kernel_ns / run_ns
+    per_kernel, interval = kernel_ns / launches, run_ns / launches
+    bound = busy < LAUNCH_BOUND_BUSY_PCT and per_kernel < interval
+    return {"launch_bound": bound, "gpu_busy_pct": busy, "kernel_median_ns": per_kernel,
+            "launch_interval_median_ns": interval, "launches_per_iteration": launches, "run_ns": run_ns,
+            "source": "event mode: CUPTI kernel time vs launch-inclusive CUDA-event time per run"}
 
 
 def assess_stage(s: StageResult, device_kind: str, launch: dict[str, Any] | None = None,
@@ -212,11 +238,13 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
             for o in opps:
                 out.append((RankedOpportunity(o.name, overall_gain(o.est_gain_pct, sa.share), o.trigger,
                                               sa.stage.name, o.est_gain_pct, source, o.cause), 0, o.specific))
-    if result.timeline:  # whole-plan findings: already gains of the plan
+    launch = _launch(result)
+    if result.timeline or launch.get("launch_bound"):  # whole-plan findings: already gains of the plan
         sols = [sa.metrics.sol_ns if sa.metrics else None for sa in stages]
-        total = result.total_time_ns()
+        # Event mode's launch verdict is a share of the run as the host sees it (CUDA events).
+        total = result.total_time_ns() if result.timeline else launch["run_ns"]
         plan_headroom = (max(0.0, 1.0 - sum(sols) / total) if total > 0 and sols and None not in sols else None)
-        for o in dx.timeline_opportunities(result.timeline, result.plan_kind, plan_headroom):
+        for o in dx.timeline_opportunities(result.timeline or {"launch": launch}, result.plan_kind, plan_headroom):
             out.append((RankedOpportunity(o.name, o.est_gain_pct, o.trigger, None, o.est_gain_pct, "timeline",
                                           o.cause), 1, True))
     # Largest gain first. Ties (gains capped by the same headroom) go to what the timeline saw (it

@@ -113,3 +113,39 @@ def test_baseline_timed_with_cuda_events_is_flagged_against_a_cupti_profile():
     assert "timing methods differ (previous cuda_events; current cupti_kernel_sum): CUDA-event times include" \
         in contract
     assert "timing methods differ" not in render_contract(old, old)
+
+
+# tiny_chain on an H100 (docs/evidence/h100-timing-truth, 2026-11-23, round 0): per run, CUPTI kernel
+# time and the launch-inclusive CUDA-event time; v0 = 200 launches, v1 = 1, v2 = 200 in one CUDA graph.
+TINY = {"v0": (210902.0, 2655711.9, 200.0, 1056.0), "v1": (1440.0, 4512.0, 1.0, 1440.0),
+        "v2": (200085.5, 270272.0, 200.0, 992.0)}
+
+
+def _timed(version: str) -> ProfileResult:
+    base = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
+    k, l, n, per = TINY[version]
+    s = base.stages[0]
+    t = lambda v, m: Timing(samples_ns=[v] * 40, method=m, l2_flushed=True, stop_reason="converged")  # noqa: E731
+    stage = s.model_copy(update={"timing": t(k, "cupti_kernel_sum"), "launch_timing": t(l, "cuda_events"),
+                                 "kernel_times": [KernelTime(name="add_const_kernel", launches_per_run=n,
+                                                             median_ns=per, total_median_ns=k)]})
+    return base.model_copy(update={"stages": [stage], "plan_total": None})
+
+
+def test_event_mode_calls_a_chain_of_tiny_launches_launch_bound_and_ranks_that_first():
+    from kprof_mcp.analysis.assessment import assess
+    from kprof_mcp.render import render_contract
+
+    a = assess(_timed("v0"))
+    assert a.root_cause.kind == "launch_bound"
+    top = a.opportunities[0]
+    assert top.name.startswith("Cut launch overhead") and top.source == "timeline"
+    # The share of the run the host adds: 1 − K/L, i.e. the run could be L/K − 1 faster.
+    assert top.est_gain_pct == pytest.approx(100 * (2655711.9 / 210902.0 - 1), rel=0.01)
+    contract = render_contract(_timed("v0"))
+    assert "launch-bound: GPU busy 7.9% of the window" in contract and "**Root cause**: The plan is launch-bound" in contract
+    # One launch per run (nothing to fuse), and 200 kernels replayed as one CUDA graph (GPU busy
+    # 74 %): not launch-bound.
+    for v in ("v1", "v2"):
+        b = assess(_timed(v))
+        assert b.root_cause.kind != "launch_bound" and not any(o.name.startswith("Cut launch") for o in b.opportunities)
