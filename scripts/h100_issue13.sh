@@ -7,6 +7,7 @@
 #          compared (tests/benchmark/bench_timeline_engines.py).
 #   preflight: device_info and the nsys mode with the importer's libraries left off LD_LIBRARY_PATH.
 #   placement: bench_timing_truth.py --placement-study on kernel:version pairs.
+#   mcp: two_streams/tiny_chain in nsys mode, tiny_chain/vector_add in event mode, through the MCP server.
 #   flush: the L2-flush study of bench_timing_truth.py (--flush-study) on the kernels given.
 #   truth: tests/benchmark/bench_timing_truth.py (event mode vs Nsight Systems vs do_bench).
 # Everything lands in $OUT (env.txt, <what>.log, <what>.tgz).
@@ -47,6 +48,10 @@ preflight)  # Nsight Systems without its importer's libraries: what device_info 
   cp -r $KPROF_REPO/out/profiles . ;;
 placement)
   timeout 300 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --placement-study --out . --only "$@" 2>&1 | tee ../placement.log | tail -30 ;;
+mcp)  # the final code through the real MCP server over stdio: nsys (Nsight Systems) and event mode
+  python3 $KPROF_REPO/scripts/profile_all_via_mcp.py /tmp/kprof-ws mcp_nsys.md --mode nsys --kernels two_streams,tiny_chain --no-devlog 2>&1 | tail -3
+  python3 $KPROF_REPO/scripts/profile_all_via_mcp.py /tmp/kprof-ws mcp_event.md --mode event --kernels tiny_chain,vector_add --no-devlog 2>&1 | tail -3
+  grep -h "^## Profile\|^| chain\|^| add\|^| branch\|^\*\*Root\|^1\. \|Engine\|engine" mcp_nsys.md mcp_event.md | head -60 ;;
 flush)
   timeout 300 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --flush-study --out . --kernels "$@" 2>&1 | tee ../flush.log | tail -20 ;;
 truth)

@@ -24,7 +24,10 @@ SMALL = {"vector_add": {"n": 1 << 16}, "matmul": {"M": 128, "N": 128, "K": 128, 
 async def main(workspace: str, outfile: str, small: bool, mode: str, devlog: bool, kernels: list[str]) -> None:
     server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", workspace],
                                     # the SDK passes only a safe subset of the environment to the server
-                                    env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+                                    env={"PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+                                         # where Nsight Systems and its importer's libraries are
+                                         **{k: os.environ[k] for k in ("LD_LIBRARY_PATH", "KPROF_NSYS", "PATH")
+                                            if k in os.environ}})
     out = []
     async with Client(server) as c:
         info = await c.call_tool("device_info", {})

@@ -127,6 +127,7 @@ def _timed(version: str) -> ProfileResult:
     s = base.stages[0]
     t = lambda v, m: Timing(samples_ns=[v] * 40, method=m, l2_flushed=True, stop_reason="converged")  # noqa: E731
     stage = s.model_copy(update={"timing": t(k, "cupti_kernel_sum"), "launch_timing": t(l, "cuda_events"),
+                                 "grid_blocks": 4,  # tiny_chain's n=4096 in blocks of 1024
                                  "kernel_times": [KernelTime(name="add_const_kernel", launches_per_run=n,
                                                              median_ns=per, total_median_ns=k)]})
     return base.model_copy(update={"stages": [stage], "plan_total": None})
@@ -142,6 +143,10 @@ def test_event_mode_calls_a_chain_of_tiny_launches_launch_bound_and_ranks_that_f
     assert top.name.startswith("Cut launch overhead") and top.source == "timeline"
     # The share of the run the host adds: 1 − K/L, i.e. the run could be L/K − 1 faster.
     assert top.est_gain_pct == pytest.approx(100 * (2655711.9 / 210902.0 - 1), rel=0.01)
+    # Kernel-level advice is a share of the run too: 4 blocks on 132 SMs would make the kernels
+    # ~33x faster, but they are busy 7.9 % of the run, so it is worth ~8 %, ranked below.
+    fill = next(o for o in a.opportunities if o.name.startswith("Fill the GPU"))
+    assert fill.est_gain_pct == pytest.approx(100 * (1 / (1 - (1 - 4 / 132) * 210902.0 / 2655711.9) - 1), rel=0.02)
     contract = render_contract(_timed("v0"))
     assert "launch-bound: GPU busy 7.9% of the window" in contract and "**Root cause**: The plan is launch-bound" in contract
     # One launch per run (nothing to fuse), and 200 kernels replayed as one CUDA graph (GPU busy
