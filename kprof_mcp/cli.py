@@ -124,6 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline", default=None, help="an earlier profile_dir to compare with")
     p.add_argument("--json", action="store_true", help="also print the full result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    cmp_ = sub.add_parser("compare", help="time versions interleaved in one process; verdict with a 95%% CI; "
+                                          "extra --name value pairs are kernel parameters", allow_abbrev=False)
+    cmp_.add_argument("kernel")
+    cmp_.add_argument("versions", nargs="+", help="two or more versions, the baseline first")
+    cmp_.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    cmp_.add_argument("--budget-ms", type=float, default=None, help="timed GPU time over all versions (default 4000)")
+    cmp_.add_argument("--rounds", type=int, default=20, help="rounds at most (each times every version once)")
+    cmp_.add_argument("--json", action="store_true", help="also print the full result as JSON")
     sub.add_parser("device", help="active device, peaks, ridge points, profilers", allow_abbrev=False)
     r = sub.add_parser("read-params", help="print a profile's params.json", allow_abbrev=False)
     r.add_argument("profile_dir")
@@ -139,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--issue", action="append", default=[])
     d.add_argument("--insight", action="append", default=[])
     a, extra = ap.parse_known_args(argv)
-    if extra and a.cmd != "profile":
+    if extra and a.cmd not in ("profile", "compare"):
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
     engine = Engine(Config.from_options(a.workspace, a.kernels_dir, force_cpu=a.cpu))
     try:
@@ -153,6 +161,19 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if a.cmd == "profile":
             return _profile(engine, a, extra, p)
+        if a.cmd == "compare":
+            params = _parse_kernel_params(extra)
+            for item in a.param:
+                if "=" not in item:
+                    raise KprofError(f"--param {item!r}: give name=value")
+                name, value = item.split("=", 1)
+                params[name] = int(value) if value.lstrip("+-").isdigit() else value
+            out = engine.compare(a.kernel, a.versions, params, a.budget_ms, a.rounds)
+            print(out.markdown)
+            print(f"compare_dir: {out.compare_dir}", file=sys.stderr)
+            if a.json:
+                _print_json(out.result.model_dump(mode="json"))
+            return 0
         if a.cmd == "device":
             _print_json(engine.device_info())
             return 0

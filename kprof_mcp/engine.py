@@ -25,7 +25,7 @@ from .analysis.assessment import Assessment, assess
 from .devices import load_devices, try_match_device
 from .kernel.api import NAME_RE, Param, ParamError
 from .locks import Cancelled, device_lock, lock_name
-from .models import TIMELINE_ENGINES, Diagnosis, ProfileRequest, ProfileResult
+from .models import TIMELINE_ENGINES, CompareRequest, CompareResult, Diagnosis, ProfileRequest, ProfileResult
 from .modes import DEFAULT_MODE, MODES, ModeError, ModeNotAvailable, PreflightEnv, get_mode
 from .packages import KernelNotFound, available, resolve
 from .render import render_contract, render_devlog_entry, render_report, last_devlog_metrics
@@ -97,6 +97,22 @@ class ProfileOutcome:
     assessment: Assessment
     contract: str
     profile_dir: Path
+
+
+@dataclass
+class CompareSpec:
+    """A validated comparison (see :meth:`Engine.check_compare`)."""
+
+    req: CompareRequest
+    cpu: bool
+    timeout: float
+
+
+@dataclass
+class CompareOutcome:
+    result: CompareResult
+    markdown: str
+    compare_dir: Path
 
 
 @dataclass(frozen=True)
@@ -328,6 +344,69 @@ class Engine:
                              f"incomplete artifacts are in {work_dir} (a *.partial directory, never read as a "
                              "finished profile). Free disk space and profile again.") from None
         return ProfileOutcome(result=result, assessment=r.assessment, contract=r.contract, profile_dir=final_dir)
+
+    # ------------------------------------------------------------------ compare
+    def compare(self, kernel: str, versions: list[str], params: dict[str, Any] | None = None,
+                budget_ms: float | None = None, rounds: int = 20, timeout_s: float | None = None,
+                on_progress: runner.ProgressFn | None = None,
+                control: runner.RunControl | None = None) -> "CompareOutcome":
+        """Time two or more versions in one process on the same inputs, interleaved round by
+        round, and say whether each is faster than the first (ratio of medians, 95 % CI)."""
+        return self.run_compare(self.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s),
+                                on_progress, control)
+
+    def check_compare(self, kernel: str, versions: list[str], params: dict[str, Any] | None = None,
+                      budget_ms: float | None = None, rounds: int = 20, timeout_s: float | None = None) -> CompareSpec:
+        """Validate a comparison (fast; nothing runs): the kernel, 2–8 distinct known versions,
+        parameters, the budget (100 ms–60 s of timed GPU time) and rounds (3–200)."""
+        if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
+            raise KprofError(f"versions={versions!r}: give a list of version names, the baseline first")
+        source = self.resolve_kernel(kernel)
+        desc = self._describe(source)
+        known = [v["name"] for v in desc["versions"]]
+        unknown = [v for v in versions if v not in known]
+        if unknown:
+            raise KprofError(f"kernel {desc['name']!r} has no version(s) {unknown}; valid: {known}")
+        if not 2 <= len(versions) <= 8 or len(set(versions)) != len(versions):
+            raise KprofError(f"versions={versions!r}: give 2 to 8 distinct versions, the baseline first "
+                             "(to check the noise floor, compare a version with its copy under another name)")
+        if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
+                                      or not 1 <= timeout_s <= 86400):
+            raise KprofError(f"timeout_s={timeout_s!r}: give seconds from 1 to 86400")
+        if budget_ms is not None and (isinstance(budget_ms, bool) or not isinstance(budget_ms, (int, float))
+                                      or not 100 <= budget_ms <= 60000):
+            raise KprofError(f"budget_ms={budget_ms!r}: give milliseconds of timed GPU time from 100 to 60000")
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or not 3 <= rounds <= 200:
+            raise KprofError(f"rounds={rounds!r}: give an integer from 3 to 200")
+        checked = self.validate_params(desc, params)
+        cpu = self.config.force_cpu or not nvidia_smi.gpu_present()
+        budget = budget_ms if budget_ms is not None else (1500.0 if cpu else 4000.0)
+        req = CompareRequest(kernel=desc["name"], kernel_source=str(source), versions=list(versions),
+                             params=checked, out_root=str(self.config.out_root), budget_ms=float(budget),
+                             rounds=rounds, force_cpu=self.config.force_cpu)
+        return CompareSpec(req=req, cpu=cpu, timeout=float(timeout_s or self.config.timeout_s))
+
+    def run_compare(self, spec: CompareSpec, on_progress: runner.ProgressFn | None = None,
+                    control: runner.RunControl | None = None) -> "CompareOutcome":
+        """Run a validated comparison in a child, holding the device's lock; write compare.md."""
+        from .render.compare import render_compare
+
+        try:
+            with device_lock(lock_name(spec.cpu, control), control, on_progress):
+                record = runner.run_profile(spec.req.model_dump_json(), spec.timeout, on_progress, control=control,
+                                            command="compare")
+        except Cancelled as e:
+            raise KprofError(str(e)) from None
+        except runner.WorkerError as e:
+            raise KprofError(str(e)) from None
+        work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+        try:
+            result = CompareResult.model_validate_json((work_dir / "compare.json").read_text())
+            md = render_compare(result)
+            store.finish_profile(work_dir, final_dir, {"compare.md": md})
+        except (OSError, ValueError) as e:
+            raise KprofError(f"writing the comparison failed: {e} (artifacts in {work_dir})") from None
+        return CompareOutcome(result=result, markdown=md, compare_dir=final_dir)
 
     # ------------------------------------------------------------------ analysis
     @staticmethod

@@ -352,3 +352,87 @@ class Diagnosis(BaseModel):
                                                    trigger=o.trigger, share_pct=round(100 * o.share, 1),
                                                    cause=o.cause) for o in d.opportunities],
                    compute_source=d.compute_source, root_cause=d.root_cause, notes=list(d.notes))
+
+
+class CompareRequest(BaseModel):
+    """Two or more versions of one kernel, timed in one process on the same inputs, round by
+    round in rotating order (``compare_versions``). Frozen, separate from its result."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kernel: str
+    kernel_source: str
+    versions: list[str]  # the first is the baseline every other is compared with
+    params: dict[str, Any]
+    out_root: str
+    budget_ms: float = 4000.0  # timed GPU time over all versions and rounds
+    rounds: int = 20  # at most; fewer when the budget is spent
+    runs_per_round: int = 0  # 0: chosen from the first version's time (~budget/rounds/versions)
+    warmup_ms: float = 100.0
+    force_cpu: bool = False
+    seed: int = 0  # the bootstrap's
+
+
+class VersionTiming(BaseModel):
+    """One version's samples in a comparison, per round (ns)."""
+
+    version: str
+    method: str
+    rounds_ns: list[list[float]]
+    sm_clock_mhz: list[float] = Field(default_factory=list)
+
+    @property
+    def samples_ns(self) -> list[float]:
+        return [v for r in self.rounds_ns for v in r]
+
+    @computed_field
+    @property
+    def runs(self) -> int:
+        return len(self.samples_ns)
+
+    @computed_field
+    @property
+    def median_ns(self) -> float:
+        return statistics.median(self.samples_ns)
+
+    @computed_field
+    @property
+    def rel_iqr(self) -> float:
+        s = self.samples_ns
+        if len(s) < 4:
+            return 0.0
+        q = statistics.quantiles(s, n=4)
+        return (q[2] - q[0]) / statistics.median(s)
+
+
+class Comparison(BaseModel):
+    """``version`` against ``baseline``: speed-up = baseline median ÷ version median (> 1: faster)."""
+
+    version: str
+    baseline: str
+    speedup: float
+    ci_low: float
+    ci_high: float
+    confidence: float = 0.95
+    verdict: str = Field(description="'faster', 'slower' or 'no significant difference'")
+    sentence: str
+
+
+class CompareResult(BaseModel):
+    """compare.json: every version's raw samples, the comparisons and the warnings."""
+
+    kernel: str
+    params: dict[str, Any]
+    param_order: list[str]
+    device: DeviceState
+    versions: list[VersionTiming]
+    comparisons: list[Comparison]
+    rounds: int
+    runs_per_round: int
+    order: str  # how versions were interleaved
+    cache_control: str
+    correctness: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[ResultWarning] = Field(default_factory=list)
+    created_at: str
+    compare_dir: str | None = None
+    request: dict[str, Any] = Field(default_factory=dict)

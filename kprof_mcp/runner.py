@@ -117,7 +117,7 @@ def _tail(text: str, n: int = 15) -> str:
 
 def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | None = None,
                 prefix: list[str] | None = None, control: RunControl | None = None,
-                locks_clocks: bool = False) -> dict[str, Any]:
+                locks_clocks: bool = False, command: str = "run") -> dict[str, Any]:
     """Run one profile in a child; return the child's ok-record or raise :class:`WorkerError`.
 
     ``prefix`` is a profiler's argument vector that launches the child (``ncu ... python -m
@@ -135,7 +135,7 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
         with open(err_path, "w+") as err:
             other: list[str] = []
             t0 = time.perf_counter()
-            proc = subprocess.Popen([*(prefix or []), *child_command("run", "--request", str(req_path),
+            proc = subprocess.Popen([*(prefix or []), *child_command(command, "--request", str(req_path),
                                                                    "--result", str(res_path))],
                                     stdout=subprocess.PIPE, stderr=err, text=True, env=_env(control),
                                     start_new_session=True, errors="replace")

@@ -16,9 +16,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from .engine import Config, Engine, KprofError
+from .engine import CompareOutcome, CompareSpec, Config, Engine, KprofError
 from .jobs import CANCELLED, DONE, FAILED, QUEUED, Job, JobManager, UnknownJob
 from .models import Diagnosis
+from .render.compare import CompareSummary, compare_summary
 from .render.summary import ProfileSummary, profile_summary
 
 INSTRUCTIONS = """\
@@ -96,7 +97,12 @@ def _ann(read_only: bool, destructive: bool, idempotent: bool, open_world: bool,
 def build_server(config: Config | None = None) -> MCPServer:
     engine = Engine(config)
     slots = ([None] if engine.config.force_cpu else engine.config.gpus) or None
-    jobs = JobManager(lambda spec, progress, control: engine.run_checked(spec, progress, control), slots=slots)
+    def run_job(spec, progress, control):
+        if isinstance(spec, CompareSpec):
+            return engine.run_compare(spec, progress, control)
+        return engine.run_checked(spec, progress, control)
+
+    jobs = JobManager(run_job, slots=slots)
     import atexit
 
     atexit.register(jobs.shutdown)  # server exit: queued jobs dropped, running process trees killed
@@ -200,27 +206,8 @@ def build_server(config: Config | None = None) -> MCPServer:
         return await _answer(job, ctx, wait_s if wait_s is not None else engine.config.wait_s, cancel_on_abort=True)
 
     async def _answer(job: Job, ctx: Context, wait_s: float, cancel_on_abort: bool) -> CallToolResult:
-        """Wait up to ``wait_s`` for the job, sending progress while this request is open (only from
-        this coroutine, so never after it returned); then the contract or the job's state."""
-        deadline = anyio.current_time() + max(0.0, wait_s)
-        last = None
-        try:
-            while not job.done.is_set() and anyio.current_time() < deadline:
-                pos = jobs.position(job)
-                msg = f"queued: place {pos} for the GPU" if job.status == QUEUED else job.message
-                if (job.progress, msg) != last:
-                    last = (job.progress, msg)
-                    try:
-                        await ctx.report_progress(job.progress, 1.0, msg)
-                    except Exception:  # noqa: BLE001 — progress is best effort
-                        pass
-                await anyio.sleep(0.1)
-        except anyio.get_cancelled_exc_class():
-            # notifications/cancelled, or the client went away: stop the work, kill the tree.
-            if cancel_on_abort:
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(lambda: jobs.cancel(job.id, wait_s=20))
-            raise
+        """Wait up to ``wait_s`` for the job (see :func:`_wait`); then the contract or the job's state."""
+        await _wait(job, ctx, wait_s, cancel_on_abort)
         return _job_result(job)
 
     def _job_result(job: Job) -> CallToolResult:
@@ -239,10 +226,85 @@ def build_server(config: Config | None = None) -> MCPServer:
             return CallToolResult(content=[TextContent(type="text", text=text)],
                                   structured_content=summary.model_dump(mode="json"))
         outcome = job.outcome
+        if isinstance(outcome, CompareOutcome):  # a compare_versions job fetched through get_profile
+            summary = ProfileSummary(status=DONE, job_id=job.id, gpu=job.slot, profile_dir=str(outcome.compare_dir),
+                                     kernel=outcome.result.kernel, device=outcome.result.device.name,
+                                     message="; ".join(c.sentence for c in outcome.result.comparisons))
+            return CallToolResult(content=[TextContent(type="text", text=outcome.markdown)],
+                                  structured_content=summary.model_dump(mode="json"))
         summary = profile_summary(outcome.result, outcome.assessment, job_id=job.id, gpu=job.slot,
                                   profile_dir=str(outcome.profile_dir), baseline=job.spec.baseline)
         return CallToolResult(content=[TextContent(type="text", text=outcome.contract)],
                               structured_content=summary.model_dump(mode="json"))
+
+    @mcp.tool(annotations=_ann(False, False, False, False, "Compare kernel versions (A/B with a confidence interval)"))
+    async def compare_versions(
+        kernel: Annotated[str, Field(description="kernel package name (list_kernels) or path to a package")],
+        versions: Annotated[list[str], Field(description="2 to 8 versions, the baseline first, e.g. ['v1', 'v3']")],
+        ctx: Context,
+        params: Annotated[dict[str, Any] | None, Field(description="kernel parameters; omitted ones take their "
+                                                                   "defaults")] = None,
+        budget_ms: Annotated[float | None, Field(ge=100, le=60000, description="timed GPU time over all versions "
+                                                                               "(default 4000)")] = None,
+        rounds: Annotated[int, Field(ge=3, le=200, description="rounds at most; each times every version once, in "
+                                                               "rotating order")] = 20,
+        wait_s: Annotated[float | None, Field(ge=0, le=55, description="answer within this many seconds: the "
+                                                                       "verdict if done, else a job_id for "
+                                                                       "get_profile (default 45)")] = None,
+        timeout_s: Annotated[float | None, Field(ge=1, le=86400, description="time limit (default 900)")] = None,
+    ) -> Annotated[CallToolResult, CompareSummary]:
+        """Is version B faster than version A? Times every version in ONE process on the SAME
+        inputs, each checked against the reference first, interleaved round by round in rotating
+        order (so clock and thermal drift hit all alike), L2 flushed before every run, kernel time
+        from CUPTI on a GPU. Answers with the ratio of medians and a 95 % bootstrap confidence
+        interval: "v3 is 1.090× faster than v1 (95 % CI 1.085–1.094)", or "no significant
+        difference" when the interval contains 1. Use it instead of comparing two separate
+        profiles: those differ by process, memory placement and drift (a few % on an H100).
+        The text is compare.md; the structured part has each version's median, spread and runs
+        and each comparison's speed-up, CI and verdict; raw samples in compare_dir/samples.csv."""
+        try:
+            spec = await anyio.to_thread.run_sync(
+                lambda: engine.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s))
+        except KprofError as e:
+            raise ToolError(str(e)) from None
+        job = jobs.submit(spec, f"compare {spec.req.kernel} {' vs '.join(spec.req.versions)}")
+        await _wait(job, ctx, wait_s if wait_s is not None else engine.config.wait_s)
+        if job.status == FAILED:
+            raise ToolError(job.error or "the comparison failed")
+        if job.status == CANCELLED:
+            raise ToolError(f"job {job.id} was cancelled: {job.error}")
+        if job.status != DONE:
+            snap = jobs.snapshot(job)
+            text = (f"Job `{job.id}` ({job.label}) is {job.status}. Call get_profile(job_id=\"{job.id}\") for the "
+                    "verdict, or cancel_profile to stop it.")
+            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=CompareSummary(
+                status=job.status, job_id=job.id, kernel=spec.req.kernel).model_dump(mode="json"))
+        out = job.outcome
+        return CallToolResult(content=[TextContent(type="text", text=out.markdown)],
+                              structured_content=compare_summary(out.result, job_id=job.id).model_dump(mode="json"))
+
+    async def _wait(job: Job, ctx: Context, wait_s: float, cancel_on_abort: bool = True) -> None:
+        """Wait up to ``wait_s`` for the job, sending progress while this request is open (only from
+        this coroutine, so never after it returned). When the request is cancelled
+        (notifications/cancelled, or the client went away) and ``cancel_on_abort``, the job is
+        cancelled and its process tree killed."""
+        deadline = anyio.current_time() + max(0.0, wait_s)
+        last = None
+        try:
+            while not job.done.is_set() and anyio.current_time() < deadline:
+                msg = f"queued: place {jobs.position(job)} for the GPU" if job.status == QUEUED else job.message
+                if (job.progress, msg) != last:
+                    last = (job.progress, msg)
+                    try:
+                        await ctx.report_progress(job.progress, 1.0, msg)
+                    except Exception:  # noqa: BLE001 — progress is best effort
+                        pass
+                await anyio.sleep(0.1)
+        except anyio.get_cancelled_exc_class():
+            if cancel_on_abort:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(lambda: jobs.cancel(job.id, wait_s=20))
+            raise
 
     @mcp.tool(annotations=_ann(True, False, False, False, "Result or state of a profiling job"))
     async def get_profile(

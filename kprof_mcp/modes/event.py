@@ -40,12 +40,14 @@ class Timer:
     """
 
     def __init__(self, torch, use_cuda: bool, req: ProfileRequest, engine: str | None = None,
-                 clock_reader: Callable[[], float | None] | None = None):
+                 clock_reader: Callable[[], float | None] | None = None, flush_buf=None):
         self.torch = torch
         self.use_cuda = use_cuda
         self.req = req
         self.engine = engine or ("events" if use_cuda else "cpu")
-        self.flush_buf = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda") if use_cuda else None
+        if flush_buf is None and use_cuda:
+            flush_buf = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+        self.flush_buf = flush_buf
         self.clock_reader = clock_reader
         self.clocks: list[float] = []
         self.spans: list[float] = []  # cupti: per run, first kernel start to last kernel end

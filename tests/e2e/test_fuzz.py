@@ -60,6 +60,11 @@ TOOLS = {
     "get_profile": st.fixed_dictionaries({"job_id": maybe(st.text(max_size=20))},
                                          optional={"wait_s": st.one_of(st.floats(0, 0.5), json_value)}),
     "cancel_profile": st.fixed_dictionaries({"job_id": maybe(st.text(max_size=20))}),
+    "compare_versions": st.fixed_dictionaries(
+        {"kernel": maybe(names), "versions": maybe(st.lists(st.sampled_from(["v0", "v1", "v9", ""]), max_size=4)),
+         "wait_s": st.just(0)},  # valid comparisons run on as jobs; the call must answer at once
+        optional={"params": maybe(st.dictionaries(st.sampled_from(["n", "dtype", "x"]), json_scalar, max_size=2)),
+                  "budget_ms": json_value, "rounds": json_value, "timeout_s": json_value}),
 }
 
 

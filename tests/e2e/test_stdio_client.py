@@ -23,7 +23,8 @@ def test_full_agent_workflow_over_stdio(workspace):
         async with Client(_server(workspace)) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert set(tools) == {"list_kernels", "profile_kernel", "read_params", "classify_bottleneck",
-                                  "update_devlog", "device_info", "get_profile", "cancel_profile"}
+                                  "update_devlog", "device_info", "get_profile", "cancel_profile",
+                                  "compare_versions"}
             for t in tools.values():
                 assert t.description and len(t.description) > 80, t.name
                 a = t.annotations
@@ -113,3 +114,32 @@ def test_server_start_imports_neither_torch_nor_triton():
             "bad = [m for m in ('torch', 'triton', 'pandas') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
+def test_compare_versions_over_stdio(workspace):
+    async def main():
+        async with Client(_server(workspace)) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert tools["compare_versions"].output_schema["properties"]["comparisons"]
+            args = {"kernel": "vector_add", "versions": ["v0", "v1"], "params": {"n": 4096}, "budget_ms": 300,
+                    "rounds": 3}
+            r = await c.call_tool("compare_versions", args)
+            assert not r.is_error, r.content[0].text
+            assert r.content[0].text.startswith("## Compare: vector_add v0 vs v1")
+            s = r.structured_content
+            (cmp_,) = s["comparisons"]
+            assert s["status"] == "done" and cmp_["baseline"] == "v0" and cmp_["version"] == "v1"
+            assert cmp_["ci_low"] <= cmp_["speedup"] <= cmp_["ci_high"] and cmp_["sentence"] in r.content[0].text
+            assert [v["version"] for v in s["versions"]] == ["v0", "v1"] and s["rounds"] >= 3
+            # Asked to answer at once: a job id, and get_profile brings the verdict later.
+            q = await c.call_tool("compare_versions", {**args, "wait_s": 0})
+            assert not q.is_error and q.structured_content["job_id"], q.content[0].text
+            if q.structured_content["status"] != "done":
+                g = await c.call_tool("get_profile", {"job_id": q.structured_content["job_id"], "wait_s": 50})
+                assert not g.is_error, g.content[0].text
+                assert g.content[0].text.startswith("## Compare: vector_add v0 vs v1")
+                assert g.structured_content["profile_dir"] and "v1" in g.structured_content["message"]
+            bad = await c.call_tool("compare_versions", {"kernel": "vector_add", "versions": ["v0", "v7"]})
+            assert bad.is_error and "valid" in bad.content[0].text
+
+    anyio.run(main)
