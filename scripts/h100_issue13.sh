@@ -8,6 +8,7 @@
 #   preflight: device_info and the nsys mode with the importer's libraries left off LD_LIBRARY_PATH.
 #   placement: bench_timing_truth.py --placement-study on kernel:version pairs.
 #   mcp: two_streams/tiny_chain in nsys mode, tiny_chain/vector_add in event mode, through the MCP server.
+#   compare: kprof compare on real pairs and 10 times on two identical versions (twins.py).
 #   flush: the L2-flush study of bench_timing_truth.py (--flush-study) on the kernels given.
 #   truth: tests/benchmark/bench_timing_truth.py (event mode vs Nsight Systems vs do_bench).
 # Everything lands in $OUT (env.txt, <what>.log, <what>.tgz).
@@ -52,6 +53,16 @@ mcp)  # the final code through the real MCP server over stdio: nsys (Nsight Syst
   python3 $KPROF_REPO/scripts/profile_all_via_mcp.py /tmp/kprof-ws mcp_nsys.md --mode nsys --kernels two_streams,tiny_chain --no-devlog 2>&1 | tail -3
   python3 $KPROF_REPO/scripts/profile_all_via_mcp.py /tmp/kprof-ws mcp_event.md --mode event --kernels tiny_chain,vector_add --no-devlog 2>&1 | tail -3
   grep -h "^## Profile\|^| chain\|^| add\|^| branch\|^\*\*Root\|^1\. \|Engine\|engine" mcp_nsys.md mcp_event.md | head -60 ;;
+compare)  # issue 14's compare_versions: real pairs, then the noise floor (identical versions) 10 times
+  for pair in "matmul v1 v3" "softmax v1 v2" "matmul v3 v4" "mla_decode v2 v3"; do
+    (cd $KPROF_REPO && /usr/bin/time -f "wall %e s" python3 -c 'import sys; from kprof_mcp.cli import main; sys.exit(main())' compare $pair) > "cmp_${pair// /_}.md" 2> "cmp_${pair// /_}.err"
+    grep -A2 "### Verdict" "cmp_${pair// /_}.md" | tail -1; tail -1 "cmp_${pair// /_}.err"
+  done
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    (cd $KPROF_REPO && kp compare tests/fixtures/user_kernels/twins.py a b --budget-ms 1500) > twins_$i.md 2>/dev/null
+    grep -A2 "### Verdict" twins_$i.md | tail -1
+  done
+  cp -r $KPROF_REPO/out/profiles/compare . ;;
 flush)
   timeout 300 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --flush-study --out . --kernels "$@" 2>&1 | tee ../flush.log | tail -20 ;;
 truth)

@@ -60,7 +60,8 @@ def render_compare(r: CompareResult) -> str:
     out += ["", f"{r.rounds} rounds × {r.runs_per_round} runs of each version, {r.order}; all versions in one "
                 f"process on the same inputs; time: {base.method}; cache: {r.cache_control}; device: {r.device.name}"
                 + (f"; SM clock {clocks[0]:.0f}–{clocks[-1]:.0f} MHz" if clocks else "") + ". The CI is a "
-                "bootstrap within rounds of the ratio of medians. Raw samples: `samples.csv`."]
+                "two-stage bootstrap (rounds, then runs within them) of the ratio of medians. "
+                "Raw samples: `samples.csv`."]
     if r.warnings:
         out += ["", "Warnings:"] + [f"- [{w.kind}] {w.message}" for w in r.warnings]
     return "\n".join(out) + "\n"
