@@ -26,7 +26,8 @@ INSTRUCTIONS = """\
 kprof-mcp profiles GPU kernels (Triton / PyTorch) and answers with the Profiler Output Contract.
 Workflow: list_kernels → profile_kernel(kernel, version, params) → read the contract (Stages,
 Bottleneck, Top 3 Opportunities) → change the kernel → profile_kernel again with
-baseline=<previous profile_dir> → update_devlog. Modes: 'annotation' (default first pass: Nsight
+baseline=<previous profile_dir> → compare_versions(kernel, [old, new]) for a verdict with a 95 % CI →
+update_devlog. Modes: 'annotation' (default first pass: Nsight
 Compute counters per stage), 'ncu' (deep dive: every section, rules, source-level SASS), 'nsys'
 (timeline: stream overlap, launch overhead, idle gaps; Nsight Systems, or CUPTI via torch.profiler),
 'event' (quick A/B: each kernel's own time from CUPTI, launch-inclusive CUDA-event time beside it). Without a GPU only 'event' and 'nsys' run (CPU timing, labelled as such).
