@@ -52,6 +52,17 @@ def _clashes(engine: Engine, kernel: str, profile_parser: argparse.ArgumentParse
     return {n: f"--{n}" for n in names if f"--{n}" in options or f"--{n.replace('_', '-')}" in options}
 
 
+def _params_with(extra: list[str], pairs: list[str]) -> dict[str, Any]:
+    """Kernel parameters from ``--name value`` extras and ``--param NAME=VALUE`` options."""
+    params = _parse_kernel_params(extra)
+    for item in pairs:
+        if "=" not in item:
+            raise KprofError(f"--param {item!r}: give name=value")
+        name, value = item.split("=", 1)
+        params[name] = int(value) if value.lstrip("+-").isdigit() else value
+    return params
+
+
 def _print_json(obj: Any) -> None:
     print(json.dumps(obj, indent=2, default=str))
 
@@ -132,6 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     cmp_.add_argument("--budget-ms", type=float, default=None, help="timed GPU time over all versions (default 4000)")
     cmp_.add_argument("--rounds", type=int, default=20, help="rounds at most (each times every version once)")
     cmp_.add_argument("--json", action="store_true", help="also print the full result as JSON")
+    sw = sub.add_parser("sweep", help="versions across values of one parameter: table, sweep.csv, sweep.png; extra "
+                                      "--name value pairs fix other kernel parameters", allow_abbrev=False)
+    sw.add_argument("kernel")
+    sw.add_argument("--over", required=True, metavar="PARAM", help="the parameter to sweep")
+    sw.add_argument("--values", required=True, nargs="+", help="its values")
+    sw.add_argument("--versions", nargs="+", default=None, help="1 to 4 versions (default: the latest)")
+    sw.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    sw.add_argument("--budget-ms", type=float, default=None, help="timing budget per stage and point (default 300)")
     sub.add_parser("device", help="active device, peaks, ridge points, profilers", allow_abbrev=False)
     r = sub.add_parser("read-params", help="print a profile's params.json", allow_abbrev=False)
     r.add_argument("profile_dir")
@@ -147,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--issue", action="append", default=[])
     d.add_argument("--insight", action="append", default=[])
     a, extra = ap.parse_known_args(argv)
-    if extra and a.cmd not in ("profile", "compare"):
+    if extra and a.cmd not in ("profile", "compare", "sweep"):
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
     engine = Engine(Config.from_options(a.workspace, a.kernels_dir, force_cpu=a.cpu))
     try:
@@ -161,13 +180,15 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if a.cmd == "profile":
             return _profile(engine, a, extra, p)
+        if a.cmd == "sweep":
+            params = _params_with(extra, a.param)
+            values = [int(v) if v.lstrip("+-").isdigit() else v for v in a.values]
+            sout = engine.sweep(a.kernel, a.over, values, a.versions, params, a.budget_ms)
+            print(sout.markdown)
+            print(f"sweep_dir: {sout.sweep_dir}", file=sys.stderr)
+            return 0
         if a.cmd == "compare":
-            params = _parse_kernel_params(extra)
-            for item in a.param:
-                if "=" not in item:
-                    raise KprofError(f"--param {item!r}: give name=value")
-                name, value = item.split("=", 1)
-                params[name] = int(value) if value.lstrip("+-").isdigit() else value
+            params = _params_with(extra, a.param)
             out = engine.compare(a.kernel, a.versions, params, a.budget_ms, a.rounds)
             print(out.markdown)
             print(f"compare_dir: {out.compare_dir}", file=sys.stderr)

@@ -25,7 +25,7 @@ from .analysis.assessment import Assessment, assess
 from .devices import load_devices, try_match_device
 from .kernel.api import NAME_RE, Param, ParamError
 from .locks import Cancelled, device_lock, lock_name
-from .models import TIMELINE_ENGINES, CompareRequest, CompareResult, Diagnosis, ProfileRequest, ProfileResult
+from .models import TIMELINE_ENGINES, CompareRequest, CompareResult, SweepRequest, SweepResult, Diagnosis, ProfileRequest, ProfileResult
 from .modes import DEFAULT_MODE, MODES, ModeError, ModeNotAvailable, PreflightEnv, get_mode
 from .packages import KernelNotFound, available, resolve
 from .render import render_contract, render_devlog_entry, render_report, last_devlog_metrics
@@ -113,6 +113,24 @@ class CompareOutcome:
     result: CompareResult
     markdown: str
     compare_dir: Path
+
+
+@dataclass
+class SweepSpec:
+    """A validated sweep (see :meth:`Engine.check_sweep`)."""
+
+    req: SweepRequest
+    cpu: bool
+    timeout: float
+
+
+@dataclass
+class SweepOutcome:
+    result: SweepResult
+    rows: list[dict[str, Any]]
+    markdown: str
+    png: bytes | None
+    sweep_dir: Path
 
 
 @dataclass(frozen=True)
@@ -407,6 +425,88 @@ class Engine:
         except (OSError, ValueError) as e:
             raise KprofError(f"writing the comparison failed: {e} (artifacts in {work_dir})") from None
         return CompareOutcome(result=result, markdown=md, compare_dir=final_dir)
+
+    # ------------------------------------------------------------------ sweep
+    def sweep(self, kernel: str, param: str, values: list[Any], versions: list[str] | None = None,
+              params: dict[str, Any] | None = None, budget_ms: float | None = None, timeout_s: float | None = None,
+              on_progress: runner.ProgressFn | None = None, control: runner.RunControl | None = None) -> "SweepOutcome":
+        """Profile versions across the values of one parameter: a table and a plot."""
+        return self.run_sweep(self.check_sweep(kernel, param, values, versions, params, budget_ms, timeout_s),
+                              on_progress, control)
+
+    def check_sweep(self, kernel: str, param: str, values: list[Any], versions: list[str] | None = None,
+                    params: dict[str, Any] | None = None, budget_ms: float | None = None,
+                    timeout_s: float | None = None) -> SweepSpec:
+        """Validate a sweep (nothing runs): the kernel, its parameter, 1–32 values (each within the
+        parameter's bounds), 1–4 versions (default: the latest), the other parameters."""
+        source = self.resolve_kernel(kernel)
+        desc = self._describe(source)
+        known = [v["name"] for v in desc["versions"]]
+        versions = versions or [known[-1]]
+        if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
+            raise KprofError(f"versions={versions!r}: give a list of version names")
+        unknown = [v for v in versions if v not in known]
+        if unknown or not 1 <= len(versions) <= 4 or len(set(versions)) != len(versions):
+            raise KprofError(f"versions={versions!r}: give 1 to 4 distinct versions of {known}")
+        pnames = [p["name"] for p in desc["params"]]
+        if param not in pnames:
+            raise KprofError(f"kernel {desc['name']!r} has no parameter {param!r}; valid: {pnames}")
+        if not isinstance(values, list) or not 1 <= len(values) <= 32:
+            raise KprofError(f"values={values!r}: give a list of 1 to 32 values of {param!r}")
+        if params and param in params:
+            raise KprofError(f"{param!r} is the swept parameter: give its values in `values`, not in `params`")
+        for v in values:  # each point's bounds, before anything runs
+            self.validate_params(desc, {**(params or {}), param: v})
+        base = self.validate_params(desc, params)
+        base.pop(param, None)
+        if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
+                                      or not 1 <= timeout_s <= 86400):
+            raise KprofError(f"timeout_s={timeout_s!r}: give seconds from 1 to 86400")
+        if budget_ms is not None and (isinstance(budget_ms, bool) or not isinstance(budget_ms, (int, float))
+                                      or not 20 <= budget_ms <= 10000):
+            raise KprofError(f"budget_ms={budget_ms!r}: give milliseconds per stage and point from 20 to 10000")
+        cpu = self.config.force_cpu or not nvidia_smi.gpu_present()
+        req = SweepRequest(kernel=desc["name"], kernel_source=str(source), versions=list(versions), param=param,
+                           values=list(values), params=base, out_root=str(self.config.out_root),
+                           budget_ms=float(budget_ms or (200.0 if cpu else 300.0)), force_cpu=self.config.force_cpu)
+        return SweepSpec(req=req, cpu=cpu, timeout=float(timeout_s or self.config.timeout_s))
+
+    def run_sweep(self, spec: SweepSpec, on_progress: runner.ProgressFn | None = None,
+                  control: runner.RunControl | None = None) -> "SweepOutcome":
+        """Run a validated sweep in a child, holding the device's lock; write sweep.md/.csv/.png."""
+        import pandas as pd
+
+        from .analysis.sweep import sweep_rows
+        from .render.plots import plot_sweep
+        from .render.sweep import render_sweep
+
+        try:
+            with device_lock(lock_name(spec.cpu, control), control, on_progress):
+                record = runner.run_profile(spec.req.model_dump_json(), spec.timeout, on_progress, control=control,
+                                            command="sweep")
+        except Cancelled as e:
+            raise KprofError(str(e)) from None
+        except runner.WorkerError as e:
+            raise KprofError(str(e)) from None
+        work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+        try:
+            result = SweepResult.model_validate_json((work_dir / "sweep.json").read_text())
+            rows = sweep_rows(result)
+            pd.DataFrame(rows).to_csv(work_dir / "sweep.csv", index=False)
+            png = None
+            try:
+                plot_sweep(rows, result.param, work_dir / "sweep.png",
+                           f"{result.kernel}: {', '.join(result.versions)} over {result.param} ({result.device.name})")
+                png = (work_dir / "sweep.png").read_bytes()
+            except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the table
+                from .models import ResultWarning
+
+                result.warnings.append(ResultWarning(kind="artifact", message=f"sweep.png not written: {e}"))
+            md = render_sweep(result, rows)
+            store.finish_profile(work_dir, final_dir, {"sweep.md": md})
+        except (OSError, ValueError) as e:
+            raise KprofError(f"writing the sweep failed: {e} (artifacts in {work_dir})") from None
+        return SweepOutcome(result=result, rows=rows, markdown=md, png=png, sweep_dir=final_dir)
 
     # ------------------------------------------------------------------ analysis
     @staticmethod

@@ -436,3 +436,36 @@ class CompareResult(BaseModel):
     created_at: str
     compare_dir: str | None = None
     request: dict[str, Any] = Field(default_factory=dict)
+
+
+class SweepRequest(BaseModel):
+    """One or more versions across values of one parameter (``sweep``), in one process."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kernel: str
+    kernel_source: str
+    versions: list[str]
+    param: str
+    values: list[Any]
+    params: dict[str, Any]  # the other parameters (defaults where absent)
+    out_root: str
+    budget_ms: float = 300.0  # per stage and point
+    warmup_ms: float = 50.0
+    force_cpu: bool = False
+
+
+class SweepResult(BaseModel):
+    """sweep.json: one event-mode-like result per (value, version), in sweep order."""
+
+    kernel: str
+    param: str
+    values: list[Any]
+    versions: list[str]
+    points: list[ProfileResult]
+    skipped: list[dict[str, Any]] = Field(default_factory=list, description="points that could not run, and why")
+    device: DeviceState
+    warnings: list[ResultWarning] = Field(default_factory=list)
+    created_at: str
+    sweep_dir: str | None = None
+    request: dict[str, Any] = Field(default_factory=dict)

@@ -13,13 +13,14 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from .engine import CompareOutcome, CompareSpec, Config, Engine, KprofError
+from .engine import CompareOutcome, CompareSpec, Config, Engine, KprofError, SweepOutcome, SweepSpec
 from .jobs import CANCELLED, DONE, FAILED, QUEUED, Job, JobManager, UnknownJob
 from .models import Diagnosis
 from .render.compare import CompareSummary, compare_summary
+from .render.sweep import SweepSummary, sweep_summary
 from .render.summary import ProfileSummary, profile_summary
 
 INSTRUCTIONS = """\
@@ -101,6 +102,8 @@ def build_server(config: Config | None = None) -> MCPServer:
     def run_job(spec, progress, control):
         if isinstance(spec, CompareSpec):
             return engine.run_compare(spec, progress, control)
+        if isinstance(spec, SweepSpec):
+            return engine.run_sweep(spec, progress, control)
         return engine.run_checked(spec, progress, control)
 
     jobs = JobManager(run_job, slots=slots)
@@ -227,6 +230,11 @@ def build_server(config: Config | None = None) -> MCPServer:
             return CallToolResult(content=[TextContent(type="text", text=text)],
                                   structured_content=summary.model_dump(mode="json"))
         outcome = job.outcome
+        if isinstance(outcome, SweepOutcome):  # a sweep job fetched through get_profile
+            summary = ProfileSummary(status=DONE, job_id=job.id, gpu=job.slot, profile_dir=str(outcome.sweep_dir),
+                                     kernel=outcome.result.kernel, device=outcome.result.device.name,
+                                     message=f"sweep of {outcome.result.param}: {len(outcome.rows)} points")
+            return CallToolResult(content=_sweep_content(outcome), structured_content=summary.model_dump(mode="json"))
         if isinstance(outcome, CompareOutcome):  # a compare_versions job fetched through get_profile
             summary = ProfileSummary(status=DONE, job_id=job.id, gpu=job.slot, profile_dir=str(outcome.compare_dir),
                                      kernel=outcome.result.kernel, device=outcome.result.device.name,
@@ -283,6 +291,58 @@ def build_server(config: Config | None = None) -> MCPServer:
         out = job.outcome
         return CallToolResult(content=[TextContent(type="text", text=out.markdown)],
                               structured_content=compare_summary(out.result, job_id=job.id).model_dump(mode="json"))
+
+    @mcp.tool(annotations=_ann(False, False, False, False, "Sweep a parameter: table and plot"))
+    async def sweep(
+        kernel: Annotated[str, Field(description="kernel package name (list_kernels) or path to a package")],
+        param: Annotated[str, Field(description="the parameter to sweep, e.g. 't' for mla_decode")],
+        values: Annotated[list[Any], Field(description="1 to 32 values of it, each within its bounds")],
+        ctx: Context,
+        versions: Annotated[list[str] | None, Field(description="1 to 4 versions (default: the latest)")] = None,
+        params: Annotated[dict[str, Any] | None, Field(description="the other parameters; omitted ones take "
+                                                                   "their defaults")] = None,
+        budget_ms: Annotated[float | None, Field(ge=20, le=10000, description="timing budget per stage and "
+                                                                              "point (default 300)")] = None,
+        wait_s: Annotated[float | None, Field(ge=0, le=55, description="answer within this many seconds: the "
+                                                                       "table and plot if done, else a job_id "
+                                                                       "for get_profile (default 45)")] = None,
+        timeout_s: Annotated[float | None, Field(ge=1, le=86400, description="time limit (default 900)")] = None,
+    ) -> Annotated[CallToolResult, SweepSummary]:
+        """Profile one or more versions across the values of one parameter (sizes, tile counts):
+        each point checked against the reference, then timed as event mode times it (kernel time
+        from CUPTI, L2 flushed) on a short budget and assessed like a profile. Returns a markdown
+        table (time, TFLOP/s, GB/s, % of roofline, bottleneck, top opportunity per point) and a
+        PNG plot (time and % of roofline against the parameter, log axes where the values span
+        8x) as image content; sweep.csv/.png/.json in sweep_dir. Points that cannot run (too big,
+        wrong result) are listed as skipped. Long sweeps return a job_id for get_profile."""
+        try:
+            spec = await anyio.to_thread.run_sync(
+                lambda: engine.check_sweep(kernel, param, values, versions, params, budget_ms, timeout_s))
+        except KprofError as e:
+            raise ToolError(str(e)) from None
+        job = jobs.submit(spec, f"sweep {spec.req.kernel} {','.join(spec.req.versions)} over {spec.req.param}")
+        await _wait(job, ctx, wait_s if wait_s is not None else engine.config.wait_s)
+        if job.status == FAILED:
+            raise ToolError(job.error or "the sweep failed")
+        if job.status == CANCELLED:
+            raise ToolError(f"job {job.id} was cancelled: {job.error}")
+        if job.status != DONE:
+            text = (f"Job `{job.id}` ({job.label}) is {job.status} ({job.progress * 100:.0f}%: {job.message}). Call "
+                    f"get_profile(job_id=\"{job.id}\") for the table and plot, or cancel_profile to stop it.")
+            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=SweepSummary(
+                status=job.status, job_id=job.id, kernel=spec.req.kernel, param=spec.req.param).model_dump(mode="json"))
+        out = job.outcome
+        return CallToolResult(content=_sweep_content(out),
+                              structured_content=sweep_summary(out.result, out.rows, job_id=job.id).model_dump(
+                                  mode="json"))
+
+    def _sweep_content(out: SweepOutcome) -> list:
+        import base64
+
+        content: list = [TextContent(type="text", text=out.markdown)]
+        if out.png:
+            content.append(ImageContent(type="image", data=base64.b64encode(out.png).decode(), mime_type="image/png"))
+        return content
 
     async def _wait(job: Job, ctx: Context, wait_s: float, cancel_on_abort: bool = True) -> None:
         """Wait up to ``wait_s`` for the job, sending progress while this request is open (only from

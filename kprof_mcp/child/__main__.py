@@ -1,9 +1,11 @@
 import sys
 
-if len(sys.argv) > 1 and sys.argv[1] == "compare":
-    from .compare import main as compare_main
-
-    sys.exit(compare_main(sys.argv[2:]))
+if len(sys.argv) > 1 and sys.argv[1] in ("compare", "sweep"):
+    if sys.argv[1] == "compare":
+        from .compare import main as command_main
+    else:
+        from .sweep import main as command_main
+    sys.exit(command_main(sys.argv[2:]))
 
 from .harness import main
 

@@ -156,8 +156,13 @@ def run(req: CompareRequest) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m kprof_mcp.child compare --request R --result OUT``: the record goes to OUT,
-    as for ``run`` (expected failures as an error record, known CUDA failures classified)."""
+    """``python -m kprof_mcp.child compare --request R --result OUT``."""
+    return child_main(argv, "compare", lambda text: run(CompareRequest.model_validate_json(text)))
+
+
+def child_main(argv: list[str], name: str, work: Callable[[str], dict[str, Any]]) -> int:
+    """A child command: ``work(request text)``'s record goes to ``--result``, as for ``run``
+    (expected failures as an error record, known CUDA failures classified)."""
     import argparse
     import json
     import traceback
@@ -165,13 +170,13 @@ def main(argv: list[str]) -> int:
     from ..protocol import EXIT_EXPECTED, EXIT_KNOWN_FAILURE
     from .harness import classify_failure
 
-    ap = argparse.ArgumentParser(prog="python -m kprof_mcp.child compare")
+    ap = argparse.ArgumentParser(prog=f"python -m kprof_mcp.child {name}")
     ap.add_argument("--request", required=True)
     ap.add_argument("--result", required=True)
     a = ap.parse_args(argv)
     out = Path(a.result)
     try:
-        record = run(CompareRequest.model_validate_json(Path(a.request).read_text()))
+        record = work(Path(a.request).read_text())
         out.write_text(json.dumps(record, default=str))
         return 0
     except ExpectedError as e:

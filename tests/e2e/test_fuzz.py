@@ -65,6 +65,10 @@ TOOLS = {
          "wait_s": st.just(0)},  # valid comparisons run on as jobs; the call must answer at once
         optional={"params": maybe(st.dictionaries(st.sampled_from(["n", "dtype", "x"]), json_scalar, max_size=2)),
                   "budget_ms": json_value, "rounds": json_value, "timeout_s": json_value}),
+    "sweep": st.fixed_dictionaries(
+        {"kernel": maybe(names), "param": maybe(st.sampled_from(["n", "t", "x", ""])),
+         "values": maybe(st.lists(json_scalar, max_size=3)), "wait_s": st.just(0)},
+        optional={"versions": json_value, "params": json_value, "budget_ms": json_value, "timeout_s": json_value}),
 }
 
 

@@ -150,3 +150,23 @@ def test_profile_kernel_unknown_kernel_is_error(npx: str, tmp_path: Path) -> Non
     assert "no_such_kernel" in text, text
     assert "'vector_add'" in text, text
     assert not list(tmp_path.rglob("params.json")), "a failed profile_kernel call wrote a profile"
+
+
+def test_sweep_mla_decode_over_t_returns_its_plot(npx: str, tmp_path: Path) -> None:
+    """The issue's check: a sweep of mla_decode over t returns its plot (PNG image content)
+    through the Inspector CLI (small sizes: this runs in the Triton interpreter on the CPU)."""
+    result = _result(*_run_inspector(
+        npx, tmp_path, "--method", "tools/call", "--tool-name", "sweep",
+        "--tool-arg", "kernel=mla_decode", "param=t", "values=[64,256]", 'versions=["v1"]',
+        'params={"b":1,"s":1,"h":16,"d":64,"p":16,"dtype":"float16"}', "budget_ms=20"))
+    assert result.get("isError") is not True, result
+    assert _text(result).startswith("## Sweep: mla_decode v1 over t"), _text(result)[:500]
+    images = [c for c in result["content"] if c.get("type") == "image"]
+    assert len(images) == 1 and images[0]["mimeType"] == "image/png"
+    import base64
+
+    assert base64.b64decode(images[0]["data"])[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = result["structuredContent"]["rows"]
+    assert [(r["t"], r["version"]) for r in rows] == [(64, "v1"), (256, "v1")]
+    sweep_dir = Path(result["structuredContent"]["sweep_dir"])
+    assert (sweep_dir / "sweep.png").is_file() and (sweep_dir / "sweep.csv").is_file()

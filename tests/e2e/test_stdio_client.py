@@ -24,7 +24,7 @@ def test_full_agent_workflow_over_stdio(workspace):
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert set(tools) == {"list_kernels", "profile_kernel", "read_params", "classify_bottleneck",
                                   "update_devlog", "device_info", "get_profile", "cancel_profile",
-                                  "compare_versions"}
+                                  "compare_versions", "sweep"}
             for t in tools.values():
                 assert t.description and len(t.description) > 80, t.name
                 a = t.annotations

@@ -1,0 +1,126 @@
+"""The sweeping child (``python -m kprof_mcp.child sweep``): versions of one kernel across the
+values of one parameter, in one process.
+
+For each value: the parameters are checked (bounds, device memory), the inputs built, and each
+version built, run once (JIT, autotune), checked against the reference, and each stage timed as
+event mode times it (kernel time from CUPTI on a GPU, L2 flushed before each run; the wall clock
+on the CPU) on a short budget. Each point becomes an event-mode result, so the parent assesses it
+with the same diagnosis as any profile. A point that cannot run (out of bounds, too big, wrong
+result) is recorded as skipped with its reason; the others go on.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from pathlib import Path
+from typing import Any
+
+from ..models import ProfileRequest, ProfileResult, ResultWarning, StageResult, SweepRequest, SweepResult
+from ..protocol import ExpectedError, progress
+
+
+def run(req: SweepRequest) -> dict[str, Any]:
+    from .. import packages
+    from ..kernel.api import ParamError
+    from ..modes.event import CuptiUnavailable, Timer
+    from .artifacts import params_dirname
+    from .context import run_plan, streams_for
+    from .correctness import check_correctness
+    from .harness import _check_memory, _static, device_state
+
+    progress(0.02, "importing torch")
+    import torch
+
+    use_cuda = torch.cuda.is_available() and not req.force_cpu
+    if not use_cuda:
+        os.environ["TRITON_INTERPRET"] = "1"
+    pkg = packages.load(Path(req.kernel_source))
+    try:
+        versions = [pkg.version(v) for v in req.versions]
+    except ParamError as e:
+        raise ExpectedError("params", str(e)) from e
+    dev = device_state(torch, use_cuda)
+    spec = None
+    if dev.spec_key:
+        from ..devices import match_device
+
+        spec = match_device(dev.name)
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    timing_req = ProfileRequest(kernel=pkg.name, kernel_source=req.kernel_source, version=versions[0].name,
+                                params={}, mode="event", out_root=req.out_root, budget_ms=req.budget_ms,
+                                min_runs=3 if not use_cuda else 10, warmup_ms=req.warmup_ms)
+    engine = "cupti" if use_cuda else "cpu"
+    flush = None
+    points: list[ProfileResult] = []
+    skipped: list[dict[str, Any]] = []
+    total = len(req.values) * len(versions)
+    for i, value in enumerate(req.values):
+        try:
+            params = pkg.validate_params({**req.params, req.param: value})
+            _check_memory(torch, pkg, params, use_cuda)
+        except (ParamError, ExpectedError) as e:
+            skipped += [{"value": value, "version": v.name, "reason": str(e)} for v in versions]
+            continue
+        inputs = pkg.make_inputs(params, "cuda" if use_cuda else "cpu")
+        ref = pkg.reference(inputs, params)
+        for j, version in enumerate(versions):
+            progress(0.05 + 0.9 * (i * len(versions) + j) / total, f"{req.param}={value}: {version.name}")
+            plan = version.build(inputs, params)
+            streams = streams_for(torch, plan, use_cuda)
+            run_plan(torch, plan, streams, use_cuda)
+            ok = check_correctness(torch, plan.output(), ref, pkg.tolerance(params["dtype"]))
+            if not ok["ok"]:
+                skipped.append({"value": value, "version": version.name, "reason": "wrong result: " + "; ".join(
+                    o.get("message", "") for o in ok["outputs"] if not o.get("ok"))})
+                continue
+            stages = []
+            for stage, model in zip(plan.stages, version.stages):
+                static = _static(stage, model, params, dev, spec, None, stage.tiling)
+                t = Timer(torch, use_cuda, timing_req, engine, flush_buf=flush)
+                flush = t.flush_buf
+                try:
+                    timing = t.time(stage.fn)
+                    kernels = t.kernel_times() if use_cuda else []
+                except CuptiUnavailable:
+                    engine = "events"
+                    t = Timer(torch, use_cuda, timing_req, engine, flush_buf=flush)
+                    timing, kernels = t.time(stage.fn), []
+                stages.append(StageResult(timing=timing, kernel_times=kernels, **static))
+            points.append(ProfileResult(
+                kernel=pkg.name, version=version.name, mode="event", plan_kind=plan.kind, params=params.as_dict(),
+                param_order=[p.name for p in pkg.params], device=dev, stages=stages, correctness=ok,
+                created_at=stamp))
+            del plan
+        del inputs, ref
+        if use_cuda:
+            torch.cuda.empty_cache()
+    warnings = []
+    if not use_cuda:
+        warnings.append(ResultWarning(kind="device", message="no GPU: CPU wall-clock times of the Triton "
+                                                             "interpreter; they say nothing about GPU speed"))
+    if engine == "events":
+        warnings.append(ResultWarning(kind="timing", message="CUPTI recorded no kernel: times are CUDA events around "
+                                                             "each launch (launch latency included)"))
+    if not points:
+        raise ExpectedError("params", "no point of the sweep could run: " + "; ".join(
+            f"{s['param'] if 'param' in s else req.param}={s['value']} {s['version']}: {s['reason']}"
+            for s in skipped[:5]))
+    base = {k: v for k, v in points[0].params.items() if k != req.param}
+    order = [p.name for p in pkg.params if p.name != req.param]
+    final_dir = (Path(req.out_root) / "sweep" / pkg.name / f"{req.param}__{params_dirname(base, order)}"
+                 / f"{stamp}-{'-'.join(v.name for v in versions)}")
+    result = SweepResult(kernel=pkg.name, param=req.param, values=list(req.values), versions=[v.name for v in versions],
+                         points=points, skipped=skipped, device=dev, warnings=warnings, created_at=stamp,
+                         sweep_dir=str(final_dir), request=req.model_dump())
+    work_dir = final_dir.with_name(final_dir.name + ".partial")
+    work_dir.mkdir(parents=True, exist_ok=False)
+    (work_dir / "sweep.json").write_text(result.model_dump_json(indent=2))
+    return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
+
+
+def main(argv: list[str]) -> int:
+    """``python -m kprof_mcp.child sweep --request R --result OUT`` (as ``compare``)."""
+    from .compare import child_main
+
+    return child_main(argv, "sweep", lambda text: run(SweepRequest.model_validate_json(text)))
