@@ -9,6 +9,7 @@
 #   placement: bench_timing_truth.py --placement-study on kernel:version pairs.
 #   mcp: two_streams/tiny_chain in nsys mode, tiny_chain/vector_add in event mode, through the MCP server.
 #   compare: kprof compare on real pairs and 10 times on two identical versions (twins.py).
+#   sweep: mla_decode v2/v3 over t through the MCP server (table + PNG).
 #   flush: the L2-flush study of bench_timing_truth.py (--flush-study) on the kernels given.
 #   truth: tests/benchmark/bench_timing_truth.py (event mode vs Nsight Systems vs do_bench).
 # Everything lands in $OUT (env.txt, <what>.log, <what>.tgz).
@@ -63,6 +64,8 @@ compare)  # issue 14's compare_versions: real pairs, then the noise floor (ident
     grep -A2 "### Verdict" twins_$i.md | tail -1
   done
   cp -r $KPROF_REPO/out/profiles/compare . ;;
+sweep)  # issue 14's sweep through the MCP server: mla_decode v2, v3 over t
+  python3 $KPROF_REPO/scripts/sweep_via_mcp.py /tmp/kprof-ws . mla_decode t 512 1024 2048 4096 8192 16384 32768 --versions v2 v3 2>&1 | tail -30 ;;
 flush)
   timeout 300 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --flush-study --out . --kernels "$@" 2>&1 | tee ../flush.log | tail -20 ;;
 truth)
