@@ -106,6 +106,23 @@ def _change(prev: float | None, cur: float | None, lower_is_better: bool, noise:
     return txt
 
 
+def _baseline_ci(baseline: ProfileResult, result: ProfileResult) -> str | None:
+    """The speed-up's 95 % bootstrap CI from both profiles' raw samples, when both kept them
+    (same timing method, one stage or a whole-plan time, ≥ 4 samples a side)."""
+    from ..analysis.compare import compare
+
+    def samples(r: ProfileResult):
+        t = r.plan_total if r.plan_total is not None else (r.stages[0].timing if len(r.stages) == 1 else None)
+        return t if t is not None and len(t.samples_ns) >= 4 else None
+
+    a, b = samples(baseline), samples(result)
+    if a is None or b is None or a.method != b.method:
+        return None
+    c = compare(baseline.version, [a.samples_ns], result.version, [b.samples_ns], resamples=1000)
+    return (f"speed-up {c.speedup:.3f} (95 % CI {c.ci_low:.3f}–{c.ci_high:.3f}, {c.verdict}; bootstrap of the two "
+            "profiles' raw samples, taken in separate processes: compare_versions gives the same-process verdict)")
+
+
 def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None) -> list[str]:
     header = ["Metric", "Previous", "Current", "Change"]
     if baseline is None:
@@ -152,6 +169,9 @@ def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None)
                      "part of this change is the method; report.md's launch-inclusive row is the like-for-like "
                      "figure, or profile the baseline again")
         notes.append(note)
+    ci = _baseline_ci(baseline, result)
+    if ci:
+        notes.append(ci)
     lines.append("")
     lines.append(f"Baseline: {baseline.kernel} {baseline.version} ({baseline.profile_dir}); timing spread up to "
                  f"{100 * noise:.1f}% IQR/median" + ("; " + "; ".join(notes) if notes else "") + ".")

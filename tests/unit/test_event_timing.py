@@ -154,3 +154,15 @@ def test_event_mode_calls_a_chain_of_tiny_launches_launch_bound_and_ranks_that_f
     for v in ("v1", "v2"):
         b = assess(_timed(v))
         assert b.root_cause.kind != "launch_bound" and not any(o.name.startswith("Cut launch") for o in b.opportunities)
+
+
+def test_vs_baseline_gives_the_speedup_ci_from_both_profiles_samples():
+    from kprof_mcp.render import render_contract
+
+    old = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
+    faster = _stage(old, method="cuda_events", samples_ns=[v / 1.05 for v in old.stages[0].timing.samples_ns])
+    text = render_contract(faster, old)
+    assert "speed-up 1.050 (95 % CI 1.0" in text and ", faster; bootstrap of the two profiles' raw samples" in text
+    assert ", no significant difference; bootstrap" in render_contract(old, old)
+    # Different timing methods: no CI (the note says the methods differ instead).
+    assert "speed-up" not in render_contract(_stage(old, method="cupti_kernel_sum"), old).split("### vs Baseline")[1]
