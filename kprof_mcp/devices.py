@@ -30,6 +30,11 @@ class UnknownDeviceError(LookupError):
     """The active device is not in ``devices.json``: timing works, roofline claims do not."""
 
 
+# An empty Triton kernel took 0.83 µs (CUPTI) on an H100 SXM (scripts/h100_kernel_floor.py,
+# 2026-11-23); devices without their own measurement take this, the only one we have.
+DEFAULT_MIN_KERNEL_NS = 830.0
+
+
 @dataclass(frozen=True)
 class DeviceSpec:
     """Datasheet figures of one device. Units are in the field names."""
@@ -43,6 +48,7 @@ class DeviceSpec:
     peak_gbps: float
     peak_tflops: dict[str, float] = field(hash=False)
     source: str = ""
+    min_kernel_ns: float = DEFAULT_MIN_KERNEL_NS  # the shortest a launch takes (empty kernel, CUPTI)
 
     def peak_key(self, dtype: str, tensor_cores: bool) -> str:
         """Which row of ``peak_tflops`` bounds a stage computing in ``dtype``."""
@@ -80,6 +86,7 @@ def load_devices() -> tuple[DeviceSpec, ...]:
             peak_gbps=float(d["peak_gbps"]),
             peak_tflops={k: float(v) for k, v in d["peak_tflops"].items()},
             source=d.get("source", ""),
+            min_kernel_ns=float(d.get("min_kernel_ns", DEFAULT_MIN_KERNEL_NS)),
         )
         for d in raw["devices"]
     )

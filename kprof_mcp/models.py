@@ -154,6 +154,7 @@ class StageResult(BaseModel):
     dtype: str
     peak_flops_per_s: float | None = None
     peak_bytes_per_s: float | None = None
+    min_kernel_ns: float | None = None  # the device's shortest launch (devices.json): a floor under any gain
     grid_blocks: int | None = None
     sm_count: int | None = None
     persistent: bool = False  # programs loop over the work: waves < 1 by design, no "fill the GPU" advice

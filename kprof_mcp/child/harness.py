@@ -85,6 +85,7 @@ def _static(stage, model, params: Params, dev: DeviceState, spec, resources, til
         tensor_cores=model.tensor_cores, dtype=params["dtype"],
         peak_flops_per_s=spec.peak_flops_per_s(params["dtype"], model.tensor_cores) if spec else None,
         peak_bytes_per_s=spec.peak_bytes_per_s if spec else None,
+        min_kernel_ns=spec.min_kernel_ns if spec else None,
         grid_blocks=blocks, sm_count=dev.sm_count, persistent=bool(getattr(stage, "persistent", False)),
         tiling=tiling, resources=resources)
 

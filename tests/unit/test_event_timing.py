@@ -166,3 +166,23 @@ def test_vs_baseline_gives_the_speedup_ci_from_both_profiles_samples():
     assert ", no significant difference; bootstrap" in render_contract(old, old)
     # Different timing methods: no CI (the note says the methods differ instead).
     assert "speed-up" not in render_contract(_stage(old, method="cupti_kernel_sum"), old).split("### vs Baseline")[1]
+
+
+def test_no_gain_makes_a_launch_shorter_than_an_empty_kernel():
+    """tiny_chain v1: one 1.44 µs kernel of 4 blocks. Without a floor the model promised 'Fill the
+    GPU' +3200 %; on the H100 the same kernel on 132 blocks took 1.15 µs vs 1.06 µs on 4 (slower),
+    and an empty kernel 0.83 µs (scripts/h100_kernel_floor.py). The gap to that floor caps it."""
+    from kprof_mcp.analysis.assessment import assess
+    from kprof_mcp.devices import match_device
+
+    r = _timed("v1")
+    # tiny_chain's model at n=4096 fp32: one add per element, read and write once.
+    r = r.model_copy(update={"stages": [r.stages[0].model_copy(update={"flops": 4096.0, "bytes_model": 32768.0})]})
+    unbounded = assess(r).opportunities[0]
+    assert unbounded.name.startswith("Fill the GPU") and unbounded.est_gain_pct > 1000
+    floor = match_device("NVIDIA H100 80GB HBM3").min_kernel_ns
+    assert floor == 830
+    s = r.stages[0].model_copy(update={"min_kernel_ns": floor})
+    capped = assess(r.model_copy(update={"stages": [s]}))
+    top = capped.opportunities[0]
+    assert top.est_gain_pct == pytest.approx(100 * (1440.0 / 830 - 1), rel=0.02)  # headroom 1 - 0.83/1.44
