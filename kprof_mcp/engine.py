@@ -99,6 +99,13 @@ class ProfileOutcome:
     profile_dir: Path
 
 
+def _in_range(name: str, value: Any, lo: float, hi: float, what: str) -> None:
+    """``value`` is None or a number from ``lo`` to ``hi``, else a KprofError saying so."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not lo <= value <= hi):
+        raise KprofError(f"{name}={value!r}: give {what} from {lo} to {hi}")
+
+
 @dataclass
 class CompareSpec:
     """A validated comparison (see :meth:`Engine.check_compare`)."""
@@ -265,9 +272,7 @@ class Engine:
             mode_obj = get_mode(mode)
         except ModeNotAvailable as e:
             raise KprofError(str(e)) from None
-        if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
-                                      or not 1 <= timeout_s <= 86400):
-            raise KprofError(f"timeout_s={timeout_s!r}: give seconds from 1 to 86400")
+        _in_range("timeout_s", timeout_s, 1, 86400, "seconds")
         base = self.load_result(baseline, "baseline") if baseline else None
         source = self.resolve_kernel(kernel)
         desc = self._describe(source)
@@ -364,6 +369,19 @@ class Engine:
         return ProfileOutcome(result=result, assessment=r.assessment, contract=r.contract, profile_dir=final_dir)
 
     # ------------------------------------------------------------------ compare
+    @staticmethod
+    def _run_child(spec: "CompareSpec | SweepSpec", command: str, on_progress: runner.ProgressFn | None,
+                   control: runner.RunControl | None) -> tuple[Path, Path]:
+        """Run ``python -m kprof_mcp.child <command>`` on ``spec.req`` holding the device's lock;
+        return its (work_dir, final_dir)."""
+        try:
+            with device_lock(lock_name(spec.cpu, control), control, on_progress):
+                record = runner.run_profile(spec.req.model_dump_json(), spec.timeout, on_progress, control=control,
+                                            command=command)
+        except (Cancelled, runner.WorkerError) as e:
+            raise KprofError(str(e)) from None
+        return Path(record["work_dir"]), Path(record["profile_dir"])
+
     def compare(self, kernel: str, versions: list[str], params: dict[str, Any] | None = None,
                 budget_ms: float | None = None, rounds: int = 20, timeout_s: float | None = None,
                 on_progress: runner.ProgressFn | None = None,
@@ -388,12 +406,8 @@ class Engine:
         if not 2 <= len(versions) <= 8 or len(set(versions)) != len(versions):
             raise KprofError(f"versions={versions!r}: give 2 to 8 distinct versions, the baseline first "
                              "(to check the noise floor, compare a version with its copy under another name)")
-        if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
-                                      or not 1 <= timeout_s <= 86400):
-            raise KprofError(f"timeout_s={timeout_s!r}: give seconds from 1 to 86400")
-        if budget_ms is not None and (isinstance(budget_ms, bool) or not isinstance(budget_ms, (int, float))
-                                      or not 100 <= budget_ms <= 60000):
-            raise KprofError(f"budget_ms={budget_ms!r}: give milliseconds of timed GPU time from 100 to 60000")
+        _in_range("timeout_s", timeout_s, 1, 86400, "seconds")
+        _in_range("budget_ms", budget_ms, 100, 60000, "milliseconds of timed GPU time")
         if isinstance(rounds, bool) or not isinstance(rounds, int) or not 3 <= rounds <= 200:
             raise KprofError(f"rounds={rounds!r}: give an integer from 3 to 200")
         checked = self.validate_params(desc, params)
@@ -409,15 +423,7 @@ class Engine:
         """Run a validated comparison in a child, holding the device's lock; write compare.md."""
         from .render.compare import render_compare
 
-        try:
-            with device_lock(lock_name(spec.cpu, control), control, on_progress):
-                record = runner.run_profile(spec.req.model_dump_json(), spec.timeout, on_progress, control=control,
-                                            command="compare")
-        except Cancelled as e:
-            raise KprofError(str(e)) from None
-        except runner.WorkerError as e:
-            raise KprofError(str(e)) from None
-        work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+        work_dir, final_dir = self._run_child(spec, "compare", on_progress, control)
         try:
             result = CompareResult.model_validate_json((work_dir / "compare.json").read_text())
             md = render_compare(result)
@@ -459,12 +465,8 @@ class Engine:
             self.validate_params(desc, {**(params or {}), param: v})
         base = self.validate_params(desc, params)
         base.pop(param, None)
-        if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
-                                      or not 1 <= timeout_s <= 86400):
-            raise KprofError(f"timeout_s={timeout_s!r}: give seconds from 1 to 86400")
-        if budget_ms is not None and (isinstance(budget_ms, bool) or not isinstance(budget_ms, (int, float))
-                                      or not 20 <= budget_ms <= 10000):
-            raise KprofError(f"budget_ms={budget_ms!r}: give milliseconds per stage and point from 20 to 10000")
+        _in_range("timeout_s", timeout_s, 1, 86400, "seconds")
+        _in_range("budget_ms", budget_ms, 20, 10000, "milliseconds per stage and point")
         cpu = self.config.force_cpu or not nvidia_smi.gpu_present()
         req = SweepRequest(kernel=desc["name"], kernel_source=str(source), versions=list(versions), param=param,
                            values=list(values), params=base, out_root=str(self.config.out_root),
@@ -480,15 +482,7 @@ class Engine:
         from .render.plots import plot_sweep
         from .render.sweep import render_sweep
 
-        try:
-            with device_lock(lock_name(spec.cpu, control), control, on_progress):
-                record = runner.run_profile(spec.req.model_dump_json(), spec.timeout, on_progress, control=control,
-                                            command="sweep")
-        except Cancelled as e:
-            raise KprofError(str(e)) from None
-        except runner.WorkerError as e:
-            raise KprofError(str(e)) from None
-        work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+        work_dir, final_dir = self._run_child(spec, "sweep", on_progress, control)
         try:
             result = SweepResult.model_validate_json((work_dir / "sweep.json").read_text())
             rows = sweep_rows(result)

@@ -386,6 +386,12 @@ class VersionTiming(BaseModel):
     def samples_ns(self) -> list[float]:
         return [v for r in self.rounds_ns for v in r]
 
+    @property
+    def timing(self) -> Timing:
+        """All rounds pooled, with the statistics every other timing uses."""
+        return Timing(samples_ns=self.samples_ns, method=self.method, l2_flushed=self.method.startswith("cupti"),
+                      stop_reason=f"{len(self.rounds_ns)} rounds", sm_clock_mhz=self.sm_clock_mhz)
+
     @computed_field
     @property
     def runs(self) -> int:
@@ -394,16 +400,12 @@ class VersionTiming(BaseModel):
     @computed_field
     @property
     def median_ns(self) -> float:
-        return statistics.median(self.samples_ns)
+        return self.timing.median_ns
 
     @computed_field
     @property
     def rel_iqr(self) -> float:
-        s = self.samples_ns
-        if len(s) < 4:
-            return 0.0
-        q = statistics.quantiles(s, n=4)
-        return (q[2] - q[0]) / statistics.median(s)
+        return self.timing.rel_iqr
 
 
 class Comparison(BaseModel):

@@ -214,11 +214,23 @@ def build_server(config: Config | None = None) -> MCPServer:
         await _wait(job, ctx, wait_s, cancel_on_abort)
         return _job_result(job)
 
-    def _job_result(job: Job) -> CallToolResult:
+    def _raise_if_ended_badly(job: Job, what: str) -> None:
         if job.status == FAILED:
-            raise ToolError(job.error or "the profile failed")
+            raise ToolError(job.error or f"the {what} failed")
         if job.status == CANCELLED:
             raise ToolError(f"job {job.id} was cancelled: {job.error}")
+
+    def _pending(job: Job, what: str, answer: str) -> str | None:
+        """None once the job is done; the text saying how to fetch ``answer`` while it is queued or
+        running; a ToolError when it failed or was cancelled."""
+        _raise_if_ended_badly(job, what)
+        if job.status == DONE:
+            return None
+        return (f"Job `{job.id}` ({job.label}) is {job.status} ({job.progress * 100:.0f}%: {job.message}). Call "
+                f"get_profile(job_id=\"{job.id}\") for {answer}, or cancel_profile to stop it.")
+
+    def _job_result(job: Job) -> CallToolResult:
+        _raise_if_ended_badly(job, "profile")
         if job.status != DONE:
             snap = jobs.snapshot(job)
             summary = ProfileSummary(status=job.status, job_id=job.id, queue_position=snap["queue_position"],
@@ -278,14 +290,8 @@ def build_server(config: Config | None = None) -> MCPServer:
             raise ToolError(str(e)) from None
         job = jobs.submit(spec, f"compare {spec.req.kernel} {' vs '.join(spec.req.versions)}")
         await _wait(job, ctx, wait_s if wait_s is not None else engine.config.wait_s)
-        if job.status == FAILED:
-            raise ToolError(job.error or "the comparison failed")
-        if job.status == CANCELLED:
-            raise ToolError(f"job {job.id} was cancelled: {job.error}")
-        if job.status != DONE:
-            snap = jobs.snapshot(job)
-            text = (f"Job `{job.id}` ({job.label}) is {job.status}. Call get_profile(job_id=\"{job.id}\") for the "
-                    "verdict, or cancel_profile to stop it.")
+        text = _pending(job, "comparison", "the verdict")
+        if text:
             return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=CompareSummary(
                 status=job.status, job_id=job.id, kernel=spec.req.kernel).model_dump(mode="json"))
         out = job.outcome
@@ -322,13 +328,8 @@ def build_server(config: Config | None = None) -> MCPServer:
             raise ToolError(str(e)) from None
         job = jobs.submit(spec, f"sweep {spec.req.kernel} {','.join(spec.req.versions)} over {spec.req.param}")
         await _wait(job, ctx, wait_s if wait_s is not None else engine.config.wait_s)
-        if job.status == FAILED:
-            raise ToolError(job.error or "the sweep failed")
-        if job.status == CANCELLED:
-            raise ToolError(f"job {job.id} was cancelled: {job.error}")
-        if job.status != DONE:
-            text = (f"Job `{job.id}` ({job.label}) is {job.status} ({job.progress * 100:.0f}%: {job.message}). Call "
-                    f"get_profile(job_id=\"{job.id}\") for the table and plot, or cancel_profile to stop it.")
+        text = _pending(job, "sweep", "the table and plot")
+        if text:
             return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=SweepSummary(
                 status=job.status, job_id=job.id, kernel=spec.req.kernel, param=spec.req.param).model_dump(mode="json"))
         out = job.outcome

@@ -40,27 +40,53 @@ def interleave(versions: Sequence[str], measure: Measure, rounds: int, runs: int
     return out
 
 
-def run(req: CompareRequest) -> dict[str, Any]:
+def open_package(kernel_source: str, version_names: list[str], force_cpu: bool):
+    """torch imported (the Triton interpreter switched on without a GPU), the package loaded and
+    its versions resolved: (torch, use_cuda, pkg, versions). Unknown versions are an ExpectedError."""
     from .. import packages
-    from ..modes.event import CuptiUnavailable, Timer
-    from ..tools import nvidia_smi
-    from .artifacts import params_dirname
-    from .context import run_plan, streams_for
-    from .correctness import check_correctness
-    from .harness import _check_memory, device_state
+    from ..kernel.api import ParamError
 
     progress(0.02, "importing torch")
     import torch
 
-    use_cuda = torch.cuda.is_available() and not req.force_cpu
+    use_cuda = torch.cuda.is_available() and not force_cpu
     if not use_cuda:
+        # Must be set before any @triton.jit decorator runs (kernel modules are imported lazily).
         os.environ["TRITON_INTERPRET"] = "1"
-    pkg = packages.load(Path(req.kernel_source))
-    from ..kernel.api import ParamError
+    pkg = packages.load(Path(kernel_source))
+    try:
+        return torch, use_cuda, pkg, [pkg.version(v) for v in version_names]
+    except ParamError as e:
+        raise ExpectedError("params", str(e)) from e
 
+
+def build_checked(torch, pkg, version, inputs, params, ref, use_cuda: bool):
+    """The version's plan built on ``inputs``, run once (JIT, autotune) and checked against ``ref``:
+    (plan, streams, correctness record, what was wrong or None)."""
+    from .context import run_plan, streams_for
+    from .correctness import check_correctness
+
+    plan = version.build(inputs, params)
+    streams = streams_for(torch, plan, use_cuda)
+    run_plan(torch, plan, streams, use_cuda)
+    ok = check_correctness(torch, plan.output(), ref, pkg.tolerance(params["dtype"]))
+    wrong = None
+    if not ok["ok"]:
+        wrong = "; ".join(o.get("message", "") for o in ok["outputs"] if not o.get("ok")) or ok.get("message", "")
+    return plan, streams, ok, wrong
+
+
+def run(req: CompareRequest) -> dict[str, Any]:
+    from ..kernel.api import ParamError
+    from ..modes.event import CuptiUnavailable, Timer
+    from ..tools import nvidia_smi
+    from .artifacts import params_dirname
+    from .context import run_plan
+    from .harness import _check_memory, device_state
+
+    torch, use_cuda, pkg, versions = open_package(req.kernel_source, req.versions, req.force_cpu)
     try:
         params = pkg.validate_params(req.params)
-        versions = [pkg.version(v) for v in req.versions]
     except ParamError as e:
         raise ExpectedError("params", str(e)) from e
     _check_memory(torch, pkg, params, use_cuda)
@@ -73,15 +99,11 @@ def run(req: CompareRequest) -> dict[str, Any]:
     correctness: dict[str, Any] = {}
     for i, version in enumerate(versions):
         progress(0.1 + 0.2 * i / len(versions), f"{version.name}: first run (JIT, autotune) and correctness check")
-        plan = version.build(inputs, params)
-        streams = streams_for(torch, plan, use_cuda)
-        run_plan(torch, plan, streams, use_cuda)
-        ok = check_correctness(torch, plan.output(), ref, pkg.tolerance(params["dtype"]))
+        plan, streams, ok, wrong = build_checked(torch, pkg, version, inputs, params, ref, use_cuda)
         correctness[version.name] = ok
-        if not ok["ok"]:
-            msgs = "; ".join(o.get("message", "") for o in ok["outputs"] if not o.get("ok")) or ok.get("message", "")
+        if wrong is not None:
             raise ExpectedError("incorrect", f"{pkg.name} {version.name} produced wrong results, so nothing was "
-                                             f"compared: {msgs}", ok)
+                                             f"compared: {wrong}", ok)
         fns[version.name] = (lambda p=plan, s=streams: run_plan(torch, p, s, use_cuda, sync=False))
         kinds[version.name] = plan.kind
     names = [v.name for v in versions]
@@ -162,33 +184,16 @@ def main(argv: list[str]) -> int:
 
 def child_main(argv: list[str], name: str, work: Callable[[str], dict[str, Any]]) -> int:
     """A child command: ``work(request text)``'s record goes to ``--result``, as for ``run``
-    (expected failures as an error record, known CUDA failures classified)."""
+    (:func:`kprof_mcp.child.harness.record_to`)."""
     import argparse
-    import json
-    import traceback
 
-    from ..protocol import EXIT_EXPECTED, EXIT_KNOWN_FAILURE
-    from .harness import classify_failure
+    from .harness import record_to
 
     ap = argparse.ArgumentParser(prog=f"python -m kprof_mcp.child {name}")
     ap.add_argument("--request", required=True)
     ap.add_argument("--result", required=True)
     a = ap.parse_args(argv)
-    out = Path(a.result)
-    try:
-        record = work(Path(a.request).read_text())
-        out.write_text(json.dumps(record, default=str))
-        return 0
-    except ExpectedError as e:
-        out.write_text(json.dumps(e.record(), default=str))
-        return EXIT_EXPECTED
-    except Exception as e:  # noqa: BLE001 — known CUDA failures get an actionable message; others a traceback
-        known = classify_failure(e)
-        if known is None:
-            raise
-        traceback.print_exc()
-        out.write_text(json.dumps({"status": "error", "kind": known[0], "message": known[1]}))
-        return EXIT_KNOWN_FAILURE
+    return record_to(Path(a.result), lambda: work(Path(a.request).read_text()))
 
 
 class _TimerReq:

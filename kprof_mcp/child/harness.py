@@ -16,7 +16,7 @@ import platform
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..kernel.api import KernelPackage, ParamError, Params
 from ..models import DeviceState, ProfileRequest
@@ -241,14 +241,22 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"status": "error", "kind": "load", "message": f"{type(e).__name__}: {e}",
                               "traceback": traceback.format_exc(limit=5)}))
             return EXIT_EXPECTED
-    result_path = Path(a.result)
-    try:
+    def work() -> dict[str, Any]:
         req = ProfileRequest.model_validate_json(Path(a.request).read_text())
         if a.cmd == "finish":
-            record = finish(req, Path(a.work_dir), Path(a.log).read_text(errors="replace"),
-                            json.loads(Path(a.profiler).read_text()))
-        else:
-            record = run(req)
+            return finish(req, Path(a.work_dir), Path(a.log).read_text(errors="replace"),
+                          json.loads(Path(a.profiler).read_text()))
+        return run(req)
+
+    return record_to(Path(a.result), work)
+
+
+def record_to(result_path: Path, work: Callable[[], dict[str, Any]]) -> int:
+    """Run a child command's ``work`` and write its record to ``result_path`` for the parent:
+    the ok-record, an expected failure's error record, or a known CUDA failure classified
+    (anything else propagates with its traceback). Returns the child's exit code."""
+    try:
+        record = work()
         result_path.write_text(json.dumps(record, default=str))
         return 0
     except ExpectedError as e:
@@ -261,7 +269,6 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         result_path.write_text(json.dumps({"status": "error", "kind": known[0], "message": known[1]}))
         return EXIT_KNOWN_FAILURE
-
 
 if __name__ == "__main__":
     sys.exit(main())

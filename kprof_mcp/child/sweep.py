@@ -12,7 +12,6 @@ result) is recorded as skipped with its reason; the others go on.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,25 +20,13 @@ from ..protocol import ExpectedError, progress
 
 
 def run(req: SweepRequest) -> dict[str, Any]:
-    from .. import packages
     from ..kernel.api import ParamError
     from ..modes.event import CuptiUnavailable, Timer
     from .artifacts import params_dirname
-    from .context import run_plan, streams_for
-    from .correctness import check_correctness
+    from .compare import build_checked, open_package
     from .harness import _check_memory, _static, device_state
 
-    progress(0.02, "importing torch")
-    import torch
-
-    use_cuda = torch.cuda.is_available() and not req.force_cpu
-    if not use_cuda:
-        os.environ["TRITON_INTERPRET"] = "1"
-    pkg = packages.load(Path(req.kernel_source))
-    try:
-        versions = [pkg.version(v) for v in req.versions]
-    except ParamError as e:
-        raise ExpectedError("params", str(e)) from e
+    torch, use_cuda, pkg, versions = open_package(req.kernel_source, req.versions, req.force_cpu)
     dev = device_state(torch, use_cuda)
     spec = None
     if dev.spec_key:
@@ -66,13 +53,9 @@ def run(req: SweepRequest) -> dict[str, Any]:
         ref = pkg.reference(inputs, params)
         for j, version in enumerate(versions):
             progress(0.05 + 0.9 * (i * len(versions) + j) / total, f"{req.param}={value}: {version.name}")
-            plan = version.build(inputs, params)
-            streams = streams_for(torch, plan, use_cuda)
-            run_plan(torch, plan, streams, use_cuda)
-            ok = check_correctness(torch, plan.output(), ref, pkg.tolerance(params["dtype"]))
-            if not ok["ok"]:
-                skipped.append({"value": value, "version": version.name, "reason": "wrong result: " + "; ".join(
-                    o.get("message", "") for o in ok["outputs"] if not o.get("ok"))})
+            plan, _, ok, wrong = build_checked(torch, pkg, version, inputs, params, ref, use_cuda)
+            if wrong is not None:
+                skipped.append({"value": value, "version": version.name, "reason": f"wrong result: {wrong}"})
                 continue
             stages = []
             for stage, model in zip(plan.stages, version.stages):
@@ -104,8 +87,7 @@ def run(req: SweepRequest) -> dict[str, Any]:
                                                              "each launch (launch latency included)"))
     if not points:
         raise ExpectedError("params", "no point of the sweep could run: " + "; ".join(
-            f"{s['param'] if 'param' in s else req.param}={s['value']} {s['version']}: {s['reason']}"
-            for s in skipped[:5]))
+            f"{req.param}={s['value']} {s['version']}: {s['reason']}" for s in skipped[:5]))
     base = {k: v for k, v in points[0].params.items() if k != req.param}
     order = [p.name for p in pkg.params if p.name != req.param]
     final_dir = (Path(req.out_root) / "sweep" / pkg.name / f"{req.param}__{params_dirname(base, order)}"

@@ -90,11 +90,10 @@ class Timer:
                     fn()
             torch.cuda.synchronize()
         with tempfile.TemporaryDirectory(prefix="kprof-cupti-") as d:
-            path = Path(d) / "batch.json"
+            # Kept as an artifact: each batch overwrites the last, so the last batch's trace stays.
+            path = self.trace_path or Path(d) / "batch.json"
             prof.export_chrome_trace(str(path))
             tr = kineto.load_trace(path)
-            if self.trace_path is not None:
-                self.trace_path.write_bytes(path.read_bytes())
         sums, spans, rows = kernels_per_iteration(tr)
         if tr.kernels.empty:
             raise CuptiUnavailable("torch.profiler recorded no GPU kernel (CUPTI unavailable or refused)")
