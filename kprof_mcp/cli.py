@@ -168,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     a, extra = ap.parse_known_args(argv)
     if extra and a.cmd not in ("profile", "compare", "sweep"):
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
-    engine = Engine(Config.from_options(a.workspace, a.kernels_dir, force_cpu=a.cpu))
+    config = Config.from_options(a.workspace, a.kernels_dir, force_cpu=a.cpu)
+    config.warm = False  # one command per process: a warm worker would only be a fresh child
+    engine = Engine(config)
     try:
         if a.cmd == "list":
             for k in engine.list_kernels():

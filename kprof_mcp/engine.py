@@ -32,6 +32,7 @@ from .render import render_contract, render_devlog_entry, render_report, last_de
 from .tools import ncu as ncu_tool
 from .tools import nsys as nsys_tool
 from .tools import nvidia_smi
+from .warm import WorkerPool
 
 
 class KprofError(Exception):
@@ -51,6 +52,9 @@ class Config:
     gpus: list[str] | None = None  # GPU indices jobs may use (default: all visible)
     budget_ms: float | None = None  # per-stage timing budget; default by device kind
     force_cpu: bool = os.environ.get("KPROF_FORCE_CPU") == "1"
+    # Warm workers (kprof_mcp.warm): one long-lived child per GPU, so re-profiles skip imports,
+    # the CUDA context and the JIT of unchanged kernels. Off: a fresh process for every child.
+    warm: bool = os.environ.get("KPROF_WARM", "1") != "0"
 
     @classmethod
     def from_options(cls, workspace: str | None = None, kernel_dirs: list[str] | None = None,
@@ -157,9 +161,31 @@ def render_profile(result: ProfileResult, baseline: ProfileResult | None = None,
 
 
 class Engine:
-    def __init__(self, config: Config | None = None):
+    def __init__(self, config: Config | None = None, eager_workers: bool = False):
         self.config = config or Config()
         self._describe_cache: dict[tuple[str, float], dict[str, Any]] = {}
+        self.pool: WorkerPool | None = None
+        if self.config.warm:
+            self.pool = WorkerPool(runner.child_env, force_cpu=self.config.force_cpu, eager=eager_workers)
+
+    def start_workers(self, gpus: list[str | None]) -> None:
+        """Start the warm workers ahead of the first profile (the server does, at start-up)."""
+        if self.pool is not None:
+            self.pool.start(describe=True)
+            for g in gpus:
+                self.pool.start(g)
+
+    def close(self) -> None:
+        """Stop the warm workers (their process groups are killed)."""
+        if self.pool is not None:
+            self.pool.close()
+
+    def _control(self, control: runner.RunControl | None) -> runner.RunControl:
+        """The caller's control (a new one if none) with this engine's warm workers."""
+        control = control if control is not None else runner.RunControl()
+        if control.pool is None:
+            control.pool = self.pool
+        return control
 
     # ------------------------------------------------------------------ kernels
     def _describe(self, source: Path) -> dict[str, Any]:
@@ -168,7 +194,7 @@ class Engine:
         key = (str(source), mtime)
         if key not in self._describe_cache:
             try:
-                self._describe_cache[key] = runner.describe(source)
+                self._describe_cache[key] = runner.describe(source, pool=self.pool)
             except runner.WorkerError as e:
                 raise KprofError(str(e)) from None
         return self._describe_cache[key]
@@ -315,6 +341,7 @@ class Engine:
         """Run a validated profile (see :meth:`check_profile`) in child processes, holding the
         machine-wide lock of its device: two kprof processes (two servers, a server and the CLI)
         never profile on the same GPU at once."""
+        control = self._control(control)
         try:
             with device_lock(lock_name(spec.cpu, control), control, on_progress):
                 return self._run_locked(spec, on_progress, control)
@@ -369,11 +396,11 @@ class Engine:
         return ProfileOutcome(result=result, assessment=r.assessment, contract=r.contract, profile_dir=final_dir)
 
     # ------------------------------------------------------------------ compare
-    @staticmethod
-    def _run_child(spec: "CompareSpec | SweepSpec", command: str, on_progress: runner.ProgressFn | None,
+    def _run_child(self, spec: "CompareSpec | SweepSpec", command: str, on_progress: runner.ProgressFn | None,
                    control: runner.RunControl | None) -> tuple[Path, Path]:
         """Run ``python -m kprof_mcp.child <command>`` on ``spec.req`` holding the device's lock;
         return its (work_dir, final_dir)."""
+        control = self._control(control)
         try:
             with device_lock(lock_name(spec.cpu, control), control, on_progress):
                 record = runner.run_profile(spec.req.model_dump_json(), spec.timeout, on_progress, control=control,

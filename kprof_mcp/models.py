@@ -7,6 +7,7 @@ GB/s happens in properties named for their unit, and formatting only in ``render
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
@@ -31,6 +32,9 @@ class ProfileRequest(BaseModel):
     min_runs: int = 10
     max_runs: int = 10000
     target_rel_iqr: float = 0.01  # stop once IQR/median is under this (after min_runs)
+    # ... or once the median is known this well: half the width of its 95 % confidence interval
+    # (distribution-free, from order statistics), as a fraction of the median.
+    target_rel_ci: float = 0.0025
     warmup_ms: float = 100.0
     force_cpu: bool = False
     # Nsight Compute modes (annotation, ncu): filled by the engine after its preflight.
@@ -134,6 +138,20 @@ class Timing(BaseModel):
     @property
     def rel_iqr(self) -> float:
         return self.iqr_ns / self.median_ns if self.median_ns > 0 else float("inf")
+
+    def median_ci_ns(self) -> tuple[float, float]:
+        """The median's 95 % confidence interval from order statistics (no assumption on the
+        distribution; independent runs assumed): ranks n/2 ± 0.98·√n."""
+        xs = sorted(self.samples_ns)
+        n = len(xs)
+        half = 0.98 * math.sqrt(n)
+        lo, hi = max(0, math.floor(n / 2 - half) - 1), min(n - 1, math.ceil(n / 2 + half))
+        return xs[lo], xs[hi]
+
+    def rel_ci_half(self) -> float:
+        """Half the width of the median's 95 % CI as a fraction of the median."""
+        lo, hi = self.median_ci_ns()
+        return (hi - lo) / 2 / self.median_ns if self.median_ns > 0 else float("inf")
 
 
 class KernelTime(BaseModel):

@@ -6,6 +6,12 @@ kernel directories) or by a path to a package directory / ``.py`` file. Paths ar
 
 Loading executes the package module, so the server never does it in its own process: it
 asks ``python -m kprof_mcp.child describe`` (see :mod:`kprof_mcp.engine`).
+
+A warm worker (:mod:`kprof_mcp.child.serve`) loads packages many times in one process:
+:func:`load` remembers the files each package imported (its own modules, and any helper module
+from outside the Python installation it pulled in) with their sizes and modification times, and
+when any of them changed it drops all of those modules (and their bytecode caches) and imports
+the package again, so an edited kernel is never run from a stale module.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import os
 import sys
+import sysconfig
 from importlib.machinery import PathFinder
 from pathlib import Path
 from types import ModuleType
@@ -89,14 +97,85 @@ def resolve(kernel: str, workspace: Path, extra_dirs: list[Path] | None = None) 
         f"__init__.py, or a .py file) — resolved to {path}")
 
 
+# resolved package path -> {module name: (file, mtime_ns, size)} of what loading it imported
+_LOADED: dict[str, dict[str, tuple[str, int, int]]] = {}
+
+
+def _stat(file: str) -> tuple[str, int, int]:
+    try:
+        st = os.stat(file)
+        return (file, st.st_mtime_ns, st.st_size)
+    except OSError:
+        return (file, -1, -1)
+
+
+def _installed_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} | {sys.prefix, sys.base_prefix}
+    roots.add(str(Path(__file__).resolve().parent))  # kprof_mcp itself
+    return tuple(str(Path(r).resolve()) + os.sep for r in roots if r)
+
+
+def _own_modules(path: Path, before: set[str]) -> dict[str, tuple[str, int, int]]:
+    """Modules that loading ``path`` added to sys.modules and that live outside the Python
+    installation: the package's files and its local helpers."""
+    installed = _installed_roots()
+    out = {}
+    for name in set(sys.modules) - before:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if not file:
+            continue
+        file = str(Path(file).resolve())
+        if not file.startswith(installed):
+            out[name] = _stat(file)
+    return out
+
+
+def _package_files(path: Path) -> list[str]:
+    return [str(path)] if path.is_file() else sorted(str(p) for p in path.rglob("*.py"))
+
+
+def _changed(path: Path, seen: dict[str, tuple[str, int, int]]) -> bool:
+    if any(_stat(rec[0]) != rec for rec in seen.values()):
+        return True
+    files = {rec[0] for rec in seen.values()}
+    return any(f not in files for f in _package_files(path))  # a new file in the package
+
+
+def _purge(seen: dict[str, tuple[str, int, int]]) -> None:
+    for name, (file, _, _) in seen.items():
+        sys.modules.pop(name, None)
+        try:  # a bytecode cache written in the same second as an edit of equal size would look current
+            os.remove(importlib.util.cache_from_source(file))
+        except (OSError, ValueError, NotImplementedError):
+            pass
+    importlib.invalidate_caches()
+
+
 def load(path: Path) -> KernelPackage:
-    """Import the package at ``path`` and return its ``KERNEL`` (runs user code: child process only)."""
+    """Import the package at ``path`` and return its ``KERNEL`` (runs user code: child process only).
+    Loaded again in the same process, it is re-imported when any of its files changed."""
     path = Path(path).resolve()
+    seen = _LOADED.get(str(path))
+    if seen is not None and _changed(path, seen):
+        _purge(seen)
+        del _LOADED[str(path)]
+    before = set(sys.modules)
     builtin = builtin_kernels_dir()
     if path.parent == builtin and path.is_dir():
         module = importlib.import_module(f"kernels.{path.name}")
     else:
         module = _import_path(path)
+    if str(path) not in _LOADED:
+        own = _own_modules(path, before)
+        own.pop("kernels", None)  # the built-ins' namespace holder, shared by all of them
+        # the package's own modules, also when an earlier load (describe) had imported them
+        files = set(_package_files(path))
+        for name, m in list(sys.modules.items()):
+            file = getattr(m, "__file__", None)
+            if file and name not in own and str(Path(file).resolve()) in files:
+                own[name] = _stat(str(Path(file).resolve()))
+        _LOADED[str(path)] = own
     kernel = getattr(module, "KERNEL", None)
     if not isinstance(kernel, KernelPackage):
         raise KernelNotFound(

@@ -1,5 +1,7 @@
 """Running a profiling child (:mod:`kprof_mcp.child`): its own process group, a time limit, progress
 lines forwarded, and every way it can end turned into a result or a :class:`WorkerError`.
+A child command runs in a fresh process, or in a warm worker (:mod:`kprof_mcp.warm`) when the
+caller's :class:`RunControl` has a pool and no profiler wraps it.
 
 No shell is involved and no caller string becomes a command-line flag: the request travels
 as a JSON file.
@@ -16,10 +18,14 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .protocol import child_command, parse_progress
 from .tools.nvidia_smi import reset_clocks
+from .warm import Ended
+
+if TYPE_CHECKING:
+    from .warm import WorkerPool
 
 ProgressFn = Callable[[float, str], None]
 
@@ -29,8 +35,9 @@ class RunControl:
     (``CUDA_VISIBLE_DEVICES``) and cancellation. ``cancel()`` kills the running child's whole
     process group within a fraction of a second; later children are refused."""
 
-    def __init__(self, gpu: str | None = None):
+    def __init__(self, gpu: str | None = None, pool: "WorkerPool | None" = None):
         self.gpu = gpu
+        self.pool = pool  # warm workers the children may run in (None: a fresh process each time)
         self._cancelled = threading.Event()
         self.clock_reset: str | None = None  # what was done about clocks after a kill
 
@@ -55,15 +62,20 @@ class WorkerError(RuntimeError):
         self.detail = detail or {}
 
 
-def _env(control: RunControl | None = None) -> dict[str, str]:
+def child_env(gpu: str | None = None) -> dict[str, str]:
+    """The environment of a child that may see only ``gpu`` (all when None)."""
     env = dict(os.environ)
-    if control is not None and control.gpu is not None:
-        env["CUDA_VISIBLE_DEVICES"] = control.gpu
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
     # The child must import this very kprof_mcp and the built-in kernels (also from a checkout).
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
+
+
+def _env(control: RunControl | None = None) -> dict[str, str]:
+    return child_env(control.gpu if control is not None else None)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -91,20 +103,24 @@ def _wait(proc: subprocess.Popen, timeout_s: float, control: RunControl | None) 
             return "timeout"
 
 
-def describe(source: Path, timeout_s: float = 60.0) -> dict[str, Any]:
-    """Load a kernel package in a child process and return its description."""
-    try:
-        cp = subprocess.run(child_command("describe", "--source", str(source)), capture_output=True, text=True,
-                            timeout=timeout_s, env=_env(), start_new_session=True)
-    except subprocess.TimeoutExpired as e:
+def describe(source: Path, timeout_s: float = 60.0, pool: "WorkerPool | None" = None) -> dict[str, Any]:
+    """Load a kernel package in a child process (the pool's package-loading worker when given)
+    and return its description."""
+    args = ["describe", "--source", str(source)]
+    ended = pool.run(args, timeout_s, describe=True) if pool is not None else None
+    if ended is None or (ended.reused and not ended.stopped and ended.rc != 0):
+        ended = _run_once(args, timeout_s)  # no worker, or confirming a reused worker's failure
+    if ended.stopped:
         raise WorkerError("load", f"loading kernel package {source} took over {timeout_s:.0f} s; "
-                                  "does it run heavy work at import time?") from e
-    line = cp.stdout.strip().splitlines()[-1] if cp.stdout.strip() else ""
+                                  "does it run heavy work at import time?")
+    lines = [ln for ln in ended.out.strip().splitlines() if ln.strip()]
     try:
-        out = json.loads(line)
+        out = json.loads(lines[-1]) if lines else None
     except json.JSONDecodeError:
-        raise WorkerError("load", f"loading kernel package {source} failed (exit {cp.returncode}): "
-                                  f"{_tail(cp.stderr)}") from None
+        out = None
+    if not isinstance(out, dict):
+        raise WorkerError("load", f"loading kernel package {source} failed (exit {ended.rc}): "
+                                  f"{_tail(ended.err)}")
     if out.get("status") != "ok":
         raise WorkerError("load", f"cannot load kernel package {source}: {out.get('message')}", out)
     return out["kernel"]
@@ -115,6 +131,58 @@ def _tail(text: str, n: int = 15) -> str:
     return "\n".join(lines[-n:]) if lines else "(no output)"
 
 
+def _run_once(args: list[str], timeout_s: float, on_progress: ProgressFn | None = None,
+              control: RunControl | None = None, prefix: list[str] | None = None) -> Ended:
+    """Run ``python -m kprof_mcp.child ARGS`` (behind a profiler's ``prefix``) in a fresh process
+    of its own group; on time-out or cancellation the group is killed."""
+    with tempfile.TemporaryFile("w+", prefix="kprof-stderr-", errors="replace") as err:
+        other: list[str] = []
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([*(prefix or []), *child_command(*args)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=_env(control),
+                                start_new_session=True, errors="replace")
+        reader = threading.Thread(target=_pump, args=(proc, on_progress, other), daemon=True)
+        reader.start()
+        try:
+            stopped = _wait(proc, timeout_s, control)
+        except BaseException:
+            _kill_group(proc)  # interrupted by the caller: no orphans
+            raise
+        wall = time.perf_counter() - t0
+        reader.join(5)
+        if not stopped:
+            # Grandchildren the kernel may have started die with the group.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        err.seek(0)
+        return Ended(stopped=stopped, rc=proc.returncode, out="".join(other), err=err.read(), wall=wall)
+
+
+def _run(args: list[str], timeout_s: float, on_progress: ProgressFn | None, control: RunControl | None,
+         prefix: list[str] | None = None) -> Ended:
+    """In the control's warm worker when there is one and no profiler wraps the child, else fresh."""
+    pool = getattr(control, "pool", None)
+    ended = pool.run(args, timeout_s, on_progress, control) if pool is not None and not prefix else None
+    return ended if ended is not None else _run_once(args, timeout_s, on_progress, control, prefix)
+
+
+def _read_record(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+# Failures a reused warm worker could have caused (a package that did not re-import cleanly, state
+# left by an earlier command): confirmed in a fresh process before they are reported.
+RETRY_FRESH_KINDS = ("load", "crash", None)
+
+
 def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | None = None,
                 prefix: list[str] | None = None, control: RunControl | None = None,
                 locks_clocks: bool = False, command: str = "run") -> dict[str, Any]:
@@ -122,6 +190,8 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
 
     ``prefix`` is a profiler's argument vector that launches the child (``ncu ... python -m
     kprof_mcp.child run``); what the profiler prints comes back in the record's ``log``.
+    Without one, the control's warm worker runs it when it has one (``control.pool``); a failure
+    there that a reused worker could have caused is run again in a fresh process.
     On time-out or cancellation the child's whole process group is killed; when the profiler
     had locked clocks (``locks_clocks``) they are reset and the error says so.
     """
@@ -131,78 +201,59 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
         req_path = Path(tmp) / "request.json"
         res_path = Path(tmp) / "result.json"
         req_path.write_text(request_json)
-        err_path = Path(tmp) / "stderr.txt"
-        with open(err_path, "w+") as err:
-            other: list[str] = []
-            t0 = time.perf_counter()
-            proc = subprocess.Popen([*(prefix or []), *child_command(command, "--request", str(req_path),
-                                                                   "--result", str(res_path))],
-                                    stdout=subprocess.PIPE, stderr=err, text=True, env=_env(control),
-                                    start_new_session=True, errors="replace")
-            reader = threading.Thread(target=_pump, args=(proc, on_progress, other), daemon=True)
-            reader.start()
-            try:
-                stopped = _wait(proc, timeout_s, control)
-            except BaseException:
-                _kill_group(proc)  # interrupted by the caller: no orphans
-                raise
-            if stopped:
-                reader.join(5)
-                clocks = ""
-                if locks_clocks:
-                    note = reset_clocks(control.gpu if control else None)
-                    if control is not None:
-                        control.clock_reset = note
-                    clocks = f" ({note})"
-                if stopped == "cancelled":
-                    raise WorkerError("cancelled", "the profile was cancelled; the kernel process tree was "
-                                                   f"killed{clocks}.")
-                raise WorkerError("timeout", f"profiling did not finish within {timeout_s:.0f} s; the kernel "
-                                             f"process tree was killed{clocks}. Raise the time limit (timeout_s), "
-                                             "or use smaller sizes or a smaller timing budget.")
-            wall = time.perf_counter() - t0
-            reader.join(5)
-            # Grandchildren the kernel may have started die with the group.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            err.seek(0)
-            stderr = err.read()
-        rc = proc.returncode
-        record = None
-        if res_path.exists():
-            try:
-                record = json.loads(res_path.read_text())
-            except json.JSONDecodeError:
-                record = None
-        log = "".join(other[-2000:]) + stderr
-        if record and record.get("status") == "ok" and (rc == 0 or prefix):
-            record["log"] = log
-            record["returncode"] = rc
-            record["wall_s"] = round(wall, 3)
-            return record
-        if record and record.get("status") == "error":
-            raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"),
-                              dict(record.get("detail") or {}, log=log[-4000:]))
-        if prefix:
-            raise WorkerError("profiler", f"the profiled process failed (exit code {rc}); the profiler printed:\n"
-                                          f"{_tail(log, 25)}", {"log": log[-8000:]})
-        if rc < 0:
-            try:
-                name = signal.Signals(-rc).name
-            except ValueError:
-                name = f"signal {-rc}"
-            raise WorkerError("crash", f"the kernel process died with {name} (the server is unaffected). "
-                                       f"Last output:\n{_tail(stderr)}")
-        last = _tail(stderr, 1)
-        raise WorkerError("crash", f"the kernel process failed (exit code {rc}): {last} — the server is "
-                                   f"unaffected. Last output:\n{_tail(stderr)}")
+        args = [command, "--request", str(req_path), "--result", str(res_path)]
+        ended = _run(args, timeout_s, on_progress, control, prefix)
+        record = _read_record(res_path)
+        if (ended.reused and not ended.stopped and ended.rc != 0
+                and (record or {}).get("kind") in RETRY_FRESH_KINDS):
+            res_path.unlink(missing_ok=True)
+            if on_progress:
+                on_progress(0.01, "the warm worker failed; running again in a fresh process")
+            ended = _run_once(args, timeout_s, on_progress, control, prefix)
+            record = _read_record(res_path)
+        if ended.stopped:
+            clocks = ""
+            if locks_clocks:
+                note = reset_clocks(control.gpu if control else None)
+                if control is not None:
+                    control.clock_reset = note
+                clocks = f" ({note})"
+            if ended.stopped == "cancelled":
+                raise WorkerError("cancelled", "the profile was cancelled; the kernel process tree was "
+                                               f"killed{clocks}.")
+            raise WorkerError("timeout", f"profiling did not finish within {timeout_s:.0f} s; the kernel "
+                                         f"process tree was killed{clocks}. Raise the time limit (timeout_s), "
+                                         "or use smaller sizes or a smaller timing budget.")
+    rc, stderr = ended.rc, ended.err
+    log = ended.out[-200_000:] + stderr
+    if record and record.get("status") == "ok" and (rc == 0 or prefix):
+        record["log"] = log
+        record["returncode"] = rc
+        record["wall_s"] = round(ended.wall, 3)
+        record["warm_worker"] = ended.warm
+        return record
+    if record and record.get("status") == "error":
+        raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"),
+                          dict(record.get("detail") or {}, log=log[-4000:]))
+    if prefix:
+        raise WorkerError("profiler", f"the profiled process failed (exit code {rc}); the profiler printed:\n"
+                                      f"{_tail(log, 25)}", {"log": log[-8000:]})
+    if rc is not None and rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        raise WorkerError("crash", f"the kernel process died with {name} (the server is unaffected). "
+                                   f"Last output:\n{_tail(stderr)}")
+    last = _tail(stderr, 1)
+    raise WorkerError("crash", f"the kernel process failed (exit code {rc}): {last} — the server is "
+                               f"unaffected. Last output:\n{_tail(stderr)}")
 
 
 def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any], timeout_s: float = 600.0,
            control: RunControl | None = None) -> dict[str, Any]:
-    """Read a profiler's output in a child process (``python -m kprof_mcp.child finish``)."""
+    """Read a profiler's output in a child process (``python -m kprof_mcp.child finish``; the
+    control's warm worker when it has one)."""
     if control is not None:
         control.check()
     with tempfile.TemporaryDirectory(prefix="kprof-") as tmp:
@@ -211,34 +262,25 @@ def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any]
         paths["profiler"].write_text(json.dumps(profiler))
         log_path = Path(tmp) / "ncu.log"
         log_path.write_text(log)
-        cmd = child_command("finish", "--request", str(paths["request"]), "--work-dir", str(work_dir),
-                          "--log", str(log_path), "--profiler", str(paths["profiler"]), "--result", str(paths["result"]))
-        with open(Path(tmp) / "stdout.txt", "w+") as out, open(Path(tmp) / "stderr.txt", "w+") as err:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=_env(control), start_new_session=True)
-            try:
-                stopped = _wait(proc, timeout_s, control)
-            except BaseException:
-                _kill_group(proc)
-                raise
-            if stopped == "cancelled":
-                raise WorkerError("cancelled", "the profile was cancelled while its report was being read")
-            if stopped:
-                raise WorkerError("timeout", f"reading the Nsight Compute report took over {timeout_s:.0f} s")
-            err.seek(0)
-            cp = subprocess.CompletedProcess(cmd, proc.returncode, "", err.read())
-        record = None
-        if paths["result"].exists():
-            try:
-                record = json.loads(paths["result"].read_text())
-            except json.JSONDecodeError:
-                record = None
-        if cp.returncode == 0 and record and record.get("status") == "ok":
-            return record
-        if record and record.get("status") == "error":
-            raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"))
-        raise WorkerError("crash", f"reading the Nsight Compute report failed (exit code {cp.returncode}; a corrupt "
-                                   f"report can crash the native parser — the server is unaffected): "
-                                   f"{_tail(cp.stderr)}")
+        args = ["finish", "--request", str(paths["request"]), "--work-dir", str(work_dir),
+                "--log", str(log_path), "--profiler", str(paths["profiler"]), "--result", str(paths["result"])]
+        ended = _run(args, timeout_s, None, control)
+        record = _read_record(paths["result"])
+        if ended.reused and not ended.stopped and ended.rc != 0 and (record or {}).get("kind") in RETRY_FRESH_KINDS:
+            paths["result"].unlink(missing_ok=True)
+            ended = _run_once(args, timeout_s, None, control)
+            record = _read_record(paths["result"])
+        if ended.stopped == "cancelled":
+            raise WorkerError("cancelled", "the profile was cancelled while its report was being read")
+        if ended.stopped:
+            raise WorkerError("timeout", f"reading the Nsight Compute report took over {timeout_s:.0f} s")
+    if ended.rc == 0 and record and record.get("status") == "ok":
+        return record
+    if record and record.get("status") == "error":
+        raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"))
+    raise WorkerError("crash", f"reading the Nsight Compute report failed (exit code {ended.rc}; a corrupt "
+                               f"report can crash the native parser — the server is unaffected): "
+                               f"{_tail(ended.err)}")
 
 
 def _pump(proc: subprocess.Popen, on_progress: ProgressFn | None, other: list[str] | None = None) -> None:

@@ -96,8 +96,8 @@ def _ann(read_only: bool, destructive: bool, idempotent: bool, open_world: bool,
                            idempotent_hint=idempotent, open_world_hint=open_world)
 
 
-def build_server(config: Config | None = None) -> MCPServer:
-    engine = Engine(config)
+def build_server(config: Config | None = None, start_workers: bool = False) -> MCPServer:
+    engine = Engine(config, eager_workers=True)
     slots = ([None] if engine.config.force_cpu else engine.config.gpus) or None
     def run_job(spec, progress, control):
         if isinstance(spec, CompareSpec):
@@ -109,7 +109,10 @@ def build_server(config: Config | None = None) -> MCPServer:
     jobs = JobManager(run_job, slots=slots)
     import atexit
 
+    atexit.register(engine.close)  # registered first, so it runs after jobs.shutdown: warm workers killed
     atexit.register(jobs.shutdown)  # server exit: queued jobs dropped, running process trees killed
+    if start_workers:  # importing torch and bringing up CUDA while the client connects
+        engine.start_workers(jobs.slots)
     mcp = MCPServer("kprof-mcp", instructions=INSTRUCTIONS, version="0.1.0")
 
     @mcp.tool(annotations=_ann(True, False, True, False, "List kernel packages"))
@@ -545,7 +548,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--gpus", default=None, help="comma-separated GPU indices jobs may use (default: all visible)")
     a = ap.parse_args(argv)
     gpus = [g.strip() for g in a.gpus.split(",") if g.strip()] if a.gpus else None
-    server = build_server(Config.from_options(a.workspace, a.kernels_dir, a.timeout, wait_s=a.wait, gpus=gpus))
+    server = build_server(Config.from_options(a.workspace, a.kernels_dir, a.timeout, wait_s=a.wait, gpus=gpus),
+                          start_workers=True)
     if a.transport == "stdio":
         server.run("stdio")
         return

@@ -35,7 +35,9 @@ def workspace(tmp_path):
 def engine(workspace):
     from kprof_mcp.engine import Config, Engine
 
-    return Engine(Config(workspace=workspace, timeout_s=600))
+    e = Engine(Config(workspace=workspace, timeout_s=600))
+    yield e
+    e.close()  # its warm workers
 
 
 def server_env() -> dict:

@@ -1,10 +1,12 @@
 import sys
 
-if len(sys.argv) > 1 and sys.argv[1] in ("compare", "sweep"):
+if len(sys.argv) > 1 and sys.argv[1] in ("compare", "sweep", "serve"):
     if sys.argv[1] == "compare":
         from .compare import main as command_main
-    else:
+    elif sys.argv[1] == "sweep":
         from .sweep import main as command_main
+    else:
+        from .serve import main as command_main
     sys.exit(command_main(sys.argv[2:]))
 
 from .harness import main

@@ -201,7 +201,7 @@ class _TimerReq:
 
     def __init__(self, req: CompareRequest):
         self.warmup_ms, self.budget_ms = req.warmup_ms, req.budget_ms
-        self.min_runs, self.max_runs, self.target_rel_iqr = 3, 10 ** 6, 0.0
+        self.min_runs, self.max_runs, self.target_rel_iqr, self.target_rel_ci = 3, 10 ** 6, 0.0, 0.0
 
 
 def _write(work_dir: Path, result: CompareResult) -> None:

@@ -22,8 +22,8 @@ from ..models import DeviceState, KernelTime, ProfileRequest, ProfileResult, Res
 from .base import Mode
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # as triton.testing.do_bench: larger than any L2 in devices.json
-CLOCK_MOVED_FRACTION = 0.05
-LAUNCH_BUDGET_MS = 500.0  # the launch-inclusive CUDA-event time is the secondary figure: a shorter budget  # warn when the SM clock read after the batches spreads more than this
+CLOCK_MOVED_FRACTION = 0.05  # warn when the SM clock read after the batches spreads more than this
+LAUNCH_BUDGET_MS = 500.0  # the launch-inclusive CUDA-event time is the secondary figure: a shorter budget
 
 
 class CuptiUnavailable(RuntimeError):
@@ -112,29 +112,44 @@ class Timer:
                 self.clocks.append(mhz)
         return out
 
+    def _warm_batch(self, fn, n: int) -> list[float]:
+        """Warm-up runs: timed by CUDA events even for the CUPTI engine (only an estimate of the
+        run time is needed, and a profiler session per warm-up batch would cost more than the runs)."""
+        if self.engine == "cupti":
+            self.engine = "events"
+            try:
+                return self._one_batch(fn, n)
+            finally:
+                self.engine = "cupti"
+        return self._one_batch(fn, n)
+
     def time(self, fn) -> Timing:
+        """Warm up, then time batches until the samples' IQR is within ``target_rel_iqr`` of the
+        median or the median's 95 % CI is within ±``target_rel_ci`` (after ``min_runs``), or the
+        budget is spent."""
         req = self.req
         # Warm-up: at least 3 runs and warmup_ms, after the correctness run did JIT/autotune.
         t0 = time.perf_counter()
-        warm = self._one_batch(fn, 3)
+        warm = self._warm_batch(fn, 3)
         est_ns = max(1.0, statistics.median(warm))
         while (time.perf_counter() - t0) * 1e3 < req.warmup_ms and est_ns < req.warmup_ms * 1e6:
-            warm = self._one_batch(fn, max(1, min(100, int(20e6 / est_ns))))
+            warm = self._warm_batch(fn, max(1, min(100, int(20e6 / est_ns))))
             est_ns = max(1.0, statistics.median(warm))
         self.spans, self.kernels, self.clocks = [], [], []
         samples: list[float] = []
         spent_ms = 0.0
         stop = "max_runs"
+        floor = max(req.min_runs, 10 if self.use_cuda else 1)
         while len(samples) < req.max_runs:
             batch = max(1, min(req.max_runs - len(samples), int(50e6 / est_ns), 200))
-            if len(samples) < req.min_runs:
-                batch = max(batch if batch < req.min_runs else req.min_runs, 1)
+            if len(samples) < floor:  # the first batch just reaches the floor: it may be enough
+                batch = floor - len(samples)
             b0 = time.perf_counter()
             samples += self._batch(fn, batch)
             spent_ms += (time.perf_counter() - b0) * 1e3
-            if len(samples) >= req.min_runs:
+            if len(samples) >= floor:
                 t = Timing(samples_ns=samples, method="", l2_flushed=False, stop_reason="")
-                if t.rel_iqr <= req.target_rel_iqr and len(samples) >= max(req.min_runs, 10 if self.use_cuda else 1):
+                if t.rel_iqr <= req.target_rel_iqr or t.rel_ci_half() <= req.target_rel_ci:
                     stop = "converged"
                     break
                 if spent_ms >= req.budget_ms:
@@ -236,7 +251,8 @@ class EventMode(Mode):
             launch = Timer(torch, True, launch_req, "events").time(stage.fn)
             timing, kernels = launch, []
             if cupti_ok:
-                t = Timer(torch, True, req, "cupti", clock_reader=sm_mhz)
+                # Right after the CUDA-event timer on the same stage: warm already (3 runs suffice).
+                t = Timer(torch, True, req.model_copy(update={"warmup_ms": 0.0}), "cupti", clock_reader=sm_mhz)
                 trace_dir.mkdir(exist_ok=True)
                 t.trace_path = trace_dir / f"{stage.name}.last_batch.trace.json"
                 try:

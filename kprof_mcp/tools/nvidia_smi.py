@@ -4,6 +4,7 @@ nvidia-smi (no GPU, a container without the driver tools) queries return nothing
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -49,9 +50,17 @@ def gpu_present() -> bool:
     return bool(gpus())
 
 
+def smi_id(cuda_index: int) -> str:
+    """nvidia-smi's name for the GPU a process sees as CUDA device ``cuda_index``: under
+    ``CUDA_VISIBLE_DEVICES=3`` device 0 is nvidia-smi's GPU 3 (an index or a UUID; both work with -i)."""
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    return visible[cuda_index] if 0 <= cuda_index < len(visible) else str(cuda_index)
+
+
 def clocks(index: int) -> dict[str, str]:
-    """Clock, power and thermal state of one GPU, recorded before and after a measurement."""
-    rows = query(CLOCK_FIELDS, index=index)
+    """Clock, power and thermal state of CUDA device ``index`` of this process, recorded before and
+    after a measurement."""
+    rows = query(CLOCK_FIELDS, index=smi_id(index))
     return rows[0] if rows else {}
 
 

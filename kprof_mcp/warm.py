@@ -1,0 +1,292 @@
+"""Warm workers: a long-lived profiling child per GPU, so a re-profile skips the imports, the
+CUDA context, CUPTI's start-up and the JIT of unchanged kernels (parent side; the child is
+:mod:`kprof_mcp.child.serve`).
+
+Isolation is kept by replacing, not repairing: a worker that ran a command that did not
+succeed (an error record, a crash, a CUDA error, a kernel that printed its way out with
+``sys.exit``) is killed and a new one started; one that hangs past its time limit or whose job is
+cancelled has its whole process group killed. A failure of a worker that had already served
+other commands is retried once in a fresh process by the runner (see
+:func:`kprof_mcp.runner.run_profile`), so no stale state can turn into a reported failure.
+
+Nothing here imports torch. A :class:`WorkerPool` is owned by the :class:`~kprof_mcp.engine.Engine`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .protocol import child_command, parse_progress
+
+READY_PREFIX = "@@KPROF-READY "  # as kprof_mcp.child.serve (not imported: it is child code)
+DONE_PREFIX = "@@KPROF-DONE "
+MAX_STDERR_KEPT = 4 * 2**20  # a worker's stderr file is emptied between commands past this
+
+
+@dataclass
+class Ended:
+    """How one child command ended, in a fresh process or a warm worker."""
+
+    stopped: str | None  # "timeout" or "cancelled" when its process group had to be killed
+    rc: int | None  # exit code (a fresh child's) or the command's code in a worker; <0: killed by a signal
+    out: str  # stdout lines that were not progress
+    err: str  # stderr
+    wall: float
+    warm: bool = False  # ran in a warm worker
+    reused: bool = False  # ... that had served commands before
+
+
+class WarmWorker:
+    """One ``python -m kprof_mcp.child serve`` process and the threads that read it."""
+
+    def __init__(self, env: dict[str, str], flags: list[str]):
+        r, w = os.pipe()
+        fd, path = tempfile.mkstemp(prefix="kprof-warm-", suffix=".stderr")
+        os.close(fd)
+        # O_APPEND: the file can be emptied between commands while the child keeps writing to it.
+        self._err_fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        os.unlink(path)
+        try:
+            self.proc = subprocess.Popen(child_command("serve", "--commands-fd", str(r), *flags),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._err_fd,
+                                         env=env, start_new_session=True, pass_fds=(r,), text=True,
+                                         errors="replace")
+        finally:
+            os.close(r)
+        self._commands = os.fdopen(w, "w")
+        self.started = time.monotonic()
+        self.served = 0
+        self.facts: dict[str, Any] = {}
+        self.ready = threading.Event()
+        self._events: queue.Queue = queue.Queue()
+        self._sink: tuple[Callable[[float, str], None] | None, list[str]] | None = None
+        self._busy = threading.Lock()
+        self._job = 0
+        self._reader = threading.Thread(target=self._read, daemon=True, name=f"kprof-warm-{self.proc.pid}")
+        self._reader.start()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def try_acquire(self) -> bool:
+        return self._busy.acquire(blocking=False)
+
+    def release(self) -> None:
+        self._busy.release()
+
+    def kill(self) -> None:
+        """Kill the worker's whole process group (what the kernel started dies with it)."""
+        import signal
+
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (self._commands,):
+            try:
+                f.close()
+            except OSError:
+                pass
+        try:
+            os.close(self._err_fd)
+        except OSError:
+            pass
+
+    # ------------------------------------------------------------------ reading
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith(DONE_PREFIX):
+                try:
+                    self._events.put(("done", json.loads(line[len(DONE_PREFIX):])))
+                except ValueError:
+                    pass
+                continue
+            if line.startswith(READY_PREFIX):
+                try:
+                    self.facts = json.loads(line[len(READY_PREFIX):])
+                except ValueError:
+                    pass
+                self.ready.set()
+                continue
+            sink = self._sink
+            if sink is None:
+                continue  # between commands (the newline before a marker)
+            msg = parse_progress(line)
+            if msg is None:
+                sink[1].append(line)
+                if len(sink[1]) > 6000:  # a chatty kernel must not grow the server's memory
+                    del sink[1][:1000]
+            elif sink[0] is not None:
+                try:
+                    sink[0](*msg)
+                except Exception:  # noqa: BLE001 — a failing progress sink must not stop the reader
+                    pass
+        self._events.put(("eof", None))
+
+    def _stderr_from(self, offset: int) -> str:
+        try:
+            os.lseek(self._err_fd, offset, os.SEEK_SET)
+            data = b""
+            while chunk := os.read(self._err_fd, 1 << 20):
+                data += chunk
+            if os.fstat(self._err_fd).st_size > MAX_STDERR_KEPT:
+                os.ftruncate(self._err_fd, 0)
+            return data.decode(errors="replace")
+        except OSError:
+            return ""
+
+    # ------------------------------------------------------------------ one command
+    def run(self, argv: list[str], timeout_s: float, on_progress, control) -> Ended:
+        """Run one child command; the caller holds :meth:`try_acquire`."""
+        self._job += 1
+        job = self._job
+        other: list[str] = []
+        reused = self.served > 0
+        try:
+            offset = os.fstat(self._err_fd).st_size
+        except OSError:
+            offset = 0
+        self._sink = (on_progress, other)
+        t0 = time.perf_counter()
+        deadline = time.monotonic() + timeout_s
+        stopped: str | None = None
+        rc: int | None = None
+        try:
+            self._commands.write(json.dumps({"job": job, "argv": argv}) + "\n")
+            self._commands.flush()
+        except (OSError, ValueError):
+            pass  # the worker is gone: its end shows below
+        while True:
+            try:
+                kind, msg = self._events.get(timeout=0.1)
+            except queue.Empty:
+                if control is not None and control.cancelled:
+                    stopped = "cancelled"
+                elif time.monotonic() >= deadline:
+                    stopped = "timeout"
+                if stopped:
+                    self.kill()
+                    break
+                continue
+            if kind == "eof":
+                try:
+                    self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    self.kill()
+                rc = self.proc.returncode
+                self._events.put(("eof", None))  # stays gone for anyone else waiting
+                break
+            if msg.get("job") == job:
+                rc = int(msg.get("rc", 1))
+                break
+        wall = time.perf_counter() - t0
+        self._sink = None
+        self.served += 1
+        return Ended(stopped=stopped, rc=rc, out="".join(other), err=self._stderr_from(offset), wall=wall,
+                     warm=True, reused=reused)
+
+
+class WorkerPool:
+    """At most one warm worker per key (a GPU, or ``"describe"`` for loading packages without a
+    GPU context). ``eager``: start a replacement as soon as a worker is retired (the server),
+    rather than at the next command."""
+
+    def __init__(self, env_for: Callable[[str | None], dict[str, str]], force_cpu: bool = False,
+                 eager: bool = False):
+        self._env_for = env_for
+        self._force_cpu = force_cpu
+        self._eager = eager
+        self._workers: dict[str, WarmWorker] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        self.retired: list[dict[str, Any]] = []  # why workers were replaced (newest last, a few kept)
+        self._finalizer = weakref.finalize(self, _kill_all, self._workers)
+
+    @staticmethod
+    def _key(gpu: str | None, describe: bool) -> str:
+        return "describe" if describe else f"gpu:{gpu}"
+
+    def _spawn(self, key: str, gpu: str | None) -> WarmWorker:
+        flags = ["--light"] if key == "describe" else (["--cpu"] if self._force_cpu else [])
+        w = WarmWorker(self._env_for(None if key == "describe" else gpu), flags)
+        self._workers[key] = w
+        return w
+
+    def start(self, gpu: str | None = None, describe: bool = False) -> None:
+        """Start a worker ahead of its first command (server start-up), if none runs."""
+        key = self._key(gpu, describe)
+        with self._lock:
+            if not self._closed and (key not in self._workers or not self._workers[key].alive):
+                self._spawn(key, gpu)
+
+    def run(self, argv: list[str], timeout_s: float, on_progress=None, control=None,
+            describe: bool = False) -> Ended | None:
+        """Run a child command in the key's worker; None when it is busy or the pool is closed
+        (the caller then starts a fresh child)."""
+        gpu = getattr(control, "gpu", None)
+        key = self._key(gpu, describe)
+        with self._lock:
+            if self._closed:
+                return None
+            w = self._workers.get(key)
+            if w is None or not w.alive:
+                w = self._spawn(key, gpu)
+            if not w.try_acquire():
+                return None
+        try:
+            ended = w.run(argv, timeout_s, on_progress, control)
+        finally:
+            w.release()
+        if ended.stopped or ended.rc != 0:
+            why = ended.stopped or (f"signal {-ended.rc}" if ended.rc is not None and ended.rc < 0
+                                    else f"exit code {ended.rc}")
+            self._retire(key, w, f"{argv[0]} ended with {why}", gpu)
+        return ended
+
+    def _retire(self, key: str, w: WarmWorker, why: str, gpu: str | None) -> None:
+        w.kill()
+        with self._lock:
+            self.retired = (self.retired + [{"key": key, "pid": w.pid, "served": w.served, "why": why}])[-20:]
+            if self._workers.get(key) is w:
+                del self._workers[key]
+                if self._eager and not self._closed:
+                    self._spawn(key, gpu)
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            return {"workers": [{"key": k, "pid": w.pid, "alive": w.alive, "ready": w.ready.is_set(),
+                                 "served": w.served, "age_s": round(time.monotonic() - w.started, 1),
+                                 **({"warm_up_s": w.facts.get("warm_up_s")} if w.facts else {})}
+                                for k, w in self._workers.items()],
+                    "retired": list(self.retired)}
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            _kill_all(self._workers)
+
+
+def _kill_all(workers: dict[str, WarmWorker]) -> None:
+    for w in list(workers.values()):
+        w.kill()
+    workers.clear()

@@ -1,0 +1,180 @@
+"""The agent's loop, timed side by side in alternating rounds on one machine (issue 14).
+
+The unit is a **fresh script**: ``python fresh.py`` imports torch and Triton, loads the same
+kernel package (the same ``@triton.jit`` function), builds the inputs, launches the kernel,
+checks it against the reference and runs ``triton.testing.do_bench`` — what a person does by
+hand. Against it, through the real MCP server over stdio (``python -m kprof_mcp.server``):
+
+* **first** — a new server: from spawning it to the first ``profile_kernel`` result in event mode
+  (also from the end of the MCP handshake, the moment an agent can first call a tool);
+* **same** — ``profile_kernel`` again with nothing changed (its warm worker reused);
+* **edited** — the kernel's source edited (a line inside the ``@triton.jit`` function, so Triton
+  compiles it anew), then ``profile_kernel``.
+
+Targets: same ≤ 0.3×, edited ≤ 0.6×, first ≤ 1.2× the fresh script. Each round runs a fresh
+script, then a server's first/same/same/edited, then a fresh script again; medians are printed
+with every sample, the profiles' phase times, and the medians each side measured (they must
+agree: a fast answer that measures something else would be worthless).
+
+    python tests/benchmark/bench_agent_loop.py [--rounds 3] [--version v0] [--workspace DIR] [--small]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FRESH = r"""
+import importlib.util, json, os, sys, time
+if os.environ.get("KPROF_FORCE_CPU") == "1":
+    os.environ["TRITON_INTERPRET"] = "1"
+t0 = time.perf_counter()
+import torch, triton, triton.testing
+pkg_dir, version, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+spec = importlib.util.spec_from_file_location("loop_pkg", pkg_dir + "/__init__.py", submodule_search_locations=[pkg_dir])
+mod = importlib.util.module_from_spec(spec); sys.modules["loop_pkg"] = mod; spec.loader.exec_module(mod)
+pkg = mod.KERNEL
+p = pkg.validate_params(params)
+cuda = torch.cuda.is_available()
+inputs = pkg.make_inputs(p, "cuda" if cuda else "cpu")
+plan = pkg.version(version).build(inputs, p)
+fn = plan.stages[0].fn
+fn()
+ref = pkg.reference(inputs, p)
+torch.testing.assert_close(plan.output(), ref)
+if cuda:
+    ms = triton.testing.do_bench(fn, return_mode="median")
+else:  # no GPU: the wall clock of a few runs stands in (the CPU smoke run of this benchmark)
+    s = []
+    for _ in range(5):
+        a = time.perf_counter(); fn(); s.append(time.perf_counter() - a)
+    ms = sorted(s)[2] * 1e3
+print(json.dumps({"median_us": ms * 1e3, "inside_s": time.perf_counter() - t0}))
+"""
+
+MARK = "    pid = tl.program_id(axis=0)\n"
+
+
+def fresh(script: Path, pkg: Path, version: str, params: dict) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    cp = subprocess.run([sys.executable, str(script), str(pkg), version, json.dumps(params)], capture_output=True,
+                        text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    wall = time.perf_counter() - t0
+    if cp.returncode != 0:
+        raise SystemExit(f"fresh script failed: {cp.stderr[-3000:]}")
+    return wall, json.loads(cp.stdout.strip().splitlines()[-1])["median_us"]
+
+
+def edit(pkg: Path, n: int) -> None:
+    impl = pkg / "impl.py"
+    src = impl.read_text()
+    lines = [ln for ln in src.splitlines(keepends=True) if "# kprof-bench edit" not in ln]
+    src = "".join(lines)
+    impl.write_text(src.replace(MARK, MARK + f"    # kprof-bench edit {n}: a new source, a new compile\n", 1))
+
+
+async def server_round(ws: Path, pkg: Path, version: str, params: dict, n_edit: int) -> dict:
+    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", str(ws)],
+                                   env={"PYTHONPATH": str(ROOT), **{k: os.environ[k] for k in
+                                        ("PATH", "LD_LIBRARY_PATH", "KPROF_FORCE_CPU", "HOME") if k in os.environ}})
+    args = {"kernel": str(pkg), "version": version, "params": params, "mode": "event"}
+    out: dict = {}
+
+    async def profile() -> tuple[float, dict]:
+        t = time.perf_counter()
+        r = await c.call_tool("profile_kernel", args)
+        wall = time.perf_counter() - t
+        if r.is_error or "profile_dir" not in (r.structured_content or {}):
+            raise SystemExit(f"profile_kernel failed: {r.content[0].text[:3000]}")
+        d = Path(r.structured_content["profile_dir"])
+        res = json.loads((d / "result.json").read_text())
+        return wall, {"median_us": res["stages"][0]["timing"]["median_ns"] / 1e3, "runs": len(
+            res["stages"][0]["timing"]["samples_ns"]), "stop": res["stages"][0]["timing"]["stop_reason"],
+            "phases_s": res.get("phases_s")}
+
+    t_spawn = time.perf_counter()
+    async with Client(server) as c:
+        t_ready = time.perf_counter()
+        wall, info = await profile()
+        out["first_from_spawn"] = time.perf_counter() - t_spawn
+        out["first_from_handshake"] = wall
+        out["handshake"] = t_ready - t_spawn
+        out["first_info"] = info
+        out["same"], out["same_info"] = [], []
+        for _ in range(2):
+            wall, info = await profile()
+            out["same"].append(wall)
+            out["same_info"].append(info)
+        edit(pkg, n_edit)
+        wall, info = await profile()
+        out["edited"], out["edited_info"] = wall, info
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--version", default="v0")
+    ap.add_argument("--workspace", default=None)
+    ap.add_argument("--small", action="store_true", help="n = 65536 (a CPU smoke run)")
+    a = ap.parse_args()
+    ws = Path(a.workspace or tempfile.mkdtemp(prefix="kprof-loop-"))
+    pkg = ws / "vadd_loop"
+    shutil.rmtree(pkg, ignore_errors=True)
+    shutil.copytree(ROOT / "kernels" / "vector_add", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    script = ws / "fresh.py"
+    script.write_text(FRESH)
+    params = {"n": 1 << 16} if a.small else {}
+    fresh(script, pkg, a.version, params)  # untimed: Triton's disk cache warm for both sides
+    rows = {"fresh": [], "first_from_spawn": [], "first_from_handshake": [], "same": [], "edited": []}
+    medians = {"fresh": [], "kprof": []}
+    detail = []
+    for r in range(a.rounds):
+        w, m = fresh(script, pkg, a.version, params)
+        rows["fresh"].append(w)
+        medians["fresh"].append(m)
+        o = anyio.run(server_round, ws, pkg, a.version, params, r + 1)
+        for k in ("first_from_spawn", "first_from_handshake", "edited"):
+            rows[k].append(o[k])
+        rows["same"] += o["same"]
+        medians["kprof"] += [o["first_info"]["median_us"]] + [i["median_us"] for i in o["same_info"]]
+        detail.append(o)
+        w, m = fresh(script, pkg, a.version, params)
+        rows["fresh"].append(w)
+        medians["fresh"].append(m)
+        print(f"round {r + 1}: fresh {rows['fresh'][-2]:.2f}/{rows['fresh'][-1]:.2f} s, first {o['first_from_spawn']:.2f} s "
+              f"(handshake {o['handshake']:.2f} s), same {', '.join(f'{x:.2f}' for x in o['same'])} s, "
+              f"edited {o['edited']:.2f} s", flush=True)
+    unit = statistics.median(rows["fresh"])
+    targets = {"first_from_spawn": 1.2, "first_from_handshake": 1.2, "same": 0.3, "edited": 0.6}
+    print()
+    print(f"vector_add {a.version} {params or '(default n = 16777216, float32)'}; rounds={a.rounds}; wall seconds")
+    print("| step | median (s) | samples (s) | ÷ fresh script | target | met |")
+    print("|---|---|---|---|---|---|")
+    print(f"| fresh script | {unit:.2f} | {', '.join(f'{x:.2f}' for x in rows['fresh'])} | 1.00 | | |")
+    for k, tgt in targets.items():
+        med = statistics.median(rows[k])
+        print(f"| {k} | {med:.2f} | {', '.join(f'{x:.2f}' for x in rows[k])} | {med / unit:.2f} | ≤ {tgt} | "
+              f"{'yes' if med / unit <= tgt else 'NO'} |")
+    print()
+    fm, km = statistics.median(medians["fresh"]), statistics.median(medians["kprof"])
+    print(f"kernel time: do_bench median {fm:.2f} us (CUDA events, launch included), kprof median {km:.2f} us "
+          f"(CUPTI kernel time); kprof ÷ do_bench = {km / fm:.3f}")
+    print()
+    for i, o in enumerate(detail):
+        print(f"round {i + 1} phases: first {o['first_info']}; same {o['same_info'][-1]}; edited {o['edited_info']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""Warm workers (kprof_mcp.warm, kprof_mcp.child.serve) on the CPU: a re-profile runs in the same
+process, an edited package is re-imported (never run stale), and every failure replaces the
+worker so the next profile is correct. Real kernels through the real engine, no mocks.
+
+The latency targets are a benchmark on the H100 (tests/benchmark/bench_agent_loop.py), not here.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kprof_mcp import packages
+from kprof_mcp.engine import KprofError
+
+USER = Path(__file__).resolve().parents[1] / "fixtures" / "user_kernels"
+
+
+def write_scale(path: Path, mode: str, extra: str = "") -> str:
+    path.parent.mkdir(exist_ok=True)
+    path.write_text((USER / "scale.py").read_text().replace('MODE = "ok"', f'MODE = "{mode}"') + extra)
+    return str(path)
+
+
+def worker(engine) -> dict:
+    (w,) = [w for w in engine.pool.status()["workers"] if w["key"] != "describe"]
+    return w
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def test_reprofile_reuses_the_worker_and_an_edit_is_reimported_not_run_stale(engine, workspace):
+    engine.config.budget_ms = 50
+    src = workspace / "mykernels" / "scale_edit.py"
+    rel = str(Path(write_scale(src, "ok")).relative_to(workspace))
+    first = engine.profile(rel, None, {"n": 256}, mode="event")
+    w1 = worker(engine)
+    assert w1["served"] == 1 and first.result.stages[0].timing.median_ns < 0.2e9
+    again = engine.profile(rel, None, {"n": 256}, mode="event")
+    assert worker(engine)["pid"] == w1["pid"] and worker(engine)["served"] == 2
+    assert again.result.phases_s["import_torch"] < 0.5  # torch was already imported in this worker
+
+    write_scale(src, "slow")  # each run now sleeps 0.25 s: a stale module would stay fast
+    slow = engine.profile(rel, None, {"n": 256}, mode="event")
+    assert slow.result.stages[0].timing.median_ns >= 0.25e9
+    assert worker(engine)["pid"] == w1["pid"] and worker(engine)["served"] == 3
+
+    write_scale(src, "wrong")  # an edit that breaks correctness is caught, and retires the worker
+    with pytest.raises(KprofError, match="produced wrong results"):
+        engine.profile(rel, None, {"n": 256}, mode="event")
+    assert not alive(w1["pid"])
+    assert engine.pool.status()["retired"][-1]["pid"] == w1["pid"]
+
+    write_scale(src, "ok")
+    fixed = engine.profile(rel, None, {"n": 256}, mode="event")
+    assert fixed.result.stages[0].timing.median_ns < 0.2e9 and fixed.result.correctness["ok"]
+    assert worker(engine)["pid"] != w1["pid"]
+
+
+def test_describe_sees_a_version_added_by_an_edit(engine, workspace):
+    src = workspace / "mykernels" / "scale_v.py"
+    rel = str(Path(write_scale(src, "ok")).relative_to(workspace))
+    assert [v["name"] for v in engine.describe_kernel(rel)["versions"]] == ["v0"]
+    write_scale(src, "ok", "\nimport dataclasses\nKERNEL = dataclasses.replace(KERNEL, versions=KERNEL.versions + "
+                           "(dataclasses.replace(KERNEL.versions[0], name='v1'),))\n")
+    assert [v["name"] for v in engine.describe_kernel(rel)["versions"]] == ["v0", "v1"]
+    assert engine.profile(rel, "v1", {"n": 128}, mode="event").result.version == "v1"
+
+
+@pytest.mark.parametrize("mode,pattern", [("exit", r"exit code 7"), ("segfault", r"died with SIGSEGV"),
+                                          ("raise", r"kernel exploded on purpose")])
+def test_a_fault_replaces_the_worker_and_the_next_profile_is_correct(engine, workspace, mode, pattern):
+    engine.config.budget_ms = 50
+    engine.profile("vector_add", "v0", {"n": 256}, mode="event")
+    pid = worker(engine)["pid"]
+    with pytest.raises(KprofError, match=pattern):
+        engine.profile(write_scale(workspace / "k" / f"scale_{mode}.py", mode), None, {"n": 64}, mode="event")
+    assert not alive(pid)
+    out = engine.profile("vector_add", "v0", {"n": 256}, mode="event")
+    assert out.result.correctness["ok"] and worker(engine)["pid"] != pid
+
+
+ONCE = '''
+import sys as _sys
+_key = "_kprof_test_registered_" + __name__
+if getattr(_sys, _key, False):  # like a torch.library op registered twice: cannot be imported again
+    raise RuntimeError("operator scale::run is already registered")
+setattr(_sys, _key, True)
+'''
+
+
+def test_a_package_that_cannot_be_reimported_is_profiled_in_a_fresh_process(engine, workspace):
+    engine.config.budget_ms = 50
+    src = workspace / "mykernels" / "scale_once.py"
+    rel = str(Path(write_scale(src, "ok", ONCE)).relative_to(workspace))
+    engine.profile(rel, None, {"n": 64}, mode="event")
+    pid = worker(engine)["pid"]
+    write_scale(src, "ok", ONCE + "\n# edited\n")
+    out = engine.profile(rel, None, {"n": 64}, mode="event")  # fails in the worker, succeeds fresh
+    assert out.result.correctness["ok"]
+    assert engine.pool.status()["retired"][-1]["pid"] == pid and not alive(pid)
+
+
+def test_load_reimports_only_after_a_change(tmp_path):
+    src = tmp_path / "pk"
+    src.mkdir()
+    (src / "__init__.py").write_text((USER / "scale.py").read_text().replace(
+        "from kprof_mcp.kernel import", "from .helper import SCALE\nfrom kprof_mcp.kernel import"))
+    (src / "helper.py").write_text("SCALE = 2\n")
+    a = packages.load(src)
+    assert packages.load(src) is a  # unchanged: the same objects (Triton's in-memory JIT cache survives)
+    (src / "helper.py").write_text("SCALE = 3  # edited\n")
+    b = packages.load(src)
+    assert b is not a
+    import sys
+
+    helper = [m for n, m in sys.modules.items() if n.endswith(".helper") and "pk" in n]
+    assert helper and helper[0].SCALE == 3
