@@ -161,11 +161,11 @@ def render_profile(result: ProfileResult, baseline: ProfileResult | None = None,
 
 
 class Engine:
-    def __init__(self, config: Config | None = None, eager_workers: bool = False):
+    def __init__(self, config: Config | None = None, eager_workers: bool = False, pool: WorkerPool | None = None):
         self.config = config or Config()
         self._describe_cache: dict[tuple[str, float], dict[str, Any]] = {}
-        self.pool: WorkerPool | None = None
-        if self.config.warm:
+        self.pool: WorkerPool | None = pool  # workers started before the engine (kprof_mcp.launch)
+        if self.pool is None and self.config.warm:
             self.pool = WorkerPool(runner.child_env, force_cpu=self.config.force_cpu, eager=eager_workers)
 
     def start_workers(self, gpus: list[str | None]) -> None:
@@ -628,6 +628,8 @@ class Engine:
         info["profilers"] = _profilers()
         info["modes"] = {m.name: m.describe() for m in MODES.values()}
         info["known_devices"] = [d.name for d in load_devices()]
+        info["warm_workers"] = (self.pool.status() if self.pool is not None else
+                                "off: every profile starts fresh processes (KPROF_WARM=0, or the CLI)")
         return info
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from .engine import CompareOutcome, CompareSpec, Config, Engine, KprofError, SweepOutcome, SweepSpec
 from .jobs import CANCELLED, DONE, FAILED, QUEUED, Job, JobManager, UnknownJob
 from .models import Diagnosis
+from .warm import WorkerPool
 from .render.compare import CompareSummary, compare_summary
 from .render.sweep import SweepSummary, sweep_summary
 from .render.summary import ProfileSummary, profile_summary
@@ -96,8 +97,8 @@ def _ann(read_only: bool, destructive: bool, idempotent: bool, open_world: bool,
                            idempotent_hint=idempotent, open_world_hint=open_world)
 
 
-def build_server(config: Config | None = None, start_workers: bool = False) -> MCPServer:
-    engine = Engine(config, eager_workers=True)
+def build_server(config: Config | None = None, start_workers: bool = False, pool: WorkerPool | None = None) -> MCPServer:
+    engine = Engine(config, eager_workers=True, pool=pool)
     slots = ([None] if engine.config.force_cpu else engine.config.gpus) or None
     def run_job(spec, progress, control):
         if isinstance(spec, CompareSpec):
@@ -526,7 +527,8 @@ def http_app(server: MCPServer, host: str, port: int, token: str | None, allowed
     return BearerAuth(app, token) if token else app
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
+    """The server (``pool``: warm workers already started by :mod:`kprof_mcp.launch`)."""
     import os
 
     ap = argparse.ArgumentParser(prog="kprof-mcp", description="kprof-mcp: MCP server for GPU kernel profiling")
@@ -549,7 +551,7 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     gpus = [g.strip() for g in a.gpus.split(",") if g.strip()] if a.gpus else None
     server = build_server(Config.from_options(a.workspace, a.kernels_dir, a.timeout, wait_s=a.wait, gpus=gpus),
-                          start_workers=True)
+                          start_workers=True, pool=pool)
     if a.transport == "stdio":
         server.run("stdio")
         return

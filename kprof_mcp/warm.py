@@ -126,6 +126,7 @@ class WarmWorker:
                     self.facts = json.loads(line[len(READY_PREFIX):])
                 except ValueError:
                     pass
+                self.facts["ready_after_s"] = round(time.monotonic() - self.started, 3)
                 self.ready.set()
                 continue
             sink = self._sink
@@ -276,7 +277,8 @@ class WorkerPool:
         with self._lock:
             return {"workers": [{"key": k, "pid": w.pid, "alive": w.alive, "ready": w.ready.is_set(),
                                  "served": w.served, "age_s": round(time.monotonic() - w.started, 1),
-                                 **({"warm_up_s": w.facts.get("warm_up_s")} if w.facts else {})}
+                                 **({k: w.facts.get(k) for k in ("ready_after_s", "warm_up_s", "steps_s", "cuda")}
+                                    if w.facts else {})}
                                 for k, w in self._workers.items()],
                     "retired": list(self.retired)}
 

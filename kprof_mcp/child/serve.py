@@ -28,38 +28,83 @@ DONE_PREFIX = "@@KPROF-DONE "
 
 
 def warm_up(force_cpu: bool, light: bool = False) -> dict:
-    """Import what every profile needs and start the CUDA context and CUPTI; return what was done.
-    ``light``: imports only, no CUDA context (a worker that only loads packages to describe them)."""
+    """Import what every profile needs and start the CUDA context and CUPTI; return what was done
+    and how long each step took. ``light``: a worker that only loads packages to describe them —
+    no torch (a package imports it itself if it needs it at import time), no CUDA context."""
     t0 = time.perf_counter()
+    steps: dict[str, float] = {}
+    mark = [t0]
+
+    def step(name: str) -> None:
+        now = time.perf_counter()
+        steps[name] = round(now - mark[0], 3)
+        mark[0] = now
+
+    from . import harness  # noqa: F401 — the describe/run/finish commands
+
+    step("import_kprof")
+    facts: dict = {"steps_s": steps}
+    if light:
+        facts.update(cuda=False, warm_up_s=round(time.perf_counter() - t0, 3), pid=os.getpid())
+        return facts
     import torch
+
+    step("import_torch")
+    use_cuda = torch.cuda.is_available() and not force_cpu
+    if not use_cuda:
+        # Before Triton is imported: its standard library's @triton.jit functions (tl.max, ...) are
+        # decorated at import time and must be interpreted too, as in a fresh CPU child.
+        os.environ["TRITON_INTERPRET"] = "1"
     import triton  # noqa: F401
 
-    facts: dict = {"torch": torch.__version__}
-    use_cuda = torch.cuda.is_available() and not force_cpu and not light
-    if light:
-        pass
-    elif use_cuda:
+    step("import_triton")
+    facts["torch"] = torch.__version__
+    if use_cuda:
         torch.cuda.init()
         x = torch.zeros(1024, device="cuda")
         torch.cuda.synchronize()
-        # The first torch.profiler session loads and initialises CUPTI (about a second): pay it here.
+        step("cuda_context")
+        import triton.runtime.driver as driver
+
+        driver.active.get_current_device()
+        step("triton_driver")
+        # The first torch.profiler session loads and initialises CUPTI: pay it here.
         from torch.profiler import ProfilerActivity, profile
 
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
             x.add_(1)
             torch.cuda.synchronize()
+        step("cupti")
+        _first_launches(torch, triton, x)
         del x
-        import triton.runtime.driver as driver
-
-        driver.active.get_current_device()
-    else:
-        # Must be set before any @triton.jit decorator runs, as in a fresh CPU child.
-        os.environ["TRITON_INTERPRET"] = "1"
-    from . import compare, harness, sweep  # noqa: F401 — the commands and what they import
+        step("first_launches")
+    from . import compare, sweep  # noqa: F401 — the other commands and what they import
     from ..modes import event  # noqa: F401
     from ..parsers import kineto  # noqa: F401
+
+    step("import_modes")
     facts.update(cuda=use_cuda, warm_up_s=round(time.perf_counter() - t0, 3), pid=os.getpid())
     return facts
+
+
+def _first_launches(torch, triton, x) -> None:
+    """What every profile's first run pays once per process: Triton's launcher path (a tiny
+    kernel, compiled once into Triton's cache) and the torch kernels of the correctness check
+    (CUDA loads modules lazily, on first use)."""
+    import triton.language as tl
+
+    from .correctness import check_correctness
+
+    @triton.jit
+    def _touch(ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(ptr + offs, tl.load(ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+    _touch[(1,)](x, x.numel(), BLOCK=1024)
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        a = torch.ones(64, device="cuda", dtype=dtype)
+        check_correctness(torch, a, a.clone(), 1e-2)
+    torch.cuda.synchronize()
 
 
 def dispatch(argv: list[str]) -> int:
@@ -121,6 +166,6 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m kprof_mcp.child serve")
     ap.add_argument("--commands-fd", type=int, required=True)
     ap.add_argument("--cpu", action="store_true", help="never use a GPU (KPROF_FORCE_CPU)")
-    ap.add_argument("--light", action="store_true", help="imports only, no CUDA context (describing packages)")
+    ap.add_argument("--light", action="store_true", help="no torch, no CUDA context (describing packages)")
     a = ap.parse_args(argv)
     return serve(a.commands_fd, a.cpu, a.light)

@@ -63,13 +63,17 @@ else:  # no GPU: the wall clock of a few runs stands in (the CPU smoke run of th
 print(json.dumps({"median_us": ms * 1e3, "inside_s": time.perf_counter() - t0}))
 """
 
+def _pythonpath() -> str:
+    return os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+
+
 MARK = "    pid = tl.program_id(axis=0)\n"
 
 
 def fresh(script: Path, pkg: Path, version: str, params: dict) -> tuple[float, float]:
     t0 = time.perf_counter()
     cp = subprocess.run([sys.executable, str(script), str(pkg), version, json.dumps(params)], capture_output=True,
-                        text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                        text=True, env={**os.environ, "PYTHONPATH": _pythonpath()})
     wall = time.perf_counter() - t0
     if cp.returncode != 0:
         raise SystemExit(f"fresh script failed: {cp.stderr[-3000:]}")
@@ -85,8 +89,8 @@ def edit(pkg: Path, n: int) -> None:
 
 
 async def server_round(ws: Path, pkg: Path, version: str, params: dict, n_edit: int) -> dict:
-    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", str(ws)],
-                                   env={"PYTHONPATH": str(ROOT), **{k: os.environ[k] for k in
+    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(ws)],
+                                   env={"PYTHONPATH": _pythonpath(), **{k: os.environ[k] for k in
                                         ("PATH", "LD_LIBRARY_PATH", "KPROF_FORCE_CPU", "HOME") if k in os.environ}})
     args = {"kernel": str(pkg), "version": version, "params": params, "mode": "event"}
     out: dict = {}
@@ -111,6 +115,8 @@ async def server_round(ws: Path, pkg: Path, version: str, params: dict, n_edit: 
         out["first_from_handshake"] = wall
         out["handshake"] = t_ready - t_spawn
         out["first_info"] = info
+        dev = await c.call_tool("device_info", {})
+        out["workers"] = dev.structured_content["info"].get("warm_workers")
         out["same"], out["same_info"] = [], []
         for _ in range(2):
             wall, info = await profile()
@@ -174,6 +180,7 @@ def main() -> None:
     print()
     for i, o in enumerate(detail):
         print(f"round {i + 1} phases: first {o['first_info']}; same {o['same_info'][-1]}; edited {o['edited_info']}")
+        print(f"round {i + 1} warm workers after the first profile: {o['workers']}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,3 @@
+from .launch import main
+
+main()

@@ -1,0 +1,23 @@
+# Issue 14 on the GPU machine (device tool), with .whl carried:
+#   bash scripts/h100_issue14.sh loop|annotation|faults [args]
+#   loop:       tests/benchmark/bench_agent_loop.py (fresh script vs first/same/edited profile via MCP)
+#   annotation: tests/benchmark/bench_annotation_vs_ncu.py (warm vs fresh vs bare ncu)
+#   faults:     scripts/warm_faults.py (illegal access, segfault, hang, OOM, edits in warm workers)
+# Everything lands in $OUT (env.txt, <what>.log, <what>.tgz).
+set -x
+what=${1:-loop}; shift || true
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
+export PYTHONPATH=/tmp/site:$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $OUT/env.txt; date -u >> $OUT/env.txt
+python3 -c "import torch,triton;print('torch',torch.__version__,'triton',triton.__version__)" >> $OUT/env.txt
+mkdir -p $OUT/$what
+R=$PWD
+case $what in
+loop)
+  timeout 560 python3 tests/benchmark/bench_agent_loop.py --workspace /tmp/kprof-loop "$@" 2>&1 | tee $OUT/$what/loop.log | tail -40 ;;
+annotation)
+  timeout 560 python3 tests/benchmark/bench_annotation_vs_ncu.py --workspace /tmp/kprof-ann "$@" 2>&1 | tee $OUT/$what/annotation.log | tail -40 ;;
+faults)
+  timeout 560 python3 scripts/warm_faults.py /tmp/kprof-faults 2>&1 | tee $OUT/$what/faults.log | tail -60 ;;
+esac
+cd $OUT && tar czf $what.tgz $what && rm -rf $what
