@@ -354,18 +354,22 @@ class Engine:
         mode = get_mode(req.mode)
         gpus = nvidia_smi.gpus()
         prep_key = store.prepared_key(spec.source, req.version, req.params, gpus[0]["name"] if gpus else "cpu")
-        if mode.prepare_first and not store.is_prepared(prep_key):
+        warm = control is not None and control.pool is not None
+        if mode.prepare_first and (warm or not store.is_prepared(prep_key)):
             # Compile and autotune without instrumentation first: under a profiler the
             # autotuner's timings are distorted, and Triton would cache the config it picked there.
+            # In a warm worker this is cheap (its JIT is cached), so it runs every time and its
+            # correctness check stands for the profiled run's, which then skips it.
             if on_progress:
-                on_progress(0.01, "first profile of this source/params under a profiler: compiling and autotuning "
-                                  "outside it")
+                on_progress(0.01, "compiling, autotuning and checking correctness outside the profiler")
             try:
-                runner.run_profile(req.model_copy(update={"prepare_only": True, "mode": "event"}).model_dump_json(),
-                                   timeout, None, control=control)
+                prep = runner.run_profile(req.model_copy(update={"prepare_only": True, "mode": "event"})
+                                          .model_dump_json(), timeout, None, control=control)
             except runner.WorkerError as e:
                 raise KprofError(str(e)) from None
             store.mark_prepared(prep_key)
+            if prep.get("warm_worker") and prep.get("correctness"):
+                req = req.model_copy(update={"correctness_checked": prep["correctness"]})
         with tempfile.TemporaryDirectory(prefix="kprof-run-") as scratch:
             try:
                 launch = mode.launch(req, spec.stages, Path(scratch))

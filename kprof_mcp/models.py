@@ -44,6 +44,9 @@ class ProfileRequest(BaseModel):
     # Compile, autotune and check correctness, then stop: run without a profiler before the first
     # Nsight run of a source/params, so Triton's autotuner never benchmarks under instrumentation.
     prepare_only: bool = False
+    # The preparation run's correctness results: the profiled child then skips its own check
+    # (set by the engine when it prepared in a warm worker right before this run).
+    correctness_checked: dict[str, Any] | None = None
     timeline_iters: int = 5  # nsys mode: plan iterations recorded back to back
     # nsys mode: "auto" (Nsight Systems when a working one is found, else CUPTI via torch.profiler),
     # "nsys" (Nsight Systems or an error) or "kineto" (torch.profiler). The engine fills the rest

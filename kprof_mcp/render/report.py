@@ -105,7 +105,9 @@ def render_report(result: ProfileResult, baseline: ProfileResult | None = None, 
         ["torch", d.torch_version], ["triton", d.triton_version], ["CUDA", d.cuda_version or NA],
         ["driver", d.driver_version or NA], ["python", d.python_version], ["TRITON_INTERPRET", d.triton_interpret],
     ])
-    out += ["", "## Correctness", "Checked against the package reference before timing: "
+    where = result.correctness.get("checked_in")
+    out += ["", "## Correctness", (f"Checked against the package reference in {where}: " if where else
+                                   "Checked against the package reference before timing: ")
             + ", ".join(f"output {o['index']}: rel. L2 error {o.get('rel_l2_error', float('nan')):.3g} "
                         f"(tolerance {result.correctness.get('tolerance_rel_l2')})"
                         for o in result.correctness.get("outputs", []))]

@@ -143,3 +143,26 @@ def test_compare_versions_over_stdio(workspace):
             assert bad.is_error and "valid" in bad.content[0].text
 
     anyio.run(main)
+
+
+def test_launcher_starts_warm_workers_and_reprofiles_reuse_them(workspace):
+    """``python -m kprof_mcp`` (the ``kprof-mcp`` entry point) starts the warm workers before the
+    server's imports; two profiles run in the same worker, listed by device_info."""
+    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(workspace)],
+                                   env=server_env())
+
+    async def main():
+        async with Client(server) as c:
+            args = {"kernel": "vector_add", "version": "v0", "params": {"n": 4096}, "mode": "event"}
+            for _ in range(2):
+                r = await c.call_tool("profile_kernel", args)
+                assert not r.is_error and r.structured_content["profile_dir"], r.content[0].text[:500]
+            info = (await c.call_tool("device_info", {})).structured_content["info"]["warm_workers"]
+            gpu = [w for w in info["workers"] if w["key"] != "describe"]
+            assert len(gpu) == 1 and gpu[0]["served"] == 2 and gpu[0]["alive"] and gpu[0]["ready"]
+            assert "import_torch" in gpu[0]["steps_s"]
+            (desc,) = [w for w in info["workers"] if w["key"] == "describe"]
+            assert "import_torch" not in desc["steps_s"]  # describing a package needs no torch
+            assert info["retired"] == []
+
+    anyio.run(main)

@@ -125,3 +125,27 @@ def test_load_reimports_only_after_a_change(tmp_path):
 
     helper = [m for n, m in sys.modules.items() if n.endswith(".helper") and "pk" in n]
     assert helper and helper[0].SCALE == 3
+
+
+def test_prepared_in_a_warm_worker_the_profiled_run_skips_its_own_correctness_check(engine, workspace, monkeypatch):
+    """The Nsight modes prepare (compile, autotune, check) outside the profiler first. With a warm
+    worker that runs every time, and its check stands for the profiled child's (whose every
+    launch costs time under ncu). Event mode stands in for an Nsight mode here (no GPU)."""
+    from kprof_mcp.engine import Config, Engine
+    from kprof_mcp.modes.event import EventMode
+
+    monkeypatch.setattr(EventMode, "prepare_first", True)
+    engine.config.budget_ms = 50
+    src = workspace / "mykernels" / "scale_p.py"
+    rel = str(Path(write_scale(src, "ok")).relative_to(workspace))
+    out = engine.profile(rel, None, {"n": 64}, mode="event")
+    assert "preparation run" in out.result.correctness["checked_in"] and out.result.correctness["ok"]
+    assert "## Correctness\nChecked against the package reference in the preparation run" in (
+        out.profile_dir / "report.md").read_text()
+    write_scale(src, "wrong")  # the preparation run's check still catches an edit that breaks it
+    with pytest.raises(KprofError, match="produced wrong results"):
+        engine.profile(rel, None, {"n": 64}, mode="event")
+    fresh = Engine(Config(workspace=workspace, warm=False, budget_ms=50))
+    write_scale(src, "ok", "\n# again\n")
+    out = fresh.profile(rel, None, {"n": 64}, mode="event")  # without workers: checked in the run itself
+    assert "checked_in" not in out.result.correctness and out.result.correctness["ok"]
