@@ -6,6 +6,8 @@
   ``finish --request FILE --work-dir DIR --log FILE --profiler FILE --result FILE`` reads a
   profiler's output into a result (a separate process: a corrupt report that crashes a native
   parser takes down only that child).
+* ``serve --commands-fd FD`` is the warm worker (:mod:`kprof_mcp.child.serve`): it runs the other
+  commands one after another in one process, reading ``{"job": N, "argv": [...]}`` lines from FD.
 * Progress goes to stdout as lines ``@@KPROF {"progress": 0.3, "message": "..."}``; every
   other line is the kernel's own output.
 * The outcome goes to ``--result``: ``{"status": "ok", "work_dir": ..., "profile_dir": ...}``
@@ -22,6 +24,10 @@ import sys
 from typing import Any
 
 PROGRESS_PREFIX = "@@KPROF "
+# A warm worker (``python -m kprof_mcp.child serve``) prints these on lines of their own: once when
+# it is warm (its start-up facts as JSON), and after each command ({"job": N, "rc": RC}).
+READY_PREFIX = "@@KPROF-READY "
+DONE_PREFIX = "@@KPROF-DONE "
 CHILD_MODULE = "kprof_mcp.child"
 EXIT_OK, EXIT_EXPECTED, EXIT_KNOWN_FAILURE = 0, 2, 3
 

@@ -108,7 +108,7 @@ def describe(source: Path, timeout_s: float = 60.0, pool: "WorkerPool | None" = 
     and return its description."""
     args = ["describe", "--source", str(source)]
     ended = pool.run(args, timeout_s, describe=True) if pool is not None else None
-    if ended is None or (ended.reused and not ended.stopped and ended.rc != 0):
+    if ended is None or _confirm_fresh(ended, None):
         ended = _run_once(args, timeout_s)  # no worker, or confirming a reused worker's failure
     if ended.stopped:
         raise WorkerError("load", f"loading kernel package {source} took over {timeout_s:.0f} s; "
@@ -183,6 +183,28 @@ def _read_record(path: Path) -> dict[str, Any] | None:
 RETRY_FRESH_KINDS = ("load", "crash", None)
 
 
+def _confirm_fresh(ended: Ended, record: dict[str, Any] | None) -> bool:
+    """Whether a command's failure happened in a reused warm worker and is of a kind stale state
+    could explain, so it must be run again in a fresh process."""
+    return (ended.reused and not ended.stopped and ended.rc != 0
+            and (record or {}).get("kind") in RETRY_FRESH_KINDS)
+
+
+def _run_recorded(args: list[str], result: Path, timeout_s: float, on_progress: ProgressFn | None,
+                  control: RunControl | None, prefix: list[str] | None = None) -> tuple[Ended, dict[str, Any] | None]:
+    """Run a child command that writes its record to ``result`` (warm or fresh, see :func:`_run`),
+    confirming a reused worker's failure in a fresh process; return how it ended and the record."""
+    ended = _run(args, timeout_s, on_progress, control, prefix)
+    record = _read_record(result)
+    if _confirm_fresh(ended, record):
+        result.unlink(missing_ok=True)
+        if on_progress:
+            on_progress(0.01, "the warm worker failed; running again in a fresh process")
+        ended = _run_once(args, timeout_s, on_progress, control, prefix)
+        record = _read_record(result)
+    return ended, record
+
+
 def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | None = None,
                 prefix: list[str] | None = None, control: RunControl | None = None,
                 locks_clocks: bool = False, command: str = "run") -> dict[str, Any]:
@@ -202,15 +224,7 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
         res_path = Path(tmp) / "result.json"
         req_path.write_text(request_json)
         args = [command, "--request", str(req_path), "--result", str(res_path)]
-        ended = _run(args, timeout_s, on_progress, control, prefix)
-        record = _read_record(res_path)
-        if (ended.reused and not ended.stopped and ended.rc != 0
-                and (record or {}).get("kind") in RETRY_FRESH_KINDS):
-            res_path.unlink(missing_ok=True)
-            if on_progress:
-                on_progress(0.01, "the warm worker failed; running again in a fresh process")
-            ended = _run_once(args, timeout_s, on_progress, control, prefix)
-            record = _read_record(res_path)
+        ended, record = _run_recorded(args, res_path, timeout_s, on_progress, control, prefix)
         if ended.stopped:
             clocks = ""
             if locks_clocks:
@@ -264,12 +278,7 @@ def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any]
         log_path.write_text(log)
         args = ["finish", "--request", str(paths["request"]), "--work-dir", str(work_dir),
                 "--log", str(log_path), "--profiler", str(paths["profiler"]), "--result", str(paths["result"])]
-        ended = _run(args, timeout_s, None, control)
-        record = _read_record(paths["result"])
-        if ended.reused and not ended.stopped and ended.rc != 0 and (record or {}).get("kind") in RETRY_FRESH_KINDS:
-            paths["result"].unlink(missing_ok=True)
-            ended = _run_once(args, timeout_s, None, control)
-            record = _read_record(paths["result"])
+        ended, record = _run_recorded(args, paths["result"], timeout_s, None, control)
         if ended.stopped == "cancelled":
             raise WorkerError("cancelled", "the profile was cancelled while its report was being read")
         if ended.stopped:

@@ -25,10 +25,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .protocol import child_command, parse_progress
+from .protocol import DONE_PREFIX, READY_PREFIX, child_command, parse_progress
 
-READY_PREFIX = "@@KPROF-READY "  # as kprof_mcp.child.serve (not imported: it is child code)
-DONE_PREFIX = "@@KPROF-DONE "
 MAX_STDERR_KEPT = 4 * 2**20  # a worker's stderr file is emptied between commands past this
 
 
@@ -101,11 +99,10 @@ class WarmWorker:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:
             pass
-        for f in (self._commands,):
-            try:
-                f.close()
-            except OSError:
-                pass
+        try:
+            self._commands.close()
+        except OSError:
+            pass
         try:
             os.close(self._err_fd)
         except OSError:

@@ -47,3 +47,23 @@ def server_env() -> dict:
 
 
 PY = sys.executable
+
+
+def write_scale(path: Path, mode: str, extra: str = "") -> Path:
+    """tests/fixtures/user_kernels/scale.py with another MODE (see its run()), plus ``extra`` code."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text((FIXTURES / "user_kernels" / "scale.py").read_text().replace('MODE = "ok"', f'MODE = "{mode}"')
+                    + extra)
+    return path
+
+
+def process_gone(pid: int) -> bool:
+    """The process has exited (a zombie waiting for its parent to reap it counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True

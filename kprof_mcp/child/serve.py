@@ -23,8 +23,7 @@ import sys
 import time
 import traceback
 
-READY_PREFIX = "@@KPROF-READY "
-DONE_PREFIX = "@@KPROF-DONE "
+from ..protocol import DONE_PREFIX, READY_PREFIX
 
 
 def warm_up(force_cpu: bool, light: bool = False) -> dict:

@@ -2,16 +2,14 @@
 in the queue, get_profile / cancel_profile, client cancellation (notifications/cancelled) killing
 the whole process tree, and progress notifications only while a request is open."""
 
-import os
 import time
 from pathlib import Path
 
 import anyio
 from mcp import Client, StdioServerParameters
 
-from conftest import PY, server_env
+from conftest import PY, process_gone, server_env, write_scale
 
-USER = Path(__file__).resolve().parents[1] / "fixtures" / "user_kernels"
 
 
 def _server(workspace, extra_env=None):
@@ -20,21 +18,7 @@ def _server(workspace, extra_env=None):
 
 
 def _broken(workspace: Path, mode: str) -> str:
-    dst = workspace / "mykernels" / f"scale_{mode}.py"
-    dst.parent.mkdir(exist_ok=True, parents=True)
-    dst.write_text((USER / "scale.py").read_text().replace('MODE = "ok"', f'MODE = "{mode}"'))
-    return str(dst.relative_to(workspace))
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
+    return str(write_scale(workspace / "mykernels" / f"scale_{mode}.py", mode).relative_to(workspace))
 
 
 def test_queue_places_get_profile_and_cancel(workspace):
@@ -87,7 +71,7 @@ def test_client_cancellation_kills_the_process_tree_and_the_server_keeps_answeri
                 tg.cancel_scope.cancel()  # the client sends notifications/cancelled
             worker, grandchild = map(int, pidfile.read_text().split())
             with anyio.fail_after(20):
-                while not (_gone(worker) and _gone(grandchild)):
+                while not (process_gone(worker) and process_gone(grandchild)):
                     await anyio.sleep(0.2)
             r = await c.call_tool("classify_bottleneck", {"tc_pct": 70, "dram_pct": 10})
             assert r.structured_content["bottleneck"] == "Compute-bound"

@@ -17,33 +17,19 @@ from pathlib import Path
 
 import pytest
 
+from conftest import process_gone as gone, write_scale
 from kprof_mcp.engine import Config, Engine, KprofError
 from kprof_mcp.runner import RunControl
 
-USER = Path(__file__).resolve().parents[1] / "fixtures" / "user_kernels"
 
 
 def broken(workspace: Path, mode: str) -> str:
-    dst = workspace / "mykernels" / f"scale_{mode}.py"
-    dst.parent.mkdir(exist_ok=True)
-    dst.write_text((USER / "scale.py").read_text().replace('MODE = "ok"', f'MODE = "{mode}"'))
-    return str(dst.relative_to(workspace))
+    return str(write_scale(workspace / "mykernels" / f"scale_{mode}.py", mode).relative_to(workspace))
 
 
 def finished_profiles(workspace: Path) -> list[Path]:
     root = workspace / "out"
     return [p.parent for p in root.rglob("result.json") if not p.parent.name.endswith(".partial")] if root.exists() else []
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:  # a zombie waiting for its (re)parent to reap it is dead too
-        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
 
 
 @pytest.mark.parametrize("mode,pattern", [

@@ -5,11 +5,11 @@ worker so the next profile is correct. Real kernels through the real engine, no 
 The latency targets are a benchmark on the H100 (tests/benchmark/bench_agent_loop.py), not here.
 """
 
-import os
 from pathlib import Path
 
 import pytest
 
+from conftest import process_gone, write_scale as scale_variant
 from kprof_mcp import packages
 from kprof_mcp.engine import KprofError
 
@@ -17,9 +17,7 @@ USER = Path(__file__).resolve().parents[1] / "fixtures" / "user_kernels"
 
 
 def write_scale(path: Path, mode: str, extra: str = "") -> str:
-    path.parent.mkdir(exist_ok=True)
-    path.write_text((USER / "scale.py").read_text().replace('MODE = "ok"', f'MODE = "{mode}"') + extra)
-    return str(path)
+    return str(scale_variant(path, mode, extra))
 
 
 def worker(engine) -> dict:
@@ -28,14 +26,7 @@ def worker(engine) -> dict:
 
 
 def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
+    return not process_gone(pid)
 
 
 def test_reprofile_reuses_the_worker_and_an_edit_is_reimported_not_run_stale(engine, workspace):
