@@ -138,8 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     cmp_ = sub.add_parser("compare", help="time versions interleaved in one process; verdict with a 95%% CI; "
                                           "extra --name value pairs are kernel parameters", allow_abbrev=False)
     cmp_.add_argument("kernel")
-    cmp_.add_argument("versions", nargs="+", help="two or more versions, the baseline first")
+    cmp_.add_argument("versions", nargs="+", help="two or more versions, the baseline first (or one, with --set)")
     cmp_.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    cmp_.add_argument("--set", action="append", default=[], dest="param_sets", metavar="NAME=VALUE[,NAME=VALUE]",
+                      help="a parameter set (repeat: 2 to 8, the baseline's first); every version runs at each")
+    cmp_.add_argument("--mode", default="event", help="event (timing alone; default), or annotation/ncu: the timing, "
+                                                      "then each version's counters side by side")
     cmp_.add_argument("--budget-ms", type=float, default=None, help="timed GPU time over all versions (default 4000)")
     cmp_.add_argument("--rounds", type=int, default=20, help="rounds at most (each times every version once)")
     cmp_.add_argument("--json", action="store_true", help="also print the full result as JSON")
@@ -191,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if a.cmd == "compare":
             params = _params_with(extra, a.param)
-            out = engine.compare(a.kernel, a.versions, params, a.budget_ms, a.rounds)
+            sets = [_params_with([], [kv for kv in spec.split(",") if kv]) for spec in a.param_sets] or None
+            out = engine.compare(a.kernel, a.versions, params, a.budget_ms, a.rounds, param_sets=sets, mode=a.mode)
             print(out.markdown)
             print(f"compare_dir: {out.compare_dir}", file=sys.stderr)
             if a.json:

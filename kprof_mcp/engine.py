@@ -25,7 +25,7 @@ from .analysis.assessment import Assessment, assess
 from .devices import load_devices, try_match_device
 from .kernel.api import NAME_RE, Param, ParamError
 from .locks import Cancelled, device_lock, lock_name
-from .models import TIMELINE_ENGINES, CompareRequest, CompareResult, SweepRequest, SweepResult, Diagnosis, ProfileRequest, ProfileResult
+from .models import TIMELINE_ENGINES, CompareArm, CompareRequest, CompareResult, SweepRequest, SweepResult, Diagnosis, ProfileRequest, ProfileResult
 from .modes import DEFAULT_MODE, MODES, ModeError, ModeNotAvailable, PreflightEnv, get_mode
 from .packages import KernelNotFound, available, resolve
 from .render import render_contract, render_devlog_entry, render_report, last_devlog_metrics
@@ -103,6 +103,40 @@ class ProfileOutcome:
     profile_dir: Path
 
 
+class _Preparation:
+    """The preparation run (compile, autotune, correctness; no profiler) in the warm worker, on a
+    thread, while the profiled child starts: its end is written to ``gate`` as JSON, which the
+    child waits for before it builds inputs (``ProfileRequest.wait_for``)."""
+
+    def __init__(self, prep_req: str, timeout: float, control: runner.RunControl, gate: Path):
+        import threading
+
+        self._gate, self._error = gate, None
+        self._thread = threading.Thread(target=self._run, args=(prep_req, timeout, control), daemon=True,
+                                        name="kprof-prepare")
+        self._thread.start()
+
+    def _run(self, prep_req: str, timeout: float, control: runner.RunControl) -> None:
+        import json
+
+        said: dict[str, Any]
+        try:
+            record = runner.run_profile(prep_req, timeout, None, control=control)
+            said = {"ok": True, "correctness": record.get("correctness")}
+        except Exception as e:  # noqa: BLE001 — reported by error(); the child must hear of it either way
+            self._error = e
+            said = {"ok": False, "message": str(e)}
+        tmp = self._gate.with_suffix(".tmp")
+        tmp.write_text(json.dumps(said))
+        tmp.replace(self._gate)  # atomic: the child never reads half a file
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def error(self) -> Exception | None:
+        return self._error
+
+
 def _in_range(name: str, value: Any, lo: float, hi: float, what: str) -> None:
     """``value`` is None or a number from ``lo`` to ``hi``, else a KprofError saying so."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
@@ -117,6 +151,8 @@ class CompareSpec:
     req: CompareRequest
     cpu: bool
     timeout: float
+    # Nsight modes: each arm's validated profile, run after the timing (counters side by side).
+    arm_specs: list["ProfileSpec"] = field(default_factory=list)
 
 
 @dataclass
@@ -355,30 +391,49 @@ class Engine:
         gpus = nvidia_smi.gpus()
         prep_key = store.prepared_key(spec.source, req.version, req.params, gpus[0]["name"] if gpus else "cpu")
         warm = control is not None and control.pool is not None
-        if mode.prepare_first and (warm or not store.is_prepared(prep_key)):
-            # Compile and autotune without instrumentation first: under a profiler the
-            # autotuner's timings are distorted, and Triton would cache the config it picked there.
-            # In a warm worker this is cheap (its JIT is cached), so it runs every time and its
-            # correctness check stands for the profiled run's, which then skips it.
-            if on_progress:
-                on_progress(0.01, "compiling, autotuning and checking correctness outside the profiler")
-            try:
-                prep = runner.run_profile(req.model_copy(update={"prepare_only": True, "mode": "event"})
-                                          .model_dump_json(), timeout, None, control=control)
-            except runner.WorkerError as e:
-                raise KprofError(str(e)) from None
-            store.mark_prepared(prep_key)
-            if prep.get("warm_worker") and prep.get("correctness"):
-                req = req.model_copy(update={"correctness_checked": prep["correctness"]})
+        prepare = mode.prepare_first and (warm or not store.is_prepared(prep_key))
+        prep_req = req.model_copy(update={"prepare_only": True, "mode": "event"}).model_dump_json()
         with tempfile.TemporaryDirectory(prefix="kprof-run-") as scratch:
+            prep = None
             try:
                 launch = mode.launch(req, spec.stages, Path(scratch))
+                if prepare and warm and launch.prefix:
+                    # In a warm worker preparing is cheap (its JIT is cached), so it runs every time, while
+                    # the profiled child starts under its profiler (imports, CUDA context) and waits for it
+                    # before touching the GPU; the preparation's correctness check stands for the child's.
+                    if on_progress:
+                        on_progress(0.01, "compiling, autotuning and checking correctness outside the profiler, "
+                                          "while the profiler starts")
+                    gate = Path(scratch) / "prepared.json"
+                    req = req.model_copy(update={"wait_for": str(gate)})
+                    prep = _Preparation(prep_req, timeout, control, gate)
+                elif prepare:
+                    # Compile and autotune without instrumentation first: under a profiler the
+                    # autotuner's timings are distorted, and Triton would cache the config it picked there.
+                    if on_progress:
+                        on_progress(0.01, "compiling, autotuning and checking correctness outside the profiler")
+                    try:
+                        done = runner.run_profile(prep_req, timeout, None, control=control)
+                    except runner.WorkerError as e:
+                        raise KprofError(str(e)) from None
+                    store.mark_prepared(prep_key)
+                    if done.get("warm_worker") and done.get("correctness"):
+                        req = req.model_copy(update={"correctness_checked": done["correctness"]})
                 try:
                     record = runner.run_profile(req.model_dump_json(), timeout, on_progress, prefix=launch.prefix,
                                                 control=control, locks_clocks=launch.locks_clocks)
                 except runner.WorkerError as e:
+                    if prep is not None:
+                        prep.join()
+                        if prep.error() is not None:  # the child only reported that preparation failed
+                            raise KprofError(str(prep.error())) from None
                     explain = getattr(mode, "explain_failure", None)
                     raise KprofError(explain(str(e), e.detail.get("log", "")) if explain else str(e)) from None
+                if prep is not None:
+                    prep.join()
+                    if prep.error() is not None:
+                        raise KprofError(str(prep.error()))
+                    store.mark_prepared(prep_key)
                 work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
                 mode.after_run(req, record, launch, work_dir, on_progress, control, timeout)
             except ModeError as e:
@@ -401,62 +456,136 @@ class Engine:
 
     # ------------------------------------------------------------------ compare
     def _run_child(self, spec: "CompareSpec | SweepSpec", command: str, on_progress: runner.ProgressFn | None,
-                   control: runner.RunControl | None) -> tuple[Path, Path]:
-        """Run ``python -m kprof_mcp.child <command>`` on ``spec.req`` holding the device's lock;
-        return its (work_dir, final_dir)."""
+                   control: runner.RunControl | None, then: Any = None) -> tuple[Path, Path, Any]:
+        """Run ``python -m kprof_mcp.child <command>`` on ``spec.req`` holding the device's lock,
+        then ``then(control)`` (if given) under the same lock; return (work_dir, final_dir, what
+        ``then`` returned)."""
         control = self._control(control)
         try:
             with device_lock(lock_name(spec.cpu, control), control, on_progress):
                 record = runner.run_profile(spec.req.model_dump_json(), spec.timeout, on_progress, control=control,
                                             command=command)
+                after = then(control) if then is not None else None
         except (Cancelled, runner.WorkerError) as e:
             raise KprofError(str(e)) from None
-        return Path(record["work_dir"]), Path(record["profile_dir"])
+        return Path(record["work_dir"]), Path(record["profile_dir"]), after
 
     def compare(self, kernel: str, versions: list[str], params: dict[str, Any] | None = None,
                 budget_ms: float | None = None, rounds: int = 20, timeout_s: float | None = None,
-                on_progress: runner.ProgressFn | None = None,
-                control: runner.RunControl | None = None) -> "CompareOutcome":
-        """Time two or more versions in one process on the same inputs, interleaved round by
-        round, and say whether each is faster than the first (ratio of medians, 95 % CI)."""
-        return self.run_compare(self.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s),
-                                on_progress, control)
+                on_progress: runner.ProgressFn | None = None, control: runner.RunControl | None = None,
+                param_sets: list[dict[str, Any]] | None = None, mode: str = "event") -> "CompareOutcome":
+        """Time two or more versions (or one version at two or more parameter sets) in one
+        process, interleaved round by round, and say whether each is faster than the first
+        (ratio of medians, 95 % CI); in an Nsight mode also profile each and put the counters
+        side by side."""
+        return self.run_compare(self.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s,
+                                                   param_sets, mode), on_progress, control)
 
     def check_compare(self, kernel: str, versions: list[str], params: dict[str, Any] | None = None,
-                      budget_ms: float | None = None, rounds: int = 20, timeout_s: float | None = None) -> CompareSpec:
-        """Validate a comparison (fast; nothing runs): the kernel, 2–8 distinct known versions,
-        parameters, the budget (100 ms–60 s of timed GPU time) and rounds (3–200)."""
+                      budget_ms: float | None = None, rounds: int = 20, timeout_s: float | None = None,
+                      param_sets: list[dict[str, Any]] | None = None, mode: str = "event") -> CompareSpec:
+        """Validate a comparison (fast; nothing runs): the kernel, 1–8 distinct known versions,
+        parameters (and 2–8 distinct parameter sets, each on top of ``params``), 2–8 arms in all
+        (versions × parameter sets), the mode, the budget (100 ms–60 s of timed GPU time) and
+        rounds (3–200)."""
         if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
             raise KprofError(f"versions={versions!r}: give a list of version names, the baseline first")
+        try:
+            mode_obj = get_mode(mode)
+        except ModeNotAvailable as e:
+            raise KprofError(str(e)) from None
+        if mode_obj.compare_role == "none":
+            roles = sorted(n for n, m in MODES.items() if m.compare_role != "none")
+            raise KprofError(f"mode={mode!r}: compare_versions runs in {roles} (event: the timing alone; Nsight "
+                             f"modes: the timing, then each version's counters side by side); profile each "
+                             f"version with profile_kernel(mode={mode!r}) instead")
         source = self.resolve_kernel(kernel)
         desc = self._describe(source)
         known = [v["name"] for v in desc["versions"]]
         unknown = [v for v in versions if v not in known]
         if unknown:
             raise KprofError(f"kernel {desc['name']!r} has no version(s) {unknown}; valid: {known}")
-        if not 2 <= len(versions) <= 8 or len(set(versions)) != len(versions):
-            raise KprofError(f"versions={versions!r}: give 2 to 8 distinct versions, the baseline first "
-                             "(to check the noise floor, compare a version with its copy under another name)")
+        if len(set(versions)) != len(versions) or not versions or len(versions) > 8:
+            raise KprofError(f"versions={versions!r}: give 1 to 8 distinct versions, the baseline first")
         _in_range("timeout_s", timeout_s, 1, 86400, "seconds")
         _in_range("budget_ms", budget_ms, 100, 60000, "milliseconds of timed GPU time")
         if isinstance(rounds, bool) or not isinstance(rounds, int) or not 3 <= rounds <= 200:
             raise KprofError(f"rounds={rounds!r}: give an integer from 3 to 200")
-        checked = self.validate_params(desc, params)
+        arms = self._arms(desc, versions, params, param_sets)
         cpu = self.config.force_cpu or not nvidia_smi.gpu_present()
         budget = budget_ms if budget_ms is not None else (1500.0 if cpu else 4000.0)
+        timeout = float(timeout_s or self.config.timeout_s)
         req = CompareRequest(kernel=desc["name"], kernel_source=str(source), versions=list(versions),
-                             params=checked, out_root=str(self.config.out_root), budget_ms=float(budget),
-                             rounds=rounds, force_cpu=self.config.force_cpu)
-        return CompareSpec(req=req, cpu=cpu, timeout=float(timeout_s or self.config.timeout_s))
+                             params=arms[0].params, arms=arms, mode=mode,
+                             out_root=str(self.config.out_root), budget_ms=float(budget), rounds=rounds,
+                             force_cpu=self.config.force_cpu)
+        arm_specs = ([self.check_profile(kernel, a.version, a.params, mode=mode, timeout_s=timeout) for a in arms]
+                     if mode_obj.compare_role == "counters" else [])
+        return CompareSpec(req=req, cpu=cpu, timeout=timeout, arm_specs=arm_specs)
+
+    def _arms(self, desc: dict[str, Any], versions: list[str], params: dict[str, Any] | None,
+              param_sets: list[dict[str, Any]] | None) -> list[CompareArm]:
+        """Every (version, parameter set) to compare, the baseline (first version at the first
+        set) first, labelled by version and, where sets differ, by the parameters that differ."""
+        if param_sets is None:
+            if len(versions) < 2:
+                raise KprofError(f"versions={versions!r}: give 2 to 8 versions, the baseline first, or one version "
+                                 "with param_sets (2 to 8 parameter sets). To check the noise floor, compare a "
+                                 "version with its copy under another name.")
+            checked = self.validate_params(desc, params)
+            return [CompareArm(label=v, version=v, params=checked) for v in versions]
+        if (not isinstance(param_sets, list) or not 2 <= len(param_sets) <= 8
+                or not all(isinstance(p, dict) for p in param_sets)):
+            raise KprofError(f"param_sets={param_sets!r}: give a list of 2 to 8 parameter dicts, each applied on top "
+                             "of params, the baseline's first, e.g. [{'K': 4096}, {'K': 4095}]")
+        sets = [self.validate_params(desc, {**(params or {}), **p}) for p in param_sets]
+        if len({repr(sorted(s.items())) for s in sets}) != len(sets):
+            raise KprofError(f"param_sets={param_sets!r}: two of them are the same after defaults are filled in; "
+                             "give distinct parameter sets")
+        if len(versions) * len(sets) > 8:
+            raise KprofError(f"{len(versions)} versions × {len(sets)} parameter sets = {len(versions) * len(sets)} "
+                             "arms; compare at most 8 at once")
+        differ = [k for k in sets[0] if len({repr(s[k]) for s in sets}) > 1]
+        return [CompareArm(label=f"{v} [{', '.join(f'{k}={s[k]}' for k in differ)}]", version=v, params=s)
+                for s in sets for v in versions]
 
     def run_compare(self, spec: CompareSpec, on_progress: runner.ProgressFn | None = None,
                     control: runner.RunControl | None = None) -> "CompareOutcome":
-        """Run a validated comparison in a child, holding the device's lock; write compare.md."""
+        """Run a validated comparison in a child, holding the device's lock; in an Nsight mode
+        then profile every arm under the same lock and put its counters beside the others';
+        write compare.md."""
+        from .analysis.compare import counter_table
         from .render.compare import render_compare
 
-        work_dir, final_dir = self._run_child(spec, "compare", on_progress, control)
+        n = len(spec.arm_specs)
+        timing_share = 1.0 if not n else 0.3
+
+        def timing_progress(f: float, msg: str) -> None:
+            if on_progress:
+                on_progress(timing_share * f, msg)
+
+        def profile_arms(control: runner.RunControl) -> list[ProfileOutcome]:
+            outs = []
+            for i, (arm, arm_spec) in enumerate(zip(spec.req.arms, spec.arm_specs)):
+                def arm_progress(f: float, msg: str, i=i, label=arm.label) -> None:
+                    if on_progress:
+                        on_progress(timing_share + (1 - timing_share) * (i + f) / n, f"{label} ({spec.req.mode}): {msg}")
+                try:
+                    outs.append(self._run_locked(arm_spec, arm_progress, control))
+                except KprofError as e:
+                    raise KprofError(f"the timing comparison finished, but profiling {arm.label} in mode "
+                                     f"{spec.req.mode!r} failed: {e}") from None
+            return outs
+
+        work_dir, final_dir, outs = self._run_child(spec, "compare", timing_progress, control,
+                                                    then=profile_arms if n else None)
         try:
             result = CompareResult.model_validate_json((work_dir / "compare.json").read_text())
+            if outs:
+                result = result.model_copy(update={
+                    "counter_mode": spec.req.mode, "counters": counter_table([o.result for o in outs]),
+                    "profiles": {a.label: str(o.profile_dir) for a, o in zip(spec.req.arms, outs)}})
+                (work_dir / "compare.json").write_text(result.model_dump_json(indent=2))
             md = render_compare(result)
             store.finish_profile(work_dir, final_dir, {"compare.md": md})
         except (OSError, ValueError) as e:
@@ -513,7 +642,7 @@ class Engine:
         from .render.plots import plot_sweep
         from .render.sweep import render_sweep
 
-        work_dir, final_dir = self._run_child(spec, "sweep", on_progress, control)
+        work_dir, final_dir, _ = self._run_child(spec, "sweep", on_progress, control)
         try:
             result = SweepResult.model_validate_json((work_dir / "sweep.json").read_text())
             rows = sweep_rows(result)

@@ -47,6 +47,10 @@ class ProfileRequest(BaseModel):
     # The preparation run's correctness results: the profiled child then skips its own check
     # (set by the engine when it prepared in a warm worker right before this run).
     correctness_checked: dict[str, Any] | None = None
+    # A file the child waits for before it builds inputs or launches anything: the engine starts
+    # the profiled child while the warm worker prepares, and writes there {"ok": true,
+    # "correctness": ...} when preparation succeeded, or {"ok": false, "message": ...}.
+    wait_for: str | None = None
     timeline_iters: int = 5  # nsys mode: plan iterations recorded back to back
     # nsys mode: "auto" (Nsight Systems when a working one is found, else CUPTI via torch.profiler),
     # "nsys" (Nsight Systems or an error) or "kineto" (torch.profiler). The engine fills the rest
@@ -376,16 +380,31 @@ class Diagnosis(BaseModel):
                    compute_source=d.compute_source, root_cause=d.root_cause, notes=list(d.notes))
 
 
+class CompareArm(BaseModel):
+    """One side of a comparison: a version at a parameter set, under a label ('v3', or
+    'v3 [K=4095]' when parameter sets differ)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    version: str
+    params: dict[str, Any]
+
+
 class CompareRequest(BaseModel):
-    """Two or more versions of one kernel, timed in one process on the same inputs, round by
-    round in rotating order (``compare_versions``). Frozen, separate from its result."""
+    """Two or more versions of one kernel (or one version at two or more parameter sets), timed
+    in one process, round by round in rotating order (``compare_versions``). Frozen, separate
+    from its result."""
 
     model_config = ConfigDict(frozen=True)
 
     kernel: str
     kernel_source: str
     versions: list[str]  # the first is the baseline every other is compared with
-    params: dict[str, Any]
+    params: dict[str, Any]  # the shared parameters (the first parameter set's, with param sets)
+    # Every (version, parameter set) compared, the baseline first; empty: each version at ``params``.
+    arms: list[CompareArm] = Field(default_factory=list)
+    mode: str = "event"  # annotation/ncu: each arm is also profiled under Nsight Compute (counters side by side)
     out_root: str
     budget_ms: float = 4000.0  # timed GPU time over all versions and rounds
     rounds: int = 20  # at most; fewer when the budget is spent
@@ -398,10 +417,12 @@ class CompareRequest(BaseModel):
 class VersionTiming(BaseModel):
     """One version's samples in a comparison, per round (ns)."""
 
-    version: str
+    version: str  # the arm's label: the version name, with its parameters when parameter sets differ
     method: str
     rounds_ns: list[list[float]]
     sm_clock_mhz: list[float] = Field(default_factory=list)
+    kernel_version: str | None = None  # the version the label names (set for parameter-set comparisons)
+    params: dict[str, Any] | None = None  # this arm's parameters (set for parameter-set comparisons)
 
     @property
     def samples_ns(self) -> list[float]:
@@ -442,6 +463,17 @@ class Comparison(BaseModel):
     sentence: str
 
 
+class CounterRow(BaseModel):
+    """One measurement of one stage, for every arm of a comparison profiled under Nsight Compute,
+    with each arm's change against the first (the baseline)."""
+
+    stage: str
+    metric: str  # the StageResult field or derived key ('bottleneck', 'top_opportunity', ...)
+    label: str  # what the renderer prints: name and unit
+    values: list[float | str | None]  # per arm, in arm order; None: not measured for that arm
+    changes: list[str | None]  # per arm; None for the baseline and where either side is missing
+
+
 class CompareResult(BaseModel):
     """compare.json: every version's raw samples, the comparisons and the warnings."""
 
@@ -460,6 +492,10 @@ class CompareResult(BaseModel):
     created_at: str
     compare_dir: str | None = None
     request: dict[str, Any] = Field(default_factory=dict)
+    # Nsight modes: every arm profiled under Nsight Compute after the timing, counters side by side.
+    counter_mode: str | None = None
+    counters: list[CounterRow] = Field(default_factory=list)
+    profiles: dict[str, str] = Field(default_factory=dict, description="each arm's profile_dir (Nsight modes)")
 
 
 class SweepRequest(BaseModel):

@@ -265,10 +265,17 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
     @mcp.tool(annotations=_ann(False, False, False, False, "Compare kernel versions (A/B with a confidence interval)"))
     async def compare_versions(
         kernel: Annotated[str, Field(description="kernel package name (list_kernels) or path to a package")],
-        versions: Annotated[list[str], Field(description="2 to 8 versions, the baseline first, e.g. ['v1', 'v3']")],
+        versions: Annotated[list[str], Field(description="2 to 8 versions, the baseline first, e.g. ['v1', 'v3']; "
+                                                         "or one version with param_sets")],
         ctx: Context,
         params: Annotated[dict[str, Any] | None, Field(description="kernel parameters; omitted ones take their "
                                                                    "defaults")] = None,
+        param_sets: Annotated[list[dict[str, Any]] | None, Field(
+            description="2 to 8 parameter sets, each applied on top of params, the baseline's first, e.g. "
+                        "[{'K': 4096}, {'K': 4095}]: every version runs at every set (8 combinations at most)")] = None,
+        mode: Annotated[str, Field(description="'event' (default): the interleaved timing alone; 'annotation' or "
+                                               "'ncu': the timing, then each version profiled under Nsight Compute "
+                                               "with its counters side by side (minutes, not seconds)")] = "event",
         budget_ms: Annotated[float | None, Field(ge=100, le=60000, description="timed GPU time over all versions "
                                                                                "(default 4000)")] = None,
         rounds: Annotated[int, Field(ge=3, le=200, description="rounds at most; each times every version once, in "
@@ -285,14 +292,19 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         interval: "v3 is 1.090× faster than v1 (95 % CI 1.085–1.094)", or "no significant
         difference" when the interval contains 1. Use it instead of comparing two separate
         profiles: those differ by process, memory placement and drift (a few % on an H100).
+        With param_sets, one version is compared with itself at other parameters (e.g. an aligned
+        and an unaligned K); each set gets its own inputs. With mode='annotation'/'ncu' each version
+        is then also profiled under Nsight Compute and the counters (tensor/SM/DRAM throughput,
+        occupancy, registers, spills, bottleneck, top opportunity) come side by side with their
+        changes: why one is faster, not only whether.
         The text is compare.md; the structured part has each version's median, spread and runs
         and each comparison's speed-up, CI and verdict; raw samples in compare_dir/samples.csv."""
         try:
             spec = await anyio.to_thread.run_sync(
-                lambda: engine.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s))
+                lambda: engine.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s, param_sets, mode))
         except KprofError as e:
             raise ToolError(str(e)) from None
-        job = jobs.submit(spec, f"compare {spec.req.kernel} {' vs '.join(spec.req.versions)}")
+        job = jobs.submit(spec, f"compare {spec.req.kernel} {' vs '.join(a.label for a in spec.req.arms)}")
         await _wait(job, ctx, wait_s if wait_s is not None else engine.config.wait_s)
         text = _pending(job, "comparison", "the verdict")
         if text:

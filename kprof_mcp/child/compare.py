@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..analysis.compare import compare, rotation
-from ..models import CompareRequest, CompareResult, ResultWarning, VersionTiming
+from ..models import CompareArm, CompareRequest, CompareResult, ResultWarning, VersionTiming
 from ..protocol import ExpectedError, progress
 
 Measure = Callable[[str, int], list[float]]  # (version, runs) -> per-run ns
@@ -76,6 +76,11 @@ def build_checked(torch, pkg, version, inputs, params, ref, use_cuda: bool):
     return plan, streams, ok, wrong
 
 
+def arms_of(req: CompareRequest) -> list[CompareArm]:
+    """The request's arms, the baseline first: as given, or each version at ``req.params``."""
+    return list(req.arms) or [CompareArm(label=v, version=v, params=req.params) for v in req.versions]
+
+
 def run(req: CompareRequest) -> dict[str, Any]:
     from ..kernel.api import ParamError
     from ..modes.event import CuptiUnavailable, Timer
@@ -84,29 +89,42 @@ def run(req: CompareRequest) -> dict[str, Any]:
     from .context import run_plan
     from .harness import _check_memory, device_state
 
-    torch, use_cuda, pkg, versions = open_package(req.kernel_source, req.versions, req.force_cpu)
+    arms = arms_of(req)
+    torch, use_cuda, pkg, _ = open_package(req.kernel_source, [], req.force_cpu)
     try:
-        params = pkg.validate_params(req.params)
+        versions = {a.label: pkg.version(a.version) for a in arms}
+        params = {a.label: pkg.validate_params(a.params) for a in arms}
     except ParamError as e:
         raise ExpectedError("params", str(e)) from e
-    _check_memory(torch, pkg, params, use_cuda)
+    # One set of inputs (and reference) per distinct parameter set, all alive at once.
+    distinct: dict[str, Any] = {}
+    for a in arms:
+        distinct.setdefault(_key(params[a.label]), params[a.label])
+    held = 0.0
+    for ps in distinct.values():
+        _check_memory(torch, pkg, ps, use_cuda, also_held=held)
+        held += float(pkg.memory_bytes(ps))
     dev = device_state(torch, use_cuda)
     progress(0.08, f"building inputs on {dev.name}")
-    inputs = pkg.make_inputs(params, "cuda" if use_cuda else "cpu")
-    ref = pkg.reference(inputs, params)
+    built: dict[str, tuple[Any, Any]] = {}  # parameter set → (inputs, reference output)
+    for key, ps in distinct.items():
+        inputs = pkg.make_inputs(ps, "cuda" if use_cuda else "cpu")
+        built[key] = (inputs, pkg.reference(inputs, ps))
     fns: dict[str, Callable[[], Any]] = {}
     kinds: dict[str, str] = {}
     correctness: dict[str, Any] = {}
-    for i, version in enumerate(versions):
-        progress(0.1 + 0.2 * i / len(versions), f"{version.name}: first run (JIT, autotune) and correctness check")
-        plan, streams, ok, wrong = build_checked(torch, pkg, version, inputs, params, ref, use_cuda)
-        correctness[version.name] = ok
+    for i, a in enumerate(arms):
+        progress(0.1 + 0.2 * i / len(arms), f"{a.label}: first run (JIT, autotune) and correctness check")
+        inputs, ref = built[_key(params[a.label])]
+        plan, streams, ok, wrong = build_checked(torch, pkg, versions[a.label], inputs, params[a.label], ref,
+                                                 use_cuda)
+        correctness[a.label] = ok
         if wrong is not None:
-            raise ExpectedError("incorrect", f"{pkg.name} {version.name} produced wrong results, so nothing was "
+            raise ExpectedError("incorrect", f"{pkg.name} {a.label} produced wrong results, so nothing was "
                                              f"compared: {wrong}", ok)
-        fns[version.name] = (lambda p=plan, s=streams: run_plan(torch, p, s, use_cuda, sync=False))
-        kinds[version.name] = plan.kind
-    names = [v.name for v in versions]
+        fns[a.label] = (lambda p=plan, s=streams: run_plan(torch, p, s, use_cuda, sync=False))
+        kinds[a.label] = plan.kind
+    names = [a.label for a in arms]
     warnings: list[ResultWarning] = []
     index = dev.index or 0
 
@@ -150,12 +168,19 @@ def run(req: CompareRequest) -> dict[str, Any]:
     # Budget in wall time: the GPU time asked for plus the measurement's own overhead.
     rounds = interleave(names, measure, req.rounds, runs, budget_s=3.0 * req.budget_ms / 1e3, on_round=on_round)
     method = {"cupti": "cupti_kernel_sum", "cpu": "cpu_wall_clock"}[engine]
-    timings = [VersionTiming(version=n, method=method if n not in concurrent else "cupti_span",
-                             rounds_ns=rounds[n], sm_clock_mhz=list(timers[n].clocks)) for n in names]
+    by_params = len(distinct) > 1
+    timings = [VersionTiming(version=a.label, method=method if a.label not in concurrent else "cupti_span",
+                             rounds_ns=rounds[a.label], sm_clock_mhz=list(timers[a.label].clocks),
+                             kernel_version=a.version if by_params else None,
+                             params=params[a.label].as_dict() if by_params else None) for a in arms]
     comparisons = [compare(names[0], rounds[names[0]], n, rounds[n], seed=req.seed) for n in names[1:]]
     if not use_cuda:
         warnings.append(ResultWarning(kind="device", message="no GPU: CPU wall-clock times of the Triton "
                                                              "interpreter; they say nothing about GPU speed"))
+    if by_params:
+        warnings.append(ResultWarning(kind="inputs", message="the parameter sets differ, so each side ran on its "
+                                                             "own inputs: the ratio is of times for different "
+                                                             "work, not a speed-up on the same problem"))
     mhz = [m for t in timings for m in t.sm_clock_mhz]
     if len(mhz) >= 2 and (max(mhz) - min(mhz)) / max(mhz) > 0.05:
         warnings.append(ResultWarning(kind="clocks", message=f"the SM clock moved during the comparison "
@@ -163,18 +188,31 @@ def run(req: CompareRequest) -> dict[str, Any]:
                                                              "spreads it over every version alike"))
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     order = [p.name for p in pkg.params]
-    final_dir = (Path(req.out_root) / "compare" / pkg.name / params_dirname(params.as_dict(), order)
-                 / f"{stamp}-{'-'.join(names)}")
+    base_params = params[names[0]].as_dict()
+    final_dir = (Path(req.out_root) / "compare" / pkg.name / params_dirname(base_params, order)
+                 / f"{stamp}-{_slug('-'.join(names))}")
     result = CompareResult(
-        kernel=pkg.name, params=params.as_dict(), param_order=order, device=dev, versions=timings,
+        kernel=pkg.name, params=base_params, param_order=order, device=dev, versions=timings,
         comparisons=comparisons, rounds=len(rounds[names[0]]), runs_per_round=runs,
         order="rotating: round r starts with version r mod n", correctness=correctness,
         cache_control=("L2 flushed before each timed run (256 MiB buffer zeroed)" if use_cuda else "none (CPU)"),
         warnings=warnings, created_at=stamp, compare_dir=str(final_dir), request=req.model_dump())
     work_dir = final_dir.with_name(final_dir.name + ".partial")
     work_dir.mkdir(parents=True, exist_ok=False)
-    _write(work_dir, result)
+    write(work_dir, result)
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
+
+
+def _key(params) -> str:
+    return repr(sorted(params.as_dict().items()))
+
+
+def _slug(text: str, limit: int = 80) -> str:
+    """A directory-name-safe form of the arms' labels ('v3 [K=4095]' → 'v3_K=4095')."""
+    import re
+
+    s = re.sub(r"[^A-Za-z0-9=.,+-]+", "_", text).strip("_")
+    return s[:limit] or "compare"
 
 
 def main(argv: list[str]) -> int:
@@ -204,7 +242,7 @@ class _TimerReq:
         self.min_runs, self.max_runs, self.target_rel_iqr, self.target_rel_ci = 3, 10 ** 6, 0.0, 0.0
 
 
-def _write(work_dir: Path, result: CompareResult) -> None:
+def write(work_dir: Path, result: CompareResult) -> None:
     import csv
 
     (work_dir / "compare.json").write_text(result.model_dump_json(indent=2))

@@ -56,8 +56,10 @@ def device_state(torch, use_cuda: bool, query_smi: bool = True) -> DeviceState:
         clocks_before=smi, driver_version=smi.get("driver_version"), cuda_version=torch.version.cuda, **common)
 
 
-def _check_memory(torch, pkg: KernelPackage, params: Params, use_cuda: bool) -> None:
-    need = float(pkg.memory_bytes(params))
+def _check_memory(torch, pkg: KernelPackage, params: Params, use_cuda: bool, also_held: float = 0.0) -> None:
+    """Refuse (ExpectedError 'too_large') when the inputs of ``params`` (plus ``also_held`` bytes
+    already needed by other inputs alive at the same time) would not fit."""
+    need = float(pkg.memory_bytes(params)) + also_held
     if use_cuda:
         free, total = torch.cuda.mem_get_info()
         need_total = need + L2_FLUSH_BYTES
@@ -126,6 +128,9 @@ def run(req: ProfileRequest) -> dict[str, Any]:
         raise ExpectedError("params", str(e)) from e
     _check_memory(torch, pkg, params, use_cuda)
     dev = device_state(torch, use_cuda, query_smi=mode.query_smi_in_child)
+    if req.wait_for:
+        req = _wait_for_preparation(req, Path(req.wait_for))
+        phase("package_device_and_wait_for_preparation")
     progress(0.08, f"building inputs on {dev.name}")
     inputs = pkg.make_inputs(params, "cuda" if use_cuda else "cpu")
     plan = version.build(inputs, params)
@@ -184,6 +189,22 @@ def run(req: ProfileRequest) -> dict[str, Any]:
                   correctness=correctness, created_at=stamp, autotuned_here=tuned, phases_s=phases, _mark=mark)
     extra = mode.capture(cap)
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir), **(extra or {})}
+
+
+def _wait_for_preparation(req: ProfileRequest, gate: Path, poll_s: float = 0.005) -> ProfileRequest:
+    """Block until the engine says the preparation run (compile, autotune, correctness, in the
+    warm worker, started alongside this process) ended: nothing of this child touches the GPU's
+    SMs before, so the preparation's autotuning is timed alone. Its correctness stands for ours."""
+    import json
+    import time
+
+    progress(0.06, "waiting for the preparation run (compile, autotune, correctness) outside the profiler")
+    while not gate.exists():
+        time.sleep(poll_s)  # the engine kills this process group if it gives up
+    said = json.loads(gate.read_text())
+    if not said.get("ok"):
+        raise ExpectedError("prepare", f"the preparation run failed: {said.get('message', '')}")
+    return req.model_copy(update={"correctness_checked": said.get("correctness")})
 
 
 def classify_failure(e: BaseException) -> tuple[str, str] | None:

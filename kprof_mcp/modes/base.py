@@ -74,6 +74,9 @@ class Mode:
     needs_gpu = False  # refused without a GPU (preflight)
     prepare_first = False  # compile and autotune in a plain child before the first profiled run
     query_smi_in_child = True  # False when a profiler wraps the child: one more process for it to trace
+    # compare_versions in this mode: "timing" (the interleaved timing alone), "counters" (the
+    # timing, then every arm profiled in this mode, counters side by side) or "none" (refused).
+    compare_role = "none"
     timing_note: str | None = None  # above report.md's timing table
     samples_note: str = ""  # after it
 

@@ -213,6 +213,7 @@ def quality_warnings(dev: DeviceState, stages: list[StageResult], plan_total: Ti
 
 class EventMode(Mode):
     name = "event"
+    compare_role = "timing"
     summary = ("kernel time per stage from CUPTI (torch.profiler), L2 flushed, median/IQR, with the launch-inclusive "
                "CUDA-event time beside it; roofline estimate from the FLOP/byte model. Quick A/B.")
     needs = "torch (GPU or CPU)"

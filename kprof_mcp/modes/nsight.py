@@ -275,6 +275,7 @@ class NsightMode(Mode):
     # Under instrumentation the autotuner's timings are distorted and Triton would cache the
     # config it picked there: compile and autotune in a plain child first.
     prepare_first = True
+    compare_role = "counters"
     query_smi_in_child = False  # every process the child starts is one more for ncu to attach to
     timing_note = ("Duration is Nsight Compute's gpu__time_duration of each profiled launch (kernel time only, "
                    "no launch overhead), under the clock and cache control stated below; it is not comparable "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ..models import Comparison, CompareResult
+from ..models import Comparison, CompareResult, CounterRow
 from .markdown import table
 
 
@@ -30,6 +30,10 @@ class CompareSummary(BaseModel):
     runs_per_round: int = 0
     compare_dir: str | None = None
     warnings: list[str] = Field(default_factory=list)
+    counter_mode: str | None = Field(default=None, description="the Nsight mode each version was also profiled in")
+    counters: list[CounterRow] = Field(default_factory=list, description="Nsight modes: each stage's counters for "
+                                       "every version side by side, with the change against the first")
+    profiles: dict[str, str] = Field(default_factory=dict, description="each version's profile_dir (Nsight modes)")
 
 
 def compare_summary(r: CompareResult, **fields) -> CompareSummary:
@@ -38,14 +42,19 @@ def compare_summary(r: CompareResult, **fields) -> CompareSummary:
                                                    rel_iqr_pct=100 * t.rel_iqr, runs=t.runs, method=t.method)
                                     for t in r.versions],
                           comparisons=r.comparisons, rounds=r.rounds, runs_per_round=r.runs_per_round,
-                          compare_dir=r.compare_dir, warnings=[f"{w.kind}: {w.message}" for w in r.warnings], **fields)
+                          compare_dir=r.compare_dir, warnings=[f"{w.kind}: {w.message}" for w in r.warnings],
+                          counter_mode=r.counter_mode, counters=r.counters, profiles=r.profiles, **fields)
 
 
 def render_compare(r: CompareResult) -> str:
     base = r.versions[0]
     out = [f"## Compare: {r.kernel} {' vs '.join(t.version for t in r.versions)}", ""]
     cols = r.param_order or list(r.params)
-    out += table(cols, [[r.params.get(c) for c in cols]])
+    if any(t.params for t in r.versions):  # one version (or more) at several parameter sets
+        out += table(["Version"] + cols, [[t.version] + [(t.params or r.params).get(c) for c in cols]
+                                          for t in r.versions])
+    else:
+        out += table(cols, [[r.params.get(c) for c in cols]])
     out += ["", "### Verdict", ""]
     out += [f"- **{c.sentence}**" for c in r.comparisons]
     out += ["", "### Versions", ""]
@@ -62,6 +71,31 @@ def render_compare(r: CompareResult) -> str:
                 + (f"; SM clock {clocks[0]:.0f}–{clocks[-1]:.0f} MHz" if clocks else "") + ". The CI is a "
                 "two-stage bootstrap (rounds, then runs within them) of the ratio of medians. "
                 "Raw samples: `samples.csv`."]
+    if r.counters:
+        out += ["", f"### Counters ({r.counter_mode} mode)", ""] + _counters(r)
     if r.warnings:
         out += ["", "Warnings:"] + [f"- [{w.kind}] {w.message}" for w in r.warnings]
     return "\n".join(out) + "\n"
+
+
+def _fmt(v: float | str | None) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, str):
+        return v
+    return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def _counters(r: CompareResult) -> list[str]:
+    """Each stage's counters for every version side by side, and each one's change against the
+    first; the profiles behind them are linked below the table."""
+    labels = [t.version for t in r.versions]
+    base = labels[0]
+    head = ["Stage", "Measurement"] + labels + [f"{v} vs {base}" for v in labels[1:]]
+    rows = [[row.stage, row.label] + [_fmt(v) for v in row.values] + [c or "" for c in row.changes[1:]]
+            for row in r.counters]
+    out = table(head, rows)
+    out += ["", f"Each version profiled separately in {r.counter_mode} mode after the timing (Nsight Compute: "
+                "clocks locked to base, caches flushed; its durations are not comparable with the CUPTI times "
+                "above). Profiles: " + "; ".join(f"{k}: `{v}`" for k, v in r.profiles.items()) + "."]
+    return out

@@ -64,7 +64,10 @@ TOOLS = {
         {"kernel": maybe(names), "versions": maybe(st.lists(st.sampled_from(["v0", "v1", "v9", ""]), max_size=4)),
          "wait_s": st.just(0)},  # valid comparisons run on as jobs; the call must answer at once
         optional={"params": maybe(st.dictionaries(st.sampled_from(["n", "dtype", "x"]), json_scalar, max_size=2)),
-                  "budget_ms": json_value, "rounds": json_value, "timeout_s": json_value}),
+                  "budget_ms": json_value, "rounds": json_value, "timeout_s": json_value,
+                  "param_sets": st.one_of(json_value, st.lists(st.dictionaries(st.sampled_from(["n", "dtype"]),
+                                                                                json_scalar, max_size=2), max_size=3)),
+                  "mode": maybe(st.sampled_from(["event", "annotation", "nsys", "warp"]))}),
     "sweep": st.fixed_dictionaries(
         {"kernel": maybe(names), "param": maybe(st.sampled_from(["n", "t", "x", ""])),
          "values": maybe(st.lists(json_scalar, max_size=3)), "wait_s": st.just(0)},

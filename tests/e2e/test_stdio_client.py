@@ -141,6 +141,11 @@ def test_compare_versions_over_stdio(workspace):
                 assert g.structured_content["profile_dir"] and "v1" in g.structured_content["message"]
             bad = await c.call_tool("compare_versions", {"kernel": "vector_add", "versions": ["v0", "v7"]})
             assert bad.is_error and "valid" in bad.content[0].text
+            # One version at two parameter sets.
+            ps = await c.call_tool("compare_versions", {"kernel": "vector_add", "versions": ["v1"], "budget_ms": 200,
+                                                        "rounds": 3, "param_sets": [{"n": 4096}, {"n": 8192}]})
+            assert not ps.is_error, ps.content[0].text
+            assert [v["version"] for v in ps.structured_content["versions"]] == ["v1 [n=4096]", "v1 [n=8192]"]
 
     anyio.run(main)
 

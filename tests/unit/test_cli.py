@@ -40,6 +40,16 @@ def test_a_parameter_named_like_an_option_needs_param(workspace):
     assert "| version | n | dtype |" in cp.stdout and "| 2 | 256 | float32 |" in cp.stdout
 
 
+def test_compare_one_version_at_two_parameter_sets(workspace):
+    cp = _kprof(workspace, "--cpu", "compare", "vector_add", "v1", "--set", "n=4096", "--set", "n=8192,dtype=float32",
+                "--budget-ms", "200", "--rounds", "3")
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout.startswith("## Compare: vector_add v1 [n=4096] vs v1 [n=8192]")
+    assert "| v1 [n=8192] | 8192 | float32 |" in cp.stdout and "compare_dir:" in cp.stderr
+    cp = _kprof(workspace, "--cpu", "compare", "vector_add", "v0", "v1", "--mode", "nsys")
+    assert cp.returncode == 2 and "compare_versions runs in ['annotation', 'event', 'ncu']" in cp.stderr
+
+
 def test_ci_runs_the_readme_commands_verbatim():
     import re
 

@@ -105,13 +105,80 @@ def test_compare_on_the_cpu_end_to_end(engine):
 def test_bad_comparisons_are_refused_saying_what_is_valid(engine):
     with pytest.raises(KprofError, match="no version.*v9.*valid"):
         engine.check_compare("vector_add", ["v0", "v9"])
-    with pytest.raises(KprofError, match="2 to 8 distinct"):
+    with pytest.raises(KprofError, match="2 to 8 versions.*or one version with param_sets"):
         engine.check_compare("vector_add", ["v0"])
-    with pytest.raises(KprofError, match="2 to 8 distinct"):
+    with pytest.raises(KprofError, match="1 to 8 distinct"):
         engine.check_compare("vector_add", ["v0", "v0"])
+    with pytest.raises(KprofError, match="same after defaults"):
+        engine.check_compare("vector_add", ["v1"], param_sets=[{"n": 4096}, {"n": 4096, "dtype": "float32"}])
+    with pytest.raises(KprofError, match="2 to 8 parameter dicts"):
+        engine.check_compare("vector_add", ["v1"], param_sets=[{"n": 4096}])
+    with pytest.raises(KprofError, match="n=0.*Parameters of 'vector_add'"):
+        engine.check_compare("vector_add", ["v1"], param_sets=[{"n": 4096}, {"n": 0}])
+    with pytest.raises(KprofError, match="2 versions × 5 parameter sets = 10 arms"):
+        engine.check_compare("vector_add", ["v0", "v1"], param_sets=[{"n": 1024 * i} for i in range(1, 6)])
+    with pytest.raises(KprofError, match="compare_versions runs in \\['annotation', 'event', 'ncu'\\]"):
+        engine.check_compare("vector_add", ["v0", "v1"], mode="nsys")
+    with pytest.raises(KprofError, match="unknown mode"):
+        engine.check_compare("vector_add", ["v0", "v1"], mode="warp")
+    with pytest.raises(KprofError, match="mode 'annotation' reads GPU performance counters.*no NVIDIA GPU|"
+                                         "KPROF_FORCE_CPU"):
+        engine.check_compare("vector_add", ["v0", "v1"], mode="annotation")  # preflight of each arm's profile
     with pytest.raises(KprofError, match="budget_ms"):
         engine.check_compare("vector_add", ["v0", "v1"], budget_ms=5)
     with pytest.raises(KprofError, match="rounds"):
         engine.check_compare("vector_add", ["v0", "v1"], rounds=1)
     with pytest.raises(KprofError, match="list of version names"):
         engine.check_compare("vector_add", "v0 v1")
+
+
+def test_one_version_at_two_parameter_sets_on_the_cpu(engine):
+    """The same version against itself at another size: each side on its own inputs, checked,
+    labelled by what differs, and 16x the elements in the Triton interpreter is slower."""
+    out = engine.compare("vector_add", ["v1"], {"dtype": "float32"}, budget_ms=300, rounds=4,
+                         param_sets=[{"n": 4096}, {"n": 65536}])
+    r = out.result
+    assert [t.version for t in r.versions] == ["v1 [n=4096]", "v1 [n=65536]"]
+    assert [t.params["n"] for t in r.versions] == [4096, 65536] and all(t.kernel_version == "v1" for t in r.versions)
+    assert set(r.correctness) == {"v1 [n=4096]", "v1 [n=65536]"} and all(v["ok"] for v in r.correctness.values())
+    (c,) = r.comparisons
+    assert c.baseline == "v1 [n=4096]" and c.verdict == "slower", c.sentence
+    assert any(w.kind == "inputs" for w in r.warnings)
+    md = (out.compare_dir / "compare.md").read_text()
+    assert "| Version | n | dtype |" in md and "| v1 [n=65536] | 65536 | float32 |" in md
+    assert out.compare_dir.name.endswith("-v1_n=4096_-v1_n=65536")
+
+
+def test_counters_side_by_side_from_real_h100_annotation_profiles(tmp_path):
+    """matmul v0 vs v1 profiled in annotation mode on an H100 (tests/fixtures/h100_ncu): every
+    stage's counters for both, the change against the baseline in points or as a factor, and
+    the rendered section."""
+    from test_ncu import _finish
+
+    from kprof_mcp.analysis.compare import counter_table
+    from kprof_mcp.models import CompareResult, DeviceState, VersionTiming
+    from kprof_mcp.render.compare import render_compare
+
+    v0, _ = _finish(tmp_path, "annotation", "matmul", "v0")
+    v1, _ = _finish(tmp_path, "annotation", "matmul", "v1")
+    rows = counter_table([v0, v1])
+    by = {r.metric: r for r in rows}
+    s0, s1 = v0.stages[0], v1.stages[0]
+    assert {r.stage for r in rows} == {s0.name}
+    assert by["tc_pct"].values == [s0.tc_pct, s1.tc_pct] and s0.tc_pct is not None
+    assert by["tc_pct"].changes == [None, f"{s1.tc_pct - s0.tc_pct:+.1f} pts"]
+    d0, d1 = s0.timing.median_ns / 1e3, s1.timing.median_ns / 1e3
+    assert by["duration_us"].values == [d0, d1] and by["duration_us"].changes[1] == f"×{d1 / d0:.2f}"
+    assert by["registers_per_thread"].values == [s0.registers_per_thread, s1.registers_per_thread]
+    assert by["bottleneck"].values[0] and by["bottleneck"].changes[1] in ("same", "changed")
+    assert by["top_opportunity"].values[0]
+    assert "event" not in {r.metric for r in rows}
+    timing = [VersionTiming(version=v, method="cupti_kernel_sum", rounds_ns=[[1000.0, 1001.0]] * 3) for v in ("v0", "v1")]
+    res = CompareResult(kernel="matmul", params=v0.params, param_order=v0.param_order, device=v0.device,
+                        versions=timing, comparisons=[], rounds=3, runs_per_round=2, order="rotating",
+                        cache_control="flushed", created_at="t", counter_mode="annotation", counters=rows,
+                        profiles={"v0": "out/a", "v1": "out/b"})
+    md = render_compare(res)
+    assert "### Counters (annotation mode)" in md
+    assert "| Stage | Measurement | v0 | v1 | v1 vs v0 |" in md
+    assert f"| {s0.name} | tensor pipe (% of peak) |" in md and "v1: `out/b`" in md

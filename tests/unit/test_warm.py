@@ -140,3 +140,28 @@ def test_prepared_in_a_warm_worker_the_profiled_run_skips_its_own_correctness_ch
     write_scale(src, "ok", "\n# again\n")
     out = fresh.profile(rel, None, {"n": 64}, mode="event")  # without workers: checked in the run itself
     assert "checked_in" not in out.result.correctness and out.result.correctness["ok"]
+
+
+def test_under_a_profiler_the_child_starts_while_the_warm_worker_prepares(engine, workspace, monkeypatch):
+    """Behind a profiler's prefix the profiled child is a fresh process: it starts (imports, CUDA
+    context) while the warm worker prepares, waits for the preparation's verdict before it builds
+    inputs, and takes its correctness check from it; a failed preparation fails the profile with
+    the preparation's own message. `env` stands in for ncu here (no GPU)."""
+    from kprof_mcp.modes.base import Launch
+    from kprof_mcp.modes.event import EventMode
+
+    monkeypatch.setattr(EventMode, "prepare_first", True)
+    monkeypatch.setattr(EventMode, "launch", lambda self, req, stages, scratch: Launch(prefix=["env"]))
+    engine.config.budget_ms = 50
+    src = workspace / "mykernels" / "scale_g.py"
+    rel = str(Path(write_scale(src, "ok")).relative_to(workspace))
+    out = engine.profile(rel, None, {"n": 64}, mode="event")
+    r = out.result
+    assert r.correctness["ok"] and "preparation run" in r.correctness["checked_in"]
+    assert "package_device_and_wait_for_preparation" in r.phases_s
+    assert sum(w["served"] for w in engine.pool.status()["workers"] if w["key"].startswith("gpu")) >= 1
+    write_scale(src, "wrong")
+    with pytest.raises(KprofError, match="produced wrong results"):
+        engine.profile(rel, None, {"n": 64}, mode="event")
+    write_scale(src, "ok", "\n# again\n")
+    assert engine.profile(rel, None, {"n": 64}, mode="event").result.correctness["ok"]
