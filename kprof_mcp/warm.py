@@ -274,7 +274,7 @@ class WorkerPool:
         with self._lock:
             return {"workers": [{"key": k, "pid": w.pid, "alive": w.alive, "ready": w.ready.is_set(),
                                  "served": w.served, "age_s": round(time.monotonic() - w.started, 1),
-                                 **({k: w.facts.get(k) for k in ("ready_after_s", "warm_up_s", "steps_s", "cuda")}
+                                 **({k: w.facts.get(k) for k in ("ready_after_s", "warm_up_s", "steps_s", "cupti", "cuda")}
                                     if w.facts else {})}
                                 for k, w in self._workers.items()],
                     "retired": list(self.retired)}

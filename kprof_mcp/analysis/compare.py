@@ -71,7 +71,9 @@ def compare(baseline: str, base_rounds: Sequence[Sequence[float]], version: str,
     if lo > 1.0:
         verdict, sentence = "faster", f"{version} is {speedup:.3f}× faster than {baseline} ({pct})"
     elif hi < 1.0:
-        verdict, sentence = "slower", f"{version} is {1 / speedup:.3f}× slower than {baseline} ({pct} of the speed-up)"
+        # The slow-down and its interval in the same unit (1/ratio reverses the bounds).
+        verdict, sentence = "slower", (f"{version} is {1 / speedup:.3f}× slower than {baseline} "
+                                       f"({100 * confidence:.0f} % CI {1 / hi:.3f}–{1 / lo:.3f}× slower)")
     else:
         verdict, sentence = ("no significant difference",
                              f"no significant difference between {version} and {baseline} "

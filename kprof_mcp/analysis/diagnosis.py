@@ -403,6 +403,28 @@ def roofline_metrics(achieved_flops_per_s: float | None, achieved_bytes_per_s: f
 _RULES_WE_MODEL = {"tail": "tail", "occupancy": "occupancy", "waves": "few_blocks"}
 
 
+# ncu rules whose estimate is not a change to the kernel: shown in the report, never ranked.
+# MemoryL2Compression ("Low Compression Rate") estimates what L2 compression of *compressible
+# allocations* would save; whether data compresses depends on its values (zeros, repeats), and
+# marking memory compressible is the allocator's business (cuMemCreate), not the kernel's. On the
+# recorded H100 profiles it fired on vector_add, softmax and matmul with random data at 0 %
+# success and estimates up to 95 %, which would have out-ranked every real cause.
+_RULES_NOT_ACTIONABLE = {
+    "MemoryL2Compression": "not a kernel change: compression depends on the data's values and on the allocator "
+                           "marking memory compressible",
+}
+
+
+def rule_not_ranked(rule: dict) -> str | None:
+    """Why an ncu rule's estimate is not ranked among the opportunities (None: it may be)."""
+    if rule.get("rule") in _RULES_NOT_ACTIONABLE:
+        return _RULES_NOT_ACTIONABLE[rule["rule"]]
+    cause = rule_cause(rule)
+    if cause is not None:
+        return f"kprof models this cause ({cause}) itself; its own estimate ranks"
+    return None
+
+
 def rule_cause(rule: dict) -> str | None:
     """The kprof cause an ncu rule is about, when kprof models it (tail effect, occupancy)."""
     text = f"{rule.get('rule') or ''} {rule.get('title') or ''}".lower()
@@ -417,7 +439,8 @@ def rule_opportunities(rules: list[dict], headroom: float | None = None) -> list
     ranked blindly: the share is capped by the stage's headroom (1 − T_sol/T) like every other
     estimate, and on a tie our own cause ranks first. Rules about a cause kprof models itself
     (tail effect, occupancy: :func:`rule_cause`) are not ranked twice: ours stands, ncu's figure
-    stays in the report's rule table. Local estimates (a speed-up of one part of the kernel) and
+    stays in the report's rule table; nor are rules whose fix is not a kernel change
+    (:func:`rule_not_ranked`). Local estimates (a speed-up of one part of the kernel) and
     rules without an estimate stay in the report but are not ranked. The caller passes as
     ``headroom`` what kprof's specific causes leave unexplained: ncu's causes are credited like
     generic advice.
@@ -428,7 +451,7 @@ def rule_opportunities(rules: list[dict], headroom: float | None = None) -> list
         pct = r.get("speedup_pct")
         if r.get("type") != "OPTIMIZATION" or pct is None or r.get("speedup_type") != "global" or pct <= 0:
             continue
-        if rule_cause(r) is not None:
+        if rule_not_ranked(r) is not None:
             continue
         reduction = min(pct / 100.0, cap)
         if reduction < MIN_SHARE:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from ..analysis.assessment import assess
+from ..analysis.diagnosis import rule_not_ranked
 from ..models import ProfileResult
 from .markdown import NA, mb, num, table
 
@@ -50,6 +51,9 @@ def nsight_sections(result: ProfileResult, others: list[ProfileResult]) -> list[
             if r.get("type") in ("OK", "NONE") and r.get("speedup_pct") is None:
                 continue
             est = NA if r.get("speedup_pct") is None else f"{r['speedup_pct']:.1f}% ({r.get('speedup_type')})"
+            why = rule_not_ranked(r) if r.get("speedup_type") == "global" and r.get("speedup_pct") else None
+            if why:
+                est += f"; not ranked: {why}"
             msg = (r.get("message") or "").replace("|", "/").replace("\n", " ")
             rows.append([s.name, f"{r.get('section')}/{r.get('rule')}", r.get("type"), est,
                          (r.get("title") + ": " if r.get("title") else "") + (msg[:400] + ("…" if len(msg) > 400 else ""))])
@@ -58,7 +62,7 @@ def nsight_sections(result: ProfileResult, others: list[ProfileResult]) -> list[
     out.append("")
     out.append("Est. speedup is Nsight Compute's: the share of runtime it expects to save (global: of the whole "
                "kernel; local: of the part the rule looks at). Global estimates also rank in the contract's "
-               "opportunities, converted to a gain (1/(1 − saving) − 1).")
+               "opportunities, converted to a gain (1/(1 − saving) − 1), unless the row says why not.")
     if others:
         out += ["", f"## Versions compared ({result.mode} mode, same parameters, latest profile of each)"]
         rows = []

@@ -61,6 +61,10 @@ def test_a_real_speedup_is_found_with_a_ci_that_holds_it():
     assert c.sentence.startswith("v3 is 1.0") and "× faster than v1 (95 % CI 1.0" in c.sentence
     slower = compare("v3", r["v3"], "v1", r["v1"])
     assert slower.verdict == "slower" and slower.ci_high < 1.0 and "× slower than v3" in slower.sentence
+    # The slow-down's interval is in the slow-down's unit and holds it.
+    import re
+    lo, hi = (float(x) for x in re.search(r"CI ([\d.]+)–([\d.]+)× slower\)", slower.sentence).groups())
+    assert lo <= 1 / slower.speedup <= hi and lo > 1.0
 
 
 def test_interleaving_cancels_drift_that_fools_back_to_back_timing():

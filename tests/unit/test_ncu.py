@@ -194,6 +194,21 @@ def test_ncu_rule_estimates_rank_as_opportunities(tmp_path):
     assert "LaunchStats/LaunchConfiguration" in render_profile(result).report
 
 
+def test_l2_compression_estimates_stay_in_the_report_but_never_rank(tmp_path):
+    # ncu's "Low Compression Rate" fired on every recorded H100 profile (random data, 0 % compressed)
+    # with estimates up to 95 %: ranked, it was opportunity 1 for vector_add, though no kernel change
+    # acts on it (compressibility is the data's and the allocator's).
+    for kernel, version in (("vector_add", "v1"), ("matmul", "v1")):
+        result, _ = _finish(tmp_path, "ncu", kernel, version)
+        rule = [r for r in result.stages[0].ncu_rules if r.get("rule") == "MemoryL2Compression"]
+        assert rule and rule[0]["speedup_type"] == "global" and rule[0]["speedup_pct"] > 5
+        assert not [o for o in analysis.rule_opportunities(result.stages[0].ncu_rules) if "Compression" in o.name]
+        contract = render.render_contract(result)
+        assert "Compression" not in contract
+        row = [ln for ln in render_profile(result).report.splitlines() if "MemoryL2Compression" in ln]
+        assert row and "not ranked: not a kernel change" in row[0]
+
+
 def test_versions_are_compared_in_the_report(tmp_path):
     a, _ = _finish(tmp_path, "annotation", "matmul", "v0")
     b, _ = _finish(tmp_path, "annotation", "matmul", "v1")
