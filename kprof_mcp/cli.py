@@ -6,6 +6,8 @@
     kprof read-params DIR
     kprof classify --tc 5 --dram 85 --l2-hit 60
     kprof devlog vector_add DIR --issue "..." --insight "..."
+    kprof run --mode nsys --include forward --include backward -- python train.py --steps 5
+    kprof init my_kernel
 
 Kernel parameters are given as ``--<name> <value>`` (or ``--<name>=<value>``, or
 ``--param name=value``). Options are never abbreviated, so ``--n`` is the kernel's ``n`` and
@@ -106,6 +108,33 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: ar
     return 0
 
 
+def _stage_models(specs: list[str]) -> dict[str, dict[str, Any]]:
+    """``STAGE:flops=N,bytes=N,dtype=D,tc=1`` options → profile_command's stage_models."""
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        name, sep, rest = spec.partition(":")
+        if not sep or not name:
+            raise KprofError(f"--model {spec!r}: STAGE:flops=N,bytes=N[,dtype=D][,tc=1]")
+        m: dict[str, Any] = {}
+        for kv in filter(None, rest.split(",")):
+            k, eq, v = kv.partition("=")
+            if not eq:
+                raise KprofError(f"--model {spec!r}: {kv!r} is not key=value")
+            if k in ("flops", "bytes"):
+                try:
+                    m[k] = float(v)
+                except ValueError:
+                    raise KprofError(f"--model {spec!r}: {k}={v!r} is not a number") from None
+            elif k == "dtype":
+                m[k] = v
+            elif k in ("tc", "tensor_cores"):
+                m["tensor_cores"] = v.lower() in ("1", "true", "yes")
+            else:
+                raise KprofError(f"--model {spec!r}: unknown key {k!r} (flops, bytes, dtype, tc)")
+        out[name] = m
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     from .modes import DEFAULT_MODE, MODES
 
@@ -155,6 +184,25 @@ def main(argv: list[str] | None = None) -> int:
     sw.add_argument("--versions", nargs="+", default=None, help="1 to 4 versions (default: the latest)")
     sw.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     sw.add_argument("--budget-ms", type=float, default=None, help="timing budget per stage and point (default 300)")
+    run = sub.add_parser("run", help="profile your own Python command: kprof run [options] -- python train.py ...; "
+                                     "stages are its ranges (kprof.range / NVTX / record_function)", allow_abbrev=False)
+    run.add_argument("--mode", default="event", choices=list(MODES), help="event (default), nsys, annotation, ncu")
+    run.add_argument("--include", action="append", default=[], metavar="PATTERN",
+                     help="a range name (fnmatch) that is a stage; repeat; default every range")
+    run.add_argument("--model", action="append", default=[], metavar="STAGE:flops=N,bytes=N[,dtype=D][,tc=1]",
+                     help="FLOPs/bytes of one occurrence of a stage (roofline and speed of light for it)")
+    run.add_argument("--cwd", default=None, help="working directory inside the workspace (default: the workspace)")
+    run.add_argument("--max-kernels", type=int, default=200, help="annotation/ncu: profile at most this many launches")
+    run.add_argument("--timeline-engine", default="auto", choices=["auto", "nsys", "kineto"])
+    run.add_argument("--clock-control", default="base", choices=["base", "none"])
+    run.add_argument("--timeout-s", type=float, default=None)
+    run.add_argument("--warmup", type=int, default=1, help="event/nsys: first occurrences of each range left out")
+    run.add_argument("--json", action="store_true", help="also print the full result as JSON")
+    run.add_argument("command", nargs=argparse.REMAINDER, help="-- python script.py ARGS, or -- python -m module ARGS")
+    ini = sub.add_parser("init", help="scaffold a kernel package (params, inputs, reference, one version, FLOP/byte "
+                                      "models) that passes its own correctness test", allow_abbrev=False)
+    ini.add_argument("name", help="package name (a Python identifier), created as kernels/NAME in the workspace")
+    ini.add_argument("--dir", default="kernels", help="directory inside the workspace (default: kernels)")
     sub.add_parser("device", help="active device, peaks, ridge points, profilers", allow_abbrev=False)
     r = sub.add_parser("read-params", help="print a profile's params.json", allow_abbrev=False)
     r.add_argument("profile_dir")
@@ -186,6 +234,26 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if a.cmd == "profile":
             return _profile(engine, a, extra, p)
+        if a.cmd == "run":
+            cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+            if not cmd:
+                raise KprofError("no command: kprof run [options] -- python script.py ARGS")
+            out = engine.profile_command(cmd, cwd=a.cwd, mode=a.mode, include=a.include,
+                                         stage_models=_stage_models(a.model), timeout_s=a.timeout_s,
+                                         max_kernels=a.max_kernels, clock_control=a.clock_control,
+                                         timeline_engine=a.timeline_engine, warmup_occurrences=a.warmup)
+            print(out.contract)
+            print(f"profile_dir: {out.profile_dir}", file=sys.stderr)
+            if a.json:
+                _print_json(out.result.model_dump(mode="json"))
+            return 0
+        if a.cmd == "init":
+            from .scaffold import scaffold
+
+            path = scaffold(engine.config.workspace, a.name, a.dir)
+            print(f"created {path}: edit it, then `kprof profile {path.relative_to(engine.config.workspace)} --mode "
+                  "event` (its correctness test: python -m pytest " f"{path / 'test_' }{a.name}.py)")
+            return 0
         if a.cmd == "sweep":
             params = _params_with(extra, a.param)
             values = [int(v) if v.lstrip("+-").isdigit() else v for v in a.values]

@@ -137,6 +137,14 @@ class _Preparation:
         return self._error
 
 
+def _output_tail(log: str, lines: int = 30, chars: int = 4000) -> str:
+    """The end of a command's output, without kprof's own progress lines."""
+    from .protocol import PROGRESS_PREFIX
+
+    kept = [ln for ln in log.splitlines() if not ln.startswith(PROGRESS_PREFIX)]
+    return "\n".join(kept[-lines:])[-chars:]
+
+
 def _in_range(name: str, value: Any, lo: float, hi: float, what: str) -> None:
     """``value`` is None or a number from ``lo`` to ``hi``, else a KprofError saying so."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
@@ -372,6 +380,86 @@ class Engine:
         return ProfileSpec(req=req, base=base, source=source, cpu=cpu, stages=[st["name"] for st in stages],
                            timeout=float(timeout_s or self.config.timeout_s), baseline=baseline)
 
+    # ------------------------------------------------------------------ a user's command
+    def profile_command(self, command: list[str], **kw: Any) -> ProfileOutcome:
+        """Run the user's Python command in ``mode`` and profile it: stages are its ranges (see
+        :meth:`check_command`). Returns the same outcome as a kernel profile."""
+        on_progress, control = kw.pop("on_progress", None), kw.pop("control", None)
+        return self.run_checked(self.check_command(command, **kw), on_progress, control)
+
+    def check_command(self, command: list[str], cwd: str | None = None, mode: str = DEFAULT_MODE,
+                      include: list[str] | None = None, stage_models: dict[str, dict[str, Any]] | None = None,
+                      timeout_s: float | None = None, max_kernels: int = 200, clock_control: str = "base",
+                      timeline_engine: str = "auto", warmup_occurrences: int = 1) -> "ProfileSpec":
+        """Validate a ``profile_command`` request: an argument vector starting with ``python`` (a
+        script under the workspace, or ``-m module``), a working directory under the workspace,
+        include patterns, per-stage FLOP/byte models, limits. Nothing runs yet."""
+        import importlib.util
+
+        from .child.recording import parse_argv
+
+        try:
+            mode_obj = get_mode(mode)
+        except ModeNotAvailable as e:
+            raise KprofError(str(e)) from None
+        if not isinstance(command, list):
+            raise KprofError("command must be a list of strings (an argument vector, never a shell string), e.g. "
+                             "[\"python\", \"train.py\", \"--steps\", \"5\"]")
+        try:
+            kind, target, _ = parse_argv(command)
+        except ValueError as e:
+            raise KprofError(str(e)) from None
+        workdir = self.confine(cwd or ".", "cwd")
+        if not workdir.is_dir():
+            raise KprofError(f"cwd: {workdir} is not a directory")
+        if kind == "path":
+            script = self.confine(str(Path(target) if Path(target).is_absolute() else workdir / target), "script")
+            if not script.is_file():
+                raise KprofError(f"script {target!r} not found (looked for {script}); paths are relative to cwd "
+                                 f"({workdir})")
+        else:
+            top = target.split(".")[0]
+            if importlib.util.find_spec(top) is None and not (workdir / top).exists() \
+                    and not (workdir / f"{top}.py").exists():
+                raise KprofError(f"module {target!r} not found: neither installed nor in cwd ({workdir})")
+        _in_range("timeout_s", timeout_s, 1, 86400, "seconds")
+        include = list(include or [])
+        if len(include) > 32 or not all(isinstance(p, str) and p and len(p) <= 200 for p in include):
+            raise KprofError("include: at most 32 non-empty range-name patterns (fnmatch: 'forward', 'layer*')")
+        models = {}
+        for name, m in (stage_models or {}).items():
+            if not isinstance(m, dict) or set(m) - {"flops", "bytes", "dtype", "tensor_cores"}:
+                raise KprofError(f"stage_models[{name!r}]: give {{\"flops\": N, \"bytes\": N, \"dtype\": "
+                                 "\"bfloat16\", \"tensor_cores\": true}} (FLOPs and bytes of one occurrence of the "
+                                 "range)")
+            for k in ("flops", "bytes"):
+                v = m.get(k, 0)
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e18:
+                    raise KprofError(f"stage_models[{name!r}].{k}={v!r}: a number ≥ 0")
+            models[str(name)] = dict(m)
+        if isinstance(max_kernels, bool) or not isinstance(max_kernels, int) or not 1 <= max_kernels <= 5000:
+            raise KprofError(f"max_kernels={max_kernels!r}: give an integer from 1 to 5000")
+        if clock_control not in ("base", "none"):
+            raise KprofError(f"clock_control={clock_control!r}: 'base' or 'none'")
+        if timeline_engine not in TIMELINE_ENGINES:
+            raise KprofError(f"timeline_engine={timeline_engine!r}: 'auto', 'nsys' or 'kineto'")
+        if isinstance(warmup_occurrences, bool) or not isinstance(warmup_occurrences, int) \
+                or not 0 <= warmup_occurrences <= 100:
+            raise KprofError(f"warmup_occurrences={warmup_occurrences!r}: an integer from 0 to 100")
+        cpu = self.config.force_cpu or not nvidia_smi.gpu_present()
+        try:
+            extra = mode_obj.preflight(PreflightEnv(cpu=cpu, force_cpu=self.config.force_cpu, gpus=nvidia_smi.gpus(),
+                                                    clock_control=clock_control, timeline_engine=timeline_engine))
+        except ModeError as e:
+            raise KprofError(str(e)) from None
+        req = ProfileRequest(kernel="command", kernel_source=str(workdir), version="command", params={}, mode=mode,
+                             out_root=str(self.config.out_root), force_cpu=self.config.force_cpu,
+                             clock_control=clock_control, timeline_engine=timeline_engine, command=list(command),
+                             command_cwd=str(workdir), include=include, stage_models=models, max_kernels=max_kernels,
+                             warmup_occurrences=warmup_occurrences, **extra)
+        return ProfileSpec(req=req, base=None, source=workdir, cpu=cpu, stages=[],
+                           timeout=float(timeout_s or self.config.timeout_s))
+
     def run_checked(self, spec: "ProfileSpec", on_progress: runner.ProgressFn | None = None,
                     control: runner.RunControl | None = None) -> ProfileOutcome:
         """Run a validated profile (see :meth:`check_profile`) in child processes, holding the
@@ -391,12 +479,13 @@ class Engine:
         gpus = nvidia_smi.gpus()
         prep_key = store.prepared_key(spec.source, req.version, req.params, gpus[0]["name"] if gpus else "cpu")
         warm = control is not None and control.pool is not None
-        prepare = mode.prepare_first and (warm or not store.is_prepared(prep_key))
+        prepare = mode.prepare_first and not req.command and (warm or not store.is_prepared(prep_key))
         prep_req = req.model_copy(update={"prepare_only": True, "mode": "event"}).model_dump_json()
         with tempfile.TemporaryDirectory(prefix="kprof-run-") as scratch:
             prep = None
             try:
-                launch = mode.launch(req, spec.stages, Path(scratch))
+                launch = (mode.command_launch(req, Path(scratch)) if req.command else
+                          mode.launch(req, spec.stages, Path(scratch)))
                 if prepare and warm and launch.prefix:
                     # In a warm worker preparing is cheap (its JIT is cached), so it runs every time, while
                     # the profiled child starts under its profiler (imports, CUDA context) and waits for it
@@ -421,7 +510,8 @@ class Engine:
                         req = req.model_copy(update={"correctness_checked": done["correctness"]})
                 try:
                     record = runner.run_profile(req.model_dump_json(), timeout, on_progress, prefix=launch.prefix,
-                                                control=control, locks_clocks=launch.locks_clocks)
+                                                control=control, locks_clocks=launch.locks_clocks,
+                                                command="command" if req.command else "run", fresh=bool(req.command))
                 except runner.WorkerError as e:
                     if prep is not None:
                         prep.join()
@@ -438,10 +528,13 @@ class Engine:
                 mode.after_run(req, record, launch, work_dir, on_progress, control, timeout)
             except ModeError as e:
                 raise KprofError(str(e)) from None
-        if not cpu and not launch.prefix:
+        if not cpu and not launch.prefix and not req.command:
             store.mark_prepared(prep_key)  # compiled and autotuned without instrumentation
         try:
             result = store.load_result(work_dir, "profile")
+            if req.command:  # what the command printed: the report keeps its tail
+                result.command["output_tail"] = _output_tail(record.get("log", ""))
+                (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
             r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
             store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract})
         except store.StoreError as e:

@@ -58,6 +58,16 @@ class ProfileRequest(BaseModel):
     timeline_engine: str = "auto"
     nsys_path: str | None = None
     timeline_fallback: str | None = None
+    # profile_command: the user's Python command (an argument vector, ``python`` first) instead of
+    # a kernel package. Stages are its ranges whose names match ``include`` (fnmatch patterns;
+    # empty: every range; no range at all: its kernels grouped by name). ``stage_models`` gives
+    # FLOPs/bytes per stage when the caller knows them ({"flops", "bytes", "dtype", "tensor_cores"}).
+    command: list[str] | None = None
+    command_cwd: str | None = None
+    include: list[str] = Field(default_factory=list)
+    stage_models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    max_kernels: int = 200  # Nsight Compute on a command: at most this many kernels profiled
+    warmup_occurrences: int = 1  # a command's first occurrences of each range left out (JIT, set-up)
 
 
 class DeviceState(BaseModel):
@@ -222,13 +232,18 @@ class StageResult(BaseModel):
             return None
         return self.dram_bytes / self.bytes_model
 
+    @property
+    def has_model(self) -> bool:
+        """Whether the stage has a FLOP/byte model (a command's stage may not: no roofline then)."""
+        return bool(self.flops or self.bytes_model)
+
     @computed_field
     @property
     def sol_ns(self) -> float | None:
         """Speed-of-light time at the device's datasheet peaks: max(FLOPs / peak FLOP/s, model
         bytes / peak bytes/s). The assessment rescales the FLOP term to the SM clock the stage
         actually ran at (Nsight Compute locks it to base)."""
-        if not self.peak_bytes_per_s:
+        if not self.peak_bytes_per_s or not self.has_model:
             return None
         t_mem = self.bytes_model / self.peak_bytes_per_s
         t_math = self.flops / self.peak_flops_per_s if self.peak_flops_per_s else 0.0
@@ -270,11 +285,15 @@ class StageResult(BaseModel):
     @computed_field
     @property
     def pct_peak_flops(self) -> float | None:
+        if not self.has_model:
+            return None
         return 100.0 * self.achieved_flops_per_s / self.peak_flops_per_s if self.peak_flops_per_s else None
 
     @computed_field
     @property
     def pct_peak_bandwidth(self) -> float | None:
+        if not self.has_model:
+            return None
         return 100.0 * self.achieved_bytes_per_s / self.peak_bytes_per_s if self.peak_bytes_per_s else None
 
     @computed_field
@@ -341,6 +360,8 @@ class ProfileResult(BaseModel):
     profiler: dict[str, Any] = Field(default_factory=dict, description="Nsight Compute run: version, command, "
                                      "passes, clock and cache control, report file, parser")
     timeline: dict[str, Any] = Field(default_factory=dict, description="nsys mode: kprof_mcp.analysis.timeline.Timeline")
+    command: dict[str, Any] = Field(default_factory=dict, description="profile_command: the argument vector, working "
+                                    "directory, exit status, ranges found and the tail of its output")
 
     @field_validator("warnings", mode="before")
     @classmethod

@@ -191,9 +191,14 @@ def _confirm_fresh(ended: Ended, record: dict[str, Any] | None) -> bool:
 
 
 def _run_recorded(args: list[str], result: Path, timeout_s: float, on_progress: ProgressFn | None,
-                  control: RunControl | None, prefix: list[str] | None = None) -> tuple[Ended, dict[str, Any] | None]:
-    """Run a child command that writes its record to ``result`` (warm or fresh, see :func:`_run`),
-    confirming a reused worker's failure in a fresh process; return how it ended and the record."""
+                  control: RunControl | None, prefix: list[str] | None = None,
+                  fresh: bool = False) -> tuple[Ended, dict[str, Any] | None]:
+    """Run a child command that writes its record to ``result`` (warm or fresh, see :func:`_run`;
+    ``fresh``: always a new process), confirming a reused worker's failure in a fresh process;
+    return how it ended and the record."""
+    if fresh:
+        ended = _run_once(args, timeout_s, on_progress, control, prefix)
+        return ended, _read_record(result)
     ended = _run(args, timeout_s, on_progress, control, prefix)
     record = _read_record(result)
     if _confirm_fresh(ended, record):
@@ -207,13 +212,14 @@ def _run_recorded(args: list[str], result: Path, timeout_s: float, on_progress: 
 
 def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | None = None,
                 prefix: list[str] | None = None, control: RunControl | None = None,
-                locks_clocks: bool = False, command: str = "run") -> dict[str, Any]:
+                locks_clocks: bool = False, command: str = "run", fresh: bool = False) -> dict[str, Any]:
     """Run one profile in a child; return the child's ok-record or raise :class:`WorkerError`.
 
     ``prefix`` is a profiler's argument vector that launches the child (``ncu ... python -m
     kprof_mcp.child run``); what the profiler prints comes back in the record's ``log``.
     Without one, the control's warm worker runs it when it has one (``control.pool``); a failure
-    there that a reused worker could have caused is run again in a fresh process.
+    there that a reused worker could have caused is run again in a fresh process. ``fresh``: never
+    in a warm worker (a user's command: its imports, argv and working directory are its own).
     On time-out or cancellation the child's whole process group is killed; when the profiler
     had locked clocks (``locks_clocks``) they are reset and the error says so.
     """
@@ -224,7 +230,7 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
         res_path = Path(tmp) / "result.json"
         req_path.write_text(request_json)
         args = [command, "--request", str(req_path), "--result", str(res_path)]
-        ended, record = _run_recorded(args, res_path, timeout_s, on_progress, control, prefix)
+        ended, record = _run_recorded(args, res_path, timeout_s, on_progress, control, prefix, fresh)
         if ended.stopped:
             clocks = ""
             if locks_clocks:

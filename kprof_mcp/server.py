@@ -213,6 +213,62 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         job = jobs.submit(spec, f"{spec.req.kernel} {spec.req.version} {spec.req.mode}")
         return await _answer(job, ctx, wait_s if wait_s is not None else engine.config.wait_s, cancel_on_abort=True)
 
+    @mcp.tool(annotations=_ann(False, True, False, True, "Profile a Python command (executes code)"))
+    async def profile_command(
+        command: Annotated[list[str], Field(description="argument vector, never a shell string: ['python', "
+                                                        "'train.py', '--steps', '5'], ['python', '-m', 'pytest', "
+                                                        "'tests/test_x.py::test_y'] or ['python', '-m', 'pkg.mod']")],
+        ctx: Context,
+        mode: Annotated[str, Field(description="'event' (default: CUPTI kernel time per range occurrence; works "
+                                               "without a GPU, CPU wall time), 'nsys' (Nsight Systems timeline of the "
+                                               "whole run, stages by range), 'annotation' / 'ncu' (Nsight Compute "
+                                               "counters per range: every kernel up to max_kernels)")] = "event",
+        include: Annotated[list[str] | None, Field(description="range names (fnmatch patterns) that are stages, "
+                                                               "e.g. ['forward', 'backward', 'attn*']; default: every "
+                                                               "range; with no range at all the kernels, by name")] = None,
+        stage_models: Annotated[dict[str, dict[str, Any]] | None, Field(
+            description="FLOPs/bytes of one occurrence of a stage when you know them: {'attention': {'flops': "
+                        "4.3e9, 'bytes': 6.7e7, 'dtype': 'bfloat16', 'tensor_cores': true}}; without one a stage "
+                        "has no roofline and is ranked from counters alone")] = None,
+        cwd: Annotated[str | None, Field(description="working directory inside the workspace (default: the "
+                                                     "workspace)")] = None,
+        max_kernels: Annotated[int, Field(ge=1, le=5000, description="annotation/ncu: profile at most this many "
+                                                                      "kernel launches")] = 200,
+        clock_control: Annotated[str, Field(description="annotation/ncu: 'base' (default) or 'none'")] = "base",
+        timeline_engine: Annotated[str, Field(description="nsys: 'auto', 'nsys' or 'kineto'")] = "auto",
+        warmup_occurrences: Annotated[int, Field(ge=0, le=100, description="event/nsys: the first occurrences of "
+                                                                           "each range left out (JIT compilation, "
+                                                                           "first-call set-up); default 1")] = 1,
+        wait_s: Annotated[float | None, Field(ge=0, le=55, description="answer within this many seconds: the "
+                                                                       "contract if done, else a job_id for "
+                                                                       "get_profile (default 45)")] = None,
+        timeout_s: Annotated[float | None, Field(ge=1, le=86400, description="time limit; past it the command's "
+                                                                             "process tree is killed (default 900)")] = None,
+    ) -> Annotated[CallToolResult, ProfileSummary]:
+        """EXECUTES CODE: runs your Python command (a script or module under the workspace, e.g. a
+        training step or a pytest test) in its own process and profiles it; returns the same
+        Profiler Output Contract as profile_kernel.
+
+        Use it for code that already runs, before (or instead of) writing a kernel package:
+        stages are the command's ranges — mark regions with `kprof.range("name")` (importable
+        without torch; also NVTX and torch.profiler.record_function ranges) — selected by
+        `include`; with no range, its kernels grouped by name. Each stage gets the contract's
+        row, counters (annotation/ncu), bottleneck, opportunities and, in ncu mode, the source
+        view. Samples are the range's occurrences as the application ran them (no L2 flush, no
+        repeat runs), and a command has no reference, so correctness is not checked: for
+        controlled A/B timing and correctness, wrap the kernel as a package (`kprof init NAME`)
+        and use profile_kernel / compare_versions. The command runs under the same job queue,
+        GPU lock, time limit and cancellation as a profile; its output's tail is in report.md;
+        a command that fails, or records no range and no kernel, is an error saying so."""
+        try:
+            spec = await anyio.to_thread.run_sync(
+                lambda: engine.check_command(command, cwd, mode, include, stage_models, timeout_s, max_kernels,
+                                             clock_control, timeline_engine, warmup_occurrences))
+        except KprofError as e:
+            raise ToolError(str(e)) from None
+        job = jobs.submit(spec, f"command {' '.join(command[1:3])} {spec.req.mode}")
+        return await _answer(job, ctx, wait_s if wait_s is not None else engine.config.wait_s, cancel_on_abort=True)
+
     async def _answer(job: Job, ctx: Context, wait_s: float, cancel_on_abort: bool) -> CallToolResult:
         """Wait up to ``wait_s`` for the job (see :func:`_wait`); then the contract or the job's state."""
         await _wait(job, ctx, wait_s, cancel_on_abort)

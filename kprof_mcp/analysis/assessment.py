@@ -32,7 +32,8 @@ class KeyIssue:
     ``at_roof`` (nothing worth 5 %: the bottleneck's own metric), ``healthy`` (counters
     measured, nothing triggered), ``launch_bound`` (the timeline shows the host cannot feed the
     GPU), ``roofline`` (no counters: % of peak from the FLOP/byte model), ``cpu`` (CPU timing)
-    or ``no_peaks`` (device not in devices.json).
+    ``no_peaks`` (device not in devices.json) or ``no_model`` (a command's stage with neither a
+    FLOP/byte model nor counters).
     """
 
     kind: str
@@ -113,8 +114,8 @@ def sol_ns(s: StageResult, max_sm_mhz: float | None = None) -> float | None:
     stage's launches per run (an empty kernel: 0.83 µs on an H100, where a 4-block 1 µs kernel
     got slower, not 33x faster, on 132 blocks). Memory clocks are not locked by ncu, so the
     bandwidth term keeps the datasheet peak."""
-    if not s.peak_bytes_per_s:
-        return None
+    if not s.peak_bytes_per_s or not s.has_model:
+        return None  # no FLOP/byte model (a command's stage): no speed of light
     t_mem = s.bytes_model / s.peak_bytes_per_s
     t_math = s.flops / (s.peak_flops_per_s * clock_ratio(s, max_sm_mhz)) if s.peak_flops_per_s else 0.0
     launches = sum(k.launches_per_run for k in s.kernel_times) or 1.0
@@ -203,6 +204,10 @@ def assess_stage(s: StageResult, device_kind: str, launch: dict[str, Any] | None
     the speed of light at the clock the stage ran)."""
     if device_kind != "cuda" or not s.peak_bytes_per_s:
         return StageAssessment(s, None, None, KeyIssue("cpu" if device_kind != "cuda" else "no_peaks"), share)
+    if not s.has_model and not s.counters_measured:
+        # A command's stage timed without counters and without a FLOP/byte model: nothing to
+        # place on the roofline and nothing measured to classify with.
+        return StageAssessment(s, None, None, KeyIssue("no_model"), share)
     m = stage_metrics(s, max_sm_mhz, kernel_busy)
     d = _rounded(dx.diagnose(m))
     if s.counters_measured:

@@ -400,7 +400,7 @@ def roofline_metrics(achieved_flops_per_s: float | None, achieved_bytes_per_s: f
 
 
 # ncu rules whose cause kprof models itself: kprof's estimate stands, ncu's stays in the report.
-_RULES_WE_MODEL = {"tail": "tail", "occupancy": "occupancy", "waves": "few_blocks"}
+_RULES_WE_MODEL = {"tail": "tail", "occupancy": "occupancy", "waves": "few_blocks", "small grid": "few_blocks"}
 
 
 # ncu rules whose estimate is not a change to the kernel: shown in the report, never ranked.
@@ -447,7 +447,12 @@ def rule_opportunities(rules: list[dict], headroom: float | None = None) -> list
     """
     cap = METRICS_ONLY_MAX_SHARE if headroom is None else headroom
     out = []
+    seen = set()
     for r in rules:
+        key = (r.get("section"), r.get("rule"), r.get("title"))
+        if key in seen:  # the same rule fired on each kernel of a stage: ranked once
+            continue
+        seen.add(key)
         pct = r.get("speedup_pct")
         if r.get("type") != "OPTIMIZATION" or pct is None or r.get("speedup_type") != "global" or pct <= 0:
             continue

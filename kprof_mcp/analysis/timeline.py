@@ -278,7 +278,12 @@ def iterations_window(tr: Trace) -> Trace:
     iters = tr.ranges[tr.ranges["name"] == ITER_RANGE] if not tr.ranges.empty else tr.ranges
     if iters.empty:
         return tr
-    lo, hi = float(iters["start"].min()), float(iters["end"].max())
+    return cut(tr, float(iters["start"].min()), float(iters["end"].max()))
+
+
+def cut(tr: Trace, lo: float, hi: float) -> Trace:
+    """The part of a trace between ``lo`` and ``hi`` (ns): API calls made then, the kernels and
+    memory operations they launched (by correlation id), and the ranges and CPU ops inside."""
 
     def inside(df):
         return df[(df["start"] >= lo) & (df["start"] <= hi)] if not df.empty else df

@@ -1,7 +1,9 @@
 import sys
 
-if len(sys.argv) > 1 and sys.argv[1] in ("compare", "sweep", "serve"):
-    if sys.argv[1] == "compare":
+if len(sys.argv) > 1 and sys.argv[1] in ("compare", "sweep", "serve", "command"):
+    if sys.argv[1] == "command":
+        from .command import main as command_main
+    elif sys.argv[1] == "compare":
         from .compare import main as command_main
     elif sys.argv[1] == "sweep":
         from .sweep import main as command_main

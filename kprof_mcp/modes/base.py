@@ -16,6 +16,10 @@ phase              where      what
 ``report``         parent     the sections it adds to ``report.md``
 =================  =========  ===========================================================
 
+A user's command (``profile_command``) goes through the same phases with ``command_launch``
+and ``capture_command`` in place of ``launch`` and ``capture``; ``read_output`` sees
+``req.command`` set.
+
 The engine calls these and nothing else: no code outside ``modes/`` asks which mode it is.
 """
 
@@ -110,6 +114,16 @@ class Mode:
 
     def read_output(self, req: "ProfileRequest", work_dir: Path, log: str, profiler: dict[str, Any]) -> "ProfileResult":
         raise ModeError(f"mode {self.name!r} has no output to read")
+
+    # ------------------------------------------------------------------ a user's command (profile_command)
+    def command_launch(self, req: "ProfileRequest", scratch: Path) -> Launch:
+        """The prefix that wraps a command's child (``python -m kprof_mcp.child command``)."""
+        return Launch()
+
+    def capture_command(self, cc: Any) -> dict[str, Any]:
+        """Child: run the command (``cc.run()``, a :class:`kprof_mcp.child.recording.CommandCapture`)
+        inside this mode's recording; write ``result.json`` (or what ``read_output`` needs)."""
+        raise ModeError(f"mode {self.name!r} cannot profile a command")
 
     def describe(self) -> dict[str, Any]:
         return {"built": True, "summary": self.summary, "needs": self.needs}

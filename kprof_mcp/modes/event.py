@@ -291,3 +291,32 @@ class EventMode(Mode):
         cap.progress(0.95, "writing artifacts")
         write_params_and_samples(cap.work_dir, result, self.cache_control(result))
         return {}
+
+    # ------------------------------------------------------------------ a user's command
+    def capture_command(self, cc) -> dict[str, Any]:
+        """The command once under torch.profiler: each stage's samples are its range occurrences'
+        kernel times from CUPTI (or, with no range, each launch of a kernel), as the application
+        ran them: no L2 flush between them, no repeat runs. On the CPU: each range's wall time."""
+        from ..child.artifacts import write_params_and_samples
+        from ..child.recording import find_stages, record_kineto, stage_results
+        from ..tools import nvidia_smi
+
+        index = cc.device.index or 0
+        if cc.use_cuda:
+            cc.device.clocks_before = nvidia_smi.clocks(index)
+        tr = record_kineto(cc)
+        found, by, notes = find_stages(cc, tr, cc.use_cuda)
+        engine = "CUPTI via torch.profiler" if cc.use_cuda else "torch.profiler, CPU only"
+        stages = stage_results(cc.static, found, engine)
+        for n in notes:
+            cc.warn("matching", n)
+        cc.warn("timeline", "a command's stages are timed as the application ran them: no L2 flush, no clock "
+                            "locking, one sample per range occurrence (or kernel launch); profile a kernel package "
+                            "for controlled repeat timing")
+        if cc.use_cuda:
+            cc.device.clocks_after = nvidia_smi.clocks(index)
+        cc.warnings += quality_warnings(cc.device, stages, None)
+        result = cc.result(stages)
+        result.command["stages_from"] = by
+        write_params_and_samples(cc.work_dir, result, "none: the command's own runs, caches as it left them")
+        return {}

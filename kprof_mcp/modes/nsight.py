@@ -301,6 +301,16 @@ class NsightMode(Mode):
         return {"ncu_path": str(path)}
 
     def launch(self, req: ProfileRequest, stages: list[str], scratch: Path) -> Launch:
+        return self._launch(req, stages, scratch, None)
+
+    def command_launch(self, req: ProfileRequest, scratch: Path) -> Launch:
+        """Every launch of the command, up to ``req.max_kernels``, with its NVTX ranges recorded
+        (``--nvtx``); stages are formed from those ranges when the report is read. ncu's NVTX
+        filters match a range stack from its root, so a range nested in another would be missed:
+        filtering happens afterwards instead."""
+        return self._launch(req, [], scratch, req.max_kernels)
+
+    def _launch(self, req: ProfileRequest, stages: list[str], scratch: Path, launch_count: int | None) -> Launch:
         assert req.ncu_path
         path = Path(req.ncu_path)
         try:
@@ -310,7 +320,7 @@ class NsightMode(Mode):
         base = scratch / "profile"
         try:
             cmd = ncu_tool.build_command(path, stages, base, list(setup["chosen"].values()), req.clock_control,
-                                         "all", full_set=self.full_set)
+                                         "all", full_set=self.full_set, launch_count=launch_count)
         except ValueError as e:
             raise ModeError(str(e)) from None
         profiler = {
@@ -388,4 +398,80 @@ class NsightMode(Mode):
         return {"captured": True}
 
     def read_output(self, req: ProfileRequest, work_dir: Path, log: str, profiler: dict[str, Any]) -> ProfileResult:
+        if req.command:
+            return read_command_output(req, work_dir, log, profiler, self.full_set)
         return read_output(req, work_dir, log, profiler, self.full_set)
+
+    # ------------------------------------------------------------------ a user's command
+    def capture_command(self, cc) -> dict[str, Any]:
+        """Run the command under ncu (it wraps this process); the report is read afterwards."""
+        dev = cc.device
+        dev.clocks_locked = cc.req.clock_control == "base"
+        dev.clock_control = ("ncu --clock-control base: Nsight Compute locks the SM clock to base during each "
+                             "profiled launch and restores it after" if dev.clocks_locked else
+                             "ncu --clock-control none: clocks free (boost and thermals move results)")
+        cc.run()
+        cc.capture_json()
+        return {"captured": True}
+
+
+def read_command_output(req: ProfileRequest, work_dir: Path, log_text: str, profiler: dict[str, Any],
+                        full: bool) -> ProfileResult:
+    """A command's report: kernels grouped by the innermost selected NVTX range they ran in (or
+    by name), each group a stage with the same counters, rules and source view as a package's."""
+    from ..analysis.command import group_records, stage_static
+
+    capture = json.loads((work_dir / "capture.json").read_text())
+    report = work_dir / REPORT_FILE
+    log = ncu_parser.parse_log(log_text)
+    failure = ncu_parser.log_failure(log, log_text, report.is_file())
+    if failure is not None and failure.kind != "nothing_profiled":
+        raise ModeError(str(failure), failure.kind)
+    if not report.is_file():
+        raise ModeError("Nsight Compute profiled no kernel of the command (no report): does it launch GPU kernels? "
+                        "Its log: " + "; ".join(log.errors + log.warnings)[:600], "nothing_profiled")
+    chosen = profiler.get("metrics_chosen", {})
+    ncu_path = Path(req.ncu_path) if req.ncu_path else None
+    try:
+        records, parser = ncu_tool.read_report(report, chosen, want_source=full, ncu=ncu_path)
+    except NcuError as e:
+        raise ModeError(str(e), e.kind) from None
+    groups, by, notes = group_records(records, list(req.include))
+    if req.include and by != "range":
+        raise ModeError(f"no profiled kernel ran in a range matching include={list(req.include)}; ranges seen: "
+                        f"{sorted({n for r in records for n in r.nvtx_ranges})[:30] or 'none'}", "nothing_profiled")
+    fields = capture["result"]
+    warnings = [ResultWarning(kind="matching", message=n) for n in notes]
+    if by == "kernel":
+        warnings.append(ResultWarning(kind="matching", message="no range in the command: its kernels are the stages, "
+                                                                "grouped by name"))
+    if len(records) >= req.max_kernels:
+        warnings.append(ResultWarning(kind="matching", message=f"Nsight Compute stopped after {req.max_kernels} kernels "
+                                      "(max_kernels): later launches were not profiled"))
+    stages: list[StageResult] = []
+    by_stage: dict[str, list[KernelRecord]] = {}
+    for name, recs in groups.items():
+        static = stage_static(name, req.stage_models.get(name), fields["device"], capture.get("peaks") or {})
+        # One launch of the stage = one occurrence of the range; a range that ran its kernels a
+        # varying number of times is treated as one launch (stage_result says so).
+        launches = _occurrences(recs) if by == "range" else len(recs)
+        res, w = stage_result(static, recs, max(1, launches), chosen)
+        stages.append(res)
+        by_stage[name] = recs
+        warnings += w
+    passes = [n for _, n in log.passes]
+    profiler = dict(profiler, parser=parser, report_file=REPORT_FILE, passes_per_launch=passes,
+                    profiled_launches=len(log.passes), ncu_warnings=log.warnings[:20])
+    result = ProfileResult(**{**fields, "stages": stages, "profiler": profiler,
+                              "warnings": [ResultWarning(**w) for w in fields.get("warnings", [])] + warnings})
+    result.command["stages_from"] = by
+    result.warnings += quality_warnings(result)
+    _write_nsight_artifacts(work_dir, result, by_stage, full, ncu_path)
+    return result
+
+
+def _occurrences(recs: list[KernelRecord]) -> int:
+    """How many times a range ran, from its kernels: the number of launches of its first kernel
+    name (a range launching kernels A, B each time gives A, B, A, B, ...)."""
+    first = recs[0].name
+    return sum(1 for r in recs if r.name == first)

@@ -206,6 +206,8 @@ class TimelineMode(Mode):
         from ..parsers import nsys as nsys_parser
         from ..protocol import ExpectedError
 
+        if req.command:
+            return self._read_command(req, work_dir, profiler)
         capture = json.loads((work_dir / "capture.json").read_text())
         try:
             # Nsight Systems recorded the whole process: JIT, correctness run, inputs, warm-up.
@@ -227,6 +229,92 @@ class TimelineMode(Mode):
                                   "warnings": [ResultWarning(**w) for w in fields.get("warnings", [])] + warnings})
         write_timeline(work_dir, tr, tl, result, self.cache_control(result))
         return result
+
+
+    # ------------------------------------------------------------------ a user's command
+    def command_launch(self, req, scratch: Path) -> Launch:
+        return self.launch(req, [], scratch)
+
+    def capture_command(self, cc) -> dict[str, Any]:
+        """Under Nsight Systems: run the command, the trace is read afterwards. Otherwise the
+        command under torch.profiler, analysed here."""
+        if cc.req.nsys_path and cc.use_cuda:
+            cc.run()
+            cc.capture_json()
+            return {"captured": True}
+        from ..child.recording import record_kineto
+
+        tr = record_kineto(cc)
+        engine = ("CUPTI via torch.profiler (Kineto) " + cc.torch.__version__ if cc.use_cuda else
+                  "torch.profiler, CPU activity only (no GPU)")
+        result, tl, tr = _command_result(cc.req, cc, tr, engine, cc.use_cuda, cc.device.sm_count)
+        write_timeline(cc.work_dir, tr, tl, result, self.cache_control(result))
+        return {}
+
+    def _read_command(self, req, work_dir: Path, profiler: dict[str, Any]) -> ProfileResult:
+        from ..analysis.command import stage_static
+        from ..parsers import nsys as nsys_parser
+        from ..protocol import ExpectedError
+
+        capture = json.loads((work_dir / "capture.json").read_text())
+        try:
+            tr = nsys_parser.load_sqlite(work_dir / SQLITE_FILE)
+        except (ValueError, OSError) as e:
+            raise ModeError(f"reading the Nsight Systems export failed: {e}", "nsys_failed") from None
+        fields = capture["result"]
+
+        class _Statics:  # what _command_result needs of a capture: static fields and the result's
+            def static(self, name: str) -> dict[str, Any]:
+                return stage_static(name, req.stage_models.get(name), fields["device"], capture.get("peaks") or {})
+
+        engine = f"Nsight Systems {profiler.get('nsys_version') or ''}".strip()
+        try:
+            result, tl, tr = _command_result(req, _Statics(), tr, engine, True, fields["device"].get("sm_count"),
+                                         base=dict(fields, profiler=profiler))
+        except ExpectedError as e:
+            raise ModeError(str(e), e.kind) from None
+        result.timeline["nsys"] = (f"{profiler.get('nsys_path')} recorded this timeline ({REPORT_FILE}: open it in "
+                                   f"the Nsight Systems GUI; {SQLITE_FILE}: its SQLite export, which this report reads)")
+        write_timeline(work_dir, tr, tl, result, self.cache_control(result))
+        return result
+
+
+def _command_result(req, cc, tr, engine: str, use_cuda: bool, sm_count: int | None,
+                    base: dict[str, Any] | None = None) -> tuple[ProfileResult, tl_lib.Timeline, Any]:
+    """A command's trace (either recorder) → its result: stages from ranges (or kernels), and the
+    whole-run timeline questions (kernel and API summaries, gaps, launch overhead, streams, waves)."""
+    from ..analysis.command import stages_window
+    from ..child.recording import find_stages, stage_results
+
+    found, by, notes = find_stages(req, tr, use_cuda)
+    stages = stage_results(cc.static, found, engine)
+    if by == "range":  # the timeline questions about the stages' span, not the process's start-up
+        tr = stages_window(tr, found)
+    tl = tl_lib.analyze(tr, [], sm_count)
+    tl.engine = engine
+    tl.stages = [{"stage": st.name, "kernels_per_iteration": round(sum(st.kernels.values()) / max(1, st.occurrences), 2),
+                  "gpu_time_ns_median": _median(st.samples_ns) if use_cuda else None,
+                  "gpu_time_ns_samples": list(st.samples_ns) if use_cuda else [], "gpu_span_ns_median": None,
+                  "gpu_span_ns_samples": [], "cpu_range_ns_median": _median(st.cpu_ns), "streams": []}
+                 for st in found]
+    warnings = [ResultWarning(kind="matching", message=n) for n in notes]
+    warnings.append(ResultWarning(kind="timeline", message="a command's timeline: the whole run as the application ran "
+                                                           "it (no L2 flush, no clock locking); stages are its "
+                                                           f"{'ranges' if by == 'range' else 'kernels grouped by name'}"))
+    if base is None:
+        result = cc.result(stages, timeline=tl.to_dict())
+        result.warnings += warnings
+    else:
+        result = ProfileResult(**{**base, "stages": stages, "timeline": tl.to_dict(),
+                                  "warnings": [ResultWarning(**w) for w in base.get("warnings", [])] + warnings})
+    result.command["stages_from"] = by
+    return result, tl, tr
+
+
+def _median(xs: list[float]) -> float | None:
+    import statistics
+
+    return float(statistics.median(xs)) if xs else None
 
 
 def _fallback_note(req, on_gpu: bool) -> str:

@@ -11,8 +11,8 @@ from .markdown import NA, num, table
 
 
 def config_columns(result: ProfileResult) -> list[str]:
-    """The kernel's own parameters, then ``dtype``."""
-    return [k for k in result.param_order if k != "dtype"] + ["dtype"]
+    """The kernel's own parameters, then ``dtype`` (a command has only its argument vector)."""
+    return [k for k in result.param_order if k != "dtype"] + (["dtype"] if "dtype" in result.params else [])
 
 
 def key_issue_text(k: KeyIssue) -> str:
@@ -26,6 +26,8 @@ def key_issue_text(k: KeyIssue) -> str:
         return "CPU timing (Triton interpreter): no GPU roofline"
     if k.kind == "no_peaks":
         return "unknown device: no peaks, no roofline"
+    if k.kind == "no_model":
+        return "no FLOP/byte model and no counters: pass stage_models, or use mode annotation"
     v = k.values
     if k.kind == "launch_bound":
         return (f"launch-bound: GPU busy {num(v.get('gpu_busy_pct'))}% of the window, "
@@ -73,10 +75,16 @@ def render_contract(result: ProfileResult, baseline: ProfileResult | None = None
     lines += table(["Stage", "Duration (us)", "TC%", "DRAM%", "Occ%", "Bottleneck", "Key Issue"], rows)
     lines.append("")
     if a.bottleneck is None:
+        no_model = result.device.kind == "cuda" and a.main is not None and a.main.key_issue.kind == "no_model"
         reason = ("CPU timing (no GPU): no roofline or counters to classify with"
-                  if result.device.kind != "cuda" else "device not in devices.json: no peaks to classify with")
+                  if result.device.kind != "cuda" else
+                  f"the dominant stage, {a.main.stage.name}, has no FLOP/byte model and this mode no counters"
+                  if no_model else
+                  "device not in devices.json: no peaks to classify with")
         lines.append(f"**Bottleneck**: {NA} ({reason})")
-        lines.append(f"**Root cause**: {NA}. Run on a GPU listed in devices.json for a diagnosis.")
+        lines.append(f"**Root cause**: {NA}. " + (
+            "Pass stage_models (FLOPs and bytes per range occurrence) for a roofline, or profile in mode annotation "
+            "for counters." if no_model else "Run on a GPU listed in devices.json for a diagnosis."))
     else:
         lines.append(f"**Bottleneck**: {a.bottleneck}" + (" (+ locality issue: L2 hit < 80%)" if a.locality_issue else ""))
         lines.append(f"**Root cause**: {root_cause_text(a.root_cause)}")

@@ -22,6 +22,28 @@ class ModeReport:
     samples_note: str = ""
 
 
+def command_section(result: ProfileResult) -> list[str]:
+    """What ran (profile_command): the argument vector, where, how it ended, where the stages
+    came from, the kernels in each stage, and the end of its output."""
+    c = result.command
+    by = {"range": "its ranges (NVTX / record_function / kprof.range)", "kernel": "its kernels, grouped by name"}
+    out = ["## Command", "", f"`{' '.join(c.get('argv') or [])}` in `{c.get('cwd')}`: exit status "
+           f"{c.get('exit_code', NA)}, {c.get('wall_s', NA)} s of its own run; stages are "
+           f"{by.get(c.get('stages_from'), NA)}" + (f", include={c.get('include')}" if c.get("include") else "") + "."]
+    models = [s.name for s in result.stages if s.bytes_model or s.flops]
+    if len(models) < len(result.stages):
+        out.append("Stages without a FLOP/byte model (pass stage_models): no roofline or speed-of-light time for "
+                   "them, so their opportunities are ranked from the counters alone, each capped like generic advice.")
+    out += [""]
+    out += table(["Stage", "Occurrences", "Kernels (launches)"],
+                 [[s.name, s.timing.runs, ", ".join(s.ncu_kernels[:6]) + (" …" if len(s.ncu_kernels) > 6 else "")]
+                  for s in result.stages])
+    tail = c.get("output_tail")
+    if tail:
+        out += ["", "Its output ends:", "", "```", tail, "```"]
+    return out + [""]
+
+
 def render_report(result: ProfileResult, baseline: ProfileResult | None = None, *,
                   assessment: Assessment | None = None, mode: ModeReport | None = None) -> str:
     """``report.md``: the contract, then the mode's own sections (Nsight Compute metrics and
@@ -32,6 +54,8 @@ def render_report(result: ProfileResult, baseline: ProfileResult | None = None, 
     out = [render_contract(result, baseline, assessment=a).rstrip("\n"), "", "---", "",
            f"# Details ({result.mode} mode)", ""]
     d = result.device
+    if result.command:
+        out += command_section(result)
     out += mode.sections
     out.append("## Roofline (model FLOPs and bytes over measured median time)")
     rows = []
@@ -106,11 +130,14 @@ def render_report(result: ProfileResult, baseline: ProfileResult | None = None, 
         ["driver", d.driver_version or NA], ["python", d.python_version], ["TRITON_INTERPRET", d.triton_interpret],
     ])
     where = result.correctness.get("checked_in")
-    out += ["", "## Correctness", (f"Checked against the package reference in {where}: " if where else
+    if result.command:
+        out += ["", "## Correctness", "Not checked: a command has no reference (profile a kernel package for that)."]
+    else:
+        out += ["", "## Correctness", (f"Checked against the package reference in {where}: " if where else
                                    "Checked against the package reference before timing: ")
-            + ", ".join(f"output {o['index']}: rel. L2 error {o.get('rel_l2_error', float('nan')):.3g} "
-                        f"(tolerance {result.correctness.get('tolerance_rel_l2')})"
-                        for o in result.correctness.get("outputs", []))]
+                + ", ".join(f"output {o['index']}: rel. L2 error {o.get('rel_l2_error', float('nan')):.3g} "
+                            f"(tolerance {result.correctness.get('tolerance_rel_l2')})"
+                            for o in result.correctness.get("outputs", []))]
     out += ["", "## Warnings"]
     out += [f"- {w.message}" for w in a.warnings] or ["- none"]
     return "\n".join(out) + "\n"

@@ -131,9 +131,11 @@ def setup(ncu: Path) -> dict[str, Any]:
 
 def build_command(ncu: Path, stages: list[str], report_base: Path, metrics: list[str],
                   clock_control: str = "base", cache_control: str = "all", full_set: bool = False,
-                  sections: tuple[str, ...] = ANNOTATION_SECTIONS) -> list[str]:
+                  sections: tuple[str, ...] = ANNOTATION_SECTIONS, launch_count: int | None = None) -> list[str]:
     """The ncu argument vector (no shell). Only launches inside the stages' NVTX ranges are
-    profiled, so JIT compilation, autotuning, warm-up and the correctness run are not.
+    profiled, so JIT compilation, autotuning, warm-up and the correctness run are not. With no
+    stage (a user's command) every launch is, up to ``launch_count``, each with its NVTX ranges
+    recorded for grouping afterwards.
     ``full_set``: ``--set full`` with the source imported (the deep mode); otherwise only
     ``sections`` (and ``metrics``) are collected."""
     if clock_control not in ("base", "none"):
@@ -147,6 +149,8 @@ def build_command(ncu: Path, stages: list[str], report_base: Path, metrics: list
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s):
             raise ValueError(f"stage name {s!r} cannot be used in an NVTX filter")
         cmd += ["--nvtx-include", range_name(s) + "/"]
+    if launch_count is not None:
+        cmd += ["--launch-count", str(int(launch_count))]
     cmd += ["--clock-control", clock_control, "--cache-control", cache_control, "--replay-mode", "kernel",
             "--force-overwrite", "--export", str(report_base)]
     if full_set:

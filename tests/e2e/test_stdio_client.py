@@ -24,7 +24,7 @@ def test_full_agent_workflow_over_stdio(workspace):
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert set(tools) == {"list_kernels", "profile_kernel", "read_params", "classify_bottleneck",
                                   "update_devlog", "device_info", "get_profile", "cancel_profile",
-                                  "compare_versions", "sweep"}
+                                  "compare_versions", "sweep", "profile_command"}
             for t in tools.values():
                 assert t.description and len(t.description) > 80, t.name
                 a = t.annotations
@@ -169,5 +169,39 @@ def test_launcher_starts_warm_workers_and_reprofiles_reuse_them(workspace):
             (desc,) = [w for w in info["workers"] if w["key"] == "describe"]
             assert "import_torch" not in desc["steps_s"]  # describing a package needs no torch
             assert info["retired"] == []
+
+    anyio.run(main)
+
+
+def test_profile_command_over_stdio(workspace):
+    """A user's script with kprof.range regions, profiled by the real server (CPU: Kineto ranges)."""
+    script = workspace / "step.py"
+    script.write_text("import torch, kprof\n"
+                      "x = torch.randn(256, 256)\n"
+                      "for _ in range(4):\n"
+                      "    with kprof.range('mm'):\n"
+                      "        y = x @ x\n"
+                      "    with kprof.range('act'):\n"
+                      "        z = torch.relu(y)\n"
+                      "print('done', float(z.sum()) > 0)\n")
+
+    async def main():
+        async with Client(_server(workspace)) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            a = tools["profile_command"].annotations
+            assert a.destructive_hint and a.open_world_hint and not a.read_only_hint
+            assert tools["profile_command"].description.startswith("EXECUTES CODE")
+            r = await c.call_tool("profile_command", {"command": ["python", "step.py"], "mode": "event",
+                                                      "wait_s": 55})
+            assert not r.is_error, r.content[0].text
+            assert "| mm |" in r.content[0].text and "| act |" in r.content[0].text
+            report = (workspace / r.structured_content["profile_dir"] / "report.md").read_text()
+            assert "## Command" in report and "done True" in report
+            for args, needle in [({"command": "python step.py"}, "list"),
+                                 ({"command": ["bash", "-c", "ls"]}, "must start with python"),
+                                 ({"command": ["python", "/etc/passwd"]}, "outside the workspace"),
+                                 ({"command": ["python", "step.py"], "include": ["nothing*"]}, "no range matched")]:
+                bad = await c.call_tool("profile_command", dict(args, wait_s=55))
+                assert bad.is_error and needle in bad.content[0].text, (needle, bad.content[0].text)
 
     anyio.run(main)

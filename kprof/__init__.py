@@ -1,0 +1,84 @@
+"""``kprof.range``: mark a region of your own code so kprof-mcp (and Nsight tools) see it as a stage.
+
+    import kprof
+
+    with kprof.range("forward"):
+        y = model(x)
+
+    @kprof.range("attention")
+    def attention(q, k, v): ...
+
+Importing this module imports nothing heavy (no torch, no kprof_mcp). On entry the range is
+pushed wherever something can see it:
+
+* an NVTX range (``torch.cuda.nvtx`` when torch is already imported and CUDA is up, else the
+  ``nvtx`` package when installed): what Nsight Systems and Nsight Compute filter and group by;
+* a ``torch.profiler.record_function`` range when torch is imported: what torch.profiler
+  (Kineto, kprof's ``event`` mode and its Kineto timeline) records.
+
+With neither torch nor ``nvtx`` it does nothing, so the code runs unchanged outside a profiler.
+Plain ``torch.cuda.nvtx.range_push`` ranges are NVTX only: Nsight tools see them, torch.profiler
+does not.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Callable
+
+__all__ = ["range"]
+
+
+class range:  # noqa: N801 — reads as a context manager, like torch.profiler.record_function
+    """A named region: a context manager and a decorator (see the module docstring)."""
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name:
+            raise ValueError("kprof.range needs a non-empty name")
+        self.name = name
+        self._undo: list[Callable[[], Any]] = []
+
+    def __enter__(self) -> "range":
+        undo = []
+        torch = sys.modules.get("torch")
+        nvtx_done = False
+        if torch is not None:
+            try:
+                if torch.cuda.is_available() and torch.cuda.is_initialized():
+                    torch.cuda.nvtx.range_push(self.name)
+                    undo.append(torch.cuda.nvtx.range_pop)
+                    nvtx_done = True
+            except Exception:  # noqa: BLE001 — a marker must never break the user's code
+                pass
+            try:
+                rf = torch.profiler.record_function(self.name)
+                rf.__enter__()
+                undo.append(lambda rf=rf: rf.__exit__(None, None, None))
+            except Exception:  # noqa: BLE001
+                pass
+        if not nvtx_done:
+            try:
+                import nvtx  # the NVIDIA nvtx package, when installed
+
+                nvtx.push_range(self.name)
+                undo.append(nvtx.pop_range)
+            except Exception:  # noqa: BLE001 — not installed, or no NVTX library
+                pass
+        self._undo.append(undo)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for fn in reversed(self._undo.pop() if self._undo else []):
+            try:
+                fn()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with range(self.name):
+                return fn(*args, **kwargs)
+
+        return wrapped

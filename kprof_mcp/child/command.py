@@ -1,0 +1,75 @@
+"""``python -m kprof_mcp.child command``: run the user's own Python command (``profile_command``)
+inside a mode's recording, in this fresh process (never a warm worker: the command's imports,
+``sys.argv`` and working directory are its own). See :mod:`kprof_mcp.child.recording`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..models import DeviceState, ProfileRequest
+from ..protocol import ExpectedError, progress
+from .recording import CommandCapture, label_of
+
+
+def _peaks(dev: DeviceState, req: ProfileRequest) -> dict[str, Any]:
+    if not dev.spec_key:
+        return {}
+    from ..devices import match_device
+
+    spec = match_device(dev.name)
+    flops = {}
+    for m in req.stage_models.values():
+        dtype, tc = str(m.get("dtype") or "float32"), bool(m.get("tensor_cores", False))
+        try:
+            flops[f"{dtype}|{tc}"] = spec.peak_flops_per_s(dtype, tc)
+        except Exception:  # noqa: BLE001 — a dtype the device table does not know: no FLOP peak
+            flops[f"{dtype}|{tc}"] = None
+    return {"bytes_per_s": spec.peak_bytes_per_s, "min_kernel_ns": spec.min_kernel_ns, "flops_per_s": flops}
+
+
+def run(req: ProfileRequest) -> dict[str, Any]:
+    from ..modes import ModeError, get_mode
+    from .harness import classify_failure, device_state
+
+    mode = get_mode(req.mode)
+    progress(0.02, "importing torch")
+    import torch
+
+    use_cuda = torch.cuda.is_available() and not req.force_cpu
+    if mode.needs_gpu and not use_cuda:
+        raise ExpectedError("mode", f"mode {req.mode!r} needs an NVIDIA GPU; none is usable here")
+    if not use_cuda:
+        os.environ["TRITON_INTERPRET"] = "1"  # before the command imports Triton
+    dev = device_state(torch, use_cuda, query_smi=mode.query_smi_in_child)
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    argv = list(req.command or [])
+    digest = hashlib.sha256(json.dumps([argv, req.command_cwd, list(req.include)]).encode()).hexdigest()[:10]
+    final_dir = Path(req.out_root) / req.mode / "command" / label_of(argv) / digest / f"{stamp}-run"
+    work_dir = final_dir.with_name(final_dir.name + ".partial")
+    work_dir.mkdir(parents=True, exist_ok=False)
+    cc = CommandCapture(torch=torch, req=req, use_cuda=use_cuda, device=dev, work_dir=work_dir, final_dir=final_dir,
+                        created_at=stamp, peaks=_peaks(dev, req), classify=classify_failure)
+    cc.phase("import_torch_device")
+    try:
+        extra = mode.capture_command(cc)
+    except ModeError as e:
+        raise ExpectedError(e.kind, str(e)) from None
+    return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir), **(extra or {})}
+
+
+def main(argv: list[str]) -> int:
+    from .harness import record_to
+
+    ap = argparse.ArgumentParser(prog="python -m kprof_mcp.child command")
+    ap.add_argument("--request", required=True)
+    ap.add_argument("--result", required=True)
+    a = ap.parse_args(argv)
+    req = ProfileRequest.model_validate_json(Path(a.request).read_text())
+    return record_to(Path(a.result).resolve(), lambda: run(req))

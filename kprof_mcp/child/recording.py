@@ -1,0 +1,206 @@
+"""Running the user's own Python command (``profile_command``) inside a mode's recording: what a
+mode's ``capture_command`` receives (:class:`CommandCapture`) and the helpers the modes share.
+The child's entry point is :mod:`kprof_mcp.child.command`.
+
+The command is an argument vector: ``python script.py ARGS`` or ``python -m module ARGS``
+(``python -m pytest tests/test_x.py::test_y`` included). It runs through :mod:`runpy` as
+``__main__``, so what it does is exactly what ``python ...`` would do, with the mode's recorder
+around it: torch.profiler for ``event`` (and ``nsys`` without Nsight Systems), or nothing extra
+when Nsight Systems / Nsight Compute wrap this process. The mode then finds the stages
+(:mod:`kprof_mcp.analysis.command`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..models import DeviceState, ProfileRequest, ProfileResult, ResultWarning, StageResult, Timing
+from ..protocol import ExpectedError, progress
+
+PYTHONS = ("python", "python3")
+
+
+def parse_argv(argv: list[str]) -> tuple[str, str, list[str]]:
+    """``["python", "script.py", ...]`` → ("path", "script.py", rest); ``["python", "-m", "mod",
+    ...]`` → ("module", "mod", rest). Anything else raises ``ValueError`` saying what is accepted."""
+    if not argv or not all(isinstance(a, str) for a in argv):
+        raise ValueError("command must be a non-empty list of strings, e.g. [\"python\", \"train.py\", \"--steps\", \"5\"]")
+    head = os.path.basename(argv[0])
+    if head not in PYTHONS and not head.startswith("python3."):
+        raise ValueError(f"command must start with python (got {argv[0]!r}): kprof runs Python commands, e.g. "
+                         "[\"python\", \"train.py\"] or [\"python\", \"-m\", \"pytest\", \"tests/test_x.py::test_y\"]")
+    rest = argv[1:]
+    if not rest:
+        raise ValueError("command names no script or module: [\"python\", \"script.py\", ...] or "
+                         "[\"python\", \"-m\", \"module\", ...]")
+    if rest[0] == "-m":
+        if len(rest) < 2 or not rest[1] or rest[1].startswith("-"):
+            raise ValueError("python -m needs a module name")
+        return "module", rest[1], rest[2:]
+    if rest[0].startswith("-"):
+        raise ValueError(f"python option {rest[0]!r} is not supported: give a script path or -m module")
+    return "path", rest[0], rest[1:]
+
+
+def label_of(argv: list[str]) -> str:
+    kind, target, _ = parse_argv(argv)
+    name = Path(target).stem if kind == "path" else target.split(".")[-1]
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:40] or "command"
+
+
+@dataclass
+class CommandCapture:
+    """What a mode's ``capture_command`` receives."""
+
+    torch: Any
+    req: ProfileRequest
+    use_cuda: bool
+    device: DeviceState
+    work_dir: Path
+    final_dir: Path
+    created_at: str
+    peaks: dict[str, Any]
+    warnings: list[ResultWarning] = field(default_factory=list)
+    phases_s: dict[str, float] = field(default_factory=dict)
+    ran: dict[str, Any] = field(default_factory=dict)
+    classify: Any = None  # exception -> (kind, message) for CUDA/OOM failures, re-raised as they are
+    _mark: list[float] = field(default_factory=lambda: [time.perf_counter()])
+
+    def progress(self, fraction: float, message: str) -> None:
+        progress(fraction, message)
+
+    def phase(self, name: str) -> None:
+        now = time.perf_counter()
+        self.phases_s[name] = round(now - self._mark[0], 3)
+        self._mark[0] = now
+
+    def warn(self, kind: str, message: str, stage: str | None = None) -> None:
+        self.warnings.append(ResultWarning(kind=kind, message=message, stage=stage))
+
+    def run(self) -> None:
+        """Run the user's command once, as ``python ...`` would, in its working directory."""
+        kind, target, rest = parse_argv(self.req.command or [])
+        cwd = self.req.command_cwd or os.getcwd()
+        os.chdir(cwd)
+        self.progress(0.2, f"running {' '.join(self.req.command or [])}")
+        t0 = time.perf_counter()
+        saved_argv, saved_path = list(sys.argv), list(sys.path)
+        code: Any = 0
+        try:
+            if kind == "path":
+                script = Path(target) if Path(target).is_absolute() else Path(cwd) / target
+                sys.argv = [str(script), *rest]
+                sys.path.insert(0, str(script.parent))
+                runpy.run_path(str(script), run_name="__main__")
+            else:
+                sys.argv = [target, *rest]
+                sys.path.insert(0, cwd)
+                runpy.run_module(target, run_name="__main__", alter_sys=True)
+        except SystemExit as e:
+            code = e.code
+        except BaseException as e:  # noqa: BLE001 — the command's own failure, reported with its traceback
+            known = self.classify(e) if self.classify else None
+            if known is not None:
+                raise
+            tb = "".join(traceback.format_exception(type(e), e, e.__traceback__)[-6:])
+            raise ExpectedError("command_failed", f"the command raised {type(e).__name__}: {e}. Its traceback "
+                                                  f"ends:\n{tb[-1500:]}") from None
+        finally:
+            sys.argv, sys.path[:] = saved_argv, saved_path
+            if self.use_cuda:
+                self.torch.cuda.synchronize()
+        self.ran = {"exit_code": 0 if code in (0, None) else code, "wall_s": round(time.perf_counter() - t0, 3)}
+        if code not in (0, None):
+            hint = (" (pytest: 5 means no test was collected — check the test id)" if target == "pytest" and code == 5
+                    else "")
+            raise ExpectedError("command_failed", f"the command exited with status {code}{hint}; nothing was "
+                                                  "profiled. Run it by hand to see why.")
+        self.phase("command")
+
+    # ------------------------------------------------------------------ results
+    def static(self, name: str) -> dict[str, Any]:
+        from ..analysis.command import stage_static
+
+        return stage_static(name, self.req.stage_models.get(name), self.device.model_dump(), self.peaks)
+
+    def result(self, stages: list[StageResult], **extra: Any) -> ProfileResult:
+        argv = self.req.command or []
+        shown = " ".join(argv[1:])
+        return ProfileResult(
+            kernel=label_of(argv), version="command", mode=self.req.mode, plan_kind="command",
+            params={"command": shown}, param_order=["command"], device=self.device, stages=stages,
+            warnings=list(self.warnings), correctness={"ok": True, "checked": False,
+                                                       "message": "a command has no reference: not checked"},
+            created_at=self.created_at, profile_dir=str(self.final_dir), request=self.req.model_dump(),
+            phases_s=dict(self.phases_s), command=self.command_facts(), **extra)
+
+    def command_facts(self) -> dict[str, Any]:
+        return {"argv": self.req.command, "cwd": self.req.command_cwd, "include": self.req.include, **self.ran}
+
+    def capture_json(self) -> None:
+        """Everything but the stages, for a reading step in another process (Nsight modes)."""
+        fields = json.loads(self.result([]).model_dump_json(exclude={"stages"}))
+        (self.work_dir / "capture.json").write_text(json.dumps({"result": fields, "peaks": self.peaks}, indent=2,
+                                                               default=str))
+
+
+def stage_results(statics: dict[str, dict[str, Any]] | Any, found: list[Any], engine: str) -> list[StageResult]:
+    """:class:`~kprof_mcp.analysis.command.CommandStage` rows → stage results (``statics``: a
+    callable name → static fields)."""
+    out = []
+    for st in found:
+        static = dict(statics(st.name))
+        if st.grid_blocks:
+            static["grid_blocks"] = st.grid_blocks
+        timing = Timing(samples_ns=[float(x) for x in st.samples_ns] or [0.0], method=f"{st.method} ({engine})",
+                        l2_flushed=False, stop_reason=f"{st.occurrences} occurrence(s) in the command's run")
+        out.append(StageResult(timing=timing, ncu_kernels=list(st.kernels), **static))
+    return out
+
+
+def record_kineto(cc: CommandCapture):
+    """Run the command under torch.profiler (CPU, and CUDA on a GPU); return the parsed trace."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from ..parsers import kineto
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cc.use_cuda else [])
+    with profile(activities=activities) as prof:
+        cc.run()
+    path = cc.work_dir / "trace.json"
+    prof.export_chrome_trace(str(path))
+    cc.phase("trace_export")
+    return kineto.load_trace(path)
+
+
+def find_stages(cc_or_req: Any, tr, use_gpu: bool) -> tuple[list[Any], str, list[str]]:
+    """The command's stages in a trace: selected ranges, else kernels by name. Raises an
+    actionable error when there is neither."""
+    from ..analysis.command import kernel_stages, range_stages
+
+    req = cc_or_req.req if hasattr(cc_or_req, "req") else cc_or_req
+    found, notes = range_stages(tr, list(req.include), use_gpu, req.warmup_occurrences)
+    if found:
+        return found, "range", notes
+    names = sorted(set(tr.ranges["name"])) if not tr.ranges.empty else []
+    if req.include:
+        raise ExpectedError("nothing_profiled", f"no range matched include={list(req.include)}; the command's ranges: "
+                                                f"{names[:30] or 'none'}")
+    found = kernel_stages(tr) if use_gpu else []
+    if not found:
+        raise ExpectedError("nothing_profiled", "the command ran (exit 0) but entered no range and launched no GPU "
+                                                "kernel that could be recorded: mark regions with kprof.range(\"name\") "
+                                                "(or torch.cuda.nvtx / torch.profiler.record_function), or check that "
+                                                "it uses the GPU")
+    notes.append("no range in the command: its kernels are the stages, grouped by name (the top 8 by GPU time)")
+    return found, "kernel", notes
+
+

@@ -1,0 +1,213 @@
+"""profile_command / kprof run, kprof.range and kprof init: real commands through the real
+pipeline on the CPU (Kineto CPU trace, the Triton interpreter), and the recorded H100 results
+of the training-step example (tests/fixtures/h100_commands, docs/evidence/h100-commands)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kprof_mcp.engine import Config, Engine, KprofError, render_profile
+from kprof_mcp.models import ProfileResult
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "tests" / "fixtures" / "h100_commands"
+TINY = ["--steps", "3", "--tokens", "64", "--dim", "32", "--vocab", "128"]
+
+
+@pytest.fixture
+def ws(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    cfg = Config.from_options(str(tmp_path), force_cpu=True)
+    cfg.warm = False
+    return tmp_path, Engine(cfg)
+
+
+def _fix(name: str) -> ProfileResult:
+    return ProfileResult.model_validate_json((FIX / name / "result.json").read_text())
+
+
+# ----------------------------------------------------------------------------- kprof.range
+
+def test_kprof_range_imports_nothing_heavy_and_marks_regions():
+    code = ("import sys; sys.modules['torch'] = None; import kprof\n"
+            "with kprof.range('a'):\n    pass\n"
+            "@kprof.range('b')\ndef f(x):\n    return x + 1\n"
+            "assert f(1) == 2 and 'kprof_mcp' not in sys.modules\nprint('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+    import kprof
+
+    with pytest.raises(ValueError):
+        kprof.range("")
+
+
+def test_kprof_range_is_seen_by_torch_profiler():
+    import torch
+    from torch.profiler import profile
+
+    import kprof
+
+    with profile() as prof:
+        with kprof.range("outer"):
+            torch.ones(8).sum()
+    assert "outer" in {e.name for e in prof.events()}
+
+
+# ----------------------------------------------------------------------------- a training step on the CPU
+
+@pytest.mark.parametrize("mode", ["event", "nsys"])
+def test_a_training_step_is_profiled_by_its_ranges(ws, mode):
+    root, engine = ws
+    out = engine.profile_command(["python", "examples/train_step/train.py", *TINY], mode=mode)
+    r = out.result
+    # train_step holds the others: it is dropped so each kernel counts once, and the note says so.
+    assert [s.name for s in r.stages] == ["linear", "softmax", "loss", "backward", "optimizer"]
+    assert all(s.timing.runs == 2 for s in r.stages)  # 3 steps, the first left out as warm-up
+    msgs = " ".join(w.message for w in r.warnings)
+    assert "['train_step'] contain other selected ranges" in msgs and "left out as warm-up" in msgs
+    assert r.command["exit_code"] == 0 and r.command["stages_from"] == "range"
+    assert "loss after 3 steps" in r.command["output_tail"]
+    report = (out.profile_dir / "report.md").read_text()
+    assert "## Command" in report and "Not checked: a command has no reference" in report
+    assert (out.profile_dir / "samples.csv").is_file() and (out.profile_dir / "params.json").is_file()
+    if mode == "nsys":
+        assert (out.profile_dir / "timeline" / "kernel_summary.csv").is_file()
+    # The Triton softmax ran through the interpreter: slower than the torch matmul of the same step.
+    by = {s.name: s.timing.median_ns for s in r.stages}
+    assert by["softmax"] > by["linear"]
+
+
+def test_include_selects_ranges_and_models_give_a_roofline(ws):
+    root, engine = ws
+    out = engine.profile_command(["python", "examples/train_step/train.py", *TINY], mode="event",
+                                 include=["soft*", "train_step"], warmup_occurrences=0,
+                                 stage_models={"softmax": {"flops": 40960, "bytes": 65536, "dtype": "float32"}})
+    r = out.result
+    assert [s.name for s in r.stages] == ["softmax"] and r.stages[0].timing.runs == 3
+    assert r.stages[0].flops == 40960 and r.stages[0].has_model
+
+
+def test_a_pytest_test_is_a_command_too(ws):
+    root, engine = ws
+    out = engine.profile_command(["python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                  "examples/train_step/test_train_step.py"], mode="event")
+    assert {"linear", "softmax", "backward"} <= {s.name for s in out.result.stages}
+    assert "1 passed" in out.result.command["output_tail"]
+
+
+def test_commands_that_fail_or_record_nothing_are_clear_errors(ws):
+    root, engine = ws
+    (root / "fails.py").write_text("import sys\nprint('about to fail')\nsys.exit(3)\n")
+    (root / "raises.py").write_text("raise RuntimeError('boom from the command')\n")
+    (root / "idle.py").write_text("print('nothing to see')\n")
+    for argv, needle in [(["python", "fails.py"], "exited with status 3"),
+                         (["python", "raises.py"], "RuntimeError: boom from the command"),
+                         (["python", "idle.py"], "entered no range"),
+                         (["python", "-m", "pytest", "-q", "examples/train_step/test_train_step.py::nope"],
+                          "exited with status 4")]:
+        with pytest.raises(KprofError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+            engine.profile_command(argv, mode="event")
+
+
+def test_bad_command_arguments_are_refused_before_anything_runs(ws):
+    root, engine = ws
+    (root / "ok.py").write_text("print(1)\n")
+    for kw, needle in [(dict(command="python ok.py"), "list of strings"),
+                       (dict(command=["sh", "-c", "ls"]), "must start with python"),
+                       (dict(command=["python"]), "names no script"),
+                       (dict(command=["python", "-c", "print(1)"]), "not supported"),
+                       (dict(command=["python", "missing.py"]), "not found"),
+                       (dict(command=["python", "/etc/passwd"]), "outside the workspace"),
+                       (dict(command=["python", "-m", "no_such_module_xyz"]), "not found"),
+                       (dict(command=["python", "ok.py"], cwd="/"), "outside the workspace"),
+                       (dict(command=["python", "ok.py"], include=[""]), "include"),
+                       (dict(command=["python", "ok.py"], stage_models={"a": {"flops": -1}}), "a number"),
+                       (dict(command=["python", "ok.py"], stage_models={"a": {"flop": 1}}), "stage_models"),
+                       (dict(command=["python", "ok.py"], max_kernels=0), "max_kernels"),
+                       (dict(command=["python", "ok.py"], mode="annotation"), "without a GPU")]:
+        with pytest.raises(KprofError, match=needle):
+            engine.check_command(**kw)
+
+
+def test_kprof_run_cli(ws):
+    root, _ = ws
+    out = subprocess.run([sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(root), "--cpu", "run",
+                          "--include", "softmax", "--model", "softmax:flops=1e5,bytes=6e4,dtype=float32", "--",
+                          "python", "examples/train_step/train.py", *TINY], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "| softmax |" in out.stdout and "profile_dir:" in out.stderr
+    bad = subprocess.run([sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(root), "run", "--model",
+                          "softmax:flops=x", "--", "python", "x.py"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "not a number" in bad.stderr
+
+
+# ----------------------------------------------------------------------------- the recorded H100 runs
+
+def test_h100_command_stages_match_the_package_profile_of_the_same_kernel():
+    """The training step's softmax range ran the softmax package's v2 kernel at its default shape:
+    profiled as a command (annotation mode, by NVTX range) it gets the package's diagnosis."""
+    cmd, pkg = _fix("annotation_train_models"), _fix("annotation_pkg_softmax_v2")
+    assert [s.name for s in cmd.stages] == ["linear", "softmax", "loss", "backward", "optimizer"]
+    soft = next(s for s in cmd.stages if s.name == "softmax")
+    ref = pkg.stages[0]
+    assert soft.ncu_kernels == ["softmax_row_kernel"] == ref.ncu_kernels
+    assert abs(soft.timing.median_ns / ref.timing.median_ns - 1) < 0.02
+    assert abs(soft.dram_pct - ref.dram_pct) < 2.0
+    a_cmd, a_pkg = render_profile(cmd).assessment, render_profile(pkg).assessment
+    s_cmd = next(sa for sa in a_cmd.stages if sa.stage.name == "softmax")
+    assert s_cmd.diagnosis.bottleneck == a_pkg.stages[0].diagnosis.bottleneck == "Memory-bound"
+    assert s_cmd.diagnosis.opportunities[0].name == a_pkg.stages[0].diagnosis.opportunities[0].name
+    assert a_cmd.main.stage.name == "linear" and a_cmd.bottleneck == "Compute-bound"
+    # The same rule firing on each kernel of a stage is ranked once.
+    names = [o.name for o in a_cmd.opportunities]
+    assert len(names) == len(set((o.stage, o.name) for o in a_cmd.opportunities))
+
+
+def test_h100_command_without_models_ranks_from_counters_and_says_so():
+    r = _fix("annotation_train")
+    assert not any(s.has_model for s in r.stages)
+    out = render_profile(r)
+    assert out.assessment.bottleneck == "Compute-bound"  # from TC% alone
+    assert "Memory-bound" in [sa.diagnosis.bottleneck for sa in out.assessment.stages if sa.stage.name == "softmax"]
+    report_like = out.report
+    assert "Stages without a FLOP/byte model" in report_like
+
+
+def test_h100_nsys_command_timeline_covers_the_stages_not_the_start_up():
+    r = _fix("nsys_train_models")
+    busy = r.timeline["launch"]["gpu_busy_pct"]
+    assert busy > 50 and not r.timeline["launch"]["launch_bound"]  # JIT and start-up cut away
+    c = render_profile(r).contract
+    assert "the dominant stage, backward, has no FLOP/byte model" in c
+    assert "| softmax | 187." in c
+    p = _fix("nsys_pytest")
+    assert "nvidia" not in json.dumps(p.command.get("argv"))  # the argv as given
+    assert [s.name for s in p.stages] == ["linear", "softmax", "loss", "backward", "optimizer"]
+
+
+# ----------------------------------------------------------------------------- kprof init
+
+def test_kprof_init_scaffolds_a_package_that_passes_its_own_test(tmp_path):
+    from kprof_mcp.scaffold import scaffold
+
+    pkg = scaffold(tmp_path, "my_axpy")
+    assert (pkg / "__init__.py").is_file() and (pkg / "test_my_axpy.py").is_file()
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(pkg / "test_my_axpy.py")],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+    engine = Engine(Config.from_options(str(tmp_path), force_cpu=True))
+    desc = engine.describe_kernel(str(pkg))
+    assert desc["name"] == "my_axpy" and [v["name"] for v in desc["versions"]] == ["v0"]
+    with pytest.raises(KprofError, match="already exists"):
+        scaffold(tmp_path, "my_axpy")
+    for bad in ("1abc", "class", "a-b", "../x"):
+        with pytest.raises(KprofError):
+            scaffold(tmp_path, bad)
+    with pytest.raises(KprofError, match="outside the workspace"):
+        scaffold(tmp_path, "ok_name", "../elsewhere")
