@@ -26,7 +26,12 @@ def plot_timeline(tr: Trace, tl: Timeline, dest: Path, title: str) -> None:
     for li, lane in enumerate(lanes):
         g = k[k["stream"].astype(str) == lane]
         for si, sname in enumerate(stage_names + ["nan"]):
-            sg = g[g["stage"].astype(str) == sname] if "stage" in g else g
+            if "stage" not in g:
+                sg = g if sname == "nan" else g.iloc[0:0]
+            elif sname == "nan":  # kernels of no stage (NaN, None): grey
+                sg = g[~g["stage"].astype(str).isin(stage_names)]
+            else:
+                sg = g[g["stage"].astype(str) == sname]
             if sg.empty:
                 continue
             ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in sg.itertuples()], (li + 0.6, 0.8),

@@ -211,3 +211,31 @@ def test_kprof_init_scaffolds_a_package_that_passes_its_own_test(tmp_path):
             scaffold(tmp_path, bad)
     with pytest.raises(KprofError, match="outside the workspace"):
         scaffold(tmp_path, "ok_name", "../elsewhere")
+
+
+def test_timeline_picture_draws_kernels_that_belong_to_no_stage(tmp_path, monkeypatch):
+    """A command's kernels have no package stage (NaN): with pandas 3 ``astype(str)`` keeps NaN,
+    and the picture used to drop them, leaving only the host launches."""
+    import matplotlib.axes
+    import pandas as pd
+
+    from kprof_mcp.analysis import timeline as tl
+    from kprof_mcp.parsers.kineto import Trace
+    from kprof_mcp.render.plots import plot_timeline
+
+    kcols = ["name", "start", "dur", "end", "stream", "device", "correlation", "grid_blocks", "block_threads", "regs",
+             "smem", "blocks_per_sm", "warps_per_sm", "occupancy_est_pct"]
+    k = pd.DataFrame([["k", 0.0, 1e3, 1e3, 7, 0, 1, 1, 128, 32, 0, 1, 4, 50.0]], columns=kcols)
+    api = pd.DataFrame([["cudaLaunchKernel", -500.0, 10.0, -490.0, 1, 1]],
+                       columns=["name", "start", "dur", "end", "correlation", "tid"])
+    empty = pd.DataFrame(columns=["name", "start", "dur", "end", "tid"])
+    tr = Trace(kernels=k, memops=pd.DataFrame(columns=["name", "start", "dur", "end", "kind", "stream", "bytes",
+                                                       "correlation"]),
+               api=api, ranges=empty, cpu_ops=empty, num_sms=132, device_name="H100")
+    t = tl.analyze(tr, [], 132)
+    drawn = []
+    orig = matplotlib.axes.Axes.broken_barh
+    monkeypatch.setattr(matplotlib.axes.Axes, "broken_barh",
+                        lambda self, xr, yr, **kw: (drawn.append(yr), orig(self, xr, yr, **kw))[1])
+    plot_timeline(tr, t, tmp_path / "t.png", "t")
+    assert (0.6, 0.8) in drawn and len(drawn) == 2  # the kernel's lane and the launches' lane
