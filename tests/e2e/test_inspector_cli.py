@@ -42,7 +42,7 @@ INSPECTOR_PACKAGE = f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPECTED_TOOLS = {"list_kernels", "profile_kernel", "read_params", "classify_bottleneck", "update_devlog",
-                  "device_info"}
+                  "device_info", "profile_command"}
 
 FIRST_CALL_TIMEOUT_S = 300  # the first npx call may download the package and its dependencies
 CALL_TIMEOUT_S = 180  # later calls: package cached; profile_kernel runs the Triton interpreter on CPU
@@ -170,3 +170,15 @@ def test_sweep_mla_decode_over_t_returns_its_plot(npx: str, tmp_path: Path) -> N
     assert [(r["t"], r["version"]) for r in rows] == [(64, "v1"), (256, "v1")]
     sweep_dir = Path(result["structuredContent"]["sweep_dir"])
     assert (sweep_dir / "sweep.png").is_file() and (sweep_dir / "sweep.csv").is_file()
+
+
+def test_profile_command_through_the_inspector(npx: str, tmp_path: Path) -> None:
+    (tmp_path / "step.py").write_text("import torch, kprof\nx = torch.randn(128, 128)\nfor _ in range(3):\n"
+                                      "    with kprof.range('mm'):\n        y = x @ x\nprint('finished')\n")
+    result = _result(*_run_inspector(
+        npx, tmp_path, "--method", "tools/call", "--tool-name", "profile_command",
+        "--tool-arg", 'command=["python","step.py"]', "mode=event", "wait_s=55"))
+    assert result.get("isError") is not True, result
+    assert "| mm |" in _text(result), _text(result)[:800]
+    summary = result["structuredContent"]
+    assert Path(summary["profile_dir"]).resolve().is_relative_to(tmp_path.resolve())

@@ -239,3 +239,18 @@ def test_timeline_picture_draws_kernels_that_belong_to_no_stage(tmp_path, monkey
                         lambda self, xr, yr, **kw: (drawn.append(yr), orig(self, xr, yr, **kw))[1])
     plot_timeline(tr, t, tmp_path / "t.png", "t")
     assert (0.6, 0.8) in drawn and len(drawn) == 2  # the kernel's lane and the launches' lane
+
+
+def test_a_hanging_command_is_killed_at_its_time_limit(ws):
+    import time
+
+    root, engine = ws
+    (root / "hangs.py").write_text("import os, time\nopen('pid.txt', 'w').write(str(os.getpid()))\n"
+                                   "print('started', flush=True)\ntime.sleep(600)\n")
+    t0 = time.monotonic()
+    with pytest.raises(KprofError, match="did not finish within 8 s"):
+        engine.profile_command(["python", "hangs.py"], mode="event", timeout_s=8)
+    assert time.monotonic() - t0 < 60
+    pid = int((root / "pid.txt").read_text())
+    time.sleep(0.5)
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
