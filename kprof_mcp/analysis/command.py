@@ -159,11 +159,15 @@ def kernel_stages(tr: Trace, top: int = 8) -> list[CommandStage]:
     if tr.kernels.empty:
         return []
     g = tr.kernels.groupby("name")["dur"].agg(["sum", "count"]).sort_values("sum", ascending=False).head(top)
-    out = []
+    out, used = [], set()
     for name in g.index:
         ks = tr.kernels[tr.kernels["name"] == name]
         blocks = ks["grid_blocks"].dropna()
-        out.append(CommandStage(short_name(str(name)), [float(v) for v in ks["dur"]], "GPU time per launch",
+        label = short_name(str(name))
+        if label in used:  # two instantiations of one template: keep them apart
+            label = next(f"{label} ({i})" for i in range(2, 100) if f"{label} ({i})" not in used)
+        used.add(label)
+        out.append(CommandStage(label, [float(v) for v in ks["dur"]], "GPU time per launch",
                                 {str(name): int(len(ks))}, int(len(ks)), int(blocks.iloc[0]) if len(blocks) else None))
     return out
 
@@ -171,6 +175,8 @@ def kernel_stages(tr: Trace, top: int = 8) -> list[CommandStage]:
 def short_name(kernel: str, limit: int = 60) -> str:
     """A kernel's name as a stage name: templates and arguments cut, at most ``limit`` characters."""
     base = kernel.split("(")[0].split("<")[0].strip() or kernel
+    if base.startswith("void "):
+        base = base[5:]
     return base[:limit]
 
 

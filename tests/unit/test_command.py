@@ -254,3 +254,28 @@ def test_a_hanging_command_is_killed_at_its_time_limit(ws):
     pid = int((root / "pid.txt").read_text())
     time.sleep(0.5)
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def test_stages_from_recorded_h100_traces_of_both_recorders():
+    """The range logic on real recordings of one plan (tiny_chain v0: 200 kernels per chain): the
+    Nsight Systems SQLite export and the Kineto trace give the same stage and the same time."""
+    from kprof_mcp.analysis.command import kernel_stages, range_stages, stages_window
+    from kprof_mcp.parsers import kineto, nsys
+
+    fx = ROOT / "tests" / "fixtures"
+    by_nsys = nsys.load_sqlite(fx / "h100_nsys" / "tiny_chain_v0" / "timeline.sqlite")
+    by_kineto = kineto.load_trace(fx / "h100_timeline" / "tiny_chain_v0" / "trace.json")
+    medians = []
+    for tr in (by_nsys, by_kineto):
+        stages, notes = range_stages(tr, ["kprof_*"], use_gpu=True, warmup=1)
+        assert [s.name for s in stages] == ["kprof_chain"]  # kprof_iteration holds it: dropped, and said
+        assert any("['kprof_iteration'] contain other selected ranges" in n for n in notes)
+        st = stages[0]
+        assert st.warmup == 1 and sum(st.kernels.values()) == 200 * st.occurrences
+        medians.append(sorted(st.samples_ns)[len(st.samples_ns) // 2])
+        window = stages_window(tr, stages)
+        assert len(window.kernels) == sum(st.kernels.values())  # the window holds exactly the kept occurrences
+    assert abs(medians[0] / medians[1] - 1) < 0.01
+    assert range_stages(by_nsys, [], use_gpu=True)[0] == []  # kprof's own ranges are not a user's stages
+    names = [s.name for s in kernel_stages(by_nsys)]
+    assert len(names) == len(set(names)) and not any(n.startswith("void ") for n in names)
