@@ -304,13 +304,14 @@ class NsightMode(Mode):
         return self._launch(req, stages, scratch, None)
 
     def command_launch(self, req: ProfileRequest, scratch: Path) -> Launch:
-        """Every launch of the command, up to ``req.max_kernels``, with its NVTX ranges recorded
-        (``--nvtx``); stages are formed from those ranges when the report is read. ncu's NVTX
-        filters match a range stack from its root, so a range nested in another would be missed:
-        filtering happens afterwards instead."""
-        return self._launch(req, [], scratch, req.max_kernels)
+        """The command's launches inside the include patterns' NVTX ranges (ncu filters them:
+        :func:`kprof_mcp.tools.ncu.nvtx_filters`), or every launch without patterns, up to
+        ``req.max_kernels``, each with its NVTX ranges recorded (``--nvtx``); stages are formed
+        from those ranges when the report is read."""
+        return self._launch(req, [], scratch, req.max_kernels, ncu_tool.nvtx_filters(list(req.include)))
 
-    def _launch(self, req: ProfileRequest, stages: list[str], scratch: Path, launch_count: int | None) -> Launch:
+    def _launch(self, req: ProfileRequest, stages: list[str], scratch: Path, launch_count: int | None,
+                nvtx_includes: list[str] | None = None) -> Launch:
         assert req.ncu_path
         path = Path(req.ncu_path)
         try:
@@ -320,14 +321,15 @@ class NsightMode(Mode):
         base = scratch / "profile"
         try:
             cmd = ncu_tool.build_command(path, stages, base, list(setup["chosen"].values()), req.clock_control,
-                                         "all", full_set=self.full_set, launch_count=launch_count)
+                                         "all", full_set=self.full_set, launch_count=launch_count,
+                                         nvtx_includes=nvtx_includes)
         except ValueError as e:
             raise ModeError(str(e)) from None
         profiler = {
             "engine": "Nsight Compute", "ncu_version": setup["version"], "ncu_path": str(path),
             "command": [c if c != str(base) else "<profile_dir>/profile" for c in cmd[1:]],
             "clock_control": req.clock_control, "cache_control": "all", "replay_mode": "kernel",
-            "nvtx_ranges": [ncu_parser.range_name(s) for s in stages], "launches_per_stage": req.ncu_launches,
+            "nvtx_ranges": [ncu_parser.range_name(s) for s in stages] or nvtx_includes or [], "launches_per_stage": req.ncu_launches,
             "metrics_chosen": setup["chosen"], "metrics_unknown": {k: list(v) for k, v in setup["unknown"].items()},
             "metric_catalog": setup["catalog"],
         }

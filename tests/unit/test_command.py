@@ -279,3 +279,19 @@ def test_stages_from_recorded_h100_traces_of_both_recorders():
     assert range_stages(by_nsys, [], use_gpu=True)[0] == []  # kprof's own ranges are not a user's stages
     names = [s.name for s in kernel_stages(by_nsys)]
     assert len(names) == len(set(names)) and not any(n.startswith("void ") for n in names)
+
+
+def test_ncu_filters_for_a_commands_include_patterns():
+    """What ncu 2025.3.1 was measured to accept on the H100 (docs/evidence/h100-commands): a plain
+    name matches the range anywhere in the stack, regex: for patterns; '*/x/' is refused by ncu."""
+    from kprof_mcp.tools import ncu
+
+    assert ncu.nvtx_filters(["softmax", "attn*", "layer?"]) == ["softmax/", "regex:attn.*/", "regex:layer./"]
+    assert ncu.nvtx_filters(["a.b"]) == ["a.b/"] and ncu.nvtx_filters(["a.b*"]) == ["regex:a\\.b.*/"]
+    for unsafe in (["a/b"], ["dom@r"], ["x[1]"], [" "]):
+        assert ncu.nvtx_filters(unsafe) is None  # no filter: every launch, grouped when the report is read
+    assert ncu.nvtx_filters([]) is None
+    cmd = ncu.build_command(Path("/usr/bin/ncu"), [], Path("/tmp/r"), ["gpu__time_duration.sum"],
+                            launch_count=200, nvtx_includes=ncu.nvtx_filters(["softmax"]))
+    assert cmd[cmd.index("--nvtx-include") + 1] == "softmax/" and cmd[cmd.index("--launch-count") + 1] == "200"
+    assert "--nvtx" in cmd
