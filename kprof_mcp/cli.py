@@ -203,6 +203,14 @@ def main(argv: list[str] | None = None) -> int:
                                       "models) that passes its own correctness test", allow_abbrev=False)
     ini.add_argument("name", help="package name (a Python identifier), created as kernels/NAME in the workspace")
     ini.add_argument("--dir", default="kernels", help="directory inside the workspace (default: kernels)")
+    wk = sub.add_parser("worker", help="start one Dask worker per GPU for kprof-mcp --cluster (resource GPU=1, "
+                                       "CUDA_VISIBLE_DEVICES set)", allow_abbrev=False)
+    wk.add_argument("--scheduler", required=True, help="tcp://HOST:8786 (loopback) or tls://HOST:8786")
+    wk.add_argument("--gpus", default=None, help="comma-separated GPU indices (default: all visible; 'cpu' for a "
+                                                  "CPU-only worker)")
+    wk.add_argument("--tls-ca", default=None)
+    wk.add_argument("--tls-cert", default=None)
+    wk.add_argument("--tls-key", default=None)
     sub.add_parser("device", help="active device, peaks, ridge points, profilers", allow_abbrev=False)
     r = sub.add_parser("read-params", help="print a profile's params.json", allow_abbrev=False)
     r.add_argument("profile_dir")
@@ -247,6 +255,18 @@ def main(argv: list[str] | None = None) -> int:
             if a.json:
                 _print_json(out.result.model_dump(mode="json"))
             return 0
+        if a.cmd == "worker":
+            from .cluster import ClusterError, check_address, security_from, worker_main
+            from .jobs import detect_slots
+
+            try:
+                check_address(a.scheduler, security_from(a.tls_ca, a.tls_cert, a.tls_key))
+            except ClusterError as e:
+                raise KprofError(str(e)) from None
+            gpus = ([g.strip() for g in a.gpus.split(",") if g.strip()] if a.gpus else
+                    [g if g is not None else "cpu" for g in detect_slots()])
+            tls = (a.tls_ca, a.tls_cert, a.tls_key) if a.tls_ca else None
+            return worker_main(a.scheduler, gpus, tls=tls)
         if a.cmd == "init":
             from .scaffold import scaffold
 

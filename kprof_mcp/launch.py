@@ -24,7 +24,8 @@ def _gpus(argv: list[str]) -> list[str] | None:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
     pool = None
-    if os.environ.get("KPROF_WARM", "1") != "0" and not ({"-h", "--help"} & set(argv)):
+    cluster = any(a == "--cluster" or a.startswith("--cluster=") for a in argv)
+    if os.environ.get("KPROF_WARM", "1") != "0" and not ({"-h", "--help"} & set(argv)) and not cluster:
         from .jobs import detect_slots
         from .runner import child_env
         from .warm import WorkerPool

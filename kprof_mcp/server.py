@@ -97,8 +97,10 @@ def _ann(read_only: bool, destructive: bool, idempotent: bool, open_world: bool,
                            idempotent_hint=idempotent, open_world_hint=open_world)
 
 
-def build_server(config: Config | None = None, start_workers: bool = False, pool: WorkerPool | None = None) -> MCPServer:
-    engine = Engine(config, eager_workers=True, pool=pool)
+def build_server(config: Config | None = None, start_workers: bool = False, pool: WorkerPool | None = None,
+                 cluster: dict[str, Any] | None = None) -> MCPServer:
+    """``cluster``: {"address", "security"} — jobs run as Dask tasks (kprof_mcp.cluster)."""
+    engine = Engine(config, eager_workers=cluster is None, pool=pool)
     slots = ([None] if engine.config.force_cpu else engine.config.gpus) or None
     def run_job(spec, progress, control):
         if isinstance(spec, CompareSpec):
@@ -107,8 +109,17 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
             return engine.run_sweep(spec, progress, control)
         return engine.run_checked(spec, progress, control)
 
-    jobs = JobManager(run_job, slots=slots)
     import atexit
+
+    if cluster is not None:  # Dask is imported only here
+        from .cluster import ClusterRunner
+
+        remote = ClusterRunner(cluster["address"], engine, cluster.get("security"))
+        atexit.register(remote.close)
+        jobs = JobManager(remote.run, slots=remote.slots())
+        start_workers = False
+    else:
+        jobs = JobManager(run_job, slots=slots)
 
     atexit.register(engine.close)  # registered first, so it runs after jobs.shutdown: warm workers killed
     atexit.register(jobs.shutdown)  # server exit: queued jobs dropped, running process trees killed
@@ -616,10 +627,24 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
     ap.add_argument("--wait", type=float, default=None, help="profile_kernel answers within this many seconds with "
                                                              "the contract or a job id (default 45)")
     ap.add_argument("--gpus", default=None, help="comma-separated GPU indices jobs may use (default: all visible)")
+    ap.add_argument("--cluster", default=None, metavar="tcp://SCHEDULER:8786",
+                    help="run profiles as Dask tasks on this scheduler's workers (one GPU resource each; see "
+                         "docs/cluster.md); off loopback it must be tls:// with --tls-ca/--tls-cert/--tls-key")
+    ap.add_argument("--tls-ca", default=None)
+    ap.add_argument("--tls-cert", default=None)
+    ap.add_argument("--tls-key", default=None)
     a = ap.parse_args(argv)
     gpus = [g.strip() for g in a.gpus.split(",") if g.strip()] if a.gpus else None
+    cluster = None
+    if a.cluster:
+        from .cluster import ClusterError, security_from
+
+        try:
+            cluster = {"address": a.cluster, "security": security_from(a.tls_ca, a.tls_cert, a.tls_key)}
+        except ClusterError as e:
+            ap.error(str(e))
     server = build_server(Config.from_options(a.workspace, a.kernels_dir, a.timeout, wait_s=a.wait, gpus=gpus),
-                          start_workers=True, pool=pool)
+                          start_workers=cluster is None, pool=pool, cluster=cluster)
     if a.transport == "stdio":
         server.run("stdio")
         return

@@ -1,0 +1,379 @@
+"""Profiling jobs on a Dask cluster (``kprof-mcp --cluster tcp://SCHEDULER:8786``).
+
+No scheduler of our own: each job becomes one Dask task that needs one ``GPU`` resource, so
+Dask runs at most one profile at a time per GPU across the cluster (a worker advertises
+``GPU=1`` per GPU it owns: :func:`worker_main` starts one worker per GPU with
+``CUDA_VISIBLE_DEVICES`` set). The server side keeps everything else as it is locally: the
+:class:`~kprof_mcp.jobs.JobManager` queue and job ids, progress, cancellation, time limits.
+
+* **What travels.** No shared filesystem is assumed. The job's kernel package is packed
+  (tar.gz, size-limited) and unpacked into a private workspace on the worker; the worker runs
+  the same engine pipeline as a local profile; the finished profile directory comes back packed
+  (size-limited: the ``.ncu-rep`` included up to the limit, with a clear error past it) and is
+  unpacked into the server's workspace at the same relative path, then rendered there.
+* **Progress** flows back on a Dask ``Queue`` per job; **cancellation** sets a Dask
+  ``Event`` the worker-side task watches, which kills the remote process tree exactly as a local
+  cancellation does (``RunControl.cancel``).
+* **A lost worker** fails the job with a message saying so (tasks are not retried: a profile
+  half-run on a dying machine is not worth repeating blindly); the server never waits on it.
+* **Security.** A scheduler off loopback is refused without TLS (Dask's ``Security``: the
+  client certificate is what authenticates), so profiles — which execute code — are never
+  submitted over plain TCP to another machine.
+
+Dask is imported only here, and this module only with ``--cluster``.
+"""
+
+from __future__ import annotations
+
+import io
+import ipaddress
+import os
+import secrets
+import shutil
+import socket
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+MAX_PACKAGE_BYTES = 32 << 20  # a kernel package shipped to a worker
+MAX_RESULT_BYTES = 256 << 20  # a profile directory shipped back (the .ncu-rep included)
+
+
+class ClusterError(RuntimeError):
+    """A cluster set-up or transport failure the caller can act on (the message says how)."""
+
+
+def is_loopback(address: str) -> bool:
+    host = urlparse(address if "://" in address else f"tcp://{address}").hostname or ""
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
+def security_from(tls_ca: str | None = None, tls_cert: str | None = None, tls_key: str | None = None):
+    """Dask ``Security`` for mutual TLS, or None when no file is given."""
+    if not (tls_ca or tls_cert or tls_key):
+        return None
+    if not (tls_ca and tls_cert and tls_key):
+        raise ClusterError("TLS needs all three of --tls-ca, --tls-cert and --tls-key")
+    for f in (tls_ca, tls_cert, tls_key):
+        if not Path(f).is_file():
+            raise ClusterError(f"TLS file {f} not found")
+    from distributed.security import Security
+
+    return Security(tls_ca_file=tls_ca, tls_client_cert=tls_cert, tls_client_key=tls_key, require_encryption=True,
+                    tls_worker_cert=tls_cert, tls_worker_key=tls_key, tls_scheduler_cert=tls_cert,
+                    tls_scheduler_key=tls_key)
+
+
+def check_address(address: str, security) -> None:
+    """Refuse a scheduler off loopback without TLS: jobs execute code on the workers."""
+    scheme = urlparse(address).scheme if "://" in address else "tcp"
+    if scheme not in ("tcp", "tls", "inproc"):
+        raise ClusterError(f"scheduler address {address!r}: use tcp://HOST:PORT (loopback) or tls://HOST:PORT")
+    if is_loopback(address):
+        return
+    if scheme != "tls" or security is None:
+        raise ClusterError(f"scheduler {address} is not on this machine: connect with TLS (tls://HOST:PORT and "
+                           "--tls-ca/--tls-cert/--tls-key; the certificates authenticate both sides). Plain tcp:// "
+                           "is accepted only on loopback, because a profile executes code on the worker.")
+
+
+# ----------------------------------------------------------------------------- packing
+
+def pack(path: Path, limit: int, what: str) -> bytes:
+    """A directory or file as tar.gz bytes (``__pycache__`` left out), refusing past ``limit``."""
+    buf = io.BytesIO()
+
+    def skip(ti: tarfile.TarInfo):
+        return None if "__pycache__" in ti.name.split("/") or ti.name.endswith(".pyc") else ti
+
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(str(path), arcname=path.name, filter=skip)
+    data = buf.getvalue()
+    if len(data) > limit:
+        raise ClusterError(f"{what} is {len(data) / 2**20:.1f} MiB packed, over the {limit / 2**20:.0f} MiB limit for "
+                           "shipping between server and worker")
+    return data
+
+
+def unpack(data: bytes, dest: Path) -> None:
+    """Unpack tar.gz bytes under ``dest``, refusing members that would land outside it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        tar.extractall(dest, filter="data")
+
+
+# ----------------------------------------------------------------------------- worker side
+
+def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
+    """Run one job (a profile, a comparison or a sweep: the validated spec itself) on this Dask
+    worker, as a task needing ``GPU=1``: the package unpacked into a private workspace, the spec's
+    paths moved there, the engine's own pipeline, and every directory it wrote packed for the
+    server. Raises with the engine's own message on failure."""
+    from dataclasses import replace
+
+    from distributed import Event, Queue, get_worker
+
+    from .engine import CompareSpec, Config, Engine, KprofError, ProfileSpec, SweepSpec
+    from .runner import RunControl
+
+    t0 = time.time()
+    worker = get_worker()
+    ws = Path(tempfile.mkdtemp(prefix=f"kprof-job-{job}-"))
+    try:
+        unpack(payload["package"], ws / "pkg")
+        source = ws / "pkg" / payload["package_name"]
+        cfg = Config.from_options(str(ws), force_cpu=payload["force_cpu"])
+        cfg.warm = False
+        engine = Engine(cfg)
+
+        def moved(req):
+            return req.model_copy(update={"kernel_source": str(source), "out_root": str(cfg.out_root)})
+
+        spec = payload["spec"]
+        if isinstance(spec, ProfileSpec):
+            spec = replace(spec, req=moved(spec.req), source=source, base=None)
+        elif isinstance(spec, CompareSpec):
+            spec = replace(spec, req=moved(spec.req),
+                           arm_specs=[replace(a, req=moved(a.req), source=source, base=None) for a in spec.arm_specs])
+        elif isinstance(spec, SweepSpec):
+            spec = replace(spec, req=moved(spec.req))
+        # The worker's one GPU (CUDA_VISIBLE_DEVICES): its children see it, and the machine-wide lock
+        # is that GPU's, so two workers of one host on two GPUs run at once.
+        control = RunControl(gpu=os.environ.get("CUDA_VISIBLE_DEVICES") or None)
+        queue = Queue(f"kprof-progress-{job}")
+        queue.put((0.01, f"started on Dask worker {worker.address} ({socket.gethostname()})"))
+        cancel = Event(f"kprof-cancel-{job}")
+        stop = threading.Event()
+
+        def watch() -> None:
+            while not stop.is_set():
+                try:
+                    if cancel.wait(timeout=0.5):
+                        control.cancel()
+                        return
+                except Exception:  # noqa: BLE001 — the scheduler went away: the task ends on its own
+                    time.sleep(0.5)
+
+        threading.Thread(target=watch, name=f"kprof-cancel-{job}", daemon=True).start()
+
+        def progress(f: float, m: str) -> None:
+            queue.put((float(f), str(m)))
+
+        try:
+            if isinstance(spec, CompareSpec):
+                outcome = engine.run_compare(spec, progress, control)
+                dirs = [outcome.compare_dir, *(Path(p) for p in outcome.result.profiles.values())]
+            elif isinstance(spec, SweepSpec):
+                outcome = engine.run_sweep(spec, progress, control)
+                dirs = [outcome.sweep_dir]
+            else:
+                outcome = engine.run_checked(spec, progress, control)
+                dirs = [outcome.profile_dir]
+        except KprofError as e:
+            raise RuntimeError(str(e)) from None
+        finally:
+            stop.set()
+        limit = payload.get("max_result_bytes", MAX_RESULT_BYTES)
+        archives = [(str(d.relative_to(cfg.out_root)), pack(d, limit, f"the directory {d.name}")) for d in dirs]
+        return {"outcome": outcome, "archives": archives, "worker_out_root": str(cfg.out_root),
+                "worker": worker.address, "pid": os.getpid(), "host": socket.gethostname(), "started": t0,
+                "finished": time.time()}
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- server side
+
+class ClusterRunner:
+    """The JobManager's ``run`` for a cluster: submit, follow, cancel, bring the profile back."""
+
+    def __init__(self, address: str, engine, security=None, connect_timeout_s: float = 20.0):
+        check_address(address, security)
+        from distributed import Client
+
+        try:
+            self.client = Client(address, security=security, timeout=connect_timeout_s, set_as_default=False)
+        except OSError as e:
+            raise ClusterError(f"cannot reach the Dask scheduler at {address}: {e}. Start one with `dask scheduler` "
+                               "and workers with `kprof worker --scheduler ADDRESS`.") from None
+        self.address, self.engine = address, engine
+        self.ran: list[dict[str, Any]] = []  # where and when each job ran (benchmarks, tests)
+
+    def gpu_count(self) -> int:
+        info = self.client.scheduler_info()
+        return int(sum(w.get("resources", {}).get("GPU", 0) for w in info.get("workers", {}).values()))
+
+    def slots(self) -> list[str]:
+        """One JobManager slot per GPU the cluster advertises now (at least one: jobs then wait in
+        Dask's queue until a worker joins)."""
+        return [f"cluster-{i}" for i in range(max(1, self.gpu_count()))]
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def run(self, spec, progress, control):
+        from distributed import Event, Queue
+        from distributed.client import FutureCancelledError
+
+        from dataclasses import replace
+
+        from .engine import KprofError, ProfileSpec
+
+        if isinstance(spec, ProfileSpec) and spec.req.command:
+            raise KprofError("profile_command runs on the server's own GPUs, not on a cluster (the command's working "
+                             "directory is not shipped): start a server without --cluster for it")
+        job = secrets.token_hex(6)
+        source = Path(spec.req.kernel_source)
+        shipped = replace(spec, base=None) if isinstance(spec, ProfileSpec) else spec
+        payload = {"spec": shipped, "force_cpu": bool(getattr(spec.req, "force_cpu", False)),
+                   "package_name": source.name,
+                   "package": pack(source, MAX_PACKAGE_BYTES, f"kernel package {source.name}")}
+        sub = Queue(f"kprof-progress-{job}", client=self.client)
+        cancel = Event(f"kprof-cancel-{job}", client=self.client)
+        progress(0.0, f"submitted to the Dask cluster at {self.address}")
+        fut = self.client.submit(remote_job, payload, job, resources={"GPU": 1}, pure=False, retries=0,
+                                 key=f"kprof-{type(spec).__name__}-{job}")
+        deadline = time.monotonic() + spec.timeout + 120.0  # the worker enforces the limit; this is a backstop
+        cancel_sent = None
+        try:
+            while not fut.done():
+                for f, m in _drain(sub):
+                    progress(f, m)
+                if control.cancelled and cancel_sent is None:
+                    cancel.set()  # the worker kills the process tree, then the task fails
+                    cancel_sent = time.monotonic()
+                    if fut.status == "pending":
+                        fut.cancel()
+                if cancel_sent is not None and time.monotonic() - cancel_sent > 30.0:
+                    fut.cancel()
+                    raise KprofError("cancelled; the worker did not confirm within 30 s")
+                if time.monotonic() > deadline:
+                    cancel.set()
+                    fut.cancel()
+                    raise KprofError(f"the cluster job did not finish within {spec.timeout + 120:.0f} s; cancelled")
+                time.sleep(0.2)
+            for f, m in _drain(sub):
+                progress(f, m)
+            try:
+                out = fut.result()
+            except FutureCancelledError:
+                raise KprofError("cancelled") from None
+            except Exception as e:  # noqa: BLE001 — the worker's error, or the cluster's
+                raise KprofError(_remote_error(e)) from None
+        finally:
+            try:
+                cancel.clear()
+            except Exception:  # noqa: BLE001
+                pass
+        return self._bring_back(spec, out, job)
+
+    def _bring_back(self, spec, out: dict[str, Any], job: str):
+        """Unpack the job's directories into the server's workspace (same relative paths), point
+        the outcome's paths there, and re-render a profile against the server's baseline."""
+        from .engine import CompareSpec, KprofError, ProfileOutcome, SweepSpec, render_profile
+        from . import store
+
+        root = self.engine.config.out_root
+        old = out["worker_out_root"]
+        dirs = []
+        for rel, data in out.pop("archives"):
+            final = root / rel
+            if final.exists():
+                raise KprofError(f"{final} already exists on the server; the returned directory was not unpacked")
+            unpack(data, final.parent)
+            for f in final.rglob("*"):
+                if f.suffix in (".md", ".json") and f.is_file():  # the worker's paths, as the server's
+                    text = f.read_text(errors="replace")
+                    if old in text:
+                        f.write_text(text.replace(old, str(root)))
+            dirs.append(final)
+        outcome = out.pop("outcome")
+        where = {"scheduler": self.address, "worker": out["worker"], "host": out["host"]}
+        self.ran.append(dict(out, job=job))
+        if isinstance(spec, CompareSpec):
+            outcome.compare_dir = dirs[0]
+            outcome.markdown = outcome.markdown.replace(old, str(root))
+            outcome.result = type(outcome.result).model_validate_json(
+                outcome.result.model_dump_json().replace(old, str(root)))
+            return outcome
+        if isinstance(spec, SweepSpec):
+            outcome.sweep_dir = dirs[0]
+            outcome.markdown = outcome.markdown.replace(old, str(root))
+            return outcome
+        final_dir = dirs[0]
+        result = store.load_result(final_dir, "profile")
+        result.profiler = dict(result.profiler, cluster=where)
+        (final_dir / "result.json").write_text(result.model_dump_json(indent=2))
+        r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
+        (final_dir / "report.md").write_text(r.report)
+        (final_dir / "contract.md").write_text(r.contract)
+        return ProfileOutcome(result=result, assessment=r.assessment, contract=r.contract, profile_dir=final_dir)
+
+
+def _drain(queue) -> list[tuple[float, str]]:
+    """The progress lines waiting in a job's queue (none: an empty list)."""
+    try:
+        return [tuple(item) for item in queue.get(batch=True)]
+    except Exception:  # noqa: BLE001 — the scheduler is going away: progress is best effort
+        return []
+
+
+def _remote_error(e: BaseException) -> str:
+    name = type(e).__name__
+    if name == "KilledWorker":
+        return ("the Dask worker running this profile died (lost connection or killed) before it finished; the job was "
+                "not retried. Check the worker's machine and profile again.")
+    return str(e) or name
+
+
+# ----------------------------------------------------------------------------- kprof worker
+
+def worker_main(scheduler: str, gpus: list[str], nthreads: int = 1, tls: tuple[str, str, str] | None = None,
+                extra: list[str] | None = None) -> int:
+    """Start one Dask worker per GPU (``CUDA_VISIBLE_DEVICES=<gpu>``, resource ``GPU=1``) and wait;
+    Ctrl-C or SIGTERM stops them all."""
+    import signal
+    import subprocess
+    import sys
+
+    procs = []
+    for i, g in enumerate(gpus):
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=g)
+        if g == "cpu":
+            env.pop("CUDA_VISIBLE_DEVICES")
+            env["KPROF_FORCE_CPU"] = "1"
+        cmd = [sys.executable, "-m", "distributed.cli.dask_worker", scheduler, "--nworkers", "1", "--nthreads",
+               str(nthreads), "--resources", "GPU=1", "--name", f"kprof-{socket.gethostname()}-{os.getpid()}-{i}-gpu{g}",
+               "--no-nanny"]
+        if tls:
+            ca, cert, key = tls
+            cmd += ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
+        procs.append(subprocess.Popen(cmd + list(extra or []), env=env))
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        while not stop.is_set() and any(p.poll() is None for p in procs):
+            stop.wait(0.5)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    return max((p.returncode or 0) for p in procs) if not stop.is_set() else 0

@@ -1,0 +1,186 @@
+"""Profiling jobs on a Dask cluster: a local cluster of 3 worker processes, each advertising one
+``GPU`` resource, running event-mode profiles on the CPU through the real JobManager and engine."""
+
+import os
+import signal
+import time
+
+import pytest
+from pathlib import Path
+
+distributed = pytest.importorskip("distributed")
+
+from kprof_mcp.cluster import ClusterError, ClusterRunner, check_address, pack, unpack  # noqa: E402
+from kprof_mcp.engine import Config, Engine  # noqa: E402
+from kprof_mcp.jobs import CANCELLED, DONE, FAILED, JobManager  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    os.environ["KPROF_FORCE_CPU"] = "1"
+    cl = distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, resources={"GPU": 1},
+                                  dashboard_address=None)
+    yield cl
+    cl.close()
+
+
+@pytest.fixture
+def setup(cluster, tmp_path):
+    cfg = Config.from_options(str(tmp_path), force_cpu=True)
+    cfg.warm = False
+    engine = Engine(cfg)
+    runner = ClusterRunner(cluster.scheduler_address, engine)
+    jobs = JobManager(runner.run, slots=runner.slots())
+    yield engine, runner, jobs
+    jobs.shutdown()
+    runner.close()
+
+
+def _wait(job, s=240):
+    assert job.done.wait(s), (job.status, job.message)
+    return job
+
+
+def test_jobs_spread_over_workers_one_at_a_time_each_and_come_back(setup, tmp_path):
+    engine, runner, jobs = setup
+    assert len(jobs.slots) == 3
+    specs = [engine.check_profile("vector_add", "v0", {"n": 1024 * (i + 1)}, "event") for i in range(4)]
+    js = [jobs.submit(s, f"job {i}") for i, s in enumerate(specs)]
+    for j in js:
+        _wait(j)
+        assert j.status == DONE, j.error
+        d = j.outcome.profile_dir
+        assert d.is_dir() and tmp_path in d.parents and (d / "result.json").is_file() and (d / "report.md").is_file()
+        assert j.outcome.result.profiler["cluster"]["worker"].startswith("tcp://")
+    assert len({r["worker"] for r in runner.ran}) >= 2  # spread over the workers
+    by_worker = {}
+    for r in runner.ran:
+        by_worker.setdefault(r["worker"], []).append((r["started"], r["finished"]))
+    for spans in by_worker.values():  # never two at once on one worker (its one GPU resource)
+        spans.sort()
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    # The same result as a local run of the same request: same kernel, params, stages.
+    local = engine.profile("vector_add", "v0", {"n": 1024}, "event")
+    assert [s.name for s in local.result.stages] == [s.name for s in js[0].outcome.result.stages]
+    assert local.result.params == js[0].outcome.result.params
+
+
+def test_compare_and_sweep_run_on_the_cluster_too(setup, tmp_path):
+    engine, runner, jobs = setup
+    cmp_ = jobs.submit(engine.check_compare("vector_add", ["v0", "v1"], {"n": 4096}, budget_ms=150, rounds=4),
+                       "compare")
+    sw = jobs.submit(engine.check_sweep("vector_add", "n", [1024, 4096], ["v0"], None, budget_ms=60), "sweep")
+    for j in (cmp_, sw):
+        _wait(j)
+        assert j.status == DONE, j.error
+    c = cmp_.outcome
+    assert c.compare_dir.is_dir() and tmp_path in c.compare_dir.parents and (c.compare_dir / "compare.md").is_file()
+    assert str(tmp_path) in (c.compare_dir / "compare.json").read_text()  # paths rewritten to the server's
+    assert [v.version for v in c.result.versions] == ["v0", "v1"] and c.result.comparisons
+    s = sw.outcome
+    assert s.sweep_dir.is_dir() and (s.sweep_dir / "sweep.csv").is_file() and s.png and len(s.rows) == 2
+
+
+def test_cancelling_a_running_cluster_job_kills_it(setup):
+    engine, runner, jobs = setup
+    spec = engine.check_profile("vector_add", "v1", {"n": 1 << 20}, "event")
+    job = jobs.submit(spec, "to cancel")
+    t0 = time.monotonic()
+    while job.status != "running" or job.progress < 0.02:
+        assert time.monotonic() - t0 < 120, job.message
+        time.sleep(0.2)
+    jobs.cancel(job.id, wait_s=60)
+    _wait(job, 90)
+    assert job.status == CANCELLED and "cancelled" in (job.error or "")
+
+
+def test_a_worker_killed_mid_job_fails_or_reschedules_and_never_hangs(setup, cluster):
+    engine, runner, jobs = setup
+    spec = engine.check_profile("vector_add", "v1", {"n": 1 << 20}, "event")
+    job = jobs.submit(spec, "worker dies")
+    t0 = time.monotonic()
+    while "started on Dask worker" not in job.message and job.progress < 0.02:
+        assert time.monotonic() - t0 < 120, job.message
+        time.sleep(0.1)
+    addr = next(w for w, st in runner.client.processing().items() if st)
+    pid = runner.client.run(os.getpid, workers=[addr])[addr]
+    os.kill(pid, signal.SIGKILL)
+    _wait(job, 300)
+    assert job.status in (DONE, FAILED)
+    if job.status == FAILED:
+        assert "worker" in job.error.lower(), job.error
+
+
+def test_addresses_off_loopback_need_tls_and_packages_have_limits(tmp_path):
+    check_address("tcp://127.0.0.1:8786", None)
+    with pytest.raises(ClusterError, match="TLS"):
+        check_address("tcp://10.1.2.3:8786", None)
+    with pytest.raises(ClusterError, match="tcp://"):
+        check_address("http://127.0.0.1:8786", None)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "big.bin").write_bytes(os.urandom(2 << 20))
+    with pytest.raises(ClusterError, match="over the 1 MiB limit"):
+        pack(tmp_path / "pkg", 1 << 20, "kernel package pkg")
+    data = pack(tmp_path / "pkg", 8 << 20, "kernel package pkg")
+    unpack(data, tmp_path / "out")
+    assert (tmp_path / "out" / "pkg" / "big.bin").stat().st_size == 2 << 20
+
+
+def test_the_mcp_server_with_cluster_runs_profiles_on_the_workers(cluster, tmp_path):
+    """The real server, started with --cluster, driven by the MCP SDK's client over stdio."""
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    from conftest import server_env
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(tmp_path),
+                                                                 "--cluster", cluster.scheduler_address],
+                                   env=dict(server_env(), KPROF_FORCE_CPU="1"))
+
+    async def main():
+        async with Client(params) as c:
+            r = await c.call_tool("profile_kernel", {"kernel": "vector_add", "version": "v0", "params": {"n": 2048},
+                                                     "mode": "event", "wait_s": 55})
+            if r.structured_content.get("status") != "done":
+                r = await c.call_tool("get_profile", {"job_id": r.structured_content["job_id"], "wait_s": 55})
+            assert not r.is_error, r.content[0].text
+            assert r.content[0].text.startswith("## Profile: vector_add v0")
+            d = Path(r.structured_content["profile_dir"])
+            assert tmp_path in d.parents and (d / "result.json").is_file()
+            assert "cluster" in (d / "result.json").read_text()
+            bad = await c.call_tool("profile_command", {"command": ["python", "x.py"], "wait_s": 5})
+            assert bad.is_error
+
+    anyio.run(main)
+
+
+def test_kprof_worker_starts_one_dask_worker_per_gpu_with_the_resource(cluster):
+    import subprocess
+    import sys
+
+    from distributed import Client
+
+    bad = subprocess.run([sys.executable, "-m", "kprof_mcp.cli", "worker", "--scheduler", "tcp://10.0.0.1:8786"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "TLS" in bad.stderr
+    with Client(cluster.scheduler_address, set_as_default=False) as c:
+        before = len(c.scheduler_info()["workers"])
+        p = subprocess.Popen([sys.executable, "-m", "kprof_mcp.cli", "worker", "--scheduler",
+                              cluster.scheduler_address, "--gpus", "cpu,cpu"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            t0 = time.monotonic()
+            while len(c.scheduler_info()["workers"]) < before + 2:
+                assert time.monotonic() - t0 < 90 and p.poll() is None
+                time.sleep(0.5)
+            new = [w for w in c.scheduler_info()["workers"].values() if "kprof-" in str(w.get("name"))]
+            assert len(new) == 2 and all(w["resources"] == {"GPU": 1} for w in new)
+        finally:
+            p.terminate()
+            p.wait(30)
+        t0 = time.monotonic()
+        while len(c.scheduler_info()["workers"]) > before:
+            assert time.monotonic() - t0 < 60
+            time.sleep(0.5)
