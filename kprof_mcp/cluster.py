@@ -138,14 +138,29 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
         def moved(req):
             return req.model_copy(update={"kernel_source": str(source), "out_root": str(cfg.out_root)})
 
+        from .modes import ModeError, PreflightEnv, get_mode
+        from .tools import nvidia_smi
+
+        cpu = cfg.force_cpu or not nvidia_smi.gpu_present()
+
+        def checked(s: ProfileSpec) -> ProfileSpec:
+            """The profile's request checked here, on the machine that runs it (the mode's preflight:
+            GPU, profilers, MIG), with this machine's profiler paths."""
+            try:
+                extra = get_mode(s.req.mode).preflight(PreflightEnv(
+                    cpu=cpu, force_cpu=cfg.force_cpu, gpus=nvidia_smi.gpus(), clock_control=s.req.clock_control,
+                    timeline_engine=s.req.timeline_engine))
+            except ModeError as e:
+                raise RuntimeError(f"on Dask worker {worker.address} ({socket.gethostname()}): {e}") from None
+            return replace(s, req=moved(s.req).model_copy(update=extra), source=source, base=None, cpu=cpu)
+
         spec = payload["spec"]
         if isinstance(spec, ProfileSpec):
-            spec = replace(spec, req=moved(spec.req), source=source, base=None)
+            spec = checked(spec)
         elif isinstance(spec, CompareSpec):
-            spec = replace(spec, req=moved(spec.req),
-                           arm_specs=[replace(a, req=moved(a.req), source=source, base=None) for a in spec.arm_specs])
+            spec = replace(spec, req=moved(spec.req), cpu=cpu, arm_specs=[checked(a) for a in spec.arm_specs])
         elif isinstance(spec, SweepSpec):
-            spec = replace(spec, req=moved(spec.req))
+            spec = replace(spec, req=moved(spec.req), cpu=cpu)
         # The worker's one GPU (CUDA_VISIBLE_DEVICES): its children see it, and the machine-wide lock
         # is that GPU's, so two workers of one host on two GPUs run at once.
         control = RunControl(gpu=os.environ.get("CUDA_VISIBLE_DEVICES") or None)

@@ -55,6 +55,9 @@ class Config:
     # Warm workers (kprof_mcp.warm): one long-lived child per GPU, so re-profiles skip imports,
     # the CUDA context and the JIT of unchanged kernels. Off: a fresh process for every child.
     warm: bool = os.environ.get("KPROF_WARM", "1") != "0"
+    # Jobs run on a Dask cluster's workers (kprof-mcp --cluster): the GPUs and profilers are theirs,
+    # so a request is not checked against this machine's; each worker checks it (cluster.remote_job).
+    remote_gpus: bool = False
 
     @classmethod
     def from_options(cls, workspace: str | None = None, kernel_dirs: list[str] | None = None,
@@ -232,6 +235,10 @@ class Engine:
         return control
 
     # ------------------------------------------------------------------ kernels
+    def _target_cpu(self) -> bool:
+        """Whether jobs will time on the CPU: forced, or no GPU here (a cluster's workers have theirs)."""
+        return self.config.force_cpu or (not self.config.remote_gpus and not nvidia_smi.gpu_present())
+
     def _describe(self, source: Path) -> dict[str, Any]:
         mtime = max((p.stat().st_mtime for p in ([source] if source.is_file() else source.rglob("*.py"))),
                     default=0.0)
@@ -352,7 +359,7 @@ class Engine:
         if version not in versions:
             raise KprofError(f"kernel {desc['name']!r} has no version {version!r}; valid: {versions}")
         checked = self.validate_params(desc, params)
-        cpu = self.config.force_cpu or not nvidia_smi.gpu_present()
+        cpu = self._target_cpu()
         budget = self.config.budget_ms if self.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
         if isinstance(ncu_launches, bool) or not isinstance(ncu_launches, int) or not 1 <= ncu_launches <= 20:
             raise KprofError(f"ncu_launches={ncu_launches!r}: give an integer from 1 to 20")
@@ -366,9 +373,9 @@ class Engine:
             raise KprofError(f"clock_control={clock_control!r}: 'base' (ncu locks SM clocks to base; default) or "
                              "'none' (clocks free, e.g. under MIG)")
         try:
-            extra = mode_obj.preflight(PreflightEnv(cpu=cpu, force_cpu=self.config.force_cpu,
-                                                    gpus=nvidia_smi.gpus(), clock_control=clock_control,
-                                                    timeline_engine=timeline_engine))
+            extra = {} if self.config.remote_gpus else mode_obj.preflight(PreflightEnv(
+                cpu=cpu, force_cpu=self.config.force_cpu, gpus=nvidia_smi.gpus(), clock_control=clock_control,
+                timeline_engine=timeline_engine))
         except ModeError as e:
             raise KprofError(str(e)) from None
         req = ProfileRequest(kernel=desc["name"], kernel_source=str(source), version=version, params=checked,
@@ -446,7 +453,7 @@ class Engine:
         if isinstance(warmup_occurrences, bool) or not isinstance(warmup_occurrences, int) \
                 or not 0 <= warmup_occurrences <= 100:
             raise KprofError(f"warmup_occurrences={warmup_occurrences!r}: an integer from 0 to 100")
-        cpu = self.config.force_cpu or not nvidia_smi.gpu_present()
+        cpu = self._target_cpu()
         try:
             extra = mode_obj.preflight(PreflightEnv(cpu=cpu, force_cpu=self.config.force_cpu, gpus=nvidia_smi.gpus(),
                                                     clock_control=clock_control, timeline_engine=timeline_engine))
@@ -605,7 +612,7 @@ class Engine:
         if isinstance(rounds, bool) or not isinstance(rounds, int) or not 3 <= rounds <= 200:
             raise KprofError(f"rounds={rounds!r}: give an integer from 3 to 200")
         arms = self._arms(desc, versions, params, param_sets)
-        cpu = self.config.force_cpu or not nvidia_smi.gpu_present()
+        cpu = self._target_cpu()
         budget = budget_ms if budget_ms is not None else (1500.0 if cpu else 4000.0)
         timeout = float(timeout_s or self.config.timeout_s)
         req = CompareRequest(kernel=desc["name"], kernel_source=str(source), versions=list(versions),
@@ -720,7 +727,7 @@ class Engine:
         base.pop(param, None)
         _in_range("timeout_s", timeout_s, 1, 86400, "seconds")
         _in_range("budget_ms", budget_ms, 20, 10000, "milliseconds per stage and point")
-        cpu = self.config.force_cpu or not nvidia_smi.gpu_present()
+        cpu = self._target_cpu()
         req = SweepRequest(kernel=desc["name"], kernel_source=str(source), versions=list(versions), param=param,
                            values=list(values), params=base, out_root=str(self.config.out_root),
                            budget_ms=float(budget_ms or (200.0 if cpu else 300.0)), force_cpu=self.config.force_cpu)

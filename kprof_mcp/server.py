@@ -114,6 +114,7 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
     if cluster is not None:  # Dask is imported only here
         from .cluster import ClusterRunner
 
+        engine.config.remote_gpus = True  # requests are checked on the worker that runs them
         remote = ClusterRunner(cluster["address"], engine, cluster.get("security"))
         atexit.register(remote.close)
         jobs = JobManager(remote.run, slots=remote.slots())

@@ -184,3 +184,22 @@ def test_kprof_worker_starts_one_dask_worker_per_gpu_with_the_resource(cluster):
         while len(c.scheduler_info()["workers"]) > before:
             assert time.monotonic() - t0 < 60
             time.sleep(0.5)
+
+
+def test_requests_are_checked_on_the_worker_that_runs_them(cluster, tmp_path):
+    """A cluster server does not check a request against its own machine (it may have no GPU while
+    the workers do): the worker runs the mode's preflight, and its refusal reaches the job."""
+    cfg = Config.from_options(str(tmp_path))
+    cfg.warm, cfg.force_cpu, cfg.remote_gpus = False, False, True
+    engine = Engine(cfg)
+    spec = engine.check_profile("vector_add", "v0", {"n": 1024}, "annotation")  # no GPU here: not refused
+    assert spec.req.ncu_path is None and not spec.cpu
+    runner = ClusterRunner(cluster.scheduler_address, engine)
+    jobs = JobManager(runner.run, slots=runner.slots())
+    try:
+        job = _wait(jobs.submit(spec, "annotation on a CPU worker"))
+        assert job.status == FAILED
+        assert "on Dask worker tcp://" in job.error and "Nsight Compute" in job.error, job.error
+    finally:
+        jobs.shutdown()
+        runner.close()
