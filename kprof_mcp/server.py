@@ -446,6 +446,13 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
                     except Exception:  # noqa: BLE001 — progress is best effort
                         pass
                 await anyio.sleep(0.1)
+            if job.done.is_set() and job.status == DONE:
+                # The job may end between two polls, its last steps unseen: the request's last progress
+                # says it finished.
+                try:
+                    await ctx.report_progress(1.0, 1.0, "done")
+                except Exception:  # noqa: BLE001 — progress is best effort
+                    pass
         except anyio.get_cancelled_exc_class():
             if cancel_on_abort:
                 with anyio.CancelScope(shield=True):
