@@ -20,23 +20,11 @@ from ..models import DeviceState, ProfileRequest, ProfileResult, ResultWarning
 from ..protocol import progress as _progress
 
 
-@dataclass
-class Capture:
-    torch: Any
-    req: ProfileRequest
-    pkg: KernelPackage
-    params: Params
-    version: Version
-    plan: Plan
-    streams: dict[int, Any] | None  # one CUDA stream per stage of a concurrent plan on a GPU
-    use_cuda: bool
-    device: DeviceState
-    stages: list[dict[str, Any]]  # StageResult fields known before measuring (see harness._static)
-    work_dir: Path  # <final_dir>.partial: renamed only once the profile is complete
-    final_dir: Path
-    correctness: dict[str, Any]
-    created_at: str
-    autotuned_here: list[str]  # stages whose autotuner benchmarked configs in this process
+@dataclass(kw_only=True)
+class Steps:
+    """What every capture keeps as it goes (a package's plan or a user's command): warnings,
+    the wall time of each phase, progress lines for the parent."""
+
     warnings: list[ResultWarning] = field(default_factory=list)
     phases_s: dict[str, float] = field(default_factory=dict)
     _mark: list[float] = field(default_factory=lambda: [time.perf_counter()])
@@ -52,6 +40,25 @@ class Capture:
 
     def warn(self, kind: str, message: str, stage: str | None = None) -> None:
         self.warnings.append(ResultWarning(kind=kind, message=message, stage=stage))
+
+
+@dataclass(kw_only=True)
+class Capture(Steps):
+    torch: Any
+    req: ProfileRequest
+    pkg: KernelPackage
+    params: Params
+    version: Version
+    plan: Plan
+    streams: dict[int, Any] | None  # one CUDA stream per stage of a concurrent plan on a GPU
+    use_cuda: bool
+    device: DeviceState
+    stages: list[dict[str, Any]]  # StageResult fields known before measuring (see harness._static)
+    work_dir: Path  # <final_dir>.partial: renamed only once the profile is complete
+    final_dir: Path
+    correctness: dict[str, Any]
+    created_at: str
+    autotuned_here: list[str]  # stages whose autotuner benchmarked configs in this process
 
     # ------------------------------------------------------------------ running the plan
     def stage_callable(self, stage) -> Callable[[], Any]:

@@ -20,10 +20,11 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from ..models import DeviceState, ProfileRequest, ProfileResult, ResultWarning, StageResult, Timing
-from ..protocol import ExpectedError, progress
+from ..models import DeviceState, ProfileRequest, ProfileResult, StageResult, Timing
+from ..protocol import ExpectedError
+from .context import Steps
 
 PYTHONS = ("python", "python3")
 
@@ -56,8 +57,8 @@ def label_of(argv: list[str]) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:40] or "command"
 
 
-@dataclass
-class CommandCapture:
+@dataclass(kw_only=True)
+class CommandCapture(Steps):
     """What a mode's ``capture_command`` receives."""
 
     torch: Any
@@ -68,22 +69,8 @@ class CommandCapture:
     final_dir: Path
     created_at: str
     peaks: dict[str, Any]
-    warnings: list[ResultWarning] = field(default_factory=list)
-    phases_s: dict[str, float] = field(default_factory=dict)
     ran: dict[str, Any] = field(default_factory=dict)
     classify: Any = None  # exception -> (kind, message) for CUDA/OOM failures, re-raised as they are
-    _mark: list[float] = field(default_factory=lambda: [time.perf_counter()])
-
-    def progress(self, fraction: float, message: str) -> None:
-        progress(fraction, message)
-
-    def phase(self, name: str) -> None:
-        now = time.perf_counter()
-        self.phases_s[name] = round(now - self._mark[0], 3)
-        self._mark[0] = now
-
-    def warn(self, kind: str, message: str, stage: str | None = None) -> None:
-        self.warnings.append(ResultWarning(kind=kind, message=message, stage=stage))
 
     def run(self) -> None:
         """Run the user's command once, as ``python ...`` would, in its working directory."""
@@ -152,17 +139,17 @@ class CommandCapture:
                                                                default=str))
 
 
-def stage_results(statics: dict[str, dict[str, Any]] | Any, found: list[Any], engine: str) -> list[StageResult]:
-    """:class:`~kprof_mcp.analysis.command.CommandStage` rows → stage results (``statics``: a
-    callable name → static fields)."""
+def stage_results(static: Callable[[str], dict[str, Any]], found: list[Any], engine: str) -> list[StageResult]:
+    """:class:`~kprof_mcp.analysis.command.CommandStage` rows → stage results (``static``: a stage
+    name → its static fields)."""
     out = []
     for st in found:
-        static = dict(statics(st.name))
+        fields = dict(static(st.name))
         if st.grid_blocks:
-            static["grid_blocks"] = st.grid_blocks
+            fields["grid_blocks"] = st.grid_blocks
         timing = Timing(samples_ns=[float(x) for x in st.samples_ns] or [0.0], method=f"{st.method} ({engine})",
                         l2_flushed=False, stop_reason=f"{st.occurrences} occurrence(s) in the command's run")
-        out.append(StageResult(timing=timing, ncu_kernels=list(st.kernels), **static))
+        out.append(StageResult(timing=timing, ncu_kernels=list(st.kernels), **fields))
     return out
 
 
@@ -181,12 +168,11 @@ def record_kineto(cc: CommandCapture):
     return kineto.load_trace(path)
 
 
-def find_stages(cc_or_req: Any, tr, use_gpu: bool) -> tuple[list[Any], str, list[str]]:
+def find_stages(req: ProfileRequest, tr, use_gpu: bool) -> tuple[list[Any], str, list[str]]:
     """The command's stages in a trace: selected ranges, else kernels by name. Raises an
     actionable error when there is neither."""
     from ..analysis.command import kernel_stages, range_stages
 
-    req = cc_or_req.req if hasattr(cc_or_req, "req") else cc_or_req
     found, notes = range_stages(tr, list(req.include), use_gpu, req.warmup_occurrences)
     if found:
         return found, "range", notes

@@ -144,21 +144,8 @@ def stage_result(static: dict[str, Any], recs: list[KernelRecord], launches: int
 def read_output(req: ProfileRequest, work_dir: Path, log_text: str, profiler: dict[str, Any],
                 full: bool) -> ProfileResult:
     """Build ``result.json`` and the Nsight artifacts of a captured run in ``work_dir``."""
-    capture = json.loads((work_dir / "capture.json").read_text())
-    report = work_dir / REPORT_FILE
-    log = ncu_parser.parse_log(log_text)
-    failure = ncu_parser.log_failure(log, log_text, report.is_file())
-    if failure is not None:
-        raise ModeError(str(failure), failure.kind)
-    if not report.is_file():
-        raise ModeError(f"Nsight Compute wrote no report ({report.name}); its log: "
-                        + "; ".join(log.errors + log.warnings)[:600], "ncu_failed")
+    capture, log, records, parser = _load(req, work_dir, log_text, profiler, full, None)
     chosen = profiler.get("metrics_chosen", {})
-    ncu_path = Path(req.ncu_path) if req.ncu_path else None
-    try:
-        records, parser = ncu_tool.read_report(report, chosen, want_source=full, ncu=ncu_path)
-    except NcuError as e:
-        raise ModeError(str(e), e.kind) from None
     stage_names = [s["name"] for s in capture["stages"]]
     by_stage, warnings = match_stages(records, stage_names, req.ncu_launches)
     stages: list[StageResult] = []
@@ -166,6 +153,39 @@ def read_output(req: ProfileRequest, work_dir: Path, log_text: str, profiler: di
         res, w = stage_result(static, by_stage[static["name"]], req.ncu_launches, chosen)
         stages.append(res)
         warnings += w
+    return _assemble(req, work_dir, capture, log, parser, profiler, stages, warnings, by_stage, full)
+
+
+def _load(req: ProfileRequest, work_dir: Path, log_text: str, profiler: dict[str, Any], full: bool,
+          no_report: str | None):
+    """capture.json, ncu's log and the report's kernel records of a captured run; an actionable
+    error when ncu failed or wrote no report (``no_report``: the message for a command that
+    launched nothing, where ncu's own 'nothing profiled' is no failure of ncu)."""
+    capture = json.loads((work_dir / "capture.json").read_text())
+    report = work_dir / REPORT_FILE
+    log = ncu_parser.parse_log(log_text)
+    failure = ncu_parser.log_failure(log, log_text, report.is_file())
+    if failure is not None and not (no_report and failure.kind == "nothing_profiled"):
+        raise ModeError(str(failure), failure.kind)
+    if not report.is_file():
+        said = "; ".join(log.errors + log.warnings)[:600]
+        if no_report:
+            raise ModeError(f"{no_report} Its log: {said}", "nothing_profiled")
+        raise ModeError(f"Nsight Compute wrote no report ({report.name}); its log: {said}", "ncu_failed")
+    ncu_path = Path(req.ncu_path) if req.ncu_path else None
+    try:
+        records, parser = ncu_tool.read_report(report, profiler.get("metrics_chosen", {}), want_source=full,
+                                               ncu=ncu_path)
+    except NcuError as e:
+        raise ModeError(str(e), e.kind) from None
+    return capture, log, records, parser
+
+
+def _assemble(req: ProfileRequest, work_dir: Path, capture: dict[str, Any], log, parser: str,
+              profiler: dict[str, Any], stages: list[StageResult], warnings: list[ResultWarning],
+              by_stage: dict[str, list[KernelRecord]], full: bool) -> ProfileResult:
+    """The result of a captured run (a package's or a command's) from its stages: ncu's run facts
+    in ``profiler``, the clocks nvidia-smi read before, the quality warnings, the artifacts."""
     passes = [n for _, n in log.passes]
     profiler = dict(profiler, parser=parser, report_file=REPORT_FILE, passes_per_launch=passes,
                     profiled_launches=len(log.passes), ncu_warnings=log.warnings[:20])
@@ -177,7 +197,7 @@ def read_output(req: ProfileRequest, work_dir: Path, log_text: str, profiler: di
     result = ProfileResult(**{**fields, "stages": stages, "profiler": profiler,
                               "warnings": list(fields.get("warnings", [])) + warnings})
     result.warnings += quality_warnings(result)
-    _write_nsight_artifacts(work_dir, result, by_stage, full, ncu_path)
+    _write_nsight_artifacts(work_dir, result, by_stage, full, Path(req.ncu_path) if req.ncu_path else None)
     return result
 
 
@@ -423,21 +443,10 @@ def read_command_output(req: ProfileRequest, work_dir: Path, log_text: str, prof
     by name), each group a stage with the same counters, rules and source view as a package's."""
     from ..analysis.command import group_records, stage_static
 
-    capture = json.loads((work_dir / "capture.json").read_text())
-    report = work_dir / REPORT_FILE
-    log = ncu_parser.parse_log(log_text)
-    failure = ncu_parser.log_failure(log, log_text, report.is_file())
-    if failure is not None and failure.kind != "nothing_profiled":
-        raise ModeError(str(failure), failure.kind)
-    if not report.is_file():
-        raise ModeError("Nsight Compute profiled no kernel of the command (no report): does it launch GPU kernels? "
-                        "Its log: " + "; ".join(log.errors + log.warnings)[:600], "nothing_profiled")
+    capture, log, records, parser = _load(req, work_dir, log_text, profiler, full,
+                                          "Nsight Compute profiled no kernel of the command (no report): does it "
+                                          "launch GPU kernels?")
     chosen = profiler.get("metrics_chosen", {})
-    ncu_path = Path(req.ncu_path) if req.ncu_path else None
-    try:
-        records, parser = ncu_tool.read_report(report, chosen, want_source=full, ncu=ncu_path)
-    except NcuError as e:
-        raise ModeError(str(e), e.kind) from None
     groups, by, notes = group_records(records, list(req.include))
     if req.include and by != "range":
         raise ModeError(f"no profiled kernel ran in a range matching include={list(req.include)}; ranges seen: "
@@ -461,15 +470,8 @@ def read_command_output(req: ProfileRequest, work_dir: Path, log_text: str, prof
         stages.append(res)
         by_stage[name] = recs
         warnings += w
-    passes = [n for _, n in log.passes]
-    profiler = dict(profiler, parser=parser, report_file=REPORT_FILE, passes_per_launch=passes,
-                    profiled_launches=len(log.passes), ncu_warnings=log.warnings[:20])
-    result = ProfileResult(**{**fields, "stages": stages, "profiler": profiler,
-                              "warnings": [ResultWarning(**w) for w in fields.get("warnings", [])] + warnings})
-    result.command["stages_from"] = by
-    result.warnings += quality_warnings(result)
-    _write_nsight_artifacts(work_dir, result, by_stage, full, ncu_path)
-    return result
+    fields["command"] = dict(fields.get("command") or {}, stages_from=by)
+    return _assemble(req, work_dir, capture, log, parser, profiler, stages, warnings, by_stage, full)
 
 
 def _occurrences(recs: list[KernelRecord]) -> int:

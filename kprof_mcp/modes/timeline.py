@@ -247,7 +247,11 @@ class TimelineMode(Mode):
         tr = record_kineto(cc)
         engine = ("CUPTI via torch.profiler (Kineto) " + cc.torch.__version__ if cc.use_cuda else
                   "torch.profiler, CPU activity only (no GPU)")
-        result, tl, tr = _command_result(cc.req, cc, tr, engine, cc.use_cuda, cc.device.sm_count)
+        stages, tl, warnings, by, tr = _command_timeline(cc.req, cc.static, tr, engine, cc.use_cuda,
+                                                         cc.device.sm_count)
+        result = cc.result(stages, timeline=tl.to_dict())
+        result.warnings += warnings
+        result.command["stages_from"] = by
         write_timeline(cc.work_dir, tr, tl, result, self.cache_control(result))
         return {}
 
@@ -263,31 +267,34 @@ class TimelineMode(Mode):
             raise ModeError(f"reading the Nsight Systems export failed: {e}", "nsys_failed") from None
         fields = capture["result"]
 
-        class _Statics:  # what _command_result needs of a capture: static fields and the result's
-            def static(self, name: str) -> dict[str, Any]:
-                return stage_static(name, req.stage_models.get(name), fields["device"], capture.get("peaks") or {})
+        def static(name: str) -> dict[str, Any]:
+            return stage_static(name, req.stage_models.get(name), fields["device"], capture.get("peaks") or {})
 
         engine = f"Nsight Systems {profiler.get('nsys_version') or ''}".strip()
         try:
-            result, tl, tr = _command_result(req, _Statics(), tr, engine, True, fields["device"].get("sm_count"),
-                                         base=dict(fields, profiler=profiler))
+            stages, tl, warnings, by, tr = _command_timeline(req, static, tr, engine, True,
+                                                             fields["device"].get("sm_count"))
         except ExpectedError as e:
             raise ModeError(str(e), e.kind) from None
+        result = ProfileResult(**{**fields, "profiler": profiler, "stages": stages, "timeline": tl.to_dict(),
+                                  "warnings": [ResultWarning(**w) for w in fields.get("warnings", [])] + warnings})
+        result.command["stages_from"] = by
         result.timeline["nsys"] = (f"{profiler.get('nsys_path')} recorded this timeline ({REPORT_FILE}: open it in "
                                    f"the Nsight Systems GUI; {SQLITE_FILE}: its SQLite export, which this report reads)")
         write_timeline(work_dir, tr, tl, result, self.cache_control(result))
         return result
 
 
-def _command_result(req, cc, tr, engine: str, use_cuda: bool, sm_count: int | None,
-                    base: dict[str, Any] | None = None) -> tuple[ProfileResult, tl_lib.Timeline, Any]:
-    """A command's trace (either recorder) → its result: stages from ranges (or kernels), and the
-    whole-run timeline questions (kernel and API summaries, gaps, launch overhead, streams, waves)."""
+def _command_timeline(req, static, tr, engine: str, use_cuda: bool, sm_count: int | None):
+    """A command's trace (either recorder) → (stage results, the timeline over the stages' span,
+    warnings, "range" | "kernel", that span's trace): stages from ranges (or kernels), and the
+    timeline questions (kernel and API summaries, gaps, launch overhead, streams, waves).
+    ``static``: a stage name → its static fields."""
     from ..analysis.command import stages_window
     from ..child.recording import find_stages, stage_results
 
     found, by, notes = find_stages(req, tr, use_cuda)
-    stages = stage_results(cc.static, found, engine)
+    stages = stage_results(static, found, engine)
     if by == "range":  # the timeline questions about the stages' span, not the process's start-up
         tr = stages_window(tr, found)
     tl = tl_lib.analyze(tr, [], sm_count)
@@ -301,14 +308,7 @@ def _command_result(req, cc, tr, engine: str, use_cuda: bool, sm_count: int | No
     warnings.append(ResultWarning(kind="timeline", message="a command's timeline: the whole run as the application ran "
                                                            "it (no L2 flush, no clock locking); stages are its "
                                                            f"{'ranges' if by == 'range' else 'kernels grouped by name'}"))
-    if base is None:
-        result = cc.result(stages, timeline=tl.to_dict())
-        result.warnings += warnings
-    else:
-        result = ProfileResult(**{**base, "stages": stages, "timeline": tl.to_dict(),
-                                  "warnings": [ResultWarning(**w) for w in base.get("warnings", [])] + warnings})
-    result.command["stages_from"] = by
-    return result, tl, tr
+    return stages, tl, warnings, by, tr
 
 
 def _median(xs: list[float]) -> float | None:

@@ -295,3 +295,31 @@ def test_ncu_filters_for_a_commands_include_patterns():
                             launch_count=200, nvtx_includes=ncu.nvtx_filters(["softmax"]))
     assert cmd[cmd.index("--nvtx-include") + 1] == "softmax/" and cmd[cmd.index("--launch-count") + 1] == "200"
     assert "--nvtx" in cmd
+
+
+def test_a_recorded_h100_ncu_report_read_as_a_commands_report(tmp_path):
+    """The command path of the Nsight modes on a real report: kernels grouped by their NVTX range
+    give the same counters as the package path reading the same report."""
+    import shutil
+    import sys as _sys
+
+    _sys.path.insert(0, str(ROOT / "tests" / "unit"))
+    from test_ncu import FIX, _finish
+
+    from kprof_mcp.models import ProfileRequest
+    from kprof_mcp.modes import get_mode
+
+    pkg, _ = _finish(tmp_path / "a", "ncu", "matmul", "v1")
+    work = tmp_path / "b"
+    shutil.copytree(FIX / "ncu_matmul_v1", work)
+    fields = json.loads((work / "capture.json").read_text())["result"]
+    req = ProfileRequest.model_validate(fields["request"]).model_copy(
+        update={"command": ["python", "train.py"], "include": ["kprof_*"]})
+    profiler = json.loads((work / "profiler.json").read_text())
+    cmd = get_mode("ncu").read_output(req, work, (work / "ncu.log").read_text(), profiler)
+    assert [s.name for s in cmd.stages] == ["kprof_matmul"] and cmd.command["stages_from"] == "range"
+    a, b = cmd.stages[0], pkg.stages[0]
+    assert (a.timing.median_ns, a.tc_pct, a.dram_pct, a.ncu_kernels) == (b.timing.median_ns, b.tc_pct, b.dram_pct,
+                                                                        b.ncu_kernels)
+    assert not a.has_model and "stages_from" in (work / "result.json").read_text()
+    assert (work / "ncu" / "metrics.csv").is_file() and list((work / "source").glob("*.md"))
