@@ -14,8 +14,12 @@ Dask runs at most one profile at a time per GPU across the cluster (a worker adv
 * **Progress** flows back on a Dask ``Queue`` per job; **cancellation** sets a Dask
   ``Event`` the worker-side task watches, which kills the remote process tree exactly as a local
   cancellation does (``RunControl.cancel``).
-* **A lost worker** fails the job with a message saying so (tasks are not retried: a profile
-  half-run on a dying machine is not worth repeating blindly); the server never waits on it.
+* **A lost worker.** Dask reschedules a task whose worker died (up to its
+  ``allowed-failures``, then ``KilledWorker``): the job's progress then says which worker was
+  lost and where the profile started again, and the result carries it
+  (``profiler.cluster.rescheduled_after`` and a warning); past the limit the job fails with a
+  message saying so. Failures of the profile itself are not retried. The server never waits on
+  a lost worker.
 * **Security.** A scheduler off loopback is refused without TLS (Dask's ``Security``: the
   client certificate is what authenticates), so profiles — which execute code — are never
   submitted over plain TCP to another machine.
@@ -165,7 +169,8 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
         # is that GPU's, so two workers of one host on two GPUs run at once.
         control = RunControl(gpu=os.environ.get("CUDA_VISIBLE_DEVICES") or None)
         queue = Queue(f"kprof-progress-{job}")
-        queue.put((0.01, f"started on Dask worker {worker.address} ({socket.gethostname()})"))
+        queue.put((0.01, f"started on Dask worker {worker.address} ({socket.gethostname()})",
+                   {"worker": worker.address, "host": socket.gethostname()}))
         cancel = Event(f"kprof-cancel-{job}")
         stop = threading.Event()
 
@@ -262,10 +267,22 @@ class ClusterRunner:
                                  key=f"kprof-{type(spec).__name__}-{job}")
         deadline = time.monotonic() + spec.timeout + 120.0  # the worker enforces the limit; this is a backstop
         cancel_sent = None
+        starts: list[dict[str, str]] = []  # each worker the task started on (more than one: rescheduled)
+
+        def forward() -> None:
+            for item in _drain(sub):
+                f, m = item[0], item[1]
+                if len(item) > 2:
+                    starts.append(item[2])
+                    if len(starts) > 1:
+                        lost = starts[-2]
+                        m = (f"Dask worker {lost['worker']} ({lost['host']}) was lost mid-job; Dask rescheduled the job "
+                             f"and it started again on {starts[-1]['worker']} ({starts[-1]['host']})")
+                progress(f, m)
+
         try:
             while not fut.done():
-                for f, m in _drain(sub):
-                    progress(f, m)
+                forward()
                 if control.cancelled and cancel_sent is None:
                     cancel.set()  # the worker kills the process tree, then the task fails
                     cancel_sent = time.monotonic()
@@ -279,8 +296,7 @@ class ClusterRunner:
                     fut.cancel()
                     raise KprofError(f"the cluster job did not finish within {spec.timeout + 120:.0f} s; cancelled")
                 time.sleep(0.2)
-            for f, m in _drain(sub):
-                progress(f, m)
+            forward()
             try:
                 out = fut.result()
             except FutureCancelledError:
@@ -292,9 +308,10 @@ class ClusterRunner:
                 cancel.clear()
             except Exception:  # noqa: BLE001
                 pass
-        return self._bring_back(spec, out, job)
+        lost = [s["worker"] for s in starts[:-1]]
+        return self._bring_back(spec, out, job, lost)
 
-    def _bring_back(self, spec, out: dict[str, Any], job: str):
+    def _bring_back(self, spec, out: dict[str, Any], job: str, lost: list[str] | None = None):
         """Unpack the job's directories into the server's workspace (same relative paths), point
         the outcome's paths there, and re-render a profile against the server's baseline."""
         from .engine import CompareSpec, KprofError, ProfileOutcome, SweepSpec, render_profile
@@ -316,8 +333,17 @@ class ClusterRunner:
             dirs.append(final)
         outcome = out.pop("outcome")
         where = {"scheduler": self.address, "worker": out["worker"], "host": out["host"]}
-        self.ran.append(dict(out, job=job))
+        if lost:
+            where["rescheduled_after"] = lost
+        self.ran.append(dict(out, job=job, rescheduled_after=lost or []))
+        note = (f"Dask rescheduled this job after losing worker(s) {', '.join(lost)} mid-job; it ran again from the "
+                f"start on {out['worker']} ({out['host']}), so its figures come from that run alone") if lost else None
         if isinstance(spec, CompareSpec):
+            if note:
+                from .models import ResultWarning
+
+                outcome.result.warnings.append(ResultWarning(kind="note", message=note))
+                (dirs[0] / "compare.json").write_text(outcome.result.model_dump_json(indent=2))
             outcome.compare_dir = dirs[0]
             outcome.markdown = outcome.markdown.replace(old, str(root))
             outcome.result = type(outcome.result).model_validate_json(
@@ -330,6 +356,10 @@ class ClusterRunner:
         final_dir = dirs[0]
         result = store.load_result(final_dir, "profile")
         result.profiler = dict(result.profiler, cluster=where)
+        if note:
+            from .models import ResultWarning
+
+            result.warnings.append(ResultWarning(kind="note", message=note))
         (final_dir / "result.json").write_text(result.model_dump_json(indent=2))
         r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
         (final_dir / "report.md").write_text(r.report)
@@ -348,8 +378,10 @@ def _drain(queue) -> list[tuple[float, str]]:
 def _remote_error(e: BaseException) -> str:
     name = type(e).__name__
     if name == "KilledWorker":
-        return ("the Dask worker running this profile died (lost connection or killed) before it finished; the job was "
-                "not retried. Check the worker's machine and profile again.")
+        return (f"the Dask workers running this job died (lost connection or killed) before it finished, and Dask "
+                f"stopped rescheduling it ({e}; the limit is the scheduler's distributed.scheduler.allowed-failures). "
+                "Check the workers' machines (a kernel that kills its process is run in a child and would fail the "
+                "job instead) and profile again.")
     return str(e) or name
 
 

@@ -109,6 +109,40 @@ def test_a_worker_killed_mid_job_fails_or_reschedules_and_never_hangs(setup, clu
     assert job.status in (DONE, FAILED)
     if job.status == FAILED:
         assert "worker" in job.error.lower(), job.error
+    else:  # rescheduled by Dask: the result says which worker was lost and where it ran again
+        r = job.outcome.result
+        assert r.profiler["cluster"]["rescheduled_after"] == [addr], r.profiler["cluster"]
+        assert r.profiler["cluster"]["worker"] != addr
+        assert any("rescheduled" in w.message and addr in w.message for w in r.warnings), r.warnings
+        assert "rescheduled" in (job.outcome.profile_dir / "result.json").read_text()
+
+
+def test_a_lost_worker_past_dasks_allowed_failures_fails_the_job_saying_so(tmp_path):
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"GPU": 1},
+                                      dashboard_address=None)
+    cfg = Config.from_options(str(tmp_path), force_cpu=True)
+    cfg.warm = False
+    engine = Engine(cfg)
+    runner = ClusterRunner(cl.scheduler_address, engine)
+    jobs = JobManager(runner.run, slots=runner.slots())
+    try:
+        job = jobs.submit(engine.check_profile("vector_add", "v1", {"n": 1 << 20}, "event"), "worker dies")
+        t0 = time.monotonic()
+        while "started on Dask worker" not in job.message:
+            assert time.monotonic() - t0 < 120, job.message
+            time.sleep(0.1)
+        addr = next(w for w, st in runner.client.processing().items() if st)
+        os.kill(runner.client.run(os.getpid, workers=[addr])[addr], signal.SIGKILL)
+        _wait(job, 120)
+        assert job.status == FAILED, job.status
+        assert "workers running this job died" in job.error and "allowed-failures" in job.error, job.error
+    finally:
+        jobs.shutdown()
+        runner.close()
+        cl.close()
 
 
 def test_addresses_off_loopback_need_tls_and_packages_have_limits(tmp_path):
