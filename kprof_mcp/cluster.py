@@ -126,18 +126,18 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
 
     from distributed import Event, Queue, get_worker
 
-    from .engine import CompareSpec, Config, Engine, KprofError, ProfileSpec, SweepSpec
+    from .engine import CompareSpec, KprofError, ProfileSpec, SweepSpec
     from .runner import RunControl
 
     t0 = time.time()
     worker = get_worker()
-    ws = Path(tempfile.mkdtemp(prefix=f"kprof-job-{job}-"))
+    engine = _worker_engine(bool(payload["force_cpu"]))
+    cfg = engine.config
+    ws = cfg.workspace / "jobs" / job  # this job's package; its profile goes under out_root
+    written: list[Path] = []
     try:
         unpack(payload["package"], ws / "pkg")
         source = ws / "pkg" / payload["package_name"]
-        cfg = Config.from_options(str(ws), force_cpu=payload["force_cpu"])
-        cfg.warm = False
-        engine = Engine(cfg)
 
         def moved(req):
             return req.model_copy(update={"kernel_source": str(source), "out_root": str(cfg.out_root)})
@@ -202,13 +202,42 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
             raise RuntimeError(str(e)) from None
         finally:
             stop.set()
+        written = [Path(d) for d in dirs]
         limit = payload.get("max_result_bytes", MAX_RESULT_BYTES)
         archives = [(str(d.relative_to(cfg.out_root)), pack(d, limit, f"the directory {d.name}")) for d in dirs]
         return {"outcome": outcome, "archives": archives, "worker_out_root": str(cfg.out_root),
                 "worker": worker.address, "pid": os.getpid(), "host": socket.gethostname(), "started": t0,
-                "finished": time.time()}
-    finally:
+                "finished": time.time(), "warm": engine.pool is not None}
+    finally:  # the worker keeps nothing of a job: its package and its directories (now on the server) go
         shutil.rmtree(ws, ignore_errors=True)
+        for d in written:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+_ENGINES: dict[bool, Any] = {}  # this Dask worker process's engine, kept between its jobs
+
+
+def _worker_engine(force_cpu: bool):
+    """The engine this Dask worker runs its jobs with, made at its first job and kept: its warm
+    worker (one per GPU, :mod:`kprof_mcp.warm`; ``KPROF_WARM=0`` turns it off) keeps torch, Triton,
+    the CUDA context and CUPTI loaded between jobs, as a local server's does, so a cluster job costs
+    what a local re-profile costs. Its workspace is private to this process and removed at exit."""
+    if force_cpu not in _ENGINES:
+        import atexit
+
+        from .engine import Config, Engine
+
+        root = Path(tempfile.mkdtemp(prefix=f"kprof-worker-{os.getpid()}-", dir=os.environ.get("KPROF_WORKER_ROOT")))
+        cfg = Config.from_options(str(root), force_cpu=force_cpu)
+        engine = Engine(cfg)
+        _ENGINES[force_cpu] = engine
+
+        def bye() -> None:
+            engine.close()
+            shutil.rmtree(root, ignore_errors=True)
+
+        atexit.register(bye)
+    return _ENGINES[force_cpu]
 
 
 # ----------------------------------------------------------------------------- server side
@@ -332,7 +361,8 @@ class ClusterRunner:
                         f.write_text(text.replace(old, str(root)))
             dirs.append(final)
         outcome = out.pop("outcome")
-        where = {"scheduler": self.address, "worker": out["worker"], "host": out["host"]}
+        where = {"scheduler": self.address, "worker": out["worker"], "host": out["host"],
+                 "started": out["started"], "finished": out["finished"]}  # the task's span on the worker (Unix s)
         if lost:
             where["rescheduled_after"] = lost
         self.ran.append(dict(out, job=job, rescheduled_after=lost or []))
@@ -396,8 +426,10 @@ def worker_main(scheduler: str, gpus: list[str], nthreads: int = 1, tls: tuple[s
     import sys
 
     procs = []
+    # The workers' workspaces, removed when this command ends even if a worker could not tidy up.
+    root = tempfile.mkdtemp(prefix="kprof-workers-")
     for i, g in enumerate(gpus):
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES=g)
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=g, KPROF_WORKER_ROOT=root)
         if g == "cpu":
             env.pop("CUDA_VISIBLE_DEVICES")
             env["KPROF_FORCE_CPU"] = "1"
@@ -423,4 +455,5 @@ def worker_main(scheduler: str, gpus: list[str], nthreads: int = 1, tls: tuple[s
                 p.wait(10)
             except subprocess.TimeoutExpired:
                 p.kill()
+        shutil.rmtree(root, ignore_errors=True)
     return max((p.returncode or 0) for p in procs) if not stop.is_set() else 0

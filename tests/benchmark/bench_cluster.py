@@ -59,14 +59,17 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             p.kill()
 
 
-def _run_jobs(addr: str, workspace: Path, args) -> tuple[float, list[dict]]:
+def _run_jobs(addr: str | None, workspace: Path, args, env_extra: dict[str, str] | None = None
+              ) -> tuple[float, list[dict]]:
+    """N profile_kernel calls at once through a real MCP server (``--cluster addr``, or local when
+    addr is None); the wall time from the first call to the last result, and each job's summary."""
     import anyio
     from mcp import Client, StdioServerParameters
 
     env = {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "KPROF_FORCE_CPU": os.environ.get("KPROF_FORCE_CPU", "")}
-    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(workspace),
-                                                                 "--cluster", addr], env=env)
+           "KPROF_FORCE_CPU": os.environ.get("KPROF_FORCE_CPU", ""), **(env_extra or {})}
+    argv = ["-m", "kprof_mcp", "--workspace", str(workspace)] + (["--cluster", addr] if addr else [])
+    server = StdioServerParameters(command=sys.executable, args=argv, env=env)
     params = json.loads(args.params)
 
     async def main():
@@ -91,6 +94,24 @@ def _run_jobs(addr: str, workspace: Path, args) -> tuple[float, list[dict]]:
     return anyio.run(main)
 
 
+def _job_row(d: dict) -> dict:
+    result = json.loads((Path(d["profile_dir"]) / "result.json").read_text())
+    cl = result.get("profiler", {}).get("cluster", {})
+    return {"worker": cl.get("worker", "local"), "span": [cl.get("started"), cl.get("finished")], "gpu": d.get("gpu"), "bottleneck": d.get("bottleneck"),
+            "opportunity_1": (d.get("opportunities") or [{}])[0].get("name"),
+            "stages": {s["name"]: {"median_us": s["duration_us"], "iqr_us": s["iqr_us"], "runs": s["runs"],
+                                   "sm_clock_mhz": s["sm_clock_mhz"]} for s in d["stages"]},
+            "params": result["params"], "device": result["device"]["name"]}
+
+
+def _overlaps(jobs: list[dict]) -> int:
+    """How many pairs of jobs ran at once on one worker (its one GPU): 0 when Dask's GPU resource held."""
+    by: dict[str, list] = {}
+    for j in jobs:
+        by.setdefault(j["worker"], []).append(tuple(j["span"]))
+    return sum(x[1] > y[0] for spans in by.values() for x, y in zip(sorted(spans), sorted(spans)[1:]))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpus", default="0,1")
@@ -99,29 +120,62 @@ def main(argv=None) -> int:
     ap.add_argument("--version", default="v3")
     ap.add_argument("--params", default="{}")
     ap.add_argument("--mode", default="event")
+    ap.add_argument("--no-local", action="store_true", help="skip the local (no --cluster) reference run")
+    ap.add_argument("--json", default=None, help="write every job's figures here")
     a = ap.parse_args(argv)
     gpus = [g for g in a.gpus.split(",") if g]
-    rows = {}
-    for label, use in (("all GPUs", gpus), ("one GPU", gpus[:1])):
-        addr, procs = _start_cluster(use)
-        try:
-            ws = Path(tempfile.mkdtemp(prefix="kprof-bench-cluster-"))
-            wall, done = _run_jobs(addr, ws, a)
-        finally:
-            _stop(procs)
-        results = [json.loads((Path(d["profile_dir"]) / "result.json").read_text()) for d in done]
-        med = [s["timing"]["median_ns"] for r in results for s in r["stages"]]
-        hosts = sorted({r["profiler"]["cluster"]["worker"] for r in results})
-        rows[label] = {"wall_s": wall, "jobs_per_min": 60 * len(done) / wall, "workers": len(hosts),
-                       "stage_median_us": [round(m / 1e3, 2) for m in med]}
-        print(f"{label} ({len(use)} worker(s)): {len(done)} jobs in {wall:.1f} s, {rows[label]['jobs_per_min']:.2f} "
-              f"jobs/min on {len(hosts)} worker(s); stage medians (us) {rows[label]['stage_median_us']}", flush=True)
+    rows, jobs_of = {}, {}
+    phases = [("all GPUs", gpus), ("one GPU", gpus[:1])] + ([] if a.no_local else [("local server", None)])
+    for label, use in phases:
+        ws = Path(tempfile.mkdtemp(prefix="kprof-bench-cluster-"))
+        if use is None:  # the same jobs through a server without --cluster, on the same GPUs
+            extra = {} if os.environ.get("KPROF_FORCE_CPU") else {"KPROF_GPUS": ",".join(gpus)}
+            wall, done = _run_jobs(None, ws, a, extra)
+        else:
+            addr, procs = _start_cluster(use)
+            try:
+                wall, done = _run_jobs(addr, ws, a)
+            finally:
+                _stop(procs)
+        jobs_of[label] = [_job_row(d) for d in done]
+        workers = sorted({j["worker"] if use else str(j["gpu"]) for j in jobs_of[label]})
+        rows[label] = {"wall_s": round(wall, 2), "jobs": len(done), "jobs_per_min": 60 * len(done) / wall,
+                       "workers_used": workers}
+        if use:
+            rows[label]["overlapping_jobs_on_one_worker"] = _overlaps(jobs_of[label])
+            per = {w: sum(j["worker"] == w for j in jobs_of[label]) for w in workers}
+            print(f"  jobs per worker {per}; pairs of jobs at once on one worker: "
+                  f"{rows[label]['overlapping_jobs_on_one_worker']}")
+        meds = [round(st["median_us"], 2) for j in jobs_of[label] for st in j["stages"].values()]
+        print(f"{label} ({len(use) if use else len(gpus)} GPU(s)): {len(done)} jobs in {wall:.1f} s = "
+              f"{rows[label]['jobs_per_min']:.2f} jobs/min on {len(workers)} worker(s)/GPU(s); stage medians (us) "
+              f"{meds}", flush=True)
     ratio = rows["all GPUs"]["jobs_per_min"] / rows["one GPU"]["jobs_per_min"]
-    meds = rows["all GPUs"]["stage_median_us"] + rows["one GPU"]["stage_median_us"]
-    spread = (max(meds) - min(meds)) / min(meds) if meds else 0.0
-    print(f"\nthroughput ratio ({len(gpus)} GPUs / 1 GPU): {ratio:.2f}; stage medians across all jobs within "
-          f"{100 * spread:.1f} % of each other")
-    return 0
+    print(f"\nthroughput ratio ({len(gpus)} GPUs / 1 GPU, on the cluster): {ratio:.2f}")
+    # Results against local runs: the same stages, bottleneck and first opportunity; medians
+    # within each job's own spread of the local jobs' median.
+    ref = jobs_of.get("local server") or jobs_of["one GPU"]
+    ref_label = "local server" if "local server" in jobs_of else "one-GPU cluster"
+    same = True
+    for stage in ref[0]["stages"]:
+        ref_med = sorted(j["stages"][stage]["median_us"] for j in ref)[len(ref) // 2]
+        for label in ("all GPUs", "one GPU"):
+            devs = [100 * (j["stages"][stage]["median_us"] - ref_med) / ref_med for j in jobs_of[label]]
+            iqr = max(100 * j["stages"][stage]["iqr_us"] / ref_med for j in jobs_of[label])
+            print(f"  stage {stage}: {label} medians differ from the {ref_label}'s ({ref_med:.2f} us) by "
+                  f"{min(devs):+.2f} .. {max(devs):+.2f} % (largest job IQR {iqr:.2f} %)")
+    for label in ("all GPUs", "one GPU"):
+        for j in jobs_of[label]:
+            if (j["bottleneck"], j["opportunity_1"], sorted(j["stages"]), j["params"]) != (
+                    ref[0]["bottleneck"], ref[0]["opportunity_1"], sorted(ref[0]["stages"]), ref[0]["params"]):
+                same = False
+                print(f"  DIFFERS: {label} job on {j['worker']}: {j['bottleneck']} / {j['opportunity_1']}")
+    print(f"same stages, params, bottleneck ({ref[0]['bottleneck']}) and opportunity 1 ({ref[0]['opportunity_1']}) "
+          f"in every job as in the {ref_label}: {same}")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"args": vars(a), "phases": rows, "jobs": jobs_of,
+                                            "throughput_ratio": ratio, "same_as_local": same}, indent=2))
+    return 0 if same else 1
 
 
 if __name__ == "__main__":
