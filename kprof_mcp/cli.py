@@ -7,6 +7,7 @@
     kprof classify --tc 5 --dram 85 --l2-hit 60
     kprof devlog vector_add DIR --issue "..." --insight "..."
     kprof run --mode nsys --include forward --include backward -- python train.py --steps 5
+    kprof --cluster tcp://127.0.0.1:8786 profile matmul --mode ncu     # on a Dask GPU worker
     kprof init my_kernel
 
 Kernel parameters are given as ``--<name> <value>`` (or ``--<name>=<value>``, or
@@ -143,6 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workspace", default=None, help="root for out/profiles and docs/kernels (default: cwd)")
     ap.add_argument("--kernels-dir", action="append", default=[], help="extra directory of kernel packages")
     ap.add_argument("--cpu", action="store_true", help="force CPU timing even if a GPU is present")
+    ap.add_argument("--cluster", default=None, metavar="tcp://SCHEDULER:8786",
+                    help="run profile/compare/sweep on a Dask cluster's GPU workers (docs/cluster.md); off loopback "
+                         "it must be tls:// with --tls-ca/--tls-cert/--tls-key")
+    ap.add_argument("--tls-ca", dest="cluster_tls_ca", default=None, help="with --cluster tls://...: CA file")
+    ap.add_argument("--tls-cert", dest="cluster_tls_cert", default=None, help="client certificate")
+    ap.add_argument("--tls-key", dest="cluster_tls_key", default=None, help="client key")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="kernel packages, versions, parameters", allow_abbrev=False)
     p = sub.add_parser("profile", help="profile a kernel; extra --name value pairs are kernel parameters",
@@ -232,6 +239,15 @@ def main(argv: list[str] | None = None) -> int:
     config.warm = False  # one command per process: a warm worker would only be a fresh child
     engine = Engine(config)
     try:
+        if a.cluster:
+            if a.cmd not in ("profile", "compare", "sweep"):
+                raise KprofError(f"--cluster applies to profile, compare and sweep, not to `kprof {a.cmd}`")
+            from .cluster import ClusterError, connect, security_from
+
+            try:
+                connect(engine, a.cluster, security_from(a.cluster_tls_ca, a.cluster_tls_cert, a.cluster_tls_key))
+            except ClusterError as e:
+                raise KprofError(str(e)) from None
         if a.cmd == "list":
             for k in engine.list_kernels():
                 params = ", ".join(f"{p['name']}={p['default']}" for p in k.get("params", []))
@@ -309,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     except KprofError as e:
         print(f"kprof: error: {e}", file=sys.stderr)
         return 2
+    finally:
+        engine.close()
     return 1
 
 

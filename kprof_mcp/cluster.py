@@ -90,6 +90,24 @@ def check_address(address: str, security) -> None:
                            "is accepted only on loopback, because a profile executes code on the worker.")
 
 
+def connect(engine, address: str, security=None) -> None:
+    """Make ``engine`` run its profile, compare and sweep jobs on the Dask cluster at ``address``
+    (``engine.execute`` then goes through :class:`ClusterRunner`); requests are then checked on the
+    worker that runs them, against that machine's GPU and profilers. The Python API::
+
+        engine = Engine(Config.from_options("."))
+        connect(engine, "tcp://127.0.0.1:8786")
+        engine.profile("matmul", "v3", mode="ncu")   # runs on a GPU worker; artifacts come back here
+    """
+    from .engine import KprofError
+
+    try:
+        engine.remote = ClusterRunner(address, engine, security)
+    except ClusterError as e:
+        raise KprofError(str(e)) from None
+    engine.config.remote_gpus = True
+
+
 # ----------------------------------------------------------------------------- packing
 
 def pack(path: Path, limit: int, what: str) -> bytes:
@@ -217,11 +235,22 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
 _ENGINES: dict[bool, Any] = {}  # this Dask worker process's engine, kept between its jobs
 
 
+def dask_setup(worker) -> None:
+    """Dask's preload hook (``kprof worker`` starts each worker with ``--preload kprof_mcp.cluster``):
+    make this worker's engine and start its warm worker now, so that the first job does not pay
+    torch's import, the CUDA context and CUPTI's start, as a local server's first job does not."""
+    if os.environ.get("KPROF_WARM", "1") == "0":
+        return
+    engine = _worker_engine(False)
+    engine.start_workers([os.environ.get("CUDA_VISIBLE_DEVICES") or None])  # spawns; does not wait
+
+
 def _worker_engine(force_cpu: bool):
     """The engine this Dask worker runs its jobs with, made at its first job and kept: its warm
     worker (one per GPU, :mod:`kprof_mcp.warm`; ``KPROF_WARM=0`` turns it off) keeps torch, Triton,
     the CUDA context and CUPTI loaded between jobs, as a local server's does, so a cluster job costs
     what a local re-profile costs. Its workspace is private to this process and removed at exit."""
+    force_cpu = force_cpu or os.environ.get("KPROF_FORCE_CPU") == "1"  # a CPU worker's jobs are CPU jobs
     if force_cpu not in _ENGINES:
         import atexit
 
@@ -332,6 +361,10 @@ class ClusterRunner:
                 raise KprofError("cancelled") from None
             except Exception as e:  # noqa: BLE001 — the worker's error, or the cluster's
                 raise KprofError(_remote_error(e)) from None
+        except KeyboardInterrupt:  # the CLI's Ctrl-C: the remote process tree is killed too
+            cancel.set()
+            fut.cancel()
+            raise
         finally:
             try:
                 cancel.clear()
@@ -435,7 +468,7 @@ def worker_main(scheduler: str, gpus: list[str], nthreads: int = 1, tls: tuple[s
             env["KPROF_FORCE_CPU"] = "1"
         cmd = [sys.executable, "-m", "distributed.cli.dask_worker", scheduler, "--nworkers", "1", "--nthreads",
                str(nthreads), "--resources", "GPU=1", "--name", f"kprof-{socket.gethostname()}-{os.getpid()}-{i}-gpu{g}",
-               "--no-nanny"]
+               "--no-nanny", "--preload", "kprof_mcp.cluster"]
         if tls:
             ca, cert, key = tls
             cmd += ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]

@@ -212,8 +212,22 @@ class Engine:
         self.config = config or Config()
         self._describe_cache: dict[tuple[str, float], dict[str, Any]] = {}
         self.pool: WorkerPool | None = pool  # workers started before the engine (kprof_mcp.launch)
+        self.remote = None  # a cluster.ClusterRunner: jobs run on a Dask cluster (cluster.connect)
         if self.pool is None and self.config.warm:
             self.pool = WorkerPool(runner.child_env, force_cpu=self.config.force_cpu, eager=eager_workers)
+
+    def execute(self, spec: "ProfileSpec | CompareSpec | SweepSpec", on_progress: runner.ProgressFn | None = None,
+                control: runner.RunControl | None = None):
+        """Run a checked request (:meth:`check_profile`, :meth:`check_command`, :meth:`check_compare`,
+        :meth:`check_sweep`) here, or on a Dask cluster once :func:`kprof_mcp.cluster.connect` has
+        set ``remote``: the one entry point the server's job queue, the CLI and the Python API share."""
+        if self.remote is not None:
+            return self.remote.run(spec, on_progress or (lambda f, m: None), self._control(control))
+        if isinstance(spec, CompareSpec):
+            return self.run_compare(spec, on_progress, control)
+        if isinstance(spec, SweepSpec):
+            return self.run_sweep(spec, on_progress, control)
+        return self.run_checked(spec, on_progress, control)
 
     def start_workers(self, gpus: list[str | None]) -> None:
         """Start the warm workers ahead of the first profile (the server does, at start-up)."""
@@ -223,9 +237,11 @@ class Engine:
                 self.pool.start(g)
 
     def close(self) -> None:
-        """Stop the warm workers (their process groups are killed)."""
+        """Stop the warm workers (their process groups are killed) and leave the cluster."""
         if self.pool is not None:
             self.pool.close()
+        if self.remote is not None:
+            self.remote.close()
 
     def _control(self, control: runner.RunControl | None) -> runner.RunControl:
         """The caller's control (a new one if none) with this engine's warm workers."""
@@ -337,7 +353,7 @@ class Engine:
         """
         spec = self.check_profile(kernel, version, params, mode, baseline, timeout_s, ncu_launches, clock_control,
                                   timeline_iters, timeline_engine)
-        return self.run_checked(spec, on_progress, control)
+        return self.execute(spec, on_progress, control)
 
     def check_profile(self, kernel: str, version: str | None = None, params: dict[str, Any] | None = None,
                       mode: str = DEFAULT_MODE, baseline: str | None = None, timeout_s: float | None = None,
@@ -392,7 +408,7 @@ class Engine:
         """Run the user's Python command in ``mode`` and profile it: stages are its ranges (see
         :meth:`check_command`). Returns the same outcome as a kernel profile."""
         on_progress, control = kw.pop("on_progress", None), kw.pop("control", None)
-        return self.run_checked(self.check_command(command, **kw), on_progress, control)
+        return self.execute(self.check_command(command, **kw), on_progress, control)
 
     def check_command(self, command: list[str], cwd: str | None = None, mode: str = DEFAULT_MODE,
                       include: list[str] | None = None, stage_models: dict[str, dict[str, Any]] | None = None,
@@ -578,8 +594,8 @@ class Engine:
         process, interleaved round by round, and say whether each is faster than the first
         (ratio of medians, 95 % CI); in an Nsight mode also profile each and put the counters
         side by side."""
-        return self.run_compare(self.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s,
-                                                   param_sets, mode), on_progress, control)
+        return self.execute(self.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s,
+                                               param_sets, mode), on_progress, control)
 
     def check_compare(self, kernel: str, versions: list[str], params: dict[str, Any] | None = None,
                       budget_ms: float | None = None, rounds: int = 20, timeout_s: float | None = None,
@@ -697,8 +713,8 @@ class Engine:
               params: dict[str, Any] | None = None, budget_ms: float | None = None, timeout_s: float | None = None,
               on_progress: runner.ProgressFn | None = None, control: runner.RunControl | None = None) -> "SweepOutcome":
         """Profile versions across the values of one parameter: a table and a plot."""
-        return self.run_sweep(self.check_sweep(kernel, param, values, versions, params, budget_ms, timeout_s),
-                              on_progress, control)
+        return self.execute(self.check_sweep(kernel, param, values, versions, params, budget_ms, timeout_s),
+                            on_progress, control)
 
     def check_sweep(self, kernel: str, param: str, values: list[Any], versions: list[str] | None = None,
                     params: dict[str, Any] | None = None, budget_ms: float | None = None,

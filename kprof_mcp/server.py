@@ -16,7 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from .engine import CompareOutcome, CompareSpec, Config, Engine, KprofError, SweepOutcome, SweepSpec
+from .engine import CompareOutcome, Config, Engine, KprofError, SweepOutcome
 from .jobs import CANCELLED, DONE, FAILED, QUEUED, Job, JobManager, UnknownJob
 from .models import Diagnosis
 from .warm import WorkerPool
@@ -102,25 +102,16 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
     """``cluster``: {"address", "security"} — jobs run as Dask tasks (kprof_mcp.cluster)."""
     engine = Engine(config, eager_workers=cluster is None, pool=pool)
     slots = ([None] if engine.config.force_cpu else engine.config.gpus) or None
-    def run_job(spec, progress, control):
-        if isinstance(spec, CompareSpec):
-            return engine.run_compare(spec, progress, control)
-        if isinstance(spec, SweepSpec):
-            return engine.run_sweep(spec, progress, control)
-        return engine.run_checked(spec, progress, control)
-
     import atexit
 
     if cluster is not None:  # Dask is imported only here
-        from .cluster import ClusterRunner
+        from .cluster import connect
 
-        engine.config.remote_gpus = True  # requests are checked on the worker that runs them
-        remote = ClusterRunner(cluster["address"], engine, cluster.get("security"))
-        atexit.register(remote.close)
-        jobs = JobManager(remote.run, slots=remote.slots())
+        connect(engine, cluster["address"], cluster.get("security"))  # KprofError: main() reports it
+        jobs = JobManager(engine.execute, slots=engine.remote.slots())
         start_workers = False
     else:
-        jobs = JobManager(run_job, slots=slots)
+        jobs = JobManager(engine.execute, slots=slots)
 
     atexit.register(engine.close)  # registered first, so it runs after jobs.shutdown: warm workers killed
     atexit.register(jobs.shutdown)  # server exit: queued jobs dropped, running process trees killed
@@ -651,8 +642,11 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
             cluster = {"address": a.cluster, "security": security_from(a.tls_ca, a.tls_cert, a.tls_key)}
         except ClusterError as e:
             ap.error(str(e))
-    server = build_server(Config.from_options(a.workspace, a.kernels_dir, a.timeout, wait_s=a.wait, gpus=gpus),
-                          start_workers=cluster is None, pool=pool, cluster=cluster)
+    try:
+        server = build_server(Config.from_options(a.workspace, a.kernels_dir, a.timeout, wait_s=a.wait, gpus=gpus),
+                              start_workers=cluster is None, pool=pool, cluster=cluster)
+    except KprofError as e:
+        ap.error(str(e))
     if a.transport == "stdio":
         server.run("stdio")
         return

@@ -10,7 +10,7 @@ from pathlib import Path
 
 distributed = pytest.importorskip("distributed")
 
-from kprof_mcp.cluster import ClusterError, ClusterRunner, check_address, pack, unpack  # noqa: E402
+from kprof_mcp.cluster import ClusterError, ClusterRunner, check_address, connect, pack, unpack  # noqa: E402
 from kprof_mcp.engine import Config, Engine  # noqa: E402
 from kprof_mcp.jobs import CANCELLED, DONE, FAILED, JobManager  # noqa: E402
 
@@ -29,11 +29,12 @@ def setup(cluster, tmp_path):
     cfg = Config.from_options(str(tmp_path), force_cpu=True)
     cfg.warm = False
     engine = Engine(cfg)
-    runner = ClusterRunner(cluster.scheduler_address, engine)
-    jobs = JobManager(runner.run, slots=runner.slots())
+    connect(engine, cluster.scheduler_address)  # as the server does: its job queue runs engine.execute
+    runner = engine.remote
+    jobs = JobManager(engine.execute, slots=runner.slots())
     yield engine, runner, jobs
     jobs.shutdown()
-    runner.close()
+    engine.close()
 
 
 def _wait(job, s=240):
@@ -188,6 +189,36 @@ def test_the_mcp_server_with_cluster_runs_profiles_on_the_workers(cluster, tmp_p
             assert bad.is_error
 
     anyio.run(main)
+
+
+def test_the_cli_and_the_python_api_run_on_the_cluster_too(cluster, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from conftest import server_env
+
+    env = dict(server_env(), KPROF_FORCE_CPU="1")
+    base = [sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(tmp_path), "--cluster", cluster.scheduler_address]
+    r = subprocess.run(base + ["profile", "vector_add", "--version", "v0", "--mode", "event", "--n", "2048", "--json",
+                               "--quiet"], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout[r.stdout.index("\n{") + 1:])
+    assert out["result"]["profiler"]["cluster"]["worker"].startswith("tcp://")
+    assert tmp_path in Path(out["profile_dir"]).parents and Path(out["profile_dir"], "report.md").is_file()
+    bad = subprocess.run(base + ["run", "--", "python", "x.py"], capture_output=True, text=True, timeout=120, env=env)
+    assert bad.returncode == 2 and "--cluster applies to profile, compare and sweep" in bad.stderr, bad.stderr
+    # The Python API: cluster.connect(engine, address), then the engine's usual methods.
+    cfg = Config.from_options(str(tmp_path / "api"), force_cpu=True)
+    cfg.warm = False
+    engine = Engine(cfg)
+    connect(engine, cluster.scheduler_address)
+    try:
+        c = engine.compare("vector_add", ["v0", "v1"], {"n": 2048}, budget_ms=100, rounds=3)
+        assert c.compare_dir.is_dir() and (tmp_path / "api") in c.compare_dir.parents
+        assert [v.version for v in c.result.versions] == ["v0", "v1"]
+    finally:
+        engine.close()
 
 
 def test_kprof_worker_starts_one_dask_worker_per_gpu_with_the_resource(cluster):
