@@ -42,3 +42,4 @@ c = distributed.Client('$A', timeout=30); c.wait_for_workers($(echo $G | tr ',' 
   find /tmp/k16/out -name "*.ncu-rep" | xargs ls -la
   cd /tmp/k16/out && find . \( -name "*.md" -o -name "*.json" -o -name "*.csv" \) -print | tar czf $OUT/k16.tgz -T -
 fi
+cd $OUT && tar czf rl.tgz r logs && rm -rf r logs
