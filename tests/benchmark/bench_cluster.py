@@ -138,7 +138,7 @@ def main(argv=None) -> int:
     subprocess.run([sys.executable, "-m", "kprof_mcp.cli", "--workspace", tempfile.mkdtemp(prefix="kprof-bench-"),
                     "profile", a.kernel, "--version", a.version, "--mode", a.mode, "--quiet"]
                    + [f"--param={k}={v}" for k, v in json.loads(a.params).items()],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")),
                    check=True)
     # With one GPU there is no one-GPU phase to compare with: the cluster against the local server only.
     phases = ([] if a.no_local else [("local server", None)]) + [("all GPUs", gpus)] + \
