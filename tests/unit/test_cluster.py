@@ -19,7 +19,7 @@ from kprof_mcp.jobs import CANCELLED, DONE, FAILED, JobManager  # noqa: E402
 def cluster():
     os.environ["KPROF_FORCE_CPU"] = "1"
     cl = distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, resources={"GPU": 1},
-                                  dashboard_address=None)
+                                  dashboard_address=":0")
     yield cl
     cl.close()
 
@@ -123,7 +123,7 @@ def test_a_lost_worker_past_dasks_allowed_failures_fails_the_job_saying_so(tmp_p
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"GPU": 1},
-                                      dashboard_address=None)
+                                      dashboard_address=":0")
     cfg = Config.from_options(str(tmp_path), force_cpu=True)
     cfg.warm = False
     engine = Engine(cfg)
