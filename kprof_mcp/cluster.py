@@ -206,6 +206,7 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
         def progress(f: float, m: str) -> None:
             queue.put((float(f), str(m)))
 
+        t_run = time.time()
         try:
             if isinstance(spec, CompareSpec):
                 outcome = engine.run_compare(spec, progress, control)
@@ -220,12 +221,16 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
             raise RuntimeError(str(e)) from None
         finally:
             stop.set()
+        t_ran = time.time()
         written = [Path(d) for d in dirs]
         limit = payload.get("max_result_bytes", MAX_RESULT_BYTES)
         archives = [(str(d.relative_to(cfg.out_root)), pack(d, limit, f"the directory {d.name}")) for d in dirs]
+        t1 = time.time()
         return {"outcome": outcome, "archives": archives, "worker_out_root": str(cfg.out_root),
                 "worker": worker.address, "pid": os.getpid(), "host": socket.gethostname(), "started": t0,
-                "finished": time.time(), "warm": engine.pool is not None}
+                "finished": t1, "warm": engine.pool is not None,
+                "seconds": {"worker_setup": round(t_run - t0, 3), "run": round(t_ran - t_run, 3),
+                            "pack": round(t1 - t_ran, 3)}}
     finally:  # the worker keeps nothing of a job: its package and its directories (now on the server) go
         shutil.rmtree(ws, ignore_errors=True)
         for d in written:
@@ -321,6 +326,7 @@ class ClusterRunner:
         sub = Queue(f"kprof-progress-{job}", client=self.client)
         cancel = Event(f"kprof-cancel-{job}", client=self.client)
         progress(0.0, f"submitted to the Dask cluster at {self.address}")
+        t_submit = time.monotonic()
         fut = self.client.submit(remote_job, payload, job, resources={"GPU": 1}, pure=False, retries=0,
                                  key=f"kprof-{type(spec).__name__}-{job}")
         deadline = time.monotonic() + spec.timeout + 120.0  # the worker enforces the limit; this is a backstop
@@ -353,7 +359,13 @@ class ClusterRunner:
                     cancel.set()
                     fut.cancel()
                     raise KprofError(f"the cluster job did not finish within {spec.timeout + 120:.0f} s; cancelled")
-                time.sleep(0.2)
+                try:  # wakes as soon as the task ends
+                    fut.result(timeout=0.2)
+                except TimeoutError:
+                    pass
+                except Exception:  # noqa: BLE001 — it ended badly: read below, once done
+                    if not fut.done():
+                        time.sleep(0.2)
             forward()
             try:
                 out = fut.result()
@@ -371,7 +383,11 @@ class ClusterRunner:
             except Exception:  # noqa: BLE001
                 pass
         lost = [s["worker"] for s in starts[:-1]]
-        return self._bring_back(spec, out, job, lost)
+        out["seconds"]["round_trip"] = round(time.monotonic() - t_submit, 3)
+        t_back = time.monotonic()
+        outcome = self._bring_back(spec, out, job, lost)
+        out["seconds"]["bring_back"] = round(time.monotonic() - t_back, 3)  # in runner.ran only
+        return outcome
 
     def _bring_back(self, spec, out: dict[str, Any], job: str, lost: list[str] | None = None):
         """Unpack the job's directories into the server's workspace (same relative paths), point
@@ -394,8 +410,11 @@ class ClusterRunner:
                         f.write_text(text.replace(old, str(root)))
             dirs.append(final)
         outcome = out.pop("outcome")
+        # The task's span on the worker (Unix s, its clock) and where the job's time went: on the worker
+        # (setup: unpack and preflight; run: the engine; pack), and the server's round trip from submit
+        # to result (all of it: the queue in Dask, shipping both ways, the worker's part).
         where = {"scheduler": self.address, "worker": out["worker"], "host": out["host"],
-                 "started": out["started"], "finished": out["finished"]}  # the task's span on the worker (Unix s)
+                 "started": out["started"], "finished": out["finished"], "seconds": dict(out["seconds"])}
         if lost:
             where["rescheduled_after"] = lost
         self.ran.append(dict(out, job=job, rescheduled_after=lost or []))

@@ -108,7 +108,8 @@ def _run_jobs(addr: str | None, workspace: Path, args, env_extra: dict[str, str]
 def _job_row(d: dict) -> dict:
     result = json.loads((Path(d["profile_dir"]) / "result.json").read_text())
     cl = result.get("profiler", {}).get("cluster", {})
-    return {"worker": cl.get("worker", "local"), "span": [cl.get("started"), cl.get("finished")], "gpu": d.get("gpu"), "bottleneck": d.get("bottleneck"),
+    return {"worker": cl.get("worker", "local"), "span": [cl.get("started"), cl.get("finished")],
+            "seconds": cl.get("seconds"), "gpu": d.get("gpu"), "bottleneck": d.get("bottleneck"),
             "opportunity_1": (d.get("opportunities") or [{}])[0].get("name"),
             "opportunity_1_gain_pct": (d.get("opportunities") or [{}])[0].get("est_gain_pct"),
             "stages": {s["name"]: {"median_us": s["duration_us"], "iqr_us": s["iqr_us"], "runs": s["runs"],
@@ -170,6 +171,11 @@ def main(argv=None) -> int:
             per = {w: sum(j["worker"] == w for j in jobs_of[label]) for w in workers}
             print(f"  jobs per worker {per}; pairs of jobs at once on one worker: "
                   f"{rows[label]['overlapping_jobs_on_one_worker']}")
+            secs = [j["seconds"] for j in jobs_of[label] if j.get("seconds")]
+            if secs:
+                mid = {k: sorted(x.get(k, 0.0) for x in secs)[len(secs) // 2] for k in secs[0]}
+                rows[label]["median_seconds_per_job"] = mid
+                print("  median seconds per job: " + ", ".join(f"{k} {v:.3f}" for k, v in mid.items()))
         meds = [round(st["median_us"], 2) for j in jobs_of[label] for st in j["stages"].values()]
         print(f"{label} ({len(use) if use else len(gpus)} GPU(s)): {len(done)} jobs in {wall:.1f} s = "
               f"{rows[label]['jobs_per_min']:.2f} jobs/min on {len(workers)} worker(s)/GPU(s); stage medians (us) "
