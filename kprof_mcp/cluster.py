@@ -111,14 +111,24 @@ def connect(engine, address: str, security=None) -> None:
 # ----------------------------------------------------------------------------- packing
 
 def pack(path: Path, limit: int, what: str) -> bytes:
-    """A directory or file as tar.gz bytes (``__pycache__`` left out), refusing past ``limit``."""
-    buf = io.BytesIO()
+    """A directory or file as tar.gz bytes (``__pycache__`` left out), refusing past ``limit``.
+    The same files give the same bytes (sorted members, no gzip timestamp), so a worker can tell
+    an unchanged package by its digest."""
+    import gzip
 
     def skip(ti: tarfile.TarInfo):
-        return None if "__pycache__" in ti.name.split("/") or ti.name.endswith(".pyc") else ti
+        if "__pycache__" in ti.name.split("/") or ti.name.endswith(".pyc"):
+            return None
+        if ti.isdir():
+            ti.mtime = 0  # a directory's time moves when Python writes __pycache__ in it
+        return ti
 
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        tar.add(str(path), arcname=path.name, filter=skip)
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
+        members = [path] + (sorted(path.rglob("*")) if path.is_dir() else [])
+        for m in members:
+            tar.add(str(m), arcname=str(Path(path.name) / m.relative_to(path)) if m != path else path.name,
+                    recursive=False, filter=skip)
     data = buf.getvalue()
     if len(data) > limit:
         raise ClusterError(f"{what} is {len(data) / 2**20:.1f} MiB packed, over the {limit / 2**20:.0f} MiB limit for "
@@ -151,11 +161,10 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
     worker = get_worker()
     engine = _worker_engine(bool(payload["force_cpu"]))
     cfg = engine.config
-    ws = cfg.workspace / "jobs" / job  # this job's package; its profile goes under out_root
+    ws = cfg.workspace / "jobs" / job  # this job's scratch; its profile goes under out_root
     written: list[Path] = []
     try:
-        unpack(payload["package"], ws / "pkg")
-        source = ws / "pkg" / payload["package_name"]
+        source = _package_here(cfg.workspace, payload["package"], payload["package_name"])
 
         def moved(req):
             return req.model_copy(update={"kernel_source": str(source), "out_root": str(cfg.out_root)})
@@ -235,6 +244,32 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
         shutil.rmtree(ws, ignore_errors=True)
         for d in written:
             shutil.rmtree(d, ignore_errors=True)
+
+
+KEEP_PACKAGES = 16  # unpacked packages a worker keeps (the least recently used go)
+
+
+def _package_here(workspace: Path, data: bytes, name: str) -> Path:
+    """The shipped package, unpacked at a path named by its digest and kept: an unchanged package
+    is the same path job after job, so the warm worker keeps its modules, Triton's JIT and the
+    autotuner's choice, as it does locally; an edited one is a new path, imported afresh."""
+    import hashlib
+
+    root = workspace / "pkgs"
+    final = root / hashlib.sha256(data).hexdigest()[:20]
+    if not final.is_dir():
+        tmp = root / f".{final.name}.{secrets.token_hex(4)}"
+        unpack(data, tmp)
+        try:
+            tmp.rename(final)
+        except OSError:  # another job unpacked it first
+            shutil.rmtree(tmp, ignore_errors=True)
+        kept = sorted((d for d in root.iterdir() if not d.name.startswith(".")), key=lambda d: d.stat().st_mtime)
+        for old in kept[:-KEEP_PACKAGES]:
+            if old != final:
+                shutil.rmtree(old, ignore_errors=True)
+    os.utime(final)
+    return final / name
 
 
 _ENGINES: dict[bool, Any] = {}  # this Dask worker process's engine, kept between its jobs

@@ -161,6 +161,30 @@ def test_addresses_off_loopback_need_tls_and_packages_have_limits(tmp_path):
     assert (tmp_path / "out" / "pkg" / "big.bin").stat().st_size == 2 << 20
 
 
+def test_an_unchanged_package_lands_at_the_same_path_on_a_worker_and_an_edited_one_does_not(tmp_path, monkeypatch):
+    import shutil
+
+    from kprof_mcp import cluster as cl
+
+    src = tmp_path / "src" / "mykernel"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "kernels" / "vector_add", src,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    ws = tmp_path / "ws"
+    first = cl._package_here(ws, pack(src, 1 << 20, "p"), "mykernel")
+    (src / "__pycache__").mkdir(exist_ok=True)
+    (src / "__pycache__" / "x.pyc").write_bytes(b"junk")  # not shipped, so not a change
+    again = cl._package_here(ws, pack(src, 1 << 20, "p"), "mykernel")
+    assert again == first and (first / "__init__.py").is_file()
+    (src / "__init__.py").write_text((src / "__init__.py").read_text() + "\n# edited\n")
+    edited = cl._package_here(ws, pack(src, 1 << 20, "p"), "mykernel")
+    assert edited != first and "# edited" in (edited / "__init__.py").read_text()
+    monkeypatch.setattr(cl, "KEEP_PACKAGES", 2)
+    for i in range(3):
+        (src / "extra.py").write_text(f"X = {i}\n")
+        cl._package_here(ws, pack(src, 1 << 20, "p"), "mykernel")
+    assert len([d for d in (ws / "pkgs").iterdir()]) == 2  # the least recently used went
+
+
 def test_the_mcp_server_with_cluster_runs_profiles_on_the_workers(cluster, tmp_path):
     """The real server, started with --cluster, driven by the MCP SDK's client over stdio."""
     import sys
