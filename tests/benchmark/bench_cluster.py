@@ -169,6 +169,10 @@ def main(argv=None) -> int:
         workers = sorted({j["worker"] if use else str(j["gpu"]) for j in jobs_of[label]})
         rows[label] = {"wall_s": round(wall, 2), "jobs": len(done), "jobs_per_min": 60 * len(done) / wall,
                        "workers_used": workers}
+        meds = [round(st["median_us"], 2) for j in jobs_of[label] for st in j["stages"].values()]
+        print(f"{label} ({len(use) if use else len(gpus)} GPU(s)): {len(done)} jobs in {wall:.1f} s = "
+              f"{rows[label]['jobs_per_min']:.2f} jobs/min on {len(workers)} worker(s)/GPU(s); stage medians (us) "
+              f"{meds}", flush=True)
         if use:
             rows[label]["overlapping_jobs_on_one_worker"] = _overlaps(jobs_of[label])
             per = {w: sum(j["worker"] == w for j in jobs_of[label]) for w in workers}
@@ -179,10 +183,6 @@ def main(argv=None) -> int:
                 mid = {k: sorted(x.get(k, 0.0) for x in secs)[len(secs) // 2] for k in secs[0]}
                 rows[label]["median_seconds_per_job"] = mid
                 print("  median seconds per job: " + ", ".join(f"{k} {v:.3f}" for k, v in mid.items()))
-        meds = [round(st["median_us"], 2) for j in jobs_of[label] for st in j["stages"].values()]
-        print(f"{label} ({len(use) if use else len(gpus)} GPU(s)): {len(done)} jobs in {wall:.1f} s = "
-              f"{rows[label]['jobs_per_min']:.2f} jobs/min on {len(workers)} worker(s)/GPU(s); stage medians (us) "
-              f"{meds}", flush=True)
     ratio = rows["all GPUs"]["jobs_per_min"] / rows["one GPU"]["jobs_per_min"] if "one GPU" in rows else None
     if ratio is not None:
         print(f"\nthroughput ratio ({len(gpus)} GPUs / 1 GPU, on the cluster): {ratio:.2f}")
