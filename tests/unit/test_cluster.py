@@ -95,6 +95,19 @@ def test_cancelling_a_running_cluster_job_kills_it(setup):
     assert job.status == CANCELLED and "cancelled" in (job.error or "")
 
 
+def test_the_time_limit_holds_on_the_worker_and_kills_the_remote_process_tree(setup, tmp_path):
+    """A one-file kernel package that hangs: the worker's engine enforces the job's time limit,
+    as locally, and the job fails with the local message."""
+    engine, runner, jobs = setup
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "user_kernels" / "scale.py"
+    (tmp_path / "mykernels").mkdir()
+    (tmp_path / "mykernels" / "scale_hang.py").write_text(src.read_text().replace('MODE = "ok"', 'MODE = "hang"'))
+    spec = engine.check_profile("mykernels/scale_hang.py", None, {"n": 256}, "event", timeout_s=20)
+    job = _wait(jobs.submit(spec, "hangs"), 180)
+    assert job.status == FAILED
+    assert "did not finish within 20 s; the kernel process tree was killed" in job.error, job.error
+
+
 def test_a_worker_killed_mid_job_fails_or_reschedules_and_never_hangs(setup, cluster):
     engine, runner, jobs = setup
     spec = engine.check_profile("vector_add", "v1", {"n": 1 << 20}, "event")
