@@ -332,7 +332,8 @@ class ClusterRunner:
 
     def slots(self) -> list[str]:
         """One JobManager slot per GPU the cluster advertises now (at least one: jobs then wait in
-        Dask's queue until a worker joins)."""
+        Dask's queue until a worker joins). The server asks again at each submit, so workers that
+        join later (Slurm scaling up) add slots."""
         return [f"cluster-{i}" for i in range(max(1, self.gpu_count()))]
 
     def close(self) -> None:

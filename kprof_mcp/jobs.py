@@ -67,8 +67,12 @@ def detect_slots() -> list[str | None]:
 
 class JobManager:
     def __init__(self, run: Callable[[Any, Callable[[float, str], None], RunControl], Any],
-                 slots: list[str | None] | None = None, keep: int = 200):
+                 slots: list[str | None] | None = None, keep: int = 200,
+                 more_slots: Callable[[], list[str | None]] | None = None):
+        """``more_slots``: asked at each submit for the slots there are now (a cluster whose GPU
+        workers joined after the server started); new ones get a thread, none is taken away."""
         self._run = run
+        self._more_slots = more_slots
         self.slots = list(slots) if slots is not None else detect_slots()
         self._queue: deque[Job] = deque()
         self._jobs: dict[str, Job] = {}
@@ -132,9 +136,12 @@ class JobManager:
 
     # ------------------------------------------------------------------ internals
     def _start_threads(self) -> None:
-        if self._threads:
-            return
-        for slot in self.slots:
+        if self._more_slots is not None:
+            try:
+                self.slots += [s for s in self._more_slots() if s not in self.slots]
+            except Exception:  # noqa: BLE001 — the slots there are keep working
+                pass
+        for slot in self.slots[len(self._threads):]:
             t = threading.Thread(target=self._loop, args=(slot,), name=f"kprof-gpu-{slot}", daemon=True)
             t.start()
             self._threads.append(t)

@@ -108,7 +108,7 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         from .cluster import connect
 
         connect(engine, cluster["address"], cluster.get("security"))  # KprofError: main() reports it
-        jobs = JobManager(engine.execute, slots=engine.remote.slots())
+        jobs = JobManager(engine.execute, slots=engine.remote.slots(), more_slots=engine.remote.slots)
         start_workers = False
     else:
         jobs = JobManager(engine.execute, slots=slots)

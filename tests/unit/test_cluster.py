@@ -159,6 +159,29 @@ def test_a_lost_worker_past_dasks_allowed_failures_fails_the_job_saying_so(tmp_p
         cl.close()
 
 
+def test_workers_that_join_after_the_server_started_add_slots(tmp_path):
+    cl = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"GPU": 1},
+                                  dashboard_address=":0")
+    cfg = Config.from_options(str(tmp_path), force_cpu=True)
+    cfg.warm = False
+    engine = Engine(cfg)
+    connect(engine, cl.scheduler_address)
+    jobs = JobManager(engine.execute, slots=engine.remote.slots(), more_slots=engine.remote.slots)
+    try:
+        assert len(jobs.slots) == 1
+        cl.scale(3)
+        engine.remote.client.wait_for_workers(3, timeout=120)
+        js = [jobs.submit(engine.check_profile("vector_add", "v0", {"n": 1024}, "event"), f"j{i}") for i in range(3)]
+        assert len(jobs.slots) == 3
+        for j in js:
+            assert _wait(j).status == DONE, j.error
+        assert len({r["worker"] for r in engine.remote.ran}) >= 2
+    finally:
+        jobs.shutdown()
+        engine.close()
+        cl.close()
+
+
 def test_addresses_off_loopback_need_tls_and_packages_have_limits(tmp_path):
     check_address("tcp://127.0.0.1:8786", None)
     with pytest.raises(ClusterError, match="TLS"):
