@@ -82,6 +82,9 @@ def check_address(address: str, security) -> None:
     scheme = urlparse(address).scheme if "://" in address else "tcp"
     if scheme not in ("tcp", "tls", "inproc"):
         raise ClusterError(f"scheduler address {address!r}: use tcp://HOST:PORT (loopback) or tls://HOST:PORT")
+    if scheme == "tls" and security is None:
+        raise ClusterError(f"scheduler {address} speaks TLS: give the certificates (--tls-ca, --tls-cert, --tls-key; "
+                           "in Python, cluster.security_from(ca, cert, key))")
     if is_loopback(address):
         return
     if scheme != "tls" or security is None:
@@ -320,7 +323,7 @@ class ClusterRunner:
 
         try:
             self.client = Client(address, security=security, timeout=connect_timeout_s, set_as_default=False)
-        except OSError as e:
+        except (OSError, TypeError, ValueError) as e:  # TimeoutError is an OSError; TLS set-up errors are not
             raise ClusterError(f"cannot reach the Dask scheduler at {address}: {e}. Start one with `dask scheduler` "
                                "and workers with `kprof worker --scheduler ADDRESS`.") from None
         self.address, self.engine = address, engine

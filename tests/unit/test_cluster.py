@@ -11,7 +11,7 @@ from pathlib import Path
 distributed = pytest.importorskip("distributed")
 
 from kprof_mcp.cluster import ClusterError, ClusterRunner, check_address, connect, pack, unpack  # noqa: E402
-from kprof_mcp.engine import Config, Engine  # noqa: E402
+from kprof_mcp.engine import Config, Engine, KprofError  # noqa: E402
 from kprof_mcp.jobs import CANCELLED, DONE, FAILED, JobManager  # noqa: E402
 
 
@@ -179,6 +179,37 @@ def test_workers_that_join_after_the_server_started_add_slots(tmp_path):
     finally:
         jobs.shutdown()
         engine.close()
+        cl.close()
+
+
+def test_a_tls_cluster_runs_jobs_for_a_client_with_certificates_and_refuses_one_without(tmp_path):
+    """Mutual TLS end to end on one host (Dask's temporary certificates): the scheduler and
+    workers require it, the server's runner presents its certificate, a client without is refused."""
+    from distributed.security import Security
+
+    sec = Security.temporary()
+    cl = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"GPU": 1},
+                                  dashboard_address=":0", protocol="tls://", security=sec)
+    try:
+        assert cl.scheduler_address.startswith("tls://")
+        cfg = Config.from_options(str(tmp_path), force_cpu=True)
+        cfg.warm = False
+        engine = Engine(cfg)
+        with pytest.raises(KprofError, match="speaks TLS: give the certificates"):
+            connect(engine, cl.scheduler_address)  # no certificate
+        # A client whose certificate the cluster's CA did not sign is refused by the scheduler.
+        other = Security.temporary()
+        with pytest.raises(KprofError, match="cannot reach the Dask scheduler"):
+            engine.remote = None
+            connect(engine, cl.scheduler_address, other)
+        connect(engine, cl.scheduler_address, sec)
+        try:
+            out = engine.profile("vector_add", "v0", {"n": 1024}, "event")
+            assert out.result.profiler["cluster"]["worker"].startswith("tls://")
+            assert tmp_path in out.profile_dir.parents
+        finally:
+            engine.close()
+    finally:
         cl.close()
 
 
