@@ -150,9 +150,10 @@ def unpack(data: bytes, dest: Path) -> None:
 
 def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
     """Run one job (a profile, a comparison or a sweep: the validated spec itself) on this Dask
-    worker, as a task needing ``GPU=1``: the package unpacked into a private workspace, the spec's
-    paths moved there, the engine's own pipeline, and every directory it wrote packed for the
-    server. Raises with the engine's own message on failure."""
+    worker, as a task needing ``GPU=1`` (one at a time per worker process): the package unpacked
+    into this worker's private workspace, the spec's paths moved there, the engine's own pipeline,
+    and every directory it wrote packed for the server. Raises with the engine's own message on
+    failure."""
     from dataclasses import replace
 
     from distributed import Event, Queue, get_worker
@@ -164,7 +165,6 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
     worker = get_worker()
     engine = _worker_engine(bool(payload["force_cpu"]))
     cfg = engine.config
-    ws = cfg.workspace / "jobs" / job  # this job's scratch; its profile goes under out_root
     written: list[Path] = []
     try:
         source = _package_here(cfg.workspace, payload["package"], payload["package_name"])
@@ -243,9 +243,10 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
                 "finished": t1, "warm": engine.pool is not None,
                 "seconds": {"worker_setup": round(t_run - t0, 3), "run": round(t_ran - t_run, 3),
                             "pack": round(t1 - t_ran, 3)}}
-    finally:  # the worker keeps nothing of a job: its package and its directories (now on the server) go
-        shutil.rmtree(ws, ignore_errors=True)
+    finally:  # the worker keeps no job's directories (they are on the server now, or the job failed)
         for d in written:
+            shutil.rmtree(d, ignore_errors=True)
+        for d in cfg.out_root.rglob("*.partial") if cfg.out_root.is_dir() else []:
             shutil.rmtree(d, ignore_errors=True)
 
 
@@ -387,9 +388,12 @@ class ClusterRunner:
             while not fut.done():
                 forward()
                 if control.cancelled and cancel_sent is None:
-                    cancel.set()  # the worker kills the process tree, then the task fails
+                    # A running task: the worker kills the process tree, tidies up, then the task
+                    # fails, and only then is the job cancelled, as locally. One still in Dask's
+                    # queue is taken out (a task starting meanwhile sees the Event at once).
+                    cancel.set()
                     cancel_sent = time.monotonic()
-                    if fut.status == "pending":
+                    if not starts:
                         fut.cancel()
                 if cancel_sent is not None and time.monotonic() - cancel_sent > 30.0:
                     fut.cancel()
