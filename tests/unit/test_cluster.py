@@ -221,6 +221,46 @@ def test_a_tls_cluster_runs_jobs_for_a_client_with_certificates_and_refuses_one_
         cl.close()
 
 
+def test_kprof_worker_and_the_cli_speak_tls_with_certificate_files(tmp_path):
+    """The command-line path of TLS: certificate files for `kprof worker` (passed to dask worker)
+    and for `kprof --cluster tls://... --tls-ca/--tls-cert/--tls-key profile`."""
+    import json
+    import subprocess
+    import sys
+
+    from distributed.security import Security
+
+    from conftest import server_env
+    from kprof_mcp.cluster import security_from
+
+    tmp = Security.temporary()  # one self-signed certificate: it is its own CA
+    ca, cert, key = tmp_path / "ca.pem", tmp_path / "cert.pem", tmp_path / "key.pem"
+    ca.write_text(tmp.tls_ca_file)
+    cert.write_text(tmp.tls_client_cert)
+    key.write_text(tmp.tls_client_key)
+    sec = security_from(str(ca), str(cert), str(key))
+    cl = distributed.LocalCluster(n_workers=0, dashboard_address=":0", protocol="tls://", security=sec)
+    env = dict(server_env(), KPROF_FORCE_CPU="1")
+    tls = ["--tls-ca", str(ca), "--tls-cert", str(cert), "--tls-key", str(key)]
+    w = subprocess.Popen([sys.executable, "-m", "kprof_mcp.cli", "worker", "--scheduler", cl.scheduler_address,
+                          "--gpus", "cpu", *tls], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with distributed.Client(cl.scheduler_address, security=sec, set_as_default=False) as c:
+            c.wait_for_workers(1, timeout=120)
+            (info,) = c.scheduler_info()["workers"].values()
+            assert info["resources"] == {"GPU": 1} and info["id"].startswith("kprof-")
+        r = subprocess.run([sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(tmp_path), "--cluster",
+                            cl.scheduler_address, *tls, "profile", "vector_add", "--version", "v0", "--mode", "event",
+                            "--n", "1024", "--json", "--quiet"], capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout[r.stdout.index("\n{") + 1:])
+        assert out["result"]["profiler"]["cluster"]["worker"].startswith("tls://")
+    finally:
+        w.terminate()
+        w.wait(30)
+        cl.close()
+
+
 def test_addresses_off_loopback_need_tls_and_packages_have_limits(tmp_path):
     check_address("tcp://127.0.0.1:8786", None)
     with pytest.raises(ClusterError, match="TLS"):
