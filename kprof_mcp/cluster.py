@@ -512,6 +512,21 @@ def _remote_error(e: BaseException) -> str:
 
 # ----------------------------------------------------------------------------- kprof worker
 
+def stop_processes(procs: list, wait_s: float) -> None:
+    """Terminate processes (Dask's own shutdown), then kill those still there after ``wait_s``."""
+    import subprocess
+
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
 def worker_main(scheduler: str, gpus: list[str], nthreads: int = 1, tls: tuple[str, str, str] | None = None,
                 extra: list[str] | None = None) -> int:
     """Start one Dask worker per GPU (``CUDA_VISIBLE_DEVICES=<gpu>``, resource ``GPU=1``) and wait;
@@ -542,13 +557,6 @@ def worker_main(scheduler: str, gpus: list[str], nthreads: int = 1, tls: tuple[s
         while not stop.is_set() and any(p.poll() is None for p in procs):
             stop.wait(0.5)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_processes(procs, 10.0)
         shutil.rmtree(root, ignore_errors=True)
     return max((p.returncode or 0) for p in procs) if not stop.is_set() else 0

@@ -84,8 +84,9 @@ class JobManager:
     # ------------------------------------------------------------------ public
     def submit(self, spec: Any, label: str) -> Job:
         job = Job(id=secrets.token_hex(6), label=label, spec=spec, control=RunControl())
+        more = self._ask_more_slots()  # outside the lock: for a cluster it asks the scheduler
         with self._cond:
-            self._start_threads()
+            self._start_threads(more)
             self._jobs[job.id] = job
             self._order.append(job.id)
             self._queue.append(job)
@@ -135,12 +136,16 @@ class JobManager:
             self.cancel(job.id, wait_s=10.0)
 
     # ------------------------------------------------------------------ internals
-    def _start_threads(self) -> None:
-        if self._more_slots is not None:
-            try:
-                self.slots += [s for s in self._more_slots() if s not in self.slots]
-            except Exception:  # noqa: BLE001 — the slots there are keep working
-                pass
+    def _ask_more_slots(self) -> list[str | None]:
+        if self._more_slots is None:
+            return []
+        try:
+            return list(self._more_slots())
+        except Exception:  # noqa: BLE001 — the slots there are keep working
+            return []
+
+    def _start_threads(self, more: list[str | None] = ()) -> None:
+        self.slots += [s for s in more if s not in self.slots]
         for slot in self.slots[len(self._threads):]:
             t = threading.Thread(target=self._loop, args=(slot,), name=f"kprof-gpu-{slot}", daemon=True)
             t.start()

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kprof_mcp.cluster import stop_processes
+
 ROOT = Path(__file__).resolve().parents[2]
 MIN_GAIN_PCT = 5.0  # an opportunity under this is "at the roof" in the report
 
@@ -51,16 +53,6 @@ def _start_cluster(gpus: list[str], logs: Path | None = None, tag: str = "") -> 
                 raise SystemExit("workers did not register within 120 s")
             time.sleep(0.5)
     return addr, [workers, sched]
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        try:
-            p.wait(30)
-        except subprocess.TimeoutExpired:
-            p.kill()
 
 
 def _run_jobs(addr: str | None, workspace: Path, args, env_extra: dict[str, str] | None = None,
@@ -164,7 +156,7 @@ def main(argv=None) -> int:
             try:
                 wall, done = _run_jobs(addr, ws, a, n_gpus=len(use))
             finally:
-                _stop(procs)
+                stop_processes(procs, 30.0)
         jobs_of[label] = [_job_row(d) for d in done]
         workers = sorted({j["worker"] if use else str(j["gpu"]) for j in jobs_of[label]})
         rows[label] = {"wall_s": round(wall, 2), "jobs": len(done), "jobs_per_min": 60 * len(done) / wall,
