@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import runner, store
+from . import runner, safefs, store
 from .analysis import diagnosis as dx
 from .analysis.assessment import Assessment, assess
 from .devices import load_devices, try_match_device
@@ -27,7 +27,7 @@ from .kernel.api import NAME_RE, Param, ParamError
 from .locks import Cancelled, device_lock, lock_name
 from .models import TIMELINE_ENGINES, CompareArm, CompareRequest, CompareResult, SweepRequest, SweepResult, Diagnosis, ProfileRequest, ProfileResult
 from .modes import DEFAULT_MODE, MODES, ModeError, ModeNotAvailable, PreflightEnv, get_mode
-from .packages import KernelNotFound, available, resolve
+from .packages import KernelNotFound, available, check_package, package_roots, resolve
 from .render import render_contract, render_devlog_entry, render_report, last_devlog_metrics
 from .tools import ncu as ncu_tool
 from .tools import nsys as nsys_tool
@@ -207,6 +207,26 @@ def render_profile(result: ProfileResult, baseline: ProfileResult | None = None,
                     render_report(result, baseline, assessment=a, mode=mode_report))
 
 
+# python -m MODULE runs a module under the working directory, or one of these (their arguments
+# checked by _refused_option and for paths outside the workspace).
+ALLOWED_MODULES = frozenset({"pytest"})
+
+
+def _refused_option(tool: str, arg: str, following: str) -> str | None:
+    """Why an allowed tool's option is refused (it would load code or options by name), or None."""
+    if tool != "pytest":
+        return None
+    if arg == "--pyargs":
+        return "it imports test packages by name from the installation, outside the workspace"
+    if (arg == "-p" and not following.startswith("no:")) or (arg.startswith("-p") and len(arg) > 2
+                                                             and not arg[2:].startswith("no:")):
+        return "it loads a plugin module by name (-p no:NAME, which disables one, is accepted)"
+    if (arg in ("-o", "--override-ini") and following.startswith("addopts")) \
+            or arg.startswith(("--override-ini=addopts", "-oaddopts")):
+        return "addopts can add any option"
+    return None
+
+
 class Engine:
     def __init__(self, config: Config | None = None, eager_workers: bool = False, pool: WorkerPool | None = None):
         self.config = config or Config()
@@ -221,6 +241,7 @@ class Engine:
         """Run a checked request (:meth:`check_profile`, :meth:`check_command`, :meth:`check_compare`,
         :meth:`check_sweep`) here, or on a Dask cluster once :func:`kprof_mcp.cluster.connect` has
         set ``remote``: the one entry point the server's job queue, the CLI and the Python API share."""
+        self._guard(spec)
         if self.remote is not None:
             return self.remote.run(spec, on_progress or (lambda f, m: None), self._control(control))
         if isinstance(spec, CompareSpec):
@@ -255,7 +276,33 @@ class Engine:
         """Whether jobs will time on the CPU: forced, or no GPU here (a cluster's workers have theirs)."""
         return self.config.force_cpu or (not self.config.remote_gpus and not nvidia_smi.gpu_present())
 
+    def _check_package(self, source: Path) -> Path:
+        """No link on the way to the package or inside it (checked again right before each load)."""
+        try:
+            return check_package(Path(source), package_roots(self.config.workspace, self.config.kernel_dirs))
+        except KernelNotFound as e:
+            raise KprofError(str(e)) from None
+
+    def _guard(self, spec: "ProfileSpec | CompareSpec | SweepSpec") -> None:
+        """Right before a run, what a queued request was checked against is checked again: the
+        output root is a real directory under the workspace (created without following links),
+        the package or the command's script has no link on the way or inside. A file swapped for
+        a link while the request waited is refused, not run."""
+        out = self.config.out_root
+        try:
+            safefs.make_dirs(self.root_of(out), out)
+        except safefs.UnsafePath as e:
+            raise KprofError(f"output directory: {e}") from None
+        except OSError as e:
+            raise KprofError(f"output directory {out}: {e.strerror or e}") from None
+        req = spec.req
+        if isinstance(req, ProfileRequest) and req.command:
+            self._check_command_targets(list(req.command), self.confine(req.command_cwd or ".", "cwd"))
+        else:
+            self._check_package(Path(req.kernel_source))
+
     def _describe(self, source: Path) -> dict[str, Any]:
+        self._check_package(source)
         mtime = max((p.stat().st_mtime for p in ([source] if source.is_file() else source.rglob("*.py"))),
                     default=0.0)
         key = (str(source), mtime)
@@ -304,37 +351,69 @@ class Engine:
             raise KprofError(f"{e}. Parameters of {desc['name']!r}: {valid}") from None
 
     # ------------------------------------------------------------------ paths
+    def root_of(self, p: Path) -> Path:
+        """The trusted root ``p`` lies under: the workspace, or the operator's ``out_root``
+        outside it. Below the root nothing is trusted: no link is ever followed there."""
+        for r in (self.config.workspace, self.config.out_root):
+            try:
+                safefs.parts_under(r, p)
+                return r
+            except safefs.UnsafePath:
+                continue
+        raise KprofError(f"{p} is outside the workspace")
+
     def confine(self, path: str, what: str) -> Path:
-        """Resolve ``path`` (relative to the workspace; symlinks followed) and refuse escapes."""
+        """``path`` (relative to the workspace, or absolute) taken lexically under the workspace
+        (or the out_root), with no symbolic link on any component: the path it names is the path
+        that will be read, written or run. Refused with a reason otherwise; the message never
+        says where a link points."""
         if not isinstance(path, str) or not path or "\x00" in path:
             raise KprofError(f"{what}: a non-empty path is required")
-        raw = Path(path)
-        p = (raw if raw.is_absolute() else self.config.workspace / raw).resolve()
-        roots = [self.config.workspace, self.config.out_root]
-        if not any(p == r or r in p.parents for r in roots):
-            raise KprofError(f"{what}: {path!r} resolves to {p}, outside the workspace {self.config.workspace}; "
-                             "only profile directories under the workspace can be read")
-        return p
+        ws = self.config.workspace
+        for root in (ws, self.config.out_root):
+            try:
+                parts = safefs.parts_under(root, path)
+            except safefs.UnsafePath:
+                continue
+            p = Path(root, *parts)
+            try:
+                k = safefs.kind(root, p)
+            except safefs.UnsafePath as e:
+                raise KprofError(f"{what}: {e}") from None
+            if k == "link":
+                raise KprofError(f"{what}: {safefs.clip(path)} is a symbolic link: kprof reads, writes and runs only "
+                                 "real files and directories under the workspace, never through a link")
+            return p
+        raise KprofError(f"{what}: {safefs.clip(path)} is outside the workspace {ws}; only paths under the "
+                         "workspace can be used (relative paths are taken from the workspace)")
 
     def _profile_dir(self, path: str, what: str) -> Path:
         p = self.confine(path, what)
-        if p.is_file() and p.name in ("params.json", "result.json", "report.md"):
-            p = p.parent
-        if not p.is_dir():
-            raise KprofError(f"{what}: {path!r} is not a directory (give a profile_dir returned by profile_kernel)")
+        root = self.root_of(p)
+        try:
+            k = safefs.kind(root, p)
+            if k == "file" and p.name in ("params.json", "result.json", "report.md"):
+                p, k = p.parent, "dir"
+        except safefs.UnsafePath as e:
+            raise KprofError(f"{what}: {e}") from None
+        if k != "dir":
+            raise KprofError(f"{what}: {safefs.clip(path)} is not a directory (give a profile_dir returned by "
+                             "profile_kernel)")
         if p.name.endswith(".partial"):
             raise KprofError(f"{what}: {p} is an unfinished profile (the run failed or is still running)")
         return p
 
     def load_result(self, profile_dir: str, what: str = "profile_dir") -> ProfileResult:
         try:
-            return store.load_result(self._profile_dir(profile_dir, what), what)
+            p = self._profile_dir(profile_dir, what)
+            return store.load_result(p, what, root=self.root_of(p))
         except store.StoreError as e:
             raise KprofError(str(e)) from None
 
     def read_params(self, profile_dir: str) -> dict[str, Any]:
         try:
-            return store.read_params(self._profile_dir(profile_dir, "profile_dir"))
+            p = self._profile_dir(profile_dir, "profile_dir")
+            return store.read_params(p, root=self.root_of(p))
         except store.StoreError as e:
             raise KprofError(str(e)) from None
 
@@ -417,10 +496,6 @@ class Engine:
         """Validate a ``profile_command`` request: an argument vector starting with ``python`` (a
         script under the workspace, or ``-m module``), a working directory under the workspace,
         include patterns, per-stage FLOP/byte models, limits. Nothing runs yet."""
-        import importlib.util
-
-        from .child.recording import parse_argv
-
         try:
             mode_obj = get_mode(mode)
         except ModeNotAvailable as e:
@@ -428,23 +503,10 @@ class Engine:
         if not isinstance(command, list):
             raise KprofError("command must be a list of strings (an argument vector, never a shell string), e.g. "
                              "[\"python\", \"train.py\", \"--steps\", \"5\"]")
-        try:
-            kind, target, _ = parse_argv(command)
-        except ValueError as e:
-            raise KprofError(str(e)) from None
         workdir = self.confine(cwd or ".", "cwd")
-        if not workdir.is_dir():
-            raise KprofError(f"cwd: {workdir} is not a directory")
-        if kind == "path":
-            script = self.confine(str(Path(target) if Path(target).is_absolute() else workdir / target), "script")
-            if not script.is_file():
-                raise KprofError(f"script {target!r} not found (looked for {script}); paths are relative to cwd "
-                                 f"({workdir})")
-        else:
-            top = target.split(".")[0]
-            if importlib.util.find_spec(top) is None and not (workdir / top).exists() \
-                    and not (workdir / f"{top}.py").exists():
-                raise KprofError(f"module {target!r} not found: neither installed nor in cwd ({workdir})")
+        if safefs.kind(self.root_of(workdir), workdir) != "dir":
+            raise KprofError(f"cwd: {safefs.clip(cwd or '.')} is not a directory under the workspace")
+        self._check_command_targets(command, workdir)
         _in_range("timeout_s", timeout_s, 1, 86400, "seconds")
         include = list(include or [])
         if len(include) > 32 or not all(isinstance(p, str) and p and len(p) <= 200 for p in include):
@@ -483,6 +545,72 @@ class Engine:
         return ProfileSpec(req=req, base=None, source=workdir, cpu=cpu, stages=[],
                            timeout=float(timeout_s or self.config.timeout_s))
 
+    def _check_command_targets(self, command: list[str], workdir: Path) -> None:
+        """What the command will run is workspace code: a script under the workspace, a module
+        that resolves to a file under the working directory, or an allowed tool (pytest) whose
+        path arguments stay in the workspace. No link on the way to any of them. Checked when the
+        request comes and again right before it runs."""
+        from .child.recording import parse_argv
+
+        try:
+            kind, target, rest = parse_argv(command)
+        except ValueError as e:
+            raise KprofError(str(e)) from None
+        if kind == "path":
+            script = self.confine(target if Path(target).is_absolute() else str(workdir / target), "script")
+            try:
+                safefs.check_file(self.root_of(script), script)
+            except safefs.UnsafePath as e:
+                raise KprofError(f"script: {e} (paths are relative to cwd)") from None
+            return
+        module = self._workspace_module(target, workdir)
+        if module is not None:
+            return
+        if target not in ALLOWED_MODULES:
+            raise KprofError(f"module {safefs.clip(target)}: python -m runs only a module under the working directory "
+                             f"(its file under the workspace, e.g. pkg/train.py for pkg.train) or one of "
+                             f"{sorted(ALLOWED_MODULES)}; for other code, write a script in the workspace that calls it")
+        self._check_tool_args(target, rest, workdir)
+
+    def _workspace_module(self, target: str, workdir: Path) -> Path | None:
+        """The file ``python -m target`` runs when it lies under the working directory (which is
+        first on sys.path): ``a/b.py`` or ``a/b/__main__.py`` for ``a.b``; None when it is not there."""
+        names = target.split(".")
+        if not all(n.isidentifier() for n in names):
+            raise KprofError(f"module {safefs.clip(target)} is not a dotted module name")
+        base = workdir.joinpath(*names)
+        root = self.root_of(workdir)
+        for candidate in (base.with_name(names[-1] + ".py"), base / "__main__.py"):
+            try:
+                k = safefs.kind(root, candidate)
+            except safefs.UnsafePath as e:
+                raise KprofError(f"module {safefs.clip(target)}: {e}") from None
+            if k == "link":
+                raise KprofError(f"module {safefs.clip(target)}: {candidate.relative_to(root)} is a symbolic link; "
+                                 "kprof runs only real files under the workspace")
+            if k == "file":
+                return candidate
+        top = workdir / names[0]
+        if safefs.kind(root, top) != "missing" or safefs.kind(root, top.with_name(names[0] + ".py")) != "missing":
+            raise KprofError(f"module {safefs.clip(target)}: {names[0]} is in the working directory but "
+                             f"{'/'.join(names)}.py (or its __main__.py) is not")
+        return None
+
+    def _check_tool_args(self, tool: str, args: list[str], workdir: Path) -> None:
+        """An allowed tool's arguments may not reach outside the workspace: options that load code
+        by name are refused, and every argument that names a path (absolute, ``~``, with ``/`` or
+        ``..``; also after ``--opt=``) is confined like a script, relative to cwd."""
+        for i, a in enumerate(args):
+            why = _refused_option(tool, a, args[i + 1] if i + 1 < len(args) else "")
+            if why:
+                raise KprofError(f"{tool} option {safefs.clip(a)} is refused: {why}")
+            value = a.partition("=")[2] if a.startswith("--") else "" if a.startswith("-") else a
+            path = value.split("::")[0]
+            if path.startswith("~"):
+                raise KprofError(f"{tool} argument {safefs.clip(a)}: '~' paths are outside the workspace")
+            if path.startswith("/") or "/" in path or path == "..":
+                self.confine(path if Path(path).is_absolute() else str(workdir / path), f"{tool} argument")
+
     def run_checked(self, spec: "ProfileSpec", on_progress: runner.ProgressFn | None = None,
                     control: runner.RunControl | None = None) -> ProfileOutcome:
         """Run a validated profile (see :meth:`check_profile`) in child processes, holding the
@@ -497,6 +625,7 @@ class Engine:
 
     def _run_locked(self, spec: "ProfileSpec", on_progress: runner.ProgressFn | None,
                     control: runner.RunControl | None) -> ProfileOutcome:
+        self._guard(spec)  # again under the lock: the request may have waited in the queue
         req, timeout, cpu = spec.req, spec.timeout, spec.cpu
         mode = get_mode(req.mode)
         gpus = nvidia_smi.gpus()
@@ -557,7 +686,7 @@ class Engine:
             result = store.load_result(work_dir, "profile")
             if req.command:  # what the command printed: the report keeps its tail
                 result.command["output_tail"] = _output_tail(record.get("log", ""))
-                (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
+                store.write_result(work_dir, result)
             r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
             store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract})
         except store.StoreError as e:
@@ -579,6 +708,7 @@ class Engine:
         control = self._control(control)
         try:
             with device_lock(lock_name(spec.cpu, control), control, on_progress):
+                self._guard(spec)  # again under the lock: the request may have waited in the queue
                 record = runner.run_profile(spec.req.model_dump_json(), spec.timeout, on_progress, control=control,
                                             command=command)
                 after = then(control) if then is not None else None
@@ -833,14 +963,11 @@ class Engine:
             for it in items or []:
                 if not isinstance(it, str) or len(it) > 2000:
                     raise KprofError(f"{label}: each entry must be a string of at most 2000 characters")
-        log_dir = self.config.workspace / "docs" / "kernels"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        path = (log_dir / f"{kernel}.md").resolve()
-        if log_dir.resolve() not in path.parents:
-            raise KprofError(f"devlog path {path} escapes {log_dir}")
+        ws = self.config.workspace
+        path = ws / "docs" / "kernels" / f"{kernel}.md"
         try:
-            ref = str(Path(result.profile_dir or profile_dir).resolve().relative_to(self.config.workspace))
-        except ValueError:
+            ref = str(self._profile_dir(profile_dir, "profile_dir").relative_to(ws))
+        except (ValueError, KprofError):
             ref = str(result.profile_dir)
         a = assess(result)
 
@@ -848,7 +975,10 @@ class Engine:
             return render_devlog_entry(result, last_devlog_metrics(text, result), [i.strip() for i in issues or []],
                                        [i.strip() for i in insights or []], ref, assessment=a)
 
-        entry = store.append_devlog(path, f"# {kernel} — development log\n\n", entry_for)
+        try:
+            entry = store.append_devlog(ws, path, f"# {kernel} — development log\n\n", entry_for)
+        except store.StoreError as e:
+            raise KprofError(str(e)) from None
         return path, entry
 
     # ------------------------------------------------------------------ device

@@ -26,6 +26,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 from types import ModuleType
 
+from . import safefs
 from .kernel.api import NAME_RE, KernelPackage
 
 
@@ -42,16 +43,18 @@ def builtin_kernels_dir() -> Path:
 
 
 def _candidates(directory: Path) -> dict[str, Path]:
+    """Packages directly in ``directory`` (links to packages are left out; a package with links
+    inside is listed and refused with the reason when used: see :func:`check_package`)."""
     out: dict[str, Path] = {}
     if not directory.is_dir():
         return out
     for p in sorted(directory.iterdir()):
-        if p.name.startswith(("_", ".")):
+        if p.name.startswith(("_", ".")) or p.is_symlink():
             continue
-        if p.is_dir() and (p / "__init__.py").is_file() and NAME_RE.match(p.name):
-            out[p.name] = p.resolve()
+        if p.is_dir() and NAME_RE.match(p.name) and safefs.kind(directory, p / "__init__.py") in ("file", "link"):
+            out[p.name] = p
         elif p.is_file() and p.suffix == ".py" and NAME_RE.match(p.stem):
-            out[p.stem] = p.resolve()
+            out[p.stem] = p
     return out
 
 
@@ -64,37 +67,70 @@ def available(extra_dirs: list[Path] | None = None) -> dict[str, Path]:
     return found
 
 
-def _inside(path: Path, roots: list[Path]) -> bool:
-    return any(path == r or r in path.parents for r in roots)
+def _root_of(path: Path, roots: list[Path]) -> Path | None:
+    for r in roots:
+        try:
+            safefs.parts_under(r, path)
+            return r
+        except safefs.UnsafePath:
+            continue
+    return None
+
+
+def package_roots(workspace: Path, extra_dirs: list[Path] | None = None) -> list[Path]:
+    """Where packages may live: the workspace, the built-ins and the operator's kernel directories."""
+    return [Path(workspace), builtin_kernels_dir(), *[Path(d) for d in extra_dirs or []]]
+
+
+def check_package(path: Path, roots: list[Path]) -> Path:
+    """``path`` lies lexically under one of ``roots``, no component below that root is a link, and
+    nothing inside the package is a link: the files imported are the files under the root. Run at
+    request time and again right before the package is loaded."""
+    root = _root_of(path, roots)
+    if root is None:
+        raise KernelNotFound(f"kernel path {safefs.clip(str(path))} is outside the allowed roots "
+                             f"{[str(r) for r in roots]}; copy the package into the workspace or start the server "
+                             "with --kernels-dir pointing at its directory")
+    try:
+        return safefs.check_tree(root, path)
+    except safefs.UnsafePath as e:
+        raise KernelNotFound(f"kernel package: {e}") from None
 
 
 def resolve(kernel: str, workspace: Path, extra_dirs: list[Path] | None = None) -> Path:
-    """Turn what the caller gave (name or path) into a package path, or raise with what is valid."""
+    """Turn what the caller gave (name or path) into a package path, or raise with what is valid.
+    A path is taken lexically (relative to the workspace) and must reach a real package through
+    real directories: no symbolic link on the way or inside it."""
     extra_dirs = [Path(d).resolve() for d in (extra_dirs or [])]
     if NAME_RE.match(kernel) and "/" not in kernel and not kernel.endswith(".py"):
         names = available(extra_dirs)
         if kernel in names:
-            return names[kernel]
+            return check_package(names[kernel], package_roots(Path(workspace), extra_dirs))
         raise KernelNotFound(
             f"unknown kernel {kernel!r}; valid names: {sorted(names)} "
             "(or give a path to a kernel package directory or .py file inside the workspace)")
     if "\x00" in kernel:
         raise KernelNotFound("kernel path contains a NUL byte")
+    roots = package_roots(Path(workspace), extra_dirs)
     raw = Path(kernel)
-    path = (raw if raw.is_absolute() else workspace / raw).resolve()
-    roots = [workspace.resolve(), builtin_kernels_dir(), *extra_dirs]
-    if not _inside(path, roots):
-        raise KernelNotFound(
-            f"kernel path {kernel!r} resolves to {path}, outside the allowed roots "
-            f"{[str(r) for r in roots]}; copy the package into the workspace or start the server "
-            "with --kernels-dir pointing at its directory")
-    if path.is_dir() and (path / "__init__.py").is_file():
-        return path
-    if path.is_file() and path.suffix == ".py":
-        return path
+    path = Path(os.path.normpath(raw if raw.is_absolute() else Path(workspace) / raw))
+    root = _root_of(path, roots)
+    if root is None:
+        check_package(path, roots)  # raises with the allowed roots
+    try:
+        kind = safefs.kind(root, path)
+        if kind == "dir":
+            kind = "package" if safefs.kind(root, path / "__init__.py") == "file" else "dir"
+    except safefs.UnsafePath as e:
+        raise KernelNotFound(f"kernel {safefs.clip(kernel)}: {e}") from None
+    if kind == "link":
+        raise KernelNotFound(f"kernel {safefs.clip(kernel)} is a symbolic link: kprof loads packages only from "
+                             "real files under the workspace (replace the link with the package itself)")
+    if kind == "package" or (kind == "file" and path.suffix == ".py"):
+        return check_package(path, roots)
     raise KernelNotFound(
-        f"{kernel!r} is neither a known kernel name nor a kernel package (a directory with "
-        f"__init__.py, or a .py file) — resolved to {path}")
+        f"{safefs.clip(kernel)} is neither a known kernel name nor a kernel package (a directory with "
+        f"__init__.py, or a .py file) under the workspace")
 
 
 # resolved package path -> {module name: (file, mtime_ns, size)} of what loading it imported

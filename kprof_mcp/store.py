@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import safefs
 from .locks import cache_dir
 from .models import ProfileResult
 
@@ -23,63 +24,98 @@ class StoreError(Exception):
     """A profile directory or devlog cannot be read or written; the message says why."""
 
 
-def load_result(p: Path, what: str = "profile_dir") -> ProfileResult:
-    f = p / "result.json"
-    if not f.is_file():
+def _read(p: Path, name: str, what: str, root: Path | None) -> str:
+    """``p/name`` read with no link followed below ``root`` (default: ``p`` itself)."""
+    try:
+        return safefs.read_text(root or p, p / name, limit=64 << 20)
+    except safefs.UnsafePath as e:
+        raise StoreError(f"{what}: {e}") from None
+    except OSError as e:
+        raise StoreError(f"{what}: cannot read {name}: {e.strerror or e}") from None
+
+
+def _missing(p: Path, name: str, what: str, root: Path | None) -> bool:
+    try:
+        return safefs.kind(root or p, p / name) == "missing"
+    except safefs.UnsafePath as e:
+        raise StoreError(f"{what}: {e}") from None
+
+
+def load_result(p: Path, what: str = "profile_dir", root: Path | None = None) -> ProfileResult:
+    if _missing(p, "result.json", what, root):
         raise StoreError(f"{what}: {p} has no result.json: it is not a complete kprof profile directory")
+    text = _read(p, "result.json", what, root)
     try:
-        return ProfileResult.model_validate_json(f.read_text())
+        return ProfileResult.model_validate_json(text)
     except ValueError as e:
-        raise StoreError(f"{what}: {f} is corrupt or from an incompatible version: {str(e)[:300]}") from None
+        raise StoreError(f"{what}: {p / 'result.json'} is corrupt or from an incompatible version: "
+                         f"{str(e)[:300]}") from None
 
 
-def read_params(p: Path) -> dict[str, Any]:
-    f = p / "params.json"
-    if not f.is_file():
+def read_params(p: Path, root: Path | None = None) -> dict[str, Any]:
+    if _missing(p, "params.json", "profile_dir", root):
         raise StoreError(f"profile_dir: {p} has no params.json")
+    text = _read(p, "params.json", "profile_dir", root)
     try:
-        return json.loads(f.read_text())
+        return json.loads(text)
     except json.JSONDecodeError as e:
-        raise StoreError(f"profile_dir: {f} is not valid JSON ({e})") from None
+        raise StoreError(f"profile_dir: {p / 'params.json'} is not valid JSON ({e})") from None
+
+
+def write_result(work_dir: Path, result: ProfileResult) -> None:
+    """Rewrite ``result.json`` in a run's own directory (no link followed)."""
+    safefs.write_atomic(work_dir, work_dir / "result.json", result.model_dump_json(indent=2))
 
 
 def finish_profile(work_dir: Path, final_dir: Path, files: dict[str, str]) -> None:
-    """Write the rendered files into ``work_dir``, then give it its final name."""
+    """Write the rendered files into ``work_dir`` (created by this run, exclusively), then give it
+    its final name: files are created without following links, the rename is done within the
+    parent's directory handle."""
     for name, text in files.items():
-        (work_dir / name).write_text(text)
-    work_dir.rename(final_dir)
+        safefs.write_atomic(work_dir, work_dir / name, text)
+    safefs.rename_in_place(work_dir.parent, work_dir, final_dir)
 
 
 def sibling_versions(result: ProfileResult, final_dir: Path) -> list[ProfileResult]:
     """The latest finished profile of every *other* version of this kernel with the same
-    parameters and mode: the report's comparison table across versions."""
+    parameters and mode: the report's comparison table across versions. Links are skipped."""
     latest: dict[str, ProfileResult] = {}
     parent = final_dir.parent
-    if not parent.is_dir():
+    try:
+        entries = safefs.list_dir(parent, parent)
+    except (safefs.UnsafePath, OSError):
         return []
-    for d in sorted(parent.iterdir()):
-        if d.name.endswith(".partial") or not (d / "result.json").is_file() or d == final_dir:
+    for name, kind in entries:
+        d = parent / name
+        if kind != "dir" or name.endswith(".partial") or d == final_dir:
             continue
         try:
-            r = ProfileResult.model_validate_json((d / "result.json").read_text())
-        except ValueError:
+            r = ProfileResult.model_validate_json(safefs.read_text(parent, d / "result.json", limit=64 << 20))
+        except (ValueError, OSError, safefs.UnsafePath):
             continue
         if r.version != result.version and r.params == result.params and r.mode == result.mode:
             latest[r.version] = r  # names sort by timestamp: the last one wins
     return [latest[v] for v in sorted(latest)]
 
 
-def append_devlog(path: Path, header: str, make_entry) -> str:
-    """Append ``make_entry(existing_text)`` to the devlog at ``path`` under a file lock, with an
-    atomic replace: concurrent writers never lose an entry."""
+def append_devlog(root: Path, path: Path, header: str, make_entry) -> str:
+    """Append ``make_entry(existing_text)`` to the devlog at ``path`` (under ``root``, no link
+    followed, parents created) under a file lock, with an atomic replace: concurrent writers never
+    lose an entry. The lock file lives in kprof's cache, not beside the log: a lock file in the
+    workspace could itself be a planted link."""
     from filelock import FileLock
 
-    with FileLock(str(path) + ".lock", timeout=30):
-        text = path.read_text() if path.exists() else header
-        entry = make_entry(text)
-        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-        tmp.write_text(text.rstrip("\n") + "\n\n" + entry)
-        os.replace(tmp, path)
+    lock = cache_dir() / "locks" / f"devlog-{hashlib.sha256(str(path).encode()).hexdigest()[:24]}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with FileLock(str(lock), timeout=30):
+            safefs.make_dirs(root, path.parent)
+            k = safefs.kind(root, path)
+            text = safefs.read_text(root, path) if k != "missing" else header
+            entry = make_entry(text)
+            safefs.write_atomic(root, path, text.rstrip("\n") + "\n\n" + entry)
+    except safefs.UnsafePath as e:
+        raise StoreError(f"devlog: {e}") from None
     return entry
 
 

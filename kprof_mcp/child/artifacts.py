@@ -9,8 +9,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import safefs
 from ..models import ProfileResult, Resources
+from ..protocol import ExpectedError
 from ..parsers import triton as triton_meta
+
+
+def new_run_dir(out_root: str, final_dir: Path) -> Path:
+    """Create ``<final_dir>.partial`` under ``out_root``: every component below the root opened
+    without following links (the engine checked the root itself right before the run), the last
+    one created here and now, so nothing in it was planted before the run."""
+    work_dir = final_dir.with_name(final_dir.name + ".partial")
+    try:
+        return safefs.make_new_dir(Path(out_root), work_dir)
+    except safefs.UnsafePath as e:
+        raise ExpectedError("unsafe_path", f"cannot create the profile directory: {e}") from None
 
 
 def write_compiled(ret: Any, dest: Path) -> Resources | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models import DeviceState, ProfileRequest
+from .artifacts import new_run_dir
 from ..protocol import ExpectedError, progress
 from .recording import CommandCapture, label_of
 
@@ -52,8 +53,7 @@ def run(req: ProfileRequest) -> dict[str, Any]:
     argv = list(req.command or [])
     digest = hashlib.sha256(json.dumps([argv, req.command_cwd, list(req.include)]).encode()).hexdigest()[:10]
     final_dir = Path(req.out_root) / req.mode / "command" / label_of(argv) / digest / f"{stamp}-run"
-    work_dir = final_dir.with_name(final_dir.name + ".partial")
-    work_dir.mkdir(parents=True, exist_ok=False)
+    work_dir = new_run_dir(req.out_root, final_dir)
     cc = CommandCapture(torch=torch, req=req, use_cuda=use_cuda, device=dev, work_dir=work_dir, final_dir=final_dir,
                         created_at=stamp, peaks=_peaks(dev, req), classify=classify_failure)
     cc.phase("import_torch_device")

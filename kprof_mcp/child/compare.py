@@ -85,7 +85,7 @@ def run(req: CompareRequest) -> dict[str, Any]:
     from ..kernel.api import ParamError
     from ..modes.event import CuptiUnavailable, Timer
     from ..tools import nvidia_smi
-    from .artifacts import params_dirname
+    from .artifacts import new_run_dir, params_dirname
     from .context import run_plan
     from .harness import _check_memory, device_state
 
@@ -197,8 +197,7 @@ def run(req: CompareRequest) -> dict[str, Any]:
         order="rotating: round r starts with version r mod n", correctness=correctness,
         cache_control=("L2 flushed before each timed run (256 MiB buffer zeroed)" if use_cuda else "none (CPU)"),
         warnings=warnings, created_at=stamp, compare_dir=str(final_dir), request=req.model_dump())
-    work_dir = final_dir.with_name(final_dir.name + ".partial")
-    work_dir.mkdir(parents=True, exist_ok=False)
+    work_dir = new_run_dir(req.out_root, final_dir)
     write(work_dir, result)
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
 

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from ..kernel.api import KernelPackage, ParamError, Params
 from ..models import DeviceState, ProfileRequest
 from ..protocol import EXIT_EXPECTED, EXIT_KNOWN_FAILURE, ExpectedError, progress
-from .artifacts import params_dirname, write_compiled, write_tiling
+from .artifacts import new_run_dir, params_dirname, write_compiled, write_tiling
 from .context import Capture, run_plan, streams_for
 from .correctness import check_correctness
 
@@ -171,8 +171,7 @@ def run(req: ProfileRequest) -> dict[str, Any]:
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     order = [p.name for p in pkg.params]
     final_dir = Path(req.out_root) / req.mode / pkg.name / params_dirname(params.as_dict(), order) / f"{stamp}-{version.name}"
-    work_dir = final_dir.with_name(final_dir.name + ".partial")
-    work_dir.mkdir(parents=True, exist_ok=False)
+    work_dir = new_run_dir(req.out_root, final_dir)
     spec = None
     if dev.spec_key:
         from ..devices import match_device

@@ -22,7 +22,7 @@ from ..protocol import ExpectedError, progress
 def run(req: SweepRequest) -> dict[str, Any]:
     from ..kernel.api import ParamError
     from ..modes.event import CuptiUnavailable, Timer
-    from .artifacts import params_dirname
+    from .artifacts import new_run_dir, params_dirname
     from .compare import build_checked, open_package
     from .harness import _check_memory, _static, device_state
 
@@ -95,8 +95,7 @@ def run(req: SweepRequest) -> dict[str, Any]:
     result = SweepResult(kernel=pkg.name, param=req.param, values=list(req.values), versions=[v.name for v in versions],
                          points=points, skipped=skipped, device=dev, warnings=warnings, created_at=stamp,
                          sweep_dir=str(final_dir), request=req.model_dump())
-    work_dir = final_dir.with_name(final_dir.name + ".partial")
-    work_dir.mkdir(parents=True, exist_ok=False)
+    work_dir = new_run_dir(req.out_root, final_dir)
     (work_dir / "sweep.json").write_text(result.model_dump_json(indent=2))
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
 

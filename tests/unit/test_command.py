@@ -123,7 +123,7 @@ def test_bad_command_arguments_are_refused_before_anything_runs(ws):
                        (dict(command=["python", "-c", "print(1)"]), "not supported"),
                        (dict(command=["python", "missing.py"]), "not found"),
                        (dict(command=["python", "/etc/passwd"]), "outside the workspace"),
-                       (dict(command=["python", "-m", "no_such_module_xyz"]), "not found"),
+                       (dict(command=["python", "-m", "no_such_module_xyz"]), "runs only a module under the working directory"),
                        (dict(command=["python", "ok.py"], cwd="/"), "outside the workspace"),
                        (dict(command=["python", "ok.py"], include=[""]), "include"),
                        (dict(command=["python", "ok.py"], stage_models={"a": {"flops": -1}}), "a number"),
