@@ -381,7 +381,7 @@ class Engine:
             except safefs.UnsafePath as e:
                 raise KprofError(f"{what}: {e}") from None
             if k == "link":
-                raise KprofError(f"{what}: {safefs.clip(path)} is a symbolic link: kprof reads, writes and runs only "
+                raise KprofError(f"{what}: {safefs.clip('/'.join(parts))} is a symbolic link: kprof reads, writes and runs only "
                                  "real files and directories under the workspace, never through a link")
             return p
         raise KprofError(f"{what}: {safefs.clip(path)} is outside the workspace {ws}; only paths under the "

@@ -120,7 +120,7 @@ def resolve(kernel: str, workspace: Path, extra_dirs: list[Path] | None = None) 
     try:
         kind = safefs.kind(root, path)
         if kind == "dir":
-            kind = "package" if safefs.kind(root, path / "__init__.py") == "file" else "dir"
+            kind = "package" if safefs.kind(root, path / "__init__.py") in ("file", "link") else "dir"
     except safefs.UnsafePath as e:
         raise KernelNotFound(f"kernel {safefs.clip(kernel)}: {e}") from None
     if kind == "link":

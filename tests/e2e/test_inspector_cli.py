@@ -42,7 +42,7 @@ INSPECTOR_PACKAGE = f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPECTED_TOOLS = {"list_kernels", "profile_kernel", "read_params", "classify_bottleneck", "update_devlog",
-                  "device_info", "profile_command"}
+                  "device_info", "profile_command"}  # the server is started with --allow-commands
 
 FIRST_CALL_TIMEOUT_S = 300  # the first npx call may download the package and its dependencies
 CALL_TIMEOUT_S = 180  # later calls: package cached; profile_kernel runs the Triton interpreter on CPU
@@ -69,7 +69,7 @@ def _run_inspector(npx: str, workspace: Path, *inspector_args: str) -> tuple[int
     """Run one inspector CLI call against a fresh server; return (exit code, parsed stdout, stderr)."""
     pythonpath = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "PYTHONPATH": pythonpath, "npm_config_yes": "true", "NO_COLOR": "1"}
-    server_cmd = [sys.executable, "-m", "kprof_mcp.server", "--workspace", str(workspace)]
+    server_cmd = [sys.executable, "-m", "kprof_mcp.server", "--workspace", str(workspace), "--allow-commands"]
     # the server sees only what -e passes (plus HOME, PATH, ...): hand it PYTHONPATH and kprof's knobs
     server_env = {"PYTHONPATH": pythonpath,
                   **{k: v for k in FORWARDED_ENV if (v := os.environ.get(k))}}

@@ -13,8 +13,9 @@ from mcp import Client, StdioServerParameters
 from conftest import server_env
 
 
-def _server(workspace):
-    return StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", str(workspace)],
+def _server(workspace, *flags):
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-m", "kprof_mcp.server", "--workspace", str(workspace), *flags],
                                  env=server_env())
 
 
@@ -24,7 +25,7 @@ def test_full_agent_workflow_over_stdio(workspace):
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert set(tools) == {"list_kernels", "profile_kernel", "read_params", "classify_bottleneck",
                                   "update_devlog", "device_info", "get_profile", "cancel_profile",
-                                  "compare_versions", "sweep", "profile_command"}
+                                  "compare_versions", "sweep"}  # profile_command only with --allow-commands
             for t in tools.values():
                 assert t.description and len(t.description) > 80, t.name
                 a = t.annotations
@@ -186,7 +187,7 @@ def test_profile_command_over_stdio(workspace):
                       "print('done', float(z.sum()) > 0)\n")
 
     async def main():
-        async with Client(_server(workspace)) as c:
+        async with Client(_server(workspace, "--allow-commands")) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             a = tools["profile_command"].annotations
             assert a.destructive_hint and a.open_world_hint and not a.read_only_hint

@@ -92,9 +92,12 @@ def test_dns_rebinding_protection_on_loopback(workspace):
 
 
 def test_any_other_bind_address_needs_a_bearer_token(workspace, tmp_path):
-    proc, _ = _start(workspace, ["--host", "0.0.0.0"], {"KPROF_MCP_TOKEN": ""})
+    proc, _ = _start(workspace, ["--host", "0.0.0.0"])
     out, err = proc.communicate(timeout=30)
     assert proc.returncode != 0 and "requires a bearer token" in err
+    proc, _ = _start(workspace, ["--host", "0.0.0.0"], {"KPROF_MCP_TOKEN": ""})  # empty: an error, never "no auth"
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0 and "KPROF_MCP_TOKEN is empty" in err
     token = "s3cret-" + "x" * 24
     proc, port = _start(workspace, ["--host", "0.0.0.0", "--allowed-host", "127.0.0.1:*"], {"KPROF_MCP_TOKEN": token})
     try:
