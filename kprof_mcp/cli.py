@@ -236,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     if extra and a.cmd not in ("profile", "compare", "sweep"):
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
     config = Config.from_options(a.workspace, a.kernels_dir, force_cpu=a.cpu)
+    config.confine_modules = False  # `kprof run`: the user runs their own command (any python -m)
     config.warm = False  # one command per process: a warm worker would only be a fresh child
     engine = Engine(config)
     try:

@@ -58,6 +58,10 @@ class Config:
     # Jobs run on a Dask cluster's workers (kprof-mcp --cluster): the GPUs and profilers are theirs,
     # so a request is not checked against this machine's; each worker checks it (cluster.remote_job).
     remote_gpus: bool = False
+    # python -m in a command: only modules under the working directory or ALLOWED_MODULES (with
+    # their path arguments confined) for the server's profile_command, whose caller is an agent;
+    # the CLI's `kprof run` turns it off (the user runs their own command; links are still refused).
+    confine_modules: bool = True
 
     @classmethod
     def from_options(cls, workspace: str | None = None, kernel_dirs: list[str] | None = None,
@@ -565,6 +569,12 @@ class Engine:
             return
         module = self._workspace_module(target, workdir)
         if module is not None:
+            return
+        if not self.config.confine_modules:
+            import importlib.util
+
+            if importlib.util.find_spec(target.split(".")[0]) is None:
+                raise KprofError(f"module {safefs.clip(target)} not found: neither installed nor in cwd ({workdir})")
             return
         if target not in ALLOWED_MODULES:
             raise KprofError(f"module {safefs.clip(target)}: python -m runs only a module under the working directory "

@@ -233,3 +233,14 @@ def test_tokens_empty_blank_short_or_missing_are_clear_errors(tmp_path):
                          ((None, {"KPROF_MCP_TOKEN": "short"}), "at least 16 characters")]:
         with pytest.raises(TokenError, match=needle):
             read_token(*args)
+
+
+def test_the_cli_runs_any_installed_module_but_still_refuses_links(workspace, outside):
+    """`kprof run` is the user running their own command: any python -m, links still refused."""
+    e = Engine(Config(workspace=workspace, timeout_s=60, force_cpu=True, warm=False, confine_modules=False))
+    assert e.check_command(["python", "-m", "timeit", "pass"], mode="event").req.command[2] == "timeit"
+    with pytest.raises(KprofError, match="not found"):
+        e.check_command(["python", "-m", "no_such_module_xyz"], mode="event")
+    os.symlink(outside / "evil.py", workspace / "evil.py")
+    with pytest.raises(KprofError, match="symbolic link"):
+        e.check_command(["python", "evil.py"], mode="event")
