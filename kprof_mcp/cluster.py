@@ -43,6 +43,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from . import lifeline
+
 MAX_PACKAGE_BYTES = 32 << 20  # a kernel package shipped to a worker
 MAX_RESULT_BYTES = 256 << 20  # a profile directory shipped back (the .ncu-rep included)
 
@@ -282,7 +284,9 @@ _ENGINES: dict[bool, Any] = {}  # this Dask worker process's engine, kept betwee
 def dask_setup(worker) -> None:
     """Dask's preload hook (``kprof worker`` starts each worker with ``--preload kprof_mcp.cluster``):
     make this worker's engine and start its warm worker now, so that the first job does not pay
-    torch's import, the CUDA context and CUPTI's start, as a local server's first job does not."""
+    torch's import, the CUDA context and CUPTI's start, as a local server's first job does not.
+    First, the lifeline from ``kprof worker``: the worker dies with the command that started it."""
+    lifeline.watch()
     if os.environ.get("KPROF_WARM", "1") == "0":
         return
     engine = _worker_engine(False)
@@ -549,7 +553,11 @@ def worker_main(scheduler: str, gpus: list[str], nthreads: int = 1, tls: tuple[s
         if tls:
             ca, cert, key = tls
             cmd += ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
-        procs.append(subprocess.Popen(cmd + list(extra or []), env=env))
+        # Its own process group and this process's lifeline: a worker (and its jobs' processes) dies
+        # with this command however it ends; see dask_setup.
+        env, lifeline_fds = lifeline.for_child(env)
+        procs.append(subprocess.Popen(cmd + list(extra or []), env=env, pass_fds=lifeline_fds,
+                                      start_new_session=True))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

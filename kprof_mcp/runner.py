@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import lifeline
 from .protocol import child_command, parse_progress
 from .tools.nvidia_smi import reset_clocks
 from .warm import Ended
@@ -131,15 +132,30 @@ def _tail(text: str, n: int = 15) -> str:
     return "\n".join(lines[-n:]) if lines else "(no output)"
 
 
+def _clock_reset_argv(prefix: list[str] | None, control: RunControl | None) -> list[str] | None:
+    """``nvidia-smi -rgc`` for a profiler prefix that locks clocks (``--clock-control base``): what
+    an orphaned child leaves behind to reset them, as :func:`run_profile` does after a kill."""
+    import shutil
+
+    p = list(prefix or [])
+    exe = shutil.which("nvidia-smi")
+    if not exe or "--clock-control" not in p or p[p.index("--clock-control") + 1:][:1] != ["base"]:
+        return None
+    gpu = control.gpu if control is not None else None
+    return [exe, "-rgc"] + (["-i", gpu] if gpu is not None else [])
+
+
 def _run_once(args: list[str], timeout_s: float, on_progress: ProgressFn | None = None,
               control: RunControl | None = None, prefix: list[str] | None = None) -> Ended:
     """Run ``python -m kprof_mcp.child ARGS`` (behind a profiler's ``prefix``) in a fresh process
-    of its own group; on time-out or cancellation the group is killed."""
+    of its own group; on time-out or cancellation the group is killed, and when this process dies
+    the child kills the group itself (its lifeline, passed through the prefix)."""
+    env, lifeline_fds = lifeline.for_child(_env(control), then=_clock_reset_argv(prefix, control))
     with tempfile.TemporaryFile("w+", prefix="kprof-stderr-", errors="replace") as err:
         other: list[str] = []
         t0 = time.perf_counter()
         proc = subprocess.Popen([*(prefix or []), *child_command(*args)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=err, text=True, env=_env(control),
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=env, pass_fds=lifeline_fds,
                                 start_new_session=True, errors="replace")
         reader = threading.Thread(target=_pump, args=(proc, on_progress, other), daemon=True)
         reader.start()

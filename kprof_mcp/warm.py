@@ -25,6 +25,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from . import lifeline
 from .protocol import DONE_PREFIX, READY_PREFIX, child_command, parse_progress
 
 MAX_STDERR_KEPT = 4 * 2**20  # a worker's stderr file is emptied between commands past this
@@ -47,6 +48,7 @@ class WarmWorker:
     """One ``python -m kprof_mcp.child serve`` process and the threads that read it."""
 
     def __init__(self, env: dict[str, str], flags: list[str]):
+        env, lifeline_fds = lifeline.for_child(env)  # the worker dies with this process (kill -9 too)
         r, w = os.pipe()
         fd, path = tempfile.mkstemp(prefix="kprof-warm-", suffix=".stderr")
         os.close(fd)
@@ -56,7 +58,7 @@ class WarmWorker:
         try:
             self.proc = subprocess.Popen(child_command("serve", "--commands-fd", str(r), *flags),
                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._err_fd,
-                                         env=env, start_new_session=True, pass_fds=(r,), text=True,
+                                         env=env, start_new_session=True, pass_fds=(r, *lifeline_fds), text=True,
                                          errors="replace")
         finally:
             os.close(r)

@@ -1,5 +1,9 @@
 import sys
 
+from ..lifeline import watch
+
+watch()  # before anything else: this process (and what it starts) dies with its parent
+
 if len(sys.argv) > 1 and sys.argv[1] in ("compare", "sweep", "serve", "command"):
     if sys.argv[1] == "command":
         from .command import main as command_main

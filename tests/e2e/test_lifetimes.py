@@ -1,0 +1,339 @@
+"""No process outlives the server, and nobody's abandoned call keeps the GPU: through the real
+server processes, on the CPU, with a kernel that starts a grandchild and then spins forever
+(``scale.py`` in MODE "orphan", which writes both pids to ``KPROF_TEST_PIDFILE``).
+
+* SIGTERM stops a stdio server (``kprof_mcp.server``, or the ``kprof-mcp`` launcher) with its
+  clean-up, as Ctrl-C does: it exits, and its whole tree (warm workers, the job's child and
+  grandchild) is gone.
+* ``kill -9`` leaves the server no chance to clean up: its children see their lifeline (a pipe
+  whose only write end the server held) close and kill their process groups themselves. No child
+  holds that write end, nor does a forked copy of the server (checked in ``/proc/<pid>/fd``). The
+  lifeline reaches a child behind a profiler prefix, and ``kprof worker``'s Dask workers.
+* Over streamable HTTP, a client that drops its TCP connection in the middle of a
+  ``profile_kernel`` call has its job cancelled, as a clean disconnect does.
+"""
+
+import json
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import anyio
+import psutil
+import pytest
+from mcp import Client
+
+from conftest import PY, process_gone, server_env, write_scale
+
+
+def _orphan_kernel(workspace: Path) -> str:
+    return str(write_scale(workspace / "mykernels" / "scale_orphan.py", "orphan").relative_to(workspace))
+
+
+def _env(pidfile: Path) -> dict:
+    return {**os.environ, **server_env(), "KPROF_FORCE_CPU": "1", "KPROF_TEST_PIDFILE": str(pidfile)}
+
+
+def _profile_hanging_kernel(workspace: Path) -> dict:
+    """The tools/call request of a profile_kernel that would wait 50 s for the hanging kernel."""
+    arguments = {"kernel": _orphan_kernel(workspace), "params": {"n": 64}, "mode": "event", "wait_s": 50}
+    return {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "profile_kernel", "arguments": arguments, "_meta": {"progressToken": 2}}}
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "lifetimes", "version": "0"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _wait_for(what, timeout_s: float, message: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if got := what():
+            return got
+        time.sleep(0.1)
+    raise AssertionError(message)
+
+
+def _pids(pidfile: Path) -> list[int]:
+    """The hanging job's child and grandchild, once it wrote them."""
+    _wait_for(lambda: pidfile.exists() and len(pidfile.read_text().split()) == 2, 60, "the job never started")
+    return [int(p) for p in pidfile.read_text().split()]
+
+
+def _tree(pid: int) -> list[psutil.Process]:
+    return psutil.Process(pid).children(recursive=True)
+
+
+def _all_gone(pids, timeout_s: float, what: str = "processes outlived the server") -> None:
+    _wait_for(lambda: all(process_gone(p) for p in pids), timeout_s, what)
+
+
+def _pipes(pid: int) -> dict[int, set[str]]:
+    """The pipes a process holds open: inode → access modes ("r", "w") it holds them with."""
+    out: dict[int, set[str]] = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            flags = int(Path(f"/proc/{pid}/fdinfo/{fd}").read_text().split("flags:")[1].split()[0], 8)
+        except (OSError, IndexError, ValueError):
+            continue
+        if m := re.fullmatch(r"pipe:\[(\d+)\]", target):
+            out.setdefault(int(m[1]), set()).add("w" if flags & os.O_ACCMODE == os.O_WRONLY else "r")
+    return out
+
+
+class StdioServer:
+    """A stdio server process spoken to in raw JSON-RPC lines (its pid is what these tests need)."""
+
+    def __init__(self, module: str, workspace: Path, pidfile: Path):
+        self.proc = subprocess.Popen([PY, "-m", module, "--workspace", str(workspace)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(pidfile),
+                                     start_new_session=True)
+        self.send(INITIALIZE)
+        assert json.loads(self.proc.stdout.readline())["id"] == 1
+        self.send(INITIALIZED)
+
+    def send(self, message: dict) -> None:
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+
+@pytest.fixture
+def hanging_job(workspace, tmp_path, request):
+    """A stdio server (``python -m <param>``) whose only GPU slot runs the hanging kernel; yields
+    the server, the processes of its tree and the job's child and grandchild."""
+    pidfile = tmp_path / "pids"
+    server = StdioServer(request.param, workspace, pidfile)
+    tree = [psutil.Process(server.proc.pid)]
+    try:
+        server.send(_profile_hanging_kernel(workspace))
+        job = _pids(pidfile)
+        tree += _tree(server.proc.pid)
+        yield server, tree[1:], job
+    finally:
+        _kill(tree)  # whatever the test did: nothing left behind
+        server.proc.wait(10)
+
+
+def _kill(processes: list[psutil.Process]) -> None:
+    for p in processes:
+        try:
+            p.kill()  # psutil checks it is still the same process
+        except psutil.NoSuchProcess:
+            pass
+
+
+@pytest.mark.parametrize("hanging_job", ["kprof_mcp.server", "kprof_mcp"], indirect=True)
+def test_sigterm_stops_the_server_and_its_whole_tree(hanging_job):
+    server, tree, job = hanging_job
+    assert len(tree) >= 3 and set(job) <= {p.pid for p in tree}  # warm workers, the job's grandchild
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(30) == 128 + signal.SIGTERM  # its own exit, after its clean-up (not killed)
+    _all_gone([p.pid for p in tree], 5)
+
+
+@pytest.mark.parametrize("hanging_job", ["kprof_mcp.server"], indirect=True)
+def test_kill_9_leaves_no_child_the_lifeline_kills_them(hanging_job):
+    server, tree, _ = hanging_job
+    server_pipes = _pipes(server.proc.pid)
+    (lifeline,) = [ino for ino, modes in server_pipes.items() if modes == {"r", "w"}]
+    children = [p for p in tree if p.ppid() == server.proc.pid]
+    assert len(children) >= 2  # the warm workers (the package-loading one and the CPU's)
+    for child in children:
+        assert _pipes(child.pid).get(lifeline) == {"r"}, "a child must hold the lifeline's read end only"
+    server.proc.kill()
+    server.proc.wait(10)
+    _all_gone([p.pid for p in tree], 5)
+
+
+FORKS_AFTER_MAKING_ITS_LIFELINE = """\
+import os, sys, time
+from kprof_mcp import lifeline
+env, fds = lifeline.for_child({})
+if os.fork() == 0:
+    time.sleep(60)
+print(os.fstat(fds[0]).st_ino, flush=True)
+os.wait()
+"""
+
+
+def test_a_forked_copy_does_not_hold_the_write_end():
+    parent = subprocess.Popen([PY, "-c", FORKS_AFTER_MAKING_ITS_LIFELINE], stdout=subprocess.PIPE,
+                              env={**os.environ, **server_env()}, start_new_session=True)
+    tree = [psutil.Process(parent.pid)]
+    try:
+        lifeline = int(parent.stdout.readline())
+        tree += _tree(parent.pid)
+        assert _pipes(parent.pid)[lifeline] == {"r", "w"}
+        assert _pipes(tree[1].pid).get(lifeline) == {"r"}
+    finally:
+        _kill(tree)
+
+
+# A profiler prefix as ncu and nsys are: a process of the child's group that starts the child and
+# waits for it (a shell here, which keeps inherited descriptors as they do).
+PREFIX = ["sh", "-c", '"$@"; exit $?', "profiler"]
+STARTS_A_CHILD_BEHIND_A_PREFIX = """\
+import sys
+from kprof_mcp.runner import _run_once
+_run_once(["describe", "--source", sys.argv[1]], 600, prefix=sys.argv[2:])
+"""
+
+
+def test_a_child_behind_a_profiler_prefix_dies_with_its_parent(workspace, tmp_path):
+    pidfile = tmp_path / "pid"
+    package = workspace / "hangs_at_import.py"
+    package.write_text(f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+                       "while True:\n    time.sleep(1)\n")
+    parent = subprocess.Popen([PY, "-c", STARTS_A_CHILD_BEHIND_A_PREFIX, str(package), *PREFIX], env=_env(pidfile),
+                              start_new_session=True)
+    tree = [psutil.Process(parent.pid)]
+    try:
+        _wait_for(lambda: pidfile.exists() and pidfile.read_text(), 60, "the child never started")
+        tree += _tree(parent.pid)
+        child = psutil.Process(int(pidfile.read_text()))
+        assert psutil.Process(child.ppid()).name() == "sh"  # behind the prefix
+        parent.kill()
+        parent.wait(10)
+        _all_gone([p.pid for p in tree[1:]], 5)
+    finally:
+        _kill(tree)
+
+
+def test_kprof_worker_takes_its_dask_workers_with_it(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=0, dashboard_address=":0", protocol="tcp://")
+    launcher = subprocess.Popen([PY, "-m", "kprof_mcp.cli", "worker", "--scheduler", cluster.scheduler_address,
+                                 "--gpus", "cpu"], env={**_env(tmp_path / "unused"), "KPROF_WARM": "0"},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    tree = [psutil.Process(launcher.pid)]
+    try:
+        with distributed.Client(cluster.scheduler_address, set_as_default=False) as c:
+            c.wait_for_workers(1, timeout=60)
+        tree += _tree(launcher.pid)
+        assert len(tree) == 2  # the launcher and its one Dask worker
+        launcher.kill()
+        launcher.wait(10)
+        _all_gone([p.pid for p in tree[1:]], 5, "a Dask worker outlived kprof worker")
+    finally:
+        _kill(tree)
+        cluster.close()
+
+
+# ----------------------------------------------------------------------------- streamable HTTP
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RawHttp:
+    """A minimal MCP client over raw HTTP/1.1, so the test decides how a connection ends."""
+
+    def __init__(self, port: int):
+        self.port, self.session = port, None
+
+    def post(self, message: dict) -> socket.socket:
+        body = json.dumps(message).encode()
+        head = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{self.port}", "Content-Type: application/json",
+                "Accept: application/json, text/event-stream", f"Content-Length: {len(body)}", "Connection: close"]
+        if self.session:
+            head += [f"Mcp-Session-Id: {self.session}", "Mcp-Protocol-Version: 2025-06-18"]
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        s.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        return s
+
+    def exchange(self, message: dict) -> bytes:
+        """Post ``message`` and read the whole response (the server then closes the connection)."""
+        with self.post(message) as s:
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        if m := re.search(rb"(?i)\r\nmcp-session-id: *([^\r]+)", data):
+            self.session = m[1].decode()
+        return data
+
+
+def _drop(s: socket.socket) -> None:
+    """Close abruptly: a TCP reset, as when the client's process or network dies."""
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+
+
+def test_a_dropped_http_connection_cancels_its_job(workspace, tmp_path):
+    pidfile, port = tmp_path / "pids", _free_port()
+    proc = subprocess.Popen([PY, "-m", "kprof_mcp.server", "--transport", "streamable-http", "--port", str(port),
+                             "--workspace", str(workspace)], env=_env(pidfile), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        _wait_for(lambda: _listening(port), 30, "the HTTP server did not start")
+        client = RawHttp(port)
+        client.exchange(INITIALIZE)
+        client.exchange(INITIALIZED)
+        call = client.post(_profile_hanging_kernel(workspace))
+        job_pids = _pids(pidfile)
+        assert call.recv(4096).startswith(b"HTTP/1.1 200")  # the answer's SSE stream is open
+        _drop(call)
+        _all_gone(job_pids, 10, "the dropped call's job kept running")
+        assert anyio.run(_job_status, port) == "cancelled"
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+async def _job_status(port: int) -> str:
+    """The final state of the server's only job, asked by another client (an unknown id lists the
+    recent jobs): "cancelled", or what it still is after 10 s."""
+    async with Client(f"http://127.0.0.1:{port}/mcp") as c:
+        listing = (await c.call_tool("get_profile", {"job_id": "?"})).content[0].text
+        (job_id,) = re.findall(r"recent jobs: \['([0-9a-f]+)'\]", listing)
+        with anyio.move_on_after(10):
+            while not (r := await c.call_tool("get_profile", {"job_id": job_id})).is_error:
+                await anyio.sleep(0.2)
+        return "cancelled" if r.is_error and "was cancelled" in r.content[0].text else r.structured_content["status"]
+
+
+STARTS_A_CHILD_WITH_A_THEN = """
+import subprocess, sys
+from kprof_mcp import lifeline
+env, fds = lifeline.for_child(dict(__import__("os").environ), then=[sys.executable, "-c",
+                              "open(%r, 'w').write('reset')" % sys.argv[1]])
+subprocess.Popen([sys.executable, "-c", "from kprof_mcp import lifeline; lifeline.watch(); import time; "
+                  "time.sleep(120)"], env=env, pass_fds=fds, start_new_session=True)
+import time; time.sleep(120)
+"""
+
+
+def test_an_orphaned_child_leaves_its_then_behind(tmp_path):
+    """A child behind a clock-locking profiler leaves `nvidia-smi -rgc` behind when its parent dies
+    (SIGKILL stops the profiler from restoring the clocks itself): here a marker file stands for it."""
+    marker = tmp_path / "reset"
+    parent = subprocess.Popen([PY, "-c", STARTS_A_CHILD_WITH_A_THEN, str(marker)],
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+                              start_new_session=True)
+    try:
+        _wait_for(lambda: len(_tree(parent.pid)) >= 1, 30, "the child never started")
+        children = _tree(parent.pid)
+        time.sleep(1.0)  # the child's watch is running
+        parent.kill()
+        parent.wait(10)
+        _all_gone([p.pid for p in children], 5)
+        _wait_for(marker.exists, 10, "the orphaned child did not start its `then`")
+        assert marker.read_text() == "reset"
+    finally:
+        _kill([psutil.Process(parent.pid)] if psutil.pid_exists(parent.pid) else [])
