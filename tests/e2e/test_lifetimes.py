@@ -337,3 +337,63 @@ def test_an_orphaned_child_leaves_its_then_behind(tmp_path):
         assert marker.read_text() == "reset"
     finally:
         _kill([psutil.Process(parent.pid)] if psutil.pid_exists(parent.pid) else [])
+
+
+def _gpu_facts() -> dict[str, str]:
+    """The GPU's compute processes and SM clock as nvidia-smi reports them."""
+    q = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv,noheader"],
+                       capture_output=True, text=True, timeout=30).stdout.strip()
+    clocks = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.max.sm", "--format=csv,noheader"],
+                            capture_output=True, text=True, timeout=30).stdout.strip()
+    locked = subprocess.run(["nvidia-smi", "-q", "-d", "CLOCK"], capture_output=True, text=True, timeout=30).stdout
+    return {"compute_apps": q, "sm_clock": clocks,
+            "locked": " | ".join(ln.strip() for ln in locked.splitlines() if "Locked" in ln or "lock" in ln.lower())}
+
+
+def _gpu_and_ncu() -> bool:
+    from kprof_mcp.tools.ncu import find_ncu
+    from kprof_mcp.tools.nvidia_smi import gpu_present
+
+    return gpu_present() and find_ncu() is not None and os.environ.get("KPROF_FORCE_CPU") != "1"
+
+
+@pytest.mark.skipif(not _gpu_and_ncu(), reason="needs an NVIDIA GPU and Nsight Compute")
+def test_kill_9_while_ncu_profiles_on_the_gpu_leaves_nothing(workspace, capsys):
+    """On a GPU: the server killed with SIGKILL while Nsight Compute profiles a matmul (clocks locked
+    to base): ncu, the profiled child and the warm workers die within seconds, the GPU has no compute
+    process left, and the clocks are reset by what the orphaned child left behind."""
+    port = _free_port()
+    env = {k: v for k, v in {**os.environ, **server_env(), "KPROF_FORCE_CPU": ""}.items()
+           if k != "TRITON_INTERPRET"}  # conftest sets it for this process's CPU kernels
+    proc = subprocess.Popen([PY, "-m", "kprof_mcp", "--transport", "streamable-http", "--port", str(port),
+                             "--workspace", str(workspace)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    tree = [psutil.Process(proc.pid)]
+    try:
+        _wait_for(lambda: _listening(port), 60, "the HTTP server did not start")
+
+        async def submit():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as c:
+                r = await c.call_tool("profile_kernel", {"kernel": "matmul", "version": "v3", "mode": "ncu",
+                                                         "params": {"M": 8192, "N": 8192, "K": 8192}, "wait_s": 0})
+                assert not r.is_error, r.content[0].text
+
+        anyio.run(submit)
+        ncu = _wait_for(lambda: [p for p in _tree(proc.pid) if p.name().startswith("ncu")], 120,
+                        "ncu never started")
+        time.sleep(3)  # ncu is replaying the kernel now, clocks locked
+        before = _gpu_facts()
+        tree += _tree(proc.pid)
+        t0 = time.monotonic()
+        proc.kill()
+        proc.wait(10)
+        _all_gone([p.pid for p in tree[1:]], 15, "processes outlived the killed server")
+        gone_s = time.monotonic() - t0
+        time.sleep(3)  # the clock reset the child left behind runs a second after the kill
+        after = _gpu_facts()
+        with capsys.disabled():
+            print(f"\nkill -9 during ncu: {len(tree) - 1} processes (ncu pids {[p.pid for p in ncu]}) gone in "
+                  f"{gone_s:.2f} s; before: {before}; after: {after}")
+        assert after["compute_apps"] == "", after
+    finally:
+        _kill(tree)
