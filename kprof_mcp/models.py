@@ -218,6 +218,11 @@ class StageResult(BaseModel):
                                            description="each kernel of the stage per run (CUPTI), in launch order")
     ncu_rules: list[dict[str, Any]] = Field(default_factory=list, description="Nsight Compute rule results")
     missing_metrics: list[str] = Field(default_factory=list, description="metrics asked for but absent (n/a)")
+    accounting: dict[str, float] = Field(
+        default_factory=dict, description="where the time went, as Nsight Compute counted it (annotation/ncu): "
+        "stall_<reason> (cycles stalled per issued instruction), pipe_<x>_pct, instruction counts, global "
+        "atomics/reductions, load/store sectors and requests, shared-memory bank conflicts, threads per "
+        "instruction; kprof_mcp.parsers.ncu.ACCOUNTING names the counters")
 
     @property
     def counters_measured(self) -> bool:

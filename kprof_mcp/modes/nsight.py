@@ -47,10 +47,10 @@ def _combine(group: list[KernelRecord]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     durs = [r.metrics.get("duration_ns") or 0.0 for r in group]
     total = sum(durs)
-    for k in _SUM_KEYS:
+    for k in _SUM_KEYS + ncu_parser.ACCOUNTING_COUNTS:
         vals = [r.metrics.get(k) for r in group]
         out[k] = None if any(v is None for v in vals) else float(sum(v for v in vals if v is not None))
-    for k in _PCT_KEYS:
+    for k in _PCT_KEYS + tuple(k for k in ncu_parser.ACCOUNTING if k not in ncu_parser.ACCOUNTING_COUNTS):
         vals = [r.metrics.get(k) for r in group]
         if any(v is None for v in vals) or total <= 0:
             out[k] = None
@@ -137,7 +137,8 @@ def stage_result(static: dict[str, Any], recs: list[KernelRecord], launches: int
         shared_mem_per_block_bytes=rep.get("shared_mem_per_block_bytes"),
         dram_bytes=add(rep.get("dram_read_bytes"), rep.get("dram_write_bytes")), sm_clock_hz=rep.get("sm_clock_hz"),
         ncu_kernels=names, ncu_rules=[dict(r, kernel=rec.name) for rec in groups[0] for r in rec.rules],
-        missing_metrics=missing)
+        missing_metrics=missing,
+        accounting={k: float(rep[k]) for k in ncu_parser.ACCOUNTING if rep.get(k) is not None})
     return res, warnings
 
 

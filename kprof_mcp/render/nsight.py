@@ -6,10 +6,59 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..analysis.accounting import account
 from ..analysis.assessment import assess
 from ..analysis.diagnosis import rule_not_ranked
 from ..models import ProfileResult
 from .markdown import NA, mb, num, table
+
+
+def where_the_time_went(result: ProfileResult) -> list[str]:
+    """Per stage, the hardware's accounting: warp states (each stall reason's share of the warps'
+    time, what it means), pipe utilisation, instruction mix, atomics, coalescing, bank conflicts,
+    divergence. Empty when no stage has it (event mode, or an older recording)."""
+    stages = [(s, account(s.accounting, s.tc_pct)) for s in result.stages if s.accounting]
+    if not stages:
+        return []
+    out = ["", "## Where the time went (Nsight Compute's accounting)", "",
+           "Warp states: each stall reason's share of the cycles between two instructions of a warp (ncu's "
+           "WarpStateStats, `smsp__average_warps_issue_stalled_*_per_issue_active`); the largest shares own the "
+           "time."]
+    for s, a in stages:
+        out += ["", f"### {s.name}", ""]
+        if a.stalls:
+            cpi = f"{a.cycles_per_issue:.1f}" if a.cycles_per_issue else NA
+            out.append(f"{cpi} cycles between a warp's issues; issue slots busy {num(a.issue_active_pct)} %.")
+            out.append("")
+            out += table(["Warp state", "Share %", "Cycles/issue", "Meaning"],
+                         [[st.reason, f"{100 * st.share:.1f}", f"{st.cycles_per_issue:.2f}", st.meaning]
+                          for st in a.stalls[:6]])
+        facts = []
+        if a.pipes:
+            facts.append("pipes (% of peak): " + ", ".join(f"{k} {v:.1f}" for k, v in
+                                                           sorted(a.pipes.items(), key=lambda kv: -kv[1])))
+        if a.inst_executed:
+            mix = f"instructions: {a.inst_executed:.4g} warp-level"
+            if a.tensor_inst is not None:
+                mix += f", tensor-core (HMMA+GMMA) {a.tensor_inst:.4g}"
+            if a.ffma_thread_inst is not None:
+                mix += f", FFMA {a.ffma_thread_inst / 32:.4g} (warp equivalents)"
+            facts.append(mix)
+        if a.atomic_requests:
+            per = a.atomics_per_inst
+            facts.append(f"global atomics/reductions: {a.atomic_requests:.4g} requests"
+                         + (f" ({100 * per:.2f} % of instructions)" if per is not None else "")
+                         + (f", {a.atomic_l2_sectors:.4g} L2 sectors" if a.atomic_l2_sectors is not None else ""))
+        if a.ld_sectors_per_request is not None or a.st_sectors_per_request is not None:
+            facts.append(f"sectors per request: loads {num(a.ld_sectors_per_request, 1)}, stores "
+                         f"{num(a.st_sectors_per_request, 1)} (4 = coalesced 4-byte accesses, 32 = one sector per "
+                         "thread)")
+        if a.bank_conflicts_per_wavefront:
+            facts.append(f"shared-memory bank conflicts: {a.bank_conflicts_per_wavefront:.2f} per wavefront")
+        if a.threads_per_inst is not None:
+            facts.append(f"active threads per warp instruction: {a.threads_per_inst:.1f} of 32")
+        out += [""] + [f"- {f}" for f in facts]
+    return out
 
 
 def nsight_sections(result: ProfileResult, others: list[ProfileResult]) -> list[str]:
@@ -29,6 +78,7 @@ def nsight_sections(result: ProfileResult, others: list[ProfileResult]) -> list[
     missing = [f"{s.name}: {', '.join(s.missing_metrics)}" for s in result.stages if s.missing_metrics]
     out.append("")
     out.append("Missing metrics (n/a, never 0): " + ("; ".join(missing) if missing else "none") + ".")
+    out += where_the_time_went(result)
     out += ["", "## Roofline: measured traffic vs the FLOP/byte model"]
     rows = []
     for s in result.stages:

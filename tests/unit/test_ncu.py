@@ -85,7 +85,9 @@ def test_reports_of_our_kernels_give_every_metric_and_the_stage_range():
     r = recs[0]
     assert r.name == "matmul_kernel" and r.stage == "matmul"
     # every metric asked for when this report was recorded (l1_bytes came later: absent, so None, never 0)
-    assert all(v is not None for k, v in r.metrics.items() if k != "l1_bytes"), r.metrics
+    # (nor the accounting counters, which came with issue 26)
+    assert all(v is not None for k, v in r.metrics.items()
+               if k != "l1_bytes" and k not in ncu_parser.ACCOUNTING), r.metrics
     assert r.metrics["l1_bytes"] is None
     assert 150_000 < r.metrics["duration_ns"] < 400_000
     assert 50 < r.metrics["tc_pct"] <= 100 and r.metrics["dram_pct"] < 50
@@ -247,3 +249,22 @@ def test_first_nsight_profile_of_a_source_prepares_outside_ncu(tmp_path, monkeyp
     assert store.prepared_key(pkg, "v0", {"n": 1}, "H200") != key  # another GPU: its own autotuning
     pkg.write_text("A = 2\n")
     assert store.prepared_key(pkg, "v0", {"n": 1}, "H100") != key  # an edited kernel is prepared again
+
+
+def test_accounting_from_a_full_report_of_our_matmul():
+    """ncu mode (--set full) collects every accounting counter: the stall shares add up to one and
+    the figures are the report's own (matmul v1, bf16, tensor cores busy, coalesced loads)."""
+    from kprof_mcp.analysis.accounting import account
+
+    (r,), _ = ncu.read_report(FIX / "ncu_matmul_v1" / "profile.ncu-rep")
+    missing = [k for k in ncu_parser.ACCOUNTING if r.metrics.get(k) is None]
+    # recorded before kprof asked for them by name: --set full alone lacks the instruction counts
+    assert missing == ["ffma_thread_inst", "hmma_inst", "gmma_inst"], missing
+    a = account({k: v for k in ncu_parser.ACCOUNTING if (v := r.metrics.get(k)) is not None}, r.metrics["tc_pct"])
+    assert abs(sum(st.share for st in a.stalls) - 1.0) < 1e-9
+    assert a.stalls[0].share >= a.stalls[-1].share
+    assert a.pipes["tensor"] > 50 and a.pipes["fma"] < 20  # a tensor-core GEMM
+    assert a.tensor_inst is None and a.threads_per_inst == 32.0
+    assert a.atomic_requests == 0
+    assert 1.0 <= a.ld_sectors_per_request <= 32.0
+    assert a.cycles_per_issue == pytest.approx(sum(st.cycles_per_issue for st in a.stalls))

@@ -1,0 +1,133 @@
+"""Where a kernel's time went, from the hardware's own accounting (Nsight Compute counters).
+
+Pure: a function of the numbers in ``StageResult.accounting`` (see
+:data:`kprof_mcp.parsers.ncu.ACCOUNTING`), nothing read from a device or a file.
+
+* **Warp states.** ``stall_<reason>`` is the cycles warps spent stalled for that reason per
+  issued instruction (ncu's WarpStateStats); with ``selected`` (the issuing cycle) they add up to
+  the average cycles between two issues of a warp. Each reason's share of that sum is the share of
+  the warps' time it owns: the evidence a cause is credited from.
+* **Pipes.** Utilisation of the FMA, ALU, FP64, LSU, XU, shared and tensor pipes (% of peak while
+  the SM was active).
+* **Instruction mix.** Tensor-core (HMMA/GMMA) against FFMA instructions: dot-heavy work on the FMA
+  pipes shows as FFMA with no tensor instruction.
+* **Atomics.** Global atomic and reduction requests per executed instruction and the L2 sectors they
+  touch; contention shows as few sectors per request (many threads on one address) with the warps
+  waiting on the memory system.
+* **Coalescing.** Sectors per global load/store request: 4 when a warp's 32 four-byte accesses fill
+  one 128-byte line, up to 32 when every thread touches its own sector.
+* **Shared memory.** Bank conflicts per wavefront.
+* **Divergence.** Active threads per executed warp instruction (32: none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..parsers.ncu import STALL_REASONS
+
+# What each stall reason means, in the words a kernel engineer uses, and which family it belongs to.
+STALL_MEANING = {
+    "long_scoreboard": ("waiting for global/local memory (L1TEX: DRAM, L2, spills)", "memory"),
+    "short_scoreboard": ("waiting for shared memory or a special-function result (MIO)", "shared"),
+    "lg_throttle": ("the local/global memory queue is full (too many memory instructions in flight)", "memory"),
+    "mio_throttle": ("the MIO queue is full (shared memory, atomics to shared, special functions)", "shared"),
+    "math_pipe_throttle": ("a math pipe is busy (the kernel is compute-bound on that pipe)", "compute"),
+    "tex_throttle": ("the texture/L1TEX queue is full", "memory"),
+    "barrier": ("waiting at a block-wide barrier (__syncthreads / tl.debug_barrier)", "sync"),
+    "membar": ("waiting on a memory barrier (fences, often after atomics)", "sync"),
+    "wait": ("a fixed-latency dependency (instruction latency not hidden)", "latency"),
+    "branch_resolving": ("waiting for a branch target to be resolved", "control"),
+    "no_instruction": ("no instruction fetched (instruction cache miss, or just after a branch)", "control"),
+    "drain": ("waiting for memory writes to drain at exit", "memory"),
+    "dispatch_stall": ("the dispatcher could not issue (pipeline conflict)", "compute"),
+    "imc_miss": ("immediate constant cache miss", "control"),
+    "misc": ("miscellaneous", "other"),
+    "sleeping": ("warps sleeping (nanosleep, or all threads yielded)", "sync"),
+    "gmma": ("waiting for warpgroup MMA (wgmma) results", "compute"),
+    "not_selected": ("eligible, but another warp was issued (the scheduler was busy: good)", "issue"),
+    "selected": ("issuing an instruction (the useful cycle)", "issue"),
+}
+
+
+@dataclass(frozen=True)
+class Stall:
+    reason: str
+    cycles_per_issue: float
+    share: float  # of all the warps' cycles between issues
+
+    @property
+    def meaning(self) -> str:
+        return STALL_MEANING.get(self.reason, ("", ""))[0]
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """The accounting of one stage (None: that counter was not collected)."""
+
+    stalls: list[Stall] = field(default_factory=list)  # largest share first
+    cycles_per_issue: float | None = None  # the sum over reasons: average cycles between a warp's issues
+    issue_active_pct: float | None = None
+    pipes: dict[str, float] = field(default_factory=dict)  # pipe -> % of peak
+    inst_executed: float | None = None
+    tensor_inst: float | None = None  # HMMA + GMMA warp instructions
+    ffma_thread_inst: float | None = None
+    atomic_requests: float | None = None  # global atomic + reduction requests (warp level)
+    atomic_l2_sectors: float | None = None
+    ld_sectors_per_request: float | None = None
+    st_sectors_per_request: float | None = None
+    bank_conflicts_per_wavefront: float | None = None
+    threads_per_inst: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.stalls or self.pipes)
+
+    def share(self, *reasons: str) -> float:
+        """The share of the warps' time owned by ``reasons`` together (0 when not measured)."""
+        return sum(s.share for s in self.stalls if s.reason in reasons)
+
+    @property
+    def atomics_per_inst(self) -> float | None:
+        if self.atomic_requests is None or not self.inst_executed:
+            return None
+        return self.atomic_requests / self.inst_executed
+
+    @property
+    def divergence(self) -> float | None:
+        """The share of lanes idle in an average warp instruction (0: none)."""
+        return None if self.threads_per_inst is None else max(0.0, 1.0 - self.threads_per_inst / 32.0)
+
+
+_PIPES = {"tensor": None, "fma": "pipe_fma_pct", "alu": "pipe_alu_pct", "fp64": "pipe_fp64_pct",
+          "lsu": "pipe_lsu_pct", "xu": "pipe_xu_pct", "shared": "pipe_shared_pct"}
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    return None if num is None or not den else num / den
+
+
+def _sum(*vals: float | None) -> float | None:
+    got = [v for v in vals if v is not None]
+    return sum(got) if got else None
+
+
+def account(acc: dict[str, float], tc_pct: float | None = None) -> Accounting:
+    """The accounting of one stage from its raw counters (``StageResult.accounting``)."""
+    raw = {r: acc.get(f"stall_{r}") for r in STALL_REASONS}
+    total = sum(v for v in raw.values() if v is not None and v > 0)
+    stalls = sorted((Stall(r, v, v / total) for r, v in raw.items() if v is not None and v > 0 and total > 0),
+                    key=lambda s: -s.share)
+    pipes = {name: acc[key] for name, key in _PIPES.items() if key and acc.get(key) is not None}
+    if tc_pct is not None:
+        pipes["tensor"] = tc_pct
+    return Accounting(
+        stalls=stalls, cycles_per_issue=total or None, issue_active_pct=acc.get("issue_active_pct"), pipes=pipes,
+        inst_executed=acc.get("inst_executed"), tensor_inst=_sum(acc.get("hmma_inst"), acc.get("gmma_inst")),
+        ffma_thread_inst=acc.get("ffma_thread_inst"),
+        atomic_requests=_sum(acc.get("global_atom_requests"), acc.get("global_red_requests")),
+        atomic_l2_sectors=_sum(acc.get("l2_atom_sectors"), acc.get("l2_red_sectors")),
+        ld_sectors_per_request=_ratio(acc.get("global_ld_sectors"), acc.get("global_ld_requests")),
+        st_sectors_per_request=_ratio(acc.get("global_st_sectors"), acc.get("global_st_requests")),
+        bank_conflicts_per_wavefront=_ratio(acc.get("shared_bank_conflicts"), acc.get("shared_wavefronts")),
+        threads_per_inst=acc.get("threads_per_inst"))
