@@ -156,7 +156,7 @@ def _in_range(name: str, value: Any, lo: float, hi: float, what: str) -> None:
     """``value`` is None or a number from ``lo`` to ``hi``, else a KprofError saying so."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                               or not lo <= value <= hi):
-        raise KprofError(f"{name}={value!r}: give {what} from {lo} to {hi}")
+        raise KprofError(f"{name}={safefs.clip(value)}: give {what} from {lo} to {hi}")
 
 
 @dataclass
@@ -294,7 +294,9 @@ class Engine:
         a link while the request waited is refused, not run."""
         out = self.config.out_root
         try:
-            safefs.make_dirs(self.root_of(out), out)
+            root = self.root_of(out)
+            root.mkdir(parents=True, exist_ok=True)  # the operator's workspace may not exist yet
+            safefs.make_dirs(root, out)
         except safefs.UnsafePath as e:
             raise KprofError(f"output directory: {e}") from None
         except OSError as e:
@@ -348,7 +350,7 @@ class Engine:
         unknown = sorted(set(params) - set(specs))
         valid = ", ".join(f"{n} {s.range_text()} (default {s.default})" for n, s in specs.items())
         if unknown:
-            raise KprofError(f"unknown parameter(s) {unknown} for kernel {desc['name']!r}; valid: {valid}")
+            raise KprofError(f"unknown parameter(s) {safefs.clip(unknown)} for kernel {desc['name']!r}; valid: {valid}")
         try:
             return {n: s.validate(params.get(n, s.default)) for n, s in specs.items()}
         except ParamError as e:
@@ -456,21 +458,21 @@ class Engine:
         if version is None:
             version = versions[-1]
         if version not in versions:
-            raise KprofError(f"kernel {desc['name']!r} has no version {version!r}; valid: {versions}")
+            raise KprofError(f"kernel {desc['name']!r} has no version {safefs.clip(version)}; valid: {versions}")
         checked = self.validate_params(desc, params)
         cpu = self._target_cpu()
         budget = self.config.budget_ms if self.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
         if isinstance(ncu_launches, bool) or not isinstance(ncu_launches, int) or not 1 <= ncu_launches <= 20:
-            raise KprofError(f"ncu_launches={ncu_launches!r}: give an integer from 1 to 20")
+            raise KprofError(f"ncu_launches={safefs.clip(ncu_launches)}: give an integer from 1 to 20")
         if isinstance(timeline_iters, bool) or not isinstance(timeline_iters, int) or not 1 <= timeline_iters <= 50:
-            raise KprofError(f"timeline_iters={timeline_iters!r}: give an integer from 1 to 50")
+            raise KprofError(f"timeline_iters={safefs.clip(timeline_iters)}: give an integer from 1 to 50")
         if timeline_engine not in TIMELINE_ENGINES:
-            raise KprofError(f"timeline_engine={timeline_engine!r}: 'auto' (Nsight Systems when a working one is "
-                             "found, else CUPTI via torch.profiler; default), 'nsys' (Nsight Systems or an error) "
-                             "or 'kineto' (torch.profiler)")
+            raise KprofError(f"timeline_engine={safefs.clip(timeline_engine)}: 'auto' (Nsight Systems when a working "
+                             "one is found, else CUPTI via torch.profiler; default), 'nsys' (Nsight Systems or an "
+                             "error) or 'kineto' (torch.profiler)")
         if clock_control not in ("base", "none"):
-            raise KprofError(f"clock_control={clock_control!r}: 'base' (ncu locks SM clocks to base; default) or "
-                             "'none' (clocks free, e.g. under MIG)")
+            raise KprofError(f"clock_control={safefs.clip(clock_control)}: 'base' (ncu locks SM clocks to base; "
+                             "default) or 'none' (clocks free, e.g. under MIG)")
         try:
             extra = {} if self.config.remote_gpus else mode_obj.preflight(PreflightEnv(
                 cpu=cpu, force_cpu=self.config.force_cpu, gpus=nvidia_smi.gpus(), clock_control=clock_control,
@@ -518,23 +520,23 @@ class Engine:
         models = {}
         for name, m in (stage_models or {}).items():
             if not isinstance(m, dict) or set(m) - {"flops", "bytes", "dtype", "tensor_cores"}:
-                raise KprofError(f"stage_models[{name!r}]: give {{\"flops\": N, \"bytes\": N, \"dtype\": "
+                raise KprofError(f"stage_models[{safefs.clip(name)}]: give {{\"flops\": N, \"bytes\": N, \"dtype\": "
                                  "\"bfloat16\", \"tensor_cores\": true}} (FLOPs and bytes of one occurrence of the "
                                  "range)")
             for k in ("flops", "bytes"):
                 v = m.get(k, 0)
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e18:
-                    raise KprofError(f"stage_models[{name!r}].{k}={v!r}: a number ≥ 0")
+                    raise KprofError(f"stage_models[{safefs.clip(name)}].{k}={safefs.clip(v)}: a number ≥ 0")
             models[str(name)] = dict(m)
         if isinstance(max_kernels, bool) or not isinstance(max_kernels, int) or not 1 <= max_kernels <= 5000:
-            raise KprofError(f"max_kernels={max_kernels!r}: give an integer from 1 to 5000")
+            raise KprofError(f"max_kernels={safefs.clip(max_kernels)}: give an integer from 1 to 5000")
         if clock_control not in ("base", "none"):
-            raise KprofError(f"clock_control={clock_control!r}: 'base' or 'none'")
+            raise KprofError(f"clock_control={safefs.clip(clock_control)}: 'base' or 'none'")
         if timeline_engine not in TIMELINE_ENGINES:
-            raise KprofError(f"timeline_engine={timeline_engine!r}: 'auto', 'nsys' or 'kineto'")
+            raise KprofError(f"timeline_engine={safefs.clip(timeline_engine)}: 'auto', 'nsys' or 'kineto'")
         if isinstance(warmup_occurrences, bool) or not isinstance(warmup_occurrences, int) \
                 or not 0 <= warmup_occurrences <= 100:
-            raise KprofError(f"warmup_occurrences={warmup_occurrences!r}: an integer from 0 to 100")
+            raise KprofError(f"warmup_occurrences={safefs.clip(warmup_occurrences)}: an integer from 0 to 100")
         cpu = self._target_cpu()
         try:
             extra = mode_obj.preflight(PreflightEnv(cpu=cpu, force_cpu=self.config.force_cpu, gpus=nvidia_smi.gpus(),
@@ -745,28 +747,28 @@ class Engine:
         (versions × parameter sets), the mode, the budget (100 ms–60 s of timed GPU time) and
         rounds (3–200)."""
         if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
-            raise KprofError(f"versions={versions!r}: give a list of version names, the baseline first")
+            raise KprofError(f"versions={safefs.clip(versions)}: give a list of version names, the baseline first")
         try:
             mode_obj = get_mode(mode)
         except ModeNotAvailable as e:
             raise KprofError(str(e)) from None
         if mode_obj.compare_role == "none":
             roles = sorted(n for n, m in MODES.items() if m.compare_role != "none")
-            raise KprofError(f"mode={mode!r}: compare_versions runs in {roles} (event: the timing alone; Nsight "
-                             f"modes: the timing, then each version's counters side by side); profile each "
-                             f"version with profile_kernel(mode={mode!r}) instead")
+            raise KprofError(f"mode={safefs.clip(mode)}: compare_versions runs in {roles} (event: the timing alone; "
+                             f"Nsight modes: the timing, then each version's counters side by side); profile each "
+                             f"version with profile_kernel(mode={safefs.clip(mode)}) instead")
         source = self.resolve_kernel(kernel)
         desc = self._describe(source)
         known = [v["name"] for v in desc["versions"]]
         unknown = [v for v in versions if v not in known]
         if unknown:
-            raise KprofError(f"kernel {desc['name']!r} has no version(s) {unknown}; valid: {known}")
+            raise KprofError(f"kernel {desc['name']!r} has no version(s) {safefs.clip(unknown)}; valid: {known}")
         if len(set(versions)) != len(versions) or not versions or len(versions) > 8:
-            raise KprofError(f"versions={versions!r}: give 1 to 8 distinct versions, the baseline first")
+            raise KprofError(f"versions={safefs.clip(versions)}: give 1 to 8 distinct versions, the baseline first")
         _in_range("timeout_s", timeout_s, 1, 86400, "seconds")
         _in_range("budget_ms", budget_ms, 100, 60000, "milliseconds of timed GPU time")
         if isinstance(rounds, bool) or not isinstance(rounds, int) or not 3 <= rounds <= 200:
-            raise KprofError(f"rounds={rounds!r}: give an integer from 3 to 200")
+            raise KprofError(f"rounds={safefs.clip(rounds)}: give an integer from 3 to 200")
         arms = self._arms(desc, versions, params, param_sets)
         cpu = self._target_cpu()
         budget = budget_ms if budget_ms is not None else (1500.0 if cpu else 4000.0)
@@ -785,19 +787,19 @@ class Engine:
         set) first, labelled by version and, where sets differ, by the parameters that differ."""
         if param_sets is None:
             if len(versions) < 2:
-                raise KprofError(f"versions={versions!r}: give 2 to 8 versions, the baseline first, or one version "
-                                 "with param_sets (2 to 8 parameter sets). To check the noise floor, compare a "
-                                 "version with its copy under another name.")
+                raise KprofError(f"versions={safefs.clip(versions)}: give 2 to 8 versions, the baseline first, or one "
+                                 "version with param_sets (2 to 8 parameter sets). To check the noise floor, compare "
+                                 "a version with its copy under another name.")
             checked = self.validate_params(desc, params)
             return [CompareArm(label=v, version=v, params=checked) for v in versions]
         if (not isinstance(param_sets, list) or not 2 <= len(param_sets) <= 8
                 or not all(isinstance(p, dict) for p in param_sets)):
-            raise KprofError(f"param_sets={param_sets!r}: give a list of 2 to 8 parameter dicts, each applied on top "
-                             "of params, the baseline's first, e.g. [{'K': 4096}, {'K': 4095}]")
+            raise KprofError(f"param_sets={safefs.clip(param_sets)}: give a list of 2 to 8 parameter dicts, each "
+                             "applied on top of params, the baseline's first, e.g. [{'K': 4096}, {'K': 4095}]")
         sets = [self.validate_params(desc, {**(params or {}), **p}) for p in param_sets]
         if len({repr(sorted(s.items())) for s in sets}) != len(sets):
-            raise KprofError(f"param_sets={param_sets!r}: two of them are the same after defaults are filled in; "
-                             "give distinct parameter sets")
+            raise KprofError(f"param_sets={safefs.clip(param_sets)}: two of them are the same after defaults are "
+                             "filled in; give distinct parameter sets")
         if len(versions) * len(sets) > 8:
             raise KprofError(f"{len(versions)} versions × {len(sets)} parameter sets = {len(versions) * len(sets)} "
                              "arms; compare at most 8 at once")
@@ -866,15 +868,15 @@ class Engine:
         known = [v["name"] for v in desc["versions"]]
         versions = versions or [known[-1]]
         if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
-            raise KprofError(f"versions={versions!r}: give a list of version names")
+            raise KprofError(f"versions={safefs.clip(versions)}: give a list of version names")
         unknown = [v for v in versions if v not in known]
         if unknown or not 1 <= len(versions) <= 4 or len(set(versions)) != len(versions):
-            raise KprofError(f"versions={versions!r}: give 1 to 4 distinct versions of {known}")
+            raise KprofError(f"versions={safefs.clip(versions)}: give 1 to 4 distinct versions of {known}")
         pnames = [p["name"] for p in desc["params"]]
         if param not in pnames:
-            raise KprofError(f"kernel {desc['name']!r} has no parameter {param!r}; valid: {pnames}")
+            raise KprofError(f"kernel {desc['name']!r} has no parameter {safefs.clip(param)}; valid: {pnames}")
         if not isinstance(values, list) or not 1 <= len(values) <= 32:
-            raise KprofError(f"values={values!r}: give a list of 1 to 32 values of {param!r}")
+            raise KprofError(f"values={safefs.clip(values)}: give a list of 1 to 32 values of {param!r}")
         if params and param in params:
             raise KprofError(f"{param!r} is the swept parameter: give its values in `values`, not in `params`")
         for v in values:  # each point's bounds, before anything runs
@@ -948,7 +950,7 @@ class Engine:
                              "max(FLOPs / peak FLOP/s, bytes / peak bytes/s)), or neither")
         for name, v in (("grid_blocks", grid_blocks), ("sm_count", sm_count)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise KprofError(f"{name}={v!r} must be a positive integer")
+                raise KprofError(f"{name}={safefs.clip(v)} must be a positive integer")
         if local_bytes_share_pct is not None and not 0 <= local_bytes_share_pct <= 100:
             raise KprofError(f"local_bytes_share_pct={local_bytes_share_pct} is outside 0..100")
         m = dx.Metrics(tc_pct=tc_pct, dram_pct=dram_pct, occupancy_pct=occupancy_pct, l2_hit_pct=l2_hit_pct,
@@ -964,7 +966,7 @@ class Engine:
                       insights: list[str] | None = None) -> tuple[Path, str]:
         """Append SPEC.md's devlog template to ``docs/kernels/<kernel>.md`` under a file lock."""
         if not isinstance(kernel, str) or not NAME_RE.match(kernel):
-            raise KprofError(f"kernel {kernel!r} must be a plain name ({NAME_RE.pattern}): it names the file "
+            raise KprofError(f"kernel {safefs.clip(kernel)} must be a plain name ({NAME_RE.pattern}): it names the file "
                              "docs/kernels/<kernel>.md")
         result = self.load_result(profile_dir)
         if result.kernel != kernel:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .runner import RunControl
+from .safefs import clip
 
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 FINAL = (DONE, FAILED, CANCELLED)
@@ -99,7 +100,7 @@ class JobManager:
             job = self._jobs.get(job_id) if isinstance(job_id, str) else None
             if job is None:
                 recent = list(self._order)[-5:]
-                raise UnknownJob(f"unknown job_id {job_id!r}; recent jobs: {recent or 'none'} (jobs live in the "
+                raise UnknownJob(f"unknown job_id {clip(job_id)}; recent jobs: {recent or 'none'} (jobs live in the "
                                  "server's memory: a restarted server forgets them, their profile_dir stays on disk)")
             return job
 

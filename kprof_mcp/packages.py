@@ -122,7 +122,7 @@ def resolve(kernel: str, workspace: Path, extra_dirs: list[Path] | None = None) 
         if kind == "dir":
             kind = "package" if safefs.kind(root, path / "__init__.py") in ("file", "link") else "dir"
     except safefs.UnsafePath as e:
-        raise KernelNotFound(f"kernel {safefs.clip(kernel)}: {e}") from None
+        raise KernelNotFound(f"kernel: {e}") from None
     if kind == "link":
         raise KernelNotFound(f"kernel {safefs.clip(kernel)} is a symbolic link: kprof loads packages only from "
                              "real files under the workspace (replace the link with the package itself)")

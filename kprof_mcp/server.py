@@ -7,12 +7,20 @@ model (structured output) plus a text block. No torch or triton is imported here
 from __future__ import annotations
 
 import argparse
+import atexit
+import functools
+import inspect
+import logging
+import os
 import sys
-from typing import Annotated, Any
+import threading
+from contextlib import contextmanager
+from typing import Annotated, Any, Callable, Iterator, Mapping
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -97,9 +105,95 @@ def _ann(read_only: bool, destructive: bool, idempotent: bool, open_world: bool,
                            idempotent_hint=idempotent, open_world_hint=open_world)
 
 
+MAX_ERROR_CHARS = 2000  # the longest error text a tool call answers with, whatever the input
+_log = logging.getLogger("kprof_mcp.server")
+
+
+def _internal_error(tool: str, e: Exception) -> ToolError:
+    """The answer for an exception ``tool`` did not anticipate (a bug: every bad input is meant
+    to raise :class:`KprofError` with a reason where it is checked), logged with its traceback.
+    An ``OSError`` is named by its ``strerror`` alone: its file name may be a path the caller
+    must not learn (outside the workspace, or a link's target)."""
+    _log.error("internal error in tool %s", tool, exc_info=e)
+    detail = (e.strerror or str(e)) if isinstance(e, OSError) else str(e)
+    if len(detail) > 300:
+        detail = detail[:300] + "…"
+    return ToolError(f"internal error in {tool}: {type(e).__name__}: {detail} (a bug in kprof-mcp; the server's "
+                     "log has the traceback)")
+
+
+# Failures the SDK itself answers with their own message (a ToolError's text, a protocol error).
+_ANSWERED_BY_SDK = (ToolError, ResourceError, MCPError)
+
+
+@contextmanager
+def _reasons(tool: str) -> Iterator[None]:
+    """The last-resort net around a tool's body: a :class:`KprofError` that escaped it answers with
+    its message, any other unexpected exception with :func:`_internal_error` — never the SDK's bare
+    "Error executing tool <name>", which says nothing the caller can act on."""
+    try:
+        yield
+    except _ANSWERED_BY_SDK:
+        raise
+    except KprofError as e:
+        raise ToolError(str(e)) from None
+    except Exception as e:  # noqa: BLE001 — the net: whatever it is, the caller gets a reason
+        raise _internal_error(tool, e) from e
+
+
+def _with_reason(fn: Callable[..., Any], tool: str) -> Callable[..., Any]:
+    """``fn`` (a tool's function) run inside :func:`_reasons`; async stays async (the SDK awaits
+    it), sync stays sync (the SDK runs it in a thread)."""
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def reasoned_async(*args: Any, **kwargs: Any) -> Any:
+            with _reasons(tool):
+                return await fn(*args, **kwargs)
+
+        return reasoned_async
+
+    @functools.wraps(fn)
+    def reasoned(*args: Any, **kwargs: Any) -> Any:
+        with _reasons(tool):
+            return fn(*args, **kwargs)
+
+    return reasoned
+
+
+async def _bounded_errors(ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+    """Server middleware: a failed tool call's text is cut to :data:`MAX_ERROR_CHARS`. kprof's own
+    messages quote at most ~200 characters of any input (``safefs.clip``), but some texts are the
+    SDK's: its argument-validation error lists every failing item with its value (a 10,000-entry
+    list of the wrong type answers 1.8 MB), and "Unknown tool: <name>" quotes the name whole."""
+    result = await call_next(ctx)
+    if ctx.method != "tools/call" or not isinstance(result, dict) or not result.get("isError"):
+        return result
+    content = []
+    for block in result.get("content") or []:
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(text, str) and len(text) > MAX_ERROR_CHARS:
+            cut = f"… (cut: {len(text)} characters in all)"
+            block = {**block, "text": text[:MAX_ERROR_CHARS - len(cut)] + cut}
+        content.append(block)
+    return {**result, "content": content}
+
+
+class _ReasonedServer(MCPServer):
+    """The MCP server: every tool registered through :func:`_with_reason`, every failed call's text
+    bounded by :func:`_bounded_errors`, so no call answers without a reason, nor with a huge one."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, middleware=[_bounded_errors], **kwargs)
+
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None, *args: Any, **kwargs: Any) -> None:
+        super().add_tool(_with_reason(fn, name or fn.__name__), name, *args, **kwargs)
+
+
 def build_server(config: Config | None = None, start_workers: bool = False, pool: WorkerPool | None = None,
-                 cluster: dict[str, Any] | None = None) -> MCPServer:
-    """``cluster``: {"address", "security"} — jobs run as Dask tasks (kprof_mcp.cluster)."""
+                 cluster: dict[str, Any] | None = None, allow_commands: bool = False) -> MCPServer:
+    """``cluster``: {"address", "security"} — jobs run as Dask tasks (kprof_mcp.cluster).
+    ``allow_commands``: register ``profile_command``, which executes the caller's Python command
+    (the operator's explicit choice: ``--allow-commands``)."""
     engine = Engine(config, eager_workers=cluster is None, pool=pool)
     slots = ([None] if engine.config.force_cpu else engine.config.gpus) or None
     import atexit
@@ -117,7 +211,7 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
     atexit.register(jobs.shutdown)  # server exit: queued jobs dropped, running process trees killed
     if start_workers:  # importing torch and bringing up CUDA while the client connects
         engine.start_workers(jobs.slots)
-    mcp = MCPServer("kprof-mcp", instructions=INSTRUCTIONS, version="0.1.0")
+    mcp = _ReasonedServer("kprof-mcp", instructions=INSTRUCTIONS, version="0.1.0")
 
     @mcp.tool(annotations=_ann(True, False, True, False, "List kernel packages"))
     def list_kernels() -> KernelList:
@@ -216,7 +310,6 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         job = jobs.submit(spec, f"{spec.req.kernel} {spec.req.version} {spec.req.mode}")
         return await _answer(job, ctx, wait_s if wait_s is not None else engine.config.wait_s, cancel_on_abort=True)
 
-    @mcp.tool(annotations=_ann(False, True, False, True, "Profile a Python command (executes code)"))
     async def profile_command(
         command: Annotated[list[str], Field(description="argument vector, never a shell string: ['python', "
                                                         "'train.py', '--steps', '5'], ['python', '-m', 'pytest', "
@@ -226,9 +319,11 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
                                                "without a GPU, CPU wall time), 'nsys' (Nsight Systems timeline of the "
                                                "whole run, stages by range), 'annotation' / 'ncu' (Nsight Compute "
                                                "counters per range: every kernel up to max_kernels)")] = "event",
-        include: Annotated[list[str] | None, Field(description="range names (fnmatch patterns) that are stages, "
-                                                               "e.g. ['forward', 'backward', 'attn*']; default: every "
-                                                               "range; with no range at all the kernels, by name")] = None,
+        include: Annotated[list[str] | None, Field(max_length=32, description="range names (fnmatch patterns) that "
+                                                                              "are stages, e.g. ['forward', "
+                                                                              "'backward', 'attn*']; default: every "
+                                                                              "range; with no range at all the "
+                                                                              "kernels, by name")] = None,
         stage_models: Annotated[dict[str, dict[str, Any]] | None, Field(
             description="FLOPs/bytes of one occurrence of a stage when you know them: {'attention': {'flops': "
                         "4.3e9, 'bytes': 6.7e7, 'dtype': 'bfloat16', 'tensor_cores': true}}; without one a stage "
@@ -269,8 +364,12 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
                                              clock_control, timeline_engine, warmup_occurrences))
         except KprofError as e:
             raise ToolError(str(e)) from None
-        job = jobs.submit(spec, f"command {' '.join(command[1:3])} {spec.req.mode}")
+        job = jobs.submit(spec, f"command {' '.join(command[1:3])[:80]} {spec.req.mode}")
         return await _answer(job, ctx, wait_s if wait_s is not None else engine.config.wait_s, cancel_on_abort=True)
+
+    if allow_commands:  # executing the caller's code is a capability the operator turns on
+        mcp.tool(annotations=_ann(False, True, False, True, "Profile a Python command (executes code)"))(
+            profile_command)
 
     async def _answer(job: Job, ctx: Context, wait_s: float, cancel_on_abort: bool) -> CallToolResult:
         """Wait up to ``wait_s`` for the job (see :func:`_wait`); then the contract or the job's state."""
@@ -324,13 +423,14 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
     @mcp.tool(annotations=_ann(False, False, False, False, "Compare kernel versions (A/B with a confidence interval)"))
     async def compare_versions(
         kernel: Annotated[str, Field(description="kernel package name (list_kernels) or path to a package")],
-        versions: Annotated[list[str], Field(description="2 to 8 versions, the baseline first, e.g. ['v1', 'v3']; "
-                                                         "or one version with param_sets")],
+        versions: Annotated[list[str], Field(max_length=8, description="2 to 8 versions, the baseline first, e.g. "
+                                                                       "['v1', 'v3']; or one version with "
+                                                                       "param_sets")],
         ctx: Context,
         params: Annotated[dict[str, Any] | None, Field(description="kernel parameters; omitted ones take their "
                                                                    "defaults")] = None,
         param_sets: Annotated[list[dict[str, Any]] | None, Field(
-            description="2 to 8 parameter sets, each applied on top of params, the baseline's first, e.g. "
+            max_length=8, description="2 to 8 parameter sets, each applied on top of params, the baseline's first, e.g. "
                         "[{'K': 4096}, {'K': 4095}]: every version runs at every set (8 combinations at most)")] = None,
         mode: Annotated[str, Field(description="'event' (default): the interleaved timing alone; 'annotation' or "
                                                "'ncu': the timing, then each version profiled under Nsight Compute "
@@ -377,9 +477,11 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
     async def sweep(
         kernel: Annotated[str, Field(description="kernel package name (list_kernels) or path to a package")],
         param: Annotated[str, Field(description="the parameter to sweep, e.g. 't' for mla_decode")],
-        values: Annotated[list[Any], Field(description="1 to 32 values of it, each within its bounds")],
+        values: Annotated[list[Any], Field(max_length=32, description="1 to 32 values of it, each within its "
+                                                                      "bounds")],
         ctx: Context,
-        versions: Annotated[list[str] | None, Field(description="1 to 4 versions (default: the latest)")] = None,
+        versions: Annotated[list[str] | None, Field(max_length=4, description="1 to 4 versions (default: the "
+                                                                              "latest)")] = None,
         params: Annotated[dict[str, Any] | None, Field(description="the other parameters; omitted ones take "
                                                                    "their defaults")] = None,
         budget_ms: Annotated[float | None, Field(ge=20, le=10000, description="timing budget per stage and "
@@ -422,13 +524,18 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
 
     async def _wait(job: Job, ctx: Context, wait_s: float, cancel_on_abort: bool = True) -> None:
         """Wait up to ``wait_s`` for the job, sending progress while this request is open (only from
-        this coroutine, so never after it returned). When the request is cancelled
-        (notifications/cancelled, or the client went away) and ``cancel_on_abort``, the job is
-        cancelled and its process tree killed."""
+        this coroutine, so never after it returned). When the request is aborted — cancelled
+        (notifications/cancelled, or the client went away cleanly), or its HTTP connection dropped
+        (:func:`connection_dropped`: the SDK does not cancel the request then) — and
+        ``cancel_on_abort``, the job is cancelled and its process tree killed."""
         deadline = anyio.current_time() + max(0.0, wait_s)
         last = None
         try:
             while not job.done.is_set() and anyio.current_time() < deadline:
+                if connection_dropped(ctx):  # nobody is waiting for the answer any more
+                    if cancel_on_abort:
+                        await _cancel(job)
+                    return
                 msg = f"queued: place {jobs.position(job)} for the GPU" if job.status == QUEUED else job.message
                 if (job.progress, msg) != last:
                     last = (job.progress, msg)
@@ -447,8 +554,12 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         except anyio.get_cancelled_exc_class():
             if cancel_on_abort:
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(lambda: jobs.cancel(job.id, wait_s=20))
+                    await _cancel(job)
             raise
+
+    async def _cancel(job: Job) -> None:
+        """Cancel the job, waiting (in a thread) until its process tree is killed."""
+        await anyio.to_thread.run_sync(lambda: jobs.cancel(job.id, wait_s=20))
 
     @mcp.tool(annotations=_ann(True, False, False, False, "Result or state of a profiling job"))
     async def get_profile(
@@ -562,6 +673,89 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+MIN_TOKEN_CHARS = 16
+
+
+class TokenError(Exception):
+    """The bearer token cannot be used; the message says what to do."""
+
+
+def read_token(token_file: str | None, environ: Mapping[str, str]) -> str | None:
+    """The bearer token from ``--token-file`` or ``KPROF_MCP_TOKEN``; None when neither is given.
+    A token that is given but empty (or blank) is an error, never "no authentication": an empty
+    file or variable is a mistake, and turning authentication off silently would hide it."""
+    if token_file is not None:
+        try:
+            with open(token_file, encoding="utf-8") as f:
+                token = f.read(4096).strip()
+        except FileNotFoundError:
+            raise TokenError(f"--token-file {token_file}: no such file") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise TokenError(f"--token-file {token_file}: cannot read it ({getattr(e, 'strerror', None) or e})") \
+                from None
+        where = f"--token-file {token_file}"
+    elif "KPROF_MCP_TOKEN" in environ:
+        token, where = environ["KPROF_MCP_TOKEN"].strip(), "KPROF_MCP_TOKEN"
+    else:
+        return None
+    if not token:
+        raise TokenError(f"{where} is empty: give a token of at least {MIN_TOKEN_CHARS} characters (e.g. "
+                         "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`), or leave it unset to "
+                         "serve loopback without authentication")
+    if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
+        raise TokenError(f"{where}: a token must be at least {MIN_TOKEN_CHARS} characters with no whitespace")
+    return token
+
+
+class _Exchange:
+    """One HTTP request as :class:`DisconnectWatch` saw it."""
+
+    __slots__ = ("answered", "dropped")
+
+    def __init__(self) -> None:
+        self.answered = False  # the response's last body part was sent
+        self.dropped = False  # the client disconnected before that
+
+
+EXCHANGE = "kprof.exchange"  # the ASGI scope key DisconnectWatch puts an _Exchange under
+
+
+class DisconnectWatch:
+    """ASGI middleware: notes in the request's scope when its client disconnects before the response
+    ended. A tool call over streamable HTTP answers on an SSE stream; when the client drops that
+    connection, the SDK (2025-era sessions) ends the stream but goes on running the call, so a job
+    would keep the GPU until its time limit. :func:`connection_dropped` lets the call see it. The
+    disconnect is seen by whoever reads ``receive`` (the SSE response listens for it)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        exchange = scope[EXCHANGE] = _Exchange()
+
+        async def receive_watched():
+            message = await receive()
+            if message["type"] == "http.disconnect" and not exchange.answered:
+                exchange.dropped = True
+            return message
+
+        async def send_watched(message):
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                exchange.answered = True
+            await send(message)
+
+        await self.app(scope, receive_watched, send_watched)
+
+
+def connection_dropped(ctx: Context) -> bool:
+    """Whether the HTTP connection carrying this tool call went away before its answer (never over
+    stdio, where the request carries no HTTP request)."""
+    scope = getattr(ctx.request_context.request, "scope", None)
+    exchange = scope.get(EXCHANGE) if isinstance(scope, dict) else None
+    return exchange is not None and exchange.dropped
 
 
 class BearerAuth:
@@ -589,8 +783,8 @@ class BearerAuth:
 def http_app(server: MCPServer, host: str, port: int, token: str | None, allowed_hosts: list[str],
              allowed_origins: list[str]):
     """The streamable-HTTP app with DNS-rebinding protection (Host and Origin checked against
-    allow-lists: loopback names by default) and, when a token is given, bearer authentication.
-    Refuses a non-loopback bind without a token."""
+    allow-lists: loopback names by default), dropped connections noted (:class:`DisconnectWatch`)
+    and, when a token is given, bearer authentication. Refuses a non-loopback bind without a token."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     if host not in LOOPBACK and not token:
@@ -601,14 +795,37 @@ def http_app(server: MCPServer, host: str, port: int, token: str | None, allowed
     origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"] + list(allowed_origins)
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                          allowed_origins=origins)
-    app = server.streamable_http_app(transport_security=security, host=host)
+    app = DisconnectWatch(server.streamable_http_app(transport_security=security, host=host))
     return BearerAuth(app, token) if token else app
+
+
+_stopping = threading.Event()
+
+
+def _stop(signum: int, frame) -> None:
+    """SIGTERM (a service manager, ``kill``) or SIGINT (Ctrl-C): exit after the clean-up a normal exit
+    runs (its atexit handlers: running jobs' process trees killed, warm workers killed). A normal
+    exit cannot be had here: over stdio the transport's thread blocked reading stdin keeps the
+    interpreter from finishing. The clean-up runs in a thread of its own, so that no lock the
+    interrupted main thread holds can stall it; a second signal exits at once (the children's
+    lifelines still take them down, :mod:`kprof_mcp.lifeline`)."""
+    if _stopping.is_set():
+        os._exit(128 + signum)
+    _stopping.set()
+    threading.Thread(target=_exit_after_clean_up, args=(signum,), name="kprof-stop").start()
+
+
+def _exit_after_clean_up(signum: int) -> None:
+    atexit._run_exitfuncs()  # what a normal exit would run, each handler once (os._exit skips them after)
+    os._exit(128 + signum)  # the shell's convention for "ended by this signal"
 
 
 def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
     """The server (``pool``: warm workers already started by :mod:`kprof_mcp.launch`)."""
-    import os
+    import signal
 
+    for sig in (signal.SIGTERM, signal.SIGINT):  # over streamable HTTP uvicorn shuts down first, then calls this
+        signal.signal(sig, _stop)
     ap = argparse.ArgumentParser(prog="kprof-mcp", description="kprof-mcp: MCP server for GPU kernel profiling")
     ap.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
     ap.add_argument("--host", default="127.0.0.1", help="bind address for streamable-http (default 127.0.0.1; any "
@@ -620,6 +837,10 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
                                                                         "(DNS-rebinding protection), e.g. gpu1:8000")
     ap.add_argument("--allowed-origin", action="append", default=[], help="extra Origin accepted, e.g. "
                                                                           "https://inspector.example")
+    ap.add_argument("--allow-commands", action="store_true",
+                    help="register profile_command, which EXECUTES the caller's Python command (a script or module "
+                         "under the workspace, or pytest) as this server's user; over streamable-http it also needs "
+                         "a bearer token, on loopback too")
     ap.add_argument("--workspace", default=None, help="root for profiles, devlogs and user kernels (default: cwd)")
     ap.add_argument("--kernels-dir", action="append", default=[], help="extra directory of kernel packages")
     ap.add_argument("--timeout", type=float, default=None, help="time limit per profile, seconds (default 900)")
@@ -633,6 +854,15 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
     ap.add_argument("--tls-cert", default=None)
     ap.add_argument("--tls-key", default=None)
     a = ap.parse_args(argv)
+    token = None
+    if a.transport == "streamable-http":
+        try:
+            token = read_token(a.token_file, os.environ)
+        except TokenError as e:
+            ap.error(str(e))
+        if a.allow_commands and not token:
+            ap.error("--allow-commands over streamable-http needs a bearer token, on loopback too (any local process "
+                     "could otherwise run code as this user): set KPROF_MCP_TOKEN or pass --token-file")
     gpus = [g.strip() for g in a.gpus.split(",") if g.strip()] if a.gpus else None
     cluster = None
     if a.cluster:
@@ -644,14 +874,14 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
             ap.error(str(e))
     try:
         server = build_server(Config.from_options(a.workspace, a.kernels_dir, a.timeout, wait_s=a.wait, gpus=gpus),
-                              start_workers=cluster is None, pool=pool, cluster=cluster)
+                              start_workers=cluster is None, pool=pool, cluster=cluster,
+                              allow_commands=a.allow_commands)
     except KprofError as e:
         ap.error(str(e))
     if a.transport == "stdio":
         server.run("stdio")
         return
-    token = (open(a.token_file).read().strip() if a.token_file else os.environ.get("KPROF_MCP_TOKEN", "").strip())
-    app = http_app(server, a.host, a.port, token or None, a.allowed_host, a.allowed_origin)
+    app = http_app(server, a.host, a.port, token, a.allowed_host, a.allowed_origin)
     import uvicorn
 
     uvicorn.run(app, host=a.host, port=a.port, log_level="warning")

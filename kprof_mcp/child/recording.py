@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from ..models import DeviceState, ProfileRequest, ProfileResult, StageResult, Timing
 from ..protocol import ExpectedError
+from ..safefs import clip
 from .context import Steps
 
 PYTHONS = ("python", "python3")
@@ -36,7 +37,7 @@ def parse_argv(argv: list[str]) -> tuple[str, str, list[str]]:
         raise ValueError("command must be a non-empty list of strings, e.g. [\"python\", \"train.py\", \"--steps\", \"5\"]")
     head = os.path.basename(argv[0])
     if head not in PYTHONS and not head.startswith("python3."):
-        raise ValueError(f"command must start with python (got {argv[0]!r}): kprof runs Python commands, e.g. "
+        raise ValueError(f"command must start with python (got {clip(argv[0])}): kprof runs Python commands, e.g. "
                          "[\"python\", \"train.py\"] or [\"python\", \"-m\", \"pytest\", \"tests/test_x.py::test_y\"]")
     rest = argv[1:]
     if not rest:
@@ -47,7 +48,7 @@ def parse_argv(argv: list[str]) -> tuple[str, str, list[str]]:
             raise ValueError("python -m needs a module name")
         return "module", rest[1], rest[2:]
     if rest[0].startswith("-"):
-        raise ValueError(f"python option {rest[0]!r} is not supported: give a script path or -m module")
+        raise ValueError(f"python option {clip(rest[0])} is not supported: give a script path or -m module")
     return "path", rest[0], rest[1:]
 
 

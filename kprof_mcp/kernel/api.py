@@ -46,6 +46,17 @@ class ParamError(ValueError):
     """A parameter is unknown, of the wrong type or out of bounds (the message lists what is valid)."""
 
 
+def _shown(value: Any, limit: int = 200) -> str:
+    """``repr(value)`` cut to ``limit`` characters: a message quotes the caller's input, never all of
+    it (a 10,000-entry list, a 5,000-digit number). The same rule as ``kprof_mcp.safefs.clip``,
+    repeated here because the kernel contract imports nothing from kprof_mcp."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's int max-str-digits limit has no repr
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 20] + f"… ({len(text)} chars)"
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter: integer with bounds, or a string from ``choices``."""
@@ -58,21 +69,30 @@ class Param:
     doc: str = ""
 
     def validate(self, value: Any) -> int | str:
+        """``value`` checked (an integral float or a string of digits counts as an integer), or a
+        :class:`ParamError` saying what is valid, quoting at most 200 characters of the value."""
         if self.choices is not None:
             if not isinstance(value, str) or value not in self.choices:
-                raise ParamError(f"{self.name}={value!r} is not one of {list(self.choices)}")
+                raise ParamError(f"{self.name}={_shown(value)} is not one of {list(self.choices)}")
             return value
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
             elif isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-                value = int(value)
+                try:
+                    value = int(value)
+                except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits())
+                    digits = len(value.strip().lstrip("+-"))
+                    raise ParamError(f"{self.name}={_shown(value)}: an integer of {digits} digits is too long "
+                                     f"(valid: {self.range_text()})") from None
             else:
-                raise ParamError(f"{self.name}={value!r} must be an integer")
+                raise ParamError(f"{self.name}={_shown(value)} must be an integer (valid: {self.range_text()})")
         if self.min is not None and value < self.min:
-            raise ParamError(f"{self.name}={value} is below its minimum {self.min} (valid: {self.range_text()})")
+            raise ParamError(f"{self.name}={_shown(value)} is below its minimum {self.min} "
+                             f"(valid: {self.range_text()})")
         if self.max is not None and value > self.max:
-            raise ParamError(f"{self.name}={value} is above its maximum {self.max} (valid: {self.range_text()})")
+            raise ParamError(f"{self.name}={_shown(value)} is above its maximum {self.max} "
+                             f"(valid: {self.range_text()})")
         return value
 
     def range_text(self) -> str:
@@ -209,7 +229,8 @@ class KernelPackage:
         for v in self.versions:
             if v.name == name:
                 return v
-        raise ParamError(f"kernel {self.name!r} has no version {name!r}; valid: {[v.name for v in self.versions]}")
+        raise ParamError(f"kernel {self.name!r} has no version {_shown(name)}; "
+                         f"valid: {[v.name for v in self.versions]}")
 
     def validate_params(self, given: Mapping[str, Any] | None) -> Params:
         """Defaults filled in, types and bounds checked; unknown names refused."""
@@ -218,7 +239,7 @@ class KernelPackage:
         unknown = sorted(set(given) - set(known))
         if unknown:
             valid = ", ".join(f"{p.name} {p.range_text()} (default {p.default})" for p in self.params)
-            raise ParamError(f"unknown parameter(s) {unknown} for kernel {self.name!r}; valid: {valid}")
+            raise ParamError(f"unknown parameter(s) {_shown(unknown)} for kernel {self.name!r}; valid: {valid}")
         return Params({p.name: p.validate(given.get(p.name, p.default)) for p in self.params})
 
     def describe(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ Importing this package imports no torch or triton: modes import them inside ``ca
 
 from __future__ import annotations
 
+from ..safefs import clip
 from .base import Launch, Mode, ModeError, PreflightEnv
 from .event import EventMode
 from .nsight import NsightMode
@@ -41,7 +42,7 @@ def get_mode(name: str) -> Mode:
     """The mode called ``name``; otherwise raise saying which modes exist."""
     mode = MODES.get(name) if isinstance(name, str) else None
     if mode is None:
-        raise ModeNotAvailable(f"unknown mode {name!r}; modes: {sorted(MODES)} (built in this version: "
+        raise ModeNotAvailable(f"unknown mode {clip(name)}; modes: {sorted(MODES)} (built in this version: "
                                f"{[m for m in MODES]})")
     return mode
 
