@@ -44,3 +44,19 @@ PAIRS = [
          planted="plain tiles → persistent TMA pipeline"),
     Pair("library: mla_decode v1→v3", "mla_decode", "v1", "v3", None, planted="head-grouped → shape-aware launch"),
 ]
+
+# Issue 26: problems that only the hardware's accounting (stall reasons, pipes, instruction mix,
+# atomics, shared-memory conflicts) can name. Recorded with that accounting in
+# recorded-accounting/ (record.py --pairs ...), kept apart from recorded/, which the model's
+# constants were fitted on.
+ACCOUNTING_PAIRS = [
+    Pair("GEMM on the FMA pipes", "calib_fma_gemm", "v0", "v1", "fma_dot",
+         planted="fp32 tl.dot with input_precision='ieee': the dot runs on the FMA pipes, tensor cores idle"),
+    Pair("contended atomics", "calib_histogram", "v0", "v1", "atomics",
+         planted="one global atomic per element into 256 bins"),
+    Pair("small tiles", "calib_small_tiles", "v0", "v1", "small_tiles",
+         planted="32x32x32 tiles, 2 warps, 1 stage: little reuse per operand byte"),
+    Pair("bank conflicts", "calib_bank_conflicts", "v0", "v1", "bank_conflicts",
+         planted="shared-memory accesses that conflict across banks"),
+]
+ALL_PAIRS = PAIRS + ACCOUNTING_PAIRS

@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
 from kprof_mcp.engine import Config, Engine, KprofError  # noqa: E402
-from pairs import KERNELS_DIR, PAIRS  # noqa: E402
+from pairs import ALL_PAIRS, KERNELS_DIR  # noqa: E402
 
 
 def slug(name: str) -> str:
@@ -47,7 +47,7 @@ def main() -> int:
     eng = Engine(Config(workspace=ws, kernel_dirs=[KERNELS_DIR], timeout_s=300))
     measured_path = out / "measured.json"
     measured = json.loads(measured_path.read_text()) if measured_path.exists() else {"pairs": {}}
-    for p in PAIRS:
+    for p in ALL_PAIRS:
         if a.pairs and p.name not in a.pairs:
             continue
         d = out / slug(p.name)
