@@ -74,6 +74,8 @@ class Accounting:
     ffma_thread_inst: float | None = None
     atomic_requests: float | None = None  # global atomic + reduction requests (warp level)
     atomic_l2_sectors: float | None = None
+    ld_sectors: float | None = None
+    st_sectors: float | None = None
     ld_sectors_per_request: float | None = None
     st_sectors_per_request: float | None = None
     bank_conflicts_per_wavefront: float | None = None
@@ -92,6 +94,25 @@ class Accounting:
         if self.atomic_requests is None or not self.inst_executed:
             return None
         return self.atomic_requests / self.inst_executed
+
+    @property
+    def atomic_sector_share(self) -> float | None:
+        """Atomic/reduction L2 sectors as a share of all global sectors (loads, stores, atomics)."""
+        parts = (self.atomic_l2_sectors, self.ld_sectors, self.st_sectors)
+        total = sum(p for p in parts if p)
+        return None if self.atomic_l2_sectors is None or not total else self.atomic_l2_sectors / total
+
+    @property
+    def memory_wait(self) -> float:
+        """The share of the warps' time spent waiting on the memory system or on each other while it
+        answers: scoreboards, memory-queue throttles, barriers, fences, drain."""
+        return self.share("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "tex_throttle",
+                          "barrier", "membar", "drain")
+
+    @property
+    def shared_wait(self) -> float:
+        """The share of the warps' time waiting on shared memory (MIO queue full, short scoreboard)."""
+        return self.share("mio_throttle", "short_scoreboard")
 
     @property
     def divergence(self) -> float | None:
@@ -127,6 +148,7 @@ def account(acc: dict[str, float], tc_pct: float | None = None) -> Accounting:
         ffma_thread_inst=acc.get("ffma_thread_inst"),
         atomic_requests=_sum(acc.get("global_atom_requests"), acc.get("global_red_requests")),
         atomic_l2_sectors=_sum(acc.get("l2_atom_sectors"), acc.get("l2_red_sectors")),
+        ld_sectors=acc.get("global_ld_sectors"), st_sectors=acc.get("global_st_sectors"),
         ld_sectors_per_request=_ratio(acc.get("global_ld_sectors"), acc.get("global_ld_requests")),
         st_sectors_per_request=_ratio(acc.get("global_st_sectors"), acc.get("global_st_requests")),
         bank_conflicts_per_wavefront=_ratio(acc.get("shared_bank_conflicts"), acc.get("shared_wavefronts")),

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..models import ProfileResult, ResultWarning, StageResult
 from . import diagnosis as dx
+from .accounting import account
 
 
 # A stage whose best opportunity is below this is at its roof: the key issue names the limiter.
@@ -135,6 +136,27 @@ def _local_share(s: StageResult) -> float | None:
     return None
 
 
+_ELEM_BYTES = {"float64": 8, "float32": 4, "tfloat32": 4, "bfloat16": 2, "float16": 2, "float8": 1, "int8": 1,
+               "int32": 4}
+
+
+def _evidence(s: StageResult, max_sm_mhz: float | None) -> dict[str, Any]:
+    """What the catalogue weighs the accounting against (see ``diagnosis.accounting_causes``)."""
+    if not s.accounting:
+        return {}
+    ratio = clock_ratio(s, max_sm_mhz)
+    att = None
+    if s.peak_bytes_per_s and s.has_model:
+        t_mem = s.bytes_model / (s.peak_bytes_per_s * dx._DRAM_ATTAINABLE_PCT / 100.0)  # what tuned kernels reach
+        t_math = (s.flops / (s.peak_flops_per_s * ratio * dx._COMPUTE_ATTAINABLE_PCT / 100.0)
+                  if s.peak_flops_per_s else 0.0)
+        att = 1e9 * max(t_mem, t_math)
+    return dict(accounting=account(s.accounting, s.tc_pct), tensor_work=s.tensor_cores, flops=s.flops or None,
+                elem_bytes=_ELEM_BYTES.get(s.dtype), attainable_sol_ns=att,
+                tensor_peak_flops_per_s=s.peak_flops_per_s * ratio if s.peak_flops_per_s and s.tensor_cores else None)
+
+
+
 def stage_metrics(s: StageResult, max_sm_mhz: float | None = None, kernel_busy: float = 1.0) -> dx.Metrics:
     """What the classifier sees: counters when measured, else the roofline estimate from the
     FLOP/byte model (a lower bound on real traffic); and the time model (measured time,
@@ -151,7 +173,7 @@ def stage_metrics(s: StageResult, max_sm_mhz: float | None = None, kernel_busy: 
                           l2_hit_pct=s.l2_hit_pct, local_spill_bytes=spill, waves_per_sm=waves,
                           compute_pct=s.sm_pct, over_fetch_ratio=s.over_fetch_ratio,
                           waves_measured=s.measured_waves_per_sm is not None and not s.persistent,
-                          local_share=_local_share(s), **timing)
+                          local_share=_local_share(s), **timing, **_evidence(s, max_sm_mhz))
     est = dx.roofline_metrics(s.achieved_flops_per_s, s.achieved_bytes_per_s, s.peak_flops_per_s,
                               s.peak_bytes_per_s, s.tensor_cores)
     return dx.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,

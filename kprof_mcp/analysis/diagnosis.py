@@ -34,6 +34,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .accounting import Accounting
+
 TC_HEALTHY_PCT = 60.0
 DRAM_HEALTHY_PCT = 70.0
 OCCUPANCY_HEALTHY_PCT = 25.0
@@ -93,6 +95,26 @@ class Metrics:
     kernel_busy: float = 1.0  # share of the stage's time its kernels run (a timeline's span has launch gaps)
     # The compute% a tuned kernel reaches: pipe utilisation with counters; % of datasheet peak without.
     compute_attainable_pct: float = _COMPUTE_ATTAINABLE_PCT
+    # Where the time went (annotation/ncu: kprof_mcp.analysis.accounting) and what the catalogue's
+    # causes weigh it against: the stage's model FLOPs, whether its work suits tensor cores (a dot),
+    # its element size, the tensor-core peak at the clock it ran, and the attainable speed-of-light
+    # time (the model's bytes at 90 % of peak bandwidth, its FLOPs at 95 % of the peak): what a
+    # removed cause can bring the stage down to at best.
+    accounting: Accounting | None = None
+    tensor_work: bool = False
+    flops: float | None = None
+    elem_bytes: float | None = None
+    tensor_peak_flops_per_s: float | None = None
+    attainable_sol_ns: float | None = None
+
+    @property
+    def attainable_headroom(self) -> float | None:
+        """The share of the time a fix of one cause can remove at most: 1 − T_attainable / T (never
+        more than the speed-of-light headroom)."""
+        h = self.headroom
+        if h is None or self.attainable_sol_ns is None or not self.time_ns:
+            return h
+        return max(0.0, min(h, 1.0 - self.attainable_sol_ns / self.time_ns))
 
     @property
     def headroom(self) -> float | None:
@@ -281,6 +303,9 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             f"dram_bytes/model={m.over_fetch_ratio:.2f}", f"more DRAM traffic than the algorithm needs{l2}",
             "over_fetch", True)
 
+    for name, share, trigger, hint, cause in accounting_causes(m, bottleneck):
+        add(specific, name, share, trigger, hint, cause, True)
+
     explained = max((o.share for o in specific), default=0.0)
     generic: list[Opportunity] = []
     if bottleneck == MEMORY_BOUND and m.dram_pct is not None:
@@ -315,6 +340,92 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     out = specific + generic
     # Largest gain first; on a tie a specific cause before generic advice.
     out.sort(key=lambda o: (round(o.est_gain_pct, 1), o.specific), reverse=True)
+    return out
+
+
+# Issue 26's catalogue: causes named from the hardware's accounting (stall reasons, pipes,
+# instruction mix, atomics, shared-memory conflicts), each with the evidence that proves it and the
+# share of the time that evidence says it owns. No constant here was fitted on the calibration
+# pairs: the thresholds are gates ("is it there at all"), the shares come from the counters.
+FMA_DOT_MIN_PIPE_PCT = 30.0  # the FMA pipe busy enough for the dot to be what it runs
+MEMORY_WAIT_MIN_SHARE = 0.5  # warps waiting on memory/each other own most of the time
+ATOMIC_MIN_SECTOR_SHARE = 0.01  # atomics are a visible part of the global traffic
+BANK_CONFLICT_MIN_PER_WAVEFRONT = 0.25
+SHARED_WAIT_MIN_SHARE = 0.2
+REUSE_TILE = 128  # the tile edge (BLOCK_M = BLOCK_N) a tuned GEMM-like kernel reaches on Hopper
+
+
+def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str, str, str]]:
+    """(name, share, trigger, hint, cause) of each catalogue cause the accounting proves.
+
+    * **tensor cores idle on dot-heavy work** (``fma_dot``): the stage's work suits tensor cores
+      (its model says so), Nsight Compute counts FFMAs for at least half its FLOPs, the tensor pipe
+      is idle (< 5 %) and the FMA pipe busy (≥ 30 %). The FMA pipe owns u = its utilisation of
+      the time; on tensor cores that math runs k times faster, k = the tensor-core peak at this
+      clock ÷ the FMA peak the counters imply (FFMA/s ÷ u) → share u·(1 − 1/k).
+    * **contended atomics** (``atomics``): global atomics/reductions are ≥ 1 % of the global
+      sectors, neither DRAM nor the SMs are busy (< 60 %) and warps wait on memory or each other
+      for ≥ 50 % of their time: the atomics' serialisation owns that waiting → share = the
+      memory-wait share.
+    * **low reuse from small tiles** (``small_tiles``): tensor-core work with the tensor pipe under
+      60 %, memory-wait ≥ 50 %, and global load bytes per FLOP b at least twice what
+      REUSE_TILE×REUSE_TILE tiles need (s/128 for s-byte elements): the time follows the operand
+      traffic, which larger tiles cut to ρ = (s/128)/b → share 1 − ρ.
+    * **shared-memory bank conflicts** (``bank_conflicts``): ≥ 0.25 conflicts per shared
+      wavefront with ≥ 20 % of the time waiting on shared memory: the conflicted wavefronts' part
+      of that wait → share = shared-wait × conflicts/wavefront.
+
+    Every share is then capped by the attainable headroom (the kernel cannot beat its roof at the
+    throughput tuned kernels reach) like the speed-of-light cap on every estimate."""
+    a = m.accounting
+    if a is None or not a.measured:
+        return []
+    cap = m.attainable_headroom
+    cap = METRICS_ONLY_MAX_SHARE if cap is None else cap
+    out: list[tuple[str, float, str, str, str]] = []
+    compute, _ = compute_utilisation(m)
+    tc = m.tc_pct or 0.0
+    fma = a.pipes.get("fma")
+    if (m.tensor_work and m.flops and a.ffma_thread_inst and fma is not None and fma >= FMA_DOT_MIN_PIPE_PCT
+            and tc < 5.0 and 2.0 * a.ffma_thread_inst >= 0.5 * m.flops and m.time_ns
+            and m.tensor_peak_flops_per_s):
+        u = fma / 100.0
+        fma_peak = 2.0 * a.ffma_thread_inst / (m.time_ns * 1e-9) / u
+        k = max(1.0, m.tensor_peak_flops_per_s / fma_peak)
+        out.append(("Run the dot on tensor cores: tl.dot(..., input_precision=\"tf32\") for fp32 inputs (or bf16/"
+                    "fp16 operands); in PyTorch allow TF32 (torch.backends.cuda.matmul.allow_tf32) or use bf16",
+                    min(u * (1.0 - 1.0 / k), cap),
+                    f"pipe_fma={_fmt(fma)}%, tc_pct={_fmt(tc)}%, FFMA FLOPs/model={2 * a.ffma_thread_inst / m.flops:.2f}",
+                    f"the matmul runs on the FMA pipes; tensor cores are {k:.1f}x faster here", "fma_dot"))
+    share = a.atomic_sector_share
+    busy = max(v for v in (m.dram_pct or 0.0, compute or 0.0))
+    if share is not None and share >= ATOMIC_MIN_SECTOR_SHARE and busy < DRAM_SATURATED_PCT \
+            and a.memory_wait >= MEMORY_WAIT_MIN_SHARE:
+        out.append(("Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a "
+                    "shared-memory accumulator), then one atomic per block and address",
+                    min(a.memory_wait, cap),
+                    f"atomic L2 sectors={a.atomic_l2_sectors:.3g} ({100 * share:.1f}% of global sectors), "
+                    f"memory/sync waits {100 * a.memory_wait:.0f}% of warp time",
+                    "warps wait on serialised atomics to the same addresses", "atomics"))
+    if (m.tensor_work and a.tensor_inst and tc < TC_HEALTHY_PCT and a.memory_wait >= MEMORY_WAIT_MIN_SHARE
+            and a.ld_sectors and m.flops and m.elem_bytes):
+        bpf = 32.0 * a.ld_sectors / m.flops
+        target = m.elem_bytes / REUSE_TILE
+        if bpf >= 2.0 * target:
+            out.append((f"Raise reuse per operand byte: larger tiles (BLOCK_M = BLOCK_N ≥ {REUSE_TILE}, BLOCK_K 64), "
+                        "num_warps=8, num_stages=3 (or a grouped/persistent order)",
+                        min(1.0 - target / bpf, cap),
+                        f"load bytes/FLOP={bpf:.3g} (~{m.elem_bytes / bpf:.0f}-wide tiles; {REUSE_TILE}-wide need "
+                        f"{target:.3g}), tc_pct={_fmt(tc)}%, memory waits {100 * a.memory_wait:.0f}%",
+                        "each operand byte feeds few FLOPs: the tensor pipe starves on loads", "small_tiles"))
+    conflicts = a.bank_conflicts_per_wavefront
+    if conflicts is not None and conflicts >= BANK_CONFLICT_MIN_PER_WAVEFRONT \
+            and a.shared_wait >= SHARED_WAIT_MIN_SHARE:
+        out.append(("Remove shared-memory bank conflicts (a conflict-free layout: tl.trans/reshape rather than a "
+                    "gather with a 32-word stride; pad rows by one element)",
+                    min(a.shared_wait * min(1.0, conflicts), cap),
+                    f"bank conflicts/wavefront={conflicts:.2f}, shared-memory waits {100 * a.shared_wait:.0f}%",
+                    "shared-memory accesses replayed for bank conflicts", "bank_conflicts"))
     return out
 
 

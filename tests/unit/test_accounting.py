@@ -1,0 +1,98 @@
+"""The accounting (where the time went) and the catalogue causes it proves, on real H100
+recordings (tests/calibration/recorded-accounting, 2026-11-24) and on figures that sit just either
+side of each gate."""
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from kprof_mcp.analysis import diagnosis as dx
+from kprof_mcp.analysis.accounting import account
+from kprof_mcp.analysis.assessment import assess, stage_metrics
+from kprof_mcp.models import ProfileResult
+from kprof_mcp.render.nsight import where_the_time_went
+
+REC = Path(__file__).resolve().parents[1] / "calibration" / "recorded-accounting"
+
+
+def _bad(pair: str) -> ProfileResult:
+    return ProfileResult.model_validate_json((REC / pair / "bad.result.json").read_text())
+
+
+def _metrics(pair: str) -> dx.Metrics:
+    r = _bad(pair)
+    return stage_metrics(r.stages[0], float(r.device.clocks_before.get("clocks.max.sm") or 0) or None)
+
+
+def test_stall_shares_are_the_warps_time_and_sum_to_one():
+    a = account(_bad("contended_atomics").stages[0].accounting)
+    assert abs(sum(s.share for s in a.stalls) - 1.0) < 1e-9
+    assert [s.reason for s in a.stalls[:3]] == ["long_scoreboard", "short_scoreboard", "barrier"]
+    assert a.atomic_sector_share > 0.5 and a.memory_wait > 0.9
+
+
+@pytest.mark.parametrize("pair, cause", [("GEMM_on_the_FMA_pipes", "fma_dot"), ("contended_atomics", "atomics"),
+                                         ("serialised_reduction", "atomics"), ("small_tiles", "small_tiles"),
+                                         ("bank_conflicts", "bank_conflicts")])
+def test_each_catalogue_cause_is_opportunity_one_of_its_pair_with_its_evidence(pair, cause):
+    r = _bad(pair)
+    top = assess(r).opportunities[0]
+    assert top.cause == cause and top.source == "kprof"
+    m = _metrics(pair)
+    assert top.stage_gain_pct <= 100.0 * (m.time_ns / m.sol_ns - 1.0) + 0.1  # never past the speed of light
+
+
+@pytest.mark.parametrize("pair", ["tail_effect", "too_few_blocks", "strided_access", "random_gather",
+                                  "register_spills", "near_roof_GEMM", "library__softmax_v0_v2"])
+def test_the_catalogue_stays_silent_where_its_evidence_is_absent(pair):
+    causes = {c for *_, c in dx.accounting_causes(_metrics(pair), dx.classify(_metrics(pair)))}
+    assert not causes & {"fma_dot", "atomics", "bank_conflicts"}, causes
+
+
+def test_gates_on_either_side():
+    m = _metrics("GEMM_on_the_FMA_pipes")
+    assert [c for *_, c in dx.accounting_causes(m, dx.COMPUTE_BOUND)] == ["fma_dot"]
+    # an FMA loop that is not a dot (the tail pair's FMA chain: FMA pipe 99 %) is not told to use tensor cores
+    assert dx.accounting_causes(replace(m, tensor_work=False), dx.COMPUTE_BOUND) == []
+    # the tensor pipe busy: the dot already runs there
+    assert dx.accounting_causes(replace(m, tc_pct=40.0), dx.COMPUTE_BOUND) == []
+    a = _metrics("bank_conflicts")
+    assert [c for *_, c in dx.accounting_causes(a, dx.LATENCY_BOUND)] == ["bank_conflicts"]
+    few = replace(a.accounting, bank_conflicts_per_wavefront=0.2)
+    assert dx.accounting_causes(replace(a, accounting=few), dx.LATENCY_BOUND) == []
+    h = _metrics("contended_atomics")
+    busy = replace(h, dram_pct=75.0)  # DRAM busy: the waiting is not the atomics' alone
+    assert "atomics" not in [c for *_, c in dx.accounting_causes(busy, dx.MEMORY_BOUND)]
+
+
+def test_shares_stay_under_the_attainable_headroom():
+    for pair in ("contended_atomics", "serialised_reduction", "bank_conflicts", "small_tiles"):
+        m = _metrics(pair)
+        for _, share, *_ in dx.accounting_causes(m, dx.classify(m)):
+            assert share <= m.attainable_headroom + 1e-12
+
+
+def test_report_section_says_where_the_time_went():
+    text = "\n".join(where_the_time_went(_bad("contended_atomics")))
+    assert "## Where the time went" in text and "long_scoreboard" in text
+    assert "global atomics/reductions" in text and "L2 sectors" in text
+    assert where_the_time_went(_bad("contended_atomics").model_copy(
+        update={"stages": [s.model_copy(update={"accounting": {}}) for s in _bad("contended_atomics").stages]})) == []
+
+
+def test_no_recorded_figure_is_above_100_percent_of_a_peak():
+    """A figure above 100 % of a device peak is an attribution bug (issue 26)."""
+    measured = json.loads((REC / "measured.json").read_text())["pairs"]
+    assert measured
+    for d in REC.iterdir():
+        for f in d.glob("*.result.json"):
+            r = ProfileResult.model_validate_json(f.read_text())
+            for s in r.stages:
+                for v in (s.tc_pct, s.sm_pct, s.dram_pct, s.occupancy_pct, *[v for k, v in s.accounting.items()
+                                                                            if k.endswith("_pct")]):
+                    assert v is None or v <= 100.0 + 1e-6, (f, s.name, v)
+                if s.peak_bytes_per_s and s.measured_dram_bytes_per_s:
+                    assert s.measured_dram_bytes_per_s <= 1.001 * s.peak_bytes_per_s, (f, s.name)
