@@ -44,6 +44,9 @@ class OpportunitySummary(BaseModel):
     trigger: str = Field(description="metric=value that triggered it")
     stage: str | None = Field(default=None, description="the stage it concerns; null for a whole-plan finding")
     source: str = Field(description="'kprof' (our model), 'ncu' (Nsight Compute's rule estimate) or 'timeline'")
+    cause: str = Field(default="", description="the cause key: fma_dot, atomics, small_tiles, bank_conflicts, "
+                                               "over_fetch, spills, few_blocks, tail, launch, streams, dram_roof, "
+                                               "compute_roof, latency, occupancy, ncu")
 
 
 class ProfileSummary(BaseModel):
@@ -89,6 +92,6 @@ def profile_summary(result: ProfileResult, assessment: Assessment | None = None,
             for sa in a.stages for s in [sa.stage]],
         bottleneck=a.bottleneck,
         opportunities=[OpportunitySummary(name=opportunity_name(o, a), est_gain_pct=round(o.est_gain_pct, 1),
-                                          trigger=o.trigger, stage=o.stage, source=o.source)
+                                          trigger=o.trigger, stage=o.stage, source=o.source, cause=o.cause)
                        for o in a.opportunities[:3]],
         warnings=list(a.warnings), **fields)
