@@ -331,7 +331,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             latency = 0.0
         if best is not None or h is not None:
             add(generic, "Expose more parallelism to hide latency (more loads in flight, more blocks, fewer syncs)",
-                latency, f"{which}={_fmt(best)}" if best is not None else "latency-bound",
+                latency, (f"{which}={_fmt(best)}" if best is not None else "latency-bound") + _stall_evidence(m),
                 "latency-bound: neither memory nor math is busy", "latency", False)
         if m.occupancy_pct is not None and m.occupancy_pct < OCCUPANCY_HEALTHY_PCT:
             add(generic, "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)",
@@ -353,6 +353,16 @@ ATOMIC_MIN_SECTOR_SHARE = 0.01  # atomics are a visible part of the global traff
 BANK_CONFLICT_MIN_PER_WAVEFRONT = 0.25
 SHARED_WAIT_MIN_SHARE = 0.2
 REUSE_TILE = 128  # the tile edge (BLOCK_M = BLOCK_N) a tuned GEMM-like kernel reaches on Hopper
+
+
+def _stall_evidence(m: Metrics) -> str:
+    """For generic advice, the evidence that would decide it: the warp states that own the time
+    (annotation/ncu), or where to get them."""
+    a = m.accounting
+    if a is None or not a.stalls:
+        return ""
+    top = ", ".join(f"{st.reason} {100 * st.share:.0f}%" for st in a.stalls[:2])
+    return f"; warp time: {top}"
 
 
 def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str, str, str]]:
