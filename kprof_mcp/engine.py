@@ -927,7 +927,9 @@ class Engine:
                  waves_per_sm: float | None = None, compute_pct: float | None = None,
                  dram_bytes_over_model: float | None = None, duration_us: float | None = None,
                  sol_us: float | None = None, grid_blocks: int | None = None, sm_count: int | None = None,
-                 local_bytes_share_pct: float | None = None) -> Diagnosis:
+                 local_bytes_share_pct: float | None = None, accounting: dict[str, float] | None = None,
+                 tensor_work: bool = False, flops: float | None = None, dtype: str | None = None,
+                 tensor_peak_tflops: float | None = None) -> Diagnosis:
         """SPEC.md's classification and the ranked opportunities the given metrics support, with
         the same time model as a profile (:func:`kprof_mcp.analysis.diagnosis.opportunities`):
         given the measured duration and the speed-of-light time, no estimate exceeds
@@ -953,13 +955,46 @@ class Engine:
                 raise KprofError(f"{name}={safefs.clip(v)} must be a positive integer")
         if local_bytes_share_pct is not None and not 0 <= local_bytes_share_pct <= 100:
             raise KprofError(f"local_bytes_share_pct={local_bytes_share_pct} is outside 0..100")
+        evidence = Engine._classify_evidence(accounting, tensor_work, flops, dtype, tensor_peak_tflops, tc_pct)
         m = dx.Metrics(tc_pct=tc_pct, dram_pct=dram_pct, occupancy_pct=occupancy_pct, l2_hit_pct=l2_hit_pct,
                        local_spill_bytes=local_spill_bytes, waves_per_sm=waves_per_sm, compute_pct=compute_pct,
                        over_fetch_ratio=dram_bytes_over_model,
                        time_ns=duration_us * 1e3 if duration_us else None, sol_ns=sol_us * 1e3 if sol_us else None,
                        grid_blocks=grid_blocks, sm_count=sm_count,
-                       local_share=local_bytes_share_pct / 100.0 if local_bytes_share_pct is not None else None)
+                       local_share=local_bytes_share_pct / 100.0 if local_bytes_share_pct is not None else None,
+                       **evidence)
         return Diagnosis.from_analysis(dx.diagnose(m))
+
+    @staticmethod
+    def _classify_evidence(accounting: dict[str, float] | None, tensor_work: bool, flops: float | None,
+                           dtype: str | None, tensor_peak_tflops: float | None, tc_pct: float | None) -> dict[str, Any]:
+        """The accounting evidence ``classify`` was given, checked: the keys of a profile's
+        ``accounting`` (kprof_mcp.parsers.ncu.ACCOUNTING), finite numbers ≥ 0."""
+        import math
+
+        from .analysis.accounting import account
+        from .analysis.assessment import _ELEM_BYTES
+        from .parsers.ncu import ACCOUNTING
+
+        if not accounting:
+            return {}
+        if not isinstance(accounting, dict):
+            raise KprofError("accounting: give a profile's accounting, {\"stall_long_scoreboard\": 3.1, "
+                             "\"pipe_fma_pct\": 67.6, ...}")
+        unknown = sorted(set(accounting) - set(ACCOUNTING))
+        if unknown:
+            raise KprofError(f"accounting: unknown key(s) {safefs.clip(unknown)}; valid: {safefs.clip(sorted(ACCOUNTING), 2000)}")
+        for k, v in accounting.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise KprofError(f"accounting[{k!r}]={safefs.clip(v)} must be a finite number >= 0")
+        if dtype is not None and dtype not in _ELEM_BYTES:
+            raise KprofError(f"dtype={safefs.clip(dtype)}: one of {sorted(_ELEM_BYTES)}")
+        for name, v in (("flops", flops), ("tensor_peak_tflops", tensor_peak_tflops)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1e21):
+                raise KprofError(f"{name}={safefs.clip(v)} must be a positive number")
+        return dict(accounting=account({k: float(v) for k, v in accounting.items()}, tc_pct),
+                    tensor_work=bool(tensor_work), flops=flops, elem_bytes=_ELEM_BYTES.get(dtype or ""),
+                    tensor_peak_flops_per_s=tensor_peak_tflops * 1e12 if tensor_peak_tflops else None)
 
     # ------------------------------------------------------------------ devlog
     def update_devlog(self, kernel: str, profile_dir: str, issues: list[str] | None = None,

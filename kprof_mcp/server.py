@@ -627,6 +627,17 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         sm_count: Annotated[int | None, Field(description="SMs of the GPU (132 on an H100 SXM)")] = None,
         local_bytes_share_pct: Annotated[float | None, Field(
             description="local-memory (spill) bytes as % of all L1 traffic bytes (ncu l1tex__t_bytes.sum)")] = None,
+        accounting: Annotated[dict[str, float] | None, Field(
+            description="where the time went, as a profile's result.json stage 'accounting' holds it (Nsight "
+                        "Compute: stall_<reason> cycles per issued instruction, pipe_<x>_pct, ffma_thread_inst, "
+                        "hmma_inst, l2_atom_sectors, global_ld_sectors, shared_bank_conflicts, shared_wavefronts, "
+                        "...): the catalogue's causes (fma_dot, atomics, small_tiles, bank_conflicts) are ranked "
+                        "from it")] = None,
+        tensor_work: Annotated[bool, Field(description="the work suits tensor cores (a matmul/dot)")] = False,
+        flops: Annotated[float | None, Field(description="the stage's FLOPs (its model)")] = None,
+        dtype: Annotated[str | None, Field(description="element type of the operands, e.g. 'float16'")] = None,
+        tensor_peak_tflops: Annotated[float | None, Field(
+            description="the tensor-core peak for this dtype at the clock it ran, TFLOP/s (for fma_dot)")] = None,
     ) -> Diagnosis:
         """Classify a kernel from its metrics with SPEC.md's thresholds: Memory-bound (DRAM > 70%,
         compute low), Compute-bound (TC/SM > 60%, DRAM low), Latency-bound (both low); flags a
@@ -641,7 +652,7 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         try:
             return Engine.classify(tc_pct, dram_pct, occupancy_pct, l2_hit_pct, local_spill_bytes, waves_per_sm,
                                    compute_pct, dram_bytes_over_model, duration_us, sol_us, grid_blocks, sm_count,
-                                   local_bytes_share_pct)
+                                   local_bytes_share_pct, accounting, tensor_work, flops, dtype, tensor_peak_tflops)
         except KprofError as e:
             raise ToolError(str(e)) from None
 

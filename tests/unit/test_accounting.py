@@ -96,3 +96,24 @@ def test_no_recorded_figure_is_above_100_percent_of_a_peak():
                     assert v is None or v <= 100.0 + 1e-6, (f, s.name, v)
                 if s.peak_bytes_per_s and s.measured_dram_bytes_per_s:
                     assert s.measured_dram_bytes_per_s <= 1.001 * s.peak_bytes_per_s, (f, s.name)
+
+
+def test_classify_bottleneck_ranks_with_the_same_catalogue():
+    """classify_bottleneck given a profile's accounting names the same cause as the profile."""
+    from kprof_mcp.engine import Engine, KprofError
+
+    s = _bad("contended_atomics").stages[0]
+    m = _metrics("contended_atomics")
+    d = Engine.classify(s.tc_pct, s.dram_pct, s.occupancy_pct, s.l2_hit_pct, compute_pct=s.sm_pct,
+                        duration_us=m.time_ns / 1e3, sol_us=m.sol_ns / 1e3, accounting=s.accounting)
+    assert d.opportunities[0].cause == "atomics"
+    g = _bad("GEMM_on_the_FMA_pipes").stages[0]
+    gm = _metrics("GEMM_on_the_FMA_pipes")
+    d = Engine.classify(g.tc_pct, g.dram_pct, compute_pct=g.sm_pct, duration_us=gm.time_ns / 1e3,
+                        sol_us=gm.sol_ns / 1e3, accounting=g.accounting, tensor_work=True, flops=g.flops,
+                        dtype="float32", tensor_peak_tflops=gm.tensor_peak_flops_per_s / 1e12)
+    assert d.opportunities[0].cause == "fma_dot"
+    for bad, needle in [({"nope": 1.0}, "unknown key"), ({"stall_wait": -1.0}, "finite number"),
+                        ({"stall_wait": float("nan")}, "finite number")]:
+        with pytest.raises(KprofError, match=needle):
+            Engine.classify(10.0, 10.0, accounting=bad)
