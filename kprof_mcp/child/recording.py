@@ -135,9 +135,12 @@ class CommandCapture(Steps):
 
     def capture_json(self) -> None:
         """Everything but the stages, for a reading step in another process (Nsight modes)."""
+        import kprof
+
         fields = json.loads(self.result([]).model_dump_json(exclude={"stages"}))
-        (self.work_dir / "capture.json").write_text(json.dumps({"result": fields, "peaks": self.peaks}, indent=2,
-                                                               default=str))
+        (self.work_dir / "capture.json").write_text(json.dumps(
+            {"result": fields, "peaks": self.peaks, "range_occurrences": dict(kprof.OCCURRENCES)}, indent=2,
+            default=str))
 
 
 def stage_results(static: Callable[[str], dict[str, Any]], found: list[Any], engine: str) -> list[StageResult]:

@@ -466,7 +466,8 @@ def read_command_output(req: ProfileRequest, work_dir: Path, log_text: str, prof
         static = stage_static(name, req.stage_models.get(name), fields["device"], capture.get("peaks") or {})
         # One launch of the stage = one occurrence of the range; a range that ran its kernels a
         # varying number of times is treated as one launch (stage_result says so).
-        launches = _occurrences(recs) if by == "range" else len(recs)
+        launches = (_occurrences(recs, (capture.get("range_occurrences") or {}).get(name)) if by == "range"
+                    else len(recs))
         res, w = stage_result(static, recs, max(1, launches), chosen)
         stages.append(res)
         by_stage[name] = recs
@@ -475,8 +476,19 @@ def read_command_output(req: ProfileRequest, work_dir: Path, log_text: str, prof
     return _assemble(req, work_dir, capture, log, parser, profiler, stages, warnings, by_stage, full)
 
 
-def _occurrences(recs: list[KernelRecord]) -> int:
-    """How many times a range ran, from its kernels: the number of launches of its first kernel
-    name (a range launching kernels A, B each time gives A, B, A, B, ...)."""
-    first = recs[0].name
-    return sum(1 for r in recs if r.name == first)
+def _occurrences(recs: list[KernelRecord], entered: int | None = None) -> int:
+    """How many times a range ran, so that each occurrence's kernels are summed into one duration.
+    Nsight Compute tags each kernel with its range's name only, not the occurrence. ``entered``:
+    how many times ``kprof.range`` counted the range entered, used when its kernels divide evenly
+    into that many occurrences. Otherwise the shortest period of the kernel-name sequence (a range
+    launching A, A, B each time gives A, A, B, A, A, B: period 3): counting only the first name's
+    launches would split one occurrence of an eager chain that repeats a kernel name (PyTorch's
+    elementwise kernels) into several and report one kernel's time as the range's."""
+    n = len(recs)
+    if entered and n % entered == 0:
+        return entered
+    names = [r.name for r in recs]
+    for period in range(1, n + 1):
+        if n % period == 0 and all(names[i] == names[i % period] for i in range(n)):
+            return n // period
+    return 1

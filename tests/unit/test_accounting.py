@@ -117,3 +117,19 @@ def test_classify_bottleneck_ranks_with_the_same_catalogue():
                         ({"stall_wait": float("nan")}, "finite number")]:
         with pytest.raises(KprofError, match=needle):
             Engine.classify(10.0, 10.0, accounting=bad)
+
+
+def test_a_figure_above_the_peak_is_called_an_attribution_error():
+    """Issue 26: a range timed by one of its kernels read as 110 % of the H100's bandwidth. Any
+    stage whose model over its time passes a device peak gets a typed warning instead."""
+    r = _bad("strided_access")
+    assert not [w for w in assess(r).warnings if "no kernel reaches" in w.message]
+    s = r.stages[0]
+    fast = s.model_copy(update={"timing": s.timing.model_copy(update={"samples_ns": [x / 20 for x in s.timing.samples_ns]})})
+    w = [w for w in assess(r.model_copy(update={"stages": [fast]})).warnings if "no kernel reaches" in w.message]
+    assert len(w) == 1 and w[0].kind == "matching" and w[0].stage == s.name and "% of peak bandwidth" in w[0].message
+    # every recorded profile of the accounting set is within the peaks
+    for d in REC.iterdir():
+        for f in d.glob("*.result.json"):
+            got = ProfileResult.model_validate_json(f.read_text())
+            assert not [w for w in assess(got).warnings if "no kernel reaches" in w.message], f

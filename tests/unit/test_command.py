@@ -323,3 +323,32 @@ def test_a_recorded_h100_ncu_report_read_as_a_commands_report(tmp_path):
                                                                         b.ncu_kernels)
     assert not a.has_model and "stages_from" in (work / "result.json").read_text()
     assert (work / "ncu" / "metrics.csv").is_file() and list((work / "source").glob("*.md"))
+
+
+def test_a_ranges_occurrences_sum_its_kernels_even_when_a_kernel_name_repeats():
+    """Issue 26: an eager chain (bias, GELU, scale, residual) launches PyTorch's elementwise kernel
+    several times per occurrence; the stage's duration is the occurrence's kernels summed, never
+    one kernel's time (which made the range's model bytes read as 110 % of the H100's bandwidth)."""
+    from kprof_mcp.modes.nsight import _occurrences
+    from kprof_mcp.parsers.ncu import KernelRecord
+
+    def recs(names):
+        return [KernelRecord(name=n, nvtx_ranges=["chain"], metrics={}, metric_source={}) for n in names]
+
+    chain = ["elementwise", "gelu", "elementwise", "elementwise"]
+    assert _occurrences(recs(chain * 5)) == 5
+    assert _occurrences(recs(chain * 5), entered=5) == 5
+    assert _occurrences(recs(["a", "b"] * 3)) == 3
+    assert _occurrences(recs(["a", "a"] * 3), entered=3) == 3  # the count kprof.range kept decides
+    assert _occurrences(recs(["a", "b", "a"])) == 1  # no period: one launch
+    assert _occurrences(recs(chain * 5), entered=7) == 5  # a count that does not divide is not trusted
+
+
+def test_kprof_range_counts_its_occurrences():
+    import kprof
+
+    before = kprof.OCCURRENCES.get("counted", 0)
+    for _ in range(3):
+        with kprof.range("counted"):
+            pass
+    assert kprof.OCCURRENCES["counted"] == before + 3
