@@ -279,7 +279,9 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         annotation — each stage's launch inside an NVTX range is profiled by Nsight Compute
         (one run, few replay passes; JIT/autotune/warm-up excluded): TC%, SM%, DRAM%,
         achieved/theoretical occupancy, L2 hit, spills, waves, registers, shared memory,
-        duration and DRAM bytes vs the stage's byte model (over-fetch), plus ncu's own rule
+        duration and DRAM bytes vs the stage's byte model (over-fetch), where the time went
+        (each stall reason's share of the warps' time, pipe utilisation, FFMA vs tensor-core
+        instructions, global atomics, sectors per request, bank conflicts), plus ncu's own rule
         estimates; ncu — the same with `--set full`, report-verbose.md with every section and
         source/<stage>.md mapping SASS samples and stall reasons to source lines; nsys — an
         Nsight Systems recording (or, when none works here, torch.profiler/CUPTI; the report
@@ -294,8 +296,9 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         bottleneck, the root cause and the top 3 opportunities with estimated gain and trigger
         metric. Each estimate is the share of the stage's time one change would remove, never
         more than its gap to the speed of light (FLOP/byte model over the device's peaks);
-        causes a counter pins down (few blocks, tail, spills, over-fetch, launch gaps) rank
-        before generic advice. Checked against measured fixes on an H100
+        causes a counter pins down (few blocks, tail, spills, over-fetch, launch gaps; from the
+        accounting: a dot on the FMA pipes, contended atomics, small tiles, bank conflicts;
+        each opportunity's `cause` key names it) rank before generic advice. Checked against measured fixes on an H100
         (docs/diagnosis-calibration.md): the planted problem ranked first in every pair, the
         top estimate within 2x of the measured gain in most: rank by it, do not bank on its
         size. Artifacts (params.json, report.md, tiling/, compiled/, profile.ncu-rep, ...) are
