@@ -202,7 +202,8 @@ def stage_metrics(s: StageResult, max_sm_mhz: float | None = None, kernel_busy: 
                           l2_hit_pct=s.l2_hit_pct, local_spill_bytes=spill, waves_per_sm=waves,
                           compute_pct=s.sm_pct, over_fetch_ratio=s.over_fetch_ratio,
                           waves_measured=s.measured_waves_per_sm is not None and not s.persistent,
-                          local_share=_local_share(s), **timing, **_evidence(s, max_sm_mhz))
+                          local_share=_local_share(s), kernels=max(1, len(s.ncu_kernels)), **timing,
+                          **_evidence(s, max_sm_mhz))
     est = dx.roofline_metrics(s.achieved_flops_per_s, s.achieved_bytes_per_s, s.peak_flops_per_s,
                               s.peak_bytes_per_s, s.tensor_cores)
     return dx.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,

@@ -101,6 +101,7 @@ class Metrics:
     # time (the model's bytes at 90 % of peak bandwidth, its FLOPs at 95 % of the peak): what a
     # removed cause can bring the stage down to at best.
     accounting: Accounting | None = None
+    kernels: int = 1  # kernels one run (or occurrence) of the stage launches: 2 or more can be fused
     tensor_work: bool = False
     flops: float | None = None
     elem_bytes: float | None = None
@@ -298,10 +299,18 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         removable = 1.0 - 1.0 / m.over_fetch_ratio
         busy = 1.0 if bottleneck == MEMORY_BOUND or m.dram_pct is None else min(1.0, m.dram_pct / DRAM_SATURATED_PCT)
         l2 = f", L2 hit {_fmt(m.l2_hit_pct)}%" if m.l2_hit_pct is not None else ""
-        add(specific, "Cut DRAM traffic above the model (coalesced/vectorised access, reuse through shared memory "
-                      "or L2: grouped launch order, larger tiles)", removable * busy,
-            f"dram_bytes/model={m.over_fetch_ratio:.2f}", f"more DRAM traffic than the algorithm needs{l2}",
-            "over_fetch", True)
+        if m.kernels >= 2:
+            # Several kernels moving N x the bytes the stage needs: each writes its intermediate to DRAM
+            # and the next reads it back. Fusing them is what removes that traffic.
+            add(specific, f"Fuse the {m.kernels} kernels of this stage into one (torch.compile, or one Triton "
+                          "kernel): together they move the stage's bytes several times over", removable * busy,
+                f"kernels={m.kernels}, dram_bytes/model={m.over_fetch_ratio:.2f}",
+                f"unfused kernels write and re-read intermediates in DRAM{l2}", "fusion", True)
+        else:
+            add(specific, "Cut DRAM traffic above the model (coalesced/vectorised access, reuse through shared "
+                          "memory or L2: grouped launch order, larger tiles)", removable * busy,
+                f"dram_bytes/model={m.over_fetch_ratio:.2f}", f"more DRAM traffic than the algorithm needs{l2}",
+                "over_fetch", True)
 
     for name, share, trigger, hint, cause in accounting_causes(m, bottleneck):
         add(specific, name, share, trigger, hint, cause, True)

@@ -133,3 +133,15 @@ def test_a_figure_above_the_peak_is_called_an_attribution_error():
         for f in d.glob("*.result.json"):
             got = ProfileResult.model_validate_json(f.read_text())
             assert not [w for w in assess(got).warnings if "no kernel reaches" in w.message], f
+
+
+def test_a_stage_of_several_kernels_moving_its_bytes_several_times_is_told_to_fuse():
+    """Issue 26: an eager RMSNorm (8 kernels in one range, 11.2x slower than a fused kernel) was told
+    to coalesce its accesses; its kernels write and re-read intermediates: fuse them."""
+    m = dx.Metrics(tc_pct=0.0, dram_pct=85.0, compute_pct=20.0, over_fetch_ratio=8.0, time_ns=890e3,
+                   sol_ns=80e3, kernels=8)
+    top = dx.opportunities(m)[0]
+    assert top.cause == "fusion" and "Fuse the 8 kernels" in top.name and "kernels=8" in top.trigger
+    assert top.share == pytest.approx(1 - 1 / 8.0)
+    one = dx.opportunities(replace(m, kernels=1))[0]
+    assert one.cause == "over_fetch"
