@@ -309,8 +309,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         else:
             add(specific, "Cut DRAM traffic above the model (coalesced/vectorised access, reuse through shared "
                           "memory or L2: grouped launch order, larger tiles)", removable * busy,
-                f"dram_bytes/model={m.over_fetch_ratio:.2f}", f"more DRAM traffic than the algorithm needs{l2}",
-                "over_fetch", True)
+                f"dram_bytes/model={m.over_fetch_ratio:.2f}{_coalescing_evidence(m)}",
+                f"more DRAM traffic than the algorithm needs{l2}", "over_fetch", True)
 
     for name, share, trigger, hint, cause in accounting_causes(m, bottleneck):
         add(specific, name, share, trigger, hint, cause, True)
@@ -362,6 +362,22 @@ ATOMIC_MIN_SECTOR_SHARE = 0.01  # atomics are a visible part of the global traff
 BANK_CONFLICT_MIN_PER_WAVEFRONT = 0.25
 SHARED_WAIT_MIN_SHARE = 0.2
 REUSE_TILE = 128  # the tile edge (BLOCK_M = BLOCK_N) a tuned GEMM-like kernel reaches on Hopper
+
+
+UNCOALESCED_SECTORS_PER_REQUEST = 24.0  # 32 is one 32-byte sector per thread: nearly every access its own
+
+
+def _coalescing_evidence(m: Metrics) -> str:
+    """For over-fetch, what the accounting says about why: global accesses whose requests touch
+    nearly a sector per thread (uncoalesced), or not."""
+    a = m.accounting
+    if a is None:
+        return ""
+    worst = [(k, v) for k, v in (("loads", a.ld_sectors_per_request), ("stores", a.st_sectors_per_request))
+             if v is not None and v >= UNCOALESCED_SECTORS_PER_REQUEST]
+    if not worst:
+        return ""
+    return "; uncoalesced " + ", ".join(f"{k} ({v:.1f} sectors/request)" for k, v in worst)
 
 
 def _stall_evidence(m: Metrics) -> str:

@@ -145,3 +145,12 @@ def test_a_stage_of_several_kernels_moving_its_bytes_several_times_is_told_to_fu
     assert top.share == pytest.approx(1 - 1 / 8.0)
     one = dx.opportunities(replace(m, kernels=1))[0]
     assert one.cause == "over_fetch"
+
+
+def test_over_fetch_says_when_the_accesses_are_uncoalesced():
+    for pair, needle in [("strided_access", "uncoalesced loads (32.0 sectors/request)"),
+                         ("random_gather", "uncoalesced loads (28.8 sectors/request)")]:
+        top = assess(_bad(pair)).opportunities[0]
+        assert top.cause == "over_fetch" and needle in top.trigger, top.trigger
+    top = assess(_bad("small_tiles")).opportunities
+    assert all("uncoalesced" not in o.trigger for o in top)  # 16 sectors/request: 16-byte vector loads
