@@ -156,8 +156,11 @@ FORKS_AFTER_MAKING_ITS_LIFELINE = """\
 import os, sys, time
 from kprof_mcp import lifeline
 env, fds = lifeline.for_child({})
+ready_r, ready_w = os.pipe()
 if os.fork() == 0:
+    os.write(ready_w, b"x")  # os.fork has returned here: the fork hooks have run
     time.sleep(60)
+os.read(ready_r, 1)  # the copy is past its fork hooks before anyone looks at its descriptors
 print(os.fstat(fds[0]).st_ino, flush=True)
 os.wait()
 """
