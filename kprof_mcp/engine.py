@@ -245,8 +245,8 @@ class Engine:
         """Run a checked request (:meth:`check_profile`, :meth:`check_command`, :meth:`check_compare`,
         :meth:`check_sweep`) here, or on a Dask cluster once :func:`kprof_mcp.cluster.connect` has
         set ``remote``: the one entry point the server's job queue, the CLI and the Python API share."""
-        self._guard(spec)
         if self.remote is not None:
+            self._guard(spec)  # the package is packed from here; locally the run checks under its lock
             return self.remote.run(spec, on_progress or (lambda f, m: None), self._control(control))
         if isinstance(spec, CompareSpec):
             return self.run_compare(spec, on_progress, control)
@@ -360,13 +360,10 @@ class Engine:
     def root_of(self, p: Path) -> Path:
         """The trusted root ``p`` lies under: the workspace, or the operator's ``out_root``
         outside it. Below the root nothing is trusted: no link is ever followed there."""
-        for r in (self.config.workspace, self.config.out_root):
-            try:
-                safefs.parts_under(r, p)
-                return r
-            except safefs.UnsafePath:
-                continue
-        raise KprofError(f"{p} is outside the workspace")
+        root = safefs.root_of(p, [self.config.workspace, self.config.out_root])
+        if root is None:
+            raise KprofError(f"{p} is outside the workspace")
+        return root
 
     def confine(self, path: str, what: str) -> Path:
         """``path`` (relative to the workspace, or absolute) taken lexically under the workspace
@@ -376,22 +373,20 @@ class Engine:
         if not isinstance(path, str) or not path or "\x00" in path:
             raise KprofError(f"{what}: a non-empty path is required")
         ws = self.config.workspace
-        for root in (ws, self.config.out_root):
-            try:
-                parts = safefs.parts_under(root, path)
-            except safefs.UnsafePath:
-                continue
-            p = Path(root, *parts)
-            try:
-                k = safefs.kind(root, p)
-            except safefs.UnsafePath as e:
-                raise KprofError(f"{what}: {e}") from None
-            if k == "link":
-                raise KprofError(f"{what}: {safefs.clip('/'.join(parts))} is a symbolic link: kprof reads, writes and runs only "
-                                 "real files and directories under the workspace, never through a link")
-            return p
-        raise KprofError(f"{what}: {safefs.clip(path)} is outside the workspace {ws}; only paths under the "
-                         "workspace can be used (relative paths are taken from the workspace)")
+        root = safefs.root_of(path, [ws, self.config.out_root])
+        if root is None:
+            raise KprofError(f"{what}: {safefs.clip(path)} is outside the workspace {ws}; only paths under the "
+                             "workspace can be used (relative paths are taken from the workspace)")
+        parts = safefs.parts_under(root, path)
+        p = Path(root, *parts)
+        try:
+            k = safefs.kind(root, p)
+        except safefs.UnsafePath as e:
+            raise KprofError(f"{what}: {e}") from None
+        if k == "link":
+            raise KprofError(f"{what}: {safefs.clip('/'.join(parts))} is a symbolic link: kprof reads, writes and runs "
+                             "only real files and directories under the workspace, never through a link")
+        return p
 
     def _profile_dir(self, path: str, what: str) -> Path:
         p = self.confine(path, what)

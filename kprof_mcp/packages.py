@@ -67,16 +67,6 @@ def available(extra_dirs: list[Path] | None = None) -> dict[str, Path]:
     return found
 
 
-def _root_of(path: Path, roots: list[Path]) -> Path | None:
-    for r in roots:
-        try:
-            safefs.parts_under(r, path)
-            return r
-        except safefs.UnsafePath:
-            continue
-    return None
-
-
 def package_roots(workspace: Path, extra_dirs: list[Path] | None = None) -> list[Path]:
     """Where packages may live: the workspace, the built-ins and the operator's kernel directories."""
     return [Path(workspace), builtin_kernels_dir(), *[Path(d) for d in extra_dirs or []]]
@@ -86,7 +76,7 @@ def check_package(path: Path, roots: list[Path]) -> Path:
     """``path`` lies lexically under one of ``roots``, no component below that root is a link, and
     nothing inside the package is a link: the files imported are the files under the root. Run at
     request time and again right before the package is loaded."""
-    root = _root_of(path, roots)
+    root = safefs.root_of(path, roots)
     if root is None:
         raise KernelNotFound(f"kernel path {safefs.clip(str(path))} is outside the allowed roots "
                              f"{[str(r) for r in roots]}; copy the package into the workspace or start the server "
@@ -114,7 +104,7 @@ def resolve(kernel: str, workspace: Path, extra_dirs: list[Path] | None = None) 
     roots = package_roots(Path(workspace), extra_dirs)
     raw = Path(kernel)
     path = Path(os.path.normpath(raw if raw.is_absolute() else Path(workspace) / raw))
-    root = _root_of(path, roots)
+    root = safefs.root_of(path, roots)
     if root is None:
         check_package(path, roots)  # raises with the allowed roots
     try:

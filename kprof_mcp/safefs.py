@@ -57,6 +57,17 @@ def parts_under(root: Path, path: str | os.PathLike[str]) -> list[str]:
     return [] if rel == "." else rel.split(os.sep)
 
 
+def root_of(path: str | os.PathLike[str], roots: list[Path]) -> Path | None:
+    """The first of ``roots`` that ``path`` lies lexically under (see :func:`parts_under`), or None."""
+    for r in roots:
+        try:
+            parts_under(r, path)
+            return Path(r)
+        except UnsafePath:
+            continue
+    return None
+
+
 def _shown(parts: list[str], i: int) -> str:
     return clip("/".join(parts[: i + 1]) or ".")
 

@@ -67,3 +67,23 @@ def process_gone(pid: int) -> bool:
         return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] == "Z"
     except (OSError, IndexError):
         return True
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (for a test's HTTP server)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    """Something accepts connections on 127.0.0.1:``port``."""
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False

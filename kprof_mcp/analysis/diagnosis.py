@@ -433,7 +433,7 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str
                     f"pipe_fma={_fmt(fma)}%, tc_pct={_fmt(tc)}%, FFMA FLOPs/model={2 * a.ffma_thread_inst / m.flops:.2f}",
                     f"the matmul runs on the FMA pipes; tensor cores are {k:.1f}x faster here", "fma_dot"))
     share = a.atomic_sector_share
-    busy = max(v for v in (m.dram_pct or 0.0, compute or 0.0))
+    busy = max(m.dram_pct or 0.0, compute or 0.0)
     if share is not None and share >= ATOMIC_MIN_SECTOR_SHARE and busy < DRAM_SATURATED_PCT \
             and a.memory_wait >= MEMORY_WAIT_MIN_SHARE:
         out.append(("Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a "

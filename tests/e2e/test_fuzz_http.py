@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from conftest import server_env
+from conftest import free_port, server_env
 from fuzzing import Tally, draw_calls, job_to_cancel, prepare_workspace, untouched
 
 TOKEN = "kprof-fuzz-token-" + "f" * 24
@@ -34,17 +34,12 @@ N_RAW_ROUNDS = 4  # each raw misbehaviour, this many times
 CALL_TIMEOUT_S = 60
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     ws = tmp_path_factory.mktemp("fuzzhttpws")
     outside = prepare_workspace(ws)
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "kprof_mcp.server", "--transport", "streamable-http", "--port",
                              str(port), "--workspace", str(ws), "--timeout", "60", "--allow-commands"],
                             env={**server_env(), "PATH": "/usr/bin:/bin", "KPROF_FORCE_CPU": "1",

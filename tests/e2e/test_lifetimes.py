@@ -28,7 +28,7 @@ import psutil
 import pytest
 from mcp import Client
 
-from conftest import PY, process_gone, server_env, write_scale
+from conftest import PY, free_port, listening, process_gone, server_env, write_scale
 
 
 def _orphan_kernel(workspace: Path) -> str:
@@ -231,11 +231,6 @@ def test_kprof_worker_takes_its_dask_workers_with_it(tmp_path):
 
 # ----------------------------------------------------------------------------- streamable HTTP
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 class RawHttp:
     """A minimal MCP client over raw HTTP/1.1, so the test decides how a connection ends."""
@@ -271,12 +266,12 @@ def _drop(s: socket.socket) -> None:
 
 
 def test_a_dropped_http_connection_cancels_its_job(workspace, tmp_path):
-    pidfile, port = tmp_path / "pids", _free_port()
+    pidfile, port = tmp_path / "pids", free_port()
     proc = subprocess.Popen([PY, "-m", "kprof_mcp.server", "--transport", "streamable-http", "--port", str(port),
                              "--workspace", str(workspace)], env=_env(pidfile), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        _wait_for(lambda: _listening(port), 30, "the HTTP server did not start")
+        _wait_for(lambda: listening(port), 30, "the HTTP server did not start")
         client = RawHttp(port)
         client.exchange(INITIALIZE)
         client.exchange(INITIALIZED)
@@ -290,13 +285,6 @@ def test_a_dropped_http_connection_cancels_its_job(workspace, tmp_path):
         proc.terminate()
         proc.wait(30)
 
-
-def _listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
 
 
 async def _job_status(port: int) -> str:
@@ -365,7 +353,7 @@ def test_kill_9_while_ncu_profiles_on_the_gpu_leaves_nothing(workspace, capsys):
     """On a GPU: the server killed with SIGKILL while Nsight Compute profiles a matmul (clocks locked
     to base): ncu, the profiled child and the warm workers die within seconds, the GPU has no compute
     process left, and the clocks are reset by what the orphaned child left behind."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in {**os.environ, **server_env(), "KPROF_FORCE_CPU": ""}.items()
            if k != "TRITON_INTERPRET"}  # conftest sets it for this process's CPU kernels
     proc = subprocess.Popen([PY, "-m", "kprof_mcp", "--transport", "streamable-http", "--port", str(port),
@@ -373,7 +361,7 @@ def test_kill_9_while_ncu_profiles_on_the_gpu_leaves_nothing(workspace, capsys):
                             stderr=subprocess.DEVNULL, start_new_session=True)
     tree = [psutil.Process(proc.pid)]
     try:
-        _wait_for(lambda: _listening(port), 60, "the HTTP server did not start")
+        _wait_for(lambda: listening(port), 60, "the HTTP server did not start")
 
         async def submit():
             async with Client(f"http://127.0.0.1:{port}/mcp") as c:

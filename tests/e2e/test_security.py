@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from conftest import FIXTURES, server_env
+from conftest import FIXTURES, free_port, server_env
 
 TOKEN = "kprof-test-token-" + "z" * 24
 
@@ -109,14 +109,9 @@ def test_stdio_without_and_with_allow_commands(workspace, outside):
     anyio.run(main)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def _serve(ws: Path, args: list[str], env_extra: dict[str, str]) -> tuple[subprocess.Popen, int]:
-    port = _free_port()
+    port = free_port()
     env = {**server_env(), "PATH": "/usr/bin:/bin", "KPROF_FORCE_CPU": "1", **env_extra}
     proc = subprocess.Popen([sys.executable, "-m", "kprof_mcp.server", "--transport", "streamable-http", "--port",
                              str(port), "--workspace", str(ws), *args], env=env, stdout=subprocess.PIPE,

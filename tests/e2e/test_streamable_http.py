@@ -8,17 +8,12 @@ import time
 import anyio
 from mcp import Client
 
-from conftest import server_env
+from conftest import free_port, server_env
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_streamable_http_lists_and_calls(workspace):
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "kprof_mcp.server", "--transport", "streamable-http",
                              "--port", str(port), "--workspace", str(workspace)],
                             env={**server_env(), "PATH": "/usr/bin:/bin"}, stdout=subprocess.DEVNULL,
@@ -48,7 +43,7 @@ def test_streamable_http_lists_and_calls(workspace):
 
 
 def _start(workspace, args, env_extra=None):
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "kprof_mcp.server", "--transport", "streamable-http",
                              "--port", str(port), "--workspace", str(workspace), *args],
                             env={**server_env(), "PATH": "/usr/bin:/bin", **(env_extra or {})},
