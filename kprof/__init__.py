@@ -12,7 +12,9 @@ Importing this module imports nothing heavy (no torch, no kprof_mcp). On entry t
 pushed wherever something can see it:
 
 * an NVTX range (``torch.cuda.nvtx`` when torch is already imported and CUDA is up, else the
-  ``nvtx`` package when installed): what Nsight Systems and Nsight Compute filter and group by;
+  ``nvtx`` package when installed): what Nsight Systems and Nsight Compute filter and group by
+  (under kprof-mcp's Nsight Compute also a start/end range, which other threads' launches see:
+  a backward pass launched by autograd's thread lands in the range too);
 * a ``torch.profiler.record_function`` range when torch is imported: what torch.profiler
   (Kineto, kprof's ``event`` mode and its Kineto timeline) records.
 
@@ -32,6 +34,10 @@ __all__ = ["range"]
 # How many times each range was entered in this process: a profiler that sees only the range's
 # name on each kernel (Nsight Compute) divides a range's kernels into its occurrences with it.
 OCCURRENCES: dict[str, int] = {}
+# Set by kprof-mcp when Nsight Compute profiles a command: each range is also an NVTX start/end
+# range, which is not bound to the thread that opened it, so kernels that autograd launches from its
+# own thread (a backward pass) are seen inside the range the user's thread entered.
+CROSS_THREAD = False
 
 
 class range:  # noqa: N801 — reads as a context manager, like torch.profiler.record_function
@@ -53,6 +59,9 @@ class range:  # noqa: N801 — reads as a context manager, like torch.profiler.r
                 if torch.cuda.is_available() and torch.cuda.is_initialized():
                     torch.cuda.nvtx.range_push(self.name)
                     undo.append(torch.cuda.nvtx.range_pop)
+                    if CROSS_THREAD:
+                        rid = torch.cuda.nvtx.range_start(self.name)
+                        undo.append(lambda rid=rid: torch.cuda.nvtx.range_end(rid))
                     nvtx_done = True
             except Exception:  # noqa: BLE001 — a marker must never break the user's code
                 pass
@@ -68,6 +77,9 @@ class range:  # noqa: N801 — reads as a context manager, like torch.profiler.r
 
                 nvtx.push_range(self.name)
                 undo.append(nvtx.pop_range)
+                if CROSS_THREAD:
+                    handle = nvtx.start_range(message=self.name)
+                    undo.append(lambda handle=handle: nvtx.end_range(handle))
             except Exception:  # noqa: BLE001 — not installed, or no NVTX library
                 pass
         self._undo.append(undo)

@@ -355,7 +355,12 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         without torch; also NVTX and torch.profiler.record_function ranges) — selected by
         `include`; with no range, its kernels grouped by name. Each stage gets the contract's
         row, counters (annotation/ncu), bottleneck, opportunities and, in ncu mode, the source
-        view. Samples are the range's occurrences as the application ran them (no L2 flush, no
+        view. In nsys mode (or on Kineto) the report's "Where the wall time went" splits the
+        ranges' wall time into GPU busy and GPU idle by what the host was doing (a sync or
+        `.item()`, launch calls, one-off module loads, host-to-device copies, its own work), and
+        opportunity 1 names a host-side cause when it owns the time: a sync per step, host-bound,
+        launch-bound, copy-bound; several memory-bound kernels in one range are told to fuse
+        (pass stage_models). Samples are the range's occurrences as the application ran them (no L2 flush, no
         repeat runs), and a command has no reference, so correctness is not checked: for
         controlled A/B timing and correctness, wrap the kernel as a package (`kprof init NAME`)
         and use profile_kernel / compare_versions. The command runs under the same job queue,

@@ -140,19 +140,25 @@ _ELEM_BYTES = {"float64": 8, "float32": 4, "tfloat32": 4, "bfloat16": 2, "float1
                "int32": 4}
 
 
+def _attainable_sol_ns(s: StageResult, max_sm_mhz: float | None) -> float | None:
+    """The model's bytes at 90 % of peak bandwidth, its FLOPs at 95 % of the peak at the clock the
+    stage ran: what tuned kernels reach (None without a model)."""
+    if not (s.peak_bytes_per_s and s.has_model):
+        return None
+    ratio = clock_ratio(s, max_sm_mhz)
+    t_mem = s.bytes_model / (s.peak_bytes_per_s * dx._DRAM_ATTAINABLE_PCT / 100.0)
+    t_math = (s.flops / (s.peak_flops_per_s * ratio * dx._COMPUTE_ATTAINABLE_PCT / 100.0)
+              if s.peak_flops_per_s else 0.0)
+    return 1e9 * max(t_mem, t_math)
+
+
 def _evidence(s: StageResult, max_sm_mhz: float | None) -> dict[str, Any]:
     """What the catalogue weighs the accounting against (see ``diagnosis.accounting_causes``)."""
     if not s.accounting:
         return {}
     ratio = clock_ratio(s, max_sm_mhz)
-    att = None
-    if s.peak_bytes_per_s and s.has_model:
-        t_mem = s.bytes_model / (s.peak_bytes_per_s * dx._DRAM_ATTAINABLE_PCT / 100.0)  # what tuned kernels reach
-        t_math = (s.flops / (s.peak_flops_per_s * ratio * dx._COMPUTE_ATTAINABLE_PCT / 100.0)
-                  if s.peak_flops_per_s else 0.0)
-        att = 1e9 * max(t_mem, t_math)
     return dict(accounting=account(s.accounting, s.tc_pct), tensor_work=s.tensor_cores, flops=s.flops or None,
-                elem_bytes=_ELEM_BYTES.get(s.dtype), attainable_sol_ns=att,
+                elem_bytes=_ELEM_BYTES.get(s.dtype), attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz),
                 tensor_peak_flops_per_s=s.peak_flops_per_s * ratio if s.peak_flops_per_s and s.tensor_cores else None)
 
 
@@ -206,9 +212,11 @@ def stage_metrics(s: StageResult, max_sm_mhz: float | None = None, kernel_busy: 
                           **_evidence(s, max_sm_mhz))
     est = dx.roofline_metrics(s.achieved_flops_per_s, s.achieved_bytes_per_s, s.peak_flops_per_s,
                               s.peak_bytes_per_s, s.tensor_cores)
+    kernels = max(1, len(s.ncu_kernels), len(s.kernel_times))
     return dx.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,
                       compute_attainable_pct=est.compute_attainable_pct,
-                      local_spill_bytes=spill, waves_per_sm=waves, **timing)
+                      local_spill_bytes=spill, waves_per_sm=waves, kernels=kernels,
+                      attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz), **timing)
 
 
 def _rounded(d: dx.Diagnosis) -> dx.Diagnosis:
@@ -336,7 +344,10 @@ def _kernel_busy(result: ProfileResult) -> dict[str, float]:
     host sees it (a 33x faster kernel in a run that is 92 % launch gaps saves 8 %, not 3200 %)."""
     out = {}
     for row in (result.timeline or {}).get("stages", []):
-        t, span = row.get("gpu_time_ns_median"), row.get("gpu_span_ns_median")
+        # A plan's stage: its GPU span per iteration. A command's range: its wall time per
+        # occurrence (a range that waits for its kernels; one that only launches them is shorter
+        # than they are, and counts as busy).
+        t, span = row.get("gpu_time_ns_median"), row.get("gpu_span_ns_median") or row.get("cpu_range_ns_median")
         if t and span:
             out[row["stage"]] = min(1.0, t / span)
     if not result.timeline:

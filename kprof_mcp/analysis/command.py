@@ -185,20 +185,39 @@ def group_records(records: list[Any], include: list[str]) -> tuple[dict[str, lis
     by stage: the innermost selected range a kernel ran in; with no selected range anywhere, by
     kernel name. Returns (stage -> records in launch order, "range" | "kernel", notes)."""
     by: dict[str, list[Any]] = {}
-    outside = 0
+    outside, other_thread = 0, 0
+    # Which range encloses which, from the push/pop stacks (outermost first): a start/end range has
+    # no nesting order of its own, so the innermost of several is the one no other encloses.
+    parents: set[str] = set()
+    for r in records:
+        stack = [n for n in (r.nvtx_ranges or []) if selected(n, include)]
+        parents.update(stack[:-1])
     for r in records:
         stage = next((n for n in reversed(r.nvtx_ranges or []) if selected(n, include)), None)
+        if stage is None:
+            # Launched from a thread with no range of its own (autograd's backward thread): the
+            # start/end ranges kprof.range also opens under Nsight Compute say where it ran.
+            open_ = [n for n in getattr(r, "nvtx_start_end", None) or [] if selected(n, include)]
+            inner = [n for n in open_ if n not in parents] or open_
+            if inner:
+                stage = inner[0] if len(inner) == 1 else sorted(inner)[0]
+                other_thread += 1
         if stage is None:
             outside += 1
             continue
         by.setdefault(stage, []).append(r)
     notes = []
     if by:
+        if other_thread:
+            notes.append(f"{other_thread} profiled kernel(s) were launched from another thread than the range's (autograd "
+                         "runs a backward pass on its own thread): they are counted in the range that was open then "
+                         "(kprof.range's NVTX start/end range)")
         if outside:
             notes.append(f"{outside} profiled kernel(s) ran outside every selected range and are not in any stage. NVTX "
-                         "ranges belong to the thread that pushed them: kernels launched from another thread (autograd "
-                         "runs a backward pass on its own thread) are outside the range the user's thread entered; "
-                         "mode event or nsys attributes kernels by time and sees them")
+                         "push/pop ranges belong to the thread that pushed them: kernels launched from another thread "
+                         "(autograd runs a backward pass on its own thread) are outside a plain NVTX range the user's "
+                         "thread entered (kprof.range's are seen by every thread); mode event or nsys attributes kernels "
+                         "by time and sees them")
         return by, "range", notes
     for r in records:
         by.setdefault(short_name(r.name), []).append(r)

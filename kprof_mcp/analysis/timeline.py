@@ -82,6 +82,7 @@ class Timeline:
     iterations: int
     iteration_span_ns: list[float] = field(default_factory=list)  # first kernel start to last kernel end
     notes: list[str] = field(default_factory=list)
+    idle: dict[str, Any] = field(default_factory=dict)  # kprof_mcp.analysis.idle.IdleBreakdown.to_dict()
 
     @property
     def gpu_busy_pct(self) -> float | None:

@@ -433,6 +433,9 @@ class NsightMode(Mode):
         dev.clock_control = ("ncu --clock-control base: Nsight Compute locks the SM clock to base during each "
                              "profiled launch and restores it after" if dev.clocks_locked else
                              "ncu --clock-control none: clocks free (boost and thermals move results)")
+        import kprof
+
+        kprof.CROSS_THREAD = True  # ranges seen by every thread's launches (autograd's backward too)
         cc.run()
         cc.capture_json()
         return {"captured": True}

@@ -299,6 +299,8 @@ def _command_timeline(req, static, tr, engine: str, use_cuda: bool, sm_count: in
         tr = stages_window(tr, found)
     tl = tl_lib.analyze(tr, [], sm_count)
     tl.engine = engine
+    if use_cuda:
+        tl.idle = _idle(tr, found if by == "range" else [])
     tl.stages = [{"stage": st.name, "kernels_per_iteration": round(sum(st.kernels.values()) / max(1, st.occurrences), 2),
                   "gpu_time_ns_median": _median(st.samples_ns) if use_cuda else None,
                   "gpu_time_ns_samples": list(st.samples_ns) if use_cuda else [], "gpu_span_ns_median": None,
@@ -309,6 +311,24 @@ def _command_timeline(req, static, tr, engine: str, use_cuda: bool, sm_count: in
                                                            "it (no L2 flush, no clock locking); stages are its "
                                                            f"{'ranges' if by == 'range' else 'kernels grouped by name'}"))
     return stages, tl, warnings, by, tr
+
+
+def _idle(tr, found) -> dict[str, Any]:
+    """Where a command's wall time went (:mod:`kprof_mcp.analysis.idle`): over its stages' kept
+    occurrences (first start to last end), or with no ranges over the whole recorded process (its
+    first CUDA call to its last GPU activity: start-up, module loading and the host's own work are
+    then part of the answer)."""
+    from ..analysis import idle
+
+    spans = [st.span for st in found if st.span]
+    if spans:
+        lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
+        return {**idle.breakdown(tr, lo, hi, max(st.occurrences for st in found)).to_dict(), "scope": "ranges"}
+    starts = [float(df["start"].min()) for df in (tr.api, tr.kernels) if not df.empty]
+    ends = [float(df["end"].max()) for df in (tr.api, tr.kernels, tr.memops) if not df.empty]
+    if not starts:
+        return {}
+    return {**idle.breakdown(tr, min(starts), max(ends), 1, process=True).to_dict(), "scope": "process"}
 
 
 def _median(xs: list[float]) -> float | None:
@@ -367,6 +387,12 @@ def assemble(tr, statics: list[dict[str, Any]], sm_count: int | None, engine: st
                             "concurrency")
     for note in tl.notes:
         warn("timeline", note)
+    iters_rows = tr.ranges[tr.ranges["name"] == tl_lib.ITER_RANGE] if not tr.ranges.empty else tr.ranges
+    if use_cuda and len(iters_rows):
+        from ..analysis import idle
+
+        tl.idle = {**idle.breakdown(tr, float(iters_rows["start"].min()), float(iters_rows["end"].max()),
+                                    len(iters_rows)).to_dict(), "scope": "iterations"}
     return stage_results, plan_total, tl, warnings
 
 

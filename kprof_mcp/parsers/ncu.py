@@ -197,6 +197,8 @@ class KernelRecord:
     rules: list[dict[str, Any]] = field(default_factory=list)
     sections: list[dict[str, Any]] | None = None  # None: this module version cannot list sections
     source: dict[str, Any] | None = None  # per-PC SASS rows and source files (ncu mode)
+    # NVTX start/end ranges open at the launch (any thread's), by name; sorted, so no nesting order.
+    nvtx_start_end: list[str] = field(default_factory=list)
 
     @property
     def stage(self) -> str | None:
@@ -251,12 +253,15 @@ def _metric_type(m) -> int:
         return -1
 
 
-def _nvtx_ranges(action) -> list[str]:
+def _nvtx_ranges(action, kind: str = "push_pop") -> list[str]:
+    """The launch's NVTX ranges of one kind: ``push_pop`` (the launching thread's stack, outermost
+    first) or ``start_end`` (open on any thread; sorted by name)."""
     out: list[str] = []
     try:
         state = action.nvtx_state()
         for dom_id in state.domains():
-            out += list(state.domain_by_id(dom_id).push_pop_ranges())
+            dom = state.domain_by_id(dom_id)
+            out += list(dom.push_pop_ranges() if kind == "push_pop" else dom.start_end_ranges())
     except Exception:  # noqa: BLE001 — reports recorded without --nvtx have no state
         pass
     return out
@@ -396,7 +401,7 @@ def read_report(mod, path: Path, chosen: dict[str, str] | None = None,
             a = rng.action_by_idx(ai)
             vals, src = logical_metrics(lambda name: _scalar(a.metric_by_name(name)), chosen)
             out.append(KernelRecord(
-                name=a.name(), nvtx_ranges=_nvtx_ranges(a), metrics=vals, metric_source=src, rules=_rules(a),
+                name=a.name(), nvtx_ranges=_nvtx_ranges(a), nvtx_start_end=_nvtx_ranges(a, "start_end"), metrics=vals, metric_source=src, rules=_rules(a),
                 sections=_sections(a), source=_source_view(a) if want_source else None))
     if not out:
         raise NcuError("corrupt_report", f"cannot read Nsight Compute report {path}: it holds no profiled kernel "

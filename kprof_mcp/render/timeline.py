@@ -23,6 +23,7 @@ def timeline_sections(result: ProfileResult) -> list[str]:
                     f"{us(launch.get('launch_api_median_ns'))} µs, median interval between launches "
                     f"{us(launch.get('launch_interval_median_ns'))} µs, median kernel "
                     f"{us(launch.get('kernel_median_ns'))} µs, {launch.get('launches')} launches."]
+    out += where_the_wall_time_went(tl.get("idle") or {})
     out += ["", "### Kernels (as `nsys stats` cuda_gpu_kern_sum)"]
     out += table(["Time %", "Total (µs)", "Instances", "Avg (µs)", "Med (µs)", "Min (µs)", "Max (µs)", "StdDev (µs)",
                    "Name"], [[f"{r['time_pct']:.1f}", us(r["total_ns"]), r["instances"], us(r["avg_ns"], 3),
@@ -74,4 +75,46 @@ def timeline_sections(result: ProfileResult) -> list[str]:
     out.append("Waves assume one resident block per SM per wave slot (blocks ÷ SMs); with several resident "
                "blocks per SM the real wave count is lower.")
     out.append("")
+    return out
+
+
+_PART_LABELS = {
+    "first_call": "one-off calls (module loading, first launches)",
+    "copy_h2d": "host-to-device copy calls",
+    "sync": "after a sync or device-to-host copy (the GPU drained; the host's next work could not overlap)",
+    "launch": "launch calls and issuing the next operation (< 100 µs between calls)",
+    "other_api": "other CUDA calls",
+    "host": "host work outside CUDA (≥ 100 µs at a stretch)",
+}
+
+
+def where_the_wall_time_went(idle: dict) -> list[str]:
+    """The idle breakdown (kprof_mcp.analysis.idle): the window's wall time as GPU busy and GPU idle
+    by what the host was doing."""
+    if not idle.get("window_ns"):
+        return []
+    w, occ = float(idle["window_ns"]), max(1, int(idle.get("occurrences") or 1))
+    ev = idle.get("evidence") or {}
+
+    def row(label: str, ns: float) -> list:
+        return [label, us(ns), us(ns / occ), f"{100.0 * ns / w:.1f}"]
+
+    rows = [row("GPU busy (kernels and copies)", float(idle.get("busy_ns") or 0.0))]
+    rows += [row(f"GPU idle: {_PART_LABELS[k]}", float(v)) for k, v in (idle.get("parts_ns") or {}).items()
+             if v and k in _PART_LABELS]
+    out = ["", "### Where the wall time went",
+           f"Window {us(w)} µs ({occ} occurrence(s) of the measured work), {idle.get('gaps')} idle gap(s). Each instant "
+           "the GPU idled is given to what the host was doing then (docs/diagnosis-calibration.md, timeline "
+           "accounting)."]
+    out += table(["Part", "Total (µs)", "Per occurrence (µs)", "% of wall"], rows)
+    calls = []
+    for key, label in (("sync_calls", "Syncs"), ("first_call_calls", "One-off calls"), ("other_calls", "Other calls")):
+        if ev.get(key):
+            calls.append(f"{label}: " + ", ".join(f"{r['call']} ×{r['count']} ({us(r['total_ns'])} µs)"
+                                                  for r in ev[key][:4]))
+    if ev.get("h2d_copies"):
+        calls.append(f"Host-to-device copies: {ev['h2d_copies']} ({num(ev.get('h2d_bytes', 0) / 1e6)} MB), "
+                     f"{us(ev.get('h2d_exposed_ns'))} µs of them with no kernel running")
+    if calls:
+        out += [""] + [f"- {c}" for c in calls]
     return out

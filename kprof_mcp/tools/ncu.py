@@ -137,7 +137,14 @@ def nvtx_filters(patterns: list[str]) -> list[str] | None:
     kernels of a push/pop range ``softmax`` nested inside ``train_step`` too (2 of 20 kernels),
     ``train_step/`` those of everything inside it (20), and ``regex:...`` takes a regular
     expression; ``*/softmax/`` is refused. A regex may match more than the pattern (it searches):
-    the kernels are filtered again by name when the report is read."""
+    the kernels are filtered again by name when the report is read.
+
+    Each pattern is given twice: as a push/pop range (``name/``) and as a start/end range
+    (``name``), the form kprof.range also opens under Nsight Compute so that kernels launched from
+    another thread (autograd's backward pass) are inside it. Measured with ncu 2025.3.1 on an H100
+    (docs/evidence/h100-accounting/backward/): several ``--nvtx-include`` options are OR'ed; with
+    ``backward/`` alone 2 of a backward range's 12 kernels were profiled (the user's thread's), with
+    ``backward/`` and ``backward`` (or ``regex:back.*``) all 12."""
     import re as _re
 
     if not patterns:
@@ -148,9 +155,9 @@ def nvtx_filters(patterns: list[str]) -> list[str] | None:
             return None
         if any(c in p for c in "*?"):
             rx = "".join(".*" if c == "*" else "." if c == "?" else _re.escape(c) for c in p)
-            out.append(f"regex:{rx}/")
+            out += [f"regex:{rx}/", f"regex:{rx}"]
         else:
-            out.append(p + "/")
+            out += [p + "/", p]
     return out
 
 

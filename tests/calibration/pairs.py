@@ -27,6 +27,10 @@ class Pair:
     mode: str = "annotation"
     params: dict = field(default_factory=dict)
     planted: str = ""  # what is wrong in the bad version, in words
+    # A command pair: ``kernel`` is a script of commands/ run as ``python <script> --variant
+    # bad|good`` through profile_command, stages its ranges; ``models`` the stages' FLOP/byte models.
+    command: bool = False
+    models: dict = field(default_factory=dict)
 
 
 PAIRS = [
@@ -59,7 +63,22 @@ ACCOUNTING_PAIRS = [
     Pair("bank conflicts", "calib_bank_conflicts", "v0", "v1", "bank_conflicts",
          planted="shared-memory accesses that conflict across banks"),
 ]
-ALL_PAIRS = PAIRS + ACCOUNTING_PAIRS
+# Issue 26's timeline causes, on commands (profile_command in nsys mode): what the host did while
+# the GPU idled, and a chain of kernels that only fusing makes fast. The measured gain of a fix is
+# the wall time per step of the loop, run without a profiler (commands/_common.py).
+COMMAND_PAIRS = [
+    Pair("sync per step", "sync_loop.py", "bad", "good", "sync", mode="nsys", command=True,
+         planted="loss.item() then host work every step: the sync drains the GPU, the host work cannot overlap it"),
+    Pair("host-bound loop", "host_loop.py", "bad", "good", "host", mode="nsys", command=True,
+         planted="batches made with numpy on the host each step, longer than the GPU's step"),
+    Pair("launch-bound loop", "launch_loop.py", "bad", "good", "launch", mode="nsys", command=True,
+         planted="100 tiny eager ops per step issued from Python (fix: one CUDA graph replay)"),
+    Pair("unfused chain", "fused_chain.py", "bad", "good", "fusion", mode="nsys", command=True,
+         models={"chain": {"bytes": 4.03e8, "dtype": "float32"}},
+         planted="eager bias+GELU+scale+residual: 4 memory-bound kernels (fix: one Triton kernel)"),
+]
+ALL_PAIRS = PAIRS + ACCOUNTING_PAIRS + COMMAND_PAIRS
+COMMANDS_DIR = Path(__file__).resolve().parent / "commands"
 
 # The accounting set (recorded-accounting/: every pair above and these, recorded on 2026-11-24 with
 # the accounting counters) is judged by issue 26's rule: opportunity 1 must name the cause the fix
@@ -75,4 +94,8 @@ HALF = {
     "GEMM on the FMA pipes": "fit", "small tiles": "fit", "library: matmul v0→v3": "fit", "near-roof GEMM": "fit",
     "too few blocks": "holdout", "tail effect": "holdout", "contended atomics": "holdout", "bank conflicts": "holdout",
     "library: softmax v0→v2": "holdout", "library: mla_decode v1→v3": "holdout", "many tiny launches": "holdout",
+    # Issue 26's commands: the idle breakdown's one constant (HOST_WORK_MIN_NS, per-launch overhead
+    # vs host work) was chosen with the launch-bound loop in view, and the sync cause's share with the
+    # sync loop; the host-bound loop and the unfused chain were recorded after both were fixed.
+    "sync per step": "fit", "launch-bound loop": "fit", "host-bound loop": "holdout", "unfused chain": "holdout",
 }

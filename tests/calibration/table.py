@@ -81,7 +81,7 @@ def accounting_rows(half: str) -> list[dict]:
         cause = ACCOUNTING_CAUSE.get(p.name, p.cause)
         row = {"pair": p.name, "kernel": f"{p.kernel} {p.bad}" + (f"→{p.good}" if p.good else ""), "mode": p.mode,
                "planted": p.planted, "cause": cause, "measured": m.get("measured_gain_pct"), "recorded": bad_f.exists()}
-        if p.mode == "nsys" and good_f.exists():
+        if p.mode == "nsys" and not p.command and good_f.exists():
             tb, tg = (ProfileResult.model_validate_json(f.read_text()).total_time_ns() for f in (bad_f, good_f))
             row["measured"] = 100.0 * (tb / tg - 1.0)
         if bad_f.exists():

@@ -283,11 +283,15 @@ def test_stages_from_recorded_h100_traces_of_both_recorders():
 
 def test_ncu_filters_for_a_commands_include_patterns():
     """What ncu 2025.3.1 was measured to accept on the H100 (docs/evidence/h100-commands): a plain
-    name matches the range anywhere in the stack, regex: for patterns; '*/x/' is refused by ncu."""
+    name matches the range anywhere in the stack, regex: for patterns; '*/x/' is refused by ncu.
+    Each pattern also as a start/end range (no slash), which another thread's launches are inside
+    (docs/evidence/h100-accounting/backward)."""
     from kprof_mcp.tools import ncu
 
-    assert ncu.nvtx_filters(["softmax", "attn*", "layer?"]) == ["softmax/", "regex:attn.*/", "regex:layer./"]
-    assert ncu.nvtx_filters(["a.b"]) == ["a.b/"] and ncu.nvtx_filters(["a.b*"]) == ["regex:a\\.b.*/"]
+    assert ncu.nvtx_filters(["softmax", "attn*", "layer?"]) == ["softmax/", "softmax", "regex:attn.*/", "regex:attn.*",
+                                                                "regex:layer./", "regex:layer."]
+    assert ncu.nvtx_filters(["a.b"]) == ["a.b/", "a.b"]
+    assert ncu.nvtx_filters(["a.b*"]) == ["regex:a\\.b.*/", "regex:a\\.b.*"]
     for unsafe in (["a/b"], ["dom@r"], ["x[1]"], [" "]):
         assert ncu.nvtx_filters(unsafe) is None  # no filter: every launch, grouped when the report is read
     assert ncu.nvtx_filters([]) is None
@@ -352,3 +356,33 @@ def test_kprof_range_counts_its_occurrences():
         with kprof.range("counted"):
             pass
     assert kprof.OCCURRENCES["counted"] == before + 3
+
+
+def test_kernels_launched_from_autograds_thread_land_in_the_range_that_was_open():
+    """What Nsight Compute recorded on the H100 for a backward pass inside kprof.range("backward")
+    nested in kprof.range("step") (docs/evidence/h100-accounting/backward/reps.txt): the user's
+    thread's launch carries both kinds of range, autograd's thread's launches only the start/end
+    ranges (named in opening order, not by nesting)."""
+    from types import SimpleNamespace as R
+
+    from kprof_mcp.analysis.command import group_records
+
+    main = R(name="vectorized_elementwise_kernel", nvtx_ranges=["step", "backward"],
+             nvtx_start_end=["step", "backward"])
+    fwd = R(name="gemm", nvtx_ranges=["step", "forward"], nvtx_start_end=["step", "forward"])
+    other = [R(name=n, nvtx_ranges=[], nvtx_start_end=["step", "backward"])
+             for n in ("elementwise_kernel", "Kernel2", "splitKreduce_kernel", "sm80_xmma_gemm")]
+    stray = R(name="randn", nvtx_ranges=[], nvtx_start_end=[])
+    by, how, notes = group_records([fwd, main, *other, stray], [])
+    assert how == "range" and sorted(by) == ["backward", "forward"]
+    assert [r.name for r in by["backward"]] == ["vectorized_elementwise_kernel", "elementwise_kernel", "Kernel2",
+                                                 "splitKreduce_kernel", "sm80_xmma_gemm"]
+    assert any("4 profiled kernel(s) were launched from another thread" in n for n in notes)
+    assert any("1 profiled kernel(s) ran outside every selected range" in n for n in notes)
+    # include=["step"]: the outer range is the stage, for both threads' kernels.
+    by, _, _ = group_records([fwd, main, *other], ["step"])
+    assert list(by) == ["step"] and len(by["step"]) == 6
+    # A plain NVTX push/pop range (no start/end): the other thread's kernels stay outside.
+    plain = [R(name=r.name, nvtx_ranges=r.nvtx_ranges, nvtx_start_end=[]) for r in [main, *other]]
+    by, _, notes = group_records(plain, [])
+    assert [len(v) for v in by.values()] == [1] and any("4 profiled kernel(s) ran outside" in n for n in notes)

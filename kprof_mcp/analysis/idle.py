@@ -1,0 +1,257 @@
+"""Where a timeline's wall time went: the GPU's busy time, and its idle time split by what the host
+was doing meanwhile (issue 26; Holistic Trace Analysis' idle-time breakdown is the reference, made
+finer: HTA tells host wait from short kernel-to-kernel gaps, this also tells syncs, one-off costs
+and copies apart).
+
+The GPU is busy while any kernel or memory operation runs (the union over streams). Every instant
+of the window in which it is not is given to exactly one host state, the first that holds:
+
+1. **first_call**: a host thread is in a one-off call — the process's first CUDA call (context
+   creation), module or library loading (``cuModuleLoad*``, ``cuLibraryLoad*``: lazy loading,
+   Triton's JIT output), or a launch call far
+   longer than launches take (≥ :data:`FIRST_LAUNCH_MIN_NS` and ≥ :data:`FIRST_LAUNCH_X` × the
+   median launch: the first launch of a kernel, which loads its module).
+2. **copy_h2d**: a host thread is in a host-to-device copy call (a pageable copy is staged by the
+   host while the GPU waits).
+3. **sync**: the idle gap began while a host thread was blocked in a synchronisation
+   (``cudaStreamSynchronize``, ``cudaDeviceSynchronize``, ``cudaEventSynchronize``, …) or a
+   device-to-host copy (``.item()``, ``.cpu()``): the GPU drained, and everything the host did
+   next, until it launched again, could not overlap GPU work. The whole rest of that gap is the
+   sync's.
+4. **launch**: a host thread is in a launch call, or between calls for less than
+   :data:`HOST_WORK_MIN_NS` (the Python and dispatcher time of issuing the next operation): per-launch
+   overhead, which CUDA graphs or fusion remove.
+5. **other_api**: a host thread is in another CUDA call (``cudaMalloc``, ``cudaFree``, event
+   records, …). Polls (``cudaEventQuery``, ``cudaStreamQuery``) do not count as calls.
+6. **host**: the host is outside CUDA for :data:`HOST_WORK_MIN_NS` or longer at a stretch: its own
+   compute, data loading, Python — the GPU waits for a host that has not issued the work yet.
+
+Pure: a :class:`~kprof_mcp.parsers.kineto.Trace` (either recorder) and a window in, numbers out.
+Times are ns.
+"""
+
+from __future__ import annotations
+
+import bisect
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..parsers.kineto import Trace
+from .timeline import LAUNCH_APIS
+
+# The boundary between per-launch host overhead and host work. An eager PyTorch operation costs
+# 5-40 us of Python and dispatcher time before its launch call; host work that starves the GPU
+# (numpy, data loading, logging) runs for hundreds of microseconds or more. Chosen with the
+# command launch pair ("launch-bound loop") in view: it is a constant of the fit half.
+HOST_WORK_MIN_NS = 100_000.0
+# A launch call this long (and FIRST_LAUNCH_X times the median launch) loads a module first.
+FIRST_LAUNCH_MIN_NS = 200_000.0
+FIRST_LAUNCH_X = 20.0
+# A gap that begins within this long after a synchronising call returned still began in it (the
+# call returns a few microseconds after the GPU's last work ends).
+SYNC_RETURN_NS = 20_000.0
+
+SYNC_APIS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cuCtxSynchronize",
+             "cuStreamSynchronize", "cuEventSynchronize")
+FIRST_CALL_PREFIXES = ("cuModuleLoad", "cuLibraryLoad", "cudaModuleLoad", "cuLinkComplete", "cuModuleGetFunction",
+                       "cuLibraryGetKernel", "cuLibraryGetModule", "cuKernelGetFunction")
+POLL_APIS = ("cudaEventQuery", "cudaStreamQuery", "cuEventQuery", "cuStreamQuery", "cudaGetLastError",
+             "cudaPeekAtLastError")
+PARTS = ("first_call", "copy_h2d", "sync", "launch", "other_api", "host")
+
+
+@dataclass
+class IdleBreakdown:
+    """The window's wall time: GPU busy, and GPU idle by host state (see the module docstring)."""
+
+    window_ns: float
+    busy_ns: float
+    idle_ns: float
+    parts_ns: dict[str, float]  # PARTS -> ns of GPU idle time
+    gaps: int  # idle gaps in the window
+    occurrences: int = 1  # repetitions of the measured work in the window (range occurrences, iterations)
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def share(self, part: str) -> float:
+        return self.parts_ns.get(part, 0.0) / self.window_ns if self.window_ns > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"window_ns": self.window_ns, "busy_ns": self.busy_ns, "idle_ns": self.idle_ns,
+                "parts_ns": dict(self.parts_ns), "gaps": self.gaps, "occurrences": self.occurrences,
+                "evidence": self.evidence}
+
+
+def _union(iv: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for s, e in sorted(iv):
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            if e > out[-1][1]:
+                out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out
+
+
+class _Set:
+    """A union of intervals with fast overlap queries."""
+
+    def __init__(self, iv: list[tuple[float, float]]):
+        self.iv = _union(iv)
+        self.starts = [s for s, _ in self.iv]
+
+    def overlapping(self, lo: float, hi: float) -> list[tuple[float, float]]:
+        i = max(0, bisect.bisect_right(self.starts, lo) - 1)
+        out = []
+        while i < len(self.iv) and self.iv[i][0] < hi:
+            s, e = self.iv[i]
+            if e > lo:
+                out.append((max(s, lo), min(e, hi)))
+            i += 1
+        return out
+
+    def containing(self, t: float, slack: float = 0.0) -> tuple[float, float] | None:
+        i = bisect.bisect_right(self.starts, t) - 1
+        if i >= 0 and self.iv[i][0] <= t <= self.iv[i][1] + slack:
+            return self.iv[i]
+        return None
+
+
+def _subtract(pieces: list[tuple[float, float]], cut: _Set) -> tuple[list[tuple[float, float]], float]:
+    """``pieces`` minus ``cut``; returns (what is left, the length removed)."""
+    left, removed = [], 0.0
+    for lo, hi in pieces:
+        cur = lo
+        for s, e in cut.overlapping(lo, hi):
+            if s > cur:
+                left.append((cur, s))
+            removed += e - s
+            cur = max(cur, e)
+        if cur < hi:
+            left.append((cur, hi))
+    return left, removed
+
+
+def breakdown(tr: Trace, lo: float | None = None, hi: float | None = None, occurrences: int = 1,
+              process: bool = False) -> IdleBreakdown:
+    """The breakdown of ``[lo, hi]`` (default: first to last GPU activity) of ``tr``. ``process``:
+    ``tr`` is the whole process, so its first CUDA call is the one that created the context."""
+    gpu = [(float(r.start), float(r.end)) for r in tr.kernels.itertuples()] + \
+          [(float(r.start), float(r.end)) for r in tr.memops.itertuples()]
+    busy = _union(gpu)
+    if lo is None:
+        lo = busy[0][0] if busy else 0.0
+    if hi is None:
+        hi = busy[-1][1] if busy else 0.0
+    window = max(0.0, hi - lo)
+    busy_in = _union([(max(s, lo), min(e, hi)) for s, e in busy if e > lo and s < hi])
+    busy_ns = sum(e - s for s, e in busy_in)
+    gaps: list[tuple[float, float]] = []
+    cur = lo
+    for s, e in busy_in:
+        if s > cur:
+            gaps.append((cur, s))
+        cur = max(cur, e)
+    if cur < hi:
+        gaps.append((cur, hi))
+
+    api = tr.api if not tr.api.empty else None
+    ev: dict[str, Any] = {}
+    cats: dict[str, list[tuple[float, float]]] = {k: [] for k in ("first_call", "copy_h2d", "sync", "launch", "other")}
+    calls: list[tuple[float, float]] = []
+    if api is not None:
+        memkind = {}
+        if not tr.memops.empty:
+            for r in tr.memops.itertuples():
+                memkind[r.correlation] = "h2d" if "HtoD" in str(r.name) else "d2h" if "DtoH" in str(r.name) else "other"
+        names = api["name"].astype(str)
+        is_launch = names.isin(LAUNCH_APIS)
+        launch_durs = api.loc[is_launch, "dur"]
+        med_launch = float(launch_durs.median()) if len(launch_durs) else 0.0
+        long_launch = max(FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X * med_launch)
+        counts: dict[str, dict[str, list[float]]] = {k: {} for k in cats}
+        first_call_at = float(api["start"].min()) if process else None
+        for r, name, launch in zip(api.itertuples(), names, is_launch):
+            if name.startswith(POLL_APIS):
+                continue
+            iv = (float(r.start), float(r.end))
+            if first_call_at is not None and float(r.start) == first_call_at and r.dur >= FIRST_LAUNCH_MIN_NS:
+                cat = "first_call"  # the process's first CUDA call creates its context
+            elif launch:
+                cat = "first_call" if r.dur >= long_launch else "launch"
+            elif name.startswith(FIRST_CALL_PREFIXES):
+                cat = "first_call"
+            elif name.startswith(SYNC_APIS):
+                cat = "sync"
+            elif "emcpy" in name:
+                kind = memkind.get(r.correlation)
+                cat = "copy_h2d" if kind == "h2d" else "sync" if kind == "d2h" else "other"
+            else:
+                cat = "other"
+            cats[cat].append(iv)
+            calls.append(iv)
+            if lo <= iv[0] <= hi:
+                label = f"{name} (a first launch: loads its module)" if cat == "first_call" and launch else name
+                counts[cat].setdefault(label, []).append(float(r.dur))
+        ev["median_launch_call_ns"] = med_launch
+        for cat, by in counts.items():
+            ev[f"{cat}_calls"] = sorted(({"call": k, "count": len(v), "total_ns": sum(v)} for k, v in by.items()),
+                                        key=lambda d: d["total_ns"], reverse=True)[:6]
+    sets = {k: _Set(v) for k, v in cats.items()}
+    # Host stretches outside CUDA: between consecutive calls (of any thread), with their full length.
+    in_cuda = _Set(calls)
+    outside: list[tuple[float, float]] = []
+    prev = lo - 1e18
+    for s, e in in_cuda.iv:
+        if s > prev:
+            outside.append((prev, s))
+        prev = max(prev, e)
+    outside.append((prev, hi + 1e18))
+    out_starts = [s for s, _ in outside]
+
+    parts = {k: 0.0 for k in PARTS}
+    sync_gaps, host_stretches = 0, []
+    for a, b in gaps:
+        pieces = [(a, b)]
+        pieces, t = _subtract(pieces, sets["first_call"])
+        parts["first_call"] += t
+        pieces, t = _subtract(pieces, sets["copy_h2d"])
+        parts["copy_h2d"] += t
+        if sets["sync"].containing(a, SYNC_RETURN_NS) is not None:
+            parts["sync"] += sum(e - s for s, e in pieces)
+            sync_gaps += 1
+            continue
+        for cat, part in (("sync", "sync"), ("launch", "launch"), ("other", "other_api")):
+            pieces, t = _subtract(pieces, sets[cat])
+            parts[part] += t
+        for s, e in pieces:
+            i = bisect.bisect_right(out_starts, s) - 1
+            # A stretch before the window's first call or after its last has no known length: its
+            # part inside the window stands for it.
+            bounded = 0 < i < len(outside) - 1
+            full = outside[i][1] - outside[i][0] if bounded else e - s
+            if full < HOST_WORK_MIN_NS:
+                parts["launch"] += e - s
+            else:
+                parts["host"] += e - s
+                if bounded:
+                    host_stretches.append(full)
+    ev["sync_gaps"] = sync_gaps
+    ev["host_stretches"] = len(set(host_stretches))  # bounded stretches of host work (>= HOST_WORK_MIN_NS)
+    ev["host_stretch_median_ns"] = statistics.median(host_stretches) if host_stretches else None
+    ev["launches"] = int(sum(1 for s, _ in cats["launch"] if lo <= s <= hi))
+    h2d = tr.memops[tr.memops["name"].astype(str).str.contains("HtoD")] if not tr.memops.empty else tr.memops
+    h2d = h2d[(h2d["start"] >= lo) & (h2d["start"] <= hi)] if len(h2d) else h2d
+    ev["h2d_copies"] = int(len(h2d))
+    ev["h2d_bytes"] = float(h2d["bytes"].fillna(0).sum()) if len(h2d) else 0.0
+    # H2D copy time during which no kernel ran: what copies on a side stream could hide.
+    kern = _Set([(float(r.start), float(r.end)) for r in tr.kernels.itertuples()])
+    exposed = 0.0
+    for r in h2d.itertuples() if len(h2d) else []:
+        _, hidden = _subtract([(float(r.start), float(r.end))], kern)
+        exposed += float(r.end) - float(r.start) - hidden
+    ev["h2d_exposed_ns"] = exposed
+    return IdleBreakdown(window_ns=window, busy_ns=busy_ns, idle_ns=max(0.0, window - busy_ns), parts_ns=parts,
+                         gaps=len(gaps), occurrences=max(1, occurrences), evidence=ev)
