@@ -2,7 +2,7 @@
 server (stdio, the SDK's client) profiles the slow version in annotation mode and the answer's
 opportunity 1 is printed beside the cause the fix removes. GPU only.
 
-    python tests/benchmark/bench_catalogue_via_mcp.py [--json out.json]
+    python tests/benchmark/bench_catalogue_via_mcp.py [--json out.json] [--only calib_spill_tile,...]
 """
 
 import argparse
@@ -25,17 +25,19 @@ CASES = [  # (kernel, slow version, params, the cause the fix removes)
     ("calib_bank_conflicts", "v0", {}, "bank_conflicts"),
     ("calib_transpose", "v0", {}, "over_fetch"),
     ("calib_spill", "v0", {}, "spills"),
+    ("calib_spill_tile", "v0", {}, "spills"),  # issue 26's "64x256 fp32 tile on one warp"
 ]
 
 
-async def main(out: Path | None) -> int:
+async def main(out: Path | None, only: list[str]) -> int:
+    cases = [c for c in CASES if not only or c[0] in only]
     ws = Path(tempfile.mkdtemp(prefix="kprof-catalogue-"))
     server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(ws),
                                                                  "--kernels-dir", str(KERNELS)],
                                    env={"PYTHONPATH": f"{ROOT}:{':'.join(sys.path[1:])}"})
     rows, failures = [], 0
     async with Client(server, read_timeout_seconds=600) as c:
-        for kernel, version, params, cause in CASES:
+        for kernel, version, params, cause in cases:
             t0 = time.perf_counter()
             r = await c.call_tool("profile_kernel", {"kernel": kernel, "version": version, "params": params,
                                                      "mode": "annotation", "wait_s": 50})
@@ -56,11 +58,13 @@ async def main(out: Path | None) -> int:
                   f"{'OK' if ok else 'WRONG'}", flush=True)
     if out:
         out.write_text(json.dumps(rows, indent=2))
-    print(f"{len(CASES) - failures} of {len(CASES)} cases: opportunity 1 names the cause the fix removes")
+    print(f"{len(cases) - failures} of {len(cases)} cases: opportunity 1 names the cause the fix removes")
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", type=Path, default=None)
-    sys.exit(anyio.run(main, ap.parse_args().json))
+    ap.add_argument("--only", default="", help="comma-separated kernels (default: every case)")
+    a = ap.parse_args()
+    sys.exit(anyio.run(main, a.json, [k for k in a.only.split(",") if k]))

@@ -62,6 +62,12 @@ ACCOUNTING_PAIRS = [
          planted="32x32x32 tiles, 2 warps, 1 stage: little reuse per operand byte"),
     Pair("bank conflicts", "calib_bank_conflicts", "v0", "v1", "bank_conflicts",
          planted="shared-memory accesses that conflict across banks"),
+    # Recorded after the catalogue and the timeline accounting were fixed (2026-11-24, session 2):
+    # issue 26's heavy-spill case re-created, and a healthy memory-bound kernel that must get no
+    # opportunity above 15 %.
+    Pair("heavy spills", "calib_spill_tile", "v0", "v1", "spills",
+         planted="a 64x256 fp32 tile on one warp: 512 values per thread (fix: 8 warps)"),
+    Pair("healthy memory-bound", "vector_add", "v1", None, None, planted="none"),
 ]
 # Issue 26's timeline causes, on commands (profile_command in nsys mode): what the host did while
 # the GPU idled, and a chain of kernels that only fusing makes fast. The measured gain of a fix is
@@ -98,4 +104,5 @@ HALF = {
     # vs host work) was chosen with the launch-bound loop in view, and the sync cause's share with the
     # sync loop; the host-bound loop and the unfused chain were recorded after both were fixed.
     "sync per step": "fit", "launch-bound loop": "fit", "host-bound loop": "holdout", "unfused chain": "holdout",
+    "heavy spills": "holdout", "healthy memory-bound": "holdout",
 }

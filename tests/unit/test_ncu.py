@@ -268,3 +268,26 @@ def test_accounting_from_a_full_report_of_our_matmul():
     assert a.atomic_requests == 0
     assert 1.0 <= a.ld_sectors_per_request <= 32.0
     assert a.cycles_per_issue == pytest.approx(sum(st.cycles_per_issue for st in a.stalls))
+
+
+def test_a_backward_pass_launched_by_autograds_thread_is_read_inside_its_range(tmp_path):
+    """A real report (H100, ncu 2025.3.1, tests/fixtures/h100_ncu/backward_cross_thread): a backward
+    pass inside kprof.range("backward") with kprof.CROSS_THREAD on, profiled with
+    --nvtx-include backward (the start/end form). The user's thread's kernel carries the push/pop
+    stack; autograd's thread's kernels only the start/end ranges; all four land in "backward"."""
+    import gzip
+    import shutil
+
+    from kprof_mcp.analysis.command import group_records
+
+    rep = tmp_path / "backward.ncu-rep"
+    with gzip.open(FIX / "backward_cross_thread" / "backward.ncu-rep.gz", "rb") as src, open(rep, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    recs, _ = ncu.read_report(rep)
+    assert [r.nvtx_ranges for r in recs] == [["step", "backward"], [], [], []]
+    assert all(r.nvtx_start_end == ["step", "backward"] for r in recs)
+    by, how, notes = group_records(recs, [])
+    assert how == "range" and list(by) == ["backward"] and len(by["backward"]) == 4
+    assert any("3 profiled kernel(s) were launched from another thread" in n for n in notes)
+    by, _, _ = group_records(recs, ["step"])
+    assert list(by) == ["step"] and len(by["step"]) == 4
