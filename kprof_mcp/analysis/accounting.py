@@ -18,6 +18,8 @@ Pure: a function of the numbers in ``StageResult.accounting`` (see
   one 128-byte line, up to 32 when every thread touches its own sector.
 * **Shared memory.** Bank conflicts per wavefront.
 * **Divergence.** Active threads per executed warp instruction (32: none).
+* **Occupancy limits.** The blocks per SM that registers, shared memory, the warp count and the
+  block count each allow (launch statistics): the smallest names what limits occupancy.
 """
 
 from __future__ import annotations
@@ -80,6 +82,16 @@ class Accounting:
     st_sectors_per_request: float | None = None
     bank_conflicts_per_wavefront: float | None = None
     threads_per_inst: float | None = None
+    # Blocks per SM that each resource allows (registers, shared_mem, warps, blocks): the smallest
+    # is what limits occupancy.
+    occupancy_limits: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def occupancy_limiter(self) -> tuple[str, float] | None:
+        if not self.occupancy_limits:
+            return None
+        name = min(self.occupancy_limits, key=lambda k: self.occupancy_limits[k])
+        return name, self.occupancy_limits[name]
 
     @property
     def measured(self) -> bool:
@@ -152,4 +164,7 @@ def account(acc: dict[str, float], tc_pct: float | None = None) -> Accounting:
         ld_sectors_per_request=_ratio(acc.get("global_ld_sectors"), acc.get("global_ld_requests")),
         st_sectors_per_request=_ratio(acc.get("global_st_sectors"), acc.get("global_st_requests")),
         bank_conflicts_per_wavefront=_ratio(acc.get("shared_bank_conflicts"), acc.get("shared_wavefronts")),
-        threads_per_inst=acc.get("threads_per_inst"))
+        threads_per_inst=acc.get("threads_per_inst"),
+        occupancy_limits={k[len("occ_limit_"):]: acc[k] for k in ("occ_limit_registers", "occ_limit_shared_mem",
+                                                                   "occ_limit_warps", "occ_limit_blocks")
+                          if acc.get(k) is not None})

@@ -350,13 +350,16 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         else:
             latency = 0.0
         if best is not None or h is not None:
-            add(generic, "Expose more parallelism to hide latency (more loads in flight, more blocks, fewer syncs)",
+            top = m.accounting.stalls[0].reason if m.accounting is not None and m.accounting.stalls else None
+            add(generic, "Hide memory latency: more loads in flight (num_stages ≥ 3 to pipeline the loads, more "
+                         "elements per program, more programs)" if top in MEMORY_LATENCY_STALLS else
+                "Expose more parallelism to hide latency (more loads in flight, more blocks, fewer syncs)",
                 latency, (f"{which}={_fmt(best)}" if best is not None else "latency-bound") + _stall_evidence(m),
                 "latency-bound: neither memory nor math is busy", "latency", False)
         if m.occupancy_pct is not None and m.occupancy_pct < OCCUPANCY_HEALTHY_PCT:
-            add(generic, "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)",
-                0.5 * latency, f"occupancy_pct={_fmt(m.occupancy_pct)}", "too few warps to hide latency",
-                "occupancy", False)
+            name, why = _occupancy_advice(m)
+            add(generic, name, 0.5 * latency, f"occupancy_pct={_fmt(m.occupancy_pct)}{why}",
+                "too few warps to hide latency", "occupancy", False)
     out = specific + generic
     # Largest gain first; on a tie a specific cause before generic advice.
     out.sort(key=lambda o: (round(o.est_gain_pct, 1), o.specific), reverse=True)
@@ -372,6 +375,9 @@ MEMORY_WAIT_MIN_SHARE = 0.5  # warps waiting on memory/each other own most of th
 ATOMIC_MIN_SECTOR_SHARE = 0.01  # atomics are a visible part of the global traffic
 BANK_CONFLICT_MIN_PER_WAVEFRONT = 0.25
 SHARED_WAIT_MIN_SHARE = 0.2
+MEMORY_LATENCY_STALLS = ("long_scoreboard", "lg_throttle", "tex_throttle")  # warps waiting on global memory
+DIVERGENCE_MIN = 0.25  # a quarter of the lanes idle in the average warp instruction
+DIVERGENCE_MIN_ISSUE_PCT = 50.0  # the SMs issue often enough for lost lanes to cost time
 REUSE_TILE = 128  # the tile edge (BLOCK_M = BLOCK_N) a tuned GEMM-like kernel reaches on Hopper
 
 
@@ -472,7 +478,35 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str
                     min(a.shared_wait * min(1.0, conflicts), cap),
                     f"bank conflicts/wavefront={conflicts:.2f}, shared-memory waits {100 * a.shared_wait:.0f}%",
                     "shared-memory accesses replayed for bank conflicts", "bank_conflicts"))
+    div, issue = a.divergence, a.issue_active_pct
+    if div is not None and div >= DIVERGENCE_MIN and issue is not None and issue >= DIVERGENCE_MIN_ISSUE_PCT:
+        # Issue-bound with idle lanes: the same work with full warps needs (1 - d) of the issue slots.
+        out.append(("Make branches uniform per warp: sort or bucket the work so a warp's threads take the same path, "
+                    "select with tl.where instead of branching per thread, or split the kernel by case",
+                    min(div * issue / 100.0, cap),
+                    f"threads per warp instruction={a.threads_per_inst:.1f} of 32, issue active {_fmt(issue)}%",
+                    "divergent warps issue instructions with idle lanes", "divergence"))
     return out
+
+
+_LIMITER_FIX = {
+    "registers": "fewer registers per thread: smaller tiles or fewer accumulators per program, or fewer values "
+                 "per thread (more num_warps for the same tile)",
+    "shared_mem": "less shared memory per block: fewer num_stages, smaller BLOCK_K or tiles",
+    "warps": "smaller blocks (fewer num_warps) so more blocks fit",
+    "blocks": "larger blocks (more num_warps, more work per program): the SM's block-slot limit is reached",
+}
+
+
+def _occupancy_advice(m: Metrics) -> tuple[str, str]:
+    """The occupancy advice's name and trigger suffix: the resource that limits it when the launch
+    statistics say (annotation/ncu), else the generic list."""
+    lim = m.accounting.occupancy_limiter if m.accounting is not None else None
+    if lim is None:
+        return "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)", ""
+    name, blocks = lim
+    return (f"Raise occupancy, limited by {name.replace('_', ' ')} ({blocks:.0f} block(s) per SM): {_LIMITER_FIX[name]}",
+            f"; occupancy limited by {name} ({blocks:.0f} blocks/SM)")
 
 
 def root_cause(m: Metrics, bottleneck: str) -> str:

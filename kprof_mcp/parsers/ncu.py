@@ -85,6 +85,11 @@ ACCOUNTING: dict[str, tuple[str, ...]] = {
     # divergence: active threads per executed warp instruction (32: none)
     "threads_per_inst": ("smsp__thread_inst_executed_per_inst_executed.ratio",),
     "divergent_branch_targets": ("smsp__sass_branch_targets_threads_divergent.sum",),
+    # what limits occupancy: blocks per SM each resource allows (launch statistics, no replay pass)
+    "occ_limit_registers": ("launch__occupancy_limit_registers",),
+    "occ_limit_shared_mem": ("launch__occupancy_limit_shared_mem",),
+    "occ_limit_warps": ("launch__occupancy_limit_warps",),
+    "occ_limit_blocks": ("launch__occupancy_limit_blocks",),
 }
 METRICS.update(ACCOUNTING)
 # Counts add up across the kernels of one stage launch; the rest are duration-weighted.

@@ -154,3 +154,42 @@ def test_over_fetch_says_when_the_accesses_are_uncoalesced():
         assert top.cause == "over_fetch" and needle in top.trigger, top.trigger
     top = assess(_bad("small_tiles")).opportunities
     assert all("uncoalesced" not in o.trigger for o in top)  # 16 sectors/request: 16-byte vector loads
+
+
+def test_divergence_is_named_only_when_lanes_idle_and_the_sms_issue_often():
+    """No recorded pair diverges (Triton predicates its masks: 31.7-32 threads per instruction in
+    every one), so the gate is checked either side on a recorded issue-bound kernel (the FMA GEMM:
+    issue active 76 %) with its lanes made idle."""
+    for pair in ("GEMM_on_the_FMA_pipes", "tail_effect", "library__softmax_v0_v2", "contended_atomics"):
+        assert "divergence" not in {c for *_, c in dx.accounting_causes(_metrics(pair), dx.classify(_metrics(pair)))}
+    m = _metrics("GEMM_on_the_FMA_pipes")
+    half = replace(m, accounting=replace(m.accounting, threads_per_inst=16.0), tensor_work=False)
+    (name, share, trigger, _, cause), = dx.accounting_causes(half, dx.COMPUTE_BOUND)
+    assert cause == "divergence" and "16.0 of 32" in trigger and "uniform per warp" in name
+    assert share == pytest.approx(min(0.5 * half.accounting.issue_active_pct / 100.0, half.attainable_headroom))
+    assert dx.accounting_causes(replace(half, accounting=replace(half.accounting, threads_per_inst=25.0)),
+                                dx.COMPUTE_BOUND) == []  # under a quarter of the lanes idle
+    idle_sm = replace(half, accounting=replace(half.accounting, issue_active_pct=20.0))
+    assert dx.accounting_causes(idle_sm, dx.COMPUTE_BOUND) == []  # the SMs rarely issue: lanes are not the cost
+
+
+def test_occupancy_advice_names_the_limiting_resource_when_the_launch_statistics_say():
+    m = _metrics("heavy_spills")
+    assert m.occupancy_pct is not None and m.occupancy_pct < dx.OCCUPANCY_HEALTHY_PCT
+    generic = next(o for o in dx.opportunities(m, dx.LATENCY_BOUND) if o.cause == "occupancy")
+    assert generic.name.startswith("Raise occupancy (fewer registers")  # recorded before the limits were read
+    acc = replace(m.accounting, occupancy_limits={"registers": 2.0, "shared_mem": 32.0, "warps": 64.0, "blocks": 32.0})
+    o = next(o for o in dx.opportunities(replace(m, accounting=acc), dx.LATENCY_BOUND) if o.cause == "occupancy")
+    assert "limited by registers (2 block(s) per SM)" in o.name and "fewer registers per thread" in o.name
+    assert "occupancy limited by registers" in o.trigger and o.share == generic.share
+    assert account({"occ_limit_shared_mem": 3.0, "occ_limit_registers": 8.0}).occupancy_limiter == ("shared_mem", 3.0)
+
+
+def test_latency_advice_says_pipelining_when_warps_wait_on_global_memory():
+    m = _metrics("random_gather")  # long_scoreboard first
+    assert m.accounting.stalls[0].reason == "long_scoreboard"
+    lat = next(o for o in dx.opportunities(m, dx.LATENCY_BOUND) if o.cause == "latency")
+    assert lat.name.startswith("Hide memory latency: more loads in flight (num_stages")
+    b = _metrics("bank_conflicts")  # mio_throttle first: not a global-memory wait
+    lat = next(o for o in dx.opportunities(b, dx.LATENCY_BOUND) if o.cause == "latency")
+    assert lat.name.startswith("Expose more parallelism")
