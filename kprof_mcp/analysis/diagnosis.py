@@ -761,7 +761,9 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     add("Stop synchronising every step: keep per-step values on the GPU (losses and metrics as tensors, read "
         "with .item()/.cpu() every N steps or once at the end), so the host's work overlaps the GPU's",
         min(sync, float(idle.get("busy_ns") or 0.0)),
-        f"gpu_idle_after_sync={per(sync)}, after {_calls(ev, 'sync_calls')}",
+        f"gpu_idle_after_sync={per(sync)}, after {_calls(ev, 'sync_calls')}"
+        + (" (made by " + ", ".join(f"{r['op']} x{r['count']}" for r in ev["sync_ops"][:2]) + ")"
+           if ev.get("sync_ops") else ""),
         "the GPU drains at each sync and waits while the host works", "sync")
     # Idle after syncs beyond what overlap can hide is host work that stays when the syncs go.
     host = float(parts.get("host") or 0.0) + max(0.0, sync - float(idle.get("busy_ns") or 0.0))

@@ -238,6 +238,7 @@ def breakdown(tr: Trace, lo: float | None = None, hi: float | None = None, occur
                 parts["host"] += e - s
                 if bounded:
                     host_stretches.append(full)
+    ev["sync_ops"] = _sync_ops(tr, cats["sync"], lo, hi)
     ev["sync_gaps"] = sync_gaps
     ev["host_stretches"] = len(set(host_stretches))  # bounded stretches of host work (>= HOST_WORK_MIN_NS)
     ev["host_stretch_median_ns"] = statistics.median(host_stretches) if host_stretches else None
@@ -255,3 +256,26 @@ def breakdown(tr: Trace, lo: float | None = None, hi: float | None = None, occur
     ev["h2d_exposed_ns"] = exposed
     return IdleBreakdown(window_ns=window, busy_ns=busy_ns, idle_ns=max(0.0, window - busy_ns), parts_ns=parts,
                          gaps=len(gaps), occurrences=max(1, occurrences), evidence=ev)
+
+
+def _sync_ops(tr: Trace, syncs: list[tuple[float, float]], lo: float, hi: float) -> list[dict[str, Any]]:
+    """The PyTorch operations that made the synchronising calls (Kineto traces record them as CPU
+    ops: ``aten::item`` for ``.item()``, ``aten::to`` for ``.cpu()``): for each sync or D2H copy
+    call in the window, the outermost CPU op around it. Empty when the trace has no CPU ops (Nsight
+    Systems without PyTorch's NVTX)."""
+    ops = tr.cpu_ops
+    if ops is None or ops.empty or not syncs:
+        return []
+    starts, ends, names = ops["start"].to_numpy(), ops["end"].to_numpy(), ops["name"].astype(str).to_numpy()
+    outers: set[int] = set()  # one op (aten::item) makes two calls (the D2H copy, then the sync)
+    for s, e in syncs:
+        if not lo <= s <= hi:
+            continue
+        inside = (starts <= s) & (ends >= e)
+        if inside.any():
+            idx = inside.nonzero()[0]
+            outers.add(int(idx[starts[idx].argmin()]))
+    counts: dict[str, int] = {}
+    for i in outers:
+        counts[names[i]] = counts.get(names[i], 0) + 1
+    return sorted(({"op": k, "count": v} for k, v in counts.items()), key=lambda d: -d["count"])[:5]

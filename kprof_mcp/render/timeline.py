@@ -112,6 +112,8 @@ def where_the_wall_time_went(idle: dict) -> list[str]:
         if ev.get(key):
             calls.append(f"{label}: " + ", ".join(f"{r['call']} ×{r['count']} ({us(r['total_ns'])} µs)"
                                                   for r in ev[key][:4]))
+    if ev.get("sync_ops"):
+        calls.append("Syncs made by: " + ", ".join(f"{r['op']} ×{r['count']}" for r in ev["sync_ops"]))
     if ev.get("h2d_copies"):
         calls.append(f"Host-to-device copies: {ev['h2d_copies']} ({num(ev.get('h2d_bytes', 0) / 1e6)} MB), "
                      f"{us(ev.get('h2d_exposed_ns'))} µs of them with no kernel running")

@@ -160,3 +160,23 @@ def test_a_launch_far_longer_than_launches_take_is_a_one_off_and_polls_are_not_c
     assert "launch" not in [o.cause for o in one]
     many = dx.idle_opportunities({**b.to_dict(), "occurrences": 1})
     assert many[0].cause == "launch"
+
+
+def test_a_kineto_trace_names_the_pytorch_op_that_synchronised(tmp_path):
+    """tests/fixtures/h100_commands/kineto_sync_loop: the sync loop (bad) profiled on the H100 with
+    timeline_engine="kineto" (2026-11-24): the CPU ops around each D2H copy and sync are aten::item,
+    one per kept step; the sync is opportunity 1 and says so."""
+    from kprof_mcp.parsers import kineto
+
+    fix = ROOT / "fixtures" / "h100_commands" / "kineto_sync_loop"
+    trace = tmp_path / "trace.json"
+    with gzip.open(fix / "trace.json.gz", "rb") as src, open(trace, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    recorded = json.loads((fix / "result.json").read_text())
+    req = ProfileRequest(**recorded["request"])
+    _, tl, _, by, _ = _command_timeline(req, lambda n: stage_static(n, None, recorded["device"], {}),
+                                        kineto.load_trace(trace), "Kineto", True, 132)
+    assert by == "range" and tl.idle["occurrences"] == 10
+    assert tl.idle["evidence"]["sync_ops"] == [{"op": "aten::item", "count": 10}]
+    (top, *_) = dx.idle_opportunities(tl.idle)
+    assert top.cause == "sync" and "made by aten::item x10" in top.trigger
