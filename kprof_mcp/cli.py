@@ -167,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="nsys: Nsight Systems when a working one is found (auto), Nsight Systems or an error (nsys), "
                         "or CUPTI via torch.profiler (kineto)")
     p.add_argument("--clock-control", default="base", choices=["base", "none"],
-                   help="annotation/ncu: ncu --clock-control (none under MIG)")
+                   help="base: SM clock locked for the run (ncu's base in annotation/ncu, the device's sustained "
+                        "clock in event/nsys), reset after; none: clocks free (under MIG)")
     p.add_argument("--baseline", default=None, help="an earlier profile_dir to compare with")
     p.add_argument("--json", action="store_true", help="also print the full result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -183,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     cmp_.add_argument("--budget-ms", type=float, default=None, help="timed GPU time over all versions (default 4000)")
     cmp_.add_argument("--rounds", type=int, default=20, help="rounds at most (each times every version once)")
     cmp_.add_argument("--json", action="store_true", help="also print the full result as JSON")
+    cmp_.add_argument("--clock-control", default="base", choices=["base", "none"],
+                      help="base: the timing's SM clock locked at the device's sustained clock; none: free")
     sw = sub.add_parser("sweep", help="versions across values of one parameter: table, sweep.csv, sweep.png; extra "
                                       "--name value pairs fix other kernel parameters", allow_abbrev=False)
     sw.add_argument("kernel")
@@ -191,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     sw.add_argument("--versions", nargs="+", default=None, help="1 to 4 versions (default: the latest)")
     sw.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     sw.add_argument("--budget-ms", type=float, default=None, help="timing budget per stage and point (default 300)")
+    sw.add_argument("--clock-control", default="base", choices=["base", "none"],
+                    help="base: the timing's SM clock locked at the device's sustained clock; none: free")
     run = sub.add_parser("run", help="profile your own Python command: kprof run [options] -- python train.py ...; "
                                      "stages are its ranges (kprof.range / NVTX / record_function)", allow_abbrev=False)
     run.add_argument("--mode", default="event", choices=list(MODES), help="event (default), nsys, annotation, ncu")
@@ -294,14 +299,16 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "sweep":
             params = _params_with(extra, a.param)
             values = [int(v) if v.lstrip("+-").isdigit() else v for v in a.values]
-            sout = engine.sweep(a.kernel, a.over, values, a.versions, params, a.budget_ms)
+            sout = engine.sweep(a.kernel, a.over, values, a.versions, params, a.budget_ms,
+                                clock_control=a.clock_control)
             print(sout.markdown)
             print(f"sweep_dir: {sout.sweep_dir}", file=sys.stderr)
             return 0
         if a.cmd == "compare":
             params = _params_with(extra, a.param)
             sets = [_params_with([], [kv for kv in spec.split(",") if kv]) for spec in a.param_sets] or None
-            out = engine.compare(a.kernel, a.versions, params, a.budget_ms, a.rounds, param_sets=sets, mode=a.mode)
+            out = engine.compare(a.kernel, a.versions, params, a.budget_ms, a.rounds, param_sets=sets, mode=a.mode,
+                                 clock_control=a.clock_control)
             print(out.markdown)
             print(f"compare_dir: {out.compare_dir}", file=sys.stderr)
             if a.json:

@@ -49,6 +49,9 @@ class DeviceSpec:
     peak_tflops: dict[str, float] = field(hash=False)
     source: str = ""
     min_kernel_ns: float = DEFAULT_MIN_KERNEL_NS  # the shortest a launch takes (empty kernel, CUPTI)
+    # The SM clock the timing modes lock to (kprof_mcp.clocks): one this device holds under a heavy
+    # tensor-core load at its power limit, measured. None: unknown, clocks left free.
+    sustained_sm_mhz: int | None = None
 
     def peak_key(self, dtype: str, tensor_cores: bool) -> str:
         """Which row of ``peak_tflops`` bounds a stage computing in ``dtype``."""
@@ -87,6 +90,7 @@ def load_devices() -> tuple[DeviceSpec, ...]:
             peak_tflops={k: float(v) for k, v in d["peak_tflops"].items()},
             source=d.get("source", ""),
             min_kernel_ns=float(d.get("min_kernel_ns", DEFAULT_MIN_KERNEL_NS)),
+            sustained_sm_mhz=int(d["sustained_sm_mhz"]) if d.get("sustained_sm_mhz") else None,
         )
         for d in raw["devices"]
     )

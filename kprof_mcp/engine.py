@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from . import runner, safefs, store
+from . import clocks, runner, safefs, store
 from .analysis import diagnosis as dx
 from .analysis.assessment import Assessment, assess
 from .devices import load_devices, try_match_device
 from .kernel.api import NAME_RE, Param, ParamError
 from .locks import Cancelled, device_lock, lock_name
-from .models import TIMELINE_ENGINES, CompareArm, CompareRequest, CompareResult, SweepRequest, SweepResult, Diagnosis, ProfileRequest, ProfileResult
+from .models import TIMELINE_ENGINES, CompareArm, CompareRequest, CompareResult, SweepRequest, SweepResult, Diagnosis, ProfileRequest, ProfileResult, ResultWarning
 from .modes import DEFAULT_MODE, MODES, ModeError, ModeNotAvailable, PreflightEnv, get_mode
 from .packages import KernelNotFound, available, check_package, package_roots, resolve
 from .render import render_contract, render_devlog_entry, render_report, last_devlog_metrics
@@ -102,6 +103,13 @@ class ProfileSpec:
     baseline: str | None = None
 
 
+def _clock_control(value: str) -> str:
+    if value not in ("base", "none"):
+        raise KprofError(f"clock_control={safefs.clip(value)}: 'base' (default: the SM clock locked at the device's "
+                         "sustained clock for the timing, reset after) or 'none' (clocks free)")
+    return value
+
+
 @dataclass
 class ProfileOutcome:
     result: ProfileResult
@@ -168,6 +176,7 @@ class CompareSpec:
     timeout: float
     # Nsight modes: each arm's validated profile, run after the timing (counters side by side).
     arm_specs: list["ProfileSpec"] = field(default_factory=list)
+    clock_control: str = "base"  # the timing's SM clock: locked (kprof_mcp.clocks) or "none" (free)
 
 
 @dataclass
@@ -184,6 +193,7 @@ class SweepSpec:
     req: SweepRequest
     cpu: bool
     timeout: float
+    clock_control: str = "base"  # the timing's SM clock: locked (kprof_mcp.clocks) or "none" (free)
 
 
 @dataclass
@@ -239,6 +249,8 @@ class Engine:
         self.remote = None  # a cluster.ClusterRunner: jobs run on a Dask cluster (cluster.connect)
         if self.pool is None and self.config.warm:
             self.pool = WorkerPool(runner.child_env, force_cpu=self.config.force_cpu, eager=eager_workers)
+        # A kprof process that died holding a GPU's clock lock (kill -9) left its marker: reset that GPU.
+        self.clock_recovery: list[str] = clocks.recover()
 
     def execute(self, spec: "ProfileSpec | CompareSpec | SweepSpec", on_progress: runner.ProgressFn | None = None,
                 control: runner.RunControl | None = None):
@@ -466,8 +478,9 @@ class Engine:
                              "one is found, else CUPTI via torch.profiler; default), 'nsys' (Nsight Systems or an "
                              "error) or 'kineto' (torch.profiler)")
         if clock_control not in ("base", "none"):
-            raise KprofError(f"clock_control={safefs.clip(clock_control)}: 'base' (ncu locks SM clocks to base; "
-                             "default) or 'none' (clocks free, e.g. under MIG)")
+            raise KprofError(f"clock_control={safefs.clip(clock_control)}: 'base' (default: the SM clock locked for "
+                             "the run — ncu's base clock in annotation/ncu, the device's sustained clock in "
+                             "event/nsys — and reset after) or 'none' (clocks free, e.g. under MIG)")
         try:
             extra = {} if self.config.remote_gpus else mode_obj.preflight(PreflightEnv(
                 cpu=cpu, force_cpu=self.config.force_cpu, gpus=nvidia_smi.gpus(), clock_control=clock_control,
@@ -626,12 +639,28 @@ class Engine:
         control = self._control(control)
         try:
             with device_lock(lock_name(spec.cpu, control), control, on_progress):
-                return self._run_locked(spec, on_progress, control)
+                with self._clocks(spec.req.mode, spec.req.clock_control, spec.cpu, control) as clock:
+                    return self._run_locked(spec, on_progress, control, clock)
         except Cancelled as e:
             raise KprofError(str(e)) from None
 
+    @contextmanager
+    def _clocks(self, mode: str, clock_control: str, cpu: bool,
+                control: runner.RunControl | None) -> Iterator[clocks.ClockState | None]:
+        """The clock protocol (:mod:`kprof_mcp.clocks`) around a run that kprof times itself (event,
+        nsys; compare and sweep time in event mode), taken under the GPU's lock; None otherwise."""
+        if cpu or mode not in clocks.TIMING_MODES:
+            yield None
+            return
+        gpu = control.gpu if control is not None and control.gpu is not None else nvidia_smi.smi_id(0)
+        rows = nvidia_smi.gpus()
+        name = next((g.get("name") for g in rows if gpu in (g.get("index"), g.get("uuid"))),
+                    rows[0].get("name") if rows else None)
+        with clocks.hold(gpu, name, clock_control != "none") as state:
+            yield state
+
     def _run_locked(self, spec: "ProfileSpec", on_progress: runner.ProgressFn | None,
-                    control: runner.RunControl | None) -> ProfileOutcome:
+                    control: runner.RunControl | None, clock: "clocks.ClockState | None" = None) -> ProfileOutcome:
         self._guard(spec)  # again under the lock: the request may have waited in the queue
         req, timeout, cpu = spec.req, spec.timeout, spec.cpu
         mode = get_mode(req.mode)
@@ -693,6 +722,12 @@ class Engine:
             result = store.load_result(work_dir, "profile")
             if req.command:  # what the command printed: the report keeps its tail
                 result.command["output_tail"] = _output_tail(record.get("log", ""))
+            if clock is not None:
+                result.device.clock_control = clock.note
+                result.device.clocks_locked = clock.locked_mhz is not None
+                if clock.locked_mhz is None:
+                    result.warnings.append(ResultWarning(kind="clocks", message=clock.note))
+            if req.command or clock is not None:
                 store.write_result(work_dir, result)
             r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
             store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract})
@@ -716,8 +751,11 @@ class Engine:
         try:
             with device_lock(lock_name(spec.cpu, control), control, on_progress):
                 self._guard(spec)  # again under the lock: the request may have waited in the queue
-                record = runner.run_profile(spec.req.model_dump_json(), spec.timeout, on_progress, control=control,
-                                            command=command)
+                # The timing child runs under the clock protocol; an Nsight comparison's arm profiles
+                # (then) run after it, under Nsight Compute's own clock control.
+                with self._clocks("event", getattr(spec, "clock_control", "base"), spec.cpu, control):
+                    record = runner.run_profile(spec.req.model_dump_json(), spec.timeout, on_progress,
+                                                control=control, command=command)
                 after = then(control) if then is not None else None
         except (Cancelled, runner.WorkerError) as e:
             raise KprofError(str(e)) from None
@@ -726,17 +764,19 @@ class Engine:
     def compare(self, kernel: str, versions: list[str], params: dict[str, Any] | None = None,
                 budget_ms: float | None = None, rounds: int = 20, timeout_s: float | None = None,
                 on_progress: runner.ProgressFn | None = None, control: runner.RunControl | None = None,
-                param_sets: list[dict[str, Any]] | None = None, mode: str = "event") -> "CompareOutcome":
+                param_sets: list[dict[str, Any]] | None = None, mode: str = "event",
+                clock_control: str = "base") -> "CompareOutcome":
         """Time two or more versions (or one version at two or more parameter sets) in one
         process, interleaved round by round, and say whether each is faster than the first
         (ratio of medians, 95 % CI); in an Nsight mode also profile each and put the counters
         side by side."""
         return self.execute(self.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s,
-                                               param_sets, mode), on_progress, control)
+                                               param_sets, mode, clock_control), on_progress, control)
 
     def check_compare(self, kernel: str, versions: list[str], params: dict[str, Any] | None = None,
                       budget_ms: float | None = None, rounds: int = 20, timeout_s: float | None = None,
-                      param_sets: list[dict[str, Any]] | None = None, mode: str = "event") -> CompareSpec:
+                      param_sets: list[dict[str, Any]] | None = None, mode: str = "event",
+                      clock_control: str = "base") -> CompareSpec:
         """Validate a comparison (fast; nothing runs): the kernel, 1–8 distinct known versions,
         parameters (and 2–8 distinct parameter sets, each on top of ``params``), 2–8 arms in all
         (versions × parameter sets), the mode, the budget (100 ms–60 s of timed GPU time) and
@@ -774,7 +814,8 @@ class Engine:
                              force_cpu=self.config.force_cpu)
         arm_specs = ([self.check_profile(kernel, a.version, a.params, mode=mode, timeout_s=timeout) for a in arms]
                      if mode_obj.compare_role == "counters" else [])
-        return CompareSpec(req=req, cpu=cpu, timeout=timeout, arm_specs=arm_specs)
+        return CompareSpec(req=req, cpu=cpu, timeout=timeout, arm_specs=arm_specs,
+                           clock_control=_clock_control(clock_control))
 
     def _arms(self, desc: dict[str, Any], versions: list[str], params: dict[str, Any] | None,
               param_sets: list[dict[str, Any]] | None) -> list[CompareArm]:
@@ -848,14 +889,16 @@ class Engine:
     # ------------------------------------------------------------------ sweep
     def sweep(self, kernel: str, param: str, values: list[Any], versions: list[str] | None = None,
               params: dict[str, Any] | None = None, budget_ms: float | None = None, timeout_s: float | None = None,
-              on_progress: runner.ProgressFn | None = None, control: runner.RunControl | None = None) -> "SweepOutcome":
+              on_progress: runner.ProgressFn | None = None, control: runner.RunControl | None = None,
+              clock_control: str = "base") -> "SweepOutcome":
         """Profile versions across the values of one parameter: a table and a plot."""
-        return self.execute(self.check_sweep(kernel, param, values, versions, params, budget_ms, timeout_s),
+        return self.execute(self.check_sweep(kernel, param, values, versions, params, budget_ms, timeout_s,
+                                             clock_control),
                             on_progress, control)
 
     def check_sweep(self, kernel: str, param: str, values: list[Any], versions: list[str] | None = None,
                     params: dict[str, Any] | None = None, budget_ms: float | None = None,
-                    timeout_s: float | None = None) -> SweepSpec:
+                    timeout_s: float | None = None, clock_control: str = "base") -> SweepSpec:
         """Validate a sweep (nothing runs): the kernel, its parameter, 1–32 values (each within the
         parameter's bounds), 1–4 versions (default: the latest), the other parameters."""
         source = self.resolve_kernel(kernel)
@@ -884,7 +927,8 @@ class Engine:
         req = SweepRequest(kernel=desc["name"], kernel_source=str(source), versions=list(versions), param=param,
                            values=list(values), params=base, out_root=str(self.config.out_root),
                            budget_ms=float(budget_ms or (200.0 if cpu else 300.0)), force_cpu=self.config.force_cpu)
-        return SweepSpec(req=req, cpu=cpu, timeout=float(timeout_s or self.config.timeout_s))
+        return SweepSpec(req=req, cpu=cpu, timeout=float(timeout_s or self.config.timeout_s),
+                         clock_control=_clock_control(clock_control))
 
     def run_sweep(self, spec: SweepSpec, on_progress: runner.ProgressFn | None = None,
                   control: runner.RunControl | None = None) -> "SweepOutcome":
@@ -1044,8 +1088,12 @@ class Engine:
             info["spec"] = None
             info["spec_note"] = "no NVIDIA GPU visible (nvidia-smi absent or lists none)" if not gpus else "KPROF_FORCE_CPU=1"
             info["timing"] = "CPU wall clock (Triton interpreter / torch CPU); no GPU roofline"
-        info["clock_control"] = ("event mode does not lock clocks; readings are recorded in params.json. "
-                                 "The Nsight Compute modes lock to base clocks (ncu --clock-control base).")
+        info["clock_control"] = ("clock_control='base' (default) locks the SM clock for every run: event, nsys, "
+                                 "compare and sweep at the device's sustained clock (devices.json sustained_sm_mhz, "
+                                 "nvidia-smi -lgc; reset after), annotation/ncu by Nsight Compute (--clock-control "
+                                 "base). 'none' leaves clocks free. Readings are recorded in params.json.")
+        if self.clock_recovery:
+            info["clock_recovery"] = self.clock_recovery
         info["profilers"] = _profilers()
         info["modes"] = {m.name: m.describe() for m in MODES.values()}
         info["known_devices"] = [d.name for d in load_devices()]

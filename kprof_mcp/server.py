@@ -257,8 +257,10 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
                         "'vs Baseline' table")] = None,
         ncu_launches: Annotated[int, Field(ge=1, le=20, description="annotation/ncu: profiled launches per stage "
                                                                     "(>1 measures a spread of durations)")] = 1,
-        clock_control: Annotated[str, Field(description="annotation/ncu: 'base' (ncu locks SM clocks to base; "
-                                                        "default) or 'none' (needed under MIG)")] = "base",
+        clock_control: Annotated[str, Field(description="'base' (default: the SM clock locked for the run — by "
+                                                        "ncu to base in annotation/ncu, by kprof to the device's "
+                                                        "sustained clock in event/nsys — and reset after) or 'none' "
+                                                        "(clocks free; needed under MIG)")] = "base",
         timeline_iters: Annotated[int, Field(ge=1, le=50, description="nsys: plan iterations recorded back to back "
                                                                       "(after 3 warm-up iterations)")] = 5,
         timeline_engine: Annotated[str, Field(description="nsys: 'auto' (Nsight Systems when a working one is "
@@ -335,7 +337,8 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
                                                      "workspace)")] = None,
         max_kernels: Annotated[int, Field(ge=1, le=5000, description="annotation/ncu: profile at most this many "
                                                                       "kernel launches")] = 200,
-        clock_control: Annotated[str, Field(description="annotation/ncu: 'base' (default) or 'none'")] = "base",
+        clock_control: Annotated[str, Field(description="'base' (default: SM clock locked for the run, reset "
+                                                        "after) or 'none' (clocks free)")] = "base",
         timeline_engine: Annotated[str, Field(description="nsys: 'auto', 'nsys' or 'kineto'")] = "auto",
         warmup_occurrences: Annotated[int, Field(ge=0, le=100, description="event/nsys: the first occurrences of "
                                                                            "each range left out (JIT compilation, "
@@ -451,6 +454,9 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
                                                                        "verdict if done, else a job_id for "
                                                                        "get_profile (default 45)")] = None,
         timeout_s: Annotated[float | None, Field(ge=1, le=86400, description="time limit (default 900)")] = None,
+        clock_control: Annotated[str, Field(description="'base' (default: the SM clock locked at the device's "
+                                                        "sustained clock for the timing, reset after) or 'none' "
+                                                        "(clocks free)")] = "base",
     ) -> Annotated[CallToolResult, CompareSummary]:
         """Is version B faster than version A? Times every version in ONE process on the SAME
         inputs, each checked against the reference first, interleaved round by round in rotating
@@ -468,7 +474,8 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         and each comparison's speed-up, CI and verdict; raw samples in compare_dir/samples.csv."""
         try:
             spec = await anyio.to_thread.run_sync(
-                lambda: engine.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s, param_sets, mode))
+                lambda: engine.check_compare(kernel, versions, params, budget_ms, rounds, timeout_s, param_sets, mode,
+                                             clock_control))
         except KprofError as e:
             raise ToolError(str(e)) from None
         job = jobs.submit(spec, f"compare {spec.req.kernel} {' vs '.join(a.label for a in spec.req.arms)}")
@@ -498,6 +505,9 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
                                                                        "table and plot if done, else a job_id "
                                                                        "for get_profile (default 45)")] = None,
         timeout_s: Annotated[float | None, Field(ge=1, le=86400, description="time limit (default 900)")] = None,
+        clock_control: Annotated[str, Field(description="'base' (default: the SM clock locked at the device's "
+                                                        "sustained clock for the timing, reset after) or 'none' "
+                                                        "(clocks free)")] = "base",
     ) -> Annotated[CallToolResult, SweepSummary]:
         """Profile one or more versions across the values of one parameter (sizes, tile counts):
         each point checked against the reference, then timed as event mode times it (kernel time
@@ -508,7 +518,7 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         wrong result) are listed as skipped. Long sweeps return a job_id for get_profile."""
         try:
             spec = await anyio.to_thread.run_sync(
-                lambda: engine.check_sweep(kernel, param, values, versions, params, budget_ms, timeout_s))
+                lambda: engine.check_sweep(kernel, param, values, versions, params, budget_ms, timeout_s, clock_control))
         except KprofError as e:
             raise ToolError(str(e)) from None
         job = jobs.submit(spec, f"sweep {spec.req.kernel} {','.join(spec.req.versions)} over {spec.req.param}")

@@ -45,14 +45,19 @@ def device_state(torch, use_cuda: bool, query_smi: bool = True) -> DeviceState:
     props = torch.cuda.get_device_properties(idx)
     spec, note = try_match_device(props.name)
     smi = nvidia_smi.clocks(idx) if query_smi else {}
+    from ..clocks import read_marker
+
+    lock = read_marker(nvidia_smi.smi_id(idx))  # the engine's clock lock on this GPU, when it holds one
     return DeviceState(
         kind="cuda", name=props.name, index=idx, sm_count=props.multi_processor_count,
         l2_bytes=getattr(props, "L2_cache_size", None), memory_bytes=props.total_memory,
         compute_capability=f"{props.major}.{props.minor}",
         spec_key=spec.key if spec else None, spec_name=spec.name if spec else None, spec_note=note,
         peak_gbps=spec.peak_gbps if spec else None,
-        clocks_locked=None,
-        clock_control="none: kprof does not change GPU clocks in event mode; readings are recorded before and after",
+        clocks_locked=bool(lock),
+        clock_control=(f"kprof locked the SM clock at {lock.get('mhz')} MHz (nvidia-smi -lgc) for the run; readings are "
+                       "recorded before and after" if lock else
+                       "free: kprof did not lock the GPU clocks for this run; readings are recorded before and after"),
         clocks_before=smi, driver_version=smi.get("driver_version"), cuda_version=torch.version.cuda, **common)
 
 

@@ -64,6 +64,20 @@ def clocks(index: int) -> dict[str, str]:
     return rows[0] if rows else {}
 
 
+def lock_clocks(gpu: str | None, mhz: int) -> tuple[bool, str]:
+    """``nvidia-smi [-i GPU] -lgc MHZ,MHZ``: (whether it took, what nvidia-smi said)."""
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return False, "no nvidia-smi"
+    cmd = [exe, "-lgc", f"{int(mhz)},{int(mhz)}"] + (["-i", gpu] if gpu is not None else [])
+    try:
+        cp = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (subprocess.SubprocessError, OSError) as e:
+        return False, f"nvidia-smi -lgc failed: {e}"
+    out = [ln for ln in (cp.stdout + cp.stderr).strip().splitlines() if ln.strip()]
+    return cp.returncode == 0, (out[0] if out else f"exit {cp.returncode}")[:300]
+
+
 def reset_clocks(gpu: str | None) -> str:
     """After a profiler that locked clocks was killed: ``nvidia-smi -rgc`` (best effort; says what happened)."""
     exe = shutil.which("nvidia-smi")
