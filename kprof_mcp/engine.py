@@ -459,6 +459,12 @@ class Engine:
             raise KprofError(str(e)) from None
         _in_range("timeout_s", timeout_s, 1, 86400, "seconds")
         base = self.load_result(baseline, "baseline") if baseline else None
+        if base is not None and not self.config.remote_gpus:
+            from .analysis.fingerprint import refusal
+
+            why = refusal(base, [] if self._target_cpu() else [g.get("name", "") for g in nvidia_smi.gpus()])
+            if why:
+                raise KprofError(f"baseline {safefs.clip(baseline)}: {why}")
         source = self.resolve_kernel(kernel)
         desc = self._describe(source)
         versions = [v["name"] for v in desc["versions"]]
@@ -722,12 +728,17 @@ class Engine:
             result = store.load_result(work_dir, "profile")
             if req.command:  # what the command printed: the report keeps its tail
                 result.command["output_tail"] = _output_tail(record.get("log", ""))
+            if result.device.kind == "cuda":  # the between-profile spread measured on this GPU (kprof noise)
+                from . import noise
+
+                result.noise_floor = noise.floors(result.device.name, result)
             if clock is not None:
                 result.device.clock_control = clock.note
                 result.device.clocks_locked = clock.locked_mhz is not None
+                result.device.sm_clock_lock_mhz = clock.locked_mhz
                 if clock.locked_mhz is None:
                     result.warnings.append(ResultWarning(kind="clocks", message=clock.note))
-            if req.command or clock is not None:
+            if req.command or clock is not None or result.noise_floor:
                 store.write_result(work_dir, result)
             r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
             store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract})

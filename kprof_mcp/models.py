@@ -84,6 +84,7 @@ class DeviceState(BaseModel):
     peak_gbps: float | None = None
     clocks_locked: bool | None = None  # None: unknown
     clock_control: str = "none"
+    sm_clock_lock_mhz: int | None = None  # the SM clock kprof locked for the run (kprof_mcp.clocks); None: not
     clocks_before: dict[str, Any] = Field(default_factory=dict)
     clocks_after: dict[str, Any] = Field(default_factory=dict)
     driver_version: str | None = None
@@ -365,6 +366,9 @@ class ProfileResult(BaseModel):
     profiler: dict[str, Any] = Field(default_factory=dict, description="Nsight Compute run: version, command, "
                                      "passes, clock and cache control, report file, parser")
     timeline: dict[str, Any] = Field(default_factory=dict, description="nsys mode: kprof_mcp.analysis.timeline.Timeline")
+    noise_floor: dict[str, Any] = Field(
+        default_factory=dict, description="the between-profile spread measured on this GPU (kprof noise) that applies "
+        "to this profile's time scale: pct, the A/A measurement it comes from; empty when none was measured")
     command: dict[str, Any] = Field(default_factory=dict, description="profile_command: the argument vector, working "
                                     "directory, exit status, ranges found and the tail of its output")
 

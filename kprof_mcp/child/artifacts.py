@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import safefs
+from ..analysis.fingerprint import fingerprint
 from ..models import ProfileResult, Resources
 from ..protocol import ExpectedError
 from ..parsers import triton as triton_meta
@@ -71,7 +72,8 @@ def write_params_and_samples(work_dir: Path, result: ProfileResult, cache_contro
                    "memory_bytes": d.memory_bytes, "compute_capability": d.compute_capability,
                    "spec_key": d.spec_key, "spec_name": d.spec_name, "spec_note": d.spec_note},
         "clock_state": {"clocks_locked": d.clocks_locked, "clock_control": d.clock_control,
-                        "before": d.clocks_before, "after": d.clocks_after},
+                        "sm_clock_lock_mhz": d.sm_clock_lock_mhz, "before": d.clocks_before, "after": d.clocks_after},
+        "fingerprint": fingerprint(result),
         "cache_control": cache_control,
         "profiler": result.profiler or None,
         "versions": {"torch": d.torch_version, "triton": d.triton_version, "cuda": d.cuda_version,

@@ -54,7 +54,7 @@ def device_state(torch, use_cuda: bool, query_smi: bool = True) -> DeviceState:
         compute_capability=f"{props.major}.{props.minor}",
         spec_key=spec.key if spec else None, spec_name=spec.name if spec else None, spec_note=note,
         peak_gbps=spec.peak_gbps if spec else None,
-        clocks_locked=bool(lock),
+        clocks_locked=bool(lock), sm_clock_lock_mhz=int(lock["mhz"]) if lock and lock.get("mhz") else None,
         clock_control=(f"kprof locked the SM clock at {lock.get('mhz')} MHz (nvidia-smi -lgc) for the run; readings are "
                        "recorded before and after" if lock else
                        "free: kprof did not lock the GPU clocks for this run; readings are recorded before and after"),

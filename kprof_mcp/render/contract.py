@@ -131,6 +131,41 @@ def _baseline_ci(baseline: ProfileResult, result: ProfileResult) -> str | None:
             "profiles' raw samples, taken in separate processes: compare_versions gives the same-process verdict)")
 
 
+def _ci_of(a, b) -> tuple[float, float] | None:
+    """The 95 % CI of the speed-up a/b (two Timings' raw samples, same method, ≥ 4 a side)."""
+    from ..analysis.compare import compare
+
+    if a is None or b is None or a.method != b.method or len(a.samples_ns) < 4 or len(b.samples_ns) < 4:
+        return None
+    c = compare("previous", [a.samples_ns], "current", [b.samples_ns], resamples=1000)
+    return c.ci_low, c.ci_high
+
+
+def _verdict_row(name: str, prev, cur, floor: dict | None) -> list[Any]:
+    """A stage's (or the whole profile's) verdict: faster / slower / no significant change."""
+    from ..analysis.noise import verdict
+
+    v, used = verdict(prev.median_ns, cur.median_ns, _ci_of(prev, cur), (floor or {}).get("pct"))
+    return [name, f"{prev.median_ns / 1e3:.2f} → {cur.median_ns / 1e3:.2f}", f"**{v}**", used]
+
+
+def _verdicts(result: ProfileResult, baseline: ProfileResult) -> list[str]:
+    """The verdict table under the vs-Baseline table (issue 27): per stage, from both profiles'
+    samples (CI) and this GPU's measured noise floor."""
+    floors = result.noise_floor.get("stages", {}) if result.noise_floor else {}
+    rows = []
+    prev = {s.name: s for s in baseline.stages}
+    for s in result.stages:
+        if s.name in prev:
+            rows.append(_verdict_row(s.name, prev[s.name].timing, s.timing, floors.get(s.name)))
+    if not rows:
+        return []
+    src = result.noise_floor.get("source") if result.noise_floor else None
+    return ["", "Verdict per stage (time in µs, previous → current; faster/slower only when the change exceeds the "
+                "noise floor and the CI excludes no change" + (f"; floor from {src}" if src else "") + "):"] + \
+        table(["Stage", "Time (µs)", "Verdict", "Used"], rows)
+
+
 def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None) -> list[str]:
     header = ["Metric", "Previous", "Current", "Change"]
     if baseline is None:
@@ -165,8 +200,11 @@ def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None)
         diff = {k: (baseline.params.get(k), result.params.get(k)) for k in set(baseline.params) | set(result.params)
                 if baseline.params.get(k) != result.params.get(k)}
         notes.append(f"parameters differ (previous, current): {diff}")
-    if baseline.device.name != result.device.name:
-        notes.append(f"devices differ: {baseline.device.name} vs {result.device.name}")
+    from ..analysis.fingerprint import differences
+
+    env = differences(baseline, result)
+    if env:
+        notes.append("environments differ (" + "; ".join(env) + "): part of the change may be the environment's")
     if baseline.mode != result.mode:
         notes.append(f"modes differ: {baseline.mode} vs {result.mode}")
     prev_m, cur_m = sorted({s.timing.method for s in baseline.stages}), sorted({s.timing.method for s in result.stages})
@@ -180,6 +218,7 @@ def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None)
     ci = _baseline_ci(baseline, result)
     if ci:
         notes.append(ci)
+    lines += _verdicts(result, baseline)
     lines.append("")
     lines.append(f"Baseline: {baseline.kernel} {baseline.version} ({baseline.profile_dir}); timing spread up to "
                  f"{100 * noise:.1f}% IQR/median" + ("; " + "; ".join(notes) if notes else "") + ".")

@@ -17,7 +17,7 @@ GPU_FIELDS = ["index", "name", "memory.total", "memory.used", "driver_version", 
               "persistence_mode"]
 # Clock, power and thermal state recorded before and after a measurement.
 CLOCK_FIELDS = ["clocks.sm", "clocks.max.sm", "clocks.mem", "clocks.max.mem", "power.draw", "temperature.gpu",
-                "driver_version", "persistence_mode"]
+                "driver_version", "persistence_mode", "power.limit", "ecc.mode.current", "mig.mode.current"]
 _CACHE: tuple[float, list[dict[str, str]]] | None = None
 
 

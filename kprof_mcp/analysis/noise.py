@@ -1,0 +1,70 @@
+"""The noise floor (issue 27): how much one profile's time moves against another's of the same code
+on the same GPU, measured by A/A profiles, and the baseline verdict built on it.
+
+Each profile's own spread (IQR, CI of its median) says how well that run measured itself; between
+two runs, a different process, input allocation or GPU state moves times further (matmul v3 on an
+H100 at a locked clock: 3.5 % between profiles, 0.5 % within one). A change smaller than that floor
+cannot be called a change by profiling twice; ``compare_versions`` (interleaved in one process)
+measures such differences.
+
+Pure: A/A times in, a floor out; two profiles, a CI and a floor in, a verdict out.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+
+def spread(times_ns: list[float]) -> dict[str, Any]:
+    """One A/A series (the same stage profiled repeatedly): its median, (max − min) ÷ median and
+    relative standard deviation, in %."""
+    med = statistics.median(times_ns)
+    return {"median_ns": med, "profiles": len(times_ns),
+            "range_pct": 100.0 * (max(times_ns) - min(times_ns)) / med if med else None,
+            "rel_sd_pct": 100.0 * statistics.stdev(times_ns) / med if med and len(times_ns) > 1 else None}
+
+
+def floor_for(entries: list[dict[str, Any]], time_ns: float) -> dict[str, Any] | None:
+    """The floor that applies to a stage of ``time_ns``: the largest A/A range among the measured
+    series within a factor of 10 of that time scale (times that short or long move for other
+    reasons), else none. ``entries``: the device's stored series (``spread`` plus kernel, version)."""
+    near = [e for e in entries if e.get("median_ns") and e.get("range_pct") is not None
+            and abs(math.log10(e["median_ns"] / time_ns)) <= 1.0] if time_ns > 0 else []
+    if not near:
+        return None
+    worst = max(near, key=lambda e: e["range_pct"])
+    return {"pct": worst["range_pct"], "from": f"{worst.get('kernel')} {worst.get('version')}",
+            "profiles": worst.get("profiles"), "median_ns": worst["median_ns"], "measured_at": worst.get("measured_at"),
+            "series": len(near)}
+
+
+def verdict(prev_ns: float, cur_ns: float, ci: tuple[float, float] | None, floor_pct: float | None) -> tuple[str, str]:
+    """(verdict, what it used) for a stage timed ``prev_ns`` before and ``cur_ns`` now. ``ci``: the
+    95 % CI of the speed-up prev/cur from both profiles' samples (None: not computable);
+    ``floor_pct``: the measured noise floor (None: none measured).
+
+    Faster (or slower) only when the change is larger than the floor and the CI excludes no change;
+    otherwise "no significant change"."""
+    if prev_ns <= 0 or cur_ns <= 0:
+        return "n/a", "no time"
+    change = 100.0 * (prev_ns / cur_ns - 1.0)
+    used = []
+    significant = True
+    if floor_pct is not None:
+        used.append(f"noise floor {floor_pct:.2f} %")
+        significant &= abs(change) > floor_pct
+    if ci is not None:
+        used.append(f"95 % CI {ci[0]:.3f}–{ci[1]:.3f}")
+        significant &= not (ci[0] <= 1.0 <= ci[1])
+    if floor_pct is None and ci is None:
+        return "unknown", "no noise floor measured on this GPU and no samples for a CI: run kprof noise, or compare_versions"
+    if floor_pct is None:
+        used.append("no noise floor measured on this GPU (kprof noise): the CI alone understates the between-profile "
+                    "spread")
+    if not significant:
+        if floor_pct is not None and abs(change) <= floor_pct:
+            used.append("a change inside the floor: compare_versions (interleaved in one process) can resolve it")
+        return "no significant change", "; ".join(used)
+    return ("faster" if change > 0 else "slower"), "; ".join(used)
