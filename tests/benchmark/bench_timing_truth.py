@@ -169,7 +169,7 @@ def ours(pairs: list[tuple[str, str]], workspace: Path, keep_dir: Path | None = 
     out = {}
     for kernel, version in pairs:
         try:
-            o = eng.profile(kernel, version, {}, "event", timeout_s=300)
+            o = eng.profile(kernel, version, {}, "event", timeout_s=300, clock_control=CLOCK_CONTROL)
         except KprofError as e:
             print(f"ours: {kernel} {version}: {e}", flush=True)
             continue
@@ -274,9 +274,15 @@ def placement_study(pairs: list[tuple[str, str]], pads_mib: tuple[int, ...] = (0
     return out
 
 
+CLOCK_CONTROL = "base"  # event mode's own clock protocol; --lock-mhz holds one lock over both processes instead
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", nargs="*", default=None)
+    ap.add_argument("--lock-mhz", type=int, default=None,
+                    help="lock the SM clock at this for the whole benchmark (both processes), reset after; event "
+                         "mode's own lock is then off (clock_control='none') so it does not reset it between runs")
     ap.add_argument("--only", nargs="*", default=None, help="kernel:version pairs (instead of every version)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "evidence" / "timing-truth"))
     ap.add_argument("--nsys-runs", type=int, default=50)
@@ -287,6 +293,14 @@ def main() -> int:
     ap.add_argument("--placement-study", action="store_true", help="only the placement study (see placement_study)")
     ap.add_argument("--pairs-json", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.lock_mhz and not a.nsys_child:
+        import atexit
+        import subprocess
+
+        global CLOCK_CONTROL
+        CLOCK_CONTROL = "none"
+        subprocess.run(["nvidia-smi", "-lgc", f"{a.lock_mhz},{a.lock_mhz}"], check=True, capture_output=True)
+        atexit.register(lambda: subprocess.run(["nvidia-smi", "-rgc"], capture_output=True))
     if a.nsys_child:
         nsys_child([tuple(p) for p in json.loads(a.pairs_json)], a.nsys_runs)
         return 0
