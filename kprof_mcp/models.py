@@ -128,6 +128,9 @@ class Timing(BaseModel):
     stop_reason: str  # "converged", "budget", "max_runs"
     sm_clock_mhz: list[float] = Field(default_factory=list, description="SM clock read after each timed batch "
                                                                          "(nvidia-smi), when recorded")
+    energy_mj_per_run: list[float] = Field(default_factory=list, description="energy per run (mJ, NVML's energy "
+                                           "counter) of each energy window: runs back to back, no L2 flush")
+    power_w: list[float] = Field(default_factory=list, description="mean GPU power (W) over each energy window")
 
     @computed_field
     @property
@@ -451,6 +454,8 @@ class VersionTiming(BaseModel):
     method: str
     rounds_ns: list[list[float]]
     sm_clock_mhz: list[float] = Field(default_factory=list)
+    energy_mj_per_run: list[float] = Field(default_factory=list)  # per energy window (NVML), versions alternating
+    power_w: list[float] = Field(default_factory=list)
     kernel_version: str | None = None  # the version the label names (set for parameter-set comparisons)
     params: dict[str, Any] | None = None  # this arm's parameters (set for parameter-set comparisons)
 

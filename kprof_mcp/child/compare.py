@@ -167,10 +167,23 @@ def run(req: CompareRequest) -> dict[str, Any]:
 
     # Budget in wall time: the GPU time asked for plus the measurement's own overhead.
     rounds = interleave(names, measure, req.rounds, runs, budget_s=3.0 * req.budget_ms / 1e3, on_round=on_round)
+    # Energy per run and mean power: windows of back-to-back runs, the versions alternating.
+    from ..tools.nvml import energy_reader
+
+    reader = energy_reader(nvidia_smi.smi_id(index)) if use_cuda else None
+    energy: dict[str, dict[str, list[float]]] = {n: {} for n in names}
+    if reader is not None:
+        progress(0.92, "energy per run (NVML)")
+        for _ in range(3):
+            for n in names:
+                got = timers[n].energy(fns[n], reader, windows=1)
+                for k, v in got.items():
+                    energy[n].setdefault(k, []).extend(v)
     method = {"cupti": "cupti_kernel_sum", "cpu": "cpu_wall_clock"}[engine]
     by_params = len(distinct) > 1
     timings = [VersionTiming(version=a.label, method=method if a.label not in concurrent else "cupti_span",
                              rounds_ns=rounds[a.label], sm_clock_mhz=list(timers[a.label].clocks),
+                             **energy[a.label],
                              kernel_version=a.version if by_params else None,
                              params=params[a.label].as_dict() if by_params else None) for a in arms]
     comparisons = [compare(names[0], rounds[names[0]], n, rounds[n], seed=req.seed) for n in names[1:]]

@@ -123,6 +123,53 @@ class Timer:
                 self.engine = "cupti"
         return self._one_batch(fn, n)
 
+    def energy(self, fn, reader: Callable[[], float | None] | None, window_s: float = 0.6,
+               windows: int = 2) -> dict[str, list[float]]:
+        """Energy per run and mean power over ``windows`` windows of runs back to back (no L2 flush,
+        no profiler). NVML's energy counter moves in steps (every 100 ms on an H100) and a read takes
+        milliseconds, so a thread reads it throughout while the runs go on undisturbed; the mean power
+        is the energy between the first and the last step inside the window over the time between
+        them, and the energy per run that power times the wall time per run. {} without a reader (no
+        NVML), on the CPU, or when the counter did not move twice in a window."""
+        import threading
+
+        if reader is None or not self.use_cuda:
+            return {}
+        sync = self.torch.cuda.synchronize
+        per_run, power = [], []
+        for _ in range(windows):
+            samples: list[tuple[float, float | None]] = []
+            stop = threading.Event()
+
+            def poll() -> None:
+                while not stop.is_set():
+                    samples.append((time.perf_counter(), reader()))
+
+            th = threading.Thread(target=poll, daemon=True)
+            sync()
+            th.start()
+            t0, n = time.perf_counter(), 0
+            while time.perf_counter() - t0 < window_s:
+                fn()
+                n += 1
+                if n % 64 == 0:
+                    sync()  # bound the queue: launched and finished stay within 64 runs
+            sync()
+            t1 = time.perf_counter()
+            stop.set()
+            th.join(5)
+            steps = [(t, e) for (t, e), (_, prev) in zip(samples[1:], samples) if e is not None and e != prev
+                     and t0 <= t <= t1]
+            if len(steps) < 2 or not n:
+                continue
+            (ta, ea), (tb, eb) = steps[0], steps[-1]
+            if tb <= ta or eb <= ea:
+                continue
+            watts = (eb - ea) / 1e3 / (tb - ta)
+            power.append(watts)
+            per_run.append(watts * (t1 - t0) / n * 1e3)  # mJ: mean power x wall time per run
+        return {"energy_mj_per_run": per_run, "power_w": power} if per_run else {}
+
     def time(self, fn) -> Timing:
         """Warm up, then time batches until the samples' IQR is within ``target_rel_iqr`` of the
         median or the median's 95 % CI is within ±``target_rel_ci`` (after ``min_runs``), or the
@@ -237,6 +284,9 @@ class EventMode(Mode):
             except (TypeError, ValueError):
                 return None
 
+        from ..tools.nvml import energy_reader
+
+        energy = energy_reader(nvidia_smi.smi_id(index)) if cap.use_cuda else None
         trace_dir = cap.work_dir / "cupti"
         stages: list[StageResult] = []
         cupti_ok = cap.use_cuda
@@ -262,6 +312,7 @@ class EventMode(Mode):
                     cupti_ok = False
                     cap.warn("timing", f"kernel time not measured ({e}); stage times are CUDA events around each "
                                        "launch, which include launch latency (a few µs)")
+            timing = timing.model_copy(update=Timer(torch, True, req).energy(stage.fn, energy))
             stages.append(StageResult(timing=timing, launch_timing=launch if timing is not launch else None,
                                       kernel_times=kernels, **static))
             cap.phase(f"timing_{stage.name}")

@@ -65,6 +65,13 @@ def render_compare(r: CompareResult) -> str:
                      "baseline" if t is base else f"{c.speedup:.3f}" if c else "",
                      "" if t is base else f"{c.ci_low:.3f}–{c.ci_high:.3f}" if c else ""])
     out += table(["Version", "Median (us)", "IQR/median %", "Runs", f"Speed-up vs {base.version}", "95 % CI"], rows)
+    if any(t.energy_mj_per_run for t in r.versions):
+        from .report import energy_range
+
+        out += ["", "Energy (NVML's energy counter; 0.6 s windows of runs back to back, versions alternating; "
+                    "median [min–max]):", ""]
+        out += table(["Version", "Energy per run (mJ)", "Mean power (W)"],
+                     [[t.version, energy_range(t.energy_mj_per_run, 3), energy_range(t.power_w, 0)] for t in r.versions])
     clocks = sorted({m for t in r.versions for m in t.sm_clock_mhz})
     out += ["", f"{r.rounds} rounds × {r.runs_per_round} runs of each version, {r.order}; all versions in one "
                 f"process on the same inputs; time: {base.method}; cache: {r.cache_control}; device: {r.device.name}"

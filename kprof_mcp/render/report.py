@@ -44,6 +44,15 @@ def command_section(result: ProfileResult) -> list[str]:
     return out + [""]
 
 
+def energy_range(vals: list[float], digits: int) -> str:
+    """median [min–max] of energy or power figures."""
+    import statistics
+
+    if not vals:
+        return NA
+    return f"{statistics.median(vals):.{digits}f} [{min(vals):.{digits}f}–{max(vals):.{digits}f}]"
+
+
 def render_report(result: ProfileResult, baseline: ProfileResult | None = None, *,
                   assessment: Assessment | None = None, mode: ModeReport | None = None) -> str:
     """``report.md``: the contract, then the mode's own sections (Nsight Compute metrics and
@@ -92,6 +101,12 @@ def render_report(result: ProfileResult, baseline: ProfileResult | None = None, 
         trows.append(trow("(whole plan)", result.plan_total))
     out += table(["Stage", "Method", "Runs", "Median (us)", "IQR (us)", "IQR/median %", "Min (us)", "Stopped by",
                    "L2 flushed", "SM MHz"], trows)
+    erows = [[s.name, energy_range(s.timing.energy_mj_per_run, 3), energy_range(s.timing.power_w, 0)]
+             for s in result.stages if s.timing.energy_mj_per_run]
+    if erows:
+        out += ["", "Energy (NVML's energy counter; 0.6 s windows of runs back to back, no L2 flush; power between "
+                    "the counter's steps; median [min–max] over the windows):"]
+        out += table(["Stage", "Energy per run (mJ)", "Mean power (W)"], erows)
     krows = [[s.name, k.name[:90], f"{k.launches_per_run:g}", f"{k.median_ns / 1e3:.3f}", f"{k.total_median_ns / 1e3:.3f}"]
              for s in result.stages for k in s.kernel_times]
     if krows:

@@ -23,6 +23,9 @@ class StageSummary(BaseModel):
     launch_inclusive_us: float | None = Field(default=None, description="event mode: median CUDA-event time around "
                                                                         "each launch (launch latency included)")
     sm_clock_mhz: list[float] = Field(default_factory=list, description="SM clock read after each timed batch")
+    energy_mj_per_run: float | None = Field(default=None, description="event mode on a GPU: median energy per run "
+                                                                       "(mJ, NVML; runs back to back, no L2 flush)")
+    power_w: float | None = Field(default=None, description="event mode on a GPU: median mean power (W) meanwhile")
     achieved_tflops: float
     achieved_gbps: float = Field(description="model bytes / median time")
     pct_peak_flops: float | None = None
@@ -73,6 +76,12 @@ class ProfileSummary(BaseModel):
     baseline: str | None = None
 
 
+def _med(vals: list[float]) -> float | None:
+    import statistics
+
+    return float(statistics.median(vals)) if vals else None
+
+
 def profile_summary(result: ProfileResult, assessment: Assessment | None = None, **fields: Any) -> ProfileSummary:
     """The summary of a finished profile; ``fields`` are the job's own (job_id, gpu, profile_dir, ...)."""
     a = assessment or assess(result)
@@ -83,6 +92,7 @@ def profile_summary(result: ProfileResult, assessment: Assessment | None = None,
         stages=[StageSummary(
             name=s.name, duration_us=s.timing.median_ns / 1e3, iqr_us=s.timing.iqr_ns / 1e3, runs=s.timing.runs,
             timing_method=s.timing.method, sm_clock_mhz=list(s.timing.sm_clock_mhz),
+            energy_mj_per_run=_med(s.timing.energy_mj_per_run), power_w=_med(s.timing.power_w),
             launch_inclusive_us=s.launch_timing.median_ns / 1e3 if s.launch_timing is not None else None,
             achieved_tflops=s.achieved_flops_per_s / 1e12, achieved_gbps=s.achieved_bytes_per_s / 1e9,
             pct_peak_flops=s.pct_peak_flops, pct_peak_bandwidth=s.pct_peak_bandwidth,

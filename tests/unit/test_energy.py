@@ -1,0 +1,64 @@
+"""Energy per run (NVML's energy counter): the Timer's energy windows with a fake counter on the CPU
+path's logic, and how the report and the comparison print it. (On the GPU: docs/evidence/h100-clocks.)"""
+
+import pytest
+
+from kprof_mcp.models import ProfileRequest
+from kprof_mcp.modes.event import Timer
+
+
+class FakeTorch:
+    class cuda:  # noqa: N801
+        @staticmethod
+        def synchronize():
+            pass
+
+
+def test_no_reader_or_the_cpu_reports_nothing():
+    req = ProfileRequest(kernel="k", kernel_source="/x", version="v", params={}, mode="event", out_root="/tmp")
+    t = Timer(FakeTorch, True, req, "events", flush_buf=object())
+    assert t.energy(lambda: None, None) == {}  # no NVML: nothing reported
+    assert Timer(FakeTorch, False, req, "cpu").energy(lambda: None, lambda: 1.0) == {}  # the CPU: nothing
+
+
+def test_the_report_and_the_summary_show_energy():
+    import glob
+    from pathlib import Path
+
+    from kprof_mcp import render
+    from kprof_mcp.engine import render_profile
+    from kprof_mcp.models import ProfileResult
+    from kprof_mcp.render.summary import profile_summary
+
+    fix = Path(__file__).resolve().parents[1] / "fixtures" / "h100_event" / "vector_add"
+    r = ProfileResult.model_validate_json(Path(glob.glob(str(fix / "*" / "*-v1" / "result.json"))[0]).read_text())
+    r.stages[0].timing = r.stages[0].timing.model_copy(update={"energy_mj_per_run": [31.2, 30.9, 31.5],
+                                                               "power_w": [402.0, 399.0, 405.0]})
+    rep = render_profile(r).report
+    assert "Energy per run (mJ)" in rep and "31.200 [30.900–31.500]" in rep and "402 [399–405]" in rep
+    s = profile_summary(r)
+    assert s.stages[0].energy_mj_per_run == pytest.approx(31.2) and s.stages[0].power_w == pytest.approx(402.0)
+
+
+def test_the_power_comes_from_the_counters_steps_and_the_energy_per_run_from_the_run_rate():
+    """A real clock, a fake counter that steps every 20 ms by the energy of 500 W (NVML's steps are
+    100 ms on an H100), runs of 0.5 ms of wall time: 500 W and 0.25 J per run, within the jitter of
+    the poll."""
+    import time as _time
+
+    req = ProfileRequest(kernel="k", kernel_source="/x", version="v", params={}, mode="event", out_root="/tmp")
+    t = Timer(FakeTorch, True, req, "events", flush_buf=object())
+    t_origin = _time.perf_counter()
+
+    def counter():  # mJ, whole 20 ms steps at 500 W
+        _time.sleep(0.001)  # a read takes time
+        return 500.0 * 1e3 * (int((_time.perf_counter() - t_origin) / 0.02) * 0.02)
+
+    def run():
+        end = _time.perf_counter() + 0.0005
+        while _time.perf_counter() < end:
+            pass
+
+    got = t.energy(run, counter, window_s=0.3, windows=2)
+    assert got["power_w"] == pytest.approx([500.0, 500.0], rel=0.05)
+    assert got["energy_mj_per_run"] == pytest.approx([250.0, 250.0], rel=0.1)  # 500 W x ~0.5 ms
