@@ -298,3 +298,33 @@ def cut(tr: Trace, lo: float, hi: float) -> Trace:
     return Trace(kernels=launched(tr.kernels).reset_index(drop=True), memops=launched(tr.memops).reset_index(drop=True),
                  api=api.reset_index(drop=True), ranges=inside(tr.ranges).reset_index(drop=True),
                  cpu_ops=inside(tr.cpu_ops).reset_index(drop=True), num_sms=tr.num_sms, device_name=tr.device_name)
+
+
+def foreign_overlaps(tr: Trace) -> list[dict[str, Any]]:
+    """Kernels that ran during the timed runs (``ITER_RANGE``) without being launched by them:
+    another stream or thread's work overlapping the measurement (it may slow the runs down), or work
+    a run started and left running outside its own window. Each: name, stream, how many, and how long
+    they overlapped the runs' kernels (ns)."""
+    iters = tr.ranges[tr.ranges["name"] == ITER_RANGE] if not tr.ranges.empty else tr.ranges
+    if iters.empty or tr.kernels.empty or tr.api.empty:
+        return []
+    launches = tr.api[tr.api["name"].isin(LAUNCH_APIS)]
+    own_corr = set()
+    for r in iters.itertuples():
+        inside = launches[(launches["start"] >= r.start) & (launches["start"] <= r.end)]
+        own_corr.update(inside["correlation"].tolist())
+    k = tr.kernels
+    own = k[k["correlation"].isin(own_corr)]
+    other = k[~k["correlation"].isin(own_corr)]
+    if own.empty or other.empty:
+        return []
+    busy = _union([(float(r.start), float(r.end)) for r in own.itertuples()])
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in other.itertuples():
+        ov = _intersect([(float(r.start), float(r.end))], busy)
+        if ov > 0:
+            row = out.setdefault((str(r.name), str(r.stream)), {"name": str(r.name), "stream": str(r.stream),
+                                                                "kernels": 0, "overlap_ns": 0.0})
+            row["kernels"] += 1
+            row["overlap_ns"] += ov
+    return sorted(out.values(), key=lambda d: -d["overlap_ns"])

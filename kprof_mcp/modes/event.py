@@ -53,6 +53,9 @@ class Timer:
         self.spans: list[float] = []  # cupti: per run, first kernel start to last kernel end
         self.kernels: list[list[dict]] = []  # cupti: per batch, the per-kernel rows
         self.trace_path: Path | None = None  # cupti: where the last batch's trace is kept (artifact)
+        # cupti: kernels that ran during the timed runs without being launched by them (other streams
+        # or threads), by (name, stream)
+        self.foreign: dict[tuple[str, str], dict] = {}
 
     def _one_batch(self, fn, n: int) -> list[float]:
         torch = self.torch
@@ -95,6 +98,14 @@ class Timer:
             prof.export_chrome_trace(str(path))
             tr = kineto.load_trace(path)
         sums, spans, rows = kernels_per_iteration(tr)
+        from ..analysis.timeline import foreign_overlaps
+
+        for f in foreign_overlaps(tr):
+            key = (f["name"], f["stream"])
+            prev = self.foreign.get(key, {"name": f["name"], "stream": f["stream"], "kernels": 0, "overlap_ns": 0.0})
+            prev["kernels"] += f["kernels"]
+            prev["overlap_ns"] += f["overlap_ns"]
+            self.foreign[key] = prev
         if tr.kernels.empty:
             raise CuptiUnavailable("torch.profiler recorded no GPU kernel (CUPTI unavailable or refused)")
         if len(sums) != n:
@@ -308,6 +319,14 @@ class EventMode(Mode):
                 t.trace_path = trace_dir / f"{stage.name}.last_batch.trace.json"
                 try:
                     timing, kernels = t.time(stage.fn), t.kernel_times()
+                    if t.foreign:
+                        rows = sorted(t.foreign.values(), key=lambda d: -d["overlap_ns"])[:3]
+                        cap.warn("concurrency", f"stage {stage.name}: kernels not launched by its timed runs ran "
+                                 "during them (another stream or thread, or work a run left running): "
+                                 + "; ".join(f"{r['name'][:60]} on stream {r['stream']} x{r['kernels']}"
+                                             for r in rows)
+                                 + ". They share the GPU with the stage and may slow it, or be work the runs did "
+                                   "not wait for.")
                 except CuptiUnavailable as e:
                     cupti_ok = False
                     cap.warn("timing", f"kernel time not measured ({e}); stage times are CUDA events around each "

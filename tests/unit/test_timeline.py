@@ -103,3 +103,24 @@ def test_event_mode_says_per_stage_times_mean_little_for_concurrent_plans(engine
     o = engine.profile("two_streams", "v1", {"n": 1024, "iters": 5}, mode="event")
     assert o.result.plan_total is not None
     assert any("concurrent plan" in w.message and w.kind == "concurrency" for w in o.result.warnings)
+
+
+def test_kernels_running_during_the_timed_runs_without_being_launched_by_them_are_found():
+    """The H100 trace of two_streams v1 (branch_a and branch_b overlap on two streams, both launched
+    inside each kprof_iteration): nothing foreign. With branch_b's launch calls moved out of the
+    iterations (as if another thread or an untimed stream launched it), its kernels are found, on
+    their stream, with the time they overlapped the timed kernels."""
+    tr = kineto.load_trace(FIX / "two_streams_v1" / "trace.json")
+    assert T.foreign_overlaps(tr) == []
+    b = tr.kernels[tr.kernels["name"].str.contains("branch_b|b_kernel", regex=True)]
+    names = set(tr.kernels["name"])
+    if b.empty:  # name the second stream's kernels by stream instead
+        streams = tr.kernels["stream"].astype(str).value_counts().index.tolist()
+        b = tr.kernels[tr.kernels["stream"].astype(str) == streams[-1]]
+    api = tr.api.copy()
+    moved = api["correlation"].isin(b["correlation"])
+    api.loc[moved, "start"] = -1e12  # launched long before any iteration
+    tr.api = api
+    rows = T.foreign_overlaps(tr)
+    assert rows and {r["stream"] for r in rows} == {str(s) for s in b["stream"].unique()}
+    assert all(r["overlap_ns"] > 0 and r["kernels"] >= 1 for r in rows) and {r["name"] for r in rows} <= names
