@@ -736,7 +736,9 @@ class Engine:
                 result.device.clock_control = clock.note
                 result.device.clocks_locked = clock.locked_mhz is not None
                 result.device.sm_clock_lock_mhz = clock.locked_mhz
-                if clock.locked_mhz is None:
+                if clock.locked_mhz is None:  # why, in place of the child's plain "not locked"
+                    result.warnings = [w for w in result.warnings
+                                       if not (w.kind == "clocks" and w.message.startswith("clocks not locked by kprof"))]
                     result.warnings.append(ResultWarning(kind="clocks", message=clock.note))
             if req.command or clock is not None or result.noise_floor:
                 store.write_result(work_dir, result)

@@ -21,8 +21,7 @@ _FIELDS = (
     ("CUDA", lambda r: r.device.cuda_version),
     ("torch", lambda r: r.device.torch_version),
     ("Triton", lambda r: r.device.triton_version),
-    ("SM clock lock (MHz)", lambda r: r.device.sm_clock_lock_mhz if r.device.clocks_locked else
-     ("ncu base" if "ncu" in (r.device.clock_control or "") and r.device.clocks_locked else "free")),
+    ("SM clock lock (MHz)", lambda r: (r.device.sm_clock_lock_mhz or "ncu base") if r.device.clocks_locked else "free"),
     ("power limit (W)", lambda r: r.device.clocks_before.get("power.limit")),
     ("ECC", lambda r: r.device.clocks_before.get("ecc.mode.current")),
     ("MIG", lambda r: r.device.clocks_before.get("mig.mode.current")),

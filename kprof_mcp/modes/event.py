@@ -245,9 +245,9 @@ def quality_warnings(dev: DeviceState, stages: list[StageResult], plan_total: Ti
                     "performance and no roofline or % of peak is given")
     elif dev.spec_key is None:
         w("device", f"unknown device: {dev.spec_note}")
-    if dev.kind == "cuda":
+    if dev.kind == "cuda" and not dev.clocks_locked:
         before, after = dev.clocks_before, dev.clocks_after
-        w("clocks", "clocks not locked by kprof (event mode): SM clock read "
+        w("clocks", "clocks not locked by kprof: SM clock read "
                     f"{before.get('clocks.sm', '?')} MHz before and {after.get('clocks.sm', '?')} MHz after timing "
                     f"(max {before.get('clocks.max.sm', '?')} MHz); boost and thermals can move results a few %")
     for s in stages:
