@@ -47,6 +47,7 @@ from . import lifeline
 
 MAX_PACKAGE_BYTES = 32 << 20  # a kernel package shipped to a worker
 MAX_RESULT_BYTES = 256 << 20  # a profile directory shipped back (the .ncu-rep included)
+MAX_COMMAND_DIR_BYTES = 64 << 20  # a command's working directory shipped to a worker (profile_command)
 
 
 class ClusterError(RuntimeError):
@@ -168,11 +169,25 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
     engine = _worker_engine(bool(payload["force_cpu"]))
     cfg = engine.config
     written: list[Path] = []
+    scratch: Path | None = None
     try:
-        source = _package_here(cfg.workspace, payload["package"], payload["package_name"])
+        if payload.get("command"):
+            # A command's working directory: unpacked afresh for this job (the command may write there),
+            # removed after it.
+            scratch = cfg.workspace / "commands" / job
+            unpack(payload["package"], scratch)
+            source = scratch / payload["package_name"]
+        else:
+            source = _package_here(cfg.workspace, payload["package"], payload["package_name"])
 
         def moved(req):
-            return req.model_copy(update={"kernel_source": str(source), "out_root": str(cfg.out_root)})
+            update = {"kernel_source": str(source), "out_root": str(cfg.out_root)}
+            if getattr(req, "command", None):
+                old = str(req.command_cwd or req.kernel_source)
+                update["command_cwd"] = str(source)
+                update["command"] = [str(source) + a[len(old):] if a == old or a.startswith(old + os.sep) else a
+                                     for a in req.command]
+            return req.model_copy(update=update)
 
         from .modes import ModeError, PreflightEnv, get_mode
         from .tools import nvidia_smi
@@ -248,6 +263,8 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
     finally:  # the worker keeps no job's directories (they are on the server now, or the job failed)
         for d in written:
             shutil.rmtree(d, ignore_errors=True)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         for d in cfg.out_root.rglob("*.partial") if cfg.out_root.is_dir() else []:
             shutil.rmtree(d, ignore_errors=True)
 
@@ -358,15 +375,19 @@ class ClusterRunner:
 
         from .engine import KprofError, ProfileSpec
 
-        if isinstance(spec, ProfileSpec) and spec.req.command:
-            raise KprofError("profile_command runs on the server's own GPUs, not on a cluster (the command's working "
-                             "directory is not shipped): start a server without --cluster for it")
         job = secrets.token_hex(6)
         source = Path(spec.req.kernel_source)
+        command = isinstance(spec, ProfileSpec) and bool(spec.req.command)
         shipped = replace(spec, base=None) if isinstance(spec, ProfileSpec) else spec
+        try:
+            # A command's working directory travels like a package: the worker runs the command there.
+            packed = (pack(source, MAX_COMMAND_DIR_BYTES, f"the command's working directory {source.name}") if command
+                      else pack(source, MAX_PACKAGE_BYTES, f"kernel package {source.name}"))
+        except ClusterError as e:
+            raise KprofError(f"{e}" + ("; keep data and outputs out of the command's working directory (cwd), or "
+                                       "profile the command on a server without --cluster" if command else "")) from None
         payload = {"spec": shipped, "force_cpu": bool(getattr(spec.req, "force_cpu", False)),
-                   "package_name": source.name,
-                   "package": pack(source, MAX_PACKAGE_BYTES, f"kernel package {source.name}")}
+                   "package_name": source.name, "package": packed, "command": command}
         sub = Queue(f"kprof-progress-{job}", client=self.client)
         cancel = Event(f"kprof-cancel-{job}", client=self.client)
         progress(0.0, f"submitted to the Dask cluster at {self.address}")

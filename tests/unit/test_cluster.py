@@ -407,3 +407,40 @@ def test_requests_are_checked_on_the_worker_that_runs_them(cluster, tmp_path):
     finally:
         jobs.shutdown()
         runner.close()
+
+
+def test_a_command_runs_on_the_cluster_in_its_shipped_working_directory(setup, tmp_path):
+    """profile_command on a cluster: the command's working directory is packed and unpacked afresh on
+    a worker, the command runs there (its ranges are the stages, a file it reads from its directory
+    is found), the profile comes back under the server's out/, and the worker keeps nothing."""
+    engine, runner, jobs = setup
+    wd = tmp_path / "proj"
+    wd.mkdir()
+    (wd / "data.txt").write_text("3\n")
+    (wd / "step.py").write_text(
+        "import torch, kprof\n"
+        "steps = int(open('data.txt').read())\n"
+        "x = torch.ones(256)\n"
+        "for _ in range(steps):\n"
+        "    with kprof.range('work'):\n"
+        "        x = (x * 1.0001).sin()\n"
+        "print('ran', steps)\n")
+    j = jobs.submit(engine.check_command(["python", "step.py"], cwd="proj", mode="event"), "command")
+    _wait(j)
+    assert j.status == DONE, j.error
+    o = j.outcome
+    assert [s.name for s in o.result.stages] == ["work"] and o.result.stages[0].timing.runs == 2  # 3 - 1 warm-up
+    assert o.profile_dir.is_dir() and tmp_path in o.profile_dir.parents
+    assert o.result.profiler["cluster"]["worker"].startswith("tcp://")
+    assert "ran 3" in o.result.command.get("output_tail", "") or "ran 3" in (o.profile_dir / "report.md").read_text()
+    # The working directory past the limit: refused with what to do.
+    import kprof_mcp.cluster as cl
+
+    old = cl.MAX_COMMAND_DIR_BYTES
+    cl.MAX_COMMAND_DIR_BYTES = 10
+    try:
+        j = jobs.submit(engine.check_command(["python", "step.py"], cwd="proj", mode="event"), "too big")
+        _wait(j)
+        assert j.status == FAILED and "working directory proj" in j.error and "without --cluster" in j.error
+    finally:
+        cl.MAX_COMMAND_DIR_BYTES = old
