@@ -26,7 +26,18 @@ _FIELDS = (
     ("ECC", lambda r: r.device.clocks_before.get("ecc.mode.current")),
     ("MIG", lambda r: r.device.clocks_before.get("mig.mode.current")),
     ("persistence", lambda r: r.device.clocks_before.get("persistence_mode")),
+    # Profiles from a cluster's workers: the host each ran on (local profiles do not record it).
+    ("host", lambda r: (r.profiler.get("cluster") or {}).get("host")),
+    ("SM clock while timed (MHz)", lambda r: _sm_clock(r)),
 )
+
+
+def _sm_clock(r: ProfileResult) -> int | None:
+    """The median SM clock read during the timing, to 30 MHz (readings move by a step or two)."""
+    import statistics
+
+    mhz = [m for s in r.stages for m in s.timing.sm_clock_mhz]
+    return int(round(statistics.median(mhz) / 30.0) * 30) if mhz else None
 
 
 def fingerprint(r: ProfileResult) -> dict[str, Any]:

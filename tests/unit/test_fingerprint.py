@@ -69,3 +69,15 @@ def test_the_engine_refuses_a_gpu_baseline_on_a_machine_without_that_gpu(tmp_pat
     e = Engine(Config(workspace=tmp_path, force_cpu=True, warm=False))
     with pytest.raises(KprofError, match=r"baseline .*ran on a GPU \(NVIDIA H100 80GB HBM3\) and this machine has none"):
         e.check_profile("vector_add", "v1", {"n": 256}, mode="event", baseline=str(tmp_path / "base"))
+
+
+def test_profiles_from_different_workers_name_the_host_and_the_clock_they_ran_at():
+    a = _result()
+    a = a.model_copy(deep=True, update={"profiler": {**a.profiler, "cluster": {"worker": "tcp://w1", "host": "node-a"}}})
+    b = a.model_copy(deep=True, update={"profiler": {**a.profiler, "cluster": {"worker": "tcp://w2", "host": "node-b"}}})
+    for r, mhz in ((a, [1980.0, 1965.0]), (b, [1410.0, 1395.0])):
+        s = r.stages[0]
+        r.stages[0] = s.model_copy(update={"timing": s.timing.model_copy(update={"sm_clock_mhz": mhz})})
+    d = differences(a, b)
+    assert "host node-a → node-b" in d
+    assert "SM clock while timed (MHz) 1980 → 1410" in d, d
