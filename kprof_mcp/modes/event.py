@@ -56,6 +56,11 @@ class Timer:
         # cupti: kernels that ran during the timed runs without being launched by them (other streams
         # or threads), by (name, stream)
         self.foreign: dict[tuple[str, str], dict] = {}
+        # Clocks left free: a batch whose SM clock read below this (MHz) ran throttled and its samples
+        # are set aside (nvbench's rule: 75 % of the maximum), kept only if the budget runs out.
+        self.throttle_below_mhz: float | None = None
+        self.dropped_runs = 0
+        self.dropped_batches = 0
 
     def _one_batch(self, fn, n: int) -> list[float]:
         torch = self.torch
@@ -194,6 +199,7 @@ class Timer:
             warm = self._warm_batch(fn, max(1, min(100, int(20e6 / est_ns))))
             est_ns = max(1.0, statistics.median(warm))
         self.spans, self.kernels, self.clocks = [], [], []
+        self.dropped_runs = self.dropped_batches = 0
         samples: list[float] = []
         spent_ms = 0.0
         stop = "max_runs"
@@ -203,8 +209,16 @@ class Timer:
             if len(samples) < floor:  # the first batch just reaches the floor: it may be enough
                 batch = floor - len(samples)
             b0 = time.perf_counter()
-            samples += self._batch(fn, batch)
+            out = self._batch(fn, batch)
             spent_ms += (time.perf_counter() - b0) * 1e3
+            if self.throttle_below_mhz and self.clocks and self.clocks[-1] < self.throttle_below_mhz:
+                self.dropped_runs += len(out)
+                self.dropped_batches += 1
+                if spent_ms < 2 * req.budget_ms:
+                    continue  # a throttled batch: its samples set aside, time another
+                self.dropped_runs -= len(out)  # the budget is gone: keep it (the warning says so)
+                self.dropped_batches -= 1
+            samples += out
             if len(samples) >= floor:
                 t = Timing(samples_ns=samples, method="", l2_flushed=False, stop_reason="")
                 if t.rel_iqr <= req.target_rel_iqr or t.rel_ci_half() <= req.target_rel_ci:
@@ -297,6 +311,14 @@ class EventMode(Mode):
 
         from ..tools.nvml import energy_reader
 
+        # Clocks free (not locked by kprof): batches run throttled are set aside (see Timer).
+        throttle_mhz = None
+        if cap.use_cuda and not cap.device.clocks_locked:
+            try:
+                throttle_mhz = 0.75 * float(cap.device.clocks_before.get("clocks.max.sm"))
+            except (TypeError, ValueError):
+                throttle_mhz = None
+
         energy = energy_reader(nvidia_smi.smi_id(index)) if cap.use_cuda else None
         trace_dir = cap.work_dir / "cupti"
         stages: list[StageResult] = []
@@ -315,10 +337,15 @@ class EventMode(Mode):
             if cupti_ok:
                 # Right after the CUDA-event timer on the same stage: warm already (3 runs suffice).
                 t = Timer(torch, True, req.model_copy(update={"warmup_ms": 0.0}), "cupti", clock_reader=sm_mhz)
+                t.throttle_below_mhz = throttle_mhz
                 trace_dir.mkdir(exist_ok=True)
                 t.trace_path = trace_dir / f"{stage.name}.last_batch.trace.json"
                 try:
                     timing, kernels = t.time(stage.fn), t.kernel_times()
+                    if t.dropped_runs:
+                        cap.warn("clocks", f"stage {stage.name}: {t.dropped_runs} runs in {t.dropped_batches} batch(es) "
+                                 f"timed while the SM clock read below {throttle_mhz:.0f} MHz (75 % of its maximum: "
+                                 "throttled) were left out; the clocks were not locked for this run")
                     if t.foreign:
                         rows = sorted(t.foreign.values(), key=lambda d: -d["overlap_ns"])[:3]
                         cap.warn("concurrency", f"stage {stage.name}: kernels not launched by its timed runs ran "

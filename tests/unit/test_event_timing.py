@@ -186,3 +186,25 @@ def test_no_gain_makes_a_launch_shorter_than_an_empty_kernel():
     capped = assess(r.model_copy(update={"stages": [s]}))
     top = capped.opportunities[0]
     assert top.est_gain_pct == pytest.approx(100 * (1440.0 / 830 - 1), rel=0.02)  # headroom 1 - 0.83/1.44
+
+
+def test_batches_timed_while_throttled_are_set_aside_when_clocks_are_free():
+    """Clocks left free: a batch whose SM clock read below 75 % of the maximum is left out (nvbench's
+    rule), counted, and kept only if the budget runs out (fake clocks, the CPU timer)."""
+    from kprof_mcp.models import ProfileRequest
+    from kprof_mcp.modes.event import Timer
+
+    req = ProfileRequest(kernel="k", kernel_source="/x", version="v", params={}, mode="event", out_root="/tmp",
+                         min_runs=5, budget_ms=1000, warmup_ms=0, target_rel_iqr=1.0)
+    readings = iter([1000.0, 1980.0, 1980.0, 1980.0])
+    t = Timer(None, False, req, "cpu", clock_reader=lambda: next(readings))
+    t.throttle_below_mhz = 0.75 * 1980
+    timing = t.time(lambda: None)
+    assert t.dropped_batches == 1 and t.dropped_runs == 5  # the first batch (1000 MHz) set aside
+    assert timing.runs == 5 and timing.sm_clock_mhz[:2] == [1000.0, 1980.0]
+    # Every batch throttled and the budget gone: the samples are kept, not lost.
+    req2 = req.model_copy(update={"budget_ms": 0.0})
+    t2 = Timer(None, False, req2, "cpu", clock_reader=lambda: 900.0)
+    t2.throttle_below_mhz = 0.75 * 1980
+    timing2 = t2.time(lambda: None)
+    assert timing2.runs >= 5 and t2.dropped_runs == 0
