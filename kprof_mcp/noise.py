@@ -47,8 +47,8 @@ def store(device: str, series: list[dict[str, Any]]) -> Path:
 def floors(device: str, result) -> dict[str, Any]:
     """The floor for a profile's result (``ProfileResult.noise_floor``): per stage and for the
     whole, from this GPU model's stored series; {} when none was measured."""
-    entries = [e for e in load(device)
-               if e.get("clock") == ("locked" if result.device.clocks_locked else "free")] or load(device)
+    stored = load(device)
+    entries = [e for e in stored if e.get("clock") == ("locked" if result.device.clocks_locked else "free")] or stored
     if not entries:
         return {}
     stages = {s.name: f for s in result.stages if (f := floor_for(entries, s.timing.median_ns))}

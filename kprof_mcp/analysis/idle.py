@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..parsers.kineto import Trace
-from .timeline import LAUNCH_APIS
+from .timeline import LAUNCH_APIS, _union
 
 # The boundary between per-launch host overhead and host work. An eager PyTorch operation costs
 # 5-40 us of Python and dispatcher time before its launch call; host work that starves the GPU
@@ -80,19 +80,6 @@ class IdleBreakdown:
         return {"window_ns": self.window_ns, "busy_ns": self.busy_ns, "idle_ns": self.idle_ns,
                 "parts_ns": dict(self.parts_ns), "gaps": self.gaps, "occurrences": self.occurrences,
                 "evidence": self.evidence}
-
-
-def _union(iv: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    out: list[tuple[float, float]] = []
-    for s, e in sorted(iv):
-        if e <= s:
-            continue
-        if out and s <= out[-1][1]:
-            if e > out[-1][1]:
-                out[-1] = (out[-1][0], e)
-        else:
-            out.append((s, e))
-    return out
 
 
 class _Set:

@@ -114,31 +114,34 @@ def _change(prev: float | None, cur: float | None, lower_is_better: bool, noise:
     return txt
 
 
+def _comparison(a, b):
+    """The bootstrap comparison of two Timings' raw samples (previous a, current b), when both kept
+    them: the same timing method, ≥ 4 samples a side; else None."""
+    from ..analysis.compare import compare
+
+    if a is None or b is None or a.method != b.method or len(a.samples_ns) < 4 or len(b.samples_ns) < 4:
+        return None
+    return compare("previous", [a.samples_ns], "current", [b.samples_ns], resamples=1000)
+
+
 def _baseline_ci(baseline: ProfileResult, result: ProfileResult) -> str | None:
     """The speed-up's 95 % bootstrap CI from both profiles' raw samples, when both kept them
     (same timing method, one stage or a whole-plan time, ≥ 4 samples a side)."""
-    from ..analysis.compare import compare
 
-    def samples(r: ProfileResult):
-        t = r.plan_total if r.plan_total is not None else (r.stages[0].timing if len(r.stages) == 1 else None)
-        return t if t is not None and len(t.samples_ns) >= 4 else None
+    def timing(r: ProfileResult):
+        return r.plan_total if r.plan_total is not None else (r.stages[0].timing if len(r.stages) == 1 else None)
 
-    a, b = samples(baseline), samples(result)
-    if a is None or b is None or a.method != b.method:
+    c = _comparison(timing(baseline), timing(result))
+    if c is None:
         return None
-    c = compare(baseline.version, [a.samples_ns], result.version, [b.samples_ns], resamples=1000)
     return (f"speed-up {c.speedup:.3f} (95 % CI {c.ci_low:.3f}–{c.ci_high:.3f}, {c.verdict}; bootstrap of the two "
             "profiles' raw samples, taken in separate processes: compare_versions gives the same-process verdict)")
 
 
 def _ci_of(a, b) -> tuple[float, float] | None:
-    """The 95 % CI of the speed-up a/b (two Timings' raw samples, same method, ≥ 4 a side)."""
-    from ..analysis.compare import compare
-
-    if a is None or b is None or a.method != b.method or len(a.samples_ns) < 4 or len(b.samples_ns) < 4:
-        return None
-    c = compare("previous", [a.samples_ns], "current", [b.samples_ns], resamples=1000)
-    return c.ci_low, c.ci_high
+    """The 95 % CI of the speed-up a/b (see :func:`_comparison`)."""
+    c = _comparison(a, b)
+    return None if c is None else (c.ci_low, c.ci_high)
 
 
 def _verdict_row(name: str, prev, cur, floor: dict | None) -> list[Any]:
