@@ -230,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="a kernel to profile repeatedly (repeat; default: matmul:v3, softmax:v2, vector_add:v1)")
     nz.add_argument("--rounds", type=int, default=8, help="profiles of each case (2 to 50; default 8)")
     nz.add_argument("--clock-control", default="base", choices=["base", "none"])
+    nz.add_argument("--json", action="store_true", help="print the series as JSON")
     sub.add_parser("device", help="active device, peaks, ridge points, profilers", allow_abbrev=False)
     r = sub.add_parser("read-params", help="print a profile's params.json", allow_abbrev=False)
     r.add_argument("profile_dir")
@@ -322,23 +323,20 @@ def main(argv: list[str] | None = None) -> int:
                 _print_json(out.result.model_dump(mode="json"))
             return 0
         if a.cmd == "noise":
-            from . import noise
-
-            if not 2 <= a.rounds <= 50:
-                raise KprofError(f"--rounds {a.rounds}: 2 to 50 profiles of each case")
             cases = []
             for c in a.case:
                 parts = c.split(":")
                 if len(parts) < 2 or not parts[0] or not parts[1]:
                     raise KprofError(f"--case {c!r}: KERNEL:VERSION[:NAME=VALUE,...], e.g. matmul:v3:M=2048")
                 cases.append((parts[0], parts[1], _params_with([], parts[2].split(",") if len(parts) > 2 else [])))
-            out = noise.measure(engine, cases or None, a.rounds, a.clock_control,
-                                on_progress=lambda f, m: print(f"  {100 * f:3.0f}% {m}", file=sys.stderr))
-            print(f"noise floor on {out['device']} ({a.rounds} alternating event profiles each):")
-            for e in out["series"]:
-                print(f"  {e['kernel']} {e['version']} {e['params'] or ''}: median {e['median_ns'] / 1e3:.3f} us, "
-                      f"(max - min) / median {e['range_pct']:.2f} %, sd {e['rel_sd_pct'] or 0:.2f} % ({e['clock']} clock)")
-            print(f"stored in {out['stored']}: later profiles on this GPU carry the floor of their time scale")
+            spec = engine.check_noise(cases or None, a.rounds, a.clock_control)
+            out = engine.execute(spec, lambda f, m: print(f"  {100 * f:3.0f}% {m}", file=sys.stderr))
+            from .render.noise import noise_markdown, noise_summary
+
+            if a.json:
+                _print_json(noise_summary(out).model_dump(mode="json"))
+            else:
+                print(noise_markdown(out))
             return 0
         if a.cmd == "device":
             _print_json(engine.device_info())

@@ -260,6 +260,12 @@ class Engine:
         if self.remote is not None:
             self._guard(spec)  # the package is packed from here; locally the run checks under its lock
             return self.remote.run(spec, on_progress or (lambda f, m: None), self._control(control))
+        from .noise import NoiseSpec
+
+        if isinstance(spec, NoiseSpec):
+            from . import noise
+
+            return noise.run(self, spec, on_progress, self._control(control))
         if isinstance(spec, CompareSpec):
             return self.run_compare(spec, on_progress, control)
         if isinstance(spec, SweepSpec):
@@ -446,6 +452,20 @@ class Engine:
         spec = self.check_profile(kernel, version, params, mode, baseline, timeout_s, ncu_launches, clock_control,
                                   timeline_iters, timeline_engine)
         return self.execute(spec, on_progress, control)
+
+    def check_noise(self, cases: list[tuple[str, str, dict]] | None = None, rounds: int = 8,
+                    clock_control: str = "base"):
+        """Validate a noise-floor measurement (:mod:`kprof_mcp.noise`): A/A event profiles of each
+        case, alternating, on this machine's GPU (the floor is kept in this machine's cache)."""
+        from . import noise
+
+        if self.remote is not None:
+            raise KprofError("measure_noise runs on this machine's GPU and keeps the floor in its cache; on a cluster, "
+                             "run `kprof noise` on each worker's host (its profiles read the floor there)")
+        try:
+            return noise.check(self, cases, rounds, clock_control)
+        except noise.NoiseError as e:
+            raise KprofError(str(e)) from None
 
     def check_profile(self, kernel: str, version: str | None = None, params: dict[str, Any] | None = None,
                       mode: str = DEFAULT_MODE, baseline: str | None = None, timeout_s: float | None = None,

@@ -29,6 +29,8 @@ from .jobs import CANCELLED, DONE, FAILED, QUEUED, Job, JobManager, UnknownJob
 from .models import Diagnosis
 from .warm import WorkerPool
 from .render.compare import CompareSummary, compare_summary
+from .noise import NoiseOutcome
+from .render.noise import NoiseCase, NoiseSummary, noise_markdown, noise_summary
 from .render.sweep import SweepSummary, sweep_summary
 from .render.summary import ProfileSummary, profile_summary
 
@@ -420,6 +422,11 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
                                      kernel=outcome.result.kernel, device=outcome.result.device.name,
                                      message=f"sweep of {outcome.result.param}: {len(outcome.rows)} points")
             return CallToolResult(content=_sweep_content(outcome), structured_content=summary.model_dump(mode="json"))
+        if isinstance(outcome, NoiseOutcome):  # a measure_noise job fetched through get_profile
+            summary = ProfileSummary(status=DONE, job_id=job.id, gpu=job.slot, device=outcome.device,
+                                     message=f"noise floor stored in {outcome.stored}")
+            return CallToolResult(content=[TextContent(type="text", text=noise_markdown(outcome))],
+                                  structured_content=summary.model_dump(mode="json"))
         if isinstance(outcome, CompareOutcome):  # a compare_versions job fetched through get_profile
             summary = ProfileSummary(status=DONE, job_id=job.id, gpu=job.slot, profile_dir=str(outcome.compare_dir),
                                      kernel=outcome.result.kernel, device=outcome.result.device.name,
@@ -487,6 +494,42 @@ def build_server(config: Config | None = None, start_workers: bool = False, pool
         out = job.outcome
         return CallToolResult(content=[TextContent(type="text", text=out.markdown)],
                               structured_content=compare_summary(out.result, job_id=job.id).model_dump(mode="json"))
+
+    @mcp.tool(annotations=_ann(False, False, False, False, "Measure this GPU's noise floor (A/A profiles)"))
+    async def measure_noise(
+        ctx: Context,
+        cases: Annotated[list[NoiseCase] | None, Field(max_length=8, description="kernels to profile repeatedly "
+                                                       "(default: matmul v3, softmax v2, vector_add v1: a "
+                                                       "compute-bound and two memory-bound cases)")] = None,
+        rounds: Annotated[int, Field(ge=2, le=50, description="event profiles of each case, alternating "
+                                                              "(default 8)")] = 8,
+        clock_control: Annotated[str, Field(description="'base' (default: locked, as profiles are) or "
+                                                        "'none'")] = "base",
+        wait_s: Annotated[float | None, Field(ge=0, le=55, description="answer within this many seconds: the floor "
+                                                                       "if done, else a job_id for get_profile "
+                                                                       "(default 45)")] = None,
+    ) -> Annotated[CallToolResult, NoiseSummary]:
+        """How much does a profile's time move between two profiles of the SAME code on this GPU?
+        Profiles each case in event mode `rounds` times, alternating between cases (A/A), and
+        stores each one's (max − min) ÷ median, per GPU model and per class (compute- or
+        memory-bound), in kprof's cache. Every later profile on this GPU carries the floor of its
+        time scale and class, and its vs-Baseline verdict says "faster"/"slower" only beyond it
+        ("no significant change" inside it: use compare_versions for such differences). On an
+        H100 at a locked clock: ~3.5 % for a tensor-core GEMM, 0.1–0.4 % for memory-bound kernels.
+        Takes about 3 s per profile (8 rounds × 3 cases: ~1–2 min)."""
+        try:
+            spec = await anyio.to_thread.run_sync(lambda: engine.check_noise(
+                [(c.kernel, c.version, c.params) for c in cases] if cases else None, rounds, clock_control))
+        except KprofError as e:
+            raise ToolError(str(e)) from None
+        job = jobs.submit(spec, spec.label)
+        await _wait(job, ctx, wait_s if wait_s is not None else engine.config.wait_s)
+        text = _pending(job, "noise measurement", "the floor")
+        if text:
+            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=NoiseSummary(
+                status=job.status, job_id=job.id).model_dump(mode="json"))
+        return CallToolResult(content=[TextContent(type="text", text=noise_markdown(job.outcome))],
+                              structured_content=noise_summary(job.outcome, job_id=job.id).model_dump(mode="json"))
 
     @mcp.tool(annotations=_ann(False, False, False, False, "Sweep a parameter: table and plot"))
     async def sweep(

@@ -186,8 +186,9 @@ def _over_peak(result: ProfileResult, max_sm_mhz: float | None) -> list[ResultWa
         if over:
             out.append(ResultWarning(kind="matching", stage=s.name, message=(
                 f"stage {s.name}: its model over its measured time gives {' and '.join(over)}, which no kernel "
-                "reaches: the time covers less work than the model (a range timed by only some of its kernels, work "
-                "skipped or cached between runs) or the model overstates the work. Check the stage's kernels and "
+                "reaches: it was timed below its speed-of-light time. Either the time covers less work than the model "
+                "(a range timed by only some of its kernels, work skipped, a result cached between runs, work on a "
+                "stream outside the timed window) or the model overstates the work. Check the stage's kernels and "
                 "its FLOP/byte model; the roofline figures of this stage are not to be trusted.")))
     return out
 

@@ -2,10 +2,13 @@
 on the same GPU, measured by A/A profiles, and the baseline verdict built on it.
 
 Each profile's own spread (IQR, CI of its median) says how well that run measured itself; between
-two runs, a different process, input allocation or GPU state moves times further (matmul v3 on an
-H100 at a locked clock: 3.5 % between profiles, 0.5 % within one). A change smaller than that floor
-cannot be called a change by profiling twice; ``compare_versions`` (interleaved in one process)
-measures such differences.
+two runs, the GPU's state moves times further (matmul v3 on an H100 at a locked clock: 3.5 % between
+profiles, 0.5 % within one). What moves depends on what bounds the kernel: Nsight Compute reads that
+a tensor-core GEMM runs 3–6 % below a locked SM clock, at a clock that changes 2–3 % from launch to
+launch while its cycle count stays within ~1 % (docs/evidence/h100-thermal), whereas memory-bound
+kernels move 0.1–0.4 %. So a floor is kept per class (compute- or memory-bound, from the FLOP/byte
+model) as well as per time scale. A change smaller than the floor cannot be called a change by
+profiling twice; ``compare_versions`` (interleaved in one process) measures such differences.
 
 Pure: A/A times in, a floor out; two profiles, a CI and a floor in, a verdict out.
 """
@@ -26,18 +29,24 @@ def spread(times_ns: list[float]) -> dict[str, Any]:
             "rel_sd_pct": 100.0 * statistics.stdev(times_ns) / med if med and len(times_ns) > 1 else None}
 
 
-def floor_for(entries: list[dict[str, Any]], time_ns: float) -> dict[str, Any] | None:
+def floor_for(entries: list[dict[str, Any]], time_ns: float, bound: str | None = None) -> dict[str, Any] | None:
     """The floor that applies to a stage of ``time_ns``: the largest A/A range among the measured
     series within a factor of 10 of that time scale (times that short or long move for other
-    reasons), else none. ``entries``: the device's stored series (``spread`` plus kernel, version)."""
+    reasons), taken from the series of the stage's own ``bound`` class when any was measured (a
+    memory-bound stage does not inherit a GEMM's clock swings), else from all of them (and it says
+    so); none when no series is of that scale. ``entries``: the device's stored series (``spread``
+    plus kernel, version, bound)."""
     near = [e for e in entries if e.get("median_ns") and e.get("range_pct") is not None
             and abs(math.log10(e["median_ns"] / time_ns)) <= 1.0] if time_ns > 0 else []
     if not near:
         return None
-    worst = max(near, key=lambda e: e["range_pct"])
+    same = [e for e in near if bound and e.get("bound") == bound]
+    pool = same or near
+    worst = max(pool, key=lambda e: e["range_pct"])
     return {"pct": worst["range_pct"], "from": f"{worst.get('kernel')} {worst.get('version')}",
             "profiles": worst.get("profiles"), "median_ns": worst["median_ns"], "measured_at": worst.get("measured_at"),
-            "series": len(near)}
+            "series": len(pool), "bound": bound,
+            "class": ("same" if same else "any") if bound else "unknown"}
 
 
 def verdict(prev_ns: float, cur_ns: float, ci: tuple[float, float] | None, floor_pct: float | None) -> tuple[str, str]:

@@ -264,6 +264,16 @@ def quality_warnings(dev: DeviceState, stages: list[StageResult], plan_total: Ti
         w("clocks", "clocks not locked by kprof: SM clock read "
                     f"{before.get('clocks.sm', '?')} MHz before and {after.get('clocks.sm', '?')} MHz after timing "
                     f"(max {before.get('clocks.max.sm', '?')} MHz); boost and thermals can move results a few %")
+        compute = [s.name for s in stages if s.roofline_region == "compute"]
+        if compute:
+            # Measured on an H100 (docs/evidence/h100-thermal): a GEMM's free-clock times moved 8 %
+            # between calls while NVML and nvidia-smi read ~1980 MHz; scaling by those readings widened
+            # the spread to 13-14 %, so no such normalisation is done.
+            w("clocks", f"compute-bound stage(s) {', '.join(compute)} timed at free clocks: their time follows the "
+                        "clock the power limit allows, which the reported SM clock does not show (a tensor-core GEMM "
+                        "ran at a reported 1980 MHz while its times moved 8 %), so the times are not normalised by "
+                        "it. Compare them with profiles at free clocks only, or lock clocks (clock_control='base', "
+                        "as root) or use compare_versions")
     for s in stages:
         t = s.timing
         if t.rel_iqr > 0.05:

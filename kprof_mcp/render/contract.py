@@ -149,6 +149,11 @@ def _verdict_row(name: str, prev, cur, floor: dict | None) -> list[Any]:
     from ..analysis.noise import verdict
 
     v, used = verdict(prev.median_ns, cur.median_ns, _ci_of(prev, cur), (floor or {}).get("pct"))
+    if floor and floor.get("from"):  # which A/A series set the floor, and whether it is of the stage's class
+        cls = {"same": f"{floor.get('bound')}-bound, as this stage",
+               "any": f"no {floor.get('bound')}-bound series measured"}.get(floor.get("class", ""), "")
+        used = used.replace(f"noise floor {floor['pct']:.2f} %",
+                            f"noise floor {floor['pct']:.2f} % ({floor['from']}" + (f"; {cls}" if cls else "") + ")", 1)
     return [name, f"{prev.median_ns / 1e3:.2f} → {cur.median_ns / 1e3:.2f}", f"**{v}**", used]
 
 

@@ -27,12 +27,7 @@ def _lib() -> ctypes.CDLL | None:
     return _LIB
 
 
-def energy_reader(smi_id: str) -> Callable[[], float | None] | None:
-    """A function returning the GPU's energy counter in mJ, for nvidia-smi's GPU ``smi_id`` (an
-    index or a UUID); None when NVML or the counter is unavailable."""
-    lib = _lib()
-    if lib is None:
-        return None
+def _handle(lib: ctypes.CDLL, smi_id: str) -> ctypes.c_void_p | None:
     handle = ctypes.c_void_p()
     try:
         if smi_id.isdigit():
@@ -41,7 +36,15 @@ def energy_reader(smi_id: str) -> Callable[[], float | None] | None:
             rc = lib.nvmlDeviceGetHandleByUUID(smi_id.encode(), ctypes.byref(handle))
     except AttributeError:
         return None
-    if rc != 0:
+    return handle if rc == 0 else None
+
+
+def energy_reader(smi_id: str) -> Callable[[], float | None] | None:
+    """A function returning the GPU's energy counter in mJ, for nvidia-smi's GPU ``smi_id`` (an
+    index or a UUID); None when NVML or the counter is unavailable."""
+    lib = _lib()
+    handle = _handle(lib, smi_id) if lib is not None else None
+    if handle is None:
         return None
 
     def read() -> float | None:

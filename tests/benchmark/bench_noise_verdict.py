@@ -38,7 +38,7 @@ def main() -> int:
     out = {"floor": noise.measure(eng, rounds=a.rounds)}
     for s in out["floor"]["series"]:
         print(f"floor: {s['kernel']} {s['version']}: median {s['median_ns'] / 1e3:.3f} us, (max - min) / median "
-              f"{s['range_pct']:.2f} %, sd {s['rel_sd_pct']:.2f} % ({s['clock']})", flush=True)
+              f"{s['range_pct']:.2f} %, sd {s['rel_sd_pct']:.2f} % ({s['clock']}, {s.get('bound')}-bound)", flush=True)
     prev, rows = {}, []
     for r in range(a.aa):
         for kernel, version, params in noise.DEFAULT_CASES:
@@ -47,7 +47,10 @@ def main() -> int:
                 v = verdicts(o.contract)
                 rows.append({"kernel": kernel, "round": r, "verdicts": v, "time_us": o.result.total_time_ns() / 1e3,
                              "floor": o.result.noise_floor})
-                print(f"A/A {kernel} {version} round {r}: {o.result.total_time_ns() / 1e3:.3f} us -> {v}", flush=True)
+                f = next(iter((o.result.noise_floor or {}).get("stages", {}).values()), {})
+                print(f"A/A {kernel} {version} round {r}: {o.result.total_time_ns() / 1e3:.3f} us -> {v} (floor "
+                      f"{f.get('pct', float('nan')):.2f} % from {f.get('from')}, {f.get('bound')}-bound, class "
+                      f"{f.get('class')})", flush=True)
             prev[kernel] = str(o.profile_dir)
     judged = [v for row in rows for v in row["verdicts"]]
     same = sum(v == "no significant change" for v in judged)

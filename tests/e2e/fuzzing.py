@@ -97,6 +97,14 @@ TOOLS = {
                                             "profile_dir": maybe(st.one_of(ws_paths, st.text(max_size=40)))},
                                            optional={"issues": maybe(st.lists(st.text(max_size=20), max_size=3)),
                                                      "insights": json_value}),
+    # rounds always out of range: a valid measurement would run and store a floor in the user's cache
+    "measure_noise": st.fixed_dictionaries(
+        {"rounds": st.one_of(st.integers(-5, 1), st.integers(51, 10**6), st.text(max_size=5), st.none()),
+         "wait_s": st.just(0)},
+        optional={"cases": st.one_of(json_value, huge_lists, st.lists(st.fixed_dictionaries(
+                      {"kernel": maybe(names), "version": maybe(st.sampled_from(["v0", "v1", "v9", ""]))},
+                      optional={"params": st.one_of(json_value, huge_dicts)}), max_size=9)),
+                  "clock_control": json_value}),
     "profile_kernel": st.fixed_dictionaries(
         {"kernel": maybe(names)},
         optional={"version": maybe(st.sampled_from(["v0", "v1", "v9", ""])),

@@ -25,7 +25,7 @@ def test_full_agent_workflow_over_stdio(workspace):
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert set(tools) == {"list_kernels", "profile_kernel", "read_params", "classify_bottleneck",
                                   "update_devlog", "device_info", "get_profile", "cancel_profile",
-                                  "compare_versions", "sweep"}  # profile_command only with --allow-commands
+                                  "compare_versions", "sweep", "measure_noise"}  # profile_command: --allow-commands
             for t in tools.values():
                 assert t.description and len(t.description) > 80, t.name
                 a = t.annotations
@@ -147,6 +147,42 @@ def test_compare_versions_over_stdio(workspace):
                                                         "rounds": 3, "param_sets": [{"n": 4096}, {"n": 8192}]})
             assert not ps.is_error, ps.content[0].text
             assert [v["version"] for v in ps.structured_content["versions"]] == ["v1 [n=4096]", "v1 [n=8192]"]
+
+    anyio.run(main)
+
+
+def test_measure_noise_over_stdio(workspace, tmp_path):
+    """measure_noise through the SDK's client: A/A profiles (interpreter timing here), the series
+    in the structured part, stored in the cache the server was given; bad input is a tool error;
+    wait_s=0 gives a job that get_profile finishes."""
+    env = {**server_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace",
+                                                                 str(workspace)], env=env)
+
+    async def main():
+        async with Client(params) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert tools["measure_noise"].output_schema["properties"]["series"]
+            case = {"kernel": "vector_add", "version": "v1", "params": {"n": 4096}}
+            r = await c.call_tool("measure_noise", {"cases": [case], "rounds": 2, "wait_s": 55})
+            assert not r.is_error, r.content[0].text
+            if r.structured_content["status"] != "done":
+                r = await c.call_tool("get_profile", {"job_id": r.structured_content["job_id"], "wait_s": 50})
+                assert not r.is_error and r.structured_content["status"] == "done", r.content[0].text
+            else:
+                (series,) = r.structured_content["series"]
+                assert series["profiles"] == 2 and len(series["times_us"]) == 2 and series["median_us"] > 0
+                assert r.structured_content["stored"].startswith(str(tmp_path / "cache"))
+            assert "| vector_add v1 {'n': 4096} |" in r.content[0].text and "compare_versions" in r.content[0].text
+            assert list((tmp_path / "cache" / "kprof-mcp" / "noise").glob("*.json"))
+            for bad, want in [({"rounds": 1}, "rounds"), ({"cases": [{**case, "version": "v9"}]}, "v9"),
+                              ({"clock_control": "turbo"}, "clock_control")]:
+                e = await c.call_tool("measure_noise", {**bad, "wait_s": 0})
+                assert e.is_error and want in e.content[0].text, (bad, e.content[0].text)
+            q = await c.call_tool("measure_noise", {"cases": [case], "rounds": 2, "wait_s": 0})
+            assert not q.is_error and q.structured_content["job_id"]
+            g = await c.call_tool("get_profile", {"job_id": q.structured_content["job_id"], "wait_s": 50})
+            assert not g.is_error and "noise floor stored in" in g.structured_content["message"], g.content[0].text
 
     anyio.run(main)
 

@@ -208,3 +208,23 @@ def test_batches_timed_while_throttled_are_set_aside_when_clocks_are_free():
     t2.throttle_below_mhz = 0.75 * 1980
     timing2 = t2.time(lambda: None)
     assert timing2.runs >= 5 and t2.dropped_runs == 0
+
+
+def test_compute_bound_stages_at_free_clocks_are_not_normalised_and_it_says_why():
+    """matmul (bf16 4096^3, compute-bound by its model) and vector_add (memory-bound), both recorded
+    on the H100 with clocks free: only the GEMM gets the warning; locked clocks get none."""
+    import glob
+
+    mm = ProfileResult.model_validate_json(Path(glob.glob(str(FIX / "h100_event" / "matmul" / "*" / "*-v1" /
+                                                                   "result.json"))[0]).read_text())
+    va = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
+    assert mm.stages[0].roofline_region == "compute" and va.stages[0].roofline_region == "memory"
+
+    def warned(stages, locked=False):
+        dev = _gpu().model_copy(update={"clocks_locked": locked})
+        return [x for x in quality_warnings(dev, stages, None) if x.kind == "clocks" and "compute-bound" in x.message]
+
+    (w,) = warned(mm.stages + va.stages)
+    assert f"stage(s) {mm.stages[0].name} timed" in w.message and "not normalised" in w.message
+    assert "compare_versions" in w.message
+    assert not warned(va.stages) and not warned(mm.stages, locked=True)
