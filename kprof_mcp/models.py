@@ -35,6 +35,12 @@ class ProfileRequest(BaseModel):
     # ... or once the median is known this well: half the width of its 95 % confidence interval
     # (distribution-free, from order statistics), as a fraction of the median.
     target_rel_ci: float = 0.0025
+    # On a GPU, neither target may stop timing before this much timed time (capped by budget_ms):
+    # a GPU's clock state lasts longer than a few runs, so ten runs agreeing within 1 % say little
+    # about the next profile. Measured on an H100 at a locked clock (docs/evidence/h100-thermal/
+    # window_check.py): matmul v3's median moved 1.43 % across 8 calls stopped after 10 runs, 0.56 %
+    # over 300 ms windows and 0.24 % over 1000 ms; softmax v2 0.74 %, 0.16 %, 0.07 %.
+    min_window_ms: float = 1000.0
     warmup_ms: float = 100.0
     force_cpu: bool = False
     # Nsight Compute modes (annotation, ncu): filled by the engine after its preflight.

@@ -188,8 +188,8 @@ class Timer:
 
     def time(self, fn) -> Timing:
         """Warm up, then time batches until the samples' IQR is within ``target_rel_iqr`` of the
-        median or the median's 95 % CI is within ±``target_rel_ci`` (after ``min_runs``), or the
-        budget is spent."""
+        median or the median's 95 % CI is within ±``target_rel_ci`` (after ``min_runs`` and, on a
+        GPU, ``min_window_ms`` of timing), or the budget is spent."""
         req = self.req
         # Warm-up: at least 3 runs and warmup_ms, after the correctness run did JIT/autotune.
         t0 = time.perf_counter()
@@ -221,7 +221,8 @@ class Timer:
             samples += out
             if len(samples) >= floor:
                 t = Timing(samples_ns=samples, method="", l2_flushed=False, stop_reason="")
-                if t.rel_iqr <= req.target_rel_iqr or t.rel_ci_half() <= req.target_rel_ci:
+                windowed = not self.use_cuda or spent_ms >= min(req.min_window_ms, req.budget_ms)
+                if windowed and (t.rel_iqr <= req.target_rel_iqr or t.rel_ci_half() <= req.target_rel_ci):
                     stop = "converged"
                     break
                 if spent_ms >= req.budget_ms:

@@ -228,3 +228,38 @@ def test_compute_bound_stages_at_free_clocks_are_not_normalised_and_it_says_why(
     assert f"stage(s) {mm.stages[0].name} timed" in w.message and "not normalised" in w.message
     assert "compare_versions" in w.message
     assert not warned(va.stages) and not warned(mm.stages, locked=True)
+
+
+class _SteadyTimer:
+    """A Timer whose runs all take 1 ms and whose batches take 10 ms of wall time (no GPU)."""
+
+    @staticmethod
+    def make(use_cuda: bool, **req):
+        import time as _time
+
+        from kprof_mcp.models import ProfileRequest
+        from kprof_mcp.modes.event import Timer
+
+        class T(Timer):
+            batches = 0
+
+            def _one_batch(self, fn, n):
+                T.batches += 1
+                _time.sleep(0.01)
+                return [1e6] * n
+
+        r = ProfileRequest(kernel="k", kernel_source="x", version="v0", params={}, out_root="/tmp",
+                           warmup_ms=0.0, **req)
+        return T(None, use_cuda, r, "events" if use_cuda else "cpu", flush_buf=object()), T
+
+
+def test_a_gpu_timing_is_not_stopped_by_agreeing_runs_before_its_window():
+    """Ten identical runs converge at once; on a GPU the Timer still times for min_window_ms
+    (capped by the budget), since the clock state there outlasts a few runs."""
+    t, T = _SteadyTimer.make(True, min_window_ms=150.0, budget_ms=2000.0)
+    timing = t.time(lambda: None)
+    assert timing.stop_reason == "converged" and T.batches - 1 >= 10  # 1 warm-up batch, >= 150 ms of 10 ms batches
+    t, T = _SteadyTimer.make(True, min_window_ms=5000.0, budget_ms=100.0)  # the budget caps the window
+    assert t.time(lambda: None).stop_reason == "converged" and T.batches - 1 < 30
+    t, T = _SteadyTimer.make(False, min_window_ms=150.0)  # the CPU: no window
+    assert t.time(lambda: None).stop_reason == "converged" and T.batches - 1 == 1
