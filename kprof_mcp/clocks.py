@@ -3,7 +3,9 @@ clock the GPU sustains under load, and reset afterwards on every path.
 
 A compute-bound kernel left on the boost clock rides it as power and temperature move it (six event
 profiles of matmul v3 on an H100 spread 5.7 %); locked below the clock the GPU falls to at its power
-limit, every run sees the same clock. Nsight Compute locks clocks itself (``--clock-control base``);
+limit, every run gets the same clock setting. (A tensor-core GEMM still runs 3–6 % below it, at a
+clock that moves 2–3 % between launches: docs/evidence/h100-thermal. Event mode's timing window,
+``ProfileRequest.min_window_ms``, averages that out.) Nsight Compute locks clocks itself (``--clock-control base``);
 this module does it for event mode, ``compare_versions``, ``sweep`` and the timeline (``nsys``), for
 packages and commands.
 

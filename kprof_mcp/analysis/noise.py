@@ -2,11 +2,11 @@
 on the same GPU, measured by A/A profiles, and the baseline verdict built on it.
 
 Each profile's own spread (IQR, CI of its median) says how well that run measured itself; between
-two runs, the GPU's state moves times further (matmul v3 on an H100 at a locked clock: 3.5 % between
-profiles, 0.5 % within one). What moves depends on what bounds the kernel: Nsight Compute reads that
-a tensor-core GEMM runs 3–6 % below a locked SM clock, at a clock that changes 2–3 % from launch to
-launch while its cycle count stays within ~1 % (docs/evidence/h100-thermal), whereas memory-bound
-kernels move 0.1–0.4 %. So a floor is kept per class (compute- or memory-bound, from the FLOP/byte
+two runs, the GPU's state moves times further (matmul v3 on an H100 at a locked clock, timed over
+1 s windows: 1.1 % between profiles). What moves depends on what bounds the kernel: Nsight Compute
+reads that a tensor-core GEMM runs 3–6 % below a locked SM clock, at a clock that changes 2–3 % from
+launch to launch while its cycle count stays within ~1 % (docs/evidence/h100-thermal), whereas
+memory-bound kernels move 0.05–0.2 %. So a floor is kept per class (compute- or memory-bound, from the FLOP/byte
 model) as well as per time scale. A change smaller than the floor cannot be called a change by
 profiling twice; ``compare_versions`` (interleaved in one process) measures such differences.
 
