@@ -49,7 +49,7 @@ class range:  # noqa: N801 — reads as a context manager, like torch.profiler.r
         self.name = name
         self._undo: list[Callable[[], Any]] = []
 
-    def __enter__(self) -> "range":
+    def __enter__(self) -> range:
         OCCURRENCES[self.name] = OCCURRENCES.get(self.name, 0) + 1
         undo = []
         torch = sys.modules.get("torch")

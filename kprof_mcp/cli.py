@@ -85,27 +85,50 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: ar
     if passed_as_option:
         # e.g. a kernel parameter "version": `--version 2` would set kprof's own --version.
         names = sorted(passed_as_option)
-        raise KprofError(f"kernel {a.kernel!r} has parameter(s) {names} whose --name is also an option of "
-                         f"`kprof profile` ({', '.join(clashes[n] for n in names)}); pass them as "
-                         + " ".join(f"--param {n}=VALUE" for n in names) + " (the option keeps its own meaning)")
+        raise KprofError(
+            f"kernel {a.kernel!r} has parameter(s) {names} whose --name is also an option of "
+            f"`kprof profile` ({', '.join(clashes[n] for n in names)}); pass them as "
+            + " ".join(f"--param {n}=VALUE" for n in names)
+            + " (the option keeps its own meaning)"
+        )
     err = Console(stderr=True)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=err, transient=True, disable=a.quiet) as prog:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=a.quiet,
+    ) as prog:
         task = prog.add_task(f"profiling {a.kernel}", total=1.0)
 
         def on_progress(fraction: float, message: str) -> None:
             prog.update(task, completed=fraction, description=f"{a.kernel}: {message}")
 
-        outcome = engine.profile(a.kernel, a.version, params, a.mode, a.baseline, on_progress,
-                                 ncu_launches=a.ncu_launches, clock_control=a.clock_control,
-                                 timeline_iters=a.timeline_iters, timeline_engine=a.timeline_engine)
+        outcome = engine.profile(
+            a.kernel,
+            a.version,
+            params,
+            a.mode,
+            a.baseline,
+            on_progress,
+            ncu_launches=a.ncu_launches,
+            clock_control=a.clock_control,
+            timeline_iters=a.timeline_iters,
+            timeline_engine=a.timeline_engine,
+        )
     if outcome.result.device.kind != "cuda":
-        err.print("[bold yellow]No GPU: this ran on the CPU (Triton interpreter). The times are CPU times and "
-                  "say nothing about GPU performance.[/]")
+        err.print(
+            "[bold yellow]No GPU: this ran on the CPU (Triton interpreter). The times are CPU times and "
+            "say nothing about GPU performance.[/]"
+        )
     print(outcome.contract)
     err.print(f"profile_dir: {outcome.profile_dir}")
     if a.json:
-        _print_json({"profile_dir": str(outcome.profile_dir), "result": outcome.result.model_dump(mode="json")})
+        _print_json(
+            {"profile_dir": str(outcome.profile_dir), "result": outcome.result.model_dump(mode="json")}
+        )
     return 0
 
 
@@ -139,95 +162,195 @@ def _stage_models(specs: list[str]) -> dict[str, dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     from .modes import DEFAULT_MODE, MODES
 
-    ap = argparse.ArgumentParser(prog="kprof", description="Profile GPU kernels (the CLI face of kprof-mcp)",
-                                 allow_abbrev=False)
+    ap = argparse.ArgumentParser(
+        prog="kprof", description="Profile GPU kernels (the CLI face of kprof-mcp)", allow_abbrev=False
+    )
     ap.add_argument("--workspace", default=None, help="root for out/profiles and docs/kernels (default: cwd)")
     ap.add_argument("--kernels-dir", action="append", default=[], help="extra directory of kernel packages")
     ap.add_argument("--cpu", action="store_true", help="force CPU timing even if a GPU is present")
-    ap.add_argument("--cluster", default=None, metavar="tcp://SCHEDULER:8786",
-                    help="run profile/compare/sweep on a Dask cluster's GPU workers (docs/cluster.md); off loopback "
-                         "it must be tls:// with --tls-ca/--tls-cert/--tls-key")
+    ap.add_argument(
+        "--cluster",
+        default=None,
+        metavar="tcp://SCHEDULER:8786",
+        help="run profile/compare/sweep on a Dask cluster's GPU workers (docs/cluster.md); off loopback "
+        "it must be tls:// with --tls-ca/--tls-cert/--tls-key",
+    )
     ap.add_argument("--tls-ca", dest="cluster_tls_ca", default=None, help="with --cluster tls://...: CA file")
     ap.add_argument("--tls-cert", dest="cluster_tls_cert", default=None, help="client certificate")
     ap.add_argument("--tls-key", dest="cluster_tls_key", default=None, help="client key")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="kernel packages, versions, parameters", allow_abbrev=False)
-    p = sub.add_parser("profile", help="profile a kernel; extra --name value pairs are kernel parameters",
-                       allow_abbrev=False)
+    p = sub.add_parser(
+        "profile", help="profile a kernel; extra --name value pairs are kernel parameters", allow_abbrev=False
+    )
     p.add_argument("kernel")
     p.add_argument("--version", default=None)
-    p.add_argument("--mode", default=DEFAULT_MODE, choices=list(MODES),
-                   help="annotation (default; Nsight Compute), ncu (full), nsys (timeline), event (CUDA events; "
-                        "CPU without a GPU)")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="a kernel parameter (needed when its name is also an option here, e.g. version)")
+    p.add_argument(
+        "--mode",
+        default=DEFAULT_MODE,
+        choices=list(MODES),
+        help="annotation (default; Nsight Compute), ncu (full), nsys (timeline), event (CUDA events; "
+        "CPU without a GPU)",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a kernel parameter (needed when its name is also an option here, e.g. version)",
+    )
     p.add_argument("--ncu-launches", type=int, default=1, help="annotation/ncu: profiled launches per stage")
     p.add_argument("--timeline-iters", type=int, default=5, help="nsys: recorded iterations of the plan")
-    p.add_argument("--timeline-engine", default="auto", choices=["auto", "nsys", "kineto"],
-                   help="nsys: Nsight Systems when a working one is found (auto), Nsight Systems or an error (nsys), "
-                        "or CUPTI via torch.profiler (kineto)")
-    p.add_argument("--clock-control", default="base", choices=["base", "none"],
-                   help="base: SM clock locked for the run (ncu's base in annotation/ncu, the device's sustained "
-                        "clock in event/nsys), reset after; none: clocks free (under MIG)")
+    p.add_argument(
+        "--timeline-engine",
+        default="auto",
+        choices=["auto", "nsys", "kineto"],
+        help="nsys: Nsight Systems when a working one is found (auto), Nsight Systems or an error (nsys), "
+        "or CUPTI via torch.profiler (kineto)",
+    )
+    p.add_argument(
+        "--clock-control",
+        default="base",
+        choices=["base", "none"],
+        help="base: SM clock locked for the run (ncu's base in annotation/ncu, the device's sustained "
+        "clock in event/nsys), reset after; none: clocks free (under MIG)",
+    )
     p.add_argument("--baseline", default=None, help="an earlier profile_dir to compare with")
     p.add_argument("--json", action="store_true", help="also print the full result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress display")
-    cmp_ = sub.add_parser("compare", help="time versions interleaved in one process; verdict with a 95%% CI; "
-                                          "extra --name value pairs are kernel parameters", allow_abbrev=False)
+    cmp_ = sub.add_parser(
+        "compare",
+        help="time versions interleaved in one process; verdict with a 95%% CI; "
+        "extra --name value pairs are kernel parameters",
+        allow_abbrev=False,
+    )
     cmp_.add_argument("kernel")
-    cmp_.add_argument("versions", nargs="+", help="two or more versions, the baseline first (or one, with --set)")
+    cmp_.add_argument(
+        "versions", nargs="+", help="two or more versions, the baseline first (or one, with --set)"
+    )
     cmp_.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
-    cmp_.add_argument("--set", action="append", default=[], dest="param_sets", metavar="NAME=VALUE[,NAME=VALUE]",
-                      help="a parameter set (repeat: 2 to 8, the baseline's first); every version runs at each")
-    cmp_.add_argument("--mode", default="event", help="event (timing alone; default), or annotation/ncu: the timing, "
-                                                      "then each version's counters side by side")
-    cmp_.add_argument("--budget-ms", type=float, default=None, help="timed GPU time over all versions (default 4000)")
+    cmp_.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="param_sets",
+        metavar="NAME=VALUE[,NAME=VALUE]",
+        help="a parameter set (repeat: 2 to 8, the baseline's first); every version runs at each",
+    )
+    cmp_.add_argument(
+        "--mode",
+        default="event",
+        help="event (timing alone; default), or annotation/ncu: the timing, "
+        "then each version's counters side by side",
+    )
+    cmp_.add_argument(
+        "--budget-ms", type=float, default=None, help="timed GPU time over all versions (default 4000)"
+    )
     cmp_.add_argument("--rounds", type=int, default=20, help="rounds at most (each times every version once)")
     cmp_.add_argument("--json", action="store_true", help="also print the full result as JSON")
-    cmp_.add_argument("--clock-control", default="base", choices=["base", "none"],
-                      help="base: the timing's SM clock locked at the device's sustained clock; none: free")
-    sw = sub.add_parser("sweep", help="versions across values of one parameter: table, sweep.csv, sweep.png; extra "
-                                      "--name value pairs fix other kernel parameters", allow_abbrev=False)
+    cmp_.add_argument(
+        "--clock-control",
+        default="base",
+        choices=["base", "none"],
+        help="base: the timing's SM clock locked at the device's sustained clock; none: free",
+    )
+    sw = sub.add_parser(
+        "sweep",
+        help="versions across values of one parameter: table, sweep.csv, sweep.png; extra "
+        "--name value pairs fix other kernel parameters",
+        allow_abbrev=False,
+    )
     sw.add_argument("kernel")
     sw.add_argument("--over", required=True, metavar="PARAM", help="the parameter to sweep")
     sw.add_argument("--values", required=True, nargs="+", help="its values")
     sw.add_argument("--versions", nargs="+", default=None, help="1 to 4 versions (default: the latest)")
     sw.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
-    sw.add_argument("--budget-ms", type=float, default=None, help="timing budget per stage and point (default 300)")
-    sw.add_argument("--clock-control", default="base", choices=["base", "none"],
-                    help="base: the timing's SM clock locked at the device's sustained clock; none: free")
-    run = sub.add_parser("run", help="profile your own Python command: kprof run [options] -- python train.py ...; "
-                                     "stages are its ranges (kprof.range / NVTX / record_function)", allow_abbrev=False)
-    run.add_argument("--mode", default="event", choices=list(MODES), help="event (default), nsys, annotation, ncu")
-    run.add_argument("--include", action="append", default=[], metavar="PATTERN",
-                     help="a range name (fnmatch) that is a stage; repeat; default every range")
-    run.add_argument("--model", action="append", default=[], metavar="STAGE:flops=N,bytes=N[,dtype=D][,tc=1]",
-                     help="FLOPs/bytes of one occurrence of a stage (roofline and speed of light for it)")
-    run.add_argument("--cwd", default=None, help="working directory inside the workspace (default: the workspace)")
-    run.add_argument("--max-kernels", type=int, default=200, help="annotation/ncu: profile at most this many launches")
+    sw.add_argument(
+        "--budget-ms", type=float, default=None, help="timing budget per stage and point (default 300)"
+    )
+    sw.add_argument(
+        "--clock-control",
+        default="base",
+        choices=["base", "none"],
+        help="base: the timing's SM clock locked at the device's sustained clock; none: free",
+    )
+    run = sub.add_parser(
+        "run",
+        help="profile your own Python command: kprof run [options] -- python train.py ...; "
+        "stages are its ranges (kprof.range / NVTX / record_function)",
+        allow_abbrev=False,
+    )
+    run.add_argument(
+        "--mode", default="event", choices=list(MODES), help="event (default), nsys, annotation, ncu"
+    )
+    run.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="a range name (fnmatch) that is a stage; repeat; default every range",
+    )
+    run.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="STAGE:flops=N,bytes=N[,dtype=D][,tc=1]",
+        help="FLOPs/bytes of one occurrence of a stage (roofline and speed of light for it)",
+    )
+    run.add_argument(
+        "--cwd", default=None, help="working directory inside the workspace (default: the workspace)"
+    )
+    run.add_argument(
+        "--max-kernels", type=int, default=200, help="annotation/ncu: profile at most this many launches"
+    )
     run.add_argument("--timeline-engine", default="auto", choices=["auto", "nsys", "kineto"])
     run.add_argument("--clock-control", default="base", choices=["base", "none"])
     run.add_argument("--timeout-s", type=float, default=None)
-    run.add_argument("--warmup", type=int, default=1, help="event/nsys: first occurrences of each range left out")
+    run.add_argument(
+        "--warmup", type=int, default=1, help="event/nsys: first occurrences of each range left out"
+    )
     run.add_argument("--json", action="store_true", help="also print the full result as JSON")
-    run.add_argument("command", nargs=argparse.REMAINDER, help="-- python script.py ARGS, or -- python -m module ARGS")
-    ini = sub.add_parser("init", help="scaffold a kernel package (params, inputs, reference, one version, FLOP/byte "
-                                      "models) that passes its own correctness test", allow_abbrev=False)
-    ini.add_argument("name", help="package name (a Python identifier), created as kernels/NAME in the workspace")
+    run.add_argument(
+        "command", nargs=argparse.REMAINDER, help="-- python script.py ARGS, or -- python -m module ARGS"
+    )
+    ini = sub.add_parser(
+        "init",
+        help="scaffold a kernel package (params, inputs, reference, one version, FLOP/byte "
+        "models) that passes its own correctness test",
+        allow_abbrev=False,
+    )
+    ini.add_argument(
+        "name", help="package name (a Python identifier), created as kernels/NAME in the workspace"
+    )
     ini.add_argument("--dir", default="kernels", help="directory inside the workspace (default: kernels)")
-    wk = sub.add_parser("worker", help="start one Dask worker per GPU for kprof-mcp --cluster (resource GPU=1, "
-                                       "CUDA_VISIBLE_DEVICES set)", allow_abbrev=False)
+    wk = sub.add_parser(
+        "worker",
+        help="start one Dask worker per GPU for kprof-mcp --cluster (resource GPU=1, "
+        "CUDA_VISIBLE_DEVICES set)",
+        allow_abbrev=False,
+    )
     wk.add_argument("--scheduler", required=True, help="tcp://HOST:8786 (loopback) or tls://HOST:8786")
-    wk.add_argument("--gpus", default=None, help="comma-separated GPU indices (default: all visible; 'cpu' for a "
-                                                  "CPU-only worker)")
+    wk.add_argument(
+        "--gpus",
+        default=None,
+        help="comma-separated GPU indices (default: all visible; 'cpu' for a CPU-only worker)",
+    )
     wk.add_argument("--tls-ca", default=None)
     wk.add_argument("--tls-cert", default=None)
     wk.add_argument("--tls-key", default=None)
-    nz = sub.add_parser("noise", help="measure this GPU's noise floor: A/A event profiles, alternating; stored "
-                                      "per GPU model and used by every later profile's baseline verdict",
-                        allow_abbrev=False)
-    nz.add_argument("--case", action="append", default=[], metavar="KERNEL:VERSION[:NAME=VALUE,...]",
-                    help="a kernel to profile repeatedly (repeat; default: matmul:v3, softmax:v2, vector_add:v1)")
+    nz = sub.add_parser(
+        "noise",
+        help="measure this GPU's noise floor: A/A event profiles, alternating; stored "
+        "per GPU model and used by every later profile's baseline verdict",
+        allow_abbrev=False,
+    )
+    nz.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="KERNEL:VERSION[:NAME=VALUE,...]",
+        help="a kernel to profile repeatedly (repeat; default: matmul:v3, softmax:v2, vector_add:v1)",
+    )
     nz.add_argument("--rounds", type=int, default=8, help="profiles of each case (2 to 50; default 8)")
     nz.add_argument("--clock-control", default="base", choices=["base", "none"])
     nz.add_argument("--json", action="store_true", help="print the series as JSON")
@@ -235,8 +358,19 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("read-params", help="print a profile's params.json", allow_abbrev=False)
     r.add_argument("profile_dir")
     c = sub.add_parser("classify", help="classify a bottleneck from metrics", allow_abbrev=False)
-    for flag in ("tc", "dram", "occupancy", "l2-hit", "spill-bytes", "waves", "compute", "dram-over-model",
-                 "duration-us", "sol-us", "local-share-pct"):
+    for flag in (
+        "tc",
+        "dram",
+        "occupancy",
+        "l2-hit",
+        "spill-bytes",
+        "waves",
+        "compute",
+        "dram-over-model",
+        "duration-us",
+        "sol-us",
+        "local-share-pct",
+    ):
         c.add_argument(f"--{flag}", type=float, default=None)
     for flag in ("grid-blocks", "sms"):
         c.add_argument(f"--{flag}", type=int, default=None)
@@ -259,7 +393,9 @@ def main(argv: list[str] | None = None) -> int:
             from .cluster import ClusterError, connect, security_from
 
             try:
-                connect(engine, a.cluster, security_from(a.cluster_tls_ca, a.cluster_tls_cert, a.cluster_tls_key))
+                connect(
+                    engine, a.cluster, security_from(a.cluster_tls_ca, a.cluster_tls_cert, a.cluster_tls_key)
+                )
             except ClusterError as e:
                 raise KprofError(str(e)) from None
         if a.cmd == "list":
@@ -268,7 +404,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{k['name']}: {k.get('description', k.get('error', ''))}")
                 print(f"  params: {params}")
                 for v in k.get("versions", []):
-                    print(f"  {v['name']} ({v['plan_kind']}: {', '.join(s['name'] for s in v['stages'])}): {v['doc']}")
+                    print(
+                        f"  {v['name']} ({v['plan_kind']}: {', '.join(s['name'] for s in v['stages'])}): {v['doc']}"
+                    )
             return 0
         if a.cmd == "profile":
             return _profile(engine, a, extra, p)
@@ -276,10 +414,18 @@ def main(argv: list[str] | None = None) -> int:
             cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
             if not cmd:
                 raise KprofError("no command: kprof run [options] -- python script.py ARGS")
-            out = engine.profile_command(cmd, cwd=a.cwd, mode=a.mode, include=a.include,
-                                         stage_models=_stage_models(a.model), timeout_s=a.timeout_s,
-                                         max_kernels=a.max_kernels, clock_control=a.clock_control,
-                                         timeline_engine=a.timeline_engine, warmup_occurrences=a.warmup)
+            out = engine.profile_command(
+                cmd,
+                cwd=a.cwd,
+                mode=a.mode,
+                include=a.include,
+                stage_models=_stage_models(a.model),
+                timeout_s=a.timeout_s,
+                max_kernels=a.max_kernels,
+                clock_control=a.clock_control,
+                timeline_engine=a.timeline_engine,
+                warmup_occurrences=a.warmup,
+            )
             print(out.contract)
             print(f"profile_dir: {out.profile_dir}", file=sys.stderr)
             if a.json:
@@ -293,30 +439,45 @@ def main(argv: list[str] | None = None) -> int:
                 check_address(a.scheduler, security_from(a.tls_ca, a.tls_cert, a.tls_key))
             except ClusterError as e:
                 raise KprofError(str(e)) from None
-            gpus = ([g.strip() for g in a.gpus.split(",") if g.strip()] if a.gpus else
-                    [g if g is not None else "cpu" for g in detect_slots()])
+            gpus = (
+                [g.strip() for g in a.gpus.split(",") if g.strip()]
+                if a.gpus
+                else [g if g is not None else "cpu" for g in detect_slots()]
+            )
             tls = (a.tls_ca, a.tls_cert, a.tls_key) if a.tls_ca else None
             return worker_main(a.scheduler, gpus, tls=tls)
         if a.cmd == "init":
             from .scaffold import scaffold
 
             path = scaffold(engine.config.workspace, a.name, a.dir)
-            print(f"created {path}: edit it, then `kprof profile {path.relative_to(engine.config.workspace)} --mode "
-                  "event` (its correctness test: python -m pytest " f"{path / 'test_' }{a.name}.py)")
+            print(
+                f"created {path}: edit it, then `kprof profile {path.relative_to(engine.config.workspace)} --mode "
+                "event` (its correctness test: python -m pytest "
+                f"{path / 'test_'}{a.name}.py)"
+            )
             return 0
         if a.cmd == "sweep":
             params = _params_with(extra, a.param)
             values = [int(v) if v.lstrip("+-").isdigit() else v for v in a.values]
-            sout = engine.sweep(a.kernel, a.over, values, a.versions, params, a.budget_ms,
-                                clock_control=a.clock_control)
+            sout = engine.sweep(
+                a.kernel, a.over, values, a.versions, params, a.budget_ms, clock_control=a.clock_control
+            )
             print(sout.markdown)
             print(f"sweep_dir: {sout.sweep_dir}", file=sys.stderr)
             return 0
         if a.cmd == "compare":
             params = _params_with(extra, a.param)
             sets = [_params_with([], [kv for kv in spec.split(",") if kv]) for spec in a.param_sets] or None
-            out = engine.compare(a.kernel, a.versions, params, a.budget_ms, a.rounds, param_sets=sets, mode=a.mode,
-                                 clock_control=a.clock_control)
+            out = engine.compare(
+                a.kernel,
+                a.versions,
+                params,
+                a.budget_ms,
+                a.rounds,
+                param_sets=sets,
+                mode=a.mode,
+                clock_control=a.clock_control,
+            )
             print(out.markdown)
             print(f"compare_dir: {out.compare_dir}", file=sys.stderr)
             if a.json:
@@ -328,7 +489,9 @@ def main(argv: list[str] | None = None) -> int:
                 parts = c.split(":")
                 if len(parts) < 2 or not parts[0] or not parts[1]:
                     raise KprofError(f"--case {c!r}: KERNEL:VERSION[:NAME=VALUE,...], e.g. matmul:v3:M=2048")
-                cases.append((parts[0], parts[1], _params_with([], parts[2].split(",") if len(parts) > 2 else [])))
+                cases.append(
+                    (parts[0], parts[1], _params_with([], parts[2].split(",") if len(parts) > 2 else []))
+                )
             spec = engine.check_noise(cases or None, a.rounds, a.clock_control)
             out = engine.execute(spec, lambda f, m: print(f"  {100 * f:3.0f}% {m}", file=sys.stderr))
             from .render.noise import noise_markdown, noise_summary
@@ -345,8 +508,21 @@ def main(argv: list[str] | None = None) -> int:
             _print_json(engine.read_params(a.profile_dir))
             return 0
         if a.cmd == "classify":
-            d = engine.classify(a.tc, a.dram, a.occupancy, a.l2_hit, a.spill_bytes, a.waves, a.compute,
-                                a.dram_over_model, a.duration_us, a.sol_us, a.grid_blocks, a.sms, a.local_share_pct)
+            d = engine.classify(
+                a.tc,
+                a.dram,
+                a.occupancy,
+                a.l2_hit,
+                a.spill_bytes,
+                a.waves,
+                a.compute,
+                a.dram_over_model,
+                a.duration_us,
+                a.sol_us,
+                a.grid_blocks,
+                a.sms,
+                a.local_share_pct,
+            )
             _print_json(d.model_dump())
             return 0
         if a.cmd == "devlog":

@@ -89,8 +89,10 @@ def recover() -> list[str]:
         if pid and _alive(pid):
             continue
         gpu = info.get("gpu")
-        notes.append(f"GPU {gpu or 'default'}: a lock left by process {pid or '?'} at {info.get('mhz')} MHz — "
-                     + nvidia_smi.reset_clocks(gpu))
+        notes.append(
+            f"GPU {gpu or 'default'}: a lock left by process {pid or '?'} at {info.get('mhz')} MHz — "
+            + nvidia_smi.reset_clocks(gpu)
+        )
         try:
             m.unlink()
         except OSError:
@@ -106,8 +108,11 @@ def hold(gpu: str | None, device_name: str | None, wanted: bool) -> Iterator[Clo
     from .tools import nvidia_smi
 
     if not wanted:
-        yield ClockState(None, "clock_control='none': the SM clock was left free (boost, power and temperature move "
-                               "compute-bound times from one profile to the next)")
+        yield ClockState(
+            None,
+            "clock_control='none': the SM clock was left free (boost, power and temperature move "
+            "compute-bound times from one profile to the next)",
+        )
         return
     spec, _ = try_match_device(device_name or "")
     mhz = getattr(spec, "sustained_sm_mhz", None) if spec else None
@@ -115,8 +120,11 @@ def hold(gpu: str | None, device_name: str | None, wanted: bool) -> Iterator[Clo
     if env.isdigit() and int(env) > 0:  # the operator's choice over devices.json
         mhz = int(env)
     if not mhz:
-        yield ClockState(None, f"the SM clock was left free: no sustained clock is known for {device_name or 'this GPU'} "
-                               "(devices.json sustained_sm_mhz); compute-bound times move with boost and power")
+        yield ClockState(
+            None,
+            f"the SM clock was left free: no sustained clock is known for {device_name or 'this GPU'} "
+            "(devices.json sustained_sm_mhz); compute-bound times move with boost and power",
+        )
         return
     marker = _marker(gpu)
     marker.parent.mkdir(parents=True, exist_ok=True)
@@ -127,12 +135,18 @@ def hold(gpu: str | None, device_name: str | None, wanted: bool) -> Iterator[Clo
             marker.unlink()
         except OSError:
             pass
-        yield ClockState(None, f"locking the SM clock at {mhz} MHz was refused ({said}): the clock was left free "
-                               "(not root, MIG or a container?); compute-bound times move with boost and power")
+        yield ClockState(
+            None,
+            f"locking the SM clock at {mhz} MHz was refused ({said}): the clock was left free "
+            "(not root, MIG or a container?); compute-bound times move with boost and power",
+        )
         return
     try:
-        yield ClockState(mhz, f"kprof locked the SM clock at {mhz} MHz (nvidia-smi -lgc {mhz},{mhz}: a clock this GPU "
-                              "sustains at its power limit) for the run, and reset it after (nvidia-smi -rgc)")
+        yield ClockState(
+            mhz,
+            f"kprof locked the SM clock at {mhz} MHz (nvidia-smi -lgc {mhz},{mhz}: a clock this GPU "
+            "sustains at its power limit) for the run, and reset it after (nvidia-smi -rgc)",
+        )
     finally:
         nvidia_smi.reset_clocks(gpu)
         try:

@@ -75,25 +75,38 @@ def security_from(tls_ca: str | None = None, tls_cert: str | None = None, tls_ke
             raise ClusterError(f"TLS file {f} not found")
     from distributed.security import Security
 
-    return Security(tls_ca_file=tls_ca, tls_client_cert=tls_cert, tls_client_key=tls_key, require_encryption=True,
-                    tls_worker_cert=tls_cert, tls_worker_key=tls_key, tls_scheduler_cert=tls_cert,
-                    tls_scheduler_key=tls_key)
+    return Security(
+        tls_ca_file=tls_ca,
+        tls_client_cert=tls_cert,
+        tls_client_key=tls_key,
+        require_encryption=True,
+        tls_worker_cert=tls_cert,
+        tls_worker_key=tls_key,
+        tls_scheduler_cert=tls_cert,
+        tls_scheduler_key=tls_key,
+    )
 
 
 def check_address(address: str, security) -> None:
     """Refuse a scheduler off loopback without TLS: jobs execute code on the workers."""
     scheme = urlparse(address).scheme if "://" in address else "tcp"
     if scheme not in ("tcp", "tls", "inproc"):
-        raise ClusterError(f"scheduler address {address!r}: use tcp://HOST:PORT (loopback) or tls://HOST:PORT")
+        raise ClusterError(
+            f"scheduler address {address!r}: use tcp://HOST:PORT (loopback) or tls://HOST:PORT"
+        )
     if scheme == "tls" and security is None:
-        raise ClusterError(f"scheduler {address} speaks TLS: give the certificates (--tls-ca, --tls-cert, --tls-key; "
-                           "in Python, cluster.security_from(ca, cert, key))")
+        raise ClusterError(
+            f"scheduler {address} speaks TLS: give the certificates (--tls-ca, --tls-cert, --tls-key; "
+            "in Python, cluster.security_from(ca, cert, key))"
+        )
     if is_loopback(address):
         return
     if scheme != "tls" or security is None:
-        raise ClusterError(f"scheduler {address} is not on this machine: connect with TLS (tls://HOST:PORT and "
-                           "--tls-ca/--tls-cert/--tls-key; the certificates authenticate both sides). Plain tcp:// "
-                           "is accepted only on loopback, because a profile executes code on the worker.")
+        raise ClusterError(
+            f"scheduler {address} is not on this machine: connect with TLS (tls://HOST:PORT and "
+            "--tls-ca/--tls-cert/--tls-key; the certificates authenticate both sides). Plain tcp:// "
+            "is accepted only on loopback, because a profile executes code on the worker."
+        )
 
 
 def connect(engine, address: str, security=None) -> None:
@@ -116,6 +129,7 @@ def connect(engine, address: str, security=None) -> None:
 
 # ----------------------------------------------------------------------------- packing
 
+
 def pack(path: Path, limit: int, what: str) -> bytes:
     """A directory or file as tar.gz bytes (``__pycache__`` left out), refusing past ``limit``.
     The same files give the same bytes (sorted members, no gzip timestamp), so a worker can tell
@@ -133,12 +147,18 @@ def pack(path: Path, limit: int, what: str) -> bytes:
     with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
         members = [path] + (sorted(path.rglob("*")) if path.is_dir() else [])
         for m in members:
-            tar.add(str(m), arcname=str(Path(path.name) / m.relative_to(path)) if m != path else path.name,
-                    recursive=False, filter=skip)
+            tar.add(
+                str(m),
+                arcname=str(Path(path.name) / m.relative_to(path)) if m != path else path.name,
+                recursive=False,
+                filter=skip,
+            )
     data = buf.getvalue()
     if len(data) > limit:
-        raise ClusterError(f"{what} is {len(data) / 2**20:.1f} MiB packed, over the {limit / 2**20:.0f} MiB limit for "
-                           "shipping between server and worker")
+        raise ClusterError(
+            f"{what} is {len(data) / 2**20:.1f} MiB packed, over the {limit / 2**20:.0f} MiB limit for "
+            "shipping between server and worker"
+        )
     return data
 
 
@@ -150,6 +170,7 @@ def unpack(data: bytes, dest: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- worker side
+
 
 def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
     """Run one job (a profile, a comparison or a sweep: the validated spec itself) on this Dask
@@ -185,8 +206,10 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
             if getattr(req, "command", None):
                 old = str(req.command_cwd or req.kernel_source)
                 update["command_cwd"] = str(source)
-                update["command"] = [str(source) + a[len(old):] if a == old or a.startswith(old + os.sep) else a
-                                     for a in req.command]
+                update["command"] = [
+                    str(source) + a[len(old) :] if a == old or a.startswith(old + os.sep) else a
+                    for a in req.command
+                ]
             return req.model_copy(update=update)
 
         from .modes import ModeError, PreflightEnv, get_mode
@@ -198,9 +221,15 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
             """The profile's request checked here, on the machine that runs it (the mode's preflight:
             GPU, profilers, MIG), with this machine's profiler paths."""
             try:
-                extra = get_mode(s.req.mode).preflight(PreflightEnv(
-                    cpu=cpu, force_cpu=cfg.force_cpu, gpus=nvidia_smi.gpus(), clock_control=s.req.clock_control,
-                    timeline_engine=s.req.timeline_engine))
+                extra = get_mode(s.req.mode).preflight(
+                    PreflightEnv(
+                        cpu=cpu,
+                        force_cpu=cfg.force_cpu,
+                        gpus=nvidia_smi.gpus(),
+                        clock_control=s.req.clock_control,
+                        timeline_engine=s.req.timeline_engine,
+                    )
+                )
             except ModeError as e:
                 raise RuntimeError(f"on Dask worker {worker.address} ({socket.gethostname()}): {e}") from None
             return replace(s, req=moved(s.req).model_copy(update=extra), source=source, base=None, cpu=cpu)
@@ -216,8 +245,13 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
         # is that GPU's, so two workers of one host on two GPUs run at once.
         control = RunControl(gpu=os.environ.get("CUDA_VISIBLE_DEVICES") or None)
         queue = Queue(f"kprof-progress-{job}")
-        queue.put((0.01, f"started on Dask worker {worker.address} ({socket.gethostname()})",
-                   {"worker": worker.address, "host": socket.gethostname()}))
+        queue.put(
+            (
+                0.01,
+                f"started on Dask worker {worker.address} ({socket.gethostname()})",
+                {"worker": worker.address, "host": socket.gethostname()},
+            )
+        )
         cancel = Event(f"kprof-cancel-{job}")
         stop = threading.Event()
 
@@ -253,13 +287,26 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
         t_ran = time.time()
         written = [Path(d) for d in dirs]
         limit = payload.get("max_result_bytes", MAX_RESULT_BYTES)
-        archives = [(str(d.relative_to(cfg.out_root)), pack(d, limit, f"the directory {d.name}")) for d in dirs]
+        archives = [
+            (str(d.relative_to(cfg.out_root)), pack(d, limit, f"the directory {d.name}")) for d in dirs
+        ]
         t1 = time.time()
-        return {"outcome": outcome, "archives": archives, "worker_out_root": str(cfg.out_root),
-                "worker": worker.address, "pid": os.getpid(), "host": socket.gethostname(), "started": t0,
-                "finished": t1, "warm": engine.pool is not None,
-                "seconds": {"worker_setup": round(t_run - t0, 3), "run": round(t_ran - t_run, 3),
-                            "pack": round(t1 - t_ran, 3)}}
+        return {
+            "outcome": outcome,
+            "archives": archives,
+            "worker_out_root": str(cfg.out_root),
+            "worker": worker.address,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": t0,
+            "finished": t1,
+            "warm": engine.pool is not None,
+            "seconds": {
+                "worker_setup": round(t_run - t0, 3),
+                "run": round(t_ran - t_run, 3),
+                "pack": round(t1 - t_ran, 3),
+            },
+        }
     finally:  # the worker keeps no job's directories (they are on the server now, or the job failed)
         for d in written:
             shutil.rmtree(d, ignore_errors=True)
@@ -287,7 +334,9 @@ def _package_here(workspace: Path, data: bytes, name: str) -> Path:
             tmp.rename(final)
         except OSError:  # another job unpacked it first
             shutil.rmtree(tmp, ignore_errors=True)
-        kept = sorted((d for d in root.iterdir() if not d.name.startswith(".")), key=lambda d: d.stat().st_mtime)
+        kept = sorted(
+            (d for d in root.iterdir() if not d.name.startswith(".")), key=lambda d: d.stat().st_mtime
+        )
         for old in kept[:-KEEP_PACKAGES]:
             if old != final:
                 shutil.rmtree(old, ignore_errors=True)
@@ -321,7 +370,9 @@ def _worker_engine(force_cpu: bool):
 
         from .engine import Config, Engine
 
-        root = Path(tempfile.mkdtemp(prefix=f"kprof-worker-{os.getpid()}-", dir=os.environ.get("KPROF_WORKER_ROOT")))
+        root = Path(
+            tempfile.mkdtemp(prefix=f"kprof-worker-{os.getpid()}-", dir=os.environ.get("KPROF_WORKER_ROOT"))
+        )
         cfg = Config.from_options(str(root), force_cpu=force_cpu)
         engine = Engine(cfg)
         _ENGINES[force_cpu] = engine
@@ -336,6 +387,7 @@ def _worker_engine(force_cpu: bool):
 
 # ----------------------------------------------------------------------------- server side
 
+
 class ClusterRunner:
     """The JobManager's ``run`` for a cluster: submit, follow, cancel, bring the profile back."""
 
@@ -346,8 +398,10 @@ class ClusterRunner:
         try:
             self.client = Client(address, security=security, timeout=connect_timeout_s, set_as_default=False)
         except (OSError, TypeError, ValueError) as e:  # TimeoutError is an OSError; TLS set-up errors are not
-            raise ClusterError(f"cannot reach the Dask scheduler at {address}: {e}. Start one with `dask scheduler` "
-                               "and workers with `kprof worker --scheduler ADDRESS`.") from None
+            raise ClusterError(
+                f"cannot reach the Dask scheduler at {address}: {e}. Start one with `dask scheduler` "
+                "and workers with `kprof worker --scheduler ADDRESS`."
+            ) from None
         self.address, self.engine = address, engine
         self.ran: list[dict[str, Any]] = []  # where and when each job ran (benchmarks, tests)
 
@@ -368,10 +422,10 @@ class ClusterRunner:
             pass
 
     def run(self, spec, progress, control):
+        from dataclasses import replace
+
         from distributed import Event, Queue
         from distributed.client import FutureCancelledError
-
-        from dataclasses import replace
 
         from .engine import KprofError, ProfileSpec
 
@@ -381,20 +435,44 @@ class ClusterRunner:
         shipped = replace(spec, base=None) if isinstance(spec, ProfileSpec) else spec
         try:
             # A command's working directory travels like a package: the worker runs the command there.
-            packed = (pack(source, MAX_COMMAND_DIR_BYTES, f"the command's working directory {source.name}") if command
-                      else pack(source, MAX_PACKAGE_BYTES, f"kernel package {source.name}"))
+            packed = (
+                pack(source, MAX_COMMAND_DIR_BYTES, f"the command's working directory {source.name}")
+                if command
+                else pack(source, MAX_PACKAGE_BYTES, f"kernel package {source.name}")
+            )
         except ClusterError as e:
-            raise KprofError(f"{e}" + ("; keep data and outputs out of the command's working directory (cwd), or "
-                                       "profile the command on a server without --cluster" if command else "")) from None
-        payload = {"spec": shipped, "force_cpu": bool(getattr(spec.req, "force_cpu", False)),
-                   "package_name": source.name, "package": packed, "command": command}
+            raise KprofError(
+                f"{e}"
+                + (
+                    "; keep data and outputs out of the command's working directory (cwd), or "
+                    "profile the command on a server without --cluster"
+                    if command
+                    else ""
+                )
+            ) from None
+        payload = {
+            "spec": shipped,
+            "force_cpu": bool(getattr(spec.req, "force_cpu", False)),
+            "package_name": source.name,
+            "package": packed,
+            "command": command,
+        }
         sub = Queue(f"kprof-progress-{job}", client=self.client)
         cancel = Event(f"kprof-cancel-{job}", client=self.client)
         progress(0.0, f"submitted to the Dask cluster at {self.address}")
         t_submit = time.monotonic()
-        fut = self.client.submit(remote_job, payload, job, resources={"GPU": 1}, pure=False, retries=0,
-                                 key=f"kprof-{type(spec).__name__}-{job}")
-        deadline = time.monotonic() + spec.timeout + 120.0  # the worker enforces the limit; this is a backstop
+        fut = self.client.submit(
+            remote_job,
+            payload,
+            job,
+            resources={"GPU": 1},
+            pure=False,
+            retries=0,
+            key=f"kprof-{type(spec).__name__}-{job}",
+        )
+        deadline = (
+            time.monotonic() + spec.timeout + 120.0
+        )  # the worker enforces the limit; this is a backstop
         cancel_sent = None
         starts: list[dict[str, str]] = []  # each worker the task started on (more than one: rescheduled)
 
@@ -405,8 +483,10 @@ class ClusterRunner:
                     starts.append(item[2])
                     if len(starts) > 1:
                         lost = starts[-2]
-                        m = (f"Dask worker {lost['worker']} ({lost['host']}) was lost mid-job; Dask rescheduled the job "
-                             f"and it started again on {starts[-1]['worker']} ({starts[-1]['host']})")
+                        m = (
+                            f"Dask worker {lost['worker']} ({lost['host']}) was lost mid-job; Dask rescheduled the job "
+                            f"and it started again on {starts[-1]['worker']} ({starts[-1]['host']})"
+                        )
                 progress(f, m)
 
         try:
@@ -426,7 +506,9 @@ class ClusterRunner:
                 if time.monotonic() > deadline:
                     cancel.set()
                     fut.cancel()
-                    raise KprofError(f"the cluster job did not finish within {spec.timeout + 120:.0f} s; cancelled")
+                    raise KprofError(
+                        f"the cluster job did not finish within {spec.timeout + 120:.0f} s; cancelled"
+                    )
                 try:  # wakes as soon as the task ends
                     fut.result(timeout=0.2)
                 except TimeoutError:
@@ -460,8 +542,8 @@ class ClusterRunner:
     def _bring_back(self, spec, out: dict[str, Any], job: str, lost: list[str] | None = None):
         """Unpack the job's directories into the server's workspace (same relative paths), point
         the outcome's paths there, and re-render a profile against the server's baseline."""
-        from .engine import CompareSpec, KprofError, ProfileOutcome, SweepSpec, render_profile
         from . import store
+        from .engine import CompareSpec, KprofError, ProfileOutcome, SweepSpec, render_profile
 
         root = self.engine.config.out_root
         old = out["worker_out_root"]
@@ -469,7 +551,9 @@ class ClusterRunner:
         for rel, data in out.pop("archives"):
             final = root / rel
             if final.exists():
-                raise KprofError(f"{final} already exists on the server; the returned directory was not unpacked")
+                raise KprofError(
+                    f"{final} already exists on the server; the returned directory was not unpacked"
+                )
             unpack(data, final.parent)
             for f in final.rglob("*"):
                 if f.suffix in (".md", ".json") and f.is_file():  # the worker's paths, as the server's
@@ -481,13 +565,25 @@ class ClusterRunner:
         # The task's span on the worker (Unix s, its clock) and where the job's time went: on the worker
         # (setup: unpack and preflight; run: the engine; pack), and the server's round trip from submit
         # to result (all of it: the queue in Dask, shipping both ways, the worker's part).
-        where = {"scheduler": self.address, "worker": out["worker"], "host": out["host"],
-                 "started": out["started"], "finished": out["finished"], "seconds": dict(out["seconds"])}
+        where = {
+            "scheduler": self.address,
+            "worker": out["worker"],
+            "host": out["host"],
+            "started": out["started"],
+            "finished": out["finished"],
+            "seconds": dict(out["seconds"]),
+        }
         if lost:
             where["rescheduled_after"] = lost
         self.ran.append(dict(out, job=job, rescheduled_after=lost or []))
-        note = (f"Dask rescheduled this job after losing worker(s) {', '.join(lost)} mid-job; it ran again from the "
-                f"start on {out['worker']} ({out['host']}), so its figures come from that run alone") if lost else None
+        note = (
+            (
+                f"Dask rescheduled this job after losing worker(s) {', '.join(lost)} mid-job; it ran again from the "
+                f"start on {out['worker']} ({out['host']}), so its figures come from that run alone"
+            )
+            if lost
+            else None
+        )
         if isinstance(spec, CompareSpec):
             if note:
                 from .models import ResultWarning
@@ -497,7 +593,8 @@ class ClusterRunner:
             outcome.compare_dir = dirs[0]
             outcome.markdown = outcome.markdown.replace(old, str(root))
             outcome.result = type(outcome.result).model_validate_json(
-                outcome.result.model_dump_json().replace(old, str(root)))
+                outcome.result.model_dump_json().replace(old, str(root))
+            )
             return outcome
         if isinstance(spec, SweepSpec):
             outcome.sweep_dir = dirs[0]
@@ -514,7 +611,9 @@ class ClusterRunner:
         r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
         (final_dir / "report.md").write_text(r.report)
         (final_dir / "contract.md").write_text(r.contract)
-        return ProfileOutcome(result=result, assessment=r.assessment, contract=r.contract, profile_dir=final_dir)
+        return ProfileOutcome(
+            result=result, assessment=r.assessment, contract=r.contract, profile_dir=final_dir
+        )
 
 
 def _drain(queue) -> list[tuple[float, str]]:
@@ -528,14 +627,17 @@ def _drain(queue) -> list[tuple[float, str]]:
 def _remote_error(e: BaseException) -> str:
     name = type(e).__name__
     if name == "KilledWorker":
-        return (f"the Dask workers running this job died (lost connection or killed) before it finished, and Dask "
-                f"stopped rescheduling it ({e}; the limit is the scheduler's distributed.scheduler.allowed-failures). "
-                "Check the workers' machines (a kernel that kills its process is run in a child and would fail the "
-                "job instead) and profile again.")
+        return (
+            f"the Dask workers running this job died (lost connection or killed) before it finished, and Dask "
+            f"stopped rescheduling it ({e}; the limit is the scheduler's distributed.scheduler.allowed-failures). "
+            "Check the workers' machines (a kernel that kills its process is run in a child and would fail the "
+            "job instead) and profile again."
+        )
     return str(e) or name
 
 
 # ----------------------------------------------------------------------------- kprof worker
+
 
 def stop_processes(procs: list, wait_s: float) -> None:
     """Terminate processes (Dask's own shutdown), then kill those still there after ``wait_s``."""
@@ -552,8 +654,13 @@ def stop_processes(procs: list, wait_s: float) -> None:
             p.wait()
 
 
-def worker_main(scheduler: str, gpus: list[str], nthreads: int = 1, tls: tuple[str, str, str] | None = None,
-                extra: list[str] | None = None) -> int:
+def worker_main(
+    scheduler: str,
+    gpus: list[str],
+    nthreads: int = 1,
+    tls: tuple[str, str, str] | None = None,
+    extra: list[str] | None = None,
+) -> int:
     """Start one Dask worker per GPU (``CUDA_VISIBLE_DEVICES=<gpu>``, resource ``GPU=1``) and wait;
     Ctrl-C or SIGTERM stops them all."""
     import signal
@@ -568,17 +675,32 @@ def worker_main(scheduler: str, gpus: list[str], nthreads: int = 1, tls: tuple[s
         if g == "cpu":
             env.pop("CUDA_VISIBLE_DEVICES")
             env["KPROF_FORCE_CPU"] = "1"
-        cmd = [sys.executable, "-m", "distributed.cli.dask_worker", scheduler, "--nworkers", "1", "--nthreads",
-               str(nthreads), "--resources", "GPU=1", "--name", f"kprof-{socket.gethostname()}-{os.getpid()}-{i}-gpu{g}",
-               "--no-nanny", "--preload", "kprof_mcp.cluster"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_worker",
+            scheduler,
+            "--nworkers",
+            "1",
+            "--nthreads",
+            str(nthreads),
+            "--resources",
+            "GPU=1",
+            "--name",
+            f"kprof-{socket.gethostname()}-{os.getpid()}-{i}-gpu{g}",
+            "--no-nanny",
+            "--preload",
+            "kprof_mcp.cluster",
+        ]
         if tls:
             ca, cert, key = tls
             cmd += ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
         # Its own process group and this process's lifeline: a worker (and its jobs' processes) dies
         # with this command however it ends; see dask_setup.
         env, lifeline_fds = lifeline.for_child(env)
-        procs.append(subprocess.Popen(cmd + list(extra or []), env=env, pass_fds=lifeline_fds,
-                                      start_new_session=True))
+        procs.append(
+            subprocess.Popen(cmd + list(extra or []), env=env, pass_fds=lifeline_fds, start_new_session=True)
+        )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -49,9 +49,19 @@ class Job:
     done: threading.Event = field(default_factory=threading.Event)
 
     def snapshot(self, position: int | None) -> dict[str, Any]:
-        return {"job_id": self.id, "status": self.status, "label": self.label, "queue_position": position,
-                "gpu": self.slot, "progress": round(self.progress, 3), "message": self.message,
-                "created": self.created, "started": self.started, "finished": self.finished, "error": self.error}
+        return {
+            "job_id": self.id,
+            "status": self.status,
+            "label": self.label,
+            "queue_position": position,
+            "gpu": self.slot,
+            "progress": round(self.progress, 3),
+            "message": self.message,
+            "created": self.created,
+            "started": self.started,
+            "finished": self.finished,
+            "error": self.error,
+        }
 
 
 def detect_slots() -> list[str | None]:
@@ -67,9 +77,13 @@ def detect_slots() -> list[str | None]:
 
 
 class JobManager:
-    def __init__(self, run: Callable[[Any, Callable[[float, str], None], RunControl], Any],
-                 slots: list[str | None] | None = None, keep: int = 200,
-                 more_slots: Callable[[], list[str | None]] | None = None):
+    def __init__(
+        self,
+        run: Callable[[Any, Callable[[float, str], None], RunControl], Any],
+        slots: list[str | None] | None = None,
+        keep: int = 200,
+        more_slots: Callable[[], list[str | None]] | None = None,
+    ):
         """``more_slots``: asked at each submit for the slots there are now (a cluster whose GPU
         workers joined after the server started); new ones get a thread, none is taken away."""
         self._run = run
@@ -100,8 +114,10 @@ class JobManager:
             job = self._jobs.get(job_id) if isinstance(job_id, str) else None
             if job is None:
                 recent = list(self._order)[-5:]
-                raise UnknownJob(f"unknown job_id {clip(job_id)}; recent jobs: {recent or 'none'} (jobs live in the "
-                                 "server's memory: a restarted server forgets them, their profile_dir stays on disk)")
+                raise UnknownJob(
+                    f"unknown job_id {clip(job_id)}; recent jobs: {recent or 'none'} (jobs live in the "
+                    "server's memory: a restarted server forgets them, their profile_dir stays on disk)"
+                )
             return job
 
     def position(self, job: Job) -> int | None:
@@ -147,7 +163,7 @@ class JobManager:
 
     def _start_threads(self, more: list[str | None] = ()) -> None:
         self.slots += [s for s in more if s not in self.slots]
-        for slot in self.slots[len(self._threads):]:
+        for slot in self.slots[len(self._threads) :]:
             t = threading.Thread(target=self._loop, args=(slot,), name=f"kprof-gpu-{slot}", daemon=True)
             t.start()
             self._threads.append(t)
@@ -161,8 +177,15 @@ class JobManager:
             if old is not None:
                 del self._jobs[old.id]
 
-    def _finish(self, job: Job, status: str, *, outcome: Any = None, error: str | None = None,
-                message: str | None = None) -> None:
+    def _finish(
+        self,
+        job: Job,
+        status: str,
+        *,
+        outcome: Any = None,
+        error: str | None = None,
+        message: str | None = None,
+    ) -> None:
         # Everything a reader needs is in place before the status says final (readers poll it).
         job.outcome, job.error = outcome, error
         job.finished = time.time()
@@ -191,8 +214,12 @@ class JobManager:
             except BaseException as e:  # noqa: BLE001 — a job's failure never stops the slot
                 if job.control.cancelled:
                     note = f" ({job.control.clock_reset})" if job.control.clock_reset else ""
-                    self._finish(job, CANCELLED, error=f"cancelled while running; its process tree was killed{note}",
-                                 message="cancelled")
+                    self._finish(
+                        job,
+                        CANCELLED,
+                        error=f"cancelled while running; its process tree was killed{note}",
+                        message="cancelled",
+                    )
                 else:
                     self._finish(job, FAILED, error=str(e) or type(e).__name__, message="failed")
                 continue

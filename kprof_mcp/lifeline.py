@@ -76,7 +76,9 @@ def watch() -> None:
     then = os.environ.pop(THEN_ENV, "")
     if fd is not None:
         os.set_inheritable(fd, False)
-        threading.Thread(target=_kill_group_at_eof, args=(fd, then), daemon=True, name="kprof-lifeline").start()
+        threading.Thread(
+            target=_kill_group_at_eof, args=(fd, then), daemon=True, name="kprof-lifeline"
+        ).start()
 
 
 def _received(spec: str) -> int | None:
@@ -109,9 +111,17 @@ def _start_after_group_dies(then: str) -> None:
 
     try:
         argv = [str(a) for a in json.loads(then)]
-        subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; time.sleep(1); "
-                          "subprocess.run(sys.argv[1:], timeout=30)", *argv],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import subprocess, sys, time; time.sleep(1); subprocess.run(sys.argv[1:], timeout=30)",
+                *argv,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     except Exception:  # noqa: BLE001 — never keep the group alive for this
         pass

@@ -13,7 +13,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-
 TIMELINE_ENGINES = ("auto", "nsys", "kineto")  # nsys mode's recorders (ProfileRequest.timeline_engine)
 
 
@@ -90,7 +89,9 @@ class DeviceState(BaseModel):
     peak_gbps: float | None = None
     clocks_locked: bool | None = None  # None: unknown
     clock_control: str = "none"
-    sm_clock_lock_mhz: int | None = None  # the SM clock kprof locked for the run (kprof_mcp.clocks); None: not
+    sm_clock_lock_mhz: int | None = (
+        None  # the SM clock kprof locked for the run (kprof_mcp.clocks); None: not
+    )
     clocks_before: dict[str, Any] = Field(default_factory=dict)
     clocks_after: dict[str, Any] = Field(default_factory=dict)
     driver_version: str | None = None
@@ -118,11 +119,16 @@ class Resources(BaseModel):
 
 class OpportunityModel(BaseModel):
     name: str
-    est_gain_pct: float = Field(description="estimated % speed-up if this cause were removed: 1/(1 − share) − 1")
+    est_gain_pct: float = Field(
+        description="estimated % speed-up if this cause were removed: 1/(1 − share) − 1"
+    )
     trigger: str = Field(description="metric=value that triggered it")
     share_pct: float = Field(default=0.0, description="share of the time this change would remove, %")
-    cause: str = Field(default="", description="spills, few_blocks, tail, over_fetch, dram_roof, compute_roof, "
-                                               "latency, occupancy, ncu, launch, streams")
+    cause: str = Field(
+        default="",
+        description="spills, few_blocks, tail, over_fetch, dram_roof, compute_roof, "
+        "latency, occupancy, ncu, launch, streams",
+    )
 
 
 class Timing(BaseModel):
@@ -132,11 +138,17 @@ class Timing(BaseModel):
     method: str  # "cupti_kernel_sum", "cuda_events", "cpu_wall_clock", or a mode's own description
     l2_flushed: bool
     stop_reason: str  # "converged", "budget", "max_runs"
-    sm_clock_mhz: list[float] = Field(default_factory=list, description="SM clock read after each timed batch "
-                                                                         "(nvidia-smi), when recorded")
-    energy_mj_per_run: list[float] = Field(default_factory=list, description="energy per run (mJ, NVML's energy "
-                                           "counter) of each energy window: runs back to back, no L2 flush")
-    power_w: list[float] = Field(default_factory=list, description="mean GPU power (W) over each energy window")
+    sm_clock_mhz: list[float] = Field(
+        default_factory=list, description="SM clock read after each timed batch (nvidia-smi), when recorded"
+    )
+    energy_mj_per_run: list[float] = Field(
+        default_factory=list,
+        description="energy per run (mJ, NVML's energy "
+        "counter) of each energy window: runs back to back, no L2 flush",
+    )
+    power_w: list[float] = Field(
+        default_factory=list, description="mean GPU power (W) over each energy window"
+    )
 
     @computed_field
     @property
@@ -220,19 +232,24 @@ class StageResult(BaseModel):
     shared_mem_per_block_bytes: float | None = None
     dram_bytes: float | None = None  # measured DRAM read+write bytes
     sm_clock_hz: float | None = None  # SM clock during the profiled launch
-    ncu_kernels: list[str] = Field(default_factory=list, description="kernel names ncu profiled for this stage")
+    ncu_kernels: list[str] = Field(
+        default_factory=list, description="kernel names ncu profiled for this stage"
+    )
     # Event mode on a GPU: ``timing`` is the kernels' own time (CUPTI); this is the same stage timed
     # with CUDA events around each launch, which adds launch latency and event overhead.
     launch_timing: Timing | None = None
-    kernel_times: list[KernelTime] = Field(default_factory=list,
-                                           description="each kernel of the stage per run (CUPTI), in launch order")
+    kernel_times: list[KernelTime] = Field(
+        default_factory=list, description="each kernel of the stage per run (CUPTI), in launch order"
+    )
     ncu_rules: list[dict[str, Any]] = Field(default_factory=list, description="Nsight Compute rule results")
     missing_metrics: list[str] = Field(default_factory=list, description="metrics asked for but absent (n/a)")
     accounting: dict[str, float] = Field(
-        default_factory=dict, description="where the time went, as Nsight Compute counted it (annotation/ncu): "
+        default_factory=dict,
+        description="where the time went, as Nsight Compute counted it (annotation/ncu): "
         "stall_<reason> (cycles stalled per issued instruction), pipe_<x>_pct, instruction counts, global "
         "atomics/reductions, load/store sectors and requests, shared-memory bank conflicts, threads per "
-        "instruction; kprof_mcp.parsers.ncu.ACCOUNTING names the counters")
+        "instruction; kprof_mcp.parsers.ncu.ACCOUNTING names the counters",
+    )
 
     @property
     def counters_measured(self) -> bool:
@@ -340,16 +357,31 @@ class StageResult(BaseModel):
         return None
 
 
-WARNING_KINDS = ("device", "clocks", "noise", "few_runs", "resolution", "no_spread", "concurrency", "autotune",
-                 "metrics_missing", "matching", "timeline", "artifact", "note")
+WARNING_KINDS = (
+    "device",
+    "clocks",
+    "noise",
+    "few_runs",
+    "resolution",
+    "no_spread",
+    "concurrency",
+    "autotune",
+    "metrics_missing",
+    "matching",
+    "timeline",
+    "artifact",
+    "note",
+)
 
 
 class ResultWarning(BaseModel):
     """Something that limits how far a result can be trusted, typed so that an agent can act on
     it without parsing prose. ``kind`` is one of :data:`WARNING_KINDS`."""
 
-    kind: str = Field(description="device | clocks | noise | few_runs | resolution | no_spread | concurrency | "
-                                  "autotune | metrics_missing | matching | timeline | artifact | note")
+    kind: str = Field(
+        description="device | clocks | noise | few_runs | resolution | no_spread | concurrency | "
+        "autotune | metrics_missing | matching | timeline | artifact | note"
+    )
     message: str
     stage: str | None = Field(default=None, description="the stage it concerns; null for the whole profile")
 
@@ -372,14 +404,24 @@ class ProfileResult(BaseModel):
     profile_dir: str | None = None
     request: dict[str, Any] = Field(default_factory=dict)
     phases_s: dict[str, float] = Field(default_factory=dict, description="wall seconds of each worker phase")
-    profiler: dict[str, Any] = Field(default_factory=dict, description="Nsight Compute run: version, command, "
-                                     "passes, clock and cache control, report file, parser")
-    timeline: dict[str, Any] = Field(default_factory=dict, description="nsys mode: kprof_mcp.analysis.timeline.Timeline")
+    profiler: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Nsight Compute run: version, command, "
+        "passes, clock and cache control, report file, parser",
+    )
+    timeline: dict[str, Any] = Field(
+        default_factory=dict, description="nsys mode: kprof_mcp.analysis.timeline.Timeline"
+    )
     noise_floor: dict[str, Any] = Field(
-        default_factory=dict, description="the between-profile spread measured on this GPU (kprof noise) that applies "
-        "to this profile's time scale: pct, the A/A measurement it comes from; empty when none was measured")
-    command: dict[str, Any] = Field(default_factory=dict, description="profile_command: the argument vector, working "
-                                    "directory, exit status, ranges found and the tail of its output")
+        default_factory=dict,
+        description="the between-profile spread measured on this GPU (kprof noise) that applies "
+        "to this profile's time scale: pct, the A/A measurement it comes from; empty when none was measured",
+    )
+    command: dict[str, Any] = Field(
+        default_factory=dict,
+        description="profile_command: the argument vector, working "
+        "directory, exit status, ranges found and the tail of its output",
+    )
 
     @field_validator("warnings", mode="before")
     @classmethod
@@ -404,19 +446,34 @@ class Diagnosis(BaseModel):
     locality_issue: bool = Field(description="True when the L2 hit rate is under 80 %")
     unhealthy: list[str] = Field(description="metric=value for each metric outside its healthy range")
     opportunities: list[OpportunityModel] = Field(description="ranked by estimated gain, largest first")
-    compute_source: str = Field(description="which input gave compute utilisation: tc_pct, compute_pct or none")
+    compute_source: str = Field(
+        description="which input gave compute utilisation: tc_pct, compute_pct or none"
+    )
     root_cause: str
     notes: list[str] = Field(default_factory=list)
 
     @classmethod
-    def from_analysis(cls, d: Any) -> "Diagnosis":
+    def from_analysis(cls, d: Any) -> Diagnosis:
         """From :class:`kprof_mcp.analysis.diagnosis.Diagnosis` (read by attribute: models
         import nothing else from kprof)."""
-        return cls(bottleneck=d.bottleneck, locality_issue=d.locality_issue, unhealthy=list(d.unhealthy),
-                   opportunities=[OpportunityModel(name=o.name, est_gain_pct=round(o.est_gain_pct, 1),
-                                                   trigger=o.trigger, share_pct=round(100 * o.share, 1),
-                                                   cause=o.cause) for o in d.opportunities],
-                   compute_source=d.compute_source, root_cause=d.root_cause, notes=list(d.notes))
+        return cls(
+            bottleneck=d.bottleneck,
+            locality_issue=d.locality_issue,
+            unhealthy=list(d.unhealthy),
+            opportunities=[
+                OpportunityModel(
+                    name=o.name,
+                    est_gain_pct=round(o.est_gain_pct, 1),
+                    trigger=o.trigger,
+                    share_pct=round(100 * o.share, 1),
+                    cause=o.cause,
+                )
+                for o in d.opportunities
+            ],
+            compute_source=d.compute_source,
+            root_cause=d.root_cause,
+            notes=list(d.notes),
+        )
 
 
 class CompareArm(BaseModel):
@@ -443,7 +500,9 @@ class CompareRequest(BaseModel):
     params: dict[str, Any]  # the shared parameters (the first parameter set's, with param sets)
     # Every (version, parameter set) compared, the baseline first; empty: each version at ``params``.
     arms: list[CompareArm] = Field(default_factory=list)
-    mode: str = "event"  # annotation/ncu: each arm is also profiled under Nsight Compute (counters side by side)
+    mode: str = (
+        "event"  # annotation/ncu: each arm is also profiled under Nsight Compute (counters side by side)
+    )
     out_root: str
     budget_ms: float = 4000.0  # timed GPU time over all versions and rounds
     rounds: int = 20  # at most; fewer when the budget is spent
@@ -460,7 +519,9 @@ class VersionTiming(BaseModel):
     method: str
     rounds_ns: list[list[float]]
     sm_clock_mhz: list[float] = Field(default_factory=list)
-    energy_mj_per_run: list[float] = Field(default_factory=list)  # per energy window (NVML), versions alternating
+    energy_mj_per_run: list[float] = Field(
+        default_factory=list
+    )  # per energy window (NVML), versions alternating
     power_w: list[float] = Field(default_factory=list)
     kernel_version: str | None = None  # the version the label names (set for parameter-set comparisons)
     params: dict[str, Any] | None = None  # this arm's parameters (set for parameter-set comparisons)
@@ -472,8 +533,13 @@ class VersionTiming(BaseModel):
     @property
     def timing(self) -> Timing:
         """All rounds pooled, with the statistics every other timing uses."""
-        return Timing(samples_ns=self.samples_ns, method=self.method, l2_flushed=self.method.startswith("cupti"),
-                      stop_reason=f"{len(self.rounds_ns)} rounds", sm_clock_mhz=self.sm_clock_mhz)
+        return Timing(
+            samples_ns=self.samples_ns,
+            method=self.method,
+            l2_flushed=self.method.startswith("cupti"),
+            stop_reason=f"{len(self.rounds_ns)} rounds",
+            sm_clock_mhz=self.sm_clock_mhz,
+        )
 
     @computed_field
     @property
@@ -536,7 +602,9 @@ class CompareResult(BaseModel):
     # Nsight modes: every arm profiled under Nsight Compute after the timing, counters side by side.
     counter_mode: str | None = None
     counters: list[CounterRow] = Field(default_factory=list)
-    profiles: dict[str, str] = Field(default_factory=dict, description="each arm's profile_dir (Nsight modes)")
+    profiles: dict[str, str] = Field(
+        default_factory=dict, description="each arm's profile_dir (Nsight modes)"
+    )
 
 
 class SweepRequest(BaseModel):
@@ -564,7 +632,9 @@ class SweepResult(BaseModel):
     values: list[Any]
     versions: list[str]
     points: list[ProfileResult]
-    skipped: list[dict[str, Any]] = Field(default_factory=list, description="points that could not run, and why")
+    skipped: list[dict[str, Any]] = Field(
+        default_factory=list, description="points that could not run, and why"
+    )
     device: DeviceState
     warnings: list[ResultWarning] = Field(default_factory=list)
     created_at: str

@@ -33,8 +33,12 @@ def load(device: str) -> list[dict[str, Any]]:
 
 def store(device: str, series: list[dict[str, Any]]) -> Path:
     """Keep ``series``, replacing earlier ones of the same kernel, version, parameters and clock."""
-    key = lambda e: (e.get("kernel"), e.get("version"), json.dumps(e.get("params"), sort_keys=True),  # noqa: E731
-                     e.get("clock"))
+    key = lambda e: (
+        e.get("kernel"),
+        e.get("version"),
+        json.dumps(e.get("params"), sort_keys=True),  # noqa: E731
+        e.get("clock"),
+    )
     new = {key(e) for e in series}
     kept = [e for e in load(device) if key(e) not in new] + series
     p = _path(device)
@@ -49,15 +53,23 @@ def floors(device: str, result) -> dict[str, Any]:
     """The floor for a profile's result (``ProfileResult.noise_floor``): per stage and for the
     whole, from this GPU model's stored series; {} when none was measured."""
     stored = load(device)
-    entries = [e for e in stored if e.get("clock") == ("locked" if result.device.clocks_locked else "free")] or stored
+    entries = [
+        e for e in stored if e.get("clock") == ("locked" if result.device.clocks_locked else "free")
+    ] or stored
     if not entries:
         return {}
-    stages = {s.name: f for s in result.stages if (f := floor_for(entries, s.timing.median_ns, stage_bound(s)))}
+    stages = {
+        s.name: f for s in result.stages if (f := floor_for(entries, s.timing.median_ns, stage_bound(s)))
+    }
     longest = max(result.stages, key=lambda s: s.timing.median_ns, default=None)
     whole = floor_for(entries, result.total_time_ns(), stage_bound(longest) if longest else None)
     if not stages and not whole:
         return {}
-    return {"stages": stages, "total": whole, "source": f"kprof noise on this {device} ({len(entries)} A/A series)"}
+    return {
+        "stages": stages,
+        "total": whole,
+        "source": f"kprof noise on this {device} ({len(entries)} A/A series)",
+    }
 
 
 def stage_bound(s) -> str | None:
@@ -101,7 +113,9 @@ def check(engine, cases: list[tuple[str, str, dict]] | None, rounds: int, clock_
     if isinstance(rounds, bool) or not isinstance(rounds, int) or not MIN_ROUNDS <= rounds <= MAX_ROUNDS:
         raise NoiseError(f"rounds={rounds!r}: {MIN_ROUNDS} to {MAX_ROUNDS} profiles of each case")
     if clock_control not in ("base", "none"):
-        raise NoiseError(f"clock_control={clock_control!r}: 'base' (locked, as profiles are by default) or 'none'")
+        raise NoiseError(
+            f"clock_control={clock_control!r}: 'base' (locked, as profiles are by default) or 'none'"
+        )
     cases = list(cases or DEFAULT_CASES)
     if len(cases) > MAX_CASES:
         raise NoiseError(f"{len(cases)} cases: at most {MAX_CASES}")
@@ -112,16 +126,22 @@ def check(engine, cases: list[tuple[str, str, dict]] | None, rounds: int, clock_
     return NoiseSpec(tuple(checked), rounds, clock_control)
 
 
-def run(engine, spec: NoiseSpec, on_progress: Callable[[float, str], None] | None = None,
-        control=None) -> NoiseOutcome:
+def run(
+    engine, spec: NoiseSpec, on_progress: Callable[[float, str], None] | None = None, control=None
+) -> NoiseOutcome:
     """Run a checked measurement (the engine's ``execute`` calls this for a :class:`NoiseSpec`)."""
     out = measure(engine, list(spec.cases), spec.rounds, spec.clock_control, on_progress, control)
     return NoiseOutcome(device=out["device"], series=out["series"], stored=out["stored"], rounds=spec.rounds)
 
 
-def measure(engine, cases: list[tuple[str, str, dict]] | None = None, rounds: int = 8,
-            clock_control: str = "base", on_progress: Callable[[float, str], None] | None = None,
-            control=None) -> dict[str, Any]:
+def measure(
+    engine,
+    cases: list[tuple[str, str, dict]] | None = None,
+    rounds: int = 8,
+    clock_control: str = "base",
+    on_progress: Callable[[float, str], None] | None = None,
+    control=None,
+) -> dict[str, Any]:
     """Profile each case in event mode ``rounds`` times, alternating between cases (A/A for each,
     with the others in between as an application would), and store the series. ``control``: the
     caller's run control (its GPU and cancellation), passed to every profile."""
@@ -132,7 +152,9 @@ def measure(engine, cases: list[tuple[str, str, dict]] | None = None, rounds: in
     for r in range(rounds):
         for i, (kernel, version, params) in enumerate(cases):
             if on_progress:
-                on_progress((r * len(cases) + i) / (rounds * len(cases)), f"round {r + 1}: {kernel} {version}")
+                on_progress(
+                    (r * len(cases) + i) / (rounds * len(cases)), f"round {r + 1}: {kernel} {version}"
+                )
             if control is not None:
                 control.check()
             o = engine.profile(kernel, version, params, "event", clock_control=clock_control, control=control)
@@ -142,8 +164,18 @@ def measure(engine, cases: list[tuple[str, str, dict]] | None = None, rounds: in
             device = o.result.device.name
             locked = o.result.device.clocks_locked
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    series = [{"kernel": k, "version": v, "params": p, "clock": "locked" if locked else "free", "measured_at": now,
-               "bound": bounds.get(i),
-               **spread(times[i]), "times_ns": times[i]} for i, (k, v, p) in enumerate(cases)]
+    series = [
+        {
+            "kernel": k,
+            "version": v,
+            "params": p,
+            "clock": "locked" if locked else "free",
+            "measured_at": now,
+            "bound": bounds.get(i),
+            **spread(times[i]),
+            "times_ns": times[i],
+        }
+        for i, (k, v, p) in enumerate(cases)
+    ]
     path = store(device or "cpu", series)
     return {"device": device, "series": series, "stored": str(path)}

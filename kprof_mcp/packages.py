@@ -51,7 +51,11 @@ def _candidates(directory: Path) -> dict[str, Path]:
     for p in sorted(directory.iterdir()):
         if p.name.startswith(("_", ".")) or p.is_symlink():
             continue
-        if p.is_dir() and NAME_RE.match(p.name) and safefs.kind(directory, p / "__init__.py") in ("file", "link"):
+        if (
+            p.is_dir()
+            and NAME_RE.match(p.name)
+            and safefs.kind(directory, p / "__init__.py") in ("file", "link")
+        ):
             out[p.name] = p
         elif p.is_file() and p.suffix == ".py" and NAME_RE.match(p.stem):
             out[p.stem] = p
@@ -78,9 +82,11 @@ def check_package(path: Path, roots: list[Path]) -> Path:
     request time and again right before the package is loaded."""
     root = safefs.root_of(path, roots)
     if root is None:
-        raise KernelNotFound(f"kernel path {safefs.clip(str(path))} is outside the allowed roots "
-                             f"{[str(r) for r in roots]}; copy the package into the workspace or start the server "
-                             "with --kernels-dir pointing at its directory")
+        raise KernelNotFound(
+            f"kernel path {safefs.clip(str(path))} is outside the allowed roots "
+            f"{[str(r) for r in roots]}; copy the package into the workspace or start the server "
+            "with --kernels-dir pointing at its directory"
+        )
     try:
         return safefs.check_tree(root, path)
     except safefs.UnsafePath as e:
@@ -98,7 +104,8 @@ def resolve(kernel: str, workspace: Path, extra_dirs: list[Path] | None = None) 
             return check_package(names[kernel], package_roots(Path(workspace), extra_dirs))
         raise KernelNotFound(
             f"unknown kernel {kernel!r}; valid names: {sorted(names)} "
-            "(or give a path to a kernel package directory or .py file inside the workspace)")
+            "(or give a path to a kernel package directory or .py file inside the workspace)"
+        )
     if "\x00" in kernel:
         raise KernelNotFound("kernel path contains a NUL byte")
     roots = package_roots(Path(workspace), extra_dirs)
@@ -114,13 +121,16 @@ def resolve(kernel: str, workspace: Path, extra_dirs: list[Path] | None = None) 
     except safefs.UnsafePath as e:
         raise KernelNotFound(f"kernel: {e}") from None
     if kind == "link":
-        raise KernelNotFound(f"kernel {safefs.clip(kernel)} is a symbolic link: kprof loads packages only from "
-                             "real files under the workspace (replace the link with the package itself)")
+        raise KernelNotFound(
+            f"kernel {safefs.clip(kernel)} is a symbolic link: kprof loads packages only from "
+            "real files under the workspace (replace the link with the package itself)"
+        )
     if kind == "package" or (kind == "file" and path.suffix == ".py"):
         return check_package(path, roots)
     raise KernelNotFound(
         f"{safefs.clip(kernel)} is neither a known kernel name nor a kernel package (a directory with "
-        f"__init__.py, or a .py file) under the workspace")
+        f"__init__.py, or a .py file) under the workspace"
+    )
 
 
 # resolved package path -> {module name: (file, mtime_ns, size)} of what loading it imported
@@ -137,7 +147,10 @@ def _stat(file: str) -> tuple[str, int, int]:
 
 def _installed_roots() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
-    roots = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} | {sys.prefix, sys.base_prefix}
+    roots = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} | {
+        sys.prefix,
+        sys.base_prefix,
+    }
     roots.add(str(Path(__file__).resolve().parent))  # kprof_mcp itself
     return tuple(str(Path(r).resolve()) + os.sep for r in roots if r)
 
@@ -205,7 +218,8 @@ def load(path: Path) -> KernelPackage:
     kernel = getattr(module, "KERNEL", None)
     if not isinstance(kernel, KernelPackage):
         raise KernelNotFound(
-            f"{path} defines no KERNEL = KernelPackage(...) (see kprof_mcp.kernel for the contract)")
+            f"{path} defines no KERNEL = KernelPackage(...) (see kprof_mcp.kernel for the contract)"
+        )
     return kernel
 
 
@@ -213,8 +227,9 @@ def _import_path(path: Path) -> ModuleType:
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     if path.is_dir():
         name = f"kprof_user_{path.name}_{digest}"
-        spec = importlib.util.spec_from_file_location(name, path / "__init__.py",
-                                                      submodule_search_locations=[str(path)])
+        spec = importlib.util.spec_from_file_location(
+            name, path / "__init__.py", submodule_search_locations=[str(path)]
+        )
     else:
         name = f"kprof_user_{path.stem}_{digest}"
         spec = importlib.util.spec_from_file_location(name, path)

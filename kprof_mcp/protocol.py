@@ -60,7 +60,7 @@ def parse_progress(line: str) -> tuple[float, str] | None:
     if not line.startswith(PROGRESS_PREFIX):
         return None
     try:
-        msg = json.loads(line[len(PROGRESS_PREFIX):])
+        msg = json.loads(line[len(PROGRESS_PREFIX) :])
         return float(msg["progress"]), str(msg["message"])
     except (ValueError, KeyError, TypeError):
         return None

@@ -36,7 +36,7 @@ class RunControl:
     (``CUDA_VISIBLE_DEVICES``) and cancellation. ``cancel()`` kills the running child's whole
     process group within a fraction of a second; later children are refused."""
 
-    def __init__(self, gpu: str | None = None, pool: "WorkerPool | None" = None):
+    def __init__(self, gpu: str | None = None, pool: WorkerPool | None = None):
         self.gpu = gpu
         self.pool = pool  # warm workers the children may run in (None: a fresh process each time)
         self._cancelled = threading.Event()
@@ -104,7 +104,7 @@ def _wait(proc: subprocess.Popen, timeout_s: float, control: RunControl | None) 
             return "timeout"
 
 
-def describe(source: Path, timeout_s: float = 60.0, pool: "WorkerPool | None" = None) -> dict[str, Any]:
+def describe(source: Path, timeout_s: float = 60.0, pool: WorkerPool | None = None) -> dict[str, Any]:
     """Load a kernel package in a child process (the pool's package-loading worker when given)
     and return its description."""
     args = ["describe", "--source", str(source)]
@@ -112,16 +112,20 @@ def describe(source: Path, timeout_s: float = 60.0, pool: "WorkerPool | None" = 
     if ended is None or _confirm_fresh(ended, None):
         ended = _run_once(args, timeout_s)  # no worker, or confirming a reused worker's failure
     if ended.stopped:
-        raise WorkerError("load", f"loading kernel package {source} took over {timeout_s:.0f} s; "
-                                  "does it run heavy work at import time?")
+        raise WorkerError(
+            "load",
+            f"loading kernel package {source} took over {timeout_s:.0f} s; "
+            "does it run heavy work at import time?",
+        )
     lines = [ln for ln in ended.out.strip().splitlines() if ln.strip()]
     try:
         out = json.loads(lines[-1]) if lines else None
     except json.JSONDecodeError:
         out = None
     if not isinstance(out, dict):
-        raise WorkerError("load", f"loading kernel package {source} failed (exit {ended.rc}): "
-                                  f"{_tail(ended.err)}")
+        raise WorkerError(
+            "load", f"loading kernel package {source} failed (exit {ended.rc}): {_tail(ended.err)}"
+        )
     if out.get("status") != "ok":
         raise WorkerError("load", f"cannot load kernel package {source}: {out.get('message')}", out)
     return out["kernel"]
@@ -139,14 +143,19 @@ def _clock_reset_argv(prefix: list[str] | None, control: RunControl | None) -> l
 
     p = list(prefix or [])
     exe = shutil.which("nvidia-smi")
-    if not exe or "--clock-control" not in p or p[p.index("--clock-control") + 1:][:1] != ["base"]:
+    if not exe or "--clock-control" not in p or p[p.index("--clock-control") + 1 :][:1] != ["base"]:
         return None
     gpu = control.gpu if control is not None else None
     return [exe, "-rgc"] + (["-i", gpu] if gpu is not None else [])
 
 
-def _run_once(args: list[str], timeout_s: float, on_progress: ProgressFn | None = None,
-              control: RunControl | None = None, prefix: list[str] | None = None) -> Ended:
+def _run_once(
+    args: list[str],
+    timeout_s: float,
+    on_progress: ProgressFn | None = None,
+    control: RunControl | None = None,
+    prefix: list[str] | None = None,
+) -> Ended:
     """Run ``python -m kprof_mcp.child ARGS`` (behind a profiler's ``prefix``) in a fresh process
     of its own group; on time-out or cancellation the group is killed, and when this process dies
     the child kills the group itself (its lifeline, passed through the prefix)."""
@@ -154,9 +163,17 @@ def _run_once(args: list[str], timeout_s: float, on_progress: ProgressFn | None 
     with tempfile.TemporaryFile("w+", prefix="kprof-stderr-", errors="replace") as err:
         other: list[str] = []
         t0 = time.perf_counter()
-        proc = subprocess.Popen([*(prefix or []), *child_command(*args)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=err, text=True, env=env, pass_fds=lifeline_fds,
-                                start_new_session=True, errors="replace")
+        proc = subprocess.Popen(
+            [*(prefix or []), *child_command(*args)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=env,
+            pass_fds=lifeline_fds,
+            start_new_session=True,
+            errors="replace",
+        )
         reader = threading.Thread(target=_pump, args=(proc, on_progress, other), daemon=True)
         reader.start()
         try:
@@ -176,8 +193,13 @@ def _run_once(args: list[str], timeout_s: float, on_progress: ProgressFn | None 
         return Ended(stopped=stopped, rc=proc.returncode, out="".join(other), err=err.read(), wall=wall)
 
 
-def _run(args: list[str], timeout_s: float, on_progress: ProgressFn | None, control: RunControl | None,
-         prefix: list[str] | None = None) -> Ended:
+def _run(
+    args: list[str],
+    timeout_s: float,
+    on_progress: ProgressFn | None,
+    control: RunControl | None,
+    prefix: list[str] | None = None,
+) -> Ended:
     """In the control's warm worker when there is one and no profiler wraps the child, else fresh."""
     pool = getattr(control, "pool", None)
     ended = pool.run(args, timeout_s, on_progress, control) if pool is not None and not prefix else None
@@ -202,13 +224,23 @@ RETRY_FRESH_KINDS = ("load", "crash", None)
 def _confirm_fresh(ended: Ended, record: dict[str, Any] | None) -> bool:
     """Whether a command's failure happened in a reused warm worker and is of a kind stale state
     could explain, so it must be run again in a fresh process."""
-    return (ended.reused and not ended.stopped and ended.rc != 0
-            and (record or {}).get("kind") in RETRY_FRESH_KINDS)
+    return (
+        ended.reused
+        and not ended.stopped
+        and ended.rc != 0
+        and (record or {}).get("kind") in RETRY_FRESH_KINDS
+    )
 
 
-def _run_recorded(args: list[str], result: Path, timeout_s: float, on_progress: ProgressFn | None,
-                  control: RunControl | None, prefix: list[str] | None = None,
-                  fresh: bool = False) -> tuple[Ended, dict[str, Any] | None]:
+def _run_recorded(
+    args: list[str],
+    result: Path,
+    timeout_s: float,
+    on_progress: ProgressFn | None,
+    control: RunControl | None,
+    prefix: list[str] | None = None,
+    fresh: bool = False,
+) -> tuple[Ended, dict[str, Any] | None]:
     """Run a child command that writes its record to ``result`` (warm or fresh, see :func:`_run`;
     ``fresh``: always a new process), confirming a reused worker's failure in a fresh process;
     return how it ended and the record."""
@@ -226,9 +258,16 @@ def _run_recorded(args: list[str], result: Path, timeout_s: float, on_progress: 
     return ended, record
 
 
-def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | None = None,
-                prefix: list[str] | None = None, control: RunControl | None = None,
-                locks_clocks: bool = False, command: str = "run", fresh: bool = False) -> dict[str, Any]:
+def run_profile(
+    request_json: str,
+    timeout_s: float,
+    on_progress: ProgressFn | None = None,
+    prefix: list[str] | None = None,
+    control: RunControl | None = None,
+    locks_clocks: bool = False,
+    command: str = "run",
+    fresh: bool = False,
+) -> dict[str, Any]:
     """Run one profile in a child; return the child's ok-record or raise :class:`WorkerError`.
 
     ``prefix`` is a profiler's argument vector that launches the child (``ncu ... python -m
@@ -255,11 +294,15 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
                     control.clock_reset = note
                 clocks = f" ({note})"
             if ended.stopped == "cancelled":
-                raise WorkerError("cancelled", "the profile was cancelled; the kernel process tree was "
-                                               f"killed{clocks}.")
-            raise WorkerError("timeout", f"profiling did not finish within {timeout_s:.0f} s; the kernel "
-                                         f"process tree was killed{clocks}. Raise the time limit (timeout_s), "
-                                         "or use smaller sizes or a smaller timing budget.")
+                raise WorkerError(
+                    "cancelled", f"the profile was cancelled; the kernel process tree was killed{clocks}."
+                )
+            raise WorkerError(
+                "timeout",
+                f"profiling did not finish within {timeout_s:.0f} s; the kernel "
+                f"process tree was killed{clocks}. Raise the time limit (timeout_s), "
+                "or use smaller sizes or a smaller timing budget.",
+            )
     rc, stderr = ended.rc, ended.err
     log = ended.out[-200_000:] + stderr
     if record and record.get("status") == "ok" and (rc == 0 or prefix):
@@ -269,25 +312,42 @@ def run_profile(request_json: str, timeout_s: float, on_progress: ProgressFn | N
         record["warm_worker"] = ended.warm
         return record
     if record and record.get("status") == "error":
-        raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"),
-                          dict(record.get("detail") or {}, log=log[-4000:]))
+        raise WorkerError(
+            record.get("kind", "crash"),
+            record.get("message", "unknown error"),
+            dict(record.get("detail") or {}, log=log[-4000:]),
+        )
     if prefix:
-        raise WorkerError("profiler", f"the profiled process failed (exit code {rc}); the profiler printed:\n"
-                                      f"{_tail(log, 25)}", {"log": log[-8000:]})
+        raise WorkerError(
+            "profiler",
+            f"the profiled process failed (exit code {rc}); the profiler printed:\n{_tail(log, 25)}",
+            {"log": log[-8000:]},
+        )
     if rc is not None and rc < 0:
         try:
             name = signal.Signals(-rc).name
         except ValueError:
             name = f"signal {-rc}"
-        raise WorkerError("crash", f"the kernel process died with {name} (the server is unaffected). "
-                                   f"Last output:\n{_tail(stderr)}")
+        raise WorkerError(
+            "crash",
+            f"the kernel process died with {name} (the server is unaffected). Last output:\n{_tail(stderr)}",
+        )
     last = _tail(stderr, 1)
-    raise WorkerError("crash", f"the kernel process failed (exit code {rc}): {last} — the server is "
-                               f"unaffected. Last output:\n{_tail(stderr)}")
+    raise WorkerError(
+        "crash",
+        f"the kernel process failed (exit code {rc}): {last} — the server is "
+        f"unaffected. Last output:\n{_tail(stderr)}",
+    )
 
 
-def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any], timeout_s: float = 600.0,
-           control: RunControl | None = None) -> dict[str, Any]:
+def finish(
+    request_json: str,
+    work_dir: Path,
+    log: str,
+    profiler: dict[str, Any],
+    timeout_s: float = 600.0,
+    control: RunControl | None = None,
+) -> dict[str, Any]:
     """Read a profiler's output in a child process (``python -m kprof_mcp.child finish``; the
     control's warm worker when it has one)."""
     if control is not None:
@@ -298,8 +358,19 @@ def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any]
         paths["profiler"].write_text(json.dumps(profiler))
         log_path = Path(tmp) / "ncu.log"
         log_path.write_text(log)
-        args = ["finish", "--request", str(paths["request"]), "--work-dir", str(work_dir),
-                "--log", str(log_path), "--profiler", str(paths["profiler"]), "--result", str(paths["result"])]
+        args = [
+            "finish",
+            "--request",
+            str(paths["request"]),
+            "--work-dir",
+            str(work_dir),
+            "--log",
+            str(log_path),
+            "--profiler",
+            str(paths["profiler"]),
+            "--result",
+            str(paths["result"]),
+        ]
         ended, record = _run_recorded(args, paths["result"], timeout_s, None, control)
         if ended.stopped == "cancelled":
             raise WorkerError("cancelled", "the profile was cancelled while its report was being read")
@@ -309,9 +380,12 @@ def finish(request_json: str, work_dir: Path, log: str, profiler: dict[str, Any]
         return record
     if record and record.get("status") == "error":
         raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"))
-    raise WorkerError("crash", f"reading the Nsight Compute report failed (exit code {ended.rc}; a corrupt "
-                               f"report can crash the native parser — the server is unaffected): "
-                               f"{_tail(ended.err)}")
+    raise WorkerError(
+        "crash",
+        f"reading the Nsight Compute report failed (exit code {ended.rc}; a corrupt "
+        f"report can crash the native parser — the server is unaffected): "
+        f"{_tail(ended.err)}",
+    )
 
 
 def _pump(proc: subprocess.Popen, on_progress: ProgressFn | None, other: list[str] | None = None) -> None:

@@ -80,13 +80,17 @@ def _fail(dir_fd: int, parts: list[str], i: int, e: OSError, want: str) -> Unsaf
         st = os.stat(parts[i], dir_fd=dir_fd, follow_symlinks=False)
     except OSError as e2:
         if e2.errno == errno.ENAMETOOLONG or e.errno == errno.ENAMETOOLONG:
-            return UnsafePath(f"{_shown(parts, i)}: a name in the path is longer than the file system allows "
-                              "(255 bytes a component)")
+            return UnsafePath(
+                f"{_shown(parts, i)}: a name in the path is longer than the file system allows "
+                "(255 bytes a component)"
+            )
         return Missing(f"{_shown(parts, i)} does not exist")
     if stat.S_ISLNK(st.st_mode):
-        return UnsafePath(f"{_shown(parts, i)} is a symbolic link: kprof reads and writes only real files and "
-                          "directories under the workspace, never through a link (replace the link with the "
-                          "directory or file itself)")
+        return UnsafePath(
+            f"{_shown(parts, i)} is a symbolic link: kprof reads and writes only real files and "
+            "directories under the workspace, never through a link (replace the link with the "
+            "directory or file itself)"
+        )
     if want == "dir" and not stat.S_ISDIR(st.st_mode):
         return UnsafePath(f"{_shown(parts, i)} is not a directory")
     return UnsafePath(f"{_shown(parts, i)}: {e.strerror or e}")
@@ -163,8 +167,15 @@ def kind(root: Path, path: str | os.PathLike[str]) -> str:
     except Missing:
         return "missing"
     mode = st.st_mode
-    return ("link" if stat.S_ISLNK(mode) else "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode)
-            else "other")
+    return (
+        "link"
+        if stat.S_ISLNK(mode)
+        else "dir"
+        if stat.S_ISDIR(mode)
+        else "file"
+        if stat.S_ISREG(mode)
+        else "other"
+    )
 
 
 def check_file(root: Path, path: str | os.PathLike[str]) -> Path:
@@ -172,11 +183,16 @@ def check_file(root: Path, path: str | os.PathLike[str]) -> Path:
     parts = parts_under(root, path)
     k = kind(root, path)
     if k != "file":
-        raise UnsafePath(f"{_shown(parts, len(parts) - 1)} " + {
-            "missing": "not found", "dir": "is a directory, not a file",
-            "link": "is a symbolic link: kprof reads and runs only real files under the workspace, never "
-                    "through a link (replace the link with the file itself)",
-            "other": "is not a regular file"}[k])
+        raise UnsafePath(
+            f"{_shown(parts, len(parts) - 1)} "
+            + {
+                "missing": "not found",
+                "dir": "is a directory, not a file",
+                "link": "is a symbolic link: kprof reads and runs only real files under the workspace, never "
+                "through a link (replace the link with the file itself)",
+                "other": "is not a regular file",
+            }[k]
+        )
     return Path(root, *parts)
 
 
@@ -194,8 +210,10 @@ def check_tree(root: Path, path: str | os.PathLike[str]) -> Path:
         for name in dirnames + filenames:
             p = Path(dirpath, name)
             if p.is_symlink():
-                raise UnsafePath(f"{clip(str(p.relative_to(root)))} is a symbolic link inside the package: kprof "
-                                 "loads only real files under the workspace (replace the link with the file)")
+                raise UnsafePath(
+                    f"{clip(str(p.relative_to(root)))} is a symbolic link inside the package: kprof "
+                    "loads only real files under the workspace (replace the link with the file)"
+                )
     return full
 
 
@@ -218,7 +236,9 @@ def read_bytes(root: Path, path: str | os.PathLike[str], limit: int = 256 << 20)
             if not stat.S_ISREG(st.st_mode):
                 raise UnsafePath(f"{_shown(parts, len(parts) - 1)} is not a regular file")
             if st.st_size > limit:
-                raise UnsafePath(f"{_shown(parts, len(parts) - 1)} is {st.st_size} bytes, over the {limit}-byte limit")
+                raise UnsafePath(
+                    f"{_shown(parts, len(parts) - 1)} is {st.st_size} bytes, over the {limit}-byte limit"
+                )
             with os.fdopen(ffd, "rb", closefd=False) as f:
                 return f.read(limit + 1)[:limit]
         finally:
@@ -240,7 +260,9 @@ def write_file(root: Path, path: str | os.PathLike[str], data: bytes | str) -> P
     return Path(root, *parts)
 
 
-def write_atomic(root: Path, path: str | os.PathLike[str], data: bytes | str, make_parents: bool = False) -> Path:
+def write_atomic(
+    root: Path, path: str | os.PathLike[str], data: bytes | str, make_parents: bool = False
+) -> Path:
     """Write a new temporary file (``O_CREAT|O_EXCL|O_NOFOLLOW``, a random name) beside ``path``
     and rename it over ``path`` within one directory handle: readers see the old or the new
     content, and a link planted at ``path`` or at any temporary name is replaced, never followed."""
@@ -280,6 +302,16 @@ def list_dir(root: Path, path: str | os.PathLike[str]) -> list[tuple[str, str]]:
     out = []
     with open_dir(root, parts) as fd:
         for e in os.scandir(fd):
-            out.append((e.name, "link" if e.is_symlink() else "dir" if e.is_dir(follow_symlinks=False)
-                        else "file" if e.is_file(follow_symlinks=False) else "other"))
+            out.append(
+                (
+                    e.name,
+                    "link"
+                    if e.is_symlink()
+                    else "dir"
+                    if e.is_dir(follow_symlinks=False)
+                    else "file"
+                    if e.is_file(follow_symlinks=False)
+                    else "other",
+                )
+            )
     return sorted(out)

@@ -155,7 +155,9 @@ def scaffold(workspace: Path, name: str, folder: str = "kernels") -> Path:
     from .engine import KprofError
 
     if not re.fullmatch(NAME_RE, name) or keyword.iskeyword(name) or not name.isidentifier():
-        raise KprofError(f"package name {name!r}: use a Python identifier (letters, digits, _; not a keyword)")
+        raise KprofError(
+            f"package name {name!r}: use a Python identifier (letters, digits, _; not a keyword)"
+        )
     base = (workspace / folder).resolve()
     if base != workspace.resolve() and workspace.resolve() not in base.parents:
         raise KprofError(f"--dir {folder!r} is outside the workspace {workspace}")

@@ -48,8 +48,9 @@ def load_result(p: Path, what: str = "profile_dir", root: Path | None = None) ->
     try:
         return ProfileResult.model_validate_json(text)
     except ValueError as e:
-        raise StoreError(f"{what}: {p / 'result.json'} is corrupt or from an incompatible version: "
-                         f"{str(e)[:300]}") from None
+        raise StoreError(
+            f"{what}: {p / 'result.json'} is corrupt or from an incompatible version: {str(e)[:300]}"
+        ) from None
 
 
 def read_params(p: Path, root: Path | None = None) -> dict[str, Any]:
@@ -120,6 +121,7 @@ def append_devlog(root: Path, path: Path, header: str, make_entry) -> str:
 
 
 # ----------------------------------------------------------------------------- prepared builds
+
 
 def prepared_key(source: Path, version: str, params: dict[str, Any], gpu_name: str) -> str:
     """Kernel source (every .py file of the package), version, parameters and GPU: what decides

@@ -56,10 +56,17 @@ class WarmWorker:
         self._err_fd = os.open(path, os.O_RDWR | os.O_APPEND)
         os.unlink(path)
         try:
-            self.proc = subprocess.Popen(child_command("serve", "--commands-fd", str(r), *flags),
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._err_fd,
-                                         env=env, start_new_session=True, pass_fds=(r, *lifeline_fds), text=True,
-                                         errors="replace")
+            self.proc = subprocess.Popen(
+                child_command("serve", "--commands-fd", str(r), *flags),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=self._err_fd,
+                env=env,
+                start_new_session=True,
+                pass_fds=(r, *lifeline_fds),
+                text=True,
+                errors="replace",
+            )
         finally:
             os.close(r)
         self._commands = os.fdopen(w, "w")
@@ -116,13 +123,13 @@ class WarmWorker:
         for line in self.proc.stdout:
             if line.startswith(DONE_PREFIX):
                 try:
-                    self._events.put(("done", json.loads(line[len(DONE_PREFIX):])))
+                    self._events.put(("done", json.loads(line[len(DONE_PREFIX) :])))
                 except ValueError:
                     pass
                 continue
             if line.startswith(READY_PREFIX):
                 try:
-                    self.facts = json.loads(line[len(READY_PREFIX):])
+                    self.facts = json.loads(line[len(READY_PREFIX) :])
                 except ValueError:
                     pass
                 self.facts["ready_after_s"] = round(time.monotonic() - self.started, 3)
@@ -202,8 +209,15 @@ class WarmWorker:
         wall = time.perf_counter() - t0
         self._sink = None
         self.served += 1
-        return Ended(stopped=stopped, rc=rc, out="".join(other), err=self._stderr_from(offset), wall=wall,
-                     warm=True, reused=reused)
+        return Ended(
+            stopped=stopped,
+            rc=rc,
+            out="".join(other),
+            err=self._stderr_from(offset),
+            wall=wall,
+            warm=True,
+            reused=reused,
+        )
 
 
 class WorkerPool:
@@ -211,8 +225,9 @@ class WorkerPool:
     GPU context). ``eager``: start a replacement as soon as a worker is retired (the server),
     rather than at the next command."""
 
-    def __init__(self, env_for: Callable[[str | None], dict[str, str]], force_cpu: bool = False,
-                 eager: bool = False):
+    def __init__(
+        self, env_for: Callable[[str | None], dict[str, str]], force_cpu: bool = False, eager: bool = False
+    ):
         self._env_for = env_for
         self._force_cpu = force_cpu
         self._eager = eager
@@ -239,8 +254,9 @@ class WorkerPool:
             if not self._closed and (key not in self._workers or not self._workers[key].alive):
                 self._spawn(key, gpu)
 
-    def run(self, argv: list[str], timeout_s: float, on_progress=None, control=None,
-            describe: bool = False) -> Ended | None:
+    def run(
+        self, argv: list[str], timeout_s: float, on_progress=None, control=None, describe: bool = False
+    ) -> Ended | None:
         """Run a child command in the key's worker; None when it is busy or the pool is closed
         (the caller then starts a fresh child)."""
         gpu = getattr(control, "gpu", None)
@@ -258,8 +274,9 @@ class WorkerPool:
         finally:
             w.release()
         if ended.stopped or ended.rc != 0:
-            why = ended.stopped or (f"signal {-ended.rc}" if ended.rc is not None and ended.rc < 0
-                                    else f"exit code {ended.rc}")
+            why = ended.stopped or (
+                f"signal {-ended.rc}" if ended.rc is not None and ended.rc < 0 else f"exit code {ended.rc}"
+            )
             self._retire(key, w, f"{argv[0]} ended with {why}", gpu)
         return ended
 
@@ -274,12 +291,28 @@ class WorkerPool:
 
     def status(self) -> dict[str, Any]:
         with self._lock:
-            return {"workers": [{"key": k, "pid": w.pid, "alive": w.alive, "ready": w.ready.is_set(),
-                                 "served": w.served, "age_s": round(time.monotonic() - w.started, 1),
-                                 **({k: w.facts.get(k) for k in ("ready_after_s", "warm_up_s", "steps_s", "cupti", "cuda")}
-                                    if w.facts else {})}
-                                for k, w in self._workers.items()],
-                    "retired": list(self.retired)}
+            return {
+                "workers": [
+                    {
+                        "key": k,
+                        "pid": w.pid,
+                        "alive": w.alive,
+                        "ready": w.ready.is_set(),
+                        "served": w.served,
+                        "age_s": round(time.monotonic() - w.started, 1),
+                        **(
+                            {
+                                k: w.facts.get(k)
+                                for k in ("ready_after_s", "warm_up_s", "steps_s", "cupti", "cuda")
+                            }
+                            if w.facts
+                            else {}
+                        ),
+                    }
+                    for k, w in self._workers.items()
+                ],
+                "retired": list(self.retired),
+            }
 
     def close(self) -> None:
         with self._lock:

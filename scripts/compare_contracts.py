@@ -88,7 +88,7 @@ def parse(text: str, structured: dict[str, Any] | None = None) -> Contract:
                 head = rows[0]
                 for r in rows[1:]:
                     if len(r) > len(head):  # a '|' inside the last cell
-                        r = r[: len(head) - 1] + [" | ".join(r[len(head) - 1:])]
+                        r = r[: len(head) - 1] + [" | ".join(r[len(head) - 1 :])]
                     c.stages.append(dict(zip(head, r)))
         elif ln.startswith("**Bottleneck**:"):
             c.bottleneck = ln.split(":", 1)[1].strip()
@@ -135,7 +135,7 @@ class Report:
     widens to ``noise_factor`` times the difference the repeat showed, and a structural check
     that the repeat failed as well is a warning, not a failure."""
 
-    def __init__(self, a: argparse.Namespace, noise: "Report | None" = None):
+    def __init__(self, a: argparse.Namespace, noise: Report | None = None):
         self.a = a
         self.noise = noise
         self.rows: list[list[str]] = []
@@ -172,12 +172,15 @@ class Report:
         self.diffs[what] = abs(d)
         tol, why = self._widen(what, self.a.dur_tol)
         ok = abs(d) <= tol
-        self.rows.append([what, _fmt(x), _fmt(y), f"{100 * d:+.1f}%",
-                          "ok" if ok else f"**> {100 * tol:.3g}%{why}**"])
+        self.rows.append(
+            [what, _fmt(x), _fmt(y), f"{100 * d:+.1f}%", "ok" if ok else f"**> {100 * tol:.3g}%{why}**"]
+        )
         if not ok:
             self.err(f"{what}: {_fmt(x)} vs {_fmt(y)} ({100 * d:+.1f}%, tolerance {100 * tol:.3g}%{why})")
 
-    def pts(self, what: str, x: float | None, y: float | None, tol: float, rel_tol: float | None = None) -> None:
+    def pts(
+        self, what: str, x: float | None, y: float | None, tol: float, rel_tol: float | None = None
+    ) -> None:
         if x is None and y is None:
             self.rows.append([what, NA, NA, "", "ok"])
             return
@@ -230,8 +233,11 @@ def compare(A: Contract, B: Contract, a: argparse.Namespace, noise: Report | Non
             r.err(f"{st}: bottleneck {s.get('Bottleneck')!r} vs {t.get('Bottleneck')!r}", f"{st} bottleneck")
         ja, jb = ssa.get(st, {}), ssb.get(st, {})
         # The structured duration has full precision; the contract's has 2 decimals.
-        r.rel(f"{st} duration (us)", ja.get("duration_us", _f(s.get("Duration (us)"))),
-              jb.get("duration_us", _f(t.get("Duration (us)"))))
+        r.rel(
+            f"{st} duration (us)",
+            ja.get("duration_us", _f(s.get("Duration (us)"))),
+            jb.get("duration_us", _f(t.get("Duration (us)"))),
+        )
         for col in ("TC%", "DRAM%", "Occ%"):
             if (s.get(col) == NA) != (t.get(col) == NA):
                 r.err(f"{st} {col}: {s.get(col)} vs {t.get(col)} (n/a on one side)", f"{st} {col} n/a")
@@ -248,17 +254,26 @@ def compare(A: Contract, B: Contract, a: argparse.Namespace, noise: Report | Non
     ca, cb = _class(A.bottleneck), _class(B.bottleneck)
     if ca != cb:
         r.err(f"overall bottleneck {A.bottleneck!r} vs {B.bottleneck!r}", "bottleneck")
-    r.rows.append(["Bottleneck", A.bottleneck or NA, B.bottleneck or NA, "", "ok" if ca == cb else "**differs**"])
+    r.rows.append(
+        ["Bottleneck", A.bottleneck or NA, B.bottleneck or NA, "", "ok" if ca == cb else "**differs**"]
+    )
     if _mask(A.root_cause) != _mask(B.root_cause):
         r.warn(f"root cause wording: {A.root_cause!r} vs {B.root_cause!r}")
     oa, ob = [o[0] for o in A.opportunities], [o[0] for o in B.opportunities]
     if oa != ob:
         gains = {o[0]: o[1] for o in A.opportunities}
         noise = sorted(oa) == sorted(ob) and all(
-            x == y or (gains.get(x) is not None and gains.get(y) is not None
-                       and (abs(gains[x] - gains[y]) <= a.gain_tol_pts
-                            or abs(gains[x] - gains[y]) <= a.dur_tol * max(abs(gains[x]), abs(gains[y]))))
-            for x, y in zip(oa, ob))
+            x == y
+            or (
+                gains.get(x) is not None
+                and gains.get(y) is not None
+                and (
+                    abs(gains[x] - gains[y]) <= a.gain_tol_pts
+                    or abs(gains[x] - gains[y]) <= a.dur_tol * max(abs(gains[x]), abs(gains[y]))
+                )
+            )
+            for x, y in zip(oa, ob)
+        )
         msg = f"opportunity order differs: {oa} vs {ob}"
         if noise:
             r.warn(msg + " (swapped entries' gains are within tolerance: a tie decided by noise)")
@@ -272,7 +287,10 @@ def compare(A: Contract, B: Contract, a: argparse.Namespace, noise: Report | Non
     if sa and sb:
         ka, kb = _keys(sa), _keys(sb)
         if ka != kb:
-            r.err(f"structured content keys differ: only in A {sorted(ka - kb)}, only in B {sorted(kb - ka)}", "keys")
+            r.err(
+                f"structured content keys differ: only in A {sorted(ka - kb)}, only in B {sorted(kb - ka)}",
+                "keys",
+            )
     return r
 
 
@@ -300,24 +318,44 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("a_dir", type=Path)
     ap.add_argument("b_dir", type=Path)
-    ap.add_argument("--dur-tol", type=float, default=0.05, help="relative tolerance of durations (default 0.05)")
-    ap.add_argument("--pct-tol", type=float, default=3.0, help="tolerance of counter %%s, in points (default 3)")
-    ap.add_argument("--gain-tol-pts", type=float, default=3.0, help="tolerance of est. gains in points (or "
-                                                                    "--dur-tol relative; default 3)")
+    ap.add_argument(
+        "--dur-tol", type=float, default=0.05, help="relative tolerance of durations (default 0.05)"
+    )
+    ap.add_argument(
+        "--pct-tol", type=float, default=3.0, help="tolerance of counter %%s, in points (default 3)"
+    )
+    ap.add_argument(
+        "--gain-tol-pts",
+        type=float,
+        default=3.0,
+        help="tolerance of est. gains in points (or --dur-tol relative; default 3)",
+    )
     ap.add_argument("--strict", action="store_true", help="wording differences fail too")
-    ap.add_argument("--noise", type=Path, default=None, help="a repeat run of A's code: each figure's tolerance "
-                                                             "widens to --noise-factor times the difference A "
-                                                             "and the repeat show, and structural checks the "
-                                                             "repeat fails too are only warnings")
+    ap.add_argument(
+        "--noise",
+        type=Path,
+        default=None,
+        help="a repeat run of A's code: each figure's tolerance "
+        "widens to --noise-factor times the difference A "
+        "and the repeat show, and structural checks the "
+        "repeat fails too are only warnings",
+    )
     ap.add_argument("--noise-factor", type=float, default=2.0, help="see --noise (default 2)")
     a = ap.parse_args(argv)
     both = sorted(stems(a.a_dir) & stems(a.b_dir))
     only = sorted(stems(a.a_dir) ^ stems(a.b_dir))
     print(f"# Contracts: `{a.a_dir}` (A) vs `{a.b_dir}` (B)\n")
-    print(f"Tolerances: durations {100 * a.dur_tol:g}% relative; TC/DRAM/Occ/SM/L2 {a.pct_tol:g} points; "
-          f"est. gains {a.gain_tol_pts:g} points or {100 * a.dur_tol:g}% relative"
-          + (f"; each widened to {a.noise_factor:g}x the difference between A and its repeat `{a.noise}` where "
-             "that is larger (marked 'noise')" if a.noise else "") + ".\n")
+    print(
+        f"Tolerances: durations {100 * a.dur_tol:g}% relative; TC/DRAM/Occ/SM/L2 {a.pct_tol:g} points; "
+        f"est. gains {a.gain_tol_pts:g} points or {100 * a.dur_tol:g}% relative"
+        + (
+            f"; each widened to {a.noise_factor:g}x the difference between A and its repeat `{a.noise}` where "
+            "that is larger (marked 'noise')"
+            if a.noise
+            else ""
+        )
+        + ".\n"
+    )
     if not both:
         print("Nothing to compare: no <kernel>-<version>-<mode> present in both directories.")
         return 2
@@ -350,8 +388,9 @@ def main(argv: list[str] | None = None) -> int:
             print()
         if r.errors:
             failed.append(stem)
-        summary.append([stem, "FAIL" if r.errors else "ok",
-                        f"{len(r.errors)} failure(s), {len(r.warnings)} warning(s)"])
+        summary.append(
+            [stem, "FAIL" if r.errors else "ok", f"{len(r.errors)} failure(s), {len(r.warnings)} warning(s)"]
+        )
     if only:
         print(f"In one directory only (not compared): {', '.join(only)}\n")
     print("## Summary\n")

@@ -70,8 +70,16 @@ def parse_server_cmd(cmd: str | None) -> tuple[list[str], dict[str, str]]:
 
 def server_env(extra: dict[str, str]) -> dict[str, str]:
     env = {}
-    for k in ("PYTHONPATH", "CUDA_VISIBLE_DEVICES", "KPROF_NCU", "KPROF_FORCE_CPU", "KPROF_GPUS", "LD_LIBRARY_PATH",
-              "TRITON_CACHE_DIR", "PYTHONUNBUFFERED"):
+    for k in (
+        "PYTHONPATH",
+        "CUDA_VISIBLE_DEVICES",
+        "KPROF_NCU",
+        "KPROF_FORCE_CPU",
+        "KPROF_GPUS",
+        "LD_LIBRARY_PATH",
+        "TRITON_CACHE_DIR",
+        "PYTHONUNBUFFERED",
+    ):
         if os.environ.get(k):
             env[k] = os.environ[k]
     env.update(extra)
@@ -83,11 +91,15 @@ def which_kprof(argv: list[str], env: dict[str, str], cwd: str) -> dict[str, Any
     if "-m" not in argv:
         return {"note": "server command has no '-m': not checked"}
     py = argv[: argv.index("-m")]
-    code = ("import json, sys, kprof_mcp, kernels; print(json.dumps({'kprof_mcp': kprof_mcp.__file__, "
-            "'kernels': list(kernels.__path__), 'python': sys.version.split()[0], 'executable': sys.executable}))")
+    code = (
+        "import json, sys, kprof_mcp, kernels; print(json.dumps({'kprof_mcp': kprof_mcp.__file__, "
+        "'kernels': list(kernels.__path__), 'python': sys.version.split()[0], 'executable': sys.executable}))"
+    )
     full_env = {**{k: v for k, v in os.environ.items() if k in ("PATH", "HOME")}, **env}
     try:
-        cp = subprocess.run([*py, "-c", code], env=full_env, cwd=cwd, capture_output=True, text=True, timeout=120)
+        cp = subprocess.run(
+            [*py, "-c", code], env=full_env, cwd=cwd, capture_output=True, text=True, timeout=120
+        )
         if cp.returncode == 0:
             return json.loads(cp.stdout.strip().splitlines()[-1])
         return {"error": (cp.stdout + cp.stderr)[-2000:]}
@@ -96,7 +108,9 @@ def which_kprof(argv: list[str], env: dict[str, str], cwd: str) -> dict[str, Any
 
 
 def _text(result) -> str:
-    return "\n".join(getattr(c, "text", "") for c in (result.content or []) if getattr(c, "type", "") == "text")
+    return "\n".join(
+        getattr(c, "text", "") for c in (result.content or []) if getattr(c, "type", "") == "text"
+    )
 
 
 def _err(e: BaseException) -> str:
@@ -128,17 +142,31 @@ class Runner:
         print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
     def server(self) -> StdioServerParameters:
-        return StdioServerParameters(command=self.argv[0], args=[*self.argv[1:], "--workspace", str(self.ws)],
-                                     env=self.env, cwd=self.cwd)
+        return StdioServerParameters(
+            command=self.argv[0],
+            args=[*self.argv[1:], "--workspace", str(self.ws)],
+            env=self.env,
+            cwd=self.cwd,
+        )
 
     async def profile(self, s: ClientSession, kernel: str, mode: str) -> dict[str, Any]:
         a = self.a
-        args: dict[str, Any] = {"kernel": kernel, "version": a.version, "mode": mode, "wait_s": a.wait_s,
-                                "timeout_s": a.timeout_s}
+        args: dict[str, Any] = {
+            "kernel": kernel,
+            "version": a.version,
+            "mode": mode,
+            "wait_s": a.wait_s,
+            "timeout_s": a.timeout_s,
+        }
         if self.params.get(kernel):
             args["params"] = self.params[kernel]
-        rec: dict[str, Any] = {"kernel": kernel, "version": a.version, "mode": mode, "args": args,
-                               "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        rec: dict[str, Any] = {
+            "kernel": kernel,
+            "version": a.version,
+            "mode": mode,
+            "args": args,
+            "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
         t0 = time.perf_counter()
         polls = 0
         job_id = None
@@ -149,10 +177,13 @@ class Runner:
                 while not r.is_error and (r.structured_content or {}).get("status") in PENDING:
                     job_id = r.structured_content["job_id"]
                     polls += 1
-                    self.log(f"  {kernel} {mode}: {r.structured_content['status']} "
-                             f"({r.structured_content.get('message') or ''}); get_profile #{polls}")
-                    r = await s.call_tool("get_profile", {"job_id": job_id, "wait_s": 50},
-                                          read_timeout_seconds=call_timeout)
+                    self.log(
+                        f"  {kernel} {mode}: {r.structured_content['status']} "
+                        f"({r.structured_content.get('message') or ''}); get_profile #{polls}"
+                    )
+                    r = await s.call_tool(
+                        "get_profile", {"job_id": job_id, "wait_s": 50}, read_timeout_seconds=call_timeout
+                    )
         except TimeoutError:
             rec.update(ok=False, error=f"no contract within {a.timeout_s + 180:.0f} s")
             if job_id:
@@ -173,7 +204,9 @@ class Runner:
         rec.update(ok=True, contract=text, structured=sc)
         if sc.get("profile_dir"):
             try:
-                rp = await s.call_tool("read_params", {"profile_dir": sc["profile_dir"]}, read_timeout_seconds=60)
+                rp = await s.call_tool(
+                    "read_params", {"profile_dir": sc["profile_dir"]}, read_timeout_seconds=60
+                )
                 p = (rp.structured_content or {}).get("params") or {}
                 rec["read_params"] = {k: p.get(k) for k in ("device", "clock_state", "versions") if k in p}
             except Exception as e:  # noqa: BLE001 — extra information only
@@ -186,21 +219,26 @@ class Runner:
             (self.out / f"{stem}.md").write_text(rec["contract"])
         else:
             (self.out / f"{stem}.md").unlink(missing_ok=True)
-        (self.out / f"{stem}.json").write_text(json.dumps({k: v for k, v in rec.items() if k != "contract"},
-                                                          indent=1, default=str) + "\n")
+        (self.out / f"{stem}.json").write_text(
+            json.dumps({k: v for k, v in rec.items() if k != "contract"}, indent=1, default=str) + "\n"
+        )
         self.records.append(rec)
         st = rec.get("structured") or {}
         figs = ", ".join(f"{x['name']} {x['duration_us']:.2f} us" for x in st.get("stages", []))
-        self.log(f"{stem}: {'ok' if rec.get('ok') else 'FAILED'} in {rec.get('wall_s')} s"
-                 + (f" [{figs}; {st.get('bottleneck')}]" if figs else f" — {str(rec.get('error'))[:300]}"))
+        self.log(
+            f"{stem}: {'ok' if rec.get('ok') else 'FAILED'} in {rec.get('wall_s')} s"
+            + (f" [{figs}; {st.get('bottleneck')}]" if figs else f" — {str(rec.get('error'))[:300]}")
+        )
 
     async def run(self) -> None:
         todo = list(self.items)
         with open(self.out / "server.log", "a") as errlog:
             while todo:
                 self.server_starts += 1
-                self.log(f"starting server #{self.server_starts}: {shlex.join(self.server().args)} "
-                         f"(cwd {self.cwd})")
+                self.log(
+                    f"starting server #{self.server_starts}: {shlex.join(self.server().args)} "
+                    f"(cwd {self.cwd})"
+                )
                 current = None
                 try:
                     async with stdio_client(self.server(), errlog=errlog) as (read, write):
@@ -225,27 +263,51 @@ class Runner:
                     self.log(f"session failed: {msg}")
                     if current is not None and todo and todo[0] == current:
                         todo.pop(0)
-                        self.save({"kernel": current[0], "version": self.a.version, "mode": current[1], "ok": False,
-                                   "error": f"session failed: {msg}"})
+                        self.save(
+                            {
+                                "kernel": current[0],
+                                "version": self.a.version,
+                                "mode": current[1],
+                                "ok": False,
+                                "error": f"session failed: {msg}",
+                            }
+                        )
                     elif current is None and self.server_starts > 3:
                         for k, m in todo:
-                            self.save({"kernel": k, "version": self.a.version, "mode": m, "ok": False,
-                                       "error": f"server would not start: {msg}"})
+                            self.save(
+                                {
+                                    "kernel": k,
+                                    "version": self.a.version,
+                                    "mode": m,
+                                    "ok": False,
+                                    "error": f"server would not start: {msg}",
+                                }
+                            )
                         todo = []
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", required=True, help="output directory")
-    ap.add_argument("--kernels", default="matmul,mla_decode", help="comma-separated (default matmul,mla_decode)")
+    ap.add_argument(
+        "--kernels", default="matmul,mla_decode", help="comma-separated (default matmul,mla_decode)"
+    )
     ap.add_argument("--version", default="v3", help="kernel version (default v3)")
     ap.add_argument("--modes", default=",".join(MODES), help=f"comma-separated (default {','.join(MODES)})")
-    ap.add_argument("--params", default=None, help='JSON per kernel, e.g. \'{"matmul": {"M": 1024}}\' (default: '
-                                                   "the kernels' defaults)")
-    ap.add_argument("--server-cmd", default=None, help="server command line without --workspace (default: this "
-                                                       "Python -m kprof_mcp.server); leading NAME=value words set "
-                                                       "its environment")
+    ap.add_argument(
+        "--params",
+        default=None,
+        help='JSON per kernel, e.g. \'{"matmul": {"M": 1024}}\' (default: the kernels\' defaults)',
+    )
+    ap.add_argument(
+        "--server-cmd",
+        default=None,
+        help="server command line without --workspace (default: this "
+        "Python -m kprof_mcp.server); leading NAME=value words set "
+        "its environment",
+    )
     ap.add_argument("--server-cwd", default=None, help="server working directory (default: the workspace)")
     ap.add_argument("--workspace", default=None, help="server workspace (default: a new temporary directory)")
     ap.add_argument("--wait-s", type=float, default=55, help="profile_kernel wait_s (max 55)")
@@ -258,25 +320,48 @@ def main(argv: list[str] | None = None) -> int:
     r.log(f"server imports: {json.dumps(origin)}")
     anyio.run(r.run)
     summary = {
-        "started_utc": started, "total_wall_s": round(time.perf_counter() - t0, 1),
-        "server_cmd": shlex.join(r.argv), "server_env": r.env, "server_cwd": r.cwd, "workspace": str(r.ws),
-        "server_imports": origin, "server_starts": r.server_starts,
+        "started_utc": started,
+        "total_wall_s": round(time.perf_counter() - t0, 1),
+        "server_cmd": shlex.join(r.argv),
+        "server_env": r.env,
+        "server_cwd": r.cwd,
+        "workspace": str(r.ws),
+        "server_imports": origin,
+        "server_starts": r.server_starts,
         "client": {"python": platform.python_version(), "mcp": _version("mcp"), "host": platform.node()},
         "device_info": r.device_info,
-        "runs": [{"kernel": x["kernel"], "version": x["version"], "mode": x["mode"], "ok": x.get("ok", False),
-                  "wall_s": x.get("wall_s"), "polls": x.get("polls"), "error": x.get("error"),
-                  "total_duration_us": (x.get("structured") or {}).get("total_duration_us"),
-                  "stages": [{"name": s["name"], "duration_us": s["duration_us"], "bottleneck": s.get("bottleneck"),
-                              "tc_pct": s.get("tc_pct"), "dram_pct": s.get("dram_pct"),
-                              "occupancy_pct": s.get("occupancy_pct")}
-                             for s in (x.get("structured") or {}).get("stages", [])],
-                  "bottleneck": (x.get("structured") or {}).get("bottleneck"),
-                  "opportunities": [o["name"] for o in (x.get("structured") or {}).get("opportunities", [])]}
-                 for x in r.records],
+        "runs": [
+            {
+                "kernel": x["kernel"],
+                "version": x["version"],
+                "mode": x["mode"],
+                "ok": x.get("ok", False),
+                "wall_s": x.get("wall_s"),
+                "polls": x.get("polls"),
+                "error": x.get("error"),
+                "total_duration_us": (x.get("structured") or {}).get("total_duration_us"),
+                "stages": [
+                    {
+                        "name": s["name"],
+                        "duration_us": s["duration_us"],
+                        "bottleneck": s.get("bottleneck"),
+                        "tc_pct": s.get("tc_pct"),
+                        "dram_pct": s.get("dram_pct"),
+                        "occupancy_pct": s.get("occupancy_pct"),
+                    }
+                    for s in (x.get("structured") or {}).get("stages", [])
+                ],
+                "bottleneck": (x.get("structured") or {}).get("bottleneck"),
+                "opportunities": [o["name"] for o in (x.get("structured") or {}).get("opportunities", [])],
+            }
+            for x in r.records
+        ],
     }
     (r.out / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
     bad = [f"{x['kernel']}/{x['mode']}" for x in r.records if not x.get("ok")]
-    r.log(f"done in {summary['total_wall_s']} s: {len(r.records) - len(bad)} ok, {len(bad)} failed {bad or ''}")
+    r.log(
+        f"done in {summary['total_wall_s']} s: {len(r.records) - len(bad)} ok, {len(bad)} failed {bad or ''}"
+    )
     return 1 if bad or len(r.records) < len(r.items) else 0
 
 

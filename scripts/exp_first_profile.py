@@ -25,23 +25,28 @@ def _clock():
         now = time.perf_counter()
         steps[name] = round(now - mark[0], 3)
         mark[0] = now
+
     return t0, steps, step
 
 
 def seq():
     t0, steps, step = _clock()
     import torch
+
     step("import_torch")
     import triton  # noqa: F401
+
     step("import_triton")
     torch.cuda.init()
     x = torch.zeros(1024, device="cuda")
     torch.cuda.synchronize()
     step("cuda_context")
     import triton.runtime.driver as driver
+
     driver.active.get_current_device()
     step("triton_driver")
     from torch.profiler import ProfilerActivity, profile
+
     step("import_torch_profiler")
     p = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
     p.__enter__()
@@ -51,6 +56,7 @@ def seq():
     p.__exit__(None, None, None)
     step("cupti_exit")
     from kprof_mcp.child.serve import _first_launches
+
     _first_launches(torch, triton, x)
     step("first_launches")
     steps["total"] = round(time.perf_counter() - t0, 3)
@@ -59,10 +65,13 @@ def seq():
 
 def thread():
     import threading
+
     t0, steps, step = _clock()
     import torch
+
     step("import_torch")
     import triton  # noqa: F401
+
     step("import_triton")
     torch.cuda.init()
     x = torch.zeros(1024, device="cuda")
@@ -73,6 +82,7 @@ def thread():
     def cupti():
         a = time.perf_counter()
         from torch.profiler import ProfilerActivity, profile
+
         y = torch.zeros(16, device="cuda")
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
             y.add_(1)
@@ -82,8 +92,10 @@ def thread():
     th = threading.Thread(target=cupti)
     th.start()
     import triton.runtime.driver as driver
+
     driver.active.get_current_device()
     from kprof_mcp.child.serve import _first_launches
+
     _first_launches(torch, triton, x)
     step("driver_first_launches_main")
     th.join()
@@ -109,8 +121,11 @@ def batch():
     with profile(activities=[ProfilerActivity.CUDA]):
         b.copy_(a)
     out = {}
-    for label, acts in (("cpu_cuda", [ProfilerActivity.CPU, ProfilerActivity.CUDA]),
-                        ("cuda_only", [ProfilerActivity.CUDA]), ("cpu_cuda_2", [ProfilerActivity.CPU, ProfilerActivity.CUDA])):
+    for label, acts in (
+        ("cpu_cuda", [ProfilerActivity.CPU, ProfilerActivity.CUDA]),
+        ("cuda_only", [ProfilerActivity.CUDA]),
+        ("cpu_cuda_2", [ProfilerActivity.CPU, ProfilerActivity.CUDA]),
+    ):
         t0, steps, step = _clock()
         torch.cuda.synchronize()
         with profile(activities=acts) as prof:

@@ -4,6 +4,7 @@ clocks, power and P-state every 100 ms. Prints each profile's median and the clo
 
     python scripts/exp_idle_gpu.py --out $OUT/idle   # on the GPU machine
 """
+
 import argparse
 import json
 import subprocess
@@ -19,8 +20,16 @@ ap.add_argument("--gaps", default="0,0,0,20,0,20,0,40,0")
 a = ap.parse_args()
 out = Path(a.out)
 out.mkdir(parents=True, exist_ok=True)
-smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,pstate",
-                        "--format=csv,noheader,nounits", "-lms", "100"], stdout=open(out / "smi.csv", "w"))
+smi = subprocess.Popen(
+    [
+        "nvidia-smi",
+        "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,pstate",
+        "--format=csv,noheader,nounits",
+        "-lms",
+        "100",
+    ],
+    stdout=open(out / "smi.csv", "w"),
+)
 engine = Engine(Config.from_options(tempfile.mkdtemp()))
 engine.start_workers(["0"])
 rows = []
@@ -31,8 +40,17 @@ try:
         t0 = time.time()
         o = engine.profile("matmul", "v3", mode="event")
         s = o.result.stages[0]
-        rows.append({"idle_before_s": gap, "start": t0, "end": time.time(), "median_us": s.timing.median_ns / 1e3,
-                     "iqr_us": s.timing.iqr_ns / 1e3, "runs": s.timing.runs, "sm_clock_mhz": list(s.timing.sm_clock_mhz)})
+        rows.append(
+            {
+                "idle_before_s": gap,
+                "start": t0,
+                "end": time.time(),
+                "median_us": s.timing.median_ns / 1e3,
+                "iqr_us": s.timing.iqr_ns / 1e3,
+                "runs": s.timing.runs,
+                "sm_clock_mhz": list(s.timing.sm_clock_mhz),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
 finally:
     engine.close()

@@ -30,7 +30,9 @@ def touch(x_ptr, BLOCK: tl.constexpr):
 
 x = torch.zeros(132 * 8 * 1024, device="cuda")
 cases = {f"empty grid={g}": (lambda g=g: empty[(g,)](x)) for g in (1, 4, 132, 1056)}
-cases.update({f"load+store 1024/block grid={g}": (lambda g=g: touch[(g,)](x, BLOCK=1024)) for g in (1, 4, 132)})
+cases.update(
+    {f"load+store 1024/block grid={g}": (lambda g=g: touch[(g,)](x, BLOCK=1024)) for g in (1, 4, 132)}
+)
 for fn in cases.values():
     fn()
 torch.cuda.synchronize()

@@ -29,9 +29,15 @@ SMALL = {
     "matmul": [{"M": 64, "N": 64, "K": 64, "dtype": "float16"}],
     "mla_decode": [{"b": 2, "s": 1, "t": 600, "h": 16, "d": 64, "p": 16, "dtype": "float16"}],
 }
-COUNTERS = [("duration_us", "duration", "µs", 2), ("tc_pct", "TC", "%", 1), ("sm_pct", "SM", "%", 1),
-            ("dram_pct", "DRAM", "%", 1), ("occupancy_pct", "occupancy", "%", 1), ("l2_hit_pct", "L2 hit", "%", 1),
-            ("dram_bytes_over_model", "DRAM bytes ÷ model", "", 2)]
+COUNTERS = [
+    ("duration_us", "duration", "µs", 2),
+    ("tc_pct", "TC", "%", 1),
+    ("sm_pct", "SM", "%", 1),
+    ("dram_pct", "DRAM", "%", 1),
+    ("occupancy_pct", "occupancy", "%", 1),
+    ("l2_hit_pct", "L2 hit", "%", 1),
+    ("dram_bytes_over_model", "DRAM bytes ÷ model", "", 2),
+]
 
 
 def _fmt(v, unit, nd):
@@ -39,8 +45,9 @@ def _fmt(v, unit, nd):
 
 
 def stage_line(st):
-    return (f"{st['name']}: {st['bottleneck'] or 'n/a'}; " + ", ".join(f"{label} {_fmt(st.get(k), u, nd)}"
-                                                              for k, label, u, nd in COUNTERS))
+    return f"{st['name']}: {st['bottleneck'] or 'n/a'}; " + ", ".join(
+        f"{label} {_fmt(st.get(k), u, nd)}" for k, label, u, nd in COUNTERS
+    )
 
 
 def moved(prev, cur):
@@ -61,14 +68,19 @@ def moved(prev, cur):
             elif abs(b - a) >= (0.05 if k == "dram_bytes_over_model" else 2.0):
                 parts.append(f"{label} {a:.{nd}f} → {b:.{nd}f}{u}")
         out.append(f"{st['name']}: " + (", ".join(p for p in parts if p) or "no counter moved by 2 points"))
-    out.append(f"whole plan {prev['total_duration_us']:.2f} → {cur['total_duration_us']:.2f} µs "
-               f"({prev['total_duration_us'] / cur['total_duration_us']:.2f}× vs {prev['version']})")
+    out.append(
+        f"whole plan {prev['total_duration_us']:.2f} → {cur['total_duration_us']:.2f} µs "
+        f"({prev['total_duration_us'] / cur['total_duration_us']:.2f}× vs {prev['version']})"
+    )
     return out
 
 
 async def main(workspace, outfile, mode, kernels, small):
-    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", workspace],
-                                   env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kprof_mcp.server", "--workspace", workspace],
+        env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+    )
     out = []
     async with Client(server) as c:
         listing = (await c.call_tool("list_kernels", {})).structured_content
@@ -86,26 +98,43 @@ async def main(workspace, outfile, mode, kernels, small):
                     r = await c.call_tool("profile_kernel", args)
                     wall = time.perf_counter() - t0
                     if r.is_error:
-                        out.append(f"### {kernel} {version} {params}: ERROR\n\n```\n{r.content[0].text}\n```\n")
-                        print(f"{kernel} {version}: ERROR {r.content[0].text[:500]}", file=sys.stderr, flush=True)
+                        out.append(
+                            f"### {kernel} {version} {params}: ERROR\n\n```\n{r.content[0].text}\n```\n"
+                        )
+                        print(
+                            f"{kernel} {version}: ERROR {r.content[0].text[:500]}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                         continue
                     s = r.structured_content
                     out.append(f"### {kernel} {version} {params}, mode {mode} (wall {wall:.1f} s)\n")
                     out.append(r.content[0].text)
                     out.append(f"profile_dir: `{s['profile_dir']}`\n")
                     issues = [stage_line(st) for st in s["stages"]]
-                    issues += [f"opportunity: {o['name']} (est. {o['est_gain_pct']}% gain; {o['trigger']})"
-                               for o in s["opportunities"][:2]]
+                    issues += [
+                        f"opportunity: {o['name']} (est. {o['est_gain_pct']}% gain; {o['trigger']})"
+                        for o in s["opportunities"][:2]
+                    ]
                     insights = [f"changed in {version}: {doc}"]
                     insights += moved(prev, s) if prev else ["first version: the baseline of this log"]
                     insights += [f"warning: {w}" for w in s["warnings"][:2]]
-                    dl = await c.call_tool("update_devlog", {"kernel": kernel, "profile_dir": s["profile_dir"],
-                                                             "issues": issues, "insights": insights})
+                    dl = await c.call_tool(
+                        "update_devlog",
+                        {
+                            "kernel": kernel,
+                            "profile_dir": s["profile_dir"],
+                            "issues": issues,
+                            "insights": insights,
+                        },
+                    )
                     if dl.is_error:
                         print(dl.content[0].text, file=sys.stderr)
                     prev = s
-                    print(f"{kernel} {version} {params}: {s['total_duration_us']:.2f} us ({wall:.1f} s wall)",
-                          flush=True)
+                    print(
+                        f"{kernel} {version} {params}: {s['total_duration_us']:.2f} us ({wall:.1f} s wall)",
+                        flush=True,
+                    )
     with open(outfile, "w") as f:
         f.write("\n".join(out))
 
@@ -113,6 +142,9 @@ async def main(workspace, outfile, mode, kernels, small):
 if __name__ == "__main__":
     argv = sys.argv
     mode_arg = argv[argv.index("--mode") + 1] if "--mode" in argv else "annotation"
-    kernels_arg = (argv[argv.index("--kernels") + 1].split(",") if "--kernels" in argv
-                   else ["softmax", "matmul", "mla_decode"])
+    kernels_arg = (
+        argv[argv.index("--kernels") + 1].split(",")
+        if "--kernels" in argv
+        else ["softmax", "matmul", "mla_decode"]
+    )
     anyio.run(main, argv[1], argv[2], mode_arg, kernels_arg, "--small" in argv)

@@ -9,8 +9,8 @@ attend + combine timed with do_bench, checked against the reference once per con
 
 import argparse
 import itertools
-import time
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -37,7 +37,9 @@ def main():
         ref = pkg.reference(inputs, p).float()
         res = []
         t_start = time.time()
-        for bh, bn, w, st, sf in itertools.product((16, 32, 64), (16, 32, 64), (4, 8), (1, 2, 3), (0.5, 1, 2)):
+        for bh, bn, w, st, sf in itertools.product(
+            (16, 32, 64), (16, 32, 64), (4, 8), (1, 2, 3), (0.5, 1, 2)
+        ):
             if bh > p["s"] * p["h"] and bh > 16:
                 continue
             if sname == "defaults" and sf != 1:
@@ -59,10 +61,26 @@ def main():
 
             def run():
                 impl.attend_grouped_kernel[grid](
-                    buf.q, buf.kv, buf.mid_o, buf.mid_lse, buf.qk_scale, buf.rows, p["t"], buf.split_len,
-                    *buf.attend_args(), D=p["d"], P=p["p"], BLOCK_D=512, BLOCK_P=64, BLOCK_H=bh, BLOCK_N=bn,
-                    num_warps=w, num_stages=st)
+                    buf.q,
+                    buf.kv,
+                    buf.mid_o,
+                    buf.mid_lse,
+                    buf.qk_scale,
+                    buf.rows,
+                    p["t"],
+                    buf.split_len,
+                    *buf.attend_args(),
+                    D=p["d"],
+                    P=p["p"],
+                    BLOCK_D=512,
+                    BLOCK_P=64,
+                    BLOCK_H=bh,
+                    BLOCK_N=bn,
+                    num_warps=w,
+                    num_stages=st,
+                )
                 comb.fn()
+
             try:
                 inputs["o"].fill_(float("nan"))
                 run()
@@ -78,8 +96,11 @@ def main():
         nbytes = (p["b"] * p["s"] * p["h"] * (2 * p["d"] + p["p"]) + p["b"] * p["t"] * (p["d"] + p["p"])) * 2
         print(f"== {sname} {p.as_dict()}: best of {len(res)} configs")
         for us, bh, bn, w, st, splits, rel in res[: args.top]:
-            print(f"  {us:9.1f} us  {flops / us / 1e6:6.1f} TFLOP/s  {nbytes / us / 1e3:6.0f} GB/s  "
-                  f"BLOCK_H={bh} BLOCK_N={bn} warps={w} stages={st} splits={splits} rel={rel:.1e}", flush=True)
+            print(
+                f"  {us:9.1f} us  {flops / us / 1e6:6.1f} TFLOP/s  {nbytes / us / 1e3:6.0f} GB/s  "
+                f"BLOCK_H={bh} BLOCK_N={bn} warps={w} stages={st} splits={splits} rel={rel:.1e}",
+                flush=True,
+            )
         del inputs, ref
         torch.cuda.empty_cache()
 

@@ -1,6 +1,6 @@
 """One sweep through the real MCP server over stdio; saves its markdown, plot and structured rows.
 
-    python scripts/sweep_via_mcp.py WORKSPACE OUTDIR KERNEL PARAM V1 V2 ... [--versions v2 v3] [--params JSON]
+python scripts/sweep_via_mcp.py WORKSPACE OUTDIR KERNEL PARAM V1 V2 ... [--versions v2 v3] [--params JSON]
 """
 
 import argparse
@@ -16,10 +16,13 @@ from mcp import Client, StdioServerParameters
 
 
 async def main(a) -> None:
-    env = {"PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-           **{k: os.environ[k] for k in ("LD_LIBRARY_PATH", "KPROF_NSYS", "PATH") if k in os.environ}}
-    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", a.workspace],
-                                   env=env)
+    env = {
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        **{k: os.environ[k] for k in ("LD_LIBRARY_PATH", "KPROF_NSYS", "PATH") if k in os.environ},
+    }
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "kprof_mcp.server", "--workspace", a.workspace], env=env
+    )
     out = Path(a.outdir)
     out.mkdir(parents=True, exist_ok=True)
     values = [int(v) if v.lstrip("-").isdigit() else v for v in a.values]
@@ -42,7 +45,9 @@ async def main(a) -> None:
             (out / f"sweep_{a.kernel}_{a.param}.png").write_bytes(base64.b64decode(x.data))
         (out / f"sweep_{a.kernel}_{a.param}.json").write_text(json.dumps(r.structured_content, indent=2))
         print(text)
-        print(f"images returned: {len(images)} ({', '.join(x.mime_type for x in images)}); wall {time.time() - t0:.1f} s")
+        print(
+            f"images returned: {len(images)} ({', '.join(x.mime_type for x in images)}); wall {time.time() - t0:.1f} s"
+        )
 
 
 if __name__ == "__main__":

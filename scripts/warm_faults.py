@@ -29,8 +29,11 @@ def profile(kernel, version=None, params=None, **kw):
     t = time.perf_counter()
     o = engine.profile(kernel, version, params or {}, mode="event", **kw)
     s = o.result.stages[0]
-    print(f"  {kernel} {o.result.version}: {s.timing.median_ns / 1e3:.2f} us ({s.timing.method}, {s.timing.runs} runs), "
-          f"correct={o.result.correctness['ok']}, {time.perf_counter() - t:.2f} s wall, worker {worker()}", flush=True)
+    print(
+        f"  {kernel} {o.result.version}: {s.timing.median_ns / 1e3:.2f} us ({s.timing.method}, {s.timing.runs} runs), "
+        f"correct={o.result.correctness['ok']}, {time.perf_counter() - t:.2f} s wall, worker {worker()}",
+        flush=True,
+    )
     return o
 
 

@@ -1,4 +1,3 @@
-
 import os
 import sys
 from pathlib import Path
@@ -42,8 +41,10 @@ def engine(workspace):
 
 def server_env() -> dict:
     """The MCP SDK passes only a safe subset of the environment to a stdio server."""
-    return {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-            "KPROF_FORCE_CPU": os.environ.get("KPROF_FORCE_CPU", "")}
+    return {
+        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "KPROF_FORCE_CPU": os.environ.get("KPROF_FORCE_CPU", ""),
+    }
 
 
 PY = sys.executable
@@ -52,8 +53,10 @@ PY = sys.executable
 def write_scale(path: Path, mode: str, extra: str = "") -> Path:
     """tests/fixtures/user_kernels/scale.py with another MODE (see its run()), plus ``extra`` code."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text((FIXTURES / "user_kernels" / "scale.py").read_text().replace('MODE = "ok"', f'MODE = "{mode}"')
-                    + extra)
+    path.write_text(
+        (FIXTURES / "user_kernels" / "scale.py").read_text().replace('MODE = "ok"', f'MODE = "{mode}"')
+        + extra
+    )
     return path
 
 

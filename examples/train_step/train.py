@@ -46,7 +46,7 @@ class TritonSoftmax(torch.autograd.Function):
 def make(tokens: int, dim: int, vocab: int, device: str, dtype: torch.dtype):
     gen = torch.Generator(device=device).manual_seed(0)
     x = torch.randn(tokens, dim, generator=gen, device=device, dtype=torch.float32).to(dtype)
-    w = (torch.randn(dim, vocab, generator=gen, device=device, dtype=torch.float32) / dim ** 0.5).to(dtype)
+    w = (torch.randn(dim, vocab, generator=gen, device=device, dtype=torch.float32) / dim**0.5).to(dtype)
     target = torch.randint(0, vocab, (tokens,), generator=gen, device=device)
     return x, torch.nn.Parameter(w), target
 

@@ -32,7 +32,10 @@ from ..parsers.ncu import STALL_REASONS
 STALL_MEANING = {
     "long_scoreboard": ("waiting for global/local memory (L1TEX: DRAM, L2, spills)", "memory"),
     "short_scoreboard": ("waiting for shared memory or a special-function result (MIO)", "shared"),
-    "lg_throttle": ("the local/global memory queue is full (too many memory instructions in flight)", "memory"),
+    "lg_throttle": (
+        "the local/global memory queue is full (too many memory instructions in flight)",
+        "memory",
+    ),
     "mio_throttle": ("the MIO queue is full (shared memory, atomics to shared, special functions)", "shared"),
     "math_pipe_throttle": ("a math pipe is busy (the kernel is compute-bound on that pipe)", "compute"),
     "tex_throttle": ("the texture/L1TEX queue is full", "memory"),
@@ -118,8 +121,16 @@ class Accounting:
     def memory_wait(self) -> float:
         """The share of the warps' time spent waiting on the memory system or on each other while it
         answers: scoreboards, memory-queue throttles, barriers, fences, drain."""
-        return self.share("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "tex_throttle",
-                          "barrier", "membar", "drain")
+        return self.share(
+            "long_scoreboard",
+            "short_scoreboard",
+            "lg_throttle",
+            "mio_throttle",
+            "tex_throttle",
+            "barrier",
+            "membar",
+            "drain",
+        )
 
     @property
     def shared_wait(self) -> float:
@@ -132,8 +143,15 @@ class Accounting:
         return None if self.threads_per_inst is None else max(0.0, 1.0 - self.threads_per_inst / 32.0)
 
 
-_PIPES = {"tensor": None, "fma": "pipe_fma_pct", "alu": "pipe_alu_pct", "fp64": "pipe_fp64_pct",
-          "lsu": "pipe_lsu_pct", "xu": "pipe_xu_pct", "shared": "pipe_shared_pct"}
+_PIPES = {
+    "tensor": None,
+    "fma": "pipe_fma_pct",
+    "alu": "pipe_alu_pct",
+    "fp64": "pipe_fp64_pct",
+    "lsu": "pipe_lsu_pct",
+    "xu": "pipe_xu_pct",
+    "shared": "pipe_shared_pct",
+}
 
 
 def _ratio(num: float | None, den: float | None) -> float | None:
@@ -149,22 +167,32 @@ def account(acc: dict[str, float], tc_pct: float | None = None) -> Accounting:
     """The accounting of one stage from its raw counters (``StageResult.accounting``)."""
     raw = {r: acc.get(f"stall_{r}") for r in STALL_REASONS}
     total = sum(v for v in raw.values() if v is not None and v > 0)
-    stalls = sorted((Stall(r, v, v / total) for r, v in raw.items() if v is not None and v > 0 and total > 0),
-                    key=lambda s: -s.share)
+    stalls = sorted(
+        (Stall(r, v, v / total) for r, v in raw.items() if v is not None and v > 0 and total > 0),
+        key=lambda s: -s.share,
+    )
     pipes = {name: acc[key] for name, key in _PIPES.items() if key and acc.get(key) is not None}
     if tc_pct is not None:
         pipes["tensor"] = tc_pct
     return Accounting(
-        stalls=stalls, cycles_per_issue=total or None, issue_active_pct=acc.get("issue_active_pct"), pipes=pipes,
-        inst_executed=acc.get("inst_executed"), tensor_inst=_sum(acc.get("hmma_inst"), acc.get("gmma_inst")),
+        stalls=stalls,
+        cycles_per_issue=total or None,
+        issue_active_pct=acc.get("issue_active_pct"),
+        pipes=pipes,
+        inst_executed=acc.get("inst_executed"),
+        tensor_inst=_sum(acc.get("hmma_inst"), acc.get("gmma_inst")),
         ffma_thread_inst=acc.get("ffma_thread_inst"),
         atomic_requests=_sum(acc.get("global_atom_requests"), acc.get("global_red_requests")),
         atomic_l2_sectors=_sum(acc.get("l2_atom_sectors"), acc.get("l2_red_sectors")),
-        ld_sectors=acc.get("global_ld_sectors"), st_sectors=acc.get("global_st_sectors"),
+        ld_sectors=acc.get("global_ld_sectors"),
+        st_sectors=acc.get("global_st_sectors"),
         ld_sectors_per_request=_ratio(acc.get("global_ld_sectors"), acc.get("global_ld_requests")),
         st_sectors_per_request=_ratio(acc.get("global_st_sectors"), acc.get("global_st_requests")),
         bank_conflicts_per_wavefront=_ratio(acc.get("shared_bank_conflicts"), acc.get("shared_wavefronts")),
         threads_per_inst=acc.get("threads_per_inst"),
-        occupancy_limits={k[len("occ_limit_"):]: acc[k] for k in ("occ_limit_registers", "occ_limit_shared_mem",
-                                                                   "occ_limit_warps", "occ_limit_blocks")
-                          if acc.get(k) is not None})
+        occupancy_limits={
+            k[len("occ_limit_") :]: acc[k]
+            for k in ("occ_limit_registers", "occ_limit_shared_mem", "occ_limit_warps", "occ_limit_blocks")
+            if acc.get(k) is not None
+        },
+    )

@@ -20,7 +20,6 @@ from ..models import ProfileResult, ResultWarning, StageResult
 from . import diagnosis as dx
 from .accounting import account
 
-
 # A stage whose best opportunity is below this is at its roof: the key issue names the limiter.
 KEY_ISSUE_MIN_GAIN_PCT = 5.0
 
@@ -136,8 +135,16 @@ def _local_share(s: StageResult) -> float | None:
     return None
 
 
-_ELEM_BYTES = {"float64": 8, "float32": 4, "tfloat32": 4, "bfloat16": 2, "float16": 2, "float8": 1, "int8": 1,
-               "int32": 4}
+_ELEM_BYTES = {
+    "float64": 8,
+    "float32": 4,
+    "tfloat32": 4,
+    "bfloat16": 2,
+    "float16": 2,
+    "float8": 1,
+    "int8": 1,
+    "int32": 4,
+}
 
 
 def _attainable_sol_ns(s: StageResult, max_sm_mhz: float | None) -> float | None:
@@ -147,8 +154,11 @@ def _attainable_sol_ns(s: StageResult, max_sm_mhz: float | None) -> float | None
         return None
     ratio = clock_ratio(s, max_sm_mhz)
     t_mem = s.bytes_model / (s.peak_bytes_per_s * dx._DRAM_ATTAINABLE_PCT / 100.0)
-    t_math = (s.flops / (s.peak_flops_per_s * ratio * dx._COMPUTE_ATTAINABLE_PCT / 100.0)
-              if s.peak_flops_per_s else 0.0)
+    t_math = (
+        s.flops / (s.peak_flops_per_s * ratio * dx._COMPUTE_ATTAINABLE_PCT / 100.0)
+        if s.peak_flops_per_s
+        else 0.0
+    )
     return 1e9 * max(t_mem, t_math)
 
 
@@ -157,10 +167,14 @@ def _evidence(s: StageResult, max_sm_mhz: float | None) -> dict[str, Any]:
     if not s.accounting:
         return {}
     ratio = clock_ratio(s, max_sm_mhz)
-    return dict(accounting=account(s.accounting, s.tc_pct), tensor_work=s.tensor_cores, flops=s.flops or None,
-                elem_bytes=_ELEM_BYTES.get(s.dtype), attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz),
-                tensor_peak_flops_per_s=s.peak_flops_per_s * ratio if s.peak_flops_per_s and s.tensor_cores else None)
-
+    return dict(
+        accounting=account(s.accounting, s.tc_pct),
+        tensor_work=s.tensor_cores,
+        flops=s.flops or None,
+        elem_bytes=_ELEM_BYTES.get(s.dtype),
+        attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz),
+        tensor_peak_flops_per_s=s.peak_flops_per_s * ratio if s.peak_flops_per_s and s.tensor_cores else None,
+    )
 
 
 OVER_PEAK_TOLERANCE = 1.02  # counters and clocks read a little over: 2 % before it is called an error
@@ -177,19 +191,30 @@ def _over_peak(result: ProfileResult, max_sm_mhz: float | None) -> list[ResultWa
             continue
         over = []
         if s.peak_bytes_per_s and s.achieved_bytes_per_s > OVER_PEAK_TOLERANCE * s.peak_bytes_per_s:
-            over.append(f"{s.achieved_bytes_per_s / 1e9:.0f} GB/s = {100 * s.achieved_bytes_per_s / s.peak_bytes_per_s:.0f} % "
-                        "of peak bandwidth")
+            over.append(
+                f"{s.achieved_bytes_per_s / 1e9:.0f} GB/s = {100 * s.achieved_bytes_per_s / s.peak_bytes_per_s:.0f} % "
+                "of peak bandwidth"
+            )
         peak_f = s.peak_flops_per_s * clock_ratio(s, max_sm_mhz) if s.peak_flops_per_s else None
         if peak_f and s.achieved_flops_per_s > OVER_PEAK_TOLERANCE * peak_f:
-            over.append(f"{s.achieved_flops_per_s / 1e12:.1f} TFLOP/s = {100 * s.achieved_flops_per_s / peak_f:.0f} % of "
-                        "peak at the clock it ran")
+            over.append(
+                f"{s.achieved_flops_per_s / 1e12:.1f} TFLOP/s = {100 * s.achieved_flops_per_s / peak_f:.0f} % of "
+                "peak at the clock it ran"
+            )
         if over:
-            out.append(ResultWarning(kind="matching", stage=s.name, message=(
-                f"stage {s.name}: its model over its measured time gives {' and '.join(over)}, which no kernel "
-                "reaches: it was timed below its speed-of-light time. Either the time covers less work than the model "
-                "(a range timed by only some of its kernels, work skipped, a result cached between runs, work on a "
-                "stream outside the timed window) or the model overstates the work. Check the stage's kernels and "
-                "its FLOP/byte model; the roofline figures of this stage are not to be trusted.")))
+            out.append(
+                ResultWarning(
+                    kind="matching",
+                    stage=s.name,
+                    message=(
+                        f"stage {s.name}: its model over its measured time gives {' and '.join(over)}, which no kernel "
+                        "reaches: it was timed below its speed-of-light time. Either the time covers less work than the model "
+                        "(a range timed by only some of its kernels, work skipped, a result cached between runs, work on a "
+                        "stream outside the timed window) or the model overstates the work. Check the stage's kernels and "
+                        "its FLOP/byte model; the roofline figures of this stage are not to be trusted."
+                    ),
+                )
+            )
     return out
 
 
@@ -200,24 +225,46 @@ def stage_metrics(s: StageResult, max_sm_mhz: float | None = None, kernel_busy: 
     waves and grid are left out: fewer programs than slots is its design, not idle SMs."""
     spill = s.resources.local_spill_bytes if s.resources else None
     waves = None if s.persistent else s.waves_per_sm
-    timing = dict(time_ns=s.timing.median_ns, sol_ns=sol_ns(s, max_sm_mhz),
-                  grid_blocks=None if s.persistent else s.grid_blocks, sm_count=s.sm_count, kernel_busy=kernel_busy)
+    timing = dict(
+        time_ns=s.timing.median_ns,
+        sol_ns=sol_ns(s, max_sm_mhz),
+        grid_blocks=None if s.persistent else s.grid_blocks,
+        sm_count=s.sm_count,
+        kernel_busy=kernel_busy,
+    )
     if s.counters_measured:
         if s.measured_local_bytes is not None:
             spill = s.measured_local_bytes
-        return dx.Metrics(tc_pct=s.tc_pct, dram_pct=s.dram_pct, occupancy_pct=s.occupancy_pct,
-                          l2_hit_pct=s.l2_hit_pct, local_spill_bytes=spill, waves_per_sm=waves,
-                          compute_pct=s.sm_pct, over_fetch_ratio=s.over_fetch_ratio,
-                          waves_measured=s.measured_waves_per_sm is not None and not s.persistent,
-                          local_share=_local_share(s), kernels=max(1, len(s.ncu_kernels)), **timing,
-                          **_evidence(s, max_sm_mhz))
-    est = dx.roofline_metrics(s.achieved_flops_per_s, s.achieved_bytes_per_s, s.peak_flops_per_s,
-                              s.peak_bytes_per_s, s.tensor_cores)
+        return dx.Metrics(
+            tc_pct=s.tc_pct,
+            dram_pct=s.dram_pct,
+            occupancy_pct=s.occupancy_pct,
+            l2_hit_pct=s.l2_hit_pct,
+            local_spill_bytes=spill,
+            waves_per_sm=waves,
+            compute_pct=s.sm_pct,
+            over_fetch_ratio=s.over_fetch_ratio,
+            waves_measured=s.measured_waves_per_sm is not None and not s.persistent,
+            local_share=_local_share(s),
+            kernels=max(1, len(s.ncu_kernels)),
+            **timing,
+            **_evidence(s, max_sm_mhz),
+        )
+    est = dx.roofline_metrics(
+        s.achieved_flops_per_s, s.achieved_bytes_per_s, s.peak_flops_per_s, s.peak_bytes_per_s, s.tensor_cores
+    )
     kernels = max(1, len(s.ncu_kernels), len(s.kernel_times))
-    return dx.Metrics(tc_pct=est.tc_pct, dram_pct=est.dram_pct, compute_pct=est.compute_pct,
-                      compute_attainable_pct=est.compute_attainable_pct,
-                      local_spill_bytes=spill, waves_per_sm=waves, kernels=kernels,
-                      attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz), **timing)
+    return dx.Metrics(
+        tc_pct=est.tc_pct,
+        dram_pct=est.dram_pct,
+        compute_pct=est.compute_pct,
+        compute_attainable_pct=est.compute_attainable_pct,
+        local_spill_bytes=spill,
+        waves_per_sm=waves,
+        kernels=kernels,
+        attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz),
+        **timing,
+    )
 
 
 def _rounded(d: dx.Diagnosis) -> dx.Diagnosis:
@@ -225,7 +272,9 @@ def _rounded(d: dx.Diagnosis) -> dx.Diagnosis:
     arbitrarily."""
     from dataclasses import replace
 
-    return replace(d, opportunities=tuple(replace(o, est_gain_pct=round(o.est_gain_pct, 1)) for o in d.opportunities))
+    return replace(
+        d, opportunities=tuple(replace(o, est_gain_pct=round(o.est_gain_pct, 1)) for o in d.opportunities)
+    )
 
 
 LAUNCH_BOUND_BUSY_PCT = 50.0  # as the timeline's verdict: kernels run under half of the time
@@ -253,13 +302,25 @@ def _launch(result: ProfileResult) -> dict[str, Any]:
     busy = 100.0 * kernel_ns / run_ns
     per_kernel, interval = kernel_ns / launches, run_ns / launches
     bound = busy < LAUNCH_BOUND_BUSY_PCT and per_kernel < interval
-    return {"launch_bound": bound, "gpu_busy_pct": busy, "kernel_median_ns": per_kernel,
-            "launch_interval_median_ns": interval, "launches_per_iteration": launches, "run_ns": run_ns,
-            "source": "event mode: CUPTI kernel time vs launch-inclusive CUDA-event time per run"}
+    return {
+        "launch_bound": bound,
+        "gpu_busy_pct": busy,
+        "kernel_median_ns": per_kernel,
+        "launch_interval_median_ns": interval,
+        "launches_per_iteration": launches,
+        "run_ns": run_ns,
+        "source": "event mode: CUPTI kernel time vs launch-inclusive CUDA-event time per run",
+    }
 
 
-def assess_stage(s: StageResult, device_kind: str, launch: dict[str, Any] | None = None,
-                 share: float = 1.0, max_sm_mhz: float | None = None, kernel_busy: float = 1.0) -> StageAssessment:
+def assess_stage(
+    s: StageResult,
+    device_kind: str,
+    launch: dict[str, Any] | None = None,
+    share: float = 1.0,
+    max_sm_mhz: float | None = None,
+    kernel_busy: float = 1.0,
+) -> StageAssessment:
     """One stage: its metrics, diagnosis and key issue (``launch``: the timeline's launch
     verdict, when the profile has one; ``max_sm_mhz``: the device's maximum SM clock, to put
     the speed of light at the clock the stage ran)."""
@@ -277,15 +338,34 @@ def assess_stage(s: StageResult, device_kind: str, launch: dict[str, Any] | None
             issue = KeyIssue("trigger", top.trigger)
         else:  # nothing worth doing: the limiter is the roof itself
             c, src = dx.compute_utilisation(m)
-            metric = (f"dram_pct={m.dram_pct:.1f}" if d.bottleneck == dx.MEMORY_BOUND and m.dram_pct is not None
-                      else f"{src}={c:.1f}" if c is not None else None)
-            issue = KeyIssue("at_roof", metric) if metric and d.bottleneck != dx.LATENCY_BOUND else KeyIssue("healthy")
+            metric = (
+                f"dram_pct={m.dram_pct:.1f}"
+                if d.bottleneck == dx.MEMORY_BOUND and m.dram_pct is not None
+                else f"{src}={c:.1f}"
+                if c is not None
+                else None
+            )
+            issue = (
+                KeyIssue("at_roof", metric)
+                if metric and d.bottleneck != dx.LATENCY_BOUND
+                else KeyIssue("healthy")
+            )
     elif launch and launch.get("launch_bound"):
-        issue = KeyIssue("launch_bound", values={k: launch.get(k) for k in (
-            "gpu_busy_pct", "kernel_median_ns", "launch_interval_median_ns")})
+        issue = KeyIssue(
+            "launch_bound",
+            values={
+                k: launch.get(k) for k in ("gpu_busy_pct", "kernel_median_ns", "launch_interval_median_ns")
+            },
+        )
     else:
-        issue = KeyIssue("roofline", values={"pct_peak_bandwidth": s.pct_peak_bandwidth,
-                                             "pct_peak_flops": s.pct_peak_flops, "tensor_cores": s.tensor_cores})
+        issue = KeyIssue(
+            "roofline",
+            values={
+                "pct_peak_bandwidth": s.pct_peak_bandwidth,
+                "pct_peak_flops": s.pct_peak_flops,
+                "tensor_cores": s.tensor_cores,
+            },
+        )
     return StageAssessment(s, m, d, issue, share)
 
 
@@ -306,17 +386,39 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
         rules = dx.rule_opportunities(sa.stage.ncu_rules, None if h is None else max(0.0, h - explained))
         for source, opps in (("kprof", sa.diagnosis.opportunities), ("ncu", rules)):
             for o in opps:
-                out.append((RankedOpportunity(o.name, overall_gain(o.est_gain_pct, sa.share), o.trigger,
-                                              sa.stage.name, o.est_gain_pct, source, o.cause), 0, o.specific))
+                out.append(
+                    (
+                        RankedOpportunity(
+                            o.name,
+                            overall_gain(o.est_gain_pct, sa.share),
+                            o.trigger,
+                            sa.stage.name,
+                            o.est_gain_pct,
+                            source,
+                            o.cause,
+                        ),
+                        0,
+                        o.specific,
+                    )
+                )
     launch = _launch(result)
     if result.timeline or launch.get("launch_bound"):  # whole-plan findings: already gains of the plan
         sols = [sa.metrics.sol_ns if sa.metrics else None for sa in stages]
         # Event mode's launch verdict is a share of the run as the host sees it (CUDA events).
         total = result.total_time_ns() if result.timeline else launch["run_ns"]
-        plan_headroom = (max(0.0, 1.0 - sum(sols) / total) if total > 0 and sols and None not in sols else None)
-        for o in dx.timeline_opportunities(result.timeline or {"launch": launch}, result.plan_kind, plan_headroom):
-            out.append((RankedOpportunity(o.name, o.est_gain_pct, o.trigger, None, o.est_gain_pct, "timeline",
-                                          o.cause), 1, True))
+        plan_headroom = max(0.0, 1.0 - sum(sols) / total) if total > 0 and sols and None not in sols else None
+        for o in dx.timeline_opportunities(
+            result.timeline or {"launch": launch}, result.plan_kind, plan_headroom
+        ):
+            out.append(
+                (
+                    RankedOpportunity(
+                        o.name, o.est_gain_pct, o.trigger, None, o.est_gain_pct, "timeline", o.cause
+                    ),
+                    1,
+                    True,
+                )
+            )
     # Largest gain first. Ties (gains capped by the same headroom) go to what the timeline saw (it
     # measured the plan), then to our specific causes, then to generic advice and ncu's estimates.
     out.sort(key=lambda t: (round(t[0].est_gain_pct, 1), t[1], t[0].source == "kprof" and t[2]), reverse=True)
@@ -331,9 +433,15 @@ def _root_cause(result: ProfileResult, main: StageAssessment) -> RootCause:
         return RootCause("launch_bound", main.diagnosis.root_cause, dict(launch))
     s = main.stage
     if not s.counters_measured:
-        return RootCause("roofline", main.diagnosis.root_cause, {
-            "intensity_flop_per_byte": s.intensity_flop_per_byte, "ridge_flop_per_byte": s.ridge_flop_per_byte,
-            "region": s.roofline_region})
+        return RootCause(
+            "roofline",
+            main.diagnosis.root_cause,
+            {
+                "intensity_flop_per_byte": s.intensity_flop_per_byte,
+                "ridge_flop_per_byte": s.ridge_flop_per_byte,
+                "region": s.roofline_region,
+            },
+        )
     return RootCause("diagnosis", main.diagnosis.root_cause)
 
 
@@ -348,7 +456,10 @@ def _kernel_busy(result: ProfileResult) -> dict[str, float]:
         # A plan's stage: its GPU span per iteration. A command's range: its wall time per
         # occurrence (a range that waits for its kernels; one that only launches them is shorter
         # than they are, and counts as busy).
-        t, span = row.get("gpu_time_ns_median"), row.get("gpu_span_ns_median") or row.get("cpu_range_ns_median")
+        t, span = (
+            row.get("gpu_time_ns_median"),
+            row.get("gpu_span_ns_median") or row.get("cpu_range_ns_median"),
+        )
         if t and span:
             out[row["stage"]] = min(1.0, t / span)
     if not result.timeline:
@@ -368,11 +479,16 @@ def assess(result: ProfileResult) -> Assessment:
     except (TypeError, ValueError):
         max_mhz = None
     busy = _kernel_busy(result)
-    stages = [assess_stage(s, result.device.kind, launch, s.timing.median_ns / total, max_mhz, busy.get(s.name, 1.0))
-              for s in result.stages]
+    stages = [
+        assess_stage(
+            s, result.device.kind, launch, s.timing.median_ns / total, max_mhz, busy.get(s.name, 1.0)
+        )
+        for s in result.stages
+    ]
     main = max(stages, key=lambda sa: sa.stage.timing.median_ns)
     return Assessment(
-        stages=tuple(stages), main=main,
+        stages=tuple(stages),
+        main=main,
         bottleneck=main.diagnosis.bottleneck if main.diagnosis else None,
         locality_issue=bool(main.diagnosis and main.diagnosis.locality_issue),
         root_cause=_root_cause(result, main),
@@ -380,4 +496,5 @@ def assess(result: ProfileResult) -> Assessment:
         warnings=tuple(result.warnings) + tuple(_over_peak(result, max_mhz)),
         total_time_ns=result.total_time_ns(),
         flops=sum(s.flops for s in result.stages),
-        bytes_model=sum(s.bytes_model for s in result.stages))
+        bytes_model=sum(s.bytes_model for s in result.stages),
+    )

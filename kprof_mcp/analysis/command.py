@@ -25,8 +25,17 @@ from ..parsers.kineto import Trace
 from .timeline import LAUNCH_APIS, RANGE_PREFIX
 
 # Ranges the profiler or torch put there themselves: never a user's stage.
-_INTERNAL = ("ProfilerStep#", "## ", "Torch-Compiled Region", "PyTorch Profiler", "cuda::", "Optimizer.",
-             "enumerate(DataLoader)", "autograd::", "CompiledFunction")
+_INTERNAL = (
+    "ProfilerStep#",
+    "## ",
+    "Torch-Compiled Region",
+    "PyTorch Profiler",
+    "cuda::",
+    "Optimizer.",
+    "enumerate(DataLoader)",
+    "autograd::",
+    "CompiledFunction",
+)
 
 
 @dataclass
@@ -52,14 +61,17 @@ def selected(name: str, include: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in include)
 
 
-def _leaves(ranges: list[tuple[float, float, str, Any]]) -> tuple[list[tuple[float, float, str, Any]], set[str]]:
+def _leaves(
+    ranges: list[tuple[float, float, str, Any]],
+) -> tuple[list[tuple[float, float, str, Any]], set[str]]:
     """Drop the selected ranges that contain another selected range on the same thread; return
     the rest and the names dropped."""
     keep, dropped = [], set()
     for r in ranges:
         s, e, name, tid = r
-        inner = any(o is not r and o[3] == tid and s <= o[0] and o[1] <= e and (o[0], o[1]) != (s, e)
-                    for o in ranges)
+        inner = any(
+            o is not r and o[3] == tid and s <= o[0] and o[1] <= e and (o[0], o[1]) != (s, e) for o in ranges
+        )
         if inner:
             dropped.add(name)
         else:
@@ -67,8 +79,9 @@ def _leaves(ranges: list[tuple[float, float, str, Any]]) -> tuple[list[tuple[flo
     return keep, dropped - {r[2] for r in keep}
 
 
-def range_stages(tr: Trace, include: list[str], use_gpu: bool,
-                 warmup: int = 1) -> tuple[list[CommandStage], list[str]]:
+def range_stages(
+    tr: Trace, include: list[str], use_gpu: bool, warmup: int = 1
+) -> tuple[list[CommandStage], list[str]]:
     """Stages from the trace's ranges (see the module docstring); ([], notes) when none is selected.
 
     The first ``warmup`` occurrences of a range that ran more often than that are left out: they
@@ -80,15 +93,20 @@ def range_stages(tr: Trace, include: list[str], use_gpu: bool,
     notes: list[str] = []
     if tr.ranges.empty:
         return [], notes
-    rows = [(float(r.start), float(r.end), str(r.name), getattr(r, "tid", None)) for r in tr.ranges.itertuples()
-            if selected(str(r.name), include)]
+    rows = [
+        (float(r.start), float(r.end), str(r.name), getattr(r, "tid", None))
+        for r in tr.ranges.itertuples()
+        if selected(str(r.name), include)
+    ]
     if not rows:
         return [], notes
     rows, dropped = _leaves(rows)
     if dropped:
-        notes.append(f"ranges {sorted(dropped)} contain other selected ranges and are not stages of their own (each "
-                     "kernel counts once, in its innermost range); pass include=[...] naming them alone to measure "
-                     "them whole")
+        notes.append(
+            f"ranges {sorted(dropped)} contain other selected ranges and are not stages of their own (each "
+            "kernel counts once, in its innermost range); pass include=[...] naming them alone to measure "
+            "them whole"
+        )
     order: list[str] = []
     occ: dict[str, list[tuple[float, float, Any]]] = {}
     for s, e, name, tid in sorted(rows):
@@ -99,8 +117,11 @@ def range_stages(tr: Trace, include: list[str], use_gpu: bool,
     launches = tr.api[tr.api["name"].isin(LAUNCH_APIS)] if not tr.api.empty else tr.api
     lk = None
     if not tr.kernels.empty and not launches.empty:
-        lk = launches[["start", "correlation"]].merge(
-            tr.kernels[["correlation", "name", "dur", "grid_blocks"]], on="correlation").sort_values("start")
+        lk = (
+            launches[["start", "correlation"]]
+            .merge(tr.kernels[["correlation", "name", "dur", "grid_blocks"]], on="correlation")
+            .sort_values("start")
+        )
     stages = []
     for name in order:
         samples, kernels, grid, longest = [], {}, None, -1.0
@@ -118,7 +139,11 @@ def range_stages(tr: Trace, include: list[str], use_gpu: bool,
                 top = inside.loc[inside["dur"].idxmax()]
                 if float(top["dur"]) > longest:
                     longest = float(top["dur"])
-                    grid = int(top["grid_blocks"]) if top["grid_blocks"] == top["grid_blocks"] and top["grid_blocks"] else None
+                    grid = (
+                        int(top["grid_blocks"])
+                        if top["grid_blocks"] == top["grid_blocks"] and top["grid_blocks"]
+                        else None
+                    )
             samples.append(total)
         cpu = [e - s for s, e, _ in kept]
         span = (kept[0][0], max(e for _, e, _ in kept))
@@ -126,19 +151,34 @@ def range_stages(tr: Trace, include: list[str], use_gpu: bool,
             if not kernels:
                 notes.append(f"range {name!r} launched no GPU kernel: not a stage")
                 continue
-            st = CommandStage(name, samples, "GPU kernel time per range occurrence (sum of its kernels)", kernels,
-                              len(samples), grid, cpu, span, skip)
+            st = CommandStage(
+                name,
+                samples,
+                "GPU kernel time per range occurrence (sum of its kernels)",
+                kernels,
+                len(samples),
+                grid,
+                cpu,
+                span,
+                skip,
+            )
         else:
-            st = CommandStage(name, cpu, "CPU wall time per range occurrence", kernels, len(cpu), None, cpu, span, skip)
+            st = CommandStage(
+                name, cpu, "CPU wall time per range occurrence", kernels, len(cpu), None, cpu, span, skip
+            )
         stages.append(st)
     skipped = sorted(st.name for st in stages if st.warmup)
     if skipped:
-        notes.append(f"the first {warmup} occurrence(s) of {skipped} left out as warm-up (JIT compilation, first-call "
-                     "set-up); pass warmup_occurrences=0 to keep them")
+        notes.append(
+            f"the first {warmup} occurrence(s) of {skipped} left out as warm-up (JIT compilation, first-call "
+            "set-up); pass warmup_occurrences=0 to keep them"
+        )
     single = sorted(st.name for st in stages if not st.warmup and warmup)
     if single:
-        notes.append(f"ranges {single} ran {warmup} time(s) or fewer: their only occurrences include warm-up (JIT, "
-                     "first-call set-up); run more steps for steady-state times")
+        notes.append(
+            f"ranges {single} ran {warmup} time(s) or fewer: their only occurrences include warm-up (JIT, "
+            "first-call set-up); run more steps for steady-state times"
+        )
     return stages, notes
 
 
@@ -167,8 +207,16 @@ def kernel_stages(tr: Trace, top: int = 8) -> list[CommandStage]:
         if label in used:  # two instantiations of one template: keep them apart
             label = next(f"{label} ({i})" for i in range(2, 100) if f"{label} ({i})" not in used)
         used.add(label)
-        out.append(CommandStage(label, [float(v) for v in ks["dur"]], "GPU time per launch",
-                                {str(name): int(len(ks))}, int(len(ks)), int(blocks.iloc[0]) if len(blocks) else None))
+        out.append(
+            CommandStage(
+                label,
+                [float(v) for v in ks["dur"]],
+                "GPU time per launch",
+                {str(name): int(len(ks))},
+                int(len(ks)),
+                int(blocks.iloc[0]) if len(blocks) else None,
+            )
+        )
     return out
 
 
@@ -209,35 +257,55 @@ def group_records(records: list[Any], include: list[str]) -> tuple[dict[str, lis
     notes = []
     if by:
         if other_thread:
-            notes.append(f"{other_thread} profiled kernel(s) were launched from another thread than the range's (autograd "
-                         "runs a backward pass on its own thread): they are counted in the range that was open then "
-                         "(kprof.range's NVTX start/end range)")
+            notes.append(
+                f"{other_thread} profiled kernel(s) were launched from another thread than the range's (autograd "
+                "runs a backward pass on its own thread): they are counted in the range that was open then "
+                "(kprof.range's NVTX start/end range)"
+            )
         if outside:
-            notes.append(f"{outside} profiled kernel(s) ran outside every selected range and are not in any stage. NVTX "
-                         "push/pop ranges belong to the thread that pushed them: kernels launched from another thread "
-                         "(autograd runs a backward pass on its own thread) are outside a plain NVTX range the user's "
-                         "thread entered (kprof.range's are seen by every thread); mode event or nsys attributes kernels "
-                         "by time and sees them")
+            notes.append(
+                f"{outside} profiled kernel(s) ran outside every selected range and are not in any stage. NVTX "
+                "push/pop ranges belong to the thread that pushed them: kernels launched from another thread "
+                "(autograd runs a backward pass on its own thread) are outside a plain NVTX range the user's "
+                "thread entered (kprof.range's are seen by every thread); mode event or nsys attributes kernels "
+                "by time and sees them"
+            )
         return by, "range", notes
     for r in records:
         by.setdefault(short_name(r.name), []).append(r)
     return by, "kernel", notes
 
 
-def stage_static(name: str, model: dict[str, Any] | None, device: dict[str, Any],
-                 peaks: dict[str, Any]) -> dict[str, Any]:
+def stage_static(
+    name: str, model: dict[str, Any] | None, device: dict[str, Any], peaks: dict[str, Any]
+) -> dict[str, Any]:
     """A command stage's static fields (``StageResult`` minus measurements). With the caller's
     model (FLOPs, bytes, dtype, tensor cores) the device's peaks apply and the roofline is
     computed; without one there is no speed-of-light time: the diagnosis ranks from counters
     alone and says so (``peaks`` holds ``bytes_per_s``, ``min_kernel_ns`` and ``flops_per_s``
     keyed ``dtype|tc``)."""
     if not model:  # the device's bandwidth stays (it says the device is known); no speed of light
-        return dict(name=name, flops=0.0, bytes_model=0.0, tensor_cores=False, dtype="unknown",
-                    peak_flops_per_s=None, peak_bytes_per_s=peaks.get("bytes_per_s"),
-                    min_kernel_ns=peaks.get("min_kernel_ns"), sm_count=device.get("sm_count"))
+        return dict(
+            name=name,
+            flops=0.0,
+            bytes_model=0.0,
+            tensor_cores=False,
+            dtype="unknown",
+            peak_flops_per_s=None,
+            peak_bytes_per_s=peaks.get("bytes_per_s"),
+            min_kernel_ns=peaks.get("min_kernel_ns"),
+            sm_count=device.get("sm_count"),
+        )
     dtype = str(model.get("dtype") or "float32")
     tc = bool(model.get("tensor_cores", False))
-    return dict(name=name, flops=float(model.get("flops") or 0.0), bytes_model=float(model.get("bytes") or 0.0),
-                tensor_cores=tc, dtype=dtype, peak_flops_per_s=(peaks.get("flops_per_s") or {}).get(f"{dtype}|{tc}"),
-                peak_bytes_per_s=peaks.get("bytes_per_s"), min_kernel_ns=peaks.get("min_kernel_ns"),
-                sm_count=device.get("sm_count"))
+    return dict(
+        name=name,
+        flops=float(model.get("flops") or 0.0),
+        bytes_model=float(model.get("bytes") or 0.0),
+        tensor_cores=tc,
+        dtype=dtype,
+        peak_flops_per_s=(peaks.get("flops_per_s") or {}).get(f"{dtype}|{tc}"),
+        peak_bytes_per_s=peaks.get("bytes_per_s"),
+        min_kernel_ns=peaks.get("min_kernel_ns"),
+        sm_count=device.get("sm_count"),
+    )

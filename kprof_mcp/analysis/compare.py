@@ -36,9 +36,9 @@ def _medians(rng, base: Sequence[Sequence[float]], other: Sequence[Sequence[floa
             A, k = np.stack(arrs), len(arrs[0])
             step = max(1, 2_000_000 // (R * k))  # bounded memory per chunk
             for s in range(0, n, step):
-                p = picks[s:s + step]
+                p = picks[s : s + step]
                 w = A[p[..., None], rng.integers(0, k, size=(len(p), R, k))]
-                out[s:s + step] = np.median(w.reshape(len(p), R * k), axis=1)
+                out[s : s + step] = np.median(w.reshape(len(p), R * k), axis=1)
             return out
         for i in range(n):
             parts = [arrs[j][rng.integers(0, len(arrs[j]), size=len(arrs[j]))] for j in picks[i]]
@@ -48,9 +48,15 @@ def _medians(rng, base: Sequence[Sequence[float]], other: Sequence[Sequence[floa
     return boot(base), boot(other)
 
 
-def compare(baseline: str, base_rounds: Sequence[Sequence[float]], version: str,
-            rounds: Sequence[Sequence[float]], confidence: float = 0.95, resamples: int = DEFAULT_RESAMPLES,
-            seed: int = 0) -> Comparison:
+def compare(
+    baseline: str,
+    base_rounds: Sequence[Sequence[float]],
+    version: str,
+    rounds: Sequence[Sequence[float]],
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Comparison:
     """``version`` vs ``baseline``: speed-up (baseline median ÷ version median) with a
     stratified-bootstrap ``confidence`` interval; the verdict is 'faster'/'slower' when the
     interval excludes 1, else 'no significant difference'."""
@@ -72,14 +78,28 @@ def compare(baseline: str, base_rounds: Sequence[Sequence[float]], version: str,
         verdict, sentence = "faster", f"{version} is {speedup:.3f}× faster than {baseline} ({pct})"
     elif hi < 1.0:
         # The slow-down and its interval in the same unit (1/ratio reverses the bounds).
-        verdict, sentence = "slower", (f"{version} is {1 / speedup:.3f}× slower than {baseline} "
-                                       f"({100 * confidence:.0f} % CI {1 / hi:.3f}–{1 / lo:.3f}× slower)")
+        verdict, sentence = (
+            "slower",
+            (
+                f"{version} is {1 / speedup:.3f}× slower than {baseline} "
+                f"({100 * confidence:.0f} % CI {1 / hi:.3f}–{1 / lo:.3f}× slower)"
+            ),
+        )
     else:
-        verdict, sentence = ("no significant difference",
-                             f"no significant difference between {version} and {baseline} "
-                             f"(speed-up {speedup:.3f}, {pct})")
-    return Comparison(version=version, baseline=baseline, speedup=speedup, ci_low=lo, ci_high=hi,
-                      confidence=confidence, verdict=verdict, sentence=sentence)
+        verdict, sentence = (
+            "no significant difference",
+            f"no significant difference between {version} and {baseline} (speed-up {speedup:.3f}, {pct})",
+        )
+    return Comparison(
+        version=version,
+        baseline=baseline,
+        speedup=speedup,
+        ci_low=lo,
+        ci_high=hi,
+        confidence=confidence,
+        verdict=verdict,
+        sentence=sentence,
+    )
 
 
 def rotation(versions: Sequence[str], round_index: int) -> list[str]:
@@ -120,17 +140,25 @@ def _stage_values(result: ProfileResult) -> dict[str, dict[str, float | str | No
     out: dict[str, dict[str, float | str | None]] = {}
     for sa in a.stages:
         s = sa.stage
-        mb = (lambda v: None if v is None else v / 1e6)
+        mb = lambda v: None if v is None else v / 1e6
         top = next((o for o in a.opportunities if o.stage == s.name), None)
         out[s.name] = {
             "duration_us": s.timing.median_ns / 1e3,
             "sm_clock_mhz": None if s.sm_clock_hz is None else s.sm_clock_hz / 1e6,
-            "tc_pct": s.tc_pct, "sm_pct": s.sm_pct, "dram_pct": s.dram_pct, "l2_hit_pct": s.l2_hit_pct,
-            "occupancy_pct": s.occupancy_pct, "theoretical_occupancy_pct": s.theoretical_occupancy_pct,
+            "tc_pct": s.tc_pct,
+            "sm_pct": s.sm_pct,
+            "dram_pct": s.dram_pct,
+            "l2_hit_pct": s.l2_hit_pct,
+            "occupancy_pct": s.occupancy_pct,
+            "theoretical_occupancy_pct": s.theoretical_occupancy_pct,
             "registers_per_thread": s.registers_per_thread,
-            "shared_kib": None if s.shared_mem_per_block_bytes is None else s.shared_mem_per_block_bytes / 1024,
-            "measured_waves_per_sm": s.measured_waves_per_sm, "dram_mb": mb(s.dram_bytes),
-            "over_fetch_ratio": s.over_fetch_ratio, "spill_mb": mb(s.measured_local_bytes),
+            "shared_kib": None
+            if s.shared_mem_per_block_bytes is None
+            else s.shared_mem_per_block_bytes / 1024,
+            "measured_waves_per_sm": s.measured_waves_per_sm,
+            "dram_mb": mb(s.dram_bytes),
+            "over_fetch_ratio": s.over_fetch_ratio,
+            "spill_mb": mb(s.measured_local_bytes),
             "bottleneck": sa.diagnosis.bottleneck if sa.diagnosis else None,
             "top_opportunity": top.name if top else "none",
             "top_gain_pct": top.stage_gain_pct if top else None,
@@ -164,6 +192,13 @@ def counter_table(results: Sequence[ProfileResult]) -> list[CounterRow]:
             vals = [p.get(st, {}).get(key) for p in per]
             if all(v is None for v in vals):
                 continue
-            rows.append(CounterRow(stage=st, metric=key, label=label, values=vals,
-                                   changes=[None] + [_change(kind, vals[0], v) for v in vals[1:]]))
+            rows.append(
+                CounterRow(
+                    stage=st,
+                    metric=key,
+                    label=label,
+                    values=vals,
+                    changes=[None] + [_change(kind, vals[0], v) for v in vals[1:]],
+                )
+            )
     return rows

@@ -269,76 +269,153 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     cap = METRICS_ONLY_MAX_SHARE if h is None else h
     specific: list[Opportunity] = []
 
-    def add(into: list[Opportunity], name: str, share: float, trigger: str, hint: str, cause: str, spec: bool) -> None:
+    def add(
+        into: list[Opportunity], name: str, share: float, trigger: str, hint: str, cause: str, spec: bool
+    ) -> None:
         # Kernel-level causes act only while kernels run: in a timeline's span, not in its gaps.
         share = min(share * m.kernel_busy, cap)
         if share >= MIN_SHARE:
             into.append(Opportunity(name, gain_pct(share), trigger, hint, cause, share, spec))
 
     if m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count:
-        add(specific, "Fill the GPU: launch more blocks than SMs (split the work: smaller tiles, split K/KV)",
-            1.0 - m.grid_blocks / m.sm_count, f"grid_blocks={m.grid_blocks} (< {m.sm_count} SMs)",
-            "idle SMs", "few_blocks", True)
+        add(
+            specific,
+            "Fill the GPU: launch more blocks than SMs (split the work: smaller tiles, split K/KV)",
+            1.0 - m.grid_blocks / m.sm_count,
+            f"grid_blocks={m.grid_blocks} (< {m.sm_count} SMs)",
+            "idle SMs",
+            "few_blocks",
+            True,
+        )
     elif m.grid_blocks is None and m.waves_per_sm is not None and m.waves_per_sm < WAVES_HEALTHY:
-        add(specific, "Fill the GPU: launch more blocks (split K/KV, smaller tiles)", 1.0 - m.waves_per_sm,
-            f"waves_per_sm={m.waves_per_sm:.2f}", "fewer blocks than SMs can hold", "few_blocks", True)
+        add(
+            specific,
+            "Fill the GPU: launch more blocks (split K/KV, smaller tiles)",
+            1.0 - m.waves_per_sm,
+            f"waves_per_sm={m.waves_per_sm:.2f}",
+            "fewer blocks than SMs can hold",
+            "few_blocks",
+            True,
+        )
     if m.waves_measured and m.waves_per_sm is not None and 1.0 <= m.waves_per_sm < TAIL_MAX_WAVES:
         w = m.waves_per_sm
         tail = 1.0 - w / math.ceil(w)
-        add(specific, "Even out the last wave (grid a multiple of the SMs x blocks per SM, or a persistent grid)",
-            tail, f"waves_per_sm={w:.2f}", "the last wave leaves SMs idle", "tail", True)
+        add(
+            specific,
+            "Even out the last wave (grid a multiple of the SMs x blocks per SM, or a persistent grid)",
+            tail,
+            f"waves_per_sm={w:.2f}",
+            "the last wave leaves SMs idle",
+            "tail",
+            True,
+        )
     if m.local_spill_bytes is not None and m.local_spill_bytes > SPILL_HEALTHY_BYTES:
         if m.local_share is not None:
             share, trigger = m.local_share, f"local_bytes_share={100 * m.local_share:.1f}%"
         else:
             share = 0.10 + 0.05 * max(0.0, math.log2(max(m.local_spill_bytes, 1.0) / 128.0))
             trigger = f"local_spill_bytes={int(m.local_spill_bytes)}"
-        add(specific, "Remove register spills (smaller tiles, fewer accumulators, more warps, lower num_stages)",
-            share, trigger, "register overflow to local memory", "spills", True)
-    if m.over_fetch_ratio is not None and m.over_fetch_ratio > OVER_FETCH_HEALTHY and bottleneck != COMPUTE_BOUND:
+        add(
+            specific,
+            "Remove register spills (smaller tiles, fewer accumulators, more warps, lower num_stages)",
+            share,
+            trigger,
+            "register overflow to local memory",
+            "spills",
+            True,
+        )
+    if (
+        m.over_fetch_ratio is not None
+        and m.over_fetch_ratio > OVER_FETCH_HEALTHY
+        and bottleneck != COMPUTE_BOUND
+    ):
         removable = 1.0 - 1.0 / m.over_fetch_ratio
-        busy = 1.0 if bottleneck == MEMORY_BOUND or m.dram_pct is None else min(1.0, m.dram_pct / DRAM_SATURATED_PCT)
+        busy = (
+            1.0
+            if bottleneck == MEMORY_BOUND or m.dram_pct is None
+            else min(1.0, m.dram_pct / DRAM_SATURATED_PCT)
+        )
         l2 = f", L2 hit {_fmt(m.l2_hit_pct)}%" if m.l2_hit_pct is not None else ""
         if m.kernels >= 2:
             # Several kernels moving N x the bytes the stage needs: each writes its intermediate to DRAM
             # and the next reads it back. Fusing them is what removes that traffic.
-            add(specific, f"Fuse the {m.kernels} kernels of this stage into one (torch.compile, or one Triton "
-                          "kernel): together they move the stage's bytes several times over", removable * busy,
+            add(
+                specific,
+                f"Fuse the {m.kernels} kernels of this stage into one (torch.compile, or one Triton "
+                "kernel): together they move the stage's bytes several times over",
+                removable * busy,
                 f"kernels={m.kernels}, dram_bytes/model={m.over_fetch_ratio:.2f}",
-                f"unfused kernels write and re-read intermediates in DRAM{l2}", "fusion", True)
+                f"unfused kernels write and re-read intermediates in DRAM{l2}",
+                "fusion",
+                True,
+            )
         else:
-            add(specific, "Cut DRAM traffic above the model (coalesced/vectorised access, reuse through shared "
-                          "memory or L2: grouped launch order, larger tiles)", removable * busy,
+            add(
+                specific,
+                "Cut DRAM traffic above the model (coalesced/vectorised access, reuse through shared "
+                "memory or L2: grouped launch order, larger tiles)",
+                removable * busy,
                 f"dram_bytes/model={m.over_fetch_ratio:.2f}{_coalescing_evidence(m)}",
-                f"more DRAM traffic than the algorithm needs{l2}", "over_fetch", True)
+                f"more DRAM traffic than the algorithm needs{l2}",
+                "over_fetch",
+                True,
+            )
 
-    if (m.kernels >= 2 and m.over_fetch_ratio is None and m.accounting is None and m.attainable_sol_ns
-            and m.time_ns and m.dram_pct is not None and m.dram_pct >= (compute or 0.0)):
+    if (
+        m.kernels >= 2
+        and m.over_fetch_ratio is None
+        and m.accounting is None
+        and m.attainable_sol_ns
+        and m.time_ns
+        and m.dram_pct is not None
+        and m.dram_pct >= (compute or 0.0)
+    ):
         # No counters (event mode, a timeline): a memory-bound stage of several kernels whose time is
         # N x what its model's bytes take at the attainable bandwidth. Each unfused kernel writes its
         # intermediate and the next reads it back; one kernel would move the model's bytes once.
         over = m.time_ns / m.attainable_sol_ns
         if over > OVER_FETCH_HEALTHY:
-            add(specific, f"Fuse the {m.kernels} kernels of this stage into one (torch.compile, or one Triton "
-                          "kernel): their time is several times what the stage's bytes take at the bandwidth roof",
-                1.0 - 1.0 / over, f"kernels={m.kernels}, time/bytes_at_roof={over:.2f} (no counters: from kernel times)",
-                "unfused memory-bound kernels move intermediates through DRAM", "fusion", True)
+            add(
+                specific,
+                f"Fuse the {m.kernels} kernels of this stage into one (torch.compile, or one Triton "
+                "kernel): their time is several times what the stage's bytes take at the bandwidth roof",
+                1.0 - 1.0 / over,
+                f"kernels={m.kernels}, time/bytes_at_roof={over:.2f} (no counters: from kernel times)",
+                "unfused memory-bound kernels move intermediates through DRAM",
+                "fusion",
+                True,
+            )
     for name, share, trigger, hint, cause in accounting_causes(m, bottleneck):
         add(specific, name, share, trigger, hint, cause, True)
 
     explained = max((o.share for o in specific), default=0.0)
     generic: list[Opportunity] = []
     if bottleneck == MEMORY_BOUND and m.dram_pct is not None:
-        add(generic, "Reach peak DRAM bandwidth (wider vector loads, more loads in flight, TMA)",
-            _share_of_gap(m.dram_pct, _DRAM_ATTAINABLE_PCT) if h is None else
-            min(_share_of_gap(m.dram_pct, _DRAM_ATTAINABLE_PCT), max(0.0, h - explained)),
-            f"dram_pct={_fmt(m.dram_pct)}", "memory-bound: the bandwidth is the limit", "dram_roof", False)
+        add(
+            generic,
+            "Reach peak DRAM bandwidth (wider vector loads, more loads in flight, TMA)",
+            _share_of_gap(m.dram_pct, _DRAM_ATTAINABLE_PCT)
+            if h is None
+            else min(_share_of_gap(m.dram_pct, _DRAM_ATTAINABLE_PCT), max(0.0, h - explained)),
+            f"dram_pct={_fmt(m.dram_pct)}",
+            "memory-bound: the bandwidth is the limit",
+            "dram_roof",
+            False,
+        )
     if bottleneck == COMPUTE_BOUND and compute is not None:
-        add(generic, "Raise tensor-core efficiency (tile sizes, pipelining stages, warp specialisation)"
-            if source == "tc_pct" else "Raise SM instruction efficiency (fewer instructions per byte, vectorise)",
-            _share_of_gap(compute, m.compute_attainable_pct) if h is None else
-            min(_share_of_gap(compute, m.compute_attainable_pct), max(0.0, h - explained)),
-            f"{source}={_fmt(compute)}", "compute-bound: the math units are the limit", "compute_roof", False)
+        add(
+            generic,
+            "Raise tensor-core efficiency (tile sizes, pipelining stages, warp specialisation)"
+            if source == "tc_pct"
+            else "Raise SM instruction efficiency (fewer instructions per byte, vectorise)",
+            _share_of_gap(compute, m.compute_attainable_pct)
+            if h is None
+            else min(_share_of_gap(compute, m.compute_attainable_pct), max(0.0, h - explained)),
+            f"{source}={_fmt(compute)}",
+            "compute-bound: the math units are the limit",
+            "compute_roof",
+            False,
+        )
     if bottleneck == LATENCY_BOUND:
         best = max([v for v in (m.dram_pct, compute) if v is not None], default=None)
         target = DRAM_HEALTHY_PCT if (m.dram_pct or 0) >= (compute or 0) else TC_HEALTHY_PCT
@@ -351,15 +428,29 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             latency = 0.0
         if best is not None or h is not None:
             top = m.accounting.stalls[0].reason if m.accounting is not None and m.accounting.stalls else None
-            add(generic, "Hide memory latency: more loads in flight (num_stages ≥ 3 to pipeline the loads, more "
-                         "elements per program, more programs)" if top in MEMORY_LATENCY_STALLS else
-                "Expose more parallelism to hide latency (more loads in flight, more blocks, fewer syncs)",
-                latency, (f"{which}={_fmt(best)}" if best is not None else "latency-bound") + _stall_evidence(m),
-                "latency-bound: neither memory nor math is busy", "latency", False)
+            add(
+                generic,
+                "Hide memory latency: more loads in flight (num_stages ≥ 3 to pipeline the loads, more "
+                "elements per program, more programs)"
+                if top in MEMORY_LATENCY_STALLS
+                else "Expose more parallelism to hide latency (more loads in flight, more blocks, fewer syncs)",
+                latency,
+                (f"{which}={_fmt(best)}" if best is not None else "latency-bound") + _stall_evidence(m),
+                "latency-bound: neither memory nor math is busy",
+                "latency",
+                False,
+            )
         if m.occupancy_pct is not None and m.occupancy_pct < OCCUPANCY_HEALTHY_PCT:
             name, why = _occupancy_advice(m)
-            add(generic, name, 0.5 * latency, f"occupancy_pct={_fmt(m.occupancy_pct)}{why}",
-                "too few warps to hide latency", "occupancy", False)
+            add(
+                generic,
+                name,
+                0.5 * latency,
+                f"occupancy_pct={_fmt(m.occupancy_pct)}{why}",
+                "too few warps to hide latency",
+                "occupancy",
+                False,
+            )
     out = specific + generic
     # Largest gain first; on a tie a specific cause before generic advice.
     out.sort(key=lambda o: (round(o.est_gain_pct, 1), o.specific), reverse=True)
@@ -390,8 +481,11 @@ def _coalescing_evidence(m: Metrics) -> str:
     a = m.accounting
     if a is None:
         return ""
-    worst = [(k, v) for k, v in (("loads", a.ld_sectors_per_request), ("stores", a.st_sectors_per_request))
-             if v is not None and v >= UNCOALESCED_SECTORS_PER_REQUEST]
+    worst = [
+        (k, v)
+        for k, v in (("loads", a.ld_sectors_per_request), ("stores", a.st_sectors_per_request))
+        if v is not None and v >= UNCOALESCED_SECTORS_PER_REQUEST
+    ]
     if not worst:
         return ""
     return "; uncoalesced " + ", ".join(f"{k} ({v:.1f} sectors/request)" for k, v in worst)
@@ -438,60 +532,107 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str
     compute, _ = compute_utilisation(m)
     tc = m.tc_pct or 0.0
     fma = a.pipes.get("fma")
-    if (m.tensor_work and m.flops and a.ffma_thread_inst and fma is not None and fma >= FMA_DOT_MIN_PIPE_PCT
-            and tc < 5.0 and 2.0 * a.ffma_thread_inst >= 0.5 * m.flops and m.time_ns
-            and m.tensor_peak_flops_per_s):
+    if (
+        m.tensor_work
+        and m.flops
+        and a.ffma_thread_inst
+        and fma is not None
+        and fma >= FMA_DOT_MIN_PIPE_PCT
+        and tc < 5.0
+        and 2.0 * a.ffma_thread_inst >= 0.5 * m.flops
+        and m.time_ns
+        and m.tensor_peak_flops_per_s
+    ):
         u = fma / 100.0
         fma_peak = 2.0 * a.ffma_thread_inst / (m.time_ns * 1e-9) / u
         k = max(1.0, m.tensor_peak_flops_per_s / fma_peak)
-        out.append(("Run the dot on tensor cores: tl.dot(..., input_precision=\"tf32\") for fp32 inputs (or bf16/"
-                    "fp16 operands); in PyTorch allow TF32 (torch.backends.cuda.matmul.allow_tf32) or use bf16",
-                    min(u * (1.0 - 1.0 / k), cap),
-                    f"pipe_fma={_fmt(fma)}%, tc_pct={_fmt(tc)}%, FFMA FLOPs/model={2 * a.ffma_thread_inst / m.flops:.2f}",
-                    f"the matmul runs on the FMA pipes; tensor cores are {k:.1f}x faster here", "fma_dot"))
+        out.append(
+            (
+                "Run the dot on tensor cores: tl.dot(..., input_precision=\"tf32\") for fp32 inputs (or bf16/"
+                "fp16 operands); in PyTorch allow TF32 (torch.backends.cuda.matmul.allow_tf32) or use bf16",
+                min(u * (1.0 - 1.0 / k), cap),
+                f"pipe_fma={_fmt(fma)}%, tc_pct={_fmt(tc)}%, FFMA FLOPs/model={2 * a.ffma_thread_inst / m.flops:.2f}",
+                f"the matmul runs on the FMA pipes; tensor cores are {k:.1f}x faster here",
+                "fma_dot",
+            )
+        )
     share = a.atomic_sector_share
     busy = max(m.dram_pct or 0.0, compute or 0.0)
-    if share is not None and share >= ATOMIC_MIN_SECTOR_SHARE and busy < DRAM_SATURATED_PCT \
-            and a.memory_wait >= MEMORY_WAIT_MIN_SHARE:
-        out.append(("Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a "
-                    "shared-memory accumulator), then one atomic per block and address",
-                    min(a.memory_wait, cap),
-                    f"atomic L2 sectors={a.atomic_l2_sectors:.3g} ({100 * share:.1f}% of global sectors), "
-                    f"memory/sync waits {100 * a.memory_wait:.0f}% of warp time",
-                    "warps wait on serialised atomics to the same addresses", "atomics"))
-    if (m.tensor_work and a.tensor_inst and tc < TC_HEALTHY_PCT and a.memory_wait >= MEMORY_WAIT_MIN_SHARE
-            and a.ld_sectors and m.flops and m.elem_bytes):
+    if (
+        share is not None
+        and share >= ATOMIC_MIN_SECTOR_SHARE
+        and busy < DRAM_SATURATED_PCT
+        and a.memory_wait >= MEMORY_WAIT_MIN_SHARE
+    ):
+        out.append(
+            (
+                "Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a "
+                "shared-memory accumulator), then one atomic per block and address",
+                min(a.memory_wait, cap),
+                f"atomic L2 sectors={a.atomic_l2_sectors:.3g} ({100 * share:.1f}% of global sectors), "
+                f"memory/sync waits {100 * a.memory_wait:.0f}% of warp time",
+                "warps wait on serialised atomics to the same addresses",
+                "atomics",
+            )
+        )
+    if (
+        m.tensor_work
+        and a.tensor_inst
+        and tc < TC_HEALTHY_PCT
+        and a.memory_wait >= MEMORY_WAIT_MIN_SHARE
+        and a.ld_sectors
+        and m.flops
+        and m.elem_bytes
+    ):
         bpf = 32.0 * a.ld_sectors / m.flops
         target = m.elem_bytes / REUSE_TILE
         if bpf >= 2.0 * target:
-            out.append((f"Raise reuse per operand byte: larger tiles (BLOCK_M = BLOCK_N ≥ {REUSE_TILE}, BLOCK_K 64), "
-                        "num_warps=8, num_stages=3 (or a grouped/persistent order)",
-                        min(1.0 - target / bpf, cap),
-                        f"load bytes/FLOP={bpf:.3g} (~{m.elem_bytes / bpf:.0f}-wide tiles; {REUSE_TILE}-wide need "
-                        f"{target:.3g}), tc_pct={_fmt(tc)}%, memory waits {100 * a.memory_wait:.0f}%",
-                        "each operand byte feeds few FLOPs: the tensor pipe starves on loads", "small_tiles"))
+            out.append(
+                (
+                    f"Raise reuse per operand byte: larger tiles (BLOCK_M = BLOCK_N ≥ {REUSE_TILE}, BLOCK_K 64), "
+                    "num_warps=8, num_stages=3 (or a grouped/persistent order)",
+                    min(1.0 - target / bpf, cap),
+                    f"load bytes/FLOP={bpf:.3g} (~{m.elem_bytes / bpf:.0f}-wide tiles; {REUSE_TILE}-wide need "
+                    f"{target:.3g}), tc_pct={_fmt(tc)}%, memory waits {100 * a.memory_wait:.0f}%",
+                    "each operand byte feeds few FLOPs: the tensor pipe starves on loads",
+                    "small_tiles",
+                )
+            )
     conflicts = a.bank_conflicts_per_wavefront
-    if conflicts is not None and conflicts >= BANK_CONFLICT_MIN_PER_WAVEFRONT \
-            and a.shared_wait >= SHARED_WAIT_MIN_SHARE:
-        out.append(("Remove shared-memory bank conflicts (a conflict-free layout: tl.trans/reshape rather than a "
-                    "gather with a 32-word stride; pad rows by one element)",
-                    min(a.shared_wait * min(1.0, conflicts), cap),
-                    f"bank conflicts/wavefront={conflicts:.2f}, shared-memory waits {100 * a.shared_wait:.0f}%",
-                    "shared-memory accesses replayed for bank conflicts", "bank_conflicts"))
+    if (
+        conflicts is not None
+        and conflicts >= BANK_CONFLICT_MIN_PER_WAVEFRONT
+        and a.shared_wait >= SHARED_WAIT_MIN_SHARE
+    ):
+        out.append(
+            (
+                "Remove shared-memory bank conflicts (a conflict-free layout: tl.trans/reshape rather than a "
+                "gather with a 32-word stride; pad rows by one element)",
+                min(a.shared_wait * min(1.0, conflicts), cap),
+                f"bank conflicts/wavefront={conflicts:.2f}, shared-memory waits {100 * a.shared_wait:.0f}%",
+                "shared-memory accesses replayed for bank conflicts",
+                "bank_conflicts",
+            )
+        )
     div, issue = a.divergence, a.issue_active_pct
     if div is not None and div >= DIVERGENCE_MIN and issue is not None and issue >= DIVERGENCE_MIN_ISSUE_PCT:
         # Issue-bound with idle lanes: the same work with full warps needs (1 - d) of the issue slots.
-        out.append(("Make branches uniform per warp: sort or bucket the work so a warp's threads take the same path, "
-                    "select with tl.where instead of branching per thread, or split the kernel by case",
-                    min(div * issue / 100.0, cap),
-                    f"threads per warp instruction={a.threads_per_inst:.1f} of 32, issue active {_fmt(issue)}%",
-                    "divergent warps issue instructions with idle lanes", "divergence"))
+        out.append(
+            (
+                "Make branches uniform per warp: sort or bucket the work so a warp's threads take the same path, "
+                "select with tl.where instead of branching per thread, or split the kernel by case",
+                min(div * issue / 100.0, cap),
+                f"threads per warp instruction={a.threads_per_inst:.1f} of 32, issue active {_fmt(issue)}%",
+                "divergent warps issue instructions with idle lanes",
+                "divergence",
+            )
+        )
     return out
 
 
 _LIMITER_FIX = {
     "registers": "fewer registers per thread: smaller tiles or fewer accumulators per program, or fewer values "
-                 "per thread (more num_warps for the same tile)",
+    "per thread (more num_warps for the same tile)",
     "shared_mem": "less shared memory per block: fewer num_stages, smaller BLOCK_K or tiles",
     "warps": "smaller blocks (fewer num_warps) so more blocks fit",
     "blocks": "larger blocks (more num_warps, more work per program): the SM's block-slot limit is reached",
@@ -505,8 +646,10 @@ def _occupancy_advice(m: Metrics) -> tuple[str, str]:
     if lim is None:
         return "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)", ""
     name, blocks = lim
-    return (f"Raise occupancy, limited by {name.replace('_', ' ')} ({blocks:.0f} block(s) per SM): {_LIMITER_FIX[name]}",
-            f"; occupancy limited by {name} ({blocks:.0f} blocks/SM)")
+    return (
+        f"Raise occupancy, limited by {name.replace('_', ' ')} ({blocks:.0f} block(s) per SM): {_LIMITER_FIX[name]}",
+        f"; occupancy limited by {name} ({blocks:.0f} blocks/SM)",
+    )
 
 
 def root_cause(m: Metrics, bottleneck: str) -> str:
@@ -531,10 +674,16 @@ def root_cause(m: Metrics, bottleneck: str) -> str:
         second = f"Dominant cause: {top.hint} ({top.trigger}), about {100 * top.share:.0f}% of the time."
     elif bottleneck == LATENCY_BOUND and worst:
         second = f"Unhealthy: {', '.join(worst[:3])}."
-    elif (m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT and m.over_fetch_ratio is not None
-          and m.over_fetch_ratio <= OVER_FETCH_HEALTHY):
-        second = (f"L2 hit rate {_fmt(m.l2_hit_pct)}% is low, but DRAM traffic is {m.over_fetch_ratio:.2f}× the "
-                  "byte model: each byte is fetched about once, so locality has nothing to save.")
+    elif (
+        m.l2_hit_pct is not None
+        and m.l2_hit_pct < L2_HIT_HEALTHY_PCT
+        and m.over_fetch_ratio is not None
+        and m.over_fetch_ratio <= OVER_FETCH_HEALTHY
+    ):
+        second = (
+            f"L2 hit rate {_fmt(m.l2_hit_pct)}% is low, but DRAM traffic is {m.over_fetch_ratio:.2f}× the "
+            "byte model: each byte is fetched about once, so locality has nothing to save."
+        )
     elif m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT:
         second = f"L2 hit rate {_fmt(m.l2_hit_pct)}% also signals poor data reuse."
     else:
@@ -571,9 +720,13 @@ def diagnose(m: Metrics) -> Diagnosis:
     )
 
 
-def roofline_metrics(achieved_flops_per_s: float | None, achieved_bytes_per_s: float | None,
-                     peak_flops_per_s: float | None, peak_bytes_per_s: float | None,
-                     tensor_cores: bool) -> Metrics:
+def roofline_metrics(
+    achieved_flops_per_s: float | None,
+    achieved_bytes_per_s: float | None,
+    peak_flops_per_s: float | None,
+    peak_bytes_per_s: float | None,
+    tensor_cores: bool,
+) -> Metrics:
     """Utilisation estimated from the FLOP/byte model (event mode has no counters).
 
     DRAM% = model bytes/s ÷ peak bytes/s: a lower bound on real traffic (over-fetch is
@@ -587,11 +740,18 @@ def roofline_metrics(achieved_flops_per_s: float | None, achieved_bytes_per_s: f
         comp = 100.0 * achieved_flops_per_s / peak_flops_per_s
     if tensor_cores:
         return Metrics(tc_pct=comp, dram_pct=dram, compute_attainable_pct=_ROOFLINE_COMPUTE_ATTAINABLE_PCT)
-    return Metrics(tc_pct=None, dram_pct=dram, compute_pct=comp, compute_attainable_pct=_ROOFLINE_COMPUTE_ATTAINABLE_PCT)
+    return Metrics(
+        tc_pct=None, dram_pct=dram, compute_pct=comp, compute_attainable_pct=_ROOFLINE_COMPUTE_ATTAINABLE_PCT
+    )
 
 
 # ncu rules whose cause kprof models itself: kprof's estimate stands, ncu's stays in the report.
-_RULES_WE_MODEL = {"tail": "tail", "occupancy": "occupancy", "waves": "few_blocks", "small grid": "few_blocks"}
+_RULES_WE_MODEL = {
+    "tail": "tail",
+    "occupancy": "occupancy",
+    "waves": "few_blocks",
+    "small grid": "few_blocks",
+}
 
 
 # ncu rules whose estimate is not a change to the kernel: shown in the report, never ranked.
@@ -602,7 +762,7 @@ _RULES_WE_MODEL = {"tail": "tail", "occupancy": "occupancy", "waves": "few_block
 # success and estimates up to 95 %, which would have out-ranked every real cause.
 _RULES_NOT_ACTIONABLE = {
     "MemoryL2Compression": "not a kernel change: compression depends on the data's values and on the allocator "
-                           "marking memory compressible",
+    "marking memory compressible",
 }
 
 
@@ -658,8 +818,17 @@ def rule_opportunities(rules: list[dict], headroom: float | None = None) -> list
         else:
             trigger = f"ncu_est_runtime_saving={_fmt(pct)}%"
         title = r.get("title") or r.get("name") or r.get("rule")
-        out.append(Opportunity(f"ncu {r.get('section')}/{r.get('rule')}: {title}", gain_pct(reduction), trigger,
-                               "Nsight Compute's own estimate", "ncu", reduction, False))
+        out.append(
+            Opportunity(
+                f"ncu {r.get('section')}/{r.get('rule')}: {title}",
+                gain_pct(reduction),
+                trigger,
+                "Nsight Compute's own estimate",
+                "ncu",
+                reduction,
+                False,
+            )
+        )
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out
 
@@ -695,23 +864,37 @@ def timeline_opportunities(tl: dict, plan_kind: str, headroom: float | None = No
     launch = tl.get("launch") or {}
     busy = launch.get("gpu_busy_pct")
     if launch.get("launch_bound") and busy and not idle.get("window_ns"):
-        add("Cut launch overhead: fuse the tiny kernels, or capture the plan in a CUDA graph", 1.0 - busy / 100.0,
-            f"gpu_busy_pct={_fmt(busy)}", "the GPU waits for the host between kernels", "launch")
+        add(
+            "Cut launch overhead: fuse the tiny kernels, or capture the plan in a CUDA graph",
+            1.0 - busy / 100.0,
+            f"gpu_busy_pct={_fmt(busy)}",
+            "the GPU waits for the host between kernels",
+            "launch",
+        )
     streams = tl.get("streams") or []
     if plan_kind == "concurrent" and len(streams) > 1:
         busy_max = max(s["busy_ns"] for s in streams)
         union = tl.get("gpu_busy_ns") or 0.0
         ov = min(s["overlap_pct"] for s in streams)
         if busy_max > 0 and union > busy_max * 1.1:
-            add("Make the streams overlap (fewer blocks per kernel, no implicit syncs between streams, stream "
-                "priorities)", 1.0 - busy_max / union, f"stream_overlap_pct={_fmt(ov)}",
-                "concurrent stages run mostly one at a time", "streams")
+            add(
+                "Make the streams overlap (fewer blocks per kernel, no implicit syncs between streams, stream "
+                "priorities)",
+                1.0 - busy_max / union,
+                f"stream_overlap_pct={_fmt(ov)}",
+                "concurrent stages run mostly one at a time",
+                "streams",
+            )
     for w in tl.get("waves") or []:
         waves = w.get("blocks_per_sm") or 0.0
         if 1.0 <= waves < 4.0 and w.get("last_wave_efficiency", 1.0) < 0.5:
-            add(f"Even out the last wave of {w['kernel']} (grid a multiple of the SM count, persistent kernel)",
-                1.0 - waves / math.ceil(waves), f"last_wave_efficiency={w['last_wave_efficiency']:.2f}",
-                "wave quantization", "tail")
+            add(
+                f"Even out the last wave of {w['kernel']} (grid a multiple of the SM count, persistent kernel)",
+                1.0 - waves / math.ceil(waves),
+                f"last_wave_efficiency={w['last_wave_efficiency']:.2f}",
+                "wave quantization",
+                "tail",
+            )
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out
 
@@ -751,47 +934,86 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     def add(name: str, ns: float, trigger: str, hint: str, cause: str) -> None:
         share = min(ns / window, METRICS_ONLY_MAX_SHARE)
         if share >= MIN_SHARE:
-            out.append(Opportunity(name, gain_pct(share), f"{trigger}; gpu_busy_pct={_fmt(busy_pct)}", hint, cause,
-                                   share, True))
+            out.append(
+                Opportunity(
+                    name,
+                    gain_pct(share),
+                    f"{trigger}; gpu_busy_pct={_fmt(busy_pct)}",
+                    hint,
+                    cause,
+                    share,
+                    True,
+                )
+            )
 
     def per(ns: float) -> str:  # µs per occurrence: in the report's "Where the wall time went" table
         return f"{_fmt(100.0 * ns / window)}% of the wall time"
 
     sync = float(parts.get("sync") or 0.0)
-    add("Stop synchronising every step: keep per-step values on the GPU (losses and metrics as tensors, read "
+    add(
+        "Stop synchronising every step: keep per-step values on the GPU (losses and metrics as tensors, read "
         "with .item()/.cpu() every N steps or once at the end), so the host's work overlaps the GPU's",
         min(sync, float(idle.get("busy_ns") or 0.0)),
         f"gpu_idle_after_sync={per(sync)}, after {_calls(ev, 'sync_calls')}"
-        + (" (made by " + ", ".join(f"{r['op']} x{r['count']}" for r in ev["sync_ops"][:2]) + ")"
-           if ev.get("sync_ops") else ""),
-        "the GPU drains at each sync and waits while the host works", "sync")
+        + (
+            " (made by " + ", ".join(f"{r['op']} x{r['count']}" for r in ev["sync_ops"][:2]) + ")"
+            if ev.get("sync_ops")
+            else ""
+        ),
+        "the GPU drains at each sync and waits while the host works",
+        "sync",
+    )
     # Idle after syncs beyond what overlap can hide is host work that stays when the syncs go.
     host = float(parts.get("host") or 0.0) + max(0.0, sync - float(idle.get("busy_ns") or 0.0))
     med = ev.get("host_stretch_median_ns")
-    add("Most of this run is the host's own time (start-up, imports, test collection, its Python): the GPU's "
+    add(
+        "Most of this run is the host's own time (start-up, imports, test collection, its Python): the GPU's "
         "kernels are not what limits it. Mark the steps to measure with kprof.range (or profile a loop of them) "
-        "to see their own time" if idle.get("scope") == "process" else
-        "Take the host's work off the GPU's critical path: build the data on the GPU, or in DataLoader workers "
+        "to see their own time"
+        if idle.get("scope") == "process"
+        else "Take the host's work off the GPU's critical path: build the data on the GPU, or in DataLoader workers "
         "(num_workers, pin_memory) that run ahead of the step; move per-step Python/numpy work out of the loop",
-        host, f"gpu_idle_in_host_work={per(host)}" + (f", {ev.get('host_stretches')} host stretches" if med else ""),
-        "the GPU waits for a host that has not issued the work yet", "host")
+        host,
+        f"gpu_idle_in_host_work={per(host)}"
+        + (f", {ev.get('host_stretches')} host stretches" if med else ""),
+        "the GPU waits for a host that has not issued the work yet",
+        "host",
+    )
     # One launch per occurrence: the gap between occurrences is the loop around them, not the work's.
     launch = float(parts.get("launch") or 0.0) if float(ev.get("launches") or 0) > occ else 0.0
-    add("Cut launch overhead: capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile "
-        "mode='reduce-overhead') or fuse the small kernels", launch,
+    add(
+        "Cut launch overhead: capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile "
+        "mode='reduce-overhead') or fuse the small kernels",
+        launch,
         f"gpu_idle_in_launches={per(launch)}, {_fmt(float(ev.get('launches') or 0) / occ)} launches per occurrence",
-        "each kernel takes about as long as the host needs to issue the next", "launch")
+        "each kernel takes about as long as the host needs to issue the next",
+        "launch",
+    )
     first = float(parts.get("first_call") or 0.0)
-    add("Keep one-off costs out of the measured steps: warm up first (module loading, Triton JIT, autotuning), "
-        "or cache compiled kernels", first, f"gpu_idle_in_first_calls={per(first)}, {_calls(ev, 'first_call_calls')}",
-        "lazy module loads and first launches inside the window", "first_call")
+    add(
+        "Keep one-off costs out of the measured steps: warm up first (module loading, Triton JIT, autotuning), "
+        "or cache compiled kernels",
+        first,
+        f"gpu_idle_in_first_calls={per(first)}, {_calls(ev, 'first_call_calls')}",
+        "lazy module loads and first launches inside the window",
+        "first_call",
+    )
     copy = float(parts.get("copy_h2d") or 0.0) + float(ev.get("h2d_exposed_ns") or 0.0)
-    add("Copy host-to-device from pinned memory with non_blocking=True, ahead of use on a side stream", copy,
+    add(
+        "Copy host-to-device from pinned memory with non_blocking=True, ahead of use on a side stream",
+        copy,
         f"h2d_copy_time_not_overlapped={per(copy)}, {ev.get('h2d_copies', 0)} copies",
-        "host-to-device copies on the critical path", "copy")
+        "host-to-device copies on the critical path",
+        "copy",
+    )
     other = float(parts.get("other_api") or 0.0)
-    add(f"Take these CUDA calls out of the loop ({_calls(ev, 'other_calls', 3)}): reuse buffers instead of "
-        "allocating, no per-step device queries", other, f"gpu_idle_in_other_cuda_calls={per(other)}",
-        "CUDA calls other than launches and copies on the critical path", "cuda_api")
+    add(
+        f"Take these CUDA calls out of the loop ({_calls(ev, 'other_calls', 3)}): reuse buffers instead of "
+        "allocating, no per-step device queries",
+        other,
+        f"gpu_idle_in_other_cuda_calls={per(other)}",
+        "CUDA calls other than launches and copies on the critical path",
+        "cuda_api",
+    )
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out

@@ -21,7 +21,10 @@ _FIELDS = (
     ("CUDA", lambda r: r.device.cuda_version),
     ("torch", lambda r: r.device.torch_version),
     ("Triton", lambda r: r.device.triton_version),
-    ("SM clock lock (MHz)", lambda r: (r.device.sm_clock_lock_mhz or "ncu base") if r.device.clocks_locked else "free"),
+    (
+        "SM clock lock (MHz)",
+        lambda r: (r.device.sm_clock_lock_mhz or "ncu base") if r.device.clocks_locked else "free",
+    ),
     ("power limit (W)", lambda r: r.device.clocks_before.get("power.limit")),
     ("ECC", lambda r: r.device.clocks_before.get("ecc.mode.current")),
     ("MIG", lambda r: r.device.clocks_before.get("mig.mode.current")),
@@ -58,11 +61,15 @@ def refusal(baseline: ProfileResult, gpu_names: list[str]) -> str | None:
     if baseline.device.kind != "cuda":
         return None
     if not gpu_names:
-        return (f"the baseline ran on a GPU ({baseline.device.name}) and this machine has none: its times cannot be "
-                "compared with CPU timing; profile the baseline again here")
+        return (
+            f"the baseline ran on a GPU ({baseline.device.name}) and this machine has none: its times cannot be "
+            "compared with CPU timing; profile the baseline again here"
+        )
     if baseline.device.name not in gpu_names:
-        return (f"the baseline ran on {baseline.device.name}, this machine has {sorted(set(gpu_names))}: times on "
-                "another GPU model are not comparable; profile the baseline version again on this GPU")
+        return (
+            f"the baseline ran on {baseline.device.name}, this machine has {sorted(set(gpu_names))}: times on "
+            "another GPU model are not comparable; profile the baseline version again on this GPU"
+        )
     return None
 
 

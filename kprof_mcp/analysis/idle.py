@@ -52,12 +52,32 @@ FIRST_LAUNCH_X = 20.0
 # call returns a few microseconds after the GPU's last work ends).
 SYNC_RETURN_NS = 20_000.0
 
-SYNC_APIS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cuCtxSynchronize",
-             "cuStreamSynchronize", "cuEventSynchronize")
-FIRST_CALL_PREFIXES = ("cuModuleLoad", "cuLibraryLoad", "cudaModuleLoad", "cuLinkComplete", "cuModuleGetFunction",
-                       "cuLibraryGetKernel", "cuLibraryGetModule", "cuKernelGetFunction")
-POLL_APIS = ("cudaEventQuery", "cudaStreamQuery", "cuEventQuery", "cuStreamQuery", "cudaGetLastError",
-             "cudaPeekAtLastError")
+SYNC_APIS = (
+    "cudaDeviceSynchronize",
+    "cudaStreamSynchronize",
+    "cudaEventSynchronize",
+    "cuCtxSynchronize",
+    "cuStreamSynchronize",
+    "cuEventSynchronize",
+)
+FIRST_CALL_PREFIXES = (
+    "cuModuleLoad",
+    "cuLibraryLoad",
+    "cudaModuleLoad",
+    "cuLinkComplete",
+    "cuModuleGetFunction",
+    "cuLibraryGetKernel",
+    "cuLibraryGetModule",
+    "cuKernelGetFunction",
+)
+POLL_APIS = (
+    "cudaEventQuery",
+    "cudaStreamQuery",
+    "cuEventQuery",
+    "cuStreamQuery",
+    "cudaGetLastError",
+    "cudaPeekAtLastError",
+)
 PARTS = ("first_call", "copy_h2d", "sync", "launch", "other_api", "host")
 
 
@@ -77,9 +97,15 @@ class IdleBreakdown:
         return self.parts_ns.get(part, 0.0) / self.window_ns if self.window_ns > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"window_ns": self.window_ns, "busy_ns": self.busy_ns, "idle_ns": self.idle_ns,
-                "parts_ns": dict(self.parts_ns), "gaps": self.gaps, "occurrences": self.occurrences,
-                "evidence": self.evidence}
+        return {
+            "window_ns": self.window_ns,
+            "busy_ns": self.busy_ns,
+            "idle_ns": self.idle_ns,
+            "parts_ns": dict(self.parts_ns),
+            "gaps": self.gaps,
+            "occurrences": self.occurrences,
+            "evidence": self.evidence,
+        }
 
 
 class _Set:
@@ -121,12 +147,14 @@ def _subtract(pieces: list[tuple[float, float]], cut: _Set) -> tuple[list[tuple[
     return left, removed
 
 
-def breakdown(tr: Trace, lo: float | None = None, hi: float | None = None, occurrences: int = 1,
-              process: bool = False) -> IdleBreakdown:
+def breakdown(
+    tr: Trace, lo: float | None = None, hi: float | None = None, occurrences: int = 1, process: bool = False
+) -> IdleBreakdown:
     """The breakdown of ``[lo, hi]`` (default: first to last GPU activity) of ``tr``. ``process``:
     ``tr`` is the whole process, so its first CUDA call is the one that created the context."""
-    gpu = [(float(r.start), float(r.end)) for r in tr.kernels.itertuples()] + \
-          [(float(r.start), float(r.end)) for r in tr.memops.itertuples()]
+    gpu = [(float(r.start), float(r.end)) for r in tr.kernels.itertuples()] + [
+        (float(r.start), float(r.end)) for r in tr.memops.itertuples()
+    ]
     busy = _union(gpu)
     if lo is None:
         lo = busy[0][0] if busy else 0.0
@@ -146,13 +174,17 @@ def breakdown(tr: Trace, lo: float | None = None, hi: float | None = None, occur
 
     api = tr.api if not tr.api.empty else None
     ev: dict[str, Any] = {}
-    cats: dict[str, list[tuple[float, float]]] = {k: [] for k in ("first_call", "copy_h2d", "sync", "launch", "other")}
+    cats: dict[str, list[tuple[float, float]]] = {
+        k: [] for k in ("first_call", "copy_h2d", "sync", "launch", "other")
+    }
     calls: list[tuple[float, float]] = []
     if api is not None:
         memkind = {}
         if not tr.memops.empty:
             for r in tr.memops.itertuples():
-                memkind[r.correlation] = "h2d" if "HtoD" in str(r.name) else "d2h" if "DtoH" in str(r.name) else "other"
+                memkind[r.correlation] = (
+                    "h2d" if "HtoD" in str(r.name) else "d2h" if "DtoH" in str(r.name) else "other"
+                )
         names = api["name"].astype(str)
         is_launch = names.isin(LAUNCH_APIS)
         launch_durs = api.loc[is_launch, "dur"]
@@ -180,12 +212,17 @@ def breakdown(tr: Trace, lo: float | None = None, hi: float | None = None, occur
             cats[cat].append(iv)
             calls.append(iv)
             if lo <= iv[0] <= hi:
-                label = f"{name} (a first launch: loads its module)" if cat == "first_call" and launch else name
+                label = (
+                    f"{name} (a first launch: loads its module)" if cat == "first_call" and launch else name
+                )
                 counts[cat].setdefault(label, []).append(float(r.dur))
         ev["median_launch_call_ns"] = med_launch
         for cat, by in counts.items():
-            ev[f"{cat}_calls"] = sorted(({"call": k, "count": len(v), "total_ns": sum(v)} for k, v in by.items()),
-                                        key=lambda d: d["total_ns"], reverse=True)[:6]
+            ev[f"{cat}_calls"] = sorted(
+                ({"call": k, "count": len(v), "total_ns": sum(v)} for k, v in by.items()),
+                key=lambda d: d["total_ns"],
+                reverse=True,
+            )[:6]
     sets = {k: _Set(v) for k, v in cats.items()}
     # Host stretches outside CUDA: between consecutive calls (of any thread), with their full length.
     in_cuda = _Set(calls)
@@ -241,8 +278,15 @@ def breakdown(tr: Trace, lo: float | None = None, hi: float | None = None, occur
         _, hidden = _subtract([(float(r.start), float(r.end))], kern)
         exposed += float(r.end) - float(r.start) - hidden
     ev["h2d_exposed_ns"] = exposed
-    return IdleBreakdown(window_ns=window, busy_ns=busy_ns, idle_ns=max(0.0, window - busy_ns), parts_ns=parts,
-                         gaps=len(gaps), occurrences=max(1, occurrences), evidence=ev)
+    return IdleBreakdown(
+        window_ns=window,
+        busy_ns=busy_ns,
+        idle_ns=max(0.0, window - busy_ns),
+        parts_ns=parts,
+        gaps=len(gaps),
+        occurrences=max(1, occurrences),
+        evidence=ev,
+    )
 
 
 def _sync_ops(tr: Trace, syncs: list[tuple[float, float]], lo: float, hi: float) -> list[dict[str, Any]]:

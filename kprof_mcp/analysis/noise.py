@@ -24,32 +24,54 @@ def spread(times_ns: list[float]) -> dict[str, Any]:
     """One A/A series (the same stage profiled repeatedly): its median, (max − min) ÷ median and
     relative standard deviation, in %."""
     med = statistics.median(times_ns)
-    return {"median_ns": med, "profiles": len(times_ns),
-            "range_pct": 100.0 * (max(times_ns) - min(times_ns)) / med if med else None,
-            "rel_sd_pct": 100.0 * statistics.stdev(times_ns) / med if med and len(times_ns) > 1 else None}
+    return {
+        "median_ns": med,
+        "profiles": len(times_ns),
+        "range_pct": 100.0 * (max(times_ns) - min(times_ns)) / med if med else None,
+        "rel_sd_pct": 100.0 * statistics.stdev(times_ns) / med if med and len(times_ns) > 1 else None,
+    }
 
 
-def floor_for(entries: list[dict[str, Any]], time_ns: float, bound: str | None = None) -> dict[str, Any] | None:
+def floor_for(
+    entries: list[dict[str, Any]], time_ns: float, bound: str | None = None
+) -> dict[str, Any] | None:
     """The floor that applies to a stage of ``time_ns``: the largest A/A range among the measured
     series within a factor of 10 of that time scale (times that short or long move for other
     reasons), taken from the series of the stage's own ``bound`` class when any was measured (a
     memory-bound stage does not inherit a GEMM's clock swings), else from all of them (and it says
     so); none when no series is of that scale. ``entries``: the device's stored series (``spread``
     plus kernel, version, bound)."""
-    near = [e for e in entries if e.get("median_ns") and e.get("range_pct") is not None
-            and abs(math.log10(e["median_ns"] / time_ns)) <= 1.0] if time_ns > 0 else []
+    near = (
+        [
+            e
+            for e in entries
+            if e.get("median_ns")
+            and e.get("range_pct") is not None
+            and abs(math.log10(e["median_ns"] / time_ns)) <= 1.0
+        ]
+        if time_ns > 0
+        else []
+    )
     if not near:
         return None
     same = [e for e in near if bound and e.get("bound") == bound]
     pool = same or near
     worst = max(pool, key=lambda e: e["range_pct"])
-    return {"pct": worst["range_pct"], "from": f"{worst.get('kernel')} {worst.get('version')}",
-            "profiles": worst.get("profiles"), "median_ns": worst["median_ns"], "measured_at": worst.get("measured_at"),
-            "series": len(pool), "bound": bound,
-            "class": ("same" if same else "any") if bound else "unknown"}
+    return {
+        "pct": worst["range_pct"],
+        "from": f"{worst.get('kernel')} {worst.get('version')}",
+        "profiles": worst.get("profiles"),
+        "median_ns": worst["median_ns"],
+        "measured_at": worst.get("measured_at"),
+        "series": len(pool),
+        "bound": bound,
+        "class": ("same" if same else "any") if bound else "unknown",
+    }
 
 
-def verdict(prev_ns: float, cur_ns: float, ci: tuple[float, float] | None, floor_pct: float | None) -> tuple[str, str]:
+def verdict(
+    prev_ns: float, cur_ns: float, ci: tuple[float, float] | None, floor_pct: float | None
+) -> tuple[str, str]:
     """(verdict, what it used) for a stage timed ``prev_ns`` before and ``cur_ns`` now. ``ci``: the
     95 % CI of the speed-up prev/cur from both profiles' samples (None: not computable);
     ``floor_pct``: the measured noise floor (None: none measured).
@@ -68,12 +90,19 @@ def verdict(prev_ns: float, cur_ns: float, ci: tuple[float, float] | None, floor
         used.append(f"95 % CI {ci[0]:.3f}–{ci[1]:.3f}")
         significant &= not (ci[0] <= 1.0 <= ci[1])
     if floor_pct is None and ci is None:
-        return "unknown", "no noise floor measured on this GPU and no samples for a CI: run kprof noise, or compare_versions"
+        return (
+            "unknown",
+            "no noise floor measured on this GPU and no samples for a CI: run kprof noise, or compare_versions",
+        )
     if floor_pct is None:
-        used.append("no noise floor measured on this GPU (kprof noise): the CI alone understates the between-profile "
-                    "spread")
+        used.append(
+            "no noise floor measured on this GPU (kprof noise): the CI alone understates the between-profile "
+            "spread"
+        )
     if not significant:
         if floor_pct is not None and abs(change) <= floor_pct:
-            used.append("a change inside the floor: compare_versions (interleaved in one process) can resolve it")
+            used.append(
+                "a change inside the floor: compare_versions (interleaved in one process) can resolve it"
+            )
         return "no significant change", "; ".join(used)
     return ("faster" if change > 0 else "slower"), "; ".join(used)

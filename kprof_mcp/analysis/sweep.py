@@ -32,9 +32,19 @@ def sweep_rows(r: SweepResult) -> list[dict[str, Any]]:
             else:
                 pct = 100.0 * b_s / peak_b
         top = a.opportunities[0] if a.opportunities else None
-        rows.append({r.param: p.params.get(r.param), "version": p.version, "time_us": t_ns / 1e3,
-                     "rel_iqr_pct": 100.0 * max(s.timing.rel_iqr for s in p.stages),
-                     "tflops": f_s / 1e12, "gbps": b_s / 1e9, "pct_roofline": pct,
-                     "bottleneck": a.bottleneck, "top_opportunity": top.name if top else None,
-                     "top_gain_pct": top.est_gain_pct if top else None, "timing_method": p.stages[0].timing.method})
+        rows.append(
+            {
+                r.param: p.params.get(r.param),
+                "version": p.version,
+                "time_us": t_ns / 1e3,
+                "rel_iqr_pct": 100.0 * max(s.timing.rel_iqr for s in p.stages),
+                "tflops": f_s / 1e12,
+                "gbps": b_s / 1e9,
+                "pct_roofline": pct,
+                "bottleneck": a.bottleneck,
+                "top_opportunity": top.name if top else None,
+                "top_gain_pct": top.est_gain_pct if top else None,
+                "timing_method": p.stages[0].timing.method,
+            }
+        )
     return rows

@@ -16,8 +16,15 @@ from ..parsers.kineto import Trace
 
 RANGE_PREFIX = "kprof_"
 ITER_RANGE = "kprof_iteration"
-LAUNCH_APIS = ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC",
-                "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cuGraphLaunch")
+LAUNCH_APIS = (
+    "cudaLaunchKernel",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+    "cudaLaunchKernelExC",
+    "cudaLaunchCooperativeKernel",
+    "cudaGraphLaunch",
+    "cuGraphLaunch",
+)
 
 
 def _union(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -56,10 +63,19 @@ def _summary(df, key: str = "name") -> list[dict[str, Any]]:
     total = float(df["dur"].sum()) or 1.0
     rows = []
     for name, s in g:
-        rows.append({"name": name, "time_pct": 100.0 * float(s.sum()) / total, "total_ns": float(s.sum()),
-                     "instances": int(s.count()), "avg_ns": float(s.mean()), "med_ns": float(s.median()),
-                     "min_ns": float(s.min()), "max_ns": float(s.max()),
-                     "std_ns": float(s.std()) if s.count() > 1 else 0.0})
+        rows.append(
+            {
+                "name": name,
+                "time_pct": 100.0 * float(s.sum()) / total,
+                "total_ns": float(s.sum()),
+                "instances": int(s.count()),
+                "avg_ns": float(s.mean()),
+                "med_ns": float(s.median()),
+                "min_ns": float(s.min()),
+                "max_ns": float(s.max()),
+                "std_ns": float(s.std()) if s.count() > 1 else 0.0,
+            }
+        )
     return sorted(rows, key=lambda r: r["total_ns"], reverse=True)
 
 
@@ -99,8 +115,11 @@ def _stage_of(tr: Trace, stages: list[str]):
     ``kprof_<stage>``. Returns (correlation -> stage, correlation -> iteration, launch rows)."""
     corr_stage: dict[Any, str] = {}
     corr_iter: dict[Any, int] = {}
-    stage_ranges = [(r.start, r.end, r.name[len(RANGE_PREFIX):]) for r in tr.ranges.itertuples()
-                    if r.name.startswith(RANGE_PREFIX) and r.name[len(RANGE_PREFIX):] in stages]
+    stage_ranges = [
+        (r.start, r.end, r.name[len(RANGE_PREFIX) :])
+        for r in tr.ranges.itertuples()
+        if r.name.startswith(RANGE_PREFIX) and r.name[len(RANGE_PREFIX) :] in stages
+    ]
     iters = [(r.start, r.end) for r in tr.ranges.itertuples() if r.name == ITER_RANGE]
     launches = tr.api[tr.api["name"].isin(LAUNCH_APIS)] if not tr.api.empty else tr.api
     for row in launches.itertuples():
@@ -138,53 +157,93 @@ def analyze(tr: Trace, stages: list[str], sm_count: int | None = None, top_gaps:
     for s in stages:
         ks = k[k["stage"] == s]
         per_iter = ks.groupby("iteration")["dur"].sum() if not ks.empty else pd.Series(dtype=float)
-        spans = ks.groupby("iteration").agg(first=("start", "min"), last=("end", "max")) if not ks.empty else None
+        spans = (
+            ks.groupby("iteration").agg(first=("start", "min"), last=("end", "max")) if not ks.empty else None
+        )
         cpu = tr.ranges[tr.ranges["name"] == RANGE_PREFIX + s]["dur"]
-        stage_rows.append({
-            "stage": s, "kernels_per_iteration": int(len(ks) / max(1, n_iter)) if n_iter else len(ks),
-            "gpu_time_ns_median": float(per_iter.median()) if len(per_iter) else None,
-            "gpu_time_ns_samples": [float(v) for v in per_iter.tolist()],
-            "gpu_span_ns_median": float((spans["last"] - spans["first"]).median()) if spans is not None else None,
-            "gpu_span_ns_samples": [float(v) for v in (spans["last"] - spans["first"]).tolist()] if spans is not None
-            else [],
-            "cpu_range_ns_median": float(cpu.median()) if len(cpu) else None,
-            "streams": sorted({str(x) for x in ks["stream"].unique()}) if not ks.empty else []})
+        stage_rows.append(
+            {
+                "stage": s,
+                "kernels_per_iteration": int(len(ks) / max(1, n_iter)) if n_iter else len(ks),
+                "gpu_time_ns_median": float(per_iter.median()) if len(per_iter) else None,
+                "gpu_time_ns_samples": [float(v) for v in per_iter.tolist()],
+                "gpu_span_ns_median": float((spans["last"] - spans["first"]).median())
+                if spans is not None
+                else None,
+                "gpu_span_ns_samples": [float(v) for v in (spans["last"] - spans["first"]).tolist()]
+                if spans is not None
+                else [],
+                "cpu_range_ns_median": float(cpu.median()) if len(cpu) else None,
+                "streams": sorted({str(x) for x in ks["stream"].unique()}) if not ks.empty else [],
+            }
+        )
 
     # Streams: busy time and how much of it overlaps any other stream.
     stream_rows = []
-    by_stream = {str(sid): _union([(r.start, r.end) for r in g.itertuples()]) for sid, g in k.groupby("stream")}
+    by_stream = {
+        str(sid): _union([(r.start, r.end) for r in g.itertuples()]) for sid, g in k.groupby("stream")
+    }
     for sid, iv in by_stream.items():
         others = _union([x for o, v in by_stream.items() if o != sid for x in v])
         b = _length(iv)
         ov = _intersect(iv, others)
-        stream_rows.append({"stream": sid, "kernels": int((k["stream"].astype(str) == sid).sum()), "busy_ns": b,
-                            "overlap_ns": ov, "overlap_pct": 100.0 * ov / b if b > 0 else 0.0})
+        stream_rows.append(
+            {
+                "stream": sid,
+                "kernels": int((k["stream"].astype(str) == sid).sum()),
+                "busy_ns": b,
+                "overlap_ns": ov,
+                "overlap_pct": 100.0 * ov / b if b > 0 else 0.0,
+            }
+        )
 
     # Launch order: the first launches of iteration 0 (host order vs device start order).
     order = []
     if not k.empty and not launches.empty:
-        lk = launches.merge(k[["correlation", "name", "stream", "start", "dur", "stage", "iteration"]],
-                            on="correlation", suffixes=("_api", "_kernel"))
+        lk = launches.merge(
+            k[["correlation", "name", "stream", "start", "dur", "stage", "iteration"]],
+            on="correlation",
+            suffixes=("_api", "_kernel"),
+        )
         lk = lk[lk["iteration"].fillna(-1) == (0 if n_iter else -1)] if n_iter else lk
         lk = lk.sort_values("start_api").head(50)
         t0 = float(lk["start_api"].min()) if len(lk) else 0.0
         dev_rank = {c: i for i, c in enumerate(lk.sort_values("start_kernel")["correlation"])}
         for i, r in enumerate(lk.itertuples()):
-            order.append({"launch": i, "kernel": r.name_kernel, "stage": r.stage, "stream": str(r.stream),
-                          "api": r.name_api, "host_launch_at_ns": r.start_api - t0, "api_ns": r.dur_api,
-                          "gpu_start_at_ns": r.start_kernel - t0, "queue_delay_ns": r.start_kernel - r.start_api,
-                          "kernel_ns": r.dur_kernel, "device_order": dev_rank[r.correlation]})
+            order.append(
+                {
+                    "launch": i,
+                    "kernel": r.name_kernel,
+                    "stage": r.stage,
+                    "stream": str(r.stream),
+                    "api": r.name_api,
+                    "host_launch_at_ns": r.start_api - t0,
+                    "api_ns": r.dur_api,
+                    "gpu_start_at_ns": r.start_kernel - t0,
+                    "queue_delay_ns": r.start_kernel - r.start_api,
+                    "kernel_ns": r.dur_kernel,
+                    "device_order": dev_rank[r.correlation],
+                }
+            )
 
     # Idle gaps between GPU activity, largest first, with what came before and after.
     gap_rows = []
     if busy:
-        named = sorted([(r.start, r.end, r.name) for r in k.itertuples()] +
-                       [(r.start, r.end, r.name) for r in tr.memops.itertuples()])
-        for (s0, e0), (s1, _e1) in zip(busy, busy[1:]):
+        named = sorted(
+            [(r.start, r.end, r.name) for r in k.itertuples()]
+            + [(r.start, r.end, r.name) for r in tr.memops.itertuples()]
+        )
+        for (_s0, e0), (s1, _e1) in zip(busy, busy[1:]):
             before = max((n for n in named if n[1] <= e0 + 1), key=lambda n: n[1], default=None)
             after = min((n for n in named if n[0] >= s1 - 1), key=lambda n: n[0], default=None)
-            gap_rows.append({"at_ns": e0 - busy[0][0], "gap_ns": s1 - e0, "after": before[2] if before else None,
-                             "before": after[2] if after else None})
+            gap_rows.append(
+                {
+                    "at_ns": e0 - busy[0][0],
+                    "gap_ns": s1 - e0,
+                    "after": before[2] if before else None,
+                    "before": after[2] if after else None,
+                }
+            )
         gap_rows.sort(key=lambda g: g["gap_ns"], reverse=True)
 
     # Launch overhead: host launch cost vs device time.
@@ -198,15 +257,28 @@ def analyze(tr: Trace, stages: list[str], sm_count: int | None = None, top_gaps:
         per_iter = len(launches) / max(1, n_iter) if n_iter else len(launches)
         # Several launches per iteration, the GPU mostly idle, kernels shorter than the gap
         # between launches: the host cannot feed the GPU.
-        bound = bool(busy_pct is not None and busy_pct < 50.0 and interval is not None and kmed < interval
-                     and per_iter > 1)
-        launch = {"launch_api_median_ns": api_med, "launch_interval_median_ns": interval,
-                  "launches_per_iteration": per_iter,
-                  "kernel_median_ns": kmed, "launches": int(len(launches)), "gpu_busy_pct": busy_pct,
-                  "launch_bound": bound,
-                  "verdict": ("launch-bound: the GPU idles between kernels because each kernel runs for less time "
-                              "than the host needs to launch the next one" if bound else
-                              "not launch-bound: the GPU is kept busy")}
+        bound = bool(
+            busy_pct is not None
+            and busy_pct < 50.0
+            and interval is not None
+            and kmed < interval
+            and per_iter > 1
+        )
+        launch = {
+            "launch_api_median_ns": api_med,
+            "launch_interval_median_ns": interval,
+            "launches_per_iteration": per_iter,
+            "kernel_median_ns": kmed,
+            "launches": int(len(launches)),
+            "gpu_busy_pct": busy_pct,
+            "launch_bound": bound,
+            "verdict": (
+                "launch-bound: the GPU idles between kernels because each kernel runs for less time "
+                "than the host needs to launch the next one"
+                if bound
+                else "not launch-bound: the GPU is kept busy"
+            ),
+        }
 
     # Waves: grid vs SMs; last-wave efficiency assumes one resident block per SM per wave slot
     # unless Kineto's blocks-per-SM figure says otherwise.
@@ -219,17 +291,45 @@ def analyze(tr: Trace, stages: list[str], sm_count: int | None = None, top_gaps:
         waves = b / sm_count
         frac = waves - math.floor(waves)
         last = 1.0 if frac == 0 else frac
-        wave_rows.append({"kernel": name, "grid_blocks": b, "sm_count": sm_count, "blocks_per_sm": waves,
-                          "full_waves": int(math.floor(waves)), "last_wave_efficiency": last if waves >= 1 else waves,
-                          "note": ("fewer blocks than SMs: part of the GPU idles" if waves < 1 else
-                                   "partial last wave: SMs idle at the tail" if frac and waves < 4 else "")})
+        wave_rows.append(
+            {
+                "kernel": name,
+                "grid_blocks": b,
+                "sm_count": sm_count,
+                "blocks_per_sm": waves,
+                "full_waves": int(math.floor(waves)),
+                "last_wave_efficiency": last if waves >= 1 else waves,
+                "note": (
+                    "fewer blocks than SMs: part of the GPU idles"
+                    if waves < 1
+                    else "partial last wave: SMs idle at the tail"
+                    if frac and waves < 4
+                    else ""
+                ),
+            }
+        )
     return Timeline(
-        engine="", window_ns=window, gpu_busy_ns=_length(busy), kernel_summary=_summary(k),
-        api_summary=_summary(tr.api), memop_summary=_summary(tr.memops), stages=stage_rows, streams=stream_rows,
-        launch_order=order, gaps=gap_rows[:top_gaps], launch=launch, waves=wave_rows, iterations=n_iter,
-        iteration_span_ns=[float(r["last"] - r["first"]) for _, r in
-                           k.groupby("iteration").agg(first=("start", "min"), last=("end", "max")).iterrows()]
-        if n_iter else [], notes=notes)
+        engine="",
+        window_ns=window,
+        gpu_busy_ns=_length(busy),
+        kernel_summary=_summary(k),
+        api_summary=_summary(tr.api),
+        memop_summary=_summary(tr.memops),
+        stages=stage_rows,
+        streams=stream_rows,
+        launch_order=order,
+        gaps=gap_rows[:top_gaps],
+        launch=launch,
+        waves=wave_rows,
+        iterations=n_iter,
+        iteration_span_ns=[
+            float(r["last"] - r["first"])
+            for _, r in k.groupby("iteration").agg(first=("start", "min"), last=("end", "max")).iterrows()
+        ]
+        if n_iter
+        else [],
+        notes=notes,
+    )
 
 
 def kernels_per_iteration(tr: Trace) -> tuple[list[float], list[float], list[dict[str, Any]]]:
@@ -260,9 +360,15 @@ def kernels_per_iteration(tr: Trace) -> tuple[list[float], list[float], list[dic
     runs = k["iteration"].nunique()
     rows = []
     for name, kg in k.groupby("name", sort=False):
-        rows.append({"name": str(name), "launches_per_run": len(kg) / runs, "median_ns": float(kg["dur"].median()),
-                     "total_median_ns": float(kg.groupby("iteration")["dur"].sum().median()),
-                     "first": float(kg["start"].min())})
+        rows.append(
+            {
+                "name": str(name),
+                "launches_per_run": len(kg) / runs,
+                "median_ns": float(kg["dur"].median()),
+                "total_median_ns": float(kg.groupby("iteration")["dur"].sum().median()),
+                "first": float(kg["start"].min()),
+            }
+        )
     rows.sort(key=lambda r: r.pop("first"))
     return sums, spans, rows
 
@@ -295,9 +401,15 @@ def cut(tr: Trace, lo: float, hi: float) -> Trace:
     def launched(df):
         return df[df["correlation"].isin(corr)] if not df.empty else df
 
-    return Trace(kernels=launched(tr.kernels).reset_index(drop=True), memops=launched(tr.memops).reset_index(drop=True),
-                 api=api.reset_index(drop=True), ranges=inside(tr.ranges).reset_index(drop=True),
-                 cpu_ops=inside(tr.cpu_ops).reset_index(drop=True), num_sms=tr.num_sms, device_name=tr.device_name)
+    return Trace(
+        kernels=launched(tr.kernels).reset_index(drop=True),
+        memops=launched(tr.memops).reset_index(drop=True),
+        api=api.reset_index(drop=True),
+        ranges=inside(tr.ranges).reset_index(drop=True),
+        cpu_ops=inside(tr.cpu_ops).reset_index(drop=True),
+        num_sms=tr.num_sms,
+        device_name=tr.device_name,
+    )
 
 
 def foreign_overlaps(tr: Trace) -> list[dict[str, Any]]:
@@ -323,8 +435,10 @@ def foreign_overlaps(tr: Trace) -> list[dict[str, Any]]:
     for r in other.itertuples():
         ov = _intersect([(float(r.start), float(r.end))], busy)
         if ov > 0:
-            row = out.setdefault((str(r.name), str(r.stream)), {"name": str(r.name), "stream": str(r.stream),
-                                                                "kernels": 0, "overlap_ns": 0.0})
+            row = out.setdefault(
+                (str(r.name), str(r.stream)),
+                {"name": str(r.name), "stream": str(r.stream), "kernels": 0, "overlap_ns": 0.0},
+            )
             row["kernels"] += 1
             row["overlap_ns"] += ov
     return sorted(out.values(), key=lambda d: -d["overlap_ns"])

@@ -12,8 +12,8 @@ from typing import Any
 from .. import safefs
 from ..analysis.fingerprint import fingerprint
 from ..models import ProfileResult, Resources
-from ..protocol import ExpectedError
 from ..parsers import triton as triton_meta
+from ..protocol import ExpectedError
 
 
 def new_run_dir(out_root: str, final_dir: Path) -> Path:
@@ -65,19 +65,42 @@ def write_params_and_samples(work_dir: Path, result: ProfileResult, cache_contro
 
     d = result.device
     params_json = {
-        "kernel": result.kernel, "version": result.version, "mode": result.mode, "plan_kind": result.plan_kind,
+        "kernel": result.kernel,
+        "version": result.version,
+        "mode": result.mode,
+        "plan_kind": result.plan_kind,
         **result.params,
         "params": result.params,
-        "device": {"name": d.name, "kind": d.kind, "index": d.index, "sm_count": d.sm_count, "l2_bytes": d.l2_bytes,
-                   "memory_bytes": d.memory_bytes, "compute_capability": d.compute_capability,
-                   "spec_key": d.spec_key, "spec_name": d.spec_name, "spec_note": d.spec_note},
-        "clock_state": {"clocks_locked": d.clocks_locked, "clock_control": d.clock_control,
-                        "sm_clock_lock_mhz": d.sm_clock_lock_mhz, "before": d.clocks_before, "after": d.clocks_after},
+        "device": {
+            "name": d.name,
+            "kind": d.kind,
+            "index": d.index,
+            "sm_count": d.sm_count,
+            "l2_bytes": d.l2_bytes,
+            "memory_bytes": d.memory_bytes,
+            "compute_capability": d.compute_capability,
+            "spec_key": d.spec_key,
+            "spec_name": d.spec_name,
+            "spec_note": d.spec_note,
+        },
+        "clock_state": {
+            "clocks_locked": d.clocks_locked,
+            "clock_control": d.clock_control,
+            "sm_clock_lock_mhz": d.sm_clock_lock_mhz,
+            "before": d.clocks_before,
+            "after": d.clocks_after,
+        },
         "fingerprint": fingerprint(result),
         "cache_control": cache_control,
         "profiler": result.profiler or None,
-        "versions": {"torch": d.torch_version, "triton": d.triton_version, "cuda": d.cuda_version,
-                     "driver": d.driver_version, "python": d.python_version, "kprof_mcp": __version__},
+        "versions": {
+            "torch": d.torch_version,
+            "triton": d.triton_version,
+            "cuda": d.cuda_version,
+            "driver": d.driver_version,
+            "python": d.python_version,
+            "kprof_mcp": __version__,
+        },
         "triton_interpret": d.triton_interpret,
         "created_at": result.created_at,
     }
@@ -86,8 +109,11 @@ def write_params_and_samples(work_dir: Path, result: ProfileResult, cache_contro
     timings += [(s.name, s.launch_timing) for s in result.stages if s.launch_timing is not None]
     if result.plan_total is not None:
         timings.append(("__plan__", result.plan_total))
-    rows = [{"stage": name, "run": i, "time_ns": v, "method": t.method}
-            for name, t in timings for i, v in enumerate(t.samples_ns)]
+    rows = [
+        {"stage": name, "run": i, "time_ns": v, "method": t.method}
+        for name, t in timings
+        for i, v in enumerate(t.samples_ns)
+    ]
     with open(work_dir / "samples.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["stage", "run", "time_ns", "method"])
         w.writeheader()

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..models import DeviceState, ProfileRequest
-from .artifacts import new_run_dir
 from ..protocol import ExpectedError, progress
+from .artifacts import new_run_dir
 from .recording import CommandCapture, label_of
 
 
@@ -54,8 +54,17 @@ def run(req: ProfileRequest) -> dict[str, Any]:
     digest = hashlib.sha256(json.dumps([argv, req.command_cwd, list(req.include)]).encode()).hexdigest()[:10]
     final_dir = Path(req.out_root) / req.mode / "command" / label_of(argv) / digest / f"{stamp}-run"
     work_dir = new_run_dir(req.out_root, final_dir)
-    cc = CommandCapture(torch=torch, req=req, use_cuda=use_cuda, device=dev, work_dir=work_dir, final_dir=final_dir,
-                        created_at=stamp, peaks=_peaks(dev, req), classify=classify_failure)
+    cc = CommandCapture(
+        torch=torch,
+        req=req,
+        use_cuda=use_cuda,
+        device=dev,
+        work_dir=work_dir,
+        final_dir=final_dir,
+        created_at=stamp,
+        peaks=_peaks(dev, req),
+        classify=classify_failure,
+    )
     cc.phase("import_torch_device")
     try:
         extra = mode.capture_command(cc)

@@ -23,9 +23,15 @@ from ..protocol import ExpectedError, progress
 Measure = Callable[[str, int], list[float]]  # (version, runs) -> per-run ns
 
 
-def interleave(versions: Sequence[str], measure: Measure, rounds: int, runs: int, budget_s: float,
-               clock: Callable[[], float] = time.perf_counter,
-               on_round: Callable[[int], None] | None = None) -> dict[str, list[list[float]]]:
+def interleave(
+    versions: Sequence[str],
+    measure: Measure,
+    rounds: int,
+    runs: int,
+    budget_s: float,
+    clock: Callable[[], float] = time.perf_counter,
+    on_round: Callable[[int], None] | None = None,
+) -> dict[str, list[list[float]]]:
     """Time every version ``runs`` times per round, in :func:`rotation` order, for ``rounds``
     rounds or until ``budget_s`` of wall time is spent (at least 3 rounds)."""
     out: dict[str, list[list[float]]] = {v: [] for v in versions}
@@ -72,7 +78,9 @@ def build_checked(torch, pkg, version, inputs, params, ref, use_cuda: bool):
     ok = check_correctness(torch, plan.output(), ref, pkg.tolerance(params["dtype"]))
     wrong = None
     if not ok["ok"]:
-        wrong = "; ".join(o.get("message", "") for o in ok["outputs"] if not o.get("ok")) or ok.get("message", "")
+        wrong = "; ".join(o.get("message", "") for o in ok["outputs"] if not o.get("ok")) or ok.get(
+            "message", ""
+        )
     return plan, streams, ok, wrong
 
 
@@ -116,13 +124,17 @@ def run(req: CompareRequest) -> dict[str, Any]:
     for i, a in enumerate(arms):
         progress(0.1 + 0.2 * i / len(arms), f"{a.label}: first run (JIT, autotune) and correctness check")
         inputs, ref = built[_key(params[a.label])]
-        plan, streams, ok, wrong = build_checked(torch, pkg, versions[a.label], inputs, params[a.label], ref,
-                                                 use_cuda)
+        plan, streams, ok, wrong = build_checked(
+            torch, pkg, versions[a.label], inputs, params[a.label], ref, use_cuda
+        )
         correctness[a.label] = ok
         if wrong is not None:
-            raise ExpectedError("incorrect", f"{pkg.name} {a.label} produced wrong results, so nothing was "
-                                             f"compared: {wrong}", ok)
-        fns[a.label] = (lambda p=plan, s=streams: run_plan(torch, p, s, use_cuda, sync=False))
+            raise ExpectedError(
+                "incorrect",
+                f"{pkg.name} {a.label} produced wrong results, so nothing was compared: {wrong}",
+                ok,
+            )
+        fns[a.label] = lambda p=plan, s=streams: run_plan(torch, p, s, use_cuda, sync=False)
         kinds[a.label] = plan.kind
     names = [a.label for a in arms]
     warnings: list[ResultWarning] = []
@@ -136,8 +148,17 @@ def run(req: CompareRequest) -> dict[str, Any]:
 
     engine = "cupti" if use_cuda else "cpu"
     first = Timer(torch, use_cuda, _TimerReq(req), engine, clock_reader=sm_mhz if use_cuda else None)
-    timers = {n: Timer(torch, use_cuda, _TimerReq(req), engine, clock_reader=sm_mhz if use_cuda else None,
-                       flush_buf=first.flush_buf) for n in names}  # one flush buffer for all
+    timers = {
+        n: Timer(
+            torch,
+            use_cuda,
+            _TimerReq(req),
+            engine,
+            clock_reader=sm_mhz if use_cuda else None,
+            flush_buf=first.flush_buf,
+        )
+        for n in names
+    }  # one flush buffer for all
     progress(0.35, "warming up every version")
     est: dict[str, float] = {}
     try:
@@ -149,10 +170,14 @@ def run(req: CompareRequest) -> dict[str, Any]:
                     break
             est[n] = max(1.0, sorted(warm)[len(warm) // 2])
     except CuptiUnavailable as e:
-        raise ExpectedError("timing", f"CUPTI recorded no kernel ({e}); compare_versions needs kernel times "
-                                      "(is another profiler attached?)") from None
-    runs = req.runs_per_round or max(3, min(200, int(req.budget_ms * 1e6 / max(1, req.rounds) / len(names)
-                                                    / max(est.values()))))
+        raise ExpectedError(
+            "timing",
+            f"CUPTI recorded no kernel ({e}); compare_versions needs kernel times "
+            "(is another profiler attached?)",
+        ) from None
+    runs = req.runs_per_round or max(
+        3, min(200, int(req.budget_ms * 1e6 / max(1, req.rounds) / len(names) / max(est.values())))
+    )
     concurrent = [n for n in names if kinds[n] == "concurrent"]
 
     def measure(version: str, n: int) -> list[float]:
@@ -166,7 +191,9 @@ def run(req: CompareRequest) -> dict[str, Any]:
         progress(0.4 + 0.5 * min(1.0, (r + 1) / req.rounds), f"round {r + 1}: {runs} runs of each version")
 
     # Budget in wall time: the GPU time asked for plus the measurement's own overhead.
-    rounds = interleave(names, measure, req.rounds, runs, budget_s=3.0 * req.budget_ms / 1e3, on_round=on_round)
+    rounds = interleave(
+        names, measure, req.rounds, runs, budget_s=3.0 * req.budget_ms / 1e3, on_round=on_round
+    )
     # Energy per run and mean power: windows of back-to-back runs, the versions alternating.
     from ..tools.nvml import energy_reader
 
@@ -181,35 +208,75 @@ def run(req: CompareRequest) -> dict[str, Any]:
                     energy[n].setdefault(k, []).extend(v)
     method = {"cupti": "cupti_kernel_sum", "cpu": "cpu_wall_clock"}[engine]
     by_params = len(distinct) > 1
-    timings = [VersionTiming(version=a.label, method=method if a.label not in concurrent else "cupti_span",
-                             rounds_ns=rounds[a.label], sm_clock_mhz=list(timers[a.label].clocks),
-                             **energy[a.label],
-                             kernel_version=a.version if by_params else None,
-                             params=params[a.label].as_dict() if by_params else None) for a in arms]
+    timings = [
+        VersionTiming(
+            version=a.label,
+            method=method if a.label not in concurrent else "cupti_span",
+            rounds_ns=rounds[a.label],
+            sm_clock_mhz=list(timers[a.label].clocks),
+            **energy[a.label],
+            kernel_version=a.version if by_params else None,
+            params=params[a.label].as_dict() if by_params else None,
+        )
+        for a in arms
+    ]
     comparisons = [compare(names[0], rounds[names[0]], n, rounds[n], seed=req.seed) for n in names[1:]]
     if not use_cuda:
-        warnings.append(ResultWarning(kind="device", message="no GPU: CPU wall-clock times of the Triton "
-                                                             "interpreter; they say nothing about GPU speed"))
+        warnings.append(
+            ResultWarning(
+                kind="device",
+                message="no GPU: CPU wall-clock times of the Triton "
+                "interpreter; they say nothing about GPU speed",
+            )
+        )
     if by_params:
-        warnings.append(ResultWarning(kind="inputs", message="the parameter sets differ, so each side ran on its "
-                                                             "own inputs: the ratio is of times for different "
-                                                             "work, not a speed-up on the same problem"))
+        warnings.append(
+            ResultWarning(
+                kind="inputs",
+                message="the parameter sets differ, so each side ran on its "
+                "own inputs: the ratio is of times for different "
+                "work, not a speed-up on the same problem",
+            )
+        )
     mhz = [m for t in timings for m in t.sm_clock_mhz]
     if len(mhz) >= 2 and (max(mhz) - min(mhz)) / max(mhz) > 0.05:
-        warnings.append(ResultWarning(kind="clocks", message=f"the SM clock moved during the comparison "
-                                                             f"({min(mhz):.0f}–{max(mhz):.0f} MHz); interleaving "
-                                                             "spreads it over every version alike"))
+        warnings.append(
+            ResultWarning(
+                kind="clocks",
+                message=f"the SM clock moved during the comparison "
+                f"({min(mhz):.0f}–{max(mhz):.0f} MHz); interleaving "
+                "spreads it over every version alike",
+            )
+        )
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     order = [p.name for p in pkg.params]
     base_params = params[names[0]].as_dict()
-    final_dir = (Path(req.out_root) / "compare" / pkg.name / params_dirname(base_params, order)
-                 / f"{stamp}-{_slug('-'.join(names))}")
+    final_dir = (
+        Path(req.out_root)
+        / "compare"
+        / pkg.name
+        / params_dirname(base_params, order)
+        / f"{stamp}-{_slug('-'.join(names))}"
+    )
     result = CompareResult(
-        kernel=pkg.name, params=base_params, param_order=order, device=dev, versions=timings,
-        comparisons=comparisons, rounds=len(rounds[names[0]]), runs_per_round=runs,
-        order="rotating: round r starts with version r mod n", correctness=correctness,
-        cache_control=("L2 flushed before each timed run (256 MiB buffer zeroed)" if use_cuda else "none (CPU)"),
-        warnings=warnings, created_at=stamp, compare_dir=str(final_dir), request=req.model_dump())
+        kernel=pkg.name,
+        params=base_params,
+        param_order=order,
+        device=dev,
+        versions=timings,
+        comparisons=comparisons,
+        rounds=len(rounds[names[0]]),
+        runs_per_round=runs,
+        order="rotating: round r starts with version r mod n",
+        correctness=correctness,
+        cache_control=(
+            "L2 flushed before each timed run (256 MiB buffer zeroed)" if use_cuda else "none (CPU)"
+        ),
+        warnings=warnings,
+        created_at=stamp,
+        compare_dir=str(final_dir),
+        request=req.model_dump(),
+    )
     work_dir = new_run_dir(req.out_root, final_dir)
     write(work_dir, result)
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
@@ -251,7 +318,7 @@ class _TimerReq:
 
     def __init__(self, req: CompareRequest):
         self.warmup_ms, self.budget_ms = req.warmup_ms, req.budget_ms
-        self.min_runs, self.max_runs, self.target_rel_iqr, self.target_rel_ci = 3, 10 ** 6, 0.0, 0.0
+        self.min_runs, self.max_runs, self.target_rel_iqr, self.target_rel_ci = 3, 10**6, 0.0, 0.0
 
 
 def write(work_dir: Path, result: CompareResult) -> None:

@@ -71,6 +71,7 @@ class Capture(Steps):
         def fn():
             with torch.cuda.stream(stream):
                 return stage.fn()
+
         return fn
 
     def run_plan(self, sync: bool = True, wrap=None) -> list[Any]:
@@ -80,10 +81,22 @@ class Capture(Steps):
     def result(self, stages: list, **extra: Any) -> ProfileResult:
         """The profile's result from what was captured (``extra``: plan_total, profiler, timeline, ...)."""
         return ProfileResult(
-            kernel=self.pkg.name, version=self.version.name, mode=self.req.mode, plan_kind=self.plan.kind,
-            params=self.params.as_dict(), param_order=[p.name for p in self.pkg.params], device=self.device,
-            stages=stages, warnings=list(self.warnings), correctness=self.correctness, created_at=self.created_at,
-            profile_dir=str(self.final_dir), request=self.req.model_dump(), phases_s=dict(self.phases_s), **extra)
+            kernel=self.pkg.name,
+            version=self.version.name,
+            mode=self.req.mode,
+            plan_kind=self.plan.kind,
+            params=self.params.as_dict(),
+            param_order=[p.name for p in self.pkg.params],
+            device=self.device,
+            stages=stages,
+            warnings=list(self.warnings),
+            correctness=self.correctness,
+            created_at=self.created_at,
+            profile_dir=str(self.final_dir),
+            request=self.req.model_dump(),
+            phases_s=dict(self.phases_s),
+            **extra,
+        )
 
     def fields_json(self) -> dict[str, Any]:
         """The result's fields other than the stages, as JSON (a capture finished in another process)."""
@@ -97,8 +110,9 @@ def streams_for(torch, plan: Plan, use_cuda: bool) -> dict[int, Any] | None:
     return {s.stream: torch.cuda.Stream() for s in plan.stages}
 
 
-def run_plan(torch, plan: Plan, streams, use_cuda: bool, sync: bool = True, wrap=None,
-             stage_callable=None) -> list[Any]:
+def run_plan(
+    torch, plan: Plan, streams, use_cuda: bool, sync: bool = True, wrap=None, stage_callable=None
+) -> list[Any]:
     """Launch every stage once (a concurrent plan's streams wait for the current stream first,
     and it for them after); ``wrap(stage, fn)`` may put each launch in a range."""
     rets = []

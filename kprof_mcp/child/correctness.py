@@ -20,33 +20,52 @@ def check_correctness(torch, out, ref, tolerance: float) -> dict[str, Any]:
     for i, (o, r) in enumerate(zip(outs, refs)):
         entry: dict[str, Any] = {"index": i, "shape": list(o.shape)}
         if tuple(o.shape) != tuple(r.shape):
-            entry.update(ok=False, message=f"output {i} has shape {tuple(o.shape)}, reference {tuple(r.shape)}")
+            entry.update(
+                ok=False, message=f"output {i} has shape {tuple(o.shape)}, reference {tuple(r.shape)}"
+            )
         else:
             od, rd = o.detach().reshape(-1).double(), r.detach().reshape(-1).double()
             diff = od - rd
             finite = torch.isfinite(diff)
             bad = torch.isfinite(rd) & ~torch.isfinite(od)
             absdiff = torch.where(finite, diff.abs(), torch.full_like(diff, float("inf")))
-            worst_t = absdiff.argmax() if absdiff.numel() else torch.zeros((), dtype=torch.long, device=od.device)
-            n_bad, err_norm, ref_norm, max_abs, worst, wval, wref = torch.stack([
-                bad.sum().double(), torch.linalg.vector_norm(diff), torch.linalg.vector_norm(rd),
-                absdiff.max() if absdiff.numel() else torch.zeros((), dtype=torch.double, device=od.device),
-                worst_t.double(), od[worst_t] if od.numel() else worst_t.double() * 0,
-                rd[worst_t] if rd.numel() else worst_t.double() * 0]).tolist()
+            worst_t = (
+                absdiff.argmax() if absdiff.numel() else torch.zeros((), dtype=torch.long, device=od.device)
+            )
+            n_bad, err_norm, ref_norm, max_abs, worst, wval, wref = torch.stack(
+                [
+                    bad.sum().double(),
+                    torch.linalg.vector_norm(diff),
+                    torch.linalg.vector_norm(rd),
+                    absdiff.max()
+                    if absdiff.numel()
+                    else torch.zeros((), dtype=torch.double, device=od.device),
+                    worst_t.double(),
+                    od[worst_t] if od.numel() else worst_t.double() * 0,
+                    rd[worst_t] if rd.numel() else worst_t.double() * 0,
+                ]
+            ).tolist()
             n_bad, worst = int(n_bad), int(worst)
             rel = err_norm / ref_norm if ref_norm > 0 else max_abs
             widx, rem = [], worst
             for dim in reversed(list(o.shape)):
                 widx.append(rem % dim if dim else 0)
                 rem = rem // dim if dim else 0
-            entry.update(rel_l2_error=rel, max_abs_error=max_abs, non_finite_elements=n_bad,
-                         worst_index=list(reversed(widx)), worst_value=wval, worst_reference=wref)
+            entry.update(
+                rel_l2_error=rel,
+                max_abs_error=max_abs,
+                non_finite_elements=n_bad,
+                worst_index=list(reversed(widx)),
+                worst_value=wval,
+                worst_reference=wref,
+            )
             entry["ok"] = n_bad == 0 and rel <= tolerance
             if not entry["ok"]:
                 entry["message"] = (
                     f"output {i}: relative L2 error {rel:.3g} (tolerance {tolerance:g}), "
                     f"{n_bad} non-finite (unwritten/NaN) elements; worst at index {entry['worst_index']}: "
-                    f"got {entry['worst_value']:.6g}, expected {entry['worst_reference']:.6g}")
+                    f"got {entry['worst_value']:.6g}, expected {entry['worst_reference']:.6g}"
+                )
         report["outputs"].append(entry)
         report["ok"] = report["ok"] and entry["ok"]
     return report

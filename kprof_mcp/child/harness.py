@@ -34,13 +34,20 @@ def device_state(torch, use_cuda: bool, query_smi: bool = True) -> DeviceState:
     from ..devices import try_match_device
     from ..tools import nvidia_smi
 
-    common = dict(torch_version=torch.__version__, triton_version=triton.__version__,
-                  python_version=platform.python_version(),
-                  triton_interpret=os.environ.get("TRITON_INTERPRET") == "1")
+    common = dict(
+        torch_version=torch.__version__,
+        triton_version=triton.__version__,
+        python_version=platform.python_version(),
+        triton_interpret=os.environ.get("TRITON_INTERPRET") == "1",
+    )
     if not use_cuda:
-        return DeviceState(kind="cpu", name=platform.processor() or platform.machine() or "cpu",
-                           spec_note="no GPU: CPU timing (Triton interpreter / torch CPU); no GPU peaks or roofline",
-                           clock_control="none", **common)
+        return DeviceState(
+            kind="cpu",
+            name=platform.processor() or platform.machine() or "cpu",
+            spec_note="no GPU: CPU timing (Triton interpreter / torch CPU); no GPU peaks or roofline",
+            clock_control="none",
+            **common,
+        )
     idx = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(idx)
     spec, note = try_match_device(props.name)
@@ -49,16 +56,30 @@ def device_state(torch, use_cuda: bool, query_smi: bool = True) -> DeviceState:
 
     lock = read_marker(nvidia_smi.smi_id(idx))  # the engine's clock lock on this GPU, when it holds one
     return DeviceState(
-        kind="cuda", name=props.name, index=idx, sm_count=props.multi_processor_count,
-        l2_bytes=getattr(props, "L2_cache_size", None), memory_bytes=props.total_memory,
+        kind="cuda",
+        name=props.name,
+        index=idx,
+        sm_count=props.multi_processor_count,
+        l2_bytes=getattr(props, "L2_cache_size", None),
+        memory_bytes=props.total_memory,
         compute_capability=f"{props.major}.{props.minor}",
-        spec_key=spec.key if spec else None, spec_name=spec.name if spec else None, spec_note=note,
+        spec_key=spec.key if spec else None,
+        spec_name=spec.name if spec else None,
+        spec_note=note,
         peak_gbps=spec.peak_gbps if spec else None,
-        clocks_locked=bool(lock), sm_clock_lock_mhz=int(lock["mhz"]) if lock and lock.get("mhz") else None,
-        clock_control=(f"kprof locked the SM clock at {lock.get('mhz')} MHz (nvidia-smi -lgc) for the run; readings are "
-                       "recorded before and after" if lock else
-                       "free: kprof did not lock the GPU clocks for this run; readings are recorded before and after"),
-        clocks_before=smi, driver_version=smi.get("driver_version"), cuda_version=torch.version.cuda, **common)
+        clocks_locked=bool(lock),
+        sm_clock_lock_mhz=int(lock["mhz"]) if lock and lock.get("mhz") else None,
+        clock_control=(
+            f"kprof locked the SM clock at {lock.get('mhz')} MHz (nvidia-smi -lgc) for the run; readings are "
+            "recorded before and after"
+            if lock
+            else "free: kprof did not lock the GPU clocks for this run; readings are recorded before and after"
+        ),
+        clocks_before=smi,
+        driver_version=smi.get("driver_version"),
+        cuda_version=torch.version.cuda,
+        **common,
+    )
 
 
 def _check_memory(torch, pkg: KernelPackage, params: Params, use_cuda: bool, also_held: float = 0.0) -> None:
@@ -81,29 +102,38 @@ def _check_memory(torch, pkg: KernelPackage, params: Params, use_cuda: bool, als
             "too_large",
             f"parameters {params.as_dict()} need about {need / 2**30:.2f} GiB of inputs/outputs "
             f"(+{L2_FLUSH_BYTES / 2**20:.0f} MiB L2-flush buffer on GPU), more than 90% of the free {where}; "
-            "choose smaller sizes", {"estimate_bytes": need, "free_bytes": free})
+            "choose smaller sizes",
+            {"estimate_bytes": need, "free_bytes": free},
+        )
 
 
 def _static(stage, model, params: Params, dev: DeviceState, spec, resources, tiling) -> dict[str, Any]:
     """What is known of a stage before measuring it: its models, the device's peaks, its launch."""
     blocks = stage.grid_blocks() if callable(stage.grid_blocks) else stage.grid_blocks
     return dict(
-        name=stage.name, flops=float(model.flops(params)), bytes_model=float(model.bytes(params)),
-        tensor_cores=model.tensor_cores, dtype=params["dtype"],
+        name=stage.name,
+        flops=float(model.flops(params)),
+        bytes_model=float(model.bytes(params)),
+        tensor_cores=model.tensor_cores,
+        dtype=params["dtype"],
         peak_flops_per_s=spec.peak_flops_per_s(params["dtype"], model.tensor_cores) if spec else None,
         peak_bytes_per_s=spec.peak_bytes_per_s if spec else None,
         min_kernel_ns=spec.min_kernel_ns if spec else None,
-        grid_blocks=blocks, sm_count=dev.sm_count, persistent=bool(getattr(stage, "persistent", False)),
-        tiling=tiling, resources=resources)
+        grid_blocks=blocks,
+        sm_count=dev.sm_count,
+        persistent=bool(getattr(stage, "persistent", False)),
+        tiling=tiling,
+        resources=resources,
+    )
 
 
 def run(req: ProfileRequest) -> dict[str, Any]:
     """Profile one request; returns the ok-record for the parent (see :mod:`kprof_mcp.protocol`)."""
+    import time
+
     from .. import packages
     from ..modes import get_mode
     from ..parsers.triton import autotuned_here
-
-    import time
 
     mode = get_mode(req.mode)
     phases: dict[str, float] = {}
@@ -120,8 +150,11 @@ def run(req: ProfileRequest) -> dict[str, Any]:
     phase("import_torch")
     use_cuda = torch.cuda.is_available() and not req.force_cpu
     if mode.needs_gpu and not use_cuda and not req.prepare_only:
-        raise ExpectedError("mode", f"mode {req.mode!r} needs an NVIDIA GPU (Nsight Compute counters); none is "
-                                    "usable here. mode='event' runs on the CPU through the Triton interpreter.")
+        raise ExpectedError(
+            "mode",
+            f"mode {req.mode!r} needs an NVIDIA GPU (Nsight Compute counters); none is "
+            "usable here. mode='event' runs on the CPU through the Triton interpreter.",
+        )
     if not use_cuda:
         # Must be set before any @triton.jit decorator runs (kernel modules are imported lazily).
         os.environ["TRITON_INTERPRET"] = "1"
@@ -140,8 +173,11 @@ def run(req: ProfileRequest) -> dict[str, Any]:
     inputs = pkg.make_inputs(params, "cuda" if use_cuda else "cpu")
     plan = version.build(inputs, params)
     if [s.name for s in plan.stages] != [s.name for s in version.stages]:
-        raise ExpectedError("params", f"version {version.name} built stages {[s.name for s in plan.stages]}, "
-                                      f"but declares {[s.name for s in version.stages]}")
+        raise ExpectedError(
+            "params",
+            f"version {version.name} built stages {[s.name for s in plan.stages]}, "
+            f"but declares {[s.name for s in version.stages]}",
+        )
     streams = streams_for(torch, plan, use_cuda)
     phase("device_init_inputs_build")
 
@@ -153,29 +189,53 @@ def run(req: ProfileRequest) -> dict[str, Any]:
     if req.correctness_checked is not None:
         # Checked by the uninstrumented preparation run just before, on the same source and the same
         # (seeded) inputs: under a profiler every launch of the check costs time and shows nothing new.
-        correctness = dict(req.correctness_checked, checked_in="the preparation run without the profiler, "
-                                                               "same source and inputs, just before")
+        correctness = dict(
+            req.correctness_checked,
+            checked_in="the preparation run without the profiler, same source and inputs, just before",
+        )
     else:
         ref = pkg.reference(inputs, params)
         correctness = check_correctness(torch, plan.output(), ref, pkg.tolerance(params["dtype"]))
     if not correctness["ok"]:
-        msgs = "; ".join(o.get("message", "") for o in correctness["outputs"] if not o.get("ok")) or correctness.get("message", "")
+        msgs = "; ".join(
+            o.get("message", "") for o in correctness["outputs"] if not o.get("ok")
+        ) or correctness.get("message", "")
         hint = ""
         if not use_cuda and params["dtype"] == "bfloat16":
-            hint = (" Note: the Triton interpreter (CPU) miscomputes bfloat16 loads/stores with torch 2.13 "
-                    "(seen with triton 3.6 and 3.9): profile bfloat16 on a GPU, or use float16/float32 on the CPU.")
-        raise ExpectedError("incorrect", f"{pkg.name} {version.name} produced wrong results, so it was not "
-                                         f"profiled: {msgs}.{hint}", correctness)
+            hint = (
+                " Note: the Triton interpreter (CPU) miscomputes bfloat16 loads/stores with torch 2.13 "
+                "(seen with triton 3.6 and 3.9): profile bfloat16 on a GPU, or use float16/float32 on the CPU."
+            )
+        raise ExpectedError(
+            "incorrect",
+            f"{pkg.name} {version.name} produced wrong results, so it was not profiled: {msgs}.{hint}",
+            correctness,
+        )
     phase("correctness")
-    tuned = [s.name for s in plan.stages
-             if autotuned_here(s.kernel) and getattr(s.kernel, "configs_timings", None) is not timings_before[s.name]]
+    tuned = [
+        s.name
+        for s in plan.stages
+        if autotuned_here(s.kernel)
+        and getattr(s.kernel, "configs_timings", None) is not timings_before[s.name]
+    ]
     if req.prepare_only:
-        return {"status": "ok", "prepared": True, "autotuned_stages": tuned, "phases_s": phases,
-                "correctness": correctness}
+        return {
+            "status": "ok",
+            "prepared": True,
+            "autotuned_stages": tuned,
+            "phases_s": phases,
+            "correctness": correctness,
+        }
 
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     order = [p.name for p in pkg.params]
-    final_dir = Path(req.out_root) / req.mode / pkg.name / params_dirname(params.as_dict(), order) / f"{stamp}-{version.name}"
+    final_dir = (
+        Path(req.out_root)
+        / req.mode
+        / pkg.name
+        / params_dirname(params.as_dict(), order)
+        / f"{stamp}-{version.name}"
+    )
     work_dir = new_run_dir(req.out_root, final_dir)
     spec = None
     if dev.spec_key:
@@ -188,9 +248,25 @@ def run(req: ProfileRequest) -> dict[str, Any]:
         tiling = write_tiling(stage, work_dir / "tiling")
         statics.append(_static(stage, model, params, dev, spec, resources, tiling))
     phase("compiled_ir_tiling")
-    cap = Capture(torch=torch, req=req, pkg=pkg, params=params, version=version, plan=plan, streams=streams,
-                  use_cuda=use_cuda, device=dev, stages=statics, work_dir=work_dir, final_dir=final_dir,
-                  correctness=correctness, created_at=stamp, autotuned_here=tuned, phases_s=phases, _mark=mark)
+    cap = Capture(
+        torch=torch,
+        req=req,
+        pkg=pkg,
+        params=params,
+        version=version,
+        plan=plan,
+        streams=streams,
+        use_cuda=use_cuda,
+        device=dev,
+        stages=statics,
+        work_dir=work_dir,
+        final_dir=final_dir,
+        correctness=correctness,
+        created_at=stamp,
+        autotuned_here=tuned,
+        phases_s=phases,
+        _mark=mark,
+    )
     extra = mode.capture(cap)
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir), **(extra or {})}
 
@@ -218,18 +294,32 @@ def classify_failure(e: BaseException) -> tuple[str, str] | None:
     name, text = type(e).__name__, str(e)
     first = text.strip().splitlines()[0] if text.strip() else name
     if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-        return ("disk", f"writing the profile's artifacts failed: {e.strerror} ({e.filename or 'a file'}). The "
-                        "incomplete directory keeps its .partial name and is never read as a finished profile. "
-                        "Free disk space (or raise the quota) and profile again.")
+        return (
+            "disk",
+            f"writing the profile's artifacts failed: {e.strerror} ({e.filename or 'a file'}). The "
+            "incomplete directory keeps its .partial name and is never read as a finished profile. "
+            "Free disk space (or raise the quota) and profile again.",
+        )
     if "OutOfMemory" in name or "out of memory" in text.lower() or "allocate memory" in text.lower():
-        return ("oom", f"the kernel ran out of device memory ({name}: {first}). Use smaller sizes: the memory check "
-                       "before launch counts the package's declared memory_bytes, so a kernel that allocates more "
-                       "than it declares gets past it. The server is unaffected.")
-    if name == "AcceleratorError" or "CUDA error" in text or "illegal memory access" in text \
-            or "cudaError" in text or "CUDA_ERROR" in text:
-        return ("cuda", f"CUDA error in the kernel ({name}: {first}). The kernel's CUDA context is unusable after "
-                        "this, so its process was discarded; the server is unaffected. Check indices and masks "
-                        "(an out-of-bounds load or store), e.g. with compute-sanitizer.")
+        return (
+            "oom",
+            f"the kernel ran out of device memory ({name}: {first}). Use smaller sizes: the memory check "
+            "before launch counts the package's declared memory_bytes, so a kernel that allocates more "
+            "than it declares gets past it. The server is unaffected.",
+        )
+    if (
+        name == "AcceleratorError"
+        or "CUDA error" in text
+        or "illegal memory access" in text
+        or "cudaError" in text
+        or "CUDA_ERROR" in text
+    ):
+        return (
+            "cuda",
+            f"CUDA error in the kernel ({name}: {first}). The kernel's CUDA context is unusable after "
+            "this, so its process was discarded; the server is unaffected. Check indices and masks "
+            "(an out-of-bounds load or store), e.g. with compute-sanitizer.",
+        )
     return None
 
 
@@ -273,14 +363,27 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"status": "ok", "kernel": describe(a.source)}))
             return 0
         except Exception as e:  # noqa: BLE001 — report any import failure of user code to the parent
-            print(json.dumps({"status": "error", "kind": "load", "message": f"{type(e).__name__}: {e}",
-                              "traceback": traceback.format_exc(limit=5)}))
+            print(
+                json.dumps(
+                    {
+                        "status": "error",
+                        "kind": "load",
+                        "message": f"{type(e).__name__}: {e}",
+                        "traceback": traceback.format_exc(limit=5),
+                    }
+                )
+            )
             return EXIT_EXPECTED
+
     def work() -> dict[str, Any]:
         req = ProfileRequest.model_validate_json(Path(a.request).read_text())
         if a.cmd == "finish":
-            return finish(req, Path(a.work_dir), Path(a.log).read_text(errors="replace"),
-                          json.loads(Path(a.profiler).read_text()))
+            return finish(
+                req,
+                Path(a.work_dir),
+                Path(a.log).read_text(errors="replace"),
+                json.loads(Path(a.profiler).read_text()),
+            )
         return run(req)
 
     return record_to(Path(a.result), work)
@@ -304,6 +407,7 @@ def record_to(result_path: Path, work: Callable[[], dict[str, Any]]) -> int:
         traceback.print_exc()
         result_path.write_text(json.dumps({"status": "error", "kind": known[0], "message": known[1]}))
         return EXIT_KNOWN_FAILURE
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -34,15 +34,21 @@ def parse_argv(argv: list[str]) -> tuple[str, str, list[str]]:
     """``["python", "script.py", ...]`` → ("path", "script.py", rest); ``["python", "-m", "mod",
     ...]`` → ("module", "mod", rest). Anything else raises ``ValueError`` saying what is accepted."""
     if not argv or not all(isinstance(a, str) for a in argv):
-        raise ValueError("command must be a non-empty list of strings, e.g. [\"python\", \"train.py\", \"--steps\", \"5\"]")
+        raise ValueError(
+            "command must be a non-empty list of strings, e.g. [\"python\", \"train.py\", \"--steps\", \"5\"]"
+        )
     head = os.path.basename(argv[0])
     if head not in PYTHONS and not head.startswith("python3."):
-        raise ValueError(f"command must start with python (got {clip(argv[0])}): kprof runs Python commands, e.g. "
-                         "[\"python\", \"train.py\"] or [\"python\", \"-m\", \"pytest\", \"tests/test_x.py::test_y\"]")
+        raise ValueError(
+            f"command must start with python (got {clip(argv[0])}): kprof runs Python commands, e.g. "
+            "[\"python\", \"train.py\"] or [\"python\", \"-m\", \"pytest\", \"tests/test_x.py::test_y\"]"
+        )
     rest = argv[1:]
     if not rest:
-        raise ValueError("command names no script or module: [\"python\", \"script.py\", ...] or "
-                         "[\"python\", \"-m\", \"module\", ...]")
+        raise ValueError(
+            "command names no script or module: [\"python\", \"script.py\", ...] or "
+            "[\"python\", \"-m\", \"module\", ...]"
+        )
     if rest[0] == "-m":
         if len(rest) < 2 or not rest[1] or rest[1].startswith("-"):
             raise ValueError("python -m needs a module name")
@@ -99,18 +105,29 @@ class CommandCapture(Steps):
             if known is not None:
                 raise
             tb = "".join(traceback.format_exception(type(e), e, e.__traceback__)[-6:])
-            raise ExpectedError("command_failed", f"the command raised {type(e).__name__}: {e}. Its traceback "
-                                                  f"ends:\n{tb[-1500:]}") from None
+            raise ExpectedError(
+                "command_failed",
+                f"the command raised {type(e).__name__}: {e}. Its traceback ends:\n{tb[-1500:]}",
+            ) from None
         finally:
             sys.argv, sys.path[:] = saved_argv, saved_path
             if self.use_cuda:
                 self.torch.cuda.synchronize()
-        self.ran = {"exit_code": 0 if code in (0, None) else code, "wall_s": round(time.perf_counter() - t0, 3)}
+        self.ran = {
+            "exit_code": 0 if code in (0, None) else code,
+            "wall_s": round(time.perf_counter() - t0, 3),
+        }
         if code not in (0, None):
-            hint = (" (pytest: 5 means no test was collected — check the test id)" if target == "pytest" and code == 5
-                    else "")
-            raise ExpectedError("command_failed", f"the command exited with status {code}{hint}; nothing was "
-                                                  "profiled. Run it by hand to see why.")
+            hint = (
+                " (pytest: 5 means no test was collected — check the test id)"
+                if target == "pytest" and code == 5
+                else ""
+            )
+            raise ExpectedError(
+                "command_failed",
+                f"the command exited with status {code}{hint}; nothing was "
+                "profiled. Run it by hand to see why.",
+            )
         self.phase("command")
 
     # ------------------------------------------------------------------ results
@@ -123,27 +140,49 @@ class CommandCapture(Steps):
         argv = self.req.command or []
         shown = " ".join(argv[1:])
         return ProfileResult(
-            kernel=label_of(argv), version="command", mode=self.req.mode, plan_kind="command",
-            params={"command": shown}, param_order=["command"], device=self.device, stages=stages,
-            warnings=list(self.warnings), correctness={"ok": True, "checked": False,
-                                                       "message": "a command has no reference: not checked"},
-            created_at=self.created_at, profile_dir=str(self.final_dir), request=self.req.model_dump(),
-            phases_s=dict(self.phases_s), command=self.command_facts(), **extra)
+            kernel=label_of(argv),
+            version="command",
+            mode=self.req.mode,
+            plan_kind="command",
+            params={"command": shown},
+            param_order=["command"],
+            device=self.device,
+            stages=stages,
+            warnings=list(self.warnings),
+            correctness={"ok": True, "checked": False, "message": "a command has no reference: not checked"},
+            created_at=self.created_at,
+            profile_dir=str(self.final_dir),
+            request=self.req.model_dump(),
+            phases_s=dict(self.phases_s),
+            command=self.command_facts(),
+            **extra,
+        )
 
     def command_facts(self) -> dict[str, Any]:
-        return {"argv": self.req.command, "cwd": self.req.command_cwd, "include": self.req.include, **self.ran}
+        return {
+            "argv": self.req.command,
+            "cwd": self.req.command_cwd,
+            "include": self.req.include,
+            **self.ran,
+        }
 
     def capture_json(self) -> None:
         """Everything but the stages, for a reading step in another process (Nsight modes)."""
         import kprof
 
         fields = json.loads(self.result([]).model_dump_json(exclude={"stages"}))
-        (self.work_dir / "capture.json").write_text(json.dumps(
-            {"result": fields, "peaks": self.peaks, "range_occurrences": dict(kprof.OCCURRENCES)}, indent=2,
-            default=str))
+        (self.work_dir / "capture.json").write_text(
+            json.dumps(
+                {"result": fields, "peaks": self.peaks, "range_occurrences": dict(kprof.OCCURRENCES)},
+                indent=2,
+                default=str,
+            )
+        )
 
 
-def stage_results(static: Callable[[str], dict[str, Any]], found: list[Any], engine: str) -> list[StageResult]:
+def stage_results(
+    static: Callable[[str], dict[str, Any]], found: list[Any], engine: str
+) -> list[StageResult]:
     """:class:`~kprof_mcp.analysis.command.CommandStage` rows → stage results (``static``: a stage
     name → its static fields)."""
     out = []
@@ -151,8 +190,12 @@ def stage_results(static: Callable[[str], dict[str, Any]], found: list[Any], eng
         fields = dict(static(st.name))
         if st.grid_blocks:
             fields["grid_blocks"] = st.grid_blocks
-        timing = Timing(samples_ns=[float(x) for x in st.samples_ns] or [0.0], method=f"{st.method} ({engine})",
-                        l2_flushed=False, stop_reason=f"{st.occurrences} occurrence(s) in the command's run")
+        timing = Timing(
+            samples_ns=[float(x) for x in st.samples_ns] or [0.0],
+            method=f"{st.method} ({engine})",
+            l2_flushed=False,
+            stop_reason=f"{st.occurrences} occurrence(s) in the command's run",
+        )
         out.append(StageResult(timing=timing, ncu_kernels=list(st.kernels), **fields))
     return out
 
@@ -182,15 +225,20 @@ def find_stages(req: ProfileRequest, tr, use_gpu: bool) -> tuple[list[Any], str,
         return found, "range", notes
     names = sorted(set(tr.ranges["name"])) if not tr.ranges.empty else []
     if req.include:
-        raise ExpectedError("nothing_profiled", f"no range matched include={list(req.include)}; the command's ranges: "
-                                                f"{names[:30] or 'none'}")
+        raise ExpectedError(
+            "nothing_profiled",
+            f"no range matched include={list(req.include)}; the command's ranges: {names[:30] or 'none'}",
+        )
     found = kernel_stages(tr) if use_gpu else []
     if not found:
-        raise ExpectedError("nothing_profiled", "the command ran (exit 0) but entered no range and launched no GPU "
-                                                "kernel that could be recorded: mark regions with kprof.range(\"name\") "
-                                                "(or torch.cuda.nvtx / torch.profiler.record_function), or check that "
-                                                "it uses the GPU")
-    notes.append("no range in the command: its kernels are the stages, grouped by name (the top 8 by GPU time)")
+        raise ExpectedError(
+            "nothing_profiled",
+            "the command ran (exit 0) but entered no range and launched no GPU "
+            "kernel that could be recorded: mark regions with kprof.range(\"name\") "
+            "(or torch.cuda.nvtx / torch.profiler.record_function), or check that "
+            "it uses the GPU",
+        )
+    notes.append(
+        "no range in the command: its kernels are the stages, grouped by name (the top 8 by GPU time)"
+    )
     return found, "kernel", notes
-
-

@@ -67,7 +67,9 @@ def warm_up(force_cpu: bool, light: bool = False) -> dict:
         # CUPTI's first session (loading and initialising it: 1-5 s) runs on a thread while this
         # one pays Triton's driver and the first launches; the two overlap (H100: -1.4 s).
         cupti: dict = {}
-        thread = threading.Thread(target=_first_cupti_session, args=(torch, cupti), name="kprof-cupti", daemon=True)
+        thread = threading.Thread(
+            target=_first_cupti_session, args=(torch, cupti), name="kprof-cupti", daemon=True
+        )
         thread.start()
         import triton.runtime.driver as driver
 
@@ -76,16 +78,16 @@ def warm_up(force_cpu: bool, light: bool = False) -> dict:
         _first_launches(torch, triton, x)
         del x
         step("first_launches")
-        from . import compare, sweep  # noqa: F401 — the other commands and what they import
         from ..modes import event  # noqa: F401
+        from . import compare, sweep  # noqa: F401 — the other commands and what they import
 
         step("import_modes")
         thread.join()
         step("wait_for_cupti")
         facts["cupti"] = cupti
     else:
-        from . import compare, sweep  # noqa: F401
         from ..modes import event  # noqa: F401
+        from . import compare, sweep  # noqa: F401
 
         step("import_modes")
     facts.update(cuda=use_cuda, warm_up_s=round(time.perf_counter() - t0, 3), pid=os.getpid())
@@ -171,8 +173,10 @@ def tidy() -> int:
             torch.cuda.empty_cache()
         except Exception:  # noqa: BLE001
             traceback.print_exc()
-            print("kprof warm worker: the CUDA context failed after the command; this worker is retired",
-                  file=sys.stderr)
+            print(
+                "kprof warm worker: the CUDA context failed after the command; this worker is retired",
+                file=sys.stderr,
+            )
             return 3
     return 0
 

@@ -34,9 +34,17 @@ def run(req: SweepRequest) -> dict[str, Any]:
 
         spec = match_device(dev.name)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    timing_req = ProfileRequest(kernel=pkg.name, kernel_source=req.kernel_source, version=versions[0].name,
-                                params={}, mode="event", out_root=req.out_root, budget_ms=req.budget_ms,
-                                min_runs=3 if not use_cuda else 10, warmup_ms=req.warmup_ms)
+    timing_req = ProfileRequest(
+        kernel=pkg.name,
+        kernel_source=req.kernel_source,
+        version=versions[0].name,
+        params={},
+        mode="event",
+        out_root=req.out_root,
+        budget_ms=req.budget_ms,
+        min_runs=3 if not use_cuda else 10,
+        warmup_ms=req.warmup_ms,
+    )
     engine = "cupti" if use_cuda else "cpu"
     flush = None
     points: list[ProfileResult] = []
@@ -70,31 +78,69 @@ def run(req: SweepRequest) -> dict[str, Any]:
                     t = Timer(torch, use_cuda, timing_req, engine, flush_buf=flush)
                     timing, kernels = t.time(stage.fn), []
                 stages.append(StageResult(timing=timing, kernel_times=kernels, **static))
-            points.append(ProfileResult(
-                kernel=pkg.name, version=version.name, mode="event", plan_kind=plan.kind, params=params.as_dict(),
-                param_order=[p.name for p in pkg.params], device=dev, stages=stages, correctness=ok,
-                created_at=stamp))
+            points.append(
+                ProfileResult(
+                    kernel=pkg.name,
+                    version=version.name,
+                    mode="event",
+                    plan_kind=plan.kind,
+                    params=params.as_dict(),
+                    param_order=[p.name for p in pkg.params],
+                    device=dev,
+                    stages=stages,
+                    correctness=ok,
+                    created_at=stamp,
+                )
+            )
             del plan
         del inputs, ref
         if use_cuda:
             torch.cuda.empty_cache()
     warnings = []
     if not use_cuda:
-        warnings.append(ResultWarning(kind="device", message="no GPU: CPU wall-clock times of the Triton "
-                                                             "interpreter; they say nothing about GPU speed"))
+        warnings.append(
+            ResultWarning(
+                kind="device",
+                message="no GPU: CPU wall-clock times of the Triton "
+                "interpreter; they say nothing about GPU speed",
+            )
+        )
     if engine == "events":
-        warnings.append(ResultWarning(kind="timing", message="CUPTI recorded no kernel: times are CUDA events around "
-                                                             "each launch (launch latency included)"))
+        warnings.append(
+            ResultWarning(
+                kind="timing",
+                message="CUPTI recorded no kernel: times are CUDA events around "
+                "each launch (launch latency included)",
+            )
+        )
     if not points:
-        raise ExpectedError("params", "no point of the sweep could run: " + "; ".join(
-            f"{req.param}={s['value']} {s['version']}: {s['reason']}" for s in skipped[:5]))
+        raise ExpectedError(
+            "params",
+            "no point of the sweep could run: "
+            + "; ".join(f"{req.param}={s['value']} {s['version']}: {s['reason']}" for s in skipped[:5]),
+        )
     base = {k: v for k, v in points[0].params.items() if k != req.param}
     order = [p.name for p in pkg.params if p.name != req.param]
-    final_dir = (Path(req.out_root) / "sweep" / pkg.name / f"{req.param}__{params_dirname(base, order)}"
-                 / f"{stamp}-{'-'.join(v.name for v in versions)}")
-    result = SweepResult(kernel=pkg.name, param=req.param, values=list(req.values), versions=[v.name for v in versions],
-                         points=points, skipped=skipped, device=dev, warnings=warnings, created_at=stamp,
-                         sweep_dir=str(final_dir), request=req.model_dump())
+    final_dir = (
+        Path(req.out_root)
+        / "sweep"
+        / pkg.name
+        / f"{req.param}__{params_dirname(base, order)}"
+        / f"{stamp}-{'-'.join(v.name for v in versions)}"
+    )
+    result = SweepResult(
+        kernel=pkg.name,
+        param=req.param,
+        values=list(req.values),
+        versions=[v.name for v in versions],
+        points=points,
+        skipped=skipped,
+        device=dev,
+        warnings=warnings,
+        created_at=stamp,
+        sweep_dir=str(final_dir),
+        request=req.model_dump(),
+    )
     work_dir = new_run_dir(req.out_root, final_dir)
     (work_dir / "sweep.json").write_text(result.model_dump_json(indent=2))
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}

@@ -7,9 +7,34 @@ so a package is loadable in a light process. See :mod:`kprof_mcp.kernel.api` for
 contract and :mod:`kprof_mcp.kernel.runtime` for helpers used inside kernel code.
 """
 
-from .api import (DTYPE_PARAM, DTYPE_SIZES, NAME_RE, KernelPackage, Param, ParamError, Params, Plan, Stage,
-                  StageModel, Version, default_tolerance)
+from .api import (
+    DTYPE_PARAM,
+    DTYPE_SIZES,
+    NAME_RE,
+    KernelPackage,
+    Param,
+    ParamError,
+    Params,
+    Plan,
+    Stage,
+    StageModel,
+    Version,
+    default_tolerance,
+)
 from .runtime import autotune_bench
 
-__all__ = ["DTYPE_PARAM", "DTYPE_SIZES", "NAME_RE", "KernelPackage", "Param", "ParamError", "Params", "Plan", "Stage",
-           "StageModel", "Version", "autotune_bench", "default_tolerance"]
+__all__ = [
+    "DTYPE_PARAM",
+    "DTYPE_SIZES",
+    "NAME_RE",
+    "KernelPackage",
+    "Param",
+    "ParamError",
+    "Params",
+    "Plan",
+    "Stage",
+    "StageModel",
+    "Version",
+    "autotune_bench",
+    "default_tolerance",
+]

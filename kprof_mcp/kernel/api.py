@@ -83,16 +83,22 @@ class Param:
                     value = int(value)
                 except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits())
                     digits = len(value.strip().lstrip("+-"))
-                    raise ParamError(f"{self.name}={_shown(value)}: an integer of {digits} digits is too long "
-                                     f"(valid: {self.range_text()})") from None
+                    raise ParamError(
+                        f"{self.name}={_shown(value)}: an integer of {digits} digits is too long "
+                        f"(valid: {self.range_text()})"
+                    ) from None
             else:
-                raise ParamError(f"{self.name}={_shown(value)} must be an integer (valid: {self.range_text()})")
+                raise ParamError(
+                    f"{self.name}={_shown(value)} must be an integer (valid: {self.range_text()})"
+                )
         if self.min is not None and value < self.min:
-            raise ParamError(f"{self.name}={_shown(value)} is below its minimum {self.min} "
-                             f"(valid: {self.range_text()})")
+            raise ParamError(
+                f"{self.name}={_shown(value)} is below its minimum {self.min} (valid: {self.range_text()})"
+            )
         if self.max is not None and value > self.max:
-            raise ParamError(f"{self.name}={_shown(value)} is above its maximum {self.max} "
-                             f"(valid: {self.range_text()})")
+            raise ParamError(
+                f"{self.name}={_shown(value)} is above its maximum {self.max} (valid: {self.range_text()})"
+            )
         return value
 
     def range_text(self) -> str:
@@ -103,8 +109,14 @@ class Param:
         return f"[{lo}, {hi}]"
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "default": self.default, "min": self.min, "max": self.max,
-                "choices": list(self.choices) if self.choices else None, "doc": self.doc}
+        return {
+            "name": self.name,
+            "default": self.default,
+            "min": self.min,
+            "max": self.max,
+            "choices": list(self.choices) if self.choices else None,
+            "doc": self.doc,
+        }
 
 
 def DTYPE_PARAM(default: str, choices: tuple[str, ...] = ("float32", "float16", "bfloat16")) -> Param:
@@ -229,8 +241,9 @@ class KernelPackage:
         for v in self.versions:
             if v.name == name:
                 return v
-        raise ParamError(f"kernel {self.name!r} has no version {_shown(name)}; "
-                         f"valid: {[v.name for v in self.versions]}")
+        raise ParamError(
+            f"kernel {self.name!r} has no version {_shown(name)}; valid: {[v.name for v in self.versions]}"
+        )
 
     def validate_params(self, given: Mapping[str, Any] | None) -> Params:
         """Defaults filled in, types and bounds checked; unknown names refused."""
@@ -239,7 +252,9 @@ class KernelPackage:
         unknown = sorted(set(given) - set(known))
         if unknown:
             valid = ", ".join(f"{p.name} {p.range_text()} (default {p.default})" for p in self.params)
-            raise ParamError(f"unknown parameter(s) {_shown(unknown)} for kernel {self.name!r}; valid: {valid}")
+            raise ParamError(
+                f"unknown parameter(s) {_shown(unknown)} for kernel {self.name!r}; valid: {valid}"
+            )
         return Params({p.name: p.validate(given.get(p.name, p.default)) for p in self.params})
 
     def describe(self) -> dict[str, Any]:
@@ -248,8 +263,12 @@ class KernelPackage:
             "description": self.description,
             "params": [p.describe() for p in self.params],
             "versions": [
-                {"name": v.name, "doc": v.doc, "plan_kind": v.plan_kind,
-                 "stages": [{"name": s.name, "tensor_cores": s.tensor_cores} for s in v.stages]}
+                {
+                    "name": v.name,
+                    "doc": v.doc,
+                    "plan_kind": v.plan_kind,
+                    "stages": [{"name": s.name, "tensor_cores": s.tensor_cores} for s in v.stages],
+                }
                 for v in self.versions
             ],
         }

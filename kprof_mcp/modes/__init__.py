@@ -21,16 +21,27 @@ from .event import EventMode
 from .nsight import NsightMode
 from .timeline import TimelineMode
 
-MODES: dict[str, Mode] = {m.name: m for m in (
-    EventMode(),
-    NsightMode("annotation", "default first pass: one Nsight Compute run per profile with a small metric set per "
-                             "stage (TC%, SM%, DRAM%, occupancy, L2 hit, spills, DRAM bytes vs model) + ncu rule "
-                             "estimates + roofline, clocks locked to base", full_set=False),
-    NsightMode("ncu", "deep investigation: ncu --set full (report kept), rule results, every section "
-                      "(report-verbose.md), SASS with per-instruction samples and stall reasons mapped to source "
-                      "lines", full_set=True),
-    TimelineMode(),
-)}
+MODES: dict[str, Mode] = {
+    m.name: m
+    for m in (
+        EventMode(),
+        NsightMode(
+            "annotation",
+            "default first pass: one Nsight Compute run per profile with a small metric set per "
+            "stage (TC%, SM%, DRAM%, occupancy, L2 hit, spills, DRAM bytes vs model) + ncu rule "
+            "estimates + roofline, clocks locked to base",
+            full_set=False,
+        ),
+        NsightMode(
+            "ncu",
+            "deep investigation: ncu --set full (report kept), rule results, every section "
+            "(report-verbose.md), SASS with per-instruction samples and stall reasons mapped to source "
+            "lines",
+            full_set=True,
+        ),
+        TimelineMode(),
+    )
+}
 DEFAULT_MODE = "annotation"
 
 
@@ -42,9 +53,19 @@ def get_mode(name: str) -> Mode:
     """The mode called ``name``; otherwise raise saying which modes exist."""
     mode = MODES.get(name) if isinstance(name, str) else None
     if mode is None:
-        raise ModeNotAvailable(f"unknown mode {clip(name)}; modes: {sorted(MODES)} (built in this version: "
-                               f"{[m for m in MODES]})")
+        raise ModeNotAvailable(
+            f"unknown mode {clip(name)}; modes: {sorted(MODES)} (built in this version: {[m for m in MODES]})"
+        )
     return mode
 
 
-__all__ = ["DEFAULT_MODE", "MODES", "Launch", "Mode", "ModeError", "ModeNotAvailable", "PreflightEnv", "get_mode"]
+__all__ = [
+    "DEFAULT_MODE",
+    "MODES",
+    "Launch",
+    "Mode",
+    "ModeError",
+    "ModeNotAvailable",
+    "PreflightEnv",
+    "get_mode",
+]

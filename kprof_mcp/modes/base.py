@@ -89,34 +89,45 @@ class Mode:
         """Raise :class:`ModeError` when this mode cannot run here; return request fields it needs."""
         return {}
 
-    def launch(self, req: "ProfileRequest", stages: list[str], scratch: Path) -> Launch:
+    def launch(self, req: ProfileRequest, stages: list[str], scratch: Path) -> Launch:
         return Launch()
 
-    def after_run(self, req: "ProfileRequest", record: dict[str, Any], launch: Launch, work_dir: Path,
-                  on_progress: "ProgressFn | None", control: "RunControl | None", timeout_s: float) -> None:
+    def after_run(
+        self,
+        req: ProfileRequest,
+        record: dict[str, Any],
+        launch: Launch,
+        work_dir: Path,
+        on_progress: ProgressFn | None,
+        control: RunControl | None,
+        timeout_s: float,
+    ) -> None:
         """Complete ``work_dir`` after the capture child exited (default: it is complete)."""
 
-    def report(self, result: "ProfileResult", assessment: "Assessment",
-               others: list["ProfileResult"]) -> "ModeReport":
+    def report(
+        self, result: ProfileResult, assessment: Assessment, others: list[ProfileResult]
+    ) -> ModeReport:
         from ..render.report import ModeReport
 
         return ModeReport(timing_note=self.timing_note, samples_note=self.samples_note)
 
     # ------------------------------------------------------------------ child
-    def capture(self, cap: "Capture") -> dict[str, Any]:
+    def capture(self, cap: Capture) -> dict[str, Any]:
         """Measure; write ``result.json`` (or what ``read_output`` needs) into ``cap.work_dir``.
         Returns extra fields for the ok-record sent to the parent."""
         raise NotImplementedError
 
-    def cache_control(self, result: "ProfileResult") -> str:
+    def cache_control(self, result: ProfileResult) -> str:
         """params.json's ``cache_control``: what was done to caches between measured runs."""
         return "none"
 
-    def read_output(self, req: "ProfileRequest", work_dir: Path, log: str, profiler: dict[str, Any]) -> "ProfileResult":
+    def read_output(
+        self, req: ProfileRequest, work_dir: Path, log: str, profiler: dict[str, Any]
+    ) -> ProfileResult:
         raise ModeError(f"mode {self.name!r} has no output to read")
 
     # ------------------------------------------------------------------ a user's command (profile_command)
-    def command_launch(self, req: "ProfileRequest", scratch: Path) -> Launch:
+    def command_launch(self, req: ProfileRequest, scratch: Path) -> Launch:
         """The prefix that wraps a command's child (``python -m kprof_mcp.child command``)."""
         return Launch()
 

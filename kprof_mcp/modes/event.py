@@ -18,7 +18,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..models import DeviceState, KernelTime, ProfileRequest, ProfileResult, ResultWarning, StageResult, Timing
+from ..models import (
+    DeviceState,
+    KernelTime,
+    ProfileRequest,
+    ProfileResult,
+    ResultWarning,
+    StageResult,
+    Timing,
+)
 from .base import Mode
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # as triton.testing.do_bench: larger than any L2 in devices.json
@@ -39,8 +47,15 @@ class Timer:
     GPU batch the SM clock is read (nvidia-smi) into ``Timing.sm_clock_mhz``.
     """
 
-    def __init__(self, torch, use_cuda: bool, req: ProfileRequest, engine: str | None = None,
-                 clock_reader: Callable[[], float | None] | None = None, flush_buf=None):
+    def __init__(
+        self,
+        torch,
+        use_cuda: bool,
+        req: ProfileRequest,
+        engine: str | None = None,
+        clock_reader: Callable[[], float | None] | None = None,
+        flush_buf=None,
+    ):
         self.torch = torch
         self.use_cuda = use_cuda
         self.req = req
@@ -107,15 +122,19 @@ class Timer:
 
         for f in foreign_overlaps(tr):
             key = (f["name"], f["stream"])
-            prev = self.foreign.get(key, {"name": f["name"], "stream": f["stream"], "kernels": 0, "overlap_ns": 0.0})
+            prev = self.foreign.get(
+                key, {"name": f["name"], "stream": f["stream"], "kernels": 0, "overlap_ns": 0.0}
+            )
             prev["kernels"] += f["kernels"]
             prev["overlap_ns"] += f["overlap_ns"]
             self.foreign[key] = prev
         if tr.kernels.empty:
             raise CuptiUnavailable("torch.profiler recorded no GPU kernel (CUPTI unavailable or refused)")
         if len(sums) != n:
-            raise CuptiUnavailable(f"CUPTI saw kernels in {len(sums)} of {n} runs (a run launched no kernel, or "
-                                   "launches could not be matched to runs)")
+            raise CuptiUnavailable(
+                f"CUPTI saw kernels in {len(sums)} of {n} runs (a run launched no kernel, or "
+                "launches could not be matched to runs)"
+            )
         self.spans += spans
         self.kernels.append(rows)
         return sums
@@ -139,8 +158,9 @@ class Timer:
                 self.engine = "cupti"
         return self._one_batch(fn, n)
 
-    def energy(self, fn, reader: Callable[[], float | None] | None, window_s: float = 0.6,
-               windows: int = 2) -> dict[str, list[float]]:
+    def energy(
+        self, fn, reader: Callable[[], float | None] | None, window_s: float = 0.6, windows: int = 2
+    ) -> dict[str, list[float]]:
         """Energy per run and mean power over ``windows`` windows of runs back to back (no L2 flush,
         no profiler). NVML's energy counter moves in steps (every 100 ms on an H100) and a read takes
         milliseconds, so a thread reads it throughout while the runs go on undisturbed; the mean power
@@ -174,8 +194,11 @@ class Timer:
             t1 = time.perf_counter()
             stop.set()
             th.join(5)
-            steps = [(t, e) for (t, e), (_, prev) in zip(samples[1:], samples) if e is not None and e != prev
-                     and t0 <= t <= t1]
+            steps = [
+                (t, e)
+                for (t, e), (_, prev) in zip(samples[1:], samples)
+                if e is not None and e != prev and t0 <= t <= t1
+            ]
             if len(steps) < 2 or not n:
                 continue
             (ta, ea), (tb, eb) = steps[0], steps[-1]
@@ -230,8 +253,13 @@ class Timer:
                     break
             est_ns = max(1.0, statistics.median(samples[-batch:]))
         method = {"cupti": "cupti_kernel_sum", "events": "cuda_events", "cpu": "cpu_wall_clock"}[self.engine]
-        return Timing(samples_ns=samples, method=method, l2_flushed=self.use_cuda, stop_reason=stop,
-                      sm_clock_mhz=list(self.clocks))
+        return Timing(
+            samples_ns=samples,
+            method=method,
+            l2_flushed=self.use_cuda,
+            stop_reason=stop,
+            sm_clock_mhz=list(self.clocks),
+        )
 
     def kernel_times(self) -> list[KernelTime]:
         """The per-kernel rows of all measured CUPTI batches, merged (weighted by batch)."""
@@ -241,13 +269,20 @@ class Timer:
                 merged.setdefault(r["name"], []).append(r)
         out = []
         for name, rs in merged.items():
-            out.append(KernelTime(name=name, launches_per_run=statistics.mean(r["launches_per_run"] for r in rs),
-                                  median_ns=statistics.median(r["median_ns"] for r in rs),
-                                  total_median_ns=statistics.median(r["total_median_ns"] for r in rs)))
+            out.append(
+                KernelTime(
+                    name=name,
+                    launches_per_run=statistics.mean(r["launches_per_run"] for r in rs),
+                    median_ns=statistics.median(r["median_ns"] for r in rs),
+                    total_median_ns=statistics.median(r["total_median_ns"] for r in rs),
+                )
+            )
         return out
 
 
-def quality_warnings(dev: DeviceState, stages: list[StageResult], plan_total: Timing | None) -> list[ResultWarning]:
+def quality_warnings(
+    dev: DeviceState, stages: list[StageResult], plan_total: Timing | None
+) -> list[ResultWarning]:
     """What limits how far event timings can be trusted: CPU or unknown device, unlocked
     clocks, noise, too few runs, durations near CUDA-event resolution."""
     out: list[ResultWarning] = []
@@ -256,39 +291,60 @@ def quality_warnings(dev: DeviceState, stages: list[StageResult], plan_total: Ti
         out.append(ResultWarning(kind=kind, message=message, stage=stage))
 
     if dev.kind == "cpu":
-        w("device", "CPU timing: no GPU was used (Triton interpreter / torch CPU); times say nothing about GPU "
-                    "performance and no roofline or % of peak is given")
+        w(
+            "device",
+            "CPU timing: no GPU was used (Triton interpreter / torch CPU); times say nothing about GPU "
+            "performance and no roofline or % of peak is given",
+        )
     elif dev.spec_key is None:
         w("device", f"unknown device: {dev.spec_note}")
     if dev.kind == "cuda" and not dev.clocks_locked:
         before, after = dev.clocks_before, dev.clocks_after
-        w("clocks", "clocks not locked by kprof: SM clock read "
-                    f"{before.get('clocks.sm', '?')} MHz before and {after.get('clocks.sm', '?')} MHz after timing "
-                    f"(max {before.get('clocks.max.sm', '?')} MHz); boost and thermals can move results a few %")
+        w(
+            "clocks",
+            "clocks not locked by kprof: SM clock read "
+            f"{before.get('clocks.sm', '?')} MHz before and {after.get('clocks.sm', '?')} MHz after timing "
+            f"(max {before.get('clocks.max.sm', '?')} MHz); boost and thermals can move results a few %",
+        )
         compute = [s.name for s in stages if s.roofline_region == "compute"]
         if compute:
             # Measured on an H100 (docs/evidence/h100-thermal): a GEMM's free-clock times moved 8 %
             # between calls while NVML and nvidia-smi read ~1980 MHz; scaling by those readings widened
             # the spread to 13-14 %, so no such normalisation is done.
-            w("clocks", f"compute-bound stage(s) {', '.join(compute)} timed at free clocks: their time follows the "
-                        "clock the power limit allows, which the reported SM clock does not show (a tensor-core GEMM "
-                        "ran at a reported 1980 MHz while its times moved 8 %), so the times are not normalised by "
-                        "it. Compare them with profiles at free clocks only, or lock clocks (clock_control='base', "
-                        "as root) or use compare_versions")
+            w(
+                "clocks",
+                f"compute-bound stage(s) {', '.join(compute)} timed at free clocks: their time follows the "
+                "clock the power limit allows, which the reported SM clock does not show (a tensor-core GEMM "
+                "ran at a reported 1980 MHz while its times moved 8 %), so the times are not normalised by "
+                "it. Compare them with profiles at free clocks only, or lock clocks (clock_control='base', "
+                "as root) or use compare_versions",
+            )
     for s in stages:
         t = s.timing
         if t.rel_iqr > 0.05:
-            w("noise", f"stage {s.name}: noisy timing, IQR is {100 * t.rel_iqr:.1f}% of the median "
-                       f"({t.runs} runs, stopped by {t.stop_reason}); compare versions only beyond this spread", s.name)
+            w(
+                "noise",
+                f"stage {s.name}: noisy timing, IQR is {100 * t.rel_iqr:.1f}% of the median "
+                f"({t.runs} runs, stopped by {t.stop_reason}); compare versions only beyond this spread",
+                s.name,
+            )
         if t.runs < 10 and t.stop_reason == "budget":
             w("few_runs", f"stage {s.name}: only {t.runs} timed runs (budget reached)", s.name)
         if dev.kind == "cuda" and t.method == "cuda_events" and t.median_ns < 5_000:
-            w("resolution", f"stage {s.name}: {t.median_ns / 1e3:.2f} µs is near CUDA-event resolution and launch "
-                            "overhead; use a larger problem or the ncu modes for kernel-only time", s.name)
+            w(
+                "resolution",
+                f"stage {s.name}: {t.median_ns / 1e3:.2f} µs is near CUDA-event resolution and launch "
+                "overhead; use a larger problem or the ncu modes for kernel-only time",
+                s.name,
+            )
         mhz = t.sm_clock_mhz
         if len(mhz) >= 2 and max(mhz) > 0 and (max(mhz) - min(mhz)) / max(mhz) > CLOCK_MOVED_FRACTION:
-            w("clocks", f"stage {s.name}: the SM clock moved during timing ({min(mhz):.0f}–{max(mhz):.0f} MHz over "
-                        f"{len(mhz)} batches); times from different clocks are mixed in its samples", s.name)
+            w(
+                "clocks",
+                f"stage {s.name}: the SM clock moved during timing ({min(mhz):.0f}–{max(mhz):.0f} MHz over "
+                f"{len(mhz)} batches); times from different clocks are mixed in its samples",
+                s.name,
+            )
     if plan_total is not None and plan_total.rel_iqr > 0.05:
         w("noise", f"whole plan: noisy timing, IQR {100 * plan_total.rel_iqr:.1f}% of the median")
     return out
@@ -297,15 +353,23 @@ def quality_warnings(dev: DeviceState, stages: list[StageResult], plan_total: Ti
 class EventMode(Mode):
     name = "event"
     compare_role = "timing"
-    summary = ("kernel time per stage from CUPTI (torch.profiler), L2 flushed, median/IQR, with the launch-inclusive "
-               "CUDA-event time beside it; roofline estimate from the FLOP/byte model. Quick A/B.")
+    summary = (
+        "kernel time per stage from CUPTI (torch.profiler), L2 flushed, median/IQR, with the launch-inclusive "
+        "CUDA-event time beside it; roofline estimate from the FLOP/byte model. Quick A/B."
+    )
     needs = "torch (GPU or CPU)"
-    samples_note = (" On a GPU the samples are each run's kernel time (CUPTI); the CUDA-event time around each launch "
-                    "(launch latency included) is the stage's `launch_timing` in result.json and the report's "
-                    "second table.")
+    samples_note = (
+        " On a GPU the samples are each run's kernel time (CUPTI); the CUDA-event time around each launch "
+        "(launch latency included) is the stage's `launch_timing` in result.json and the report's "
+        "second table."
+    )
 
     def cache_control(self, result: ProfileResult) -> str:
-        return "L2 flushed before each timed run (256 MiB buffer zeroed)" if result.device.kind == "cuda" else "none (CPU)"
+        return (
+            "L2 flushed before each timed run (256 MiB buffer zeroed)"
+            if result.device.kind == "cuda"
+            else "none (CPU)"
+        )
 
     def capture(self, cap) -> dict[str, Any]:
         from ..child.artifacts import write_params_and_samples
@@ -342,36 +406,58 @@ class EventMode(Mode):
                 stages.append(StageResult(timing=Timer(torch, False, req).time(stage.fn), **static))
                 cap.phase(f"timing_{stage.name}")
                 continue
-            launch_req = req.model_copy(update={"budget_ms": min(req.budget_ms, LAUNCH_BUDGET_MS)}) if cupti_ok else req
+            launch_req = (
+                req.model_copy(update={"budget_ms": min(req.budget_ms, LAUNCH_BUDGET_MS)})
+                if cupti_ok
+                else req
+            )
             launch = Timer(torch, True, launch_req, "events").time(stage.fn)
             timing, kernels = launch, []
             if cupti_ok:
                 # Right after the CUDA-event timer on the same stage: warm already (3 runs suffice).
-                t = Timer(torch, True, req.model_copy(update={"warmup_ms": 0.0}), "cupti", clock_reader=sm_mhz)
+                t = Timer(
+                    torch, True, req.model_copy(update={"warmup_ms": 0.0}), "cupti", clock_reader=sm_mhz
+                )
                 t.throttle_below_mhz = throttle_mhz
                 trace_dir.mkdir(exist_ok=True)
                 t.trace_path = trace_dir / f"{stage.name}.last_batch.trace.json"
                 try:
                     timing, kernels = t.time(stage.fn), t.kernel_times()
                     if t.dropped_runs:
-                        cap.warn("clocks", f"stage {stage.name}: {t.dropped_runs} runs in {t.dropped_batches} batch(es) "
-                                 f"timed while the SM clock read below {throttle_mhz:.0f} MHz (75 % of its maximum: "
-                                 "throttled) were left out; the clocks were not locked for this run")
+                        cap.warn(
+                            "clocks",
+                            f"stage {stage.name}: {t.dropped_runs} runs in {t.dropped_batches} batch(es) "
+                            f"timed while the SM clock read below {throttle_mhz:.0f} MHz (75 % of its maximum: "
+                            "throttled) were left out; the clocks were not locked for this run",
+                        )
                     if t.foreign:
                         rows = sorted(t.foreign.values(), key=lambda d: -d["overlap_ns"])[:3]
-                        cap.warn("concurrency", f"stage {stage.name}: kernels not launched by its timed runs ran "
-                                 "during them (another stream or thread, or work a run left running): "
-                                 + "; ".join(f"{r['name'][:60]} on stream {r['stream']} x{r['kernels']}"
-                                             for r in rows)
-                                 + ". They share the GPU with the stage and may slow it, or be work the runs did "
-                                   "not wait for.")
+                        cap.warn(
+                            "concurrency",
+                            f"stage {stage.name}: kernels not launched by its timed runs ran "
+                            "during them (another stream or thread, or work a run left running): "
+                            + "; ".join(
+                                f"{r['name'][:60]} on stream {r['stream']} x{r['kernels']}" for r in rows
+                            )
+                            + ". They share the GPU with the stage and may slow it, or be work the runs did "
+                            "not wait for.",
+                        )
                 except CuptiUnavailable as e:
                     cupti_ok = False
-                    cap.warn("timing", f"kernel time not measured ({e}); stage times are CUDA events around each "
-                                       "launch, which include launch latency (a few µs)")
+                    cap.warn(
+                        "timing",
+                        f"kernel time not measured ({e}); stage times are CUDA events around each "
+                        "launch, which include launch latency (a few µs)",
+                    )
             timing = timing.model_copy(update=Timer(torch, True, req).energy(stage.fn, energy))
-            stages.append(StageResult(timing=timing, launch_timing=launch if timing is not launch else None,
-                                      kernel_times=kernels, **static))
+            stages.append(
+                StageResult(
+                    timing=timing,
+                    launch_timing=launch if timing is not launch else None,
+                    kernel_times=kernels,
+                    **static,
+                )
+            )
             cap.phase(f"timing_{stage.name}")
         plan_total = None
         if len(cap.plan.stages) > 1:
@@ -382,15 +468,20 @@ class EventMode(Mode):
                 try:
                     plan_total = t.time(whole)
                     if cap.plan.kind == "concurrent":  # overlapping kernels: the span, not the sum
-                        plan_total = plan_total.model_copy(update={"samples_ns": t.spans, "method": "cupti_span"})
+                        plan_total = plan_total.model_copy(
+                            update={"samples_ns": t.spans, "method": "cupti_span"}
+                        )
                 except CuptiUnavailable as e:
                     cap.warn("timing", f"whole-plan kernel time not measured ({e}); CUDA events instead")
             if plan_total is None:
                 plan_total = Timer(torch, cap.use_cuda, req).time(whole)
             if cap.plan.kind == "concurrent":
-                cap.warn("concurrency", "concurrent plan: per-stage times are each stage run alone on one "
-                                        "stream, so they say nothing about the overlap; only the whole-plan time "
-                                        "reflects it (use mode 'nsys' for the timeline)")
+                cap.warn(
+                    "concurrency",
+                    "concurrent plan: per-stage times are each stage run alone on one "
+                    "stream, so they say nothing about the overlap; only the whole-plan time "
+                    "reflects it (use mode 'nsys' for the timeline)",
+                )
         if cap.use_cuda:
             cap.device.clocks_after = nvidia_smi.clocks(index)
         cap.warnings += quality_warnings(cap.device, stages, plan_total)
@@ -418,9 +509,12 @@ class EventMode(Mode):
         stages = stage_results(cc.static, found, engine)
         for n in notes:
             cc.warn("matching", n)
-        cc.warn("timeline", "a command's stages are timed as the application ran them: no L2 flush, no clock "
-                            "locking, one sample per range occurrence (or kernel launch); profile a kernel package "
-                            "for controlled repeat timing")
+        cc.warn(
+            "timeline",
+            "a command's stages are timed as the application ran them: no L2 flush, no clock "
+            "locking, one sample per range occurrence (or kernel launch); profile a kernel package "
+            "for controlled repeat timing",
+        )
         if cc.use_cuda:
             cc.device.clocks_after = nvidia_smi.clocks(index)
         cc.warnings += quality_warnings(cc.device, stages, None)

@@ -36,13 +36,19 @@ SQLITE_FILE = "timeline.sqlite"
 
 class TimelineMode(Mode):
     name = "nsys"
-    summary = ("timeline: kernel and CUDA API summaries, memory operations, ranges per stage, stream overlap, launch "
-               "order, GPU idle gaps, launch overhead, waves; recorded by Nsight Systems (.nsys-rep + SQLite kept) "
-               "or CUPTI via torch.profiler; CSV tables and a PNG")
+    summary = (
+        "timeline: kernel and CUDA API summaries, memory operations, ranges per stage, stream overlap, launch "
+        "order, GPU idle gaps, launch overhead, waves; recorded by Nsight Systems (.nsys-rep + SQLite kept) "
+        "or CUPTI via torch.profiler; CSV tables and a PNG"
+    )
     needs = "Nsight Systems, or torch.profiler (CUPTI via Kineto); CPU activity only without a GPU"
 
     def cache_control(self, result: ProfileResult) -> str:
-        return "none: iterations run back to back with warm caches" if result.device.kind == "cuda" else "none (CPU)"
+        return (
+            "none: iterations run back to back with warm caches"
+            if result.device.kind == "cuda"
+            else "none (CPU)"
+        )
 
     # ------------------------------------------------------------------ parent
     def preflight(self, env: PreflightEnv) -> dict[str, Any]:
@@ -52,8 +58,10 @@ class TimelineMode(Mode):
         if env.cpu:
             if engine == "nsys":
                 why = "KPROF_FORCE_CPU=1 is set" if env.force_cpu else "no NVIDIA GPU is visible (nvidia-smi)"
-                raise ModeError(f"timeline_engine='nsys' records CUDA activity with Nsight Systems, but {why}. "
-                                "Leave timeline_engine='auto' for a CPU-only torch.profiler timeline.")
+                raise ModeError(
+                    f"timeline_engine='nsys' records CUDA activity with Nsight Systems, but {why}. "
+                    "Leave timeline_engine='auto' for a CPU-only torch.profiler timeline."
+                )
             return {}
         if engine == "kineto":
             return {"timeline_fallback": "not used: timeline_engine='kineto' was asked for"}
@@ -61,8 +69,10 @@ class TimelineMode(Mode):
         if check.usable and check.path is not None:
             return {"nsys_path": str(check.path)}
         if engine == "nsys":
-            raise ModeError(f"{(check.problem or 'Nsight Systems is not usable here').rstrip('.')}. Or pass "
-                            "timeline_engine='kineto' (CUPTI via torch.profiler).")
+            raise ModeError(
+                f"{(check.problem or 'Nsight Systems is not usable here').rstrip('.')}. Or pass "
+                "timeline_engine='kineto' (CUPTI via torch.profiler)."
+            )
         return {"timeline_fallback": check.problem}
 
     def launch(self, req, stages: list[str], scratch: Path) -> Launch:
@@ -71,9 +81,14 @@ class TimelineMode(Mode):
         nsys = Path(req.nsys_path)
         base = scratch / "timeline"
         cmd = nsys_tool.profile_prefix(nsys, base)
-        profiler = {"engine": "Nsight Systems", "nsys_version": nsys_tool.version(nsys), "nsys_path": str(nsys),
-                    "command": [c if c != str(base) else "<profile_dir>/timeline" for c in cmd[1:]],
-                    "report_file": REPORT_FILE, "sqlite_file": SQLITE_FILE}
+        profiler = {
+            "engine": "Nsight Systems",
+            "nsys_version": nsys_tool.version(nsys),
+            "nsys_path": str(nsys),
+            "command": [c if c != str(base) else "<profile_dir>/timeline" for c in cmd[1:]],
+            "report_file": REPORT_FILE,
+            "sqlite_file": SQLITE_FILE,
+        }
         return Launch(prefix=cmd, profiler=profiler, scratch=scratch)
 
     def after_run(self, req, record, launch, work_dir, on_progress, control, timeout_s) -> None:
@@ -89,19 +104,27 @@ class TimelineMode(Mode):
         rep = (launch.scratch or work_dir) / REPORT_FILE
         if not rep.is_file():
             tail = " | ".join(line.strip() for line in log.strip().splitlines()[-6:])[:800]
-            raise ModeError(f"Nsight Systems wrote no report ({REPORT_FILE}); its output ends: {tail or '(nothing)'}. "
-                            "Pass timeline_engine='kineto' to record with torch.profiler instead "
-                            f"(partial artifacts kept in {work_dir})", "nsys_failed")
+            raise ModeError(
+                f"Nsight Systems wrote no report ({REPORT_FILE}); its output ends: {tail or '(nothing)'}. "
+                "Pass timeline_engine='kineto' to record with torch.profiler instead "
+                f"(partial artifacts kept in {work_dir})",
+                "nsys_failed",
+            )
         shutil.move(str(rep), work_dir / REPORT_FILE)
         if on_progress:
             on_progress(0.88, "exporting the Nsight Systems report to SQLite")
         nsys = Path(req.nsys_path)
         try:
-            nsys_tool.export_sqlite(nsys, work_dir / REPORT_FILE, work_dir / SQLITE_FILE, timeout_s=min(600, timeout_s))
+            nsys_tool.export_sqlite(
+                nsys, work_dir / REPORT_FILE, work_dir / SQLITE_FILE, timeout_s=min(600, timeout_s)
+            )
         except nsys_tool.NsysError as e:
             raise ModeError(f"{e} (the report is kept in {work_dir / REPORT_FILE})", "nsys_failed") from None
-        profiler = dict(launch.profiler, profiled_process_wall_s=record.get("wall_s"),
-                        nsys_exit_code=record.get("returncode"))
+        profiler = dict(
+            launch.profiler,
+            profiled_process_wall_s=record.get("wall_s"),
+            nsys_exit_code=record.get("returncode"),
+        )
         (work_dir / "profiler.json").write_text(json.dumps(profiler, indent=2, default=str))
         if on_progress:
             on_progress(0.93, "reading the Nsight Systems export")
@@ -138,6 +161,7 @@ class TimelineMode(Mode):
                     return fn()
                 finally:
                     nvtx.range_pop()
+
             return run
 
         for _ in range(req.timeline_iters):
@@ -146,8 +170,10 @@ class TimelineMode(Mode):
             nvtx.range_pop()
         torch.cuda.synchronize()
         cap.phase("timeline_record")
-        capture = {"result": cap.fields_json(),
-                   "stages": json.loads(json.dumps(cap.stages, default=lambda o: o.model_dump()))}
+        capture = {
+            "result": cap.fields_json(),
+            "stages": json.loads(json.dumps(cap.stages, default=lambda o: o.model_dump())),
+        }
         (cap.work_dir / "capture.json").write_text(json.dumps(capture, indent=2, default=str))
         return {"captured": True}
 
@@ -171,6 +197,7 @@ class TimelineMode(Mode):
                     finally:
                         if use_cuda:
                             torch.cuda.nvtx.range_pop()
+
             return run
 
         # Kineto's own warm-up steps: the first iterations under CUPTI carry its start-up cost
@@ -190,10 +217,14 @@ class TimelineMode(Mode):
         cap.phase("timeline_record")
         cap.progress(0.8, "analysing the timeline")
         tr = tl_lib.iterations_window(kineto.load_trace(trace_path))
-        engine = ("CUPTI via torch.profiler (Kineto) " + torch.__version__ if use_cuda else
-                  "torch.profiler, CPU activity only (no GPU)")
-        stages, plan_total, tl, warnings = assemble(tr, cap.stages, cap.device.sm_count, engine, req.timeline_iters,
-                                                    cap.plan.kind, use_cuda)
+        engine = (
+            "CUPTI via torch.profiler (Kineto) " + torch.__version__
+            if use_cuda
+            else "torch.profiler, CPU activity only (no GPU)"
+        )
+        stages, plan_total, tl, warnings = assemble(
+            tr, cap.stages, cap.device.sm_count, engine, req.timeline_iters, cap.plan.kind, use_cuda
+        )
         cap.warnings += warnings
         result = cap.result(stages, plan_total=plan_total, timeline=tl.to_dict())
         cap.phase("timeline_analysis")
@@ -217,19 +248,34 @@ class TimelineMode(Mode):
         fields = capture["result"]
         engine = f"Nsight Systems {profiler.get('nsys_version') or ''}".strip()
         try:
-            stages, plan_total, tl, warnings = assemble(tr, capture["stages"], fields["device"].get("sm_count"),
-                                                        engine, req.timeline_iters, fields["plan_kind"], True)
+            stages, plan_total, tl, warnings = assemble(
+                tr,
+                capture["stages"],
+                fields["device"].get("sm_count"),
+                engine,
+                req.timeline_iters,
+                fields["plan_kind"],
+                True,
+            )
         except ExpectedError as e:
             raise ModeError(str(e)) from None
         tl_dict = tl.to_dict()
-        tl_dict["nsys"] = (f"{profiler.get('nsys_path')} recorded this timeline ({REPORT_FILE}: open it in the Nsight "
-                           f"Systems GUI; {SQLITE_FILE}: its SQLite export, which this report reads)")
-        result = ProfileResult(**{**fields, "stages": stages, "plan_total": plan_total, "timeline": tl_dict,
-                                  "profiler": profiler,
-                                  "warnings": [ResultWarning(**w) for w in fields.get("warnings", [])] + warnings})
+        tl_dict["nsys"] = (
+            f"{profiler.get('nsys_path')} recorded this timeline ({REPORT_FILE}: open it in the Nsight "
+            f"Systems GUI; {SQLITE_FILE}: its SQLite export, which this report reads)"
+        )
+        result = ProfileResult(
+            **{
+                **fields,
+                "stages": stages,
+                "plan_total": plan_total,
+                "timeline": tl_dict,
+                "profiler": profiler,
+                "warnings": [ResultWarning(**w) for w in fields.get("warnings", [])] + warnings,
+            }
+        )
         write_timeline(work_dir, tr, tl, result, self.cache_control(result))
         return result
-
 
     # ------------------------------------------------------------------ a user's command
     def command_launch(self, req, scratch: Path) -> Launch:
@@ -245,10 +291,14 @@ class TimelineMode(Mode):
         from ..child.recording import record_kineto
 
         tr = record_kineto(cc)
-        engine = ("CUPTI via torch.profiler (Kineto) " + cc.torch.__version__ if cc.use_cuda else
-                  "torch.profiler, CPU activity only (no GPU)")
-        stages, tl, warnings, by, tr = _command_timeline(cc.req, cc.static, tr, engine, cc.use_cuda,
-                                                         cc.device.sm_count)
+        engine = (
+            "CUPTI via torch.profiler (Kineto) " + cc.torch.__version__
+            if cc.use_cuda
+            else "torch.profiler, CPU activity only (no GPU)"
+        )
+        stages, tl, warnings, by, tr = _command_timeline(
+            cc.req, cc.static, tr, engine, cc.use_cuda, cc.device.sm_count
+        )
         result = cc.result(stages, timeline=tl.to_dict())
         result.warnings += warnings
         result.command["stages_from"] = by
@@ -268,19 +318,31 @@ class TimelineMode(Mode):
         fields = capture["result"]
 
         def static(name: str) -> dict[str, Any]:
-            return stage_static(name, req.stage_models.get(name), fields["device"], capture.get("peaks") or {})
+            return stage_static(
+                name, req.stage_models.get(name), fields["device"], capture.get("peaks") or {}
+            )
 
         engine = f"Nsight Systems {profiler.get('nsys_version') or ''}".strip()
         try:
-            stages, tl, warnings, by, tr = _command_timeline(req, static, tr, engine, True,
-                                                             fields["device"].get("sm_count"))
+            stages, tl, warnings, by, tr = _command_timeline(
+                req, static, tr, engine, True, fields["device"].get("sm_count")
+            )
         except ExpectedError as e:
             raise ModeError(str(e), e.kind) from None
-        result = ProfileResult(**{**fields, "profiler": profiler, "stages": stages, "timeline": tl.to_dict(),
-                                  "warnings": [ResultWarning(**w) for w in fields.get("warnings", [])] + warnings})
+        result = ProfileResult(
+            **{
+                **fields,
+                "profiler": profiler,
+                "stages": stages,
+                "timeline": tl.to_dict(),
+                "warnings": [ResultWarning(**w) for w in fields.get("warnings", [])] + warnings,
+            }
+        )
         result.command["stages_from"] = by
-        result.timeline["nsys"] = (f"{profiler.get('nsys_path')} recorded this timeline ({REPORT_FILE}: open it in "
-                                   f"the Nsight Systems GUI; {SQLITE_FILE}: its SQLite export, which this report reads)")
+        result.timeline["nsys"] = (
+            f"{profiler.get('nsys_path')} recorded this timeline ({REPORT_FILE}: open it in "
+            f"the Nsight Systems GUI; {SQLITE_FILE}: its SQLite export, which this report reads)"
+        )
         write_timeline(work_dir, tr, tl, result, self.cache_control(result))
         return result
 
@@ -301,15 +363,28 @@ def _command_timeline(req, static, tr, engine: str, use_cuda: bool, sm_count: in
     tl.engine = engine
     if use_cuda:
         tl.idle = _idle(tr, found if by == "range" else [])
-    tl.stages = [{"stage": st.name, "kernels_per_iteration": round(sum(st.kernels.values()) / max(1, st.occurrences), 2),
-                  "gpu_time_ns_median": _median(st.samples_ns) if use_cuda else None,
-                  "gpu_time_ns_samples": list(st.samples_ns) if use_cuda else [], "gpu_span_ns_median": None,
-                  "gpu_span_ns_samples": [], "cpu_range_ns_median": _median(st.cpu_ns), "streams": []}
-                 for st in found]
+    tl.stages = [
+        {
+            "stage": st.name,
+            "kernels_per_iteration": round(sum(st.kernels.values()) / max(1, st.occurrences), 2),
+            "gpu_time_ns_median": _median(st.samples_ns) if use_cuda else None,
+            "gpu_time_ns_samples": list(st.samples_ns) if use_cuda else [],
+            "gpu_span_ns_median": None,
+            "gpu_span_ns_samples": [],
+            "cpu_range_ns_median": _median(st.cpu_ns),
+            "streams": [],
+        }
+        for st in found
+    ]
     warnings = [ResultWarning(kind="matching", message=n) for n in notes]
-    warnings.append(ResultWarning(kind="timeline", message="a command's timeline: the whole run as the application ran "
-                                                           "it (no L2 flush, no clock locking); stages are its "
-                                                           f"{'ranges' if by == 'range' else 'kernels grouped by name'}"))
+    warnings.append(
+        ResultWarning(
+            kind="timeline",
+            message="a command's timeline: the whole run as the application ran "
+            "it (no L2 flush, no clock locking); stages are its "
+            f"{'ranges' if by == 'range' else 'kernels grouped by name'}",
+        )
+    )
     return stages, tl, warnings, by, tr
 
 
@@ -323,7 +398,10 @@ def _idle(tr, found) -> dict[str, Any]:
     spans = [st.span for st in found if st.span]
     if spans:
         lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
-        return {**idle.breakdown(tr, lo, hi, max(st.occurrences for st in found)).to_dict(), "scope": "ranges"}
+        return {
+            **idle.breakdown(tr, lo, hi, max(st.occurrences for st in found)).to_dict(),
+            "scope": "ranges",
+        }
     starts = [float(df["start"].min()) for df in (tr.api, tr.kernels) if not df.empty]
     ends = [float(df["end"].max()) for df in (tr.api, tr.kernels, tr.memops) if not df.empty]
     if not starts:
@@ -344,8 +422,15 @@ def _fallback_note(req, on_gpu: bool) -> str:
     return (req.timeline_fallback or "not used") + "; the timeline comes from CUPTI via torch.profiler"
 
 
-def assemble(tr, statics: list[dict[str, Any]], sm_count: int | None, engine: str, iters: int, plan_kind: str,
-             use_cuda: bool) -> tuple[list[StageResult], Timing | None, tl_lib.Timeline, list[ResultWarning]]:
+def assemble(
+    tr,
+    statics: list[dict[str, Any]],
+    sm_count: int | None,
+    engine: str,
+    iters: int,
+    plan_kind: str,
+    use_cuda: bool,
+) -> tuple[list[StageResult], Timing | None, tl_lib.Timeline, list[ResultWarning]]:
     """One recorded trace (either engine) → stage results, the whole-plan time, the timeline
     analysis and the warnings every timeline profile carries."""
     from ..protocol import ExpectedError
@@ -361,38 +446,65 @@ def assemble(tr, statics: list[dict[str, Any]], sm_count: int | None, engine: st
         samples = row["gpu_span_ns_samples"]
         method = "gpu span per iteration"
         if not samples:  # CPU: the range's wall time per iteration
-            samples = [float(v) for v in tr.ranges[tr.ranges["name"] == tl_lib.RANGE_PREFIX + static["name"]]["dur"]]
+            samples = [
+                float(v) for v in tr.ranges[tr.ranges["name"] == tl_lib.RANGE_PREFIX + static["name"]]["dur"]
+            ]
             method = "cpu range wall time per iteration"
         if not samples:
             raise ExpectedError("mode", f"stage {static['name']!r}: nothing recorded in its range")
-        stage_results.append(StageResult(timing=Timing(samples_ns=samples, method=f"{method} ({engine})",
-                                                       l2_flushed=False, stop_reason=f"{iters} recorded iterations"),
-                                         **static))
+        stage_results.append(
+            StageResult(
+                timing=Timing(
+                    samples_ns=samples,
+                    method=f"{method} ({engine})",
+                    l2_flushed=False,
+                    stop_reason=f"{iters} recorded iterations",
+                ),
+                **static,
+            )
+        )
     plan_total = None
     if tl.iteration_span_ns:
-        plan_total = Timing(samples_ns=tl.iteration_span_ns, method="gpu span per iteration (first kernel start "
-                            "to last kernel end)", l2_flushed=False, stop_reason=f"{iters} iterations")
+        plan_total = Timing(
+            samples_ns=tl.iteration_span_ns,
+            method="gpu span per iteration (first kernel start to last kernel end)",
+            l2_flushed=False,
+            stop_reason=f"{iters} iterations",
+        )
 
     def warn(kind: str, message: str) -> None:
         warnings.append(ResultWarning(kind=kind, message=message))
 
     if use_cuda:
-        warn("timeline", "timeline mode: no L2 flush and no clock locking; iterations run back to back as in an "
-                         "application, so times include warm caches and launch overhead")
+        warn(
+            "timeline",
+            "timeline mode: no L2 flush and no clock locking; iterations run back to back as in an "
+            "application, so times include warm caches and launch overhead",
+        )
         if tl.iterations and tl.iterations != iters:
-            warn("timeline", f"{tl.iterations} of the {iters} recorded iterations hold kernels matched to their range")
+            warn(
+                "timeline",
+                f"{tl.iterations} of the {iters} recorded iterations hold kernels matched to their range",
+            )
     if plan_kind == "concurrent":
-        warn("concurrency", "concurrent plan: per-stage durations are each stage's kernel time inside the "
-                            "overlapped run; the whole-plan span and the stream overlap table are what measure "
-                            "concurrency")
+        warn(
+            "concurrency",
+            "concurrent plan: per-stage durations are each stage's kernel time inside the "
+            "overlapped run; the whole-plan span and the stream overlap table are what measure "
+            "concurrency",
+        )
     for note in tl.notes:
         warn("timeline", note)
     iters_rows = tr.ranges[tr.ranges["name"] == tl_lib.ITER_RANGE] if not tr.ranges.empty else tr.ranges
     if use_cuda and len(iters_rows):
         from ..analysis import idle
 
-        tl.idle = {**idle.breakdown(tr, float(iters_rows["start"].min()), float(iters_rows["end"].max()),
-                                    len(iters_rows)).to_dict(), "scope": "iterations"}
+        tl.idle = {
+            **idle.breakdown(
+                tr, float(iters_rows["start"].min()), float(iters_rows["end"].max()), len(iters_rows)
+            ).to_dict(),
+            "scope": "iterations",
+        }
     return stage_results, plan_total, tl, warnings
 
 
@@ -408,13 +520,23 @@ def write_timeline(work_dir: Path, tr, tl, result: ProfileResult, cache_control:
     tr.kernels.to_csv(d / "kernels.csv", index=False)
     tr.api.to_csv(d / "cuda_api.csv", index=False)
     tr.memops.to_csv(d / "memops.csv", index=False)
-    for name in ("kernel_summary", "api_summary", "memop_summary", "streams", "gaps", "launch_order", "waves"):
+    for name in (
+        "kernel_summary",
+        "api_summary",
+        "memop_summary",
+        "streams",
+        "gaps",
+        "launch_order",
+        "waves",
+    ):
         pd.DataFrame(getattr(tl, name)).to_csv(d / f"{name}.csv", index=False)
     pd.DataFrame([{k: v for k, v in s.items() if not k.endswith("_samples")} for s in tl.stages]).to_csv(
-        d / "stages.csv", index=False)
+        d / "stages.csv", index=False
+    )
     try:
         plot_timeline(tr, tl, work_dir / "timeline.png", f"{result.kernel} {result.version}")
     except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the measurements
-        result.warnings.append(ResultWarning(kind="artifact", message=f"timeline.png not written: {type(e).__name__}: {e}"))
+        result.warnings.append(
+            ResultWarning(kind="artifact", message=f"timeline.png not written: {type(e).__name__}: {e}")
+        )
     write_params_and_samples(work_dir, result, cache_control)
-

@@ -20,7 +20,9 @@ from typing import Any
 class Trace:
     """The events of one trace as DataFrames (times in ns from the trace's origin)."""
 
-    kernels: Any  # name, stream, device, start, dur, end, correlation, grid, block, regs, smem, blocks_per_sm, ...
+    kernels: (
+        Any  # name, stream, device, start, dur, end, correlation, grid, block, regs, smem, blocks_per_sm, ...
+    )
     memops: Any  # name, kind, stream, start, dur, end, bytes, correlation
     api: Any  # name, start, dur, end, correlation, tid
     ranges: Any  # name, start, dur, end, tid (CPU record_function / NVTX ranges)
@@ -52,28 +54,61 @@ def load_trace(path: Path) -> Trace:
         if cat == "kernel":
             grid = args.get("grid") or [0, 0, 0]
             block = args.get("block") or [0, 0, 0]
-            kernels.append({**base, "stream": args.get("stream", e.get("tid")), "device": args.get("device"),
-                            "correlation": args.get("correlation"),
-                            "grid_blocks": int(math.prod(grid)) if grid else None,
-                            "block_threads": int(math.prod(block)) if block else None,
-                            "regs": args.get("registers per thread"), "smem": args.get("shared memory"),
-                            "blocks_per_sm": args.get("blocks per SM"), "warps_per_sm": args.get("warps per SM"),
-                            "occupancy_est_pct": args.get("est. achieved occupancy %")})
+            kernels.append(
+                {
+                    **base,
+                    "stream": args.get("stream", e.get("tid")),
+                    "device": args.get("device"),
+                    "correlation": args.get("correlation"),
+                    "grid_blocks": int(math.prod(grid)) if grid else None,
+                    "block_threads": int(math.prod(block)) if block else None,
+                    "regs": args.get("registers per thread"),
+                    "smem": args.get("shared memory"),
+                    "blocks_per_sm": args.get("blocks per SM"),
+                    "warps_per_sm": args.get("warps per SM"),
+                    "occupancy_est_pct": args.get("est. achieved occupancy %"),
+                }
+            )
         elif cat in ("gpu_memcpy", "gpu_memset"):
-            memops.append({**base, "kind": cat[4:], "stream": args.get("stream", e.get("tid")),
-                           "bytes": args.get("bytes"), "correlation": args.get("correlation")})
+            memops.append(
+                {
+                    **base,
+                    "kind": cat[4:],
+                    "stream": args.get("stream", e.get("tid")),
+                    "bytes": args.get("bytes"),
+                    "correlation": args.get("correlation"),
+                }
+            )
         elif cat in ("cuda_runtime", "cuda_driver"):
             api.append({**base, "correlation": args.get("correlation"), "tid": e.get("tid")})
         elif cat == "user_annotation":
             ranges.append({**base, "tid": e.get("tid")})
         elif cat == "cpu_op":
             cpu_ops.append({**base, "tid": e.get("tid")})
-    kcols = ["name", "start", "dur", "end", "stream", "device", "correlation", "grid_blocks", "block_threads", "regs",
-             "smem", "blocks_per_sm", "warps_per_sm", "occupancy_est_pct"]
+    kcols = [
+        "name",
+        "start",
+        "dur",
+        "end",
+        "stream",
+        "device",
+        "correlation",
+        "grid_blocks",
+        "block_threads",
+        "regs",
+        "smem",
+        "blocks_per_sm",
+        "warps_per_sm",
+        "occupancy_est_pct",
+    ]
     return Trace(
         kernels=_df(kernels, kcols).sort_values("start", ignore_index=True),
         memops=_df(memops, ["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"]),
-        api=_df(api, ["name", "start", "dur", "end", "correlation", "tid"]).sort_values("start", ignore_index=True),
+        api=_df(api, ["name", "start", "dur", "end", "correlation", "tid"]).sort_values(
+            "start", ignore_index=True
+        ),
         ranges=_df(ranges, ["name", "start", "dur", "end", "tid"]).sort_values("start", ignore_index=True),
         cpu_ops=_df(cpu_ops, ["name", "start", "dur", "end", "tid"]),
-        num_sms=props[0].get("numSms") if props else None, device_name=props[0].get("name") if props else None)
+        num_sms=props[0].get("numSms") if props else None,
+        device_name=props[0].get("name") if props else None,
+    )

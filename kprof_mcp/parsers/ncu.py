@@ -23,12 +23,16 @@ RANGE_PREFIX = "kprof_"
 # set, dram__throughput is absent from the report while gpu__dram_throughput is present).
 METRICS: dict[str, tuple[str, ...]] = {
     "duration_ns": ("gpu__time_duration.sum",),
-    "tc_pct": ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
-               "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-               "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active"),
+    "tc_pct": (
+        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+        "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+        "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active",
+    ),
     "sm_pct": ("sm__throughput.avg.pct_of_peak_sustained_elapsed",),
-    "dram_pct": ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-                 "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+    "dram_pct": (
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
     "achieved_occupancy_pct": ("sm__warps_active.avg.pct_of_peak_sustained_active",),
     "theoretical_occupancy_pct": ("sm__maximum_warps_per_active_cycle_pct",),
     "l2_hit_pct": ("lts__t_sector_hit_rate.pct",),
@@ -50,11 +54,32 @@ METRICS: dict[str, tuple[str, ...]] = {
 # sections are built from. Stall reasons are cycles warps spent stalled per issued instruction
 # (their sum, with "selected", is the average cycles between a warp's issues): normalised, they
 # say what share of the warps' time each reason owns.
-STALL_REASONS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "math_pipe_throttle",
-                 "tex_throttle", "barrier", "membar", "wait", "branch_resolving", "no_instruction", "drain",
-                 "dispatch_stall", "imc_miss", "misc", "sleeping", "gmma", "not_selected", "selected")
+STALL_REASONS = (
+    "long_scoreboard",
+    "short_scoreboard",
+    "lg_throttle",
+    "mio_throttle",
+    "math_pipe_throttle",
+    "tex_throttle",
+    "barrier",
+    "membar",
+    "wait",
+    "branch_resolving",
+    "no_instruction",
+    "drain",
+    "dispatch_stall",
+    "imc_miss",
+    "misc",
+    "sleeping",
+    "gmma",
+    "not_selected",
+    "selected",
+)
 ACCOUNTING: dict[str, tuple[str, ...]] = {
-    **{f"stall_{r}": (f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio",) for r in STALL_REASONS},
+    **{
+        f"stall_{r}": (f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio",)
+        for r in STALL_REASONS
+    },
     "issue_active_pct": ("smsp__issue_active.avg.pct_of_peak_sustained_active",),
     # pipe utilisation, % of the pipe's peak while the SM was active
     "pipe_fma_pct": ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",),
@@ -93,16 +118,33 @@ ACCOUNTING: dict[str, tuple[str, ...]] = {
 }
 METRICS.update(ACCOUNTING)
 # Counts add up across the kernels of one stage launch; the rest are duration-weighted.
-ACCOUNTING_COUNTS = ("inst_executed", "ffma_thread_inst", "hmma_inst", "gmma_inst", "global_atom_requests",
-                     "global_red_requests", "l2_atom_sectors", "l2_red_sectors", "global_ld_requests",
-                     "global_ld_sectors", "global_st_requests", "global_st_sectors", "shared_bank_conflicts",
-                     "shared_wavefronts", "divergent_branch_targets")
+ACCOUNTING_COUNTS = (
+    "inst_executed",
+    "ffma_thread_inst",
+    "hmma_inst",
+    "gmma_inst",
+    "global_atom_requests",
+    "global_red_requests",
+    "l2_atom_sectors",
+    "l2_red_sectors",
+    "global_ld_requests",
+    "global_ld_sectors",
+    "global_st_requests",
+    "global_st_sectors",
+    "shared_bank_conflicts",
+    "shared_wavefronts",
+    "divergent_branch_targets",
+)
 
 # Launch and occupancy metrics come from the launch itself, not from hardware counters, and
 # are not listed by ``ncu --query-metrics``.
 _NON_COUNTER_PREFIXES = ("launch__", "device__", "sm__maximum_warps_per_active_cycle")
 
-ANNOTATION_SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy")  # cheap sections whose rules estimate speed-ups
+ANNOTATION_SECTIONS = (
+    "SpeedOfLight",
+    "LaunchStats",
+    "Occupancy",
+)  # cheap sections whose rules estimate speed-ups
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 
 MSG_TYPES = {0: "NONE", 1: "OK", 2: "OPTIMIZATION", 3: "WARNING", 4: "ERROR"}
@@ -117,8 +159,8 @@ class NcuError(RuntimeError):
         self.kind = kind
 
 
-
 # ----------------------------------------------------------------------------- metric names
+
 
 def parse_metric_catalog(text: str) -> set[str]:
     """Base names from ``ncu --query-metrics --csv`` output."""
@@ -135,13 +177,13 @@ def base_name(metric: str) -> str:
     return metric.split(".", 1)[0]
 
 
-
 def range_name(stage: str) -> str:
     """The NVTX range a stage's profiled launches run in."""
     return RANGE_PREFIX + stage
 
 
 # ----------------------------------------------------------------------------- console log
+
 
 @dataclass
 class NcuLog:
@@ -160,9 +202,9 @@ def parse_log(text: str) -> NcuLog:
         if m:
             log.passes.append((m.group("k"), int(m.group("n"))))
         elif line.startswith("==ERROR=="):
-            log.errors.append(line[len("==ERROR=="):].strip())
+            log.errors.append(line[len("==ERROR==") :].strip())
         elif line.startswith("==WARNING=="):
-            log.warnings.append(line[len("==WARNING=="):].strip())
+            log.warnings.append(line[len("==WARNING==") :].strip())
     return log
 
 
@@ -170,26 +212,33 @@ def log_failure(log: NcuLog, text: str, report_exists: bool) -> NcuError | None:
     """Turn what ncu printed into an actionable error, or None when the run is usable."""
     joined = "\n".join(log.errors + log.warnings) + "\n" + text[-4000:]
     if "ERR_NVGPUCTRPERM" in joined:
-        return NcuError("counters_not_permitted",
-                        "Nsight Compute cannot read the GPU performance counters (ERR_NVGPUCTRPERM): run the "
-                        "server as root, or allow profiling for all users (load the nvidia driver with "
-                        "NVreg_RestrictProfilingToAdminUsers=0, see "
-                        "https://developer.nvidia.com/ERR_NVGPUCTRPERM). mode='event' works without counters.")
+        return NcuError(
+            "counters_not_permitted",
+            "Nsight Compute cannot read the GPU performance counters (ERR_NVGPUCTRPERM): run the "
+            "server as root, or allow profiling for all users (load the nvidia driver with "
+            "NVreg_RestrictProfilingToAdminUsers=0, see "
+            "https://developer.nvidia.com/ERR_NVGPUCTRPERM). mode='event' works without counters.",
+        )
     if re.search(r"clock control|--clock-control", joined, re.I) and log.errors:
-        return NcuError("clock_control",
-                        "Nsight Compute could not lock the GPU clocks (common under MIG or in some containers): "
-                        f"{'; '.join(log.errors)[:400]}. Retry with clock_control='none' (results then depend on "
-                        "boost and thermals; the report says so).")
+        return NcuError(
+            "clock_control",
+            "Nsight Compute could not lock the GPU clocks (common under MIG or in some containers): "
+            f"{'; '.join(log.errors)[:400]}. Retry with clock_control='none' (results then depend on "
+            "boost and thermals; the report says so).",
+        )
     if any("No kernels were profiled" in w for w in log.warnings) or (not log.passes and not report_exists):
-        return NcuError("nothing_profiled",
-                        "Nsight Compute profiled no kernel inside the stages' NVTX ranges. Does every stage "
-                        "launch a GPU kernel? ncu said: " + ("; ".join(log.errors + log.warnings)[:600] or "(nothing)"))
+        return NcuError(
+            "nothing_profiled",
+            "Nsight Compute profiled no kernel inside the stages' NVTX ranges. Does every stage "
+            "launch a GPU kernel? ncu said: " + ("; ".join(log.errors + log.warnings)[:600] or "(nothing)"),
+        )
     if log.errors and not report_exists:
         return NcuError("ncu_failed", "Nsight Compute failed: " + "; ".join(log.errors)[:800])
     return None
 
 
 # ----------------------------------------------------------------------------- reports
+
 
 @dataclass
 class KernelRecord:
@@ -209,7 +258,7 @@ class KernelRecord:
     def stage(self) -> str | None:
         for r in reversed(self.nvtx_ranges):
             if r.startswith(RANGE_PREFIX):
-                return r[len(RANGE_PREFIX):]
+                return r[len(RANGE_PREFIX) :]
         return None
 
 
@@ -281,15 +330,22 @@ def _rules(action) -> list[dict[str, Any]]:
     for r in raw:
         msg = r.get("rule_message") or {}
         sp = r.get("speedup_estimation") or {}
-        out.append({
-            "rule": r.get("rule_identifier"), "name": r.get("name"), "section": r.get("section_identifier"),
-            "type": MSG_TYPES.get(int(msg.get("type", 0)), str(msg.get("type"))),
-            "title": msg.get("title") or "", "message": _clean_rule_text(msg.get("message") or ""),
-            "speedup_type": SPEEDUP_TYPES.get(int(sp["type"]), str(sp["type"])) if sp else None,
-            "speedup_pct": float(sp["speedup"]) if sp else None,
-            "focus_metrics": [{"name": f.get("name"), "value": f.get("value"), "info": f.get("info")}
-                              for f in r.get("focus_metrics") or []],
-        })
+        out.append(
+            {
+                "rule": r.get("rule_identifier"),
+                "name": r.get("name"),
+                "section": r.get("section_identifier"),
+                "type": MSG_TYPES.get(int(msg.get("type", 0)), str(msg.get("type"))),
+                "title": msg.get("title") or "",
+                "message": _clean_rule_text(msg.get("message") or ""),
+                "speedup_type": SPEEDUP_TYPES.get(int(sp["type"]), str(sp["type"])) if sp else None,
+                "speedup_pct": float(sp["speedup"]) if sp else None,
+                "focus_metrics": [
+                    {"name": f.get("name"), "value": f.get("value"), "info": f.get("info")}
+                    for f in r.get("focus_metrics") or []
+                ],
+            }
+        )
     return out
 
 
@@ -362,7 +418,7 @@ def _source_view(action) -> dict[str, Any] | None:
     stall_cols = []
     for n in sorted(names):
         if n.startswith(STALL_PREFIX) and not n.endswith("_not_issued"):
-            col = "stall_" + n[len(STALL_PREFIX):]
+            col = "stall_" + n[len(STALL_PREFIX) :]
             stall_cols.append(col)
             add(n, col)
     if not rows:
@@ -391,8 +447,9 @@ def _source_view(action) -> dict[str, Any] | None:
     return {"rows": [rows[pc] for pc in sorted(rows)], "stall_columns": stall_cols, "files": files}
 
 
-def read_report(mod, path: Path, chosen: dict[str, str] | None = None,
-                want_source: bool = False) -> list[KernelRecord]:
+def read_report(
+    mod, path: Path, chosen: dict[str, str] | None = None, want_source: bool = False
+) -> list[KernelRecord]:
     """Every profiled launch of a report, read with the ``ncu_report`` module ``mod``: its
     logical metrics, rules and (optionally) the source view."""
     try:
@@ -405,16 +462,29 @@ def read_report(mod, path: Path, chosen: dict[str, str] | None = None,
         for ai in range(rng.num_actions()):
             a = rng.action_by_idx(ai)
             vals, src = logical_metrics(lambda name: _scalar(a.metric_by_name(name)), chosen)
-            out.append(KernelRecord(
-                name=a.name(), nvtx_ranges=_nvtx_ranges(a), nvtx_start_end=_nvtx_ranges(a, "start_end"), metrics=vals, metric_source=src, rules=_rules(a),
-                sections=_sections(a), source=_source_view(a) if want_source else None))
+            out.append(
+                KernelRecord(
+                    name=a.name(),
+                    nvtx_ranges=_nvtx_ranges(a),
+                    nvtx_start_end=_nvtx_ranges(a, "start_end"),
+                    metrics=vals,
+                    metric_source=src,
+                    rules=_rules(a),
+                    sections=_sections(a),
+                    source=_source_view(a) if want_source else None,
+                )
+            )
     if not out:
-        raise NcuError("corrupt_report", f"cannot read Nsight Compute report {path}: it holds no profiled kernel "
-                                         "(empty, truncated or not a .ncu-rep file)")
+        raise NcuError(
+            "corrupt_report",
+            f"cannot read Nsight Compute report {path}: it holds no profiled kernel "
+            "(empty, truncated or not a .ncu-rep file)",
+        )
     return out
 
 
 # ----------------------------------------------------------------------------- CSV details page
+
 
 def _num(text: str) -> float | None:
     t = (text or "").strip().replace(",", "")
@@ -434,25 +504,45 @@ def parse_details_csv(text: str) -> list[dict[str, Any]]:
         lid = (row.get("ID") or "").strip()
         if not lid.isdigit() or not row.get("Kernel Name"):
             continue  # free-text tables (e.g. NVLink topology) that follow the launches
-        ranges = re.findall(r":(" + re.escape(RANGE_PREFIX) + r"[A-Za-z0-9_]+):",
-                            next((v for c, v in row.items() if c and "Push/Pop_Range" in c), "") or "")
-        k = launches.setdefault(lid, {"id": lid, "kernel": row.get("Kernel Name", ""), "sections": {}, "rules": [],
-                                      "metrics": {}, "nvtx_ranges": ranges})
+        ranges = re.findall(
+            r":(" + re.escape(RANGE_PREFIX) + r"[A-Za-z0-9_]+):",
+            next((v for c, v in row.items() if c and "Push/Pop_Range" in c), "") or "",
+        )
+        k = launches.setdefault(
+            lid,
+            {
+                "id": lid,
+                "kernel": row.get("Kernel Name", ""),
+                "sections": {},
+                "rules": [],
+                "metrics": {},
+                "nvtx_ranges": ranges,
+            },
+        )
         sec = row.get("Section Name", "")
         name = row.get("Metric Name") or ""
         if name:
             k["sections"].setdefault(sec, []).append(
-                {"name": name, "value": row.get("Metric Value", ""), "unit": row.get("Metric Unit", "")})
+                {"name": name, "value": row.get("Metric Value", ""), "unit": row.get("Metric Unit", "")}
+            )
             k["metrics"][name] = _num(row.get("Metric Value", ""))
         if row.get("Rule Name"):
             sp = _num(row.get("Estimated Speedup", ""))
-            k["rules"].append({
-                "rule": row["Rule Name"], "name": row["Rule Name"], "section": sec,
-                "type": {"OPT": "OPTIMIZATION", "WRN": "WARNING", "INF": "NONE", "ERR": "ERROR"}.get(
-                    row.get("Rule Type", ""), row.get("Rule Type", "")),
-                "title": "", "message": _clean_rule_text(row.get("Rule Description", "")),
-                "speedup_type": (row.get("Estimated Speedup Type") or "").lower() or None,
-                "speedup_pct": sp, "focus_metrics": []})
+            k["rules"].append(
+                {
+                    "rule": row["Rule Name"],
+                    "name": row["Rule Name"],
+                    "section": sec,
+                    "type": {"OPT": "OPTIMIZATION", "WRN": "WARNING", "INF": "NONE", "ERR": "ERROR"}.get(
+                        row.get("Rule Type", ""), row.get("Rule Type", "")
+                    ),
+                    "title": "",
+                    "message": _clean_rule_text(row.get("Rule Description", "")),
+                    "speedup_type": (row.get("Estimated Speedup Type") or "").lower() or None,
+                    "speedup_pct": sp,
+                    "focus_metrics": [],
+                }
+            )
     return list(launches.values())
 
 
@@ -461,6 +551,14 @@ def records_from_details(launches: list[dict[str, Any]], chosen: dict[str, str] 
     for k in launches:
         vals, src = logical_metrics(k["metrics"].get, chosen)
         sections = [{"id": s, "name": s, "metrics": ms} for s, ms in k["sections"].items()]
-        out.append(KernelRecord(name=k["kernel"], nvtx_ranges=k.get("nvtx_ranges", []), metrics=vals, metric_source=src, rules=k["rules"],
-                                sections=sections))
+        out.append(
+            KernelRecord(
+                name=k["kernel"],
+                nvtx_ranges=k.get("nvtx_ranges", []),
+                metrics=vals,
+                metric_source=src,
+                rules=k["rules"],
+                sections=sections,
+            )
+        )
     return out

@@ -41,21 +41,54 @@ NVTX_START_END = 60  # NvtxStartEndRange
 NVTX_RANGE_TYPES = (NVTX_PUSH_POP, NVTX_START_END)
 
 # The same columns, in the same order, as kineto.load_trace gives.
-KERNEL_COLS = ["name", "start", "dur", "end", "stream", "device", "correlation", "grid_blocks", "block_threads",
-               "regs", "smem", "blocks_per_sm", "warps_per_sm", "occupancy_est_pct"]
+KERNEL_COLS = [
+    "name",
+    "start",
+    "dur",
+    "end",
+    "stream",
+    "device",
+    "correlation",
+    "grid_blocks",
+    "block_threads",
+    "regs",
+    "smem",
+    "blocks_per_sm",
+    "warps_per_sm",
+    "occupancy_est_pct",
+]
 MEMOP_COLS = ["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"]
 API_COLS = ["name", "start", "dur", "end", "correlation", "tid"]
 RANGE_COLS = ["name", "start", "dur", "end", "tid"]
 CPU_OP_COLS = ["name", "start", "dur", "end", "tid"]
 
 # CUPTI's enums, used when the export has no ENUM_* table (their values are fixed by CUPTI).
-_MEMCPY_KINDS = {0: "CUDA_MEMCPY_KIND_UNKNOWN", 1: "CUDA_MEMCPY_KIND_HTOD", 2: "CUDA_MEMCPY_KIND_DTOH",
-                 3: "CUDA_MEMCPY_KIND_HTOA", 4: "CUDA_MEMCPY_KIND_ATOH", 5: "CUDA_MEMCPY_KIND_ATOA",
-                 6: "CUDA_MEMCPY_KIND_ATOD", 7: "CUDA_MEMCPY_KIND_DTOA", 8: "CUDA_MEMCPY_KIND_DTOD",
-                 9: "CUDA_MEMCPY_KIND_HTOH", 10: "CUDA_MEMCPY_KIND_PTOP", 11: "CUDA_MEMCPY_KIND_UVM_HTOD",
-                 12: "CUDA_MEMCPY_KIND_UVM_DTOH", 13: "CUDA_MEMCPY_KIND_UVM_DTOD"}
-_MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
-              6: "Managed Static", 7: "Unknown"}
+_MEMCPY_KINDS = {
+    0: "CUDA_MEMCPY_KIND_UNKNOWN",
+    1: "CUDA_MEMCPY_KIND_HTOD",
+    2: "CUDA_MEMCPY_KIND_DTOH",
+    3: "CUDA_MEMCPY_KIND_HTOA",
+    4: "CUDA_MEMCPY_KIND_ATOH",
+    5: "CUDA_MEMCPY_KIND_ATOA",
+    6: "CUDA_MEMCPY_KIND_ATOD",
+    7: "CUDA_MEMCPY_KIND_DTOA",
+    8: "CUDA_MEMCPY_KIND_DTOD",
+    9: "CUDA_MEMCPY_KIND_HTOH",
+    10: "CUDA_MEMCPY_KIND_PTOP",
+    11: "CUDA_MEMCPY_KIND_UVM_HTOD",
+    12: "CUDA_MEMCPY_KIND_UVM_DTOH",
+    13: "CUDA_MEMCPY_KIND_UVM_DTOD",
+}
+_MEM_KINDS = {
+    0: "Pageable",
+    1: "Pinned",
+    2: "Device",
+    3: "Array",
+    4: "Managed",
+    5: "Device Static",
+    6: "Managed Static",
+    7: "Unknown",
+}
 
 _VERSION_SUFFIX = re.compile(r"_v\d+$")
 
@@ -78,6 +111,7 @@ def memcpy_name(copy_kind: str | None, src: str | None = None, dst: str | None =
 
 # ----------------------------------------------------------------------------- SQLite export
 
+
 def _tables(con: sqlite3.Connection) -> set[str]:
     return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
 
@@ -86,7 +120,9 @@ def _columns(con: sqlite3.Connection, table: str) -> set[str]:
     return {r[1] for r in con.execute(f'PRAGMA table_info("{table}")')}
 
 
-def _enum(con: sqlite3.Connection, tables: set[str], table: str, column: str, fallback: dict[int, str]) -> dict:
+def _enum(
+    con: sqlite3.Connection, tables: set[str], table: str, column: str, fallback: dict[int, str]
+) -> dict:
     if table in tables and {"id", column} <= _columns(con, table):
         return {int(i): v for i, v in con.execute(f'SELECT id, "{column}" FROM "{table}"')}
     return dict(fallback)
@@ -123,18 +159,49 @@ def _kernels(con, tables, strings) -> list[dict[str, Any]]:
     def col(name: str, default: str = "NULL") -> str:
         return f'"{name}"' if name in cols else default
 
-    sql = (f"SELECT start, \"end\", {col('streamId')}, {col('deviceId')}, {col('correlationId')}, "
-           f"{col('demangledName')}, {col('shortName')}, {col('gridX')}, {col('gridY')}, {col('gridZ')}, "
-           f"{col('blockX')}, {col('blockY')}, {col('blockZ')}, {col('registersPerThread')}, "
-           f"{col('staticSharedMemory')}, {col('dynamicSharedMemory')} FROM {KERNEL_TABLE}")
+    sql = (
+        f"SELECT start, \"end\", {col('streamId')}, {col('deviceId')}, {col('correlationId')}, "
+        f"{col('demangledName')}, {col('shortName')}, {col('gridX')}, {col('gridY')}, {col('gridZ')}, "
+        f"{col('blockX')}, {col('blockY')}, {col('blockZ')}, {col('registersPerThread')}, "
+        f"{col('staticSharedMemory')}, {col('dynamicSharedMemory')} FROM {KERNEL_TABLE}"
+    )
     rows = []
-    for (start, end, stream, device, corr, demangled, short, gx, gy, gz, bx, by, bz, regs, ssmem,
-         dsmem) in con.execute(sql):
-        rows.append({"name": strings.get(demangled) or strings.get(short) or "", "start": start,
-                     "dur": end - start, "end": end, "stream": stream, "device": device, "correlation": corr,
-                     "grid_blocks": _prod(gx, gy, gz), "block_threads": _prod(bx, by, bz), "regs": regs,
-                     "smem": (ssmem or 0) + (dsmem or 0) if ssmem is not None or dsmem is not None else None,
-                     "blocks_per_sm": None, "warps_per_sm": None, "occupancy_est_pct": None})
+    for (
+        start,
+        end,
+        stream,
+        device,
+        corr,
+        demangled,
+        short,
+        gx,
+        gy,
+        gz,
+        bx,
+        by,
+        bz,
+        regs,
+        ssmem,
+        dsmem,
+    ) in con.execute(sql):
+        rows.append(
+            {
+                "name": strings.get(demangled) or strings.get(short) or "",
+                "start": start,
+                "dur": end - start,
+                "end": end,
+                "stream": stream,
+                "device": device,
+                "correlation": corr,
+                "grid_blocks": _prod(gx, gy, gz),
+                "block_threads": _prod(bx, by, bz),
+                "regs": regs,
+                "smem": (ssmem or 0) + (dsmem or 0) if ssmem is not None or dsmem is not None else None,
+                "blocks_per_sm": None,
+                "warps_per_sm": None,
+                "occupancy_est_pct": None,
+            }
+        )
     return rows
 
 
@@ -144,19 +211,46 @@ def _memops(con, tables) -> list[dict[str, Any]]:
     if MEMCPY_TABLE in tables:
         cols = _columns(con, MEMCPY_TABLE)
         copy_kinds = _enum(con, tables, "ENUM_CUDA_MEMCPY_OPER", "name", _MEMCPY_KINDS)
-        sel = ", ".join(f'"{c}"' if c in cols else "NULL" for c in
-                        ("streamId", "bytes", "correlationId", "copyKind", "srcKind", "dstKind"))
+        sel = ", ".join(
+            f'"{c}"' if c in cols else "NULL"
+            for c in ("streamId", "bytes", "correlationId", "copyKind", "srcKind", "dstKind")
+        )
         for start, end, stream, nbytes, corr, ck, sk, dk in con.execute(
-                f'SELECT start, "end", {sel} FROM {MEMCPY_TABLE}'):
+            f'SELECT start, "end", {sel} FROM {MEMCPY_TABLE}'
+        ):
             name = memcpy_name(copy_kinds.get(ck), mem_kinds.get(sk), mem_kinds.get(dk))
-            rows.append({"name": name, "start": start, "dur": end - start, "end": end, "kind": "memcpy",
-                         "stream": stream, "bytes": nbytes, "correlation": corr})
+            rows.append(
+                {
+                    "name": name,
+                    "start": start,
+                    "dur": end - start,
+                    "end": end,
+                    "kind": "memcpy",
+                    "stream": stream,
+                    "bytes": nbytes,
+                    "correlation": corr,
+                }
+            )
     if MEMSET_TABLE in tables:
         cols = _columns(con, MEMSET_TABLE)
-        sel = ", ".join(f'"{c}"' if c in cols else "NULL" for c in ("streamId", "bytes", "correlationId", "memKind"))
-        for start, end, stream, nbytes, corr, mk in con.execute(f'SELECT start, "end", {sel} FROM {MEMSET_TABLE}'):
-            rows.append({"name": f"Memset ({mem_kinds.get(mk) or 'Device'})", "start": start, "dur": end - start,
-                         "end": end, "kind": "memset", "stream": stream, "bytes": nbytes, "correlation": corr})
+        sel = ", ".join(
+            f'"{c}"' if c in cols else "NULL" for c in ("streamId", "bytes", "correlationId", "memKind")
+        )
+        for start, end, stream, nbytes, corr, mk in con.execute(
+            f'SELECT start, "end", {sel} FROM {MEMSET_TABLE}'
+        ):
+            rows.append(
+                {
+                    "name": f"Memset ({mem_kinds.get(mk) or 'Device'})",
+                    "start": start,
+                    "dur": end - start,
+                    "end": end,
+                    "kind": "memset",
+                    "stream": stream,
+                    "bytes": nbytes,
+                    "correlation": corr,
+                }
+            )
     return rows
 
 
@@ -165,9 +259,17 @@ def _api(con, tables, strings) -> list[dict[str, Any]]:
         return []
     cols = _columns(con, RUNTIME_TABLE)
     sel = ", ".join(f'"{c}"' if c in cols else "NULL" for c in ("correlationId", "nameId", "globalTid"))
-    return [{"name": api_name(strings.get(name_id)), "start": start, "dur": end - start, "end": end,
-             "correlation": corr, "tid": tid}
-            for start, end, corr, name_id, tid in con.execute(f'SELECT start, "end", {sel} FROM {RUNTIME_TABLE}')]
+    return [
+        {
+            "name": api_name(strings.get(name_id)),
+            "start": start,
+            "dur": end - start,
+            "end": end,
+            "correlation": corr,
+            "tid": tid,
+        }
+        for start, end, corr, name_id, tid in con.execute(f'SELECT start, "end", {sel} FROM {RUNTIME_TABLE}')
+    ]
 
 
 def _ranges(con, tables, strings) -> list[dict[str, Any]]:
@@ -178,9 +280,17 @@ def _ranges(con, tables, strings) -> list[dict[str, Any]]:
     types = ", ".join(str(t) for t in NVTX_RANGE_TYPES)
     rows = []
     for start, end, text, text_id, tid in con.execute(
-            f'SELECT start, "end", {sel} FROM {NVTX_TABLE} WHERE eventType IN ({types}) AND "end" IS NOT NULL'):
-        rows.append({"name": text if text is not None else strings.get(text_id, ""), "start": start,
-                     "dur": end - start, "end": end, "tid": tid})
+        f'SELECT start, "end", {sel} FROM {NVTX_TABLE} WHERE eventType IN ({types}) AND "end" IS NOT NULL'
+    ):
+        rows.append(
+            {
+                "name": text if text is not None else strings.get(text_id, ""),
+                "start": start,
+                "dur": end - start,
+                "end": end,
+                "tid": tid,
+            }
+        )
     return rows
 
 
@@ -215,11 +325,15 @@ def load_sqlite(path: Path) -> Trace:
         try:
             tables = _tables(con)
         except sqlite3.DatabaseError as e:
-            raise ValueError(f"{path} is not an Nsight Systems SQLite export: not an SQLite database ({e})") from None
+            raise ValueError(
+                f"{path} is not an Nsight Systems SQLite export: not an SQLite database ({e})"
+            ) from None
         if not _is_nsys_export(con, tables):
-            raise ValueError(f"{path} is not an Nsight Systems SQLite export: no table {KERNEL_TABLE} or "
-                             f"{NVTX_TABLE} (nor any other CUDA activity table); make it with "
-                             "`nsys export --type sqlite`")
+            raise ValueError(
+                f"{path} is not an Nsight Systems SQLite export: no table {KERNEL_TABLE} or "
+                f"{NVTX_TABLE} (nor any other CUDA activity table); make it with "
+                "`nsys export --type sqlite`"
+            )
         try:
             strings = dict(con.execute("SELECT id, value FROM StringIds")) if "StringIds" in tables else {}
             kernels = _kernels(con, tables, strings)
@@ -231,9 +345,15 @@ def load_sqlite(path: Path) -> Trace:
             raise ValueError(f"{path}: cannot read the Nsight Systems export ({e})") from None
     finally:
         con.close()
-    return Trace(kernels=_frame(kernels, KERNEL_COLS), memops=_frame(memops, MEMOP_COLS), api=_frame(api, API_COLS),
-                 ranges=_frame(ranges, RANGE_COLS), cpu_ops=_frame([], CPU_OP_COLS), num_sms=num_sms,
-                 device_name=device_name)
+    return Trace(
+        kernels=_frame(kernels, KERNEL_COLS),
+        memops=_frame(memops, MEMOP_COLS),
+        api=_frame(api, API_COLS),
+        ranges=_frame(ranges, RANGE_COLS),
+        cpu_ops=_frame([], CPU_OP_COLS),
+        num_sms=num_sms,
+        device_name=device_name,
+    )
 
 
 # ----------------------------------------------------------------------------- program output

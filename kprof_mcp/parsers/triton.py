@@ -38,9 +38,14 @@ def resources(ret: Any) -> Resources:
     def mget(k):
         return getattr(md, k, None) if md is not None and not isinstance(md, dict) else (md or {}).get(k)
 
-    return Resources(kernel_name=mget("name"), registers_per_thread=getattr(ret, "n_regs", None),
-                     spilled_registers=getattr(ret, "n_spills", None), shared_memory_bytes=mget("shared"),
-                     num_warps=mget("num_warps"), num_stages=mget("num_stages"))
+    return Resources(
+        kernel_name=mget("name"),
+        registers_per_thread=getattr(ret, "n_regs", None),
+        spilled_registers=getattr(ret, "n_spills", None),
+        shared_memory_bytes=mget("shared"),
+        num_warps=mget("num_warps"),
+        num_stages=mget("num_stages"),
+    )
 
 
 def config_dict(cfg: Any) -> dict[str, Any]:
@@ -53,8 +58,9 @@ def config_dict(cfg: Any) -> dict[str, Any]:
     return d
 
 
-def tiling(stage_name: str, kernel: Any, fixed: dict[str, Any] | None
-           ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def tiling(
+    stage_name: str, kernel: Any, fixed: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """(tiling, autotune history) of a stage: the autotuner's best config and every config it
     timed (ms as [median, p20, p80]), or the stage's fixed launch configuration."""
     best = getattr(kernel, "best_config", None)
@@ -63,10 +69,17 @@ def tiling(stage_name: str, kernel: Any, fixed: dict[str, Any] | None
         hist = {
             "stage": stage_name,
             "best": config_dict(best),
-            "note": ("timings in ms as [median, p20, p80] from the autotuner's benchmark"
-                     if timings else "best config came from Triton's autotune cache (cache_results): no timings this run"),
-            "configs": [{"config": config_dict(c), "timing_ms": t if isinstance(t, list) else [t]}
-                        for c, t in sorted(timings.items(), key=lambda kv: (kv[1][0] if isinstance(kv[1], list) else kv[1]))],
+            "note": (
+                "timings in ms as [median, p20, p80] from the autotuner's benchmark"
+                if timings
+                else "best config came from Triton's autotune cache (cache_results): no timings this run"
+            ),
+            "configs": [
+                {"config": config_dict(c), "timing_ms": t if isinstance(t, list) else [t]}
+                for c, t in sorted(
+                    timings.items(), key=lambda kv: kv[1][0] if isinstance(kv[1], list) else kv[1]
+                )
+            ],
         }
         return {"source": "autotuned", **config_dict(best)}, hist
     if fixed is not None:

@@ -7,5 +7,13 @@ from .contract import config_columns, render_baseline_table, render_contract
 from .devlog import devlog_metrics, last_devlog_metrics, render_devlog_entry
 from .report import ModeReport, render_report
 
-__all__ = ["ModeReport", "config_columns", "devlog_metrics", "last_devlog_metrics", "render_baseline_table",
-           "render_contract", "render_devlog_entry", "render_report"]
+__all__ = [
+    "ModeReport",
+    "config_columns",
+    "devlog_metrics",
+    "last_devlog_metrics",
+    "render_baseline_table",
+    "render_contract",
+    "render_devlog_entry",
+    "render_report",
+]

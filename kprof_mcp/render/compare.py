@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ..models import Comparison, CompareResult, CounterRow
+from ..models import CompareResult, Comparison, CounterRow
 from .markdown import table
 
 
@@ -18,32 +18,61 @@ class VersionSummary(BaseModel):
 
 
 class CompareSummary(BaseModel):
-    status: str = Field(default="done", description="'done', or 'queued'/'running' (call get_profile(job_id))")
+    status: str = Field(
+        default="done", description="'done', or 'queued'/'running' (call get_profile(job_id))"
+    )
     job_id: str | None = None
     kernel: str | None = None
     params: dict = Field(default_factory=dict)
     device: str | None = None
     versions: list[VersionSummary] = Field(default_factory=list)
-    comparisons: list[Comparison] = Field(default_factory=list, description="each version against the first: "
-                                          "speedup = baseline median / version median, 95 % bootstrap CI, verdict")
+    comparisons: list[Comparison] = Field(
+        default_factory=list,
+        description="each version against the first: "
+        "speedup = baseline median / version median, 95 % bootstrap CI, verdict",
+    )
     rounds: int = 0
     runs_per_round: int = 0
     compare_dir: str | None = None
     warnings: list[str] = Field(default_factory=list)
-    counter_mode: str | None = Field(default=None, description="the Nsight mode each version was also profiled in")
-    counters: list[CounterRow] = Field(default_factory=list, description="Nsight modes: each stage's counters for "
-                                       "every version side by side, with the change against the first")
-    profiles: dict[str, str] = Field(default_factory=dict, description="each version's profile_dir (Nsight modes)")
+    counter_mode: str | None = Field(
+        default=None, description="the Nsight mode each version was also profiled in"
+    )
+    counters: list[CounterRow] = Field(
+        default_factory=list,
+        description="Nsight modes: each stage's counters for "
+        "every version side by side, with the change against the first",
+    )
+    profiles: dict[str, str] = Field(
+        default_factory=dict, description="each version's profile_dir (Nsight modes)"
+    )
 
 
 def compare_summary(r: CompareResult, **fields) -> CompareSummary:
-    return CompareSummary(kernel=r.kernel, params=r.params, device=r.device.name,
-                          versions=[VersionSummary(version=t.version, median_us=t.median_ns / 1e3,
-                                                   rel_iqr_pct=100 * t.rel_iqr, runs=t.runs, method=t.method)
-                                    for t in r.versions],
-                          comparisons=r.comparisons, rounds=r.rounds, runs_per_round=r.runs_per_round,
-                          compare_dir=r.compare_dir, warnings=[f"{w.kind}: {w.message}" for w in r.warnings],
-                          counter_mode=r.counter_mode, counters=r.counters, profiles=r.profiles, **fields)
+    return CompareSummary(
+        kernel=r.kernel,
+        params=r.params,
+        device=r.device.name,
+        versions=[
+            VersionSummary(
+                version=t.version,
+                median_us=t.median_ns / 1e3,
+                rel_iqr_pct=100 * t.rel_iqr,
+                runs=t.runs,
+                method=t.method,
+            )
+            for t in r.versions
+        ],
+        comparisons=r.comparisons,
+        rounds=r.rounds,
+        runs_per_round=r.runs_per_round,
+        compare_dir=r.compare_dir,
+        warnings=[f"{w.kind}: {w.message}" for w in r.warnings],
+        counter_mode=r.counter_mode,
+        counters=r.counters,
+        profiles=r.profiles,
+        **fields,
+    )
 
 
 def render_compare(r: CompareResult) -> str:
@@ -51,8 +80,10 @@ def render_compare(r: CompareResult) -> str:
     out = [f"## Compare: {r.kernel} {' vs '.join(t.version for t in r.versions)}", ""]
     cols = r.param_order or list(r.params)
     if any(t.params for t in r.versions):  # one version (or more) at several parameter sets
-        out += table(["Version"] + cols, [[t.version] + [(t.params or r.params).get(c) for c in cols]
-                                          for t in r.versions])
+        out += table(
+            ["Version"] + cols,
+            [[t.version] + [(t.params or r.params).get(c) for c in cols] for t in r.versions],
+        )
     else:
         out += table(cols, [[r.params.get(c) for c in cols]])
     out += ["", "### Verdict", ""]
@@ -61,23 +92,45 @@ def render_compare(r: CompareResult) -> str:
     rows = []
     for t in r.versions:
         c = next((c for c in r.comparisons if c.version == t.version), None)
-        rows.append([t.version, f"{t.median_ns / 1e3:.3f}", f"{100 * t.rel_iqr:.2f}", t.runs,
-                     "baseline" if t is base else f"{c.speedup:.3f}" if c else "",
-                     "" if t is base else f"{c.ci_low:.3f}–{c.ci_high:.3f}" if c else ""])
-    out += table(["Version", "Median (us)", "IQR/median %", "Runs", f"Speed-up vs {base.version}", "95 % CI"], rows)
+        rows.append(
+            [
+                t.version,
+                f"{t.median_ns / 1e3:.3f}",
+                f"{100 * t.rel_iqr:.2f}",
+                t.runs,
+                "baseline" if t is base else f"{c.speedup:.3f}" if c else "",
+                "" if t is base else f"{c.ci_low:.3f}–{c.ci_high:.3f}" if c else "",
+            ]
+        )
+    out += table(
+        ["Version", "Median (us)", "IQR/median %", "Runs", f"Speed-up vs {base.version}", "95 % CI"], rows
+    )
     if any(t.energy_mj_per_run for t in r.versions):
         from .report import energy_range
 
-        out += ["", "Energy (NVML's energy counter; 0.6 s windows of runs back to back, versions alternating; "
-                    "median [min–max]):", ""]
-        out += table(["Version", "Energy per run (mJ)", "Mean power (W)"],
-                     [[t.version, energy_range(t.energy_mj_per_run, 3), energy_range(t.power_w, 0)] for t in r.versions])
+        out += [
+            "",
+            "Energy (NVML's energy counter; 0.6 s windows of runs back to back, versions alternating; "
+            "median [min–max]):",
+            "",
+        ]
+        out += table(
+            ["Version", "Energy per run (mJ)", "Mean power (W)"],
+            [
+                [t.version, energy_range(t.energy_mj_per_run, 3), energy_range(t.power_w, 0)]
+                for t in r.versions
+            ],
+        )
     clocks = sorted({m for t in r.versions for m in t.sm_clock_mhz})
-    out += ["", f"{r.rounds} rounds × {r.runs_per_round} runs of each version, {r.order}; all versions in one "
-                f"process on the same inputs; time: {base.method}; cache: {r.cache_control}; device: {r.device.name}"
-                + (f"; SM clock {clocks[0]:.0f}–{clocks[-1]:.0f} MHz" if clocks else "") + ". The CI is a "
-                "two-stage bootstrap (rounds, then runs within them) of the ratio of medians. "
-                "Raw samples: `samples.csv`."]
+    out += [
+        "",
+        f"{r.rounds} rounds × {r.runs_per_round} runs of each version, {r.order}; all versions in one "
+        f"process on the same inputs; time: {base.method}; cache: {r.cache_control}; device: {r.device.name}"
+        + (f"; SM clock {clocks[0]:.0f}–{clocks[-1]:.0f} MHz" if clocks else "")
+        + ". The CI is a "
+        "two-stage bootstrap (rounds, then runs within them) of the ratio of medians. "
+        "Raw samples: `samples.csv`.",
+    ]
     if r.counters:
         out += ["", f"### Counters ({r.counter_mode} mode)", ""] + _counters(r)
     if r.warnings:
@@ -99,10 +152,15 @@ def _counters(r: CompareResult) -> list[str]:
     labels = [t.version for t in r.versions]
     base = labels[0]
     head = ["Stage", "Measurement"] + labels + [f"{v} vs {base}" for v in labels[1:]]
-    rows = [[row.stage, row.label] + [_fmt(v) for v in row.values] + [c or "" for c in row.changes[1:]]
-            for row in r.counters]
+    rows = [
+        [row.stage, row.label] + [_fmt(v) for v in row.values] + [c or "" for c in row.changes[1:]]
+        for row in r.counters
+    ]
     out = table(head, rows)
-    out += ["", f"Each version profiled separately in {r.counter_mode} mode after the timing (Nsight Compute: "
-                "clocks locked to base, caches flushed; its durations are not comparable with the CUPTI times "
-                "above). Profiles: " + "; ".join(f"{k}: `{v}`" for k, v in r.profiles.items()) + "."]
+    out += [
+        "",
+        f"Each version profiled separately in {r.counter_mode} mode after the timing (Nsight Compute: "
+        "clocks locked to base, caches flushed; its durations are not comparable with the CUPTI times "
+        "above). Profiles: " + "; ".join(f"{k}: `{v}`" for k, v in r.profiles.items()) + ".",
+    ]
     return out

@@ -30,26 +30,34 @@ def key_issue_text(k: KeyIssue) -> str:
         return "no FLOP/byte model and no counters: pass stage_models, or use mode annotation"
     v = k.values
     if k.kind == "launch_bound":
-        return (f"launch-bound: GPU busy {num(v.get('gpu_busy_pct'))}% of the window, "
-                f"kernels {num(v['kernel_median_ns'] / 1e3, 2)} µs vs launches every "
-                f"{num((v.get('launch_interval_median_ns') or 0) / 1e3, 2)} µs")
+        return (
+            f"launch-bound: GPU busy {num(v.get('gpu_busy_pct'))}% of the window, "
+            f"kernels {num(v['kernel_median_ns'] / 1e3, 2)} µs vs launches every "
+            f"{num((v.get('launch_interval_median_ns') or 0) / 1e3, 2)} µs"
+        )
     unit = "tensor" if v.get("tensor_cores") else "FP32"
-    return (f"roofline est.: {num(v.get('pct_peak_bandwidth'))}% of peak DRAM BW, {num(v.get('pct_peak_flops'))}% "
-            f"of {unit} peak (model bytes/FLOPs; no counters in this mode)")
+    return (
+        f"roofline est.: {num(v.get('pct_peak_bandwidth'))}% of peak DRAM BW, {num(v.get('pct_peak_flops'))}% "
+        f"of {unit} peak (model bytes/FLOPs; no counters in this mode)"
+    )
 
 
 def root_cause_text(rc: RootCause) -> str:
     if rc.kind == "roofline":
         v = rc.values
-        return (f"{rc.text.rstrip('.')} (estimated from the FLOP/byte model; intensity "
-                f"{num(v.get('intensity_flop_per_byte'), 2)} FLOP/B vs ridge "
-                f"{num(v.get('ridge_flop_per_byte'), 0)} FLOP/B: {v.get('region')}-bound region).")
+        return (
+            f"{rc.text.rstrip('.')} (estimated from the FLOP/byte model; intensity "
+            f"{num(v.get('intensity_flop_per_byte'), 2)} FLOP/B vs ridge "
+            f"{num(v.get('ridge_flop_per_byte'), 0)} FLOP/B: {v.get('region')}-bound region)."
+        )
     if rc.kind == "launch_bound":
         v = rc.values
-        return (f"The plan is launch-bound: the GPU is busy {num(v.get('gpu_busy_pct'))}% of the time, "
-                f"and each kernel ({num(v['kernel_median_ns'] / 1e3, 2)} µs) is shorter than the gap "
-                f"between host launches ({num((v.get('launch_interval_median_ns') or 0) / 1e3, 2)} µs). "
-                "Per-kernel tuning cannot help until launches are fused or captured in a CUDA graph.")
+        return (
+            f"The plan is launch-bound: the GPU is busy {num(v.get('gpu_busy_pct'))}% of the time, "
+            f"and each kernel ({num(v['kernel_median_ns'] / 1e3, 2)} µs) is shorter than the gap "
+            f"between host launches ({num((v.get('launch_interval_median_ns') or 0) / 1e3, 2)} µs). "
+            "Per-kernel tuning cannot help until launches are fused or captured in a CUDA graph."
+        )
     return rc.text
 
 
@@ -58,8 +66,9 @@ def opportunity_name(o: RankedOpportunity, a: Assessment) -> str:
     return f"[{o.stage}] {o.name}" if len(a.stages) > 1 and o.stage is not None else o.name
 
 
-def render_contract(result: ProfileResult, baseline: ProfileResult | None = None, *,
-                    assessment: Assessment | None = None) -> str:
+def render_contract(
+    result: ProfileResult, baseline: ProfileResult | None = None, *, assessment: Assessment | None = None
+) -> str:
     """The Profiler Output Contract, in SPEC.md's exact shape."""
     a = assessment or assess(result)
     cols = config_columns(result)
@@ -69,29 +78,50 @@ def render_contract(result: ProfileResult, baseline: ProfileResult | None = None
     rows = []
     for sa in a.stages:
         s = sa.stage
-        rows.append([s.name, f"{s.timing.median_ns / 1e3:.2f}", num(s.tc_pct), num(s.dram_pct),
-                     num(s.occupancy_pct), sa.diagnosis.bottleneck if sa.diagnosis else NA,
-                     key_issue_text(sa.key_issue)])
+        rows.append(
+            [
+                s.name,
+                f"{s.timing.median_ns / 1e3:.2f}",
+                num(s.tc_pct),
+                num(s.dram_pct),
+                num(s.occupancy_pct),
+                sa.diagnosis.bottleneck if sa.diagnosis else NA,
+                key_issue_text(sa.key_issue),
+            ]
+        )
     lines += table(["Stage", "Duration (us)", "TC%", "DRAM%", "Occ%", "Bottleneck", "Key Issue"], rows)
     lines.append("")
     if a.bottleneck is None:
         no_model = result.device.kind == "cuda" and a.main is not None and a.main.key_issue.kind == "no_model"
-        reason = ("CPU timing (no GPU): no roofline or counters to classify with"
-                  if result.device.kind != "cuda" else
-                  f"the dominant stage, {a.main.stage.name}, has no FLOP/byte model and this mode no counters"
-                  if no_model else
-                  "device not in devices.json: no peaks to classify with")
+        reason = (
+            "CPU timing (no GPU): no roofline or counters to classify with"
+            if result.device.kind != "cuda"
+            else f"the dominant stage, {a.main.stage.name}, has no FLOP/byte model and this mode no counters"
+            if no_model
+            else "device not in devices.json: no peaks to classify with"
+        )
         lines.append(f"**Bottleneck**: {NA} ({reason})")
-        lines.append(f"**Root cause**: {NA}. " + (
-            "Pass stage_models (FLOPs and bytes per range occurrence) for a roofline, or profile in mode annotation "
-            "for counters." if no_model else "Run on a GPU listed in devices.json for a diagnosis."))
+        lines.append(
+            f"**Root cause**: {NA}. "
+            + (
+                "Pass stage_models (FLOPs and bytes per range occurrence) for a roofline, or profile in mode annotation "
+                "for counters."
+                if no_model
+                else "Run on a GPU listed in devices.json for a diagnosis."
+            )
+        )
     else:
-        lines.append(f"**Bottleneck**: {a.bottleneck}" + (" (+ locality issue: L2 hit < 80%)" if a.locality_issue else ""))
+        lines.append(
+            f"**Bottleneck**: {a.bottleneck}"
+            + (" (+ locality issue: L2 hit < 80%)" if a.locality_issue else "")
+        )
         lines.append(f"**Root cause**: {root_cause_text(a.root_cause)}")
     lines += ["", "### Top 3 Opportunities (ranked by estimated impact)"]
     if a.opportunities:
-        lines += [f"{i}. {opportunity_name(o, a)} — est. {o.est_gain_pct:.1f}% gain — trigger: {o.trigger}"
-                  for i, o in enumerate(a.opportunities[:3], 1)]
+        lines += [
+            f"{i}. {opportunity_name(o, a)} — est. {o.est_gain_pct:.1f}% gain — trigger: {o.trigger}"
+            for i, o in enumerate(a.opportunities[:3], 1)
+        ]
     elif a.bottleneck is None:
         lines.append(f"1. {NA} — no GPU measurements to rank opportunities from")
     else:
@@ -129,13 +159,17 @@ def _baseline_ci(baseline: ProfileResult, result: ProfileResult) -> str | None:
     (same timing method, one stage or a whole-plan time, ≥ 4 samples a side)."""
 
     def timing(r: ProfileResult):
-        return r.plan_total if r.plan_total is not None else (r.stages[0].timing if len(r.stages) == 1 else None)
+        return (
+            r.plan_total if r.plan_total is not None else (r.stages[0].timing if len(r.stages) == 1 else None)
+        )
 
     c = _comparison(timing(baseline), timing(result))
     if c is None:
         return None
-    return (f"speed-up {c.speedup:.3f} (95 % CI {c.ci_low:.3f}–{c.ci_high:.3f}, {c.verdict}; bootstrap of the two "
-            "profiles' raw samples, taken in separate processes: compare_versions gives the same-process verdict)")
+    return (
+        f"speed-up {c.speedup:.3f} (95 % CI {c.ci_low:.3f}–{c.ci_high:.3f}, {c.verdict}; bootstrap of the two "
+        "profiles' raw samples, taken in separate processes: compare_versions gives the same-process verdict)"
+    )
 
 
 def _ci_of(a, b) -> tuple[float, float] | None:
@@ -150,10 +184,15 @@ def _verdict_row(name: str, prev, cur, floor: dict | None) -> list[Any]:
 
     v, used = verdict(prev.median_ns, cur.median_ns, _ci_of(prev, cur), (floor or {}).get("pct"))
     if floor and floor.get("from"):  # which A/A series set the floor, and whether it is of the stage's class
-        cls = {"same": f"{floor.get('bound')}-bound, as this stage",
-               "any": f"no {floor.get('bound')}-bound series measured"}.get(floor.get("class", ""), "")
-        used = used.replace(f"noise floor {floor['pct']:.2f} %",
-                            f"noise floor {floor['pct']:.2f} % ({floor['from']}" + (f"; {cls}" if cls else "") + ")", 1)
+        cls = {
+            "same": f"{floor.get('bound')}-bound, as this stage",
+            "any": f"no {floor.get('bound')}-bound series measured",
+        }.get(floor.get("class", ""), "")
+        used = used.replace(
+            f"noise floor {floor['pct']:.2f} %",
+            f"noise floor {floor['pct']:.2f} % ({floor['from']}" + (f"; {cls}" if cls else "") + ")",
+            1,
+        )
     return [name, f"{prev.median_ns / 1e3:.2f} → {cur.median_ns / 1e3:.2f}", f"**{v}**", used]
 
 
@@ -169,9 +208,11 @@ def _verdicts(result: ProfileResult, baseline: ProfileResult) -> list[str]:
     if not rows:
         return []
     src = result.noise_floor.get("source") if result.noise_floor else None
-    return ["", "Verdict per stage (time in µs, previous → current; faster/slower only when the change exceeds the "
-                "noise floor and the CI excludes no change" + (f"; floor from {src}" if src else "") + "):"] + \
-        table(["Stage", "Time (µs)", "Verdict", "Used"], rows)
+    return [
+        "",
+        "Verdict per stage (time in µs, previous → current; faster/slower only when the change exceeds the "
+        "noise floor and the CI excludes no change" + (f"; floor from {src}" if src else "") + "):",
+    ] + table(["Stage", "Time (µs)", "Verdict", "Used"], rows)
 
 
 def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None) -> list[str]:
@@ -188,16 +229,35 @@ def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None)
         if p is None:
             continue
         if len(result.stages) > 1:
-            rows.append([f"{s.name} duration (us)", f"{p.timing.median_ns / 1e3:.2f}",
-                         f"{s.timing.median_ns / 1e3:.2f}", _change(p.timing.median_ns, s.timing.median_ns, True, noise)])
-        rows.append([f"{s.name} TFLOP/s" if len(result.stages) > 1 else "Achieved TFLOP/s",
-                     f"{p.achieved_flops_per_s / 1e12:.3f}", f"{s.achieved_flops_per_s / 1e12:.3f}",
-                     _change(p.achieved_flops_per_s, s.achieved_flops_per_s, False, noise)])
-        rows.append([f"{s.name} GB/s" if len(result.stages) > 1 else "Achieved GB/s",
-                     f"{p.achieved_bytes_per_s / 1e9:.1f}", f"{s.achieved_bytes_per_s / 1e9:.1f}",
-                     _change(p.achieved_bytes_per_s, s.achieved_bytes_per_s, False, noise)])
-        for label, a, b in (("TC%", p.tc_pct, s.tc_pct), ("DRAM%", p.dram_pct, s.dram_pct),
-                            ("Occ%", p.occupancy_pct, s.occupancy_pct)):
+            rows.append(
+                [
+                    f"{s.name} duration (us)",
+                    f"{p.timing.median_ns / 1e3:.2f}",
+                    f"{s.timing.median_ns / 1e3:.2f}",
+                    _change(p.timing.median_ns, s.timing.median_ns, True, noise),
+                ]
+            )
+        rows.append(
+            [
+                f"{s.name} TFLOP/s" if len(result.stages) > 1 else "Achieved TFLOP/s",
+                f"{p.achieved_flops_per_s / 1e12:.3f}",
+                f"{s.achieved_flops_per_s / 1e12:.3f}",
+                _change(p.achieved_flops_per_s, s.achieved_flops_per_s, False, noise),
+            ]
+        )
+        rows.append(
+            [
+                f"{s.name} GB/s" if len(result.stages) > 1 else "Achieved GB/s",
+                f"{p.achieved_bytes_per_s / 1e9:.1f}",
+                f"{s.achieved_bytes_per_s / 1e9:.1f}",
+                _change(p.achieved_bytes_per_s, s.achieved_bytes_per_s, False, noise),
+            ]
+        )
+        for label, a, b in (
+            ("TC%", p.tc_pct, s.tc_pct),
+            ("DRAM%", p.dram_pct, s.dram_pct),
+            ("Occ%", p.occupancy_pct, s.occupancy_pct),
+        ):
             if a is not None or b is not None:
                 rows.append([label, num(a), num(b), NA if a is None or b is None else f"{b - a:+.1f} pts"])
     lines = table(header, rows)
@@ -205,29 +265,41 @@ def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None)
     if baseline.kernel != result.kernel:
         notes.append(f"baseline is kernel {baseline.kernel!r}, not {result.kernel!r}")
     if baseline.params != result.params:
-        diff = {k: (baseline.params.get(k), result.params.get(k)) for k in set(baseline.params) | set(result.params)
-                if baseline.params.get(k) != result.params.get(k)}
+        diff = {
+            k: (baseline.params.get(k), result.params.get(k))
+            for k in set(baseline.params) | set(result.params)
+            if baseline.params.get(k) != result.params.get(k)
+        }
         notes.append(f"parameters differ (previous, current): {diff}")
     from ..analysis.fingerprint import differences
 
     env = differences(baseline, result)
     if env:
-        notes.append("environments differ (" + "; ".join(env) + "): part of the change may be the environment's")
+        notes.append(
+            "environments differ (" + "; ".join(env) + "): part of the change may be the environment's"
+        )
     if baseline.mode != result.mode:
         notes.append(f"modes differ: {baseline.mode} vs {result.mode}")
-    prev_m, cur_m = sorted({s.timing.method for s in baseline.stages}), sorted({s.timing.method for s in result.stages})
+    prev_m, cur_m = (
+        sorted({s.timing.method for s in baseline.stages}),
+        sorted({s.timing.method for s in result.stages}),
+    )
     if prev_m != cur_m:
         note = f"timing methods differ (previous {', '.join(prev_m)}; current {', '.join(cur_m)})"
         if "cuda_events" in prev_m and "cupti_kernel_sum" in cur_m:
-            note += (": CUDA-event times include launch latency (+2 to +9 % on 70–300 µs kernels on an H100), so "
-                     "part of this change is the method; report.md's launch-inclusive row is the like-for-like "
-                     "figure, or profile the baseline again")
+            note += (
+                ": CUDA-event times include launch latency (+2 to +9 % on 70–300 µs kernels on an H100), so "
+                "part of this change is the method; report.md's launch-inclusive row is the like-for-like "
+                "figure, or profile the baseline again"
+            )
         notes.append(note)
     ci = _baseline_ci(baseline, result)
     if ci:
         notes.append(ci)
     lines += _verdicts(result, baseline)
     lines.append("")
-    lines.append(f"Baseline: {baseline.kernel} {baseline.version} ({baseline.profile_dir}); timing spread up to "
-                 f"{100 * noise:.1f}% IQR/median" + ("; " + "; ".join(notes) if notes else "") + ".")
+    lines.append(
+        f"Baseline: {baseline.kernel} {baseline.version} ({baseline.profile_dir}); timing spread up to "
+        f"{100 * noise:.1f}% IQR/median" + ("; " + "; ".join(notes) if notes else "") + "."
+    )
     return lines

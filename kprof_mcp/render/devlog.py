@@ -11,7 +11,6 @@ from ..models import ProfileResult
 from .contract import config_columns
 from .markdown import NA, num
 
-
 DEVLOG_MARK = "<!-- kprof-devlog "
 
 
@@ -37,8 +36,14 @@ def devlog_metrics(result: ProfileResult, assessment: Assessment | None = None) 
     }
 
 
-def render_devlog_entry(result: ProfileResult, previous: dict[str, Any] | None, issues: list[str],
-                        insights: list[str], profile_ref: str, assessment: Assessment | None = None) -> str:
+def render_devlog_entry(
+    result: ProfileResult,
+    previous: dict[str, Any] | None,
+    issues: list[str],
+    insights: list[str],
+    profile_ref: str,
+    assessment: Assessment | None = None,
+) -> str:
     """SPEC.md's development-log template, "vs Previous" filled from the previous entry's metrics."""
     m = devlog_metrics(result, assessment)
     d = result.device
@@ -99,11 +104,14 @@ def last_devlog_metrics(text: str, like: ProfileResult | None = None) -> dict[st
         end = text.find(" -->", idx)
         pos = idx
         try:
-            m = json.loads(text[idx + len(DEVLOG_MARK):end])
+            m = json.loads(text[idx + len(DEVLOG_MARK) : end])
         except (json.JSONDecodeError, ValueError):
             continue
         if like is None:
             return m
-        if (m.get("mode", "event") == like.mode and m.get("params", like.params) == like.params
-                and m.get("device", like.device.name) == like.device.name):
+        if (
+            m.get("mode", "event") == like.mode
+            and m.get("params", like.params) == like.params
+            and m.get("device", like.device.name) == like.device.name
+        ):
             return m

@@ -34,14 +34,22 @@ def plot_timeline(tr: Trace, tl: Timeline, dest: Path, title: str) -> None:
                 sg = g[g["stage"].astype(str) == sname]
             if sg.empty:
                 continue
-            ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in sg.itertuples()], (li + 0.6, 0.8),
-                           color=colors(si % 10) if sname != "nan" else "grey", linewidth=0,
-                           label=sname if sname != "nan" and sname not in labelled else None)
+            ax.broken_barh(
+                [((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in sg.itertuples()],
+                (li + 0.6, 0.8),
+                color=colors(si % 10) if sname != "nan" else "grey",
+                linewidth=0,
+                label=sname if sname != "nan" and sname not in labelled else None,
+            )
             labelled.add(sname)
     api = tr.api[tr.api["name"].isin(LAUNCH_APIS)] if not tr.api.empty else tr.api
     if not api.empty:
-        ax.broken_barh([((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in api.itertuples()],
-                       (len(lanes) + 0.6, 0.8), color="black", linewidth=0)
+        ax.broken_barh(
+            [((r.start - t0) / 1e3, max(r.dur / 1e3, 0.05)) for r in api.itertuples()],
+            (len(lanes) + 0.6, 0.8),
+            color="black",
+            linewidth=0,
+        )
     ax.set_yticks([i + 1 for i in range(len(lanes) + 1)], [f"stream {s}" for s in lanes] + ["host launches"])
     ax.set_xlabel("µs from the first GPU activity")
     busy = tl.gpu_busy_pct
@@ -67,13 +75,24 @@ def plot_sweep(rows: list[dict], param: str, dest: Path, title: str) -> None:
     for v in versions:
         pts = sorted((r[param], r["time_us"], r["pct_roofline"]) for r in rows if r["version"] == v)
         ax_t.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=v)
-        ax_r.plot([p[0] for p in pts], [p[2] if p[2] is not None else float("nan") for p in pts], marker="o", label=v)
+        ax_r.plot(
+            [p[0] for p in pts],
+            [p[2] if p[2] is not None else float("nan") for p in pts],
+            marker="o",
+            label=v,
+        )
     if xs and min(xs) > 0 and max(xs) / min(xs) >= 8:
         ax_t.set_xscale("log", base=2)
         ax_r.set_xscale("log", base=2)
     if all(r["pct_roofline"] is None for r in rows):
-        ax_r.text(0.5, 0.5, "no roofline: no device peaks (CPU or unknown device)", ha="center", va="center",
-                  transform=ax_r.transAxes)
+        ax_r.text(
+            0.5,
+            0.5,
+            "no roofline: no device peaks (CPU or unknown device)",
+            ha="center",
+            va="center",
+            transform=ax_r.transAxes,
+        )
     times = [r["time_us"] for r in rows if r["time_us"] > 0]
     if times and max(times) / min(times) >= 8:
         ax_t.set_yscale("log")

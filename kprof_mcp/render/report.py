@@ -26,18 +26,33 @@ def command_section(result: ProfileResult) -> list[str]:
     """What ran (profile_command): the argument vector, where, how it ended, where the stages
     came from, the kernels in each stage, and the end of its output."""
     c = result.command
-    by = {"range": "its ranges (NVTX / record_function / kprof.range)", "kernel": "its kernels, grouped by name"}
-    out = ["## Command", "", f"`{' '.join(c.get('argv') or [])}` in `{c.get('cwd')}`: exit status "
-           f"{c.get('exit_code', NA)}, {c.get('wall_s', NA)} s of its own run; stages are "
-           f"{by.get(c.get('stages_from'), NA)}" + (f", include={c.get('include')}" if c.get("include") else "") + "."]
+    by = {
+        "range": "its ranges (NVTX / record_function / kprof.range)",
+        "kernel": "its kernels, grouped by name",
+    }
+    out = [
+        "## Command",
+        "",
+        f"`{' '.join(c.get('argv') or [])}` in `{c.get('cwd')}`: exit status "
+        f"{c.get('exit_code', NA)}, {c.get('wall_s', NA)} s of its own run; stages are "
+        f"{by.get(c.get('stages_from'), NA)}"
+        + (f", include={c.get('include')}" if c.get("include") else "")
+        + ".",
+    ]
     models = [s.name for s in result.stages if s.bytes_model or s.flops]
     if len(models) < len(result.stages):
-        out.append("Stages without a FLOP/byte model (pass stage_models): no roofline or speed-of-light time for "
-                   "them, so their opportunities are ranked from the counters alone, each capped like generic advice.")
+        out.append(
+            "Stages without a FLOP/byte model (pass stage_models): no roofline or speed-of-light time for "
+            "them, so their opportunities are ranked from the counters alone, each capped like generic advice."
+        )
     out += [""]
-    out += table(["Stage", "Occurrences", "Kernels (launches)"],
-                 [[s.name, s.timing.runs, ", ".join(s.ncu_kernels[:6]) + (" …" if len(s.ncu_kernels) > 6 else "")]
-                  for s in result.stages])
+    out += table(
+        ["Stage", "Occurrences", "Kernels (launches)"],
+        [
+            [s.name, s.timing.runs, ", ".join(s.ncu_kernels[:6]) + (" …" if len(s.ncu_kernels) > 6 else "")]
+            for s in result.stages
+        ],
+    )
     tail = c.get("output_tail")
     if tail:
         out += ["", "Its output ends:", "", "```", tail, "```"]
@@ -53,15 +68,26 @@ def energy_range(vals: list[float], digits: int) -> str:
     return f"{statistics.median(vals):.{digits}f} [{min(vals):.{digits}f}–{max(vals):.{digits}f}]"
 
 
-def render_report(result: ProfileResult, baseline: ProfileResult | None = None, *,
-                  assessment: Assessment | None = None, mode: ModeReport | None = None) -> str:
+def render_report(
+    result: ProfileResult,
+    baseline: ProfileResult | None = None,
+    *,
+    assessment: Assessment | None = None,
+    mode: ModeReport | None = None,
+) -> str:
     """``report.md``: the contract, then the mode's own sections (Nsight Compute metrics and
     rules, the timeline, ...), then the roofline, timing, resources, tiling, device and
     warnings."""
     a = assessment or assess(result)
     mode = mode or ModeReport()
-    out = [render_contract(result, baseline, assessment=a).rstrip("\n"), "", "---", "",
-           f"# Details ({result.mode} mode)", ""]
+    out = [
+        render_contract(result, baseline, assessment=a).rstrip("\n"),
+        "",
+        "---",
+        "",
+        f"# Details ({result.mode} mode)",
+        "",
+    ]
     d = result.device
     if result.command:
         out += command_section(result)
@@ -69,90 +95,213 @@ def render_report(result: ProfileResult, baseline: ProfileResult | None = None, 
     out.append("## Roofline (model FLOPs and bytes over measured median time)")
     rows = []
     for s in result.stages:
-        rows.append([s.name, f"{s.flops:.4g}", f"{s.bytes_model:.4g}", num(s.intensity_flop_per_byte, 3),
-                     num(s.ridge_flop_per_byte, 1), f"{s.achieved_flops_per_s / 1e12:.3f}",
-                     f"{s.achieved_bytes_per_s / 1e9:.1f}", num(s.pct_peak_flops), num(s.pct_peak_bandwidth),
-                     s.roofline_region or NA, num(s.pct_of_roofline)])
-    out += table(["Stage", "FLOPs", "Bytes (model)", "FLOP/B", "Ridge FLOP/B", "TFLOP/s", "GB/s",
-                   "% peak FLOP/s", "% peak BW", "Region", "% of roofline"], rows)
+        rows.append(
+            [
+                s.name,
+                f"{s.flops:.4g}",
+                f"{s.bytes_model:.4g}",
+                num(s.intensity_flop_per_byte, 3),
+                num(s.ridge_flop_per_byte, 1),
+                f"{s.achieved_flops_per_s / 1e12:.3f}",
+                f"{s.achieved_bytes_per_s / 1e9:.1f}",
+                num(s.pct_peak_flops),
+                num(s.pct_peak_bandwidth),
+                s.roofline_region or NA,
+                num(s.pct_of_roofline),
+            ]
+        )
+    out += table(
+        [
+            "Stage",
+            "FLOPs",
+            "Bytes (model)",
+            "FLOP/B",
+            "Ridge FLOP/B",
+            "TFLOP/s",
+            "GB/s",
+            "% peak FLOP/s",
+            "% peak BW",
+            "Region",
+            "% of roofline",
+        ],
+        rows,
+    )
     if d.kind == "cuda" and result.stages and result.stages[0].peak_bytes_per_s:
         s0 = result.stages[0]
         out.append("")
-        out.append(f"Peaks ({d.spec_name}, devices.json): {s0.peak_bytes_per_s / 1e9:.0f} GB/s; "
-                   + ", ".join(f"{s.name}: {num((s.peak_flops_per_s or 0) / 1e12, 1)} TFLOP/s "
-                               f"({'tensor cores' if s.tensor_cores else 'FP32 SIMT'}, {s.dtype})" for s in result.stages)
-                   + ". Bytes are the model's minimum traffic: measured DRAM traffic can only be higher.")
+        out.append(
+            f"Peaks ({d.spec_name}, devices.json): {s0.peak_bytes_per_s / 1e9:.0f} GB/s; "
+            + ", ".join(
+                f"{s.name}: {num((s.peak_flops_per_s or 0) / 1e12, 1)} TFLOP/s "
+                f"({'tensor cores' if s.tensor_cores else 'FP32 SIMT'}, {s.dtype})"
+                for s in result.stages
+            )
+            + ". Bytes are the model's minimum traffic: measured DRAM traffic can only be higher."
+        )
     out += ["", "## Timing"]
     if mode.timing_note:
         out.append(mode.timing_note)
         out.append("")
+
     def trow(label: str, t) -> list:
-        return [label, t.method, t.runs, f"{t.median_ns / 1e3:.3f}", f"{t.iqr_ns / 1e3:.3f}", f"{100 * t.rel_iqr:.2f}",
-                f"{t.min_ns / 1e3:.3f}", t.stop_reason, "yes" if t.l2_flushed else "no",
-                f"{min(t.sm_clock_mhz):.0f}–{max(t.sm_clock_mhz):.0f}" if t.sm_clock_mhz else NA]
+        return [
+            label,
+            t.method,
+            t.runs,
+            f"{t.median_ns / 1e3:.3f}",
+            f"{t.iqr_ns / 1e3:.3f}",
+            f"{100 * t.rel_iqr:.2f}",
+            f"{t.min_ns / 1e3:.3f}",
+            t.stop_reason,
+            "yes" if t.l2_flushed else "no",
+            f"{min(t.sm_clock_mhz):.0f}–{max(t.sm_clock_mhz):.0f}" if t.sm_clock_mhz else NA,
+        ]
 
     trows = []
     for s in result.stages:
         trows.append(trow(s.name, s.timing))
         if s.launch_timing is not None:
             lt = s.launch_timing
-            trows.append(trow(f"{s.name} (launch-inclusive, +{100 * (lt.median_ns / s.timing.median_ns - 1):.1f}%)", lt))
+            trows.append(
+                trow(
+                    f"{s.name} (launch-inclusive, +{100 * (lt.median_ns / s.timing.median_ns - 1):.1f}%)", lt
+                )
+            )
     if result.plan_total is not None:
         trows.append(trow("(whole plan)", result.plan_total))
-    out += table(["Stage", "Method", "Runs", "Median (us)", "IQR (us)", "IQR/median %", "Min (us)", "Stopped by",
-                   "L2 flushed", "SM MHz"], trows)
-    erows = [[s.name, energy_range(s.timing.energy_mj_per_run, 3), energy_range(s.timing.power_w, 0)]
-             for s in result.stages if s.timing.energy_mj_per_run]
+    out += table(
+        [
+            "Stage",
+            "Method",
+            "Runs",
+            "Median (us)",
+            "IQR (us)",
+            "IQR/median %",
+            "Min (us)",
+            "Stopped by",
+            "L2 flushed",
+            "SM MHz",
+        ],
+        trows,
+    )
+    erows = [
+        [s.name, energy_range(s.timing.energy_mj_per_run, 3), energy_range(s.timing.power_w, 0)]
+        for s in result.stages
+        if s.timing.energy_mj_per_run
+    ]
     if erows:
-        out += ["", "Energy (NVML's energy counter; 0.6 s windows of runs back to back, no L2 flush; power between "
-                    "the counter's steps; median [min–max] over the windows):"]
+        out += [
+            "",
+            "Energy (NVML's energy counter; 0.6 s windows of runs back to back, no L2 flush; power between "
+            "the counter's steps; median [min–max] over the windows):",
+        ]
         out += table(["Stage", "Energy per run (mJ)", "Mean power (W)"], erows)
-    krows = [[s.name, k.name[:90], f"{k.launches_per_run:g}", f"{k.median_ns / 1e3:.3f}", f"{k.total_median_ns / 1e3:.3f}"]
-             for s in result.stages for k in s.kernel_times]
+    krows = [
+        [
+            s.name,
+            k.name[:90],
+            f"{k.launches_per_run:g}",
+            f"{k.median_ns / 1e3:.3f}",
+            f"{k.total_median_ns / 1e3:.3f}",
+        ]
+        for s in result.stages
+        for k in s.kernel_times
+    ]
     if krows:
         out += ["", "Kernels of each stage (CUPTI, per run; the stage's time is their sum):", ""]
-        out += table(["Stage", "Kernel", "Launches/run", "Median per launch (us)", "Median per run (us)"], krows)
+        out += table(
+            ["Stage", "Kernel", "Launches/run", "Median per launch (us)", "Median per run (us)"], krows
+        )
     out.append("")
     out.append("Raw samples: `samples.csv` (ns)." + mode.samples_note)
     if result.phases_s:
         out.append("")
-        out.append("Wall time of the profiling process by phase (s): "
-                   + ", ".join(f"{k} {v:.2f}" for k, v in result.phases_s.items()) + ".")
+        out.append(
+            "Wall time of the profiling process by phase (s): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in result.phases_s.items())
+            + "."
+        )
     out += ["", "## Compiled kernel resources"]
     rrows = []
     for s in result.stages:
         r = s.resources
-        rrows.append([s.name, (r.kernel_name if r else None) or NA, num(r.registers_per_thread if r else None, 0),
-                      num(r.local_spill_bytes if r else None, 0), num(r.shared_memory_bytes if r else None, 0),
-                      num(r.num_warps if r else None, 0), num(r.num_stages if r else None, 0),
-                      s.grid_blocks if s.grid_blocks is not None else NA, num(s.waves_per_sm, 2)])
-    out += table(["Stage", "Kernel", "Regs/thread", "Spill bytes/thread", "Shared mem (B)", "Warps", "Stages",
-                   "Grid blocks", "Blocks/SM"], rrows)
+        rrows.append(
+            [
+                s.name,
+                (r.kernel_name if r else None) or NA,
+                num(r.registers_per_thread if r else None, 0),
+                num(r.local_spill_bytes if r else None, 0),
+                num(r.shared_memory_bytes if r else None, 0),
+                num(r.num_warps if r else None, 0),
+                num(r.num_stages if r else None, 0),
+                s.grid_blocks if s.grid_blocks is not None else NA,
+                num(s.waves_per_sm, 2),
+            ]
+        )
+    out += table(
+        [
+            "Stage",
+            "Kernel",
+            "Regs/thread",
+            "Spill bytes/thread",
+            "Shared mem (B)",
+            "Warps",
+            "Stages",
+            "Grid blocks",
+            "Blocks/SM",
+        ],
+        rrows,
+    )
     if any(s.resources is None for s in result.stages):
         out.append("")
-        out.append("n/a: no compiled GPU kernel (CPU interpreter run) — IR and resources exist only for GPU compiles.")
+        out.append(
+            "n/a: no compiled GPU kernel (CPU interpreter run) — IR and resources exist only for GPU compiles."
+        )
     out += ["", "## Tiling"]
     for s in result.stages:
         out.append(f"- {s.name}: `{json.dumps(s.tiling, default=str) if s.tiling else NA}`")
     out += ["", "## Device, clocks and versions"]
-    out += table(["Field", "Value"], [
-        ["device", d.name], ["kind", d.kind], ["table entry", d.spec_name or f"{NA} ({d.spec_note})"],
-        ["SMs", d.sm_count if d.sm_count is not None else NA],
-        ["L2 (bytes)", d.l2_bytes if d.l2_bytes is not None else NA],
-        ["clock control", d.clock_control], ["clocks before", json.dumps(d.clocks_before) if d.clocks_before else NA],
-        ["clocks after", json.dumps(d.clocks_after) if d.clocks_after else NA],
-        ["torch", d.torch_version], ["triton", d.triton_version], ["CUDA", d.cuda_version or NA],
-        ["driver", d.driver_version or NA], ["python", d.python_version], ["TRITON_INTERPRET", d.triton_interpret],
-    ])
+    out += table(
+        ["Field", "Value"],
+        [
+            ["device", d.name],
+            ["kind", d.kind],
+            ["table entry", d.spec_name or f"{NA} ({d.spec_note})"],
+            ["SMs", d.sm_count if d.sm_count is not None else NA],
+            ["L2 (bytes)", d.l2_bytes if d.l2_bytes is not None else NA],
+            ["clock control", d.clock_control],
+            ["clocks before", json.dumps(d.clocks_before) if d.clocks_before else NA],
+            ["clocks after", json.dumps(d.clocks_after) if d.clocks_after else NA],
+            ["torch", d.torch_version],
+            ["triton", d.triton_version],
+            ["CUDA", d.cuda_version or NA],
+            ["driver", d.driver_version or NA],
+            ["python", d.python_version],
+            ["TRITON_INTERPRET", d.triton_interpret],
+        ],
+    )
     where = result.correctness.get("checked_in")
     if result.command:
-        out += ["", "## Correctness", "Not checked: a command has no reference (profile a kernel package for that)."]
+        out += [
+            "",
+            "## Correctness",
+            "Not checked: a command has no reference (profile a kernel package for that).",
+        ]
     else:
-        out += ["", "## Correctness", (f"Checked against the package reference in {where}: " if where else
-                                   "Checked against the package reference before timing: ")
-                + ", ".join(f"output {o['index']}: rel. L2 error {o.get('rel_l2_error', float('nan')):.3g} "
-                            f"(tolerance {result.correctness.get('tolerance_rel_l2')})"
-                            for o in result.correctness.get("outputs", []))]
+        out += [
+            "",
+            "## Correctness",
+            (
+                f"Checked against the package reference in {where}: "
+                if where
+                else "Checked against the package reference before timing: "
+            )
+            + ", ".join(
+                f"output {o['index']}: rel. L2 error {o.get('rel_l2_error', float('nan')):.3g} "
+                f"(tolerance {result.correctness.get('tolerance_rel_l2')})"
+                for o in result.correctness.get("outputs", [])
+            ),
+        ]
     out += ["", "## Warnings"]
     out += [f"- {w.message}" for w in a.warnings] or ["- none"]
     return "\n".join(out) + "\n"

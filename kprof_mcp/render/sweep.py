@@ -12,39 +12,81 @@ from .markdown import num, table
 
 
 class SweepSummary(BaseModel):
-    status: str = Field(default="done", description="'done', or 'queued'/'running' (call get_profile(job_id))")
+    status: str = Field(
+        default="done", description="'done', or 'queued'/'running' (call get_profile(job_id))"
+    )
     job_id: str | None = None
     kernel: str | None = None
     param: str | None = None
     device: str | None = None
-    rows: list[dict[str, Any]] = Field(default_factory=list, description="one per (value, version): time_us, "
-                                       "tflops, gbps, pct_roofline, bottleneck, top_opportunity, top_gain_pct")
+    rows: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="one per (value, version): time_us, "
+        "tflops, gbps, pct_roofline, bottleneck, top_opportunity, top_gain_pct",
+    )
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     sweep_dir: str | None = Field(default=None, description="sweep.csv, sweep.png, sweep.md, sweep.json")
     warnings: list[str] = Field(default_factory=list)
 
 
 def sweep_summary(r: SweepResult, rows: list[dict[str, Any]], **fields: Any) -> SweepSummary:
-    return SweepSummary(kernel=r.kernel, param=r.param, device=r.device.name, rows=rows, skipped=r.skipped,
-                        sweep_dir=r.sweep_dir, warnings=[f"{w.kind}: {w.message}" for w in r.warnings], **fields)
+    return SweepSummary(
+        kernel=r.kernel,
+        param=r.param,
+        device=r.device.name,
+        rows=rows,
+        skipped=r.skipped,
+        sweep_dir=r.sweep_dir,
+        warnings=[f"{w.kind}: {w.message}" for w in r.warnings],
+        **fields,
+    )
 
 
 def render_sweep(r: SweepResult, rows: list[dict[str, Any]]) -> str:
     fixed = {k: v for k, v in (r.points[0].params if r.points else {}).items() if k != r.param}
-    out = [f"## Sweep: {r.kernel} {', '.join(r.versions)} over {r.param}", "",
-           "Fixed: " + ", ".join(f"{k}={v}" for k, v in fixed.items()) + f". Device: {r.device.name}.", ""]
-    out += table([r.param, "Version", "Time (us)", "IQR/median %", "TFLOP/s", "GB/s", "% of roofline", "Bottleneck",
-                  "Top opportunity"],
-                 [[x[r.param], x["version"], f"{x['time_us']:.3f}", f"{x['rel_iqr_pct']:.2f}", f"{x['tflops']:.3f}",
-                   f"{x['gbps']:.1f}", num(x["pct_roofline"]),
-                   x["bottleneck"] or "n/a",
-                   f"{x['top_opportunity']} (est. {x['top_gain_pct']:.1f}%)" if x["top_opportunity"] else "—"]
-                  for x in rows])
+    out = [
+        f"## Sweep: {r.kernel} {', '.join(r.versions)} over {r.param}",
+        "",
+        "Fixed: " + ", ".join(f"{k}={v}" for k, v in fixed.items()) + f". Device: {r.device.name}.",
+        "",
+    ]
+    out += table(
+        [
+            r.param,
+            "Version",
+            "Time (us)",
+            "IQR/median %",
+            "TFLOP/s",
+            "GB/s",
+            "% of roofline",
+            "Bottleneck",
+            "Top opportunity",
+        ],
+        [
+            [
+                x[r.param],
+                x["version"],
+                f"{x['time_us']:.3f}",
+                f"{x['rel_iqr_pct']:.2f}",
+                f"{x['tflops']:.3f}",
+                f"{x['gbps']:.1f}",
+                num(x["pct_roofline"]),
+                x["bottleneck"] or "n/a",
+                f"{x['top_opportunity']} (est. {x['top_gain_pct']:.1f}%)" if x["top_opportunity"] else "—",
+            ]
+            for x in rows
+        ],
+    )
     if r.skipped:
-        out += ["", "Skipped:"] + [f"- {r.param}={s['value']} {s['version']}: {s['reason']}" for s in r.skipped]
-    out += ["", f"Each point timed as event mode times a stage ({rows[0]['timing_method'] if rows else 'n/a'}; "
-                "L2 flushed on a GPU) on a short budget; the bottleneck and opportunity are those a profile of the "
-                "point would give. Files: `sweep.csv`, `sweep.png`, `sweep.json`."]
+        out += ["", "Skipped:"] + [
+            f"- {r.param}={s['value']} {s['version']}: {s['reason']}" for s in r.skipped
+        ]
+    out += [
+        "",
+        f"Each point timed as event mode times a stage ({rows[0]['timing_method'] if rows else 'n/a'}; "
+        "L2 flushed on a GPU) on a short budget; the bottleneck and opportunity are those a profile of the "
+        "point would give. Files: `sweep.csv`, `sweep.png`, `sweep.json`.",
+    ]
     if r.warnings:
         out += ["", "Warnings:"] + [f"- [{w.kind}] {w.message}" for w in r.warnings]
     return "\n".join(out) + "\n"

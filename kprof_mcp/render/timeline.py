@@ -11,69 +11,194 @@ def timeline_sections(result: ProfileResult) -> list[str]:
     """The ``nsys`` mode's sections of report.md: every table of the recorded timeline."""
     tl = result.timeline
     launch = tl.get("launch") or {}
-    out = ["## Timeline", "",
-           f"Engine: {tl.get('engine')}. {tl.get('iterations')} iterations of the whole plan recorded back to back; "
-           f"GPU window {us(tl.get('window_ns'))} µs, GPU busy {num(tl.get('gpu_busy_pct'))}% of it. "
-           f"Files: `trace.json` (open in https://ui.perfetto.dev or chrome://tracing), `timeline.png`, "
-           f"`timeline/*.csv`."]
+    out = [
+        "## Timeline",
+        "",
+        f"Engine: {tl.get('engine')}. {tl.get('iterations')} iterations of the whole plan recorded back to back; "
+        f"GPU window {us(tl.get('window_ns'))} µs, GPU busy {num(tl.get('gpu_busy_pct'))}% of it. "
+        f"Files: `trace.json` (open in https://ui.perfetto.dev or chrome://tracing), `timeline.png`, "
+        f"`timeline/*.csv`.",
+    ]
     if tl.get("nsys"):
         out.append(f"Nsight Systems: {tl['nsys']}")
     if launch:
-        out += ["", f"**Launch overhead**: {launch.get('verdict')}. Median host launch call "
-                    f"{us(launch.get('launch_api_median_ns'))} µs, median interval between launches "
-                    f"{us(launch.get('launch_interval_median_ns'))} µs, median kernel "
-                    f"{us(launch.get('kernel_median_ns'))} µs, {launch.get('launches')} launches."]
+        out += [
+            "",
+            f"**Launch overhead**: {launch.get('verdict')}. Median host launch call "
+            f"{us(launch.get('launch_api_median_ns'))} µs, median interval between launches "
+            f"{us(launch.get('launch_interval_median_ns'))} µs, median kernel "
+            f"{us(launch.get('kernel_median_ns'))} µs, {launch.get('launches')} launches.",
+        ]
     out += where_the_wall_time_went(tl.get("idle") or {})
     out += ["", "### Kernels (as `nsys stats` cuda_gpu_kern_sum)"]
-    out += table(["Time %", "Total (µs)", "Instances", "Avg (µs)", "Med (µs)", "Min (µs)", "Max (µs)", "StdDev (µs)",
-                   "Name"], [[f"{r['time_pct']:.1f}", us(r["total_ns"]), r["instances"], us(r["avg_ns"], 3),
-                              us(r["med_ns"], 3), us(r["min_ns"], 3), us(r["max_ns"], 3), us(r["std_ns"], 3),
-                              r["name"]] for r in tl.get("kernel_summary", [])])
+    out += table(
+        [
+            "Time %",
+            "Total (µs)",
+            "Instances",
+            "Avg (µs)",
+            "Med (µs)",
+            "Min (µs)",
+            "Max (µs)",
+            "StdDev (µs)",
+            "Name",
+        ],
+        [
+            [
+                f"{r['time_pct']:.1f}",
+                us(r["total_ns"]),
+                r["instances"],
+                us(r["avg_ns"], 3),
+                us(r["med_ns"], 3),
+                us(r["min_ns"], 3),
+                us(r["max_ns"], 3),
+                us(r["std_ns"], 3),
+                r["name"],
+            ]
+            for r in tl.get("kernel_summary", [])
+        ],
+    )
     out += ["", "### CUDA API (as `nsys stats` cuda_api_sum)"]
-    out += table(["Time %", "Total (µs)", "Calls", "Avg (µs)", "Min (µs)", "Max (µs)", "Name"],
-                  [[f"{r['time_pct']:.1f}", us(r["total_ns"]), r["instances"], us(r["avg_ns"], 3),
-                    us(r["min_ns"], 3), us(r["max_ns"], 3), r["name"]] for r in tl.get("api_summary", [])[:15]])
+    out += table(
+        ["Time %", "Total (µs)", "Calls", "Avg (µs)", "Min (µs)", "Max (µs)", "Name"],
+        [
+            [
+                f"{r['time_pct']:.1f}",
+                us(r["total_ns"]),
+                r["instances"],
+                us(r["avg_ns"], 3),
+                us(r["min_ns"], 3),
+                us(r["max_ns"], 3),
+                r["name"],
+            ]
+            for r in tl.get("api_summary", [])[:15]
+        ],
+    )
     out += ["", "### Memory operations"]
     mem = tl.get("memop_summary", [])
-    out += table(["Total (µs)", "Count", "Avg (µs)", "Name"],
-                  [[us(r["total_ns"]), r["instances"], us(r["avg_ns"], 3), r["name"]] for r in mem]) if mem else [
-        "None in the recorded iterations."]
+    out += (
+        table(
+            ["Total (µs)", "Count", "Avg (µs)", "Name"],
+            [[us(r["total_ns"]), r["instances"], us(r["avg_ns"], 3), r["name"]] for r in mem],
+        )
+        if mem
+        else ["None in the recorded iterations."]
+    )
     out += ["", "### Stages (ranges `kprof_<stage>`)"]
-    out += table(["Stage", "Kernels/iteration", "GPU kernel time (µs, median)", "GPU span (µs, median)",
-                   "Host range (µs, median)", "Streams"],
-                  [[r["stage"], r["kernels_per_iteration"], us(r["gpu_time_ns_median"]), us(r["gpu_span_ns_median"]),
-                    us(r["cpu_range_ns_median"]), ", ".join(r["streams"]) or NA] for r in tl.get("stages", [])])
+    out += table(
+        [
+            "Stage",
+            "Kernels/iteration",
+            "GPU kernel time (µs, median)",
+            "GPU span (µs, median)",
+            "Host range (µs, median)",
+            "Streams",
+        ],
+        [
+            [
+                r["stage"],
+                r["kernels_per_iteration"],
+                us(r["gpu_time_ns_median"]),
+                us(r["gpu_span_ns_median"]),
+                us(r["cpu_range_ns_median"]),
+                ", ".join(r["streams"]) or NA,
+            ]
+            for r in tl.get("stages", [])
+        ],
+    )
     out += ["", "### Stream concurrency"]
-    out += table(["Stream", "Kernels", "Busy (µs)", "Overlapping other streams (µs)", "Overlap %"],
-                  [[r["stream"], r["kernels"], us(r["busy_ns"]), us(r["overlap_ns"]), f"{r['overlap_pct']:.1f}"]
-                   for r in tl.get("streams", [])]) if tl.get("streams") else ["No GPU streams recorded."]
+    out += (
+        table(
+            ["Stream", "Kernels", "Busy (µs)", "Overlapping other streams (µs)", "Overlap %"],
+            [
+                [r["stream"], r["kernels"], us(r["busy_ns"]), us(r["overlap_ns"]), f"{r['overlap_pct']:.1f}"]
+                for r in tl.get("streams", [])
+            ],
+        )
+        if tl.get("streams")
+        else ["No GPU streams recorded."]
+    )
     if result.plan_total is not None and len(result.stages) > 1:
         serial = sum(s.timing.median_ns for s in result.stages)
         out.append("")
-        out.append(f"Whole plan per iteration: {us(result.plan_total.median_ns)} µs (GPU span) vs "
-                   f"{us(serial)} µs if the stages ran one after another "
-                   f"({serial / result.plan_total.median_ns:.2f}× )." if result.plan_total.median_ns else "")
+        out.append(
+            f"Whole plan per iteration: {us(result.plan_total.median_ns)} µs (GPU span) vs "
+            f"{us(serial)} µs if the stages ran one after another "
+            f"({serial / result.plan_total.median_ns:.2f}× )."
+            if result.plan_total.median_ns
+            else ""
+        )
     out += ["", "### Launch order (iteration 0, host order; device order in the last column)"]
     order = tl.get("launch_order", [])
-    out += table(["#", "Kernel", "Stage", "Stream", "Host launch at (µs)", "API (µs)", "GPU start at (µs)",
-                   "Queue delay (µs)", "Kernel (µs)", "Device order"],
-                  [[r["launch"], r["kernel"], r["stage"] or NA, r["stream"], us(r["host_launch_at_ns"]),
-                    us(r["api_ns"]), us(r["gpu_start_at_ns"]), us(r["queue_delay_ns"]), us(r["kernel_ns"], 3),
-                    r["device_order"]] for r in order[:20]]) if order else ["No kernel launches recorded."]
+    out += (
+        table(
+            [
+                "#",
+                "Kernel",
+                "Stage",
+                "Stream",
+                "Host launch at (µs)",
+                "API (µs)",
+                "GPU start at (µs)",
+                "Queue delay (µs)",
+                "Kernel (µs)",
+                "Device order",
+            ],
+            [
+                [
+                    r["launch"],
+                    r["kernel"],
+                    r["stage"] or NA,
+                    r["stream"],
+                    us(r["host_launch_at_ns"]),
+                    us(r["api_ns"]),
+                    us(r["gpu_start_at_ns"]),
+                    us(r["queue_delay_ns"]),
+                    us(r["kernel_ns"], 3),
+                    r["device_order"],
+                ]
+                for r in order[:20]
+            ],
+        )
+        if order
+        else ["No kernel launches recorded."]
+    )
     if len(order) > 20:
         out.append(f"({len(order) - 20} more in `timeline/launch_order.csv`.)")
     out += ["", "### GPU idle gaps (largest first)"]
-    out += table(["At (µs)", "Gap (µs)", "After", "Before"],
-                  [[us(g["at_ns"]), us(g["gap_ns"], 3), g["after"], g["before"]] for g in tl.get("gaps", [])]) \
-        if tl.get("gaps") else ["None: the GPU was never idle inside the window."]
+    out += (
+        table(
+            ["At (µs)", "Gap (µs)", "After", "Before"],
+            [[us(g["at_ns"]), us(g["gap_ns"], 3), g["after"], g["before"]] for g in tl.get("gaps", [])],
+        )
+        if tl.get("gaps")
+        else ["None: the GPU was never idle inside the window."]
+    )
     out += ["", "### Grid vs SMs (waves)"]
-    out += table(["Kernel", "Grid blocks", "SMs", "Blocks/SM", "Full waves", "Last-wave efficiency", "Note"],
-                  [[w["kernel"], w["grid_blocks"], w["sm_count"], f"{w['blocks_per_sm']:.2f}", w["full_waves"],
-                    f"{w['last_wave_efficiency']:.2f}", w["note"] or ""] for w in tl.get("waves", [])]) \
-        if tl.get("waves") else ["n/a (no GPU kernels or SM count)."]
+    out += (
+        table(
+            ["Kernel", "Grid blocks", "SMs", "Blocks/SM", "Full waves", "Last-wave efficiency", "Note"],
+            [
+                [
+                    w["kernel"],
+                    w["grid_blocks"],
+                    w["sm_count"],
+                    f"{w['blocks_per_sm']:.2f}",
+                    w["full_waves"],
+                    f"{w['last_wave_efficiency']:.2f}",
+                    w["note"] or "",
+                ]
+                for w in tl.get("waves", [])
+            ],
+        )
+        if tl.get("waves")
+        else ["n/a (no GPU kernels or SM count)."]
+    )
     out.append("")
-    out.append("Waves assume one resident block per SM per wave slot (blocks ÷ SMs); with several resident "
-               "blocks per SM the real wave count is lower.")
+    out.append(
+        "Waves assume one resident block per SM per wave slot (blocks ÷ SMs); with several resident "
+        "blocks per SM the real wave count is lower."
+    )
     out.append("")
     return out
 
@@ -100,23 +225,37 @@ def where_the_wall_time_went(idle: dict) -> list[str]:
         return [label, us(ns), us(ns / occ), f"{100.0 * ns / w:.1f}"]
 
     rows = [row("GPU busy (kernels and copies)", float(idle.get("busy_ns") or 0.0))]
-    rows += [row(f"GPU idle: {_PART_LABELS[k]}", float(v)) for k, v in (idle.get("parts_ns") or {}).items()
-             if v and k in _PART_LABELS]
-    out = ["", "### Where the wall time went",
-           f"Window {us(w)} µs ({occ} occurrence(s) of the measured work), {idle.get('gaps')} idle gap(s). Each instant "
-           "the GPU idled is given to what the host was doing then (docs/diagnosis-calibration.md, timeline "
-           "accounting)."]
+    rows += [
+        row(f"GPU idle: {_PART_LABELS[k]}", float(v))
+        for k, v in (idle.get("parts_ns") or {}).items()
+        if v and k in _PART_LABELS
+    ]
+    out = [
+        "",
+        "### Where the wall time went",
+        f"Window {us(w)} µs ({occ} occurrence(s) of the measured work), {idle.get('gaps')} idle gap(s). Each instant "
+        "the GPU idled is given to what the host was doing then (docs/diagnosis-calibration.md, timeline "
+        "accounting).",
+    ]
     out += table(["Part", "Total (µs)", "Per occurrence (µs)", "% of wall"], rows)
     calls = []
-    for key, label in (("sync_calls", "Syncs"), ("first_call_calls", "One-off calls"), ("other_calls", "Other calls")):
+    for key, label in (
+        ("sync_calls", "Syncs"),
+        ("first_call_calls", "One-off calls"),
+        ("other_calls", "Other calls"),
+    ):
         if ev.get(key):
-            calls.append(f"{label}: " + ", ".join(f"{r['call']} ×{r['count']} ({us(r['total_ns'])} µs)"
-                                                  for r in ev[key][:4]))
+            calls.append(
+                f"{label}: "
+                + ", ".join(f"{r['call']} ×{r['count']} ({us(r['total_ns'])} µs)" for r in ev[key][:4])
+            )
     if ev.get("sync_ops"):
         calls.append("Syncs made by: " + ", ".join(f"{r['op']} ×{r['count']}" for r in ev["sync_ops"]))
     if ev.get("h2d_copies"):
-        calls.append(f"Host-to-device copies: {ev['h2d_copies']} ({num(ev.get('h2d_bytes', 0) / 1e6)} MB), "
-                     f"{us(ev.get('h2d_exposed_ns'))} µs of them with no kernel running")
+        calls.append(
+            f"Host-to-device copies: {ev['h2d_copies']} ({num(ev.get('h2d_bytes', 0) / 1e6)} MB), "
+            f"{us(ev.get('h2d_exposed_ns'))} µs of them with no kernel running"
+        )
     if calls:
         out += [""] + [f"- {c}" for c in calls]
     return out

@@ -19,9 +19,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..parsers.ncu import (_NON_COUNTER_PREFIXES, ANNOTATION_SECTIONS, METRICS, KernelRecord, NcuError, base_name,
-                           parse_details_csv, parse_metric_catalog, range_name, records_from_details)
 from ..parsers import ncu as ncu_parser
+from ..parsers.ncu import (
+    _NON_COUNTER_PREFIXES,
+    ANNOTATION_SECTIONS,
+    METRICS,
+    KernelRecord,
+    NcuError,
+    base_name,
+    parse_details_csv,
+    parse_metric_catalog,
+    range_name,
+    records_from_details,
+)
 
 NCU_ENV = "KPROF_NCU"
 
@@ -49,9 +59,11 @@ def _version_key(text: str) -> tuple[int, ...]:
 
 
 def not_found_message() -> str:
-    return ("Nsight Compute (ncu) was not found: install it (it ships with the CUDA toolkit, or from "
-            "https://developer.nvidia.com/nsight-compute), put `ncu` on PATH or set KPROF_NCU=/path/to/ncu. "
-            "mode='event' works without it (kernel timing and a roofline estimate).")
+    return (
+        "Nsight Compute (ncu) was not found: install it (it ships with the CUDA toolkit, or from "
+        "https://developer.nvidia.com/nsight-compute), put `ncu` on PATH or set KPROF_NCU=/path/to/ncu. "
+        "mode='event' works without it (kernel timing and a roofline estimate)."
+    )
 
 
 def ncu_version(ncu: Path) -> str:
@@ -61,12 +73,14 @@ def ncu_version(ncu: Path) -> str:
         raise NcuError("missing", f"{ncu} --version failed ({e}); {not_found_message()}") from None
     m = re.search(r"Version\s+([\d.]+)", out)
     if not m:
-        raise NcuError("missing", f"{ncu} does not look like Nsight Compute (`--version` printed {out[:200]!r})")
+        raise NcuError(
+            "missing", f"{ncu} does not look like Nsight Compute (`--version` printed {out[:200]!r})"
+        )
     return m.group(1)
 
 
-
 # ----------------------------------------------------------------------------- metric names
+
 
 def metric_catalog(ncu: Path, version: str, cache_dir: Path | None = None) -> set[str] | None:
     """Base metric names the installed ncu offers on the local GPU (``--query-metrics``), cached
@@ -79,7 +93,9 @@ def metric_catalog(ncu: Path, version: str, cache_dir: Path | None = None) -> se
         except (ValueError, KeyError):
             pass
     try:
-        cp = subprocess.run([str(ncu), "--query-metrics", "--csv"], capture_output=True, text=True, timeout=120)
+        cp = subprocess.run(
+            [str(ncu), "--query-metrics", "--csv"], capture_output=True, text=True, timeout=120
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     names = parse_metric_catalog(cp.stdout)
@@ -123,11 +139,16 @@ def setup(ncu: Path) -> dict[str, Any]:
     version = ncu_version(ncu)
     catalog = metric_catalog(ncu, version)
     chosen, unknown = resolve_metrics(catalog)
-    return {"version": version, "chosen": chosen, "unknown": unknown,
-            "catalog": "ncu --query-metrics" if catalog else "none (query failed)"}
+    return {
+        "version": version,
+        "chosen": chosen,
+        "unknown": unknown,
+        "catalog": "ncu --query-metrics" if catalog else "none (query failed)",
+    }
 
 
 # ----------------------------------------------------------------------------- command line
+
 
 def nvtx_filters(patterns: list[str]) -> list[str] | None:
     """ncu ``--nvtx-include`` filters for a command's include patterns (fnmatch), or None when a
@@ -161,10 +182,18 @@ def nvtx_filters(patterns: list[str]) -> list[str] | None:
     return out
 
 
-def build_command(ncu: Path, stages: list[str], report_base: Path, metrics: list[str],
-                  clock_control: str = "base", cache_control: str = "all", full_set: bool = False,
-                  sections: tuple[str, ...] = ANNOTATION_SECTIONS, launch_count: int | None = None,
-                  nvtx_includes: list[str] | None = None) -> list[str]:
+def build_command(
+    ncu: Path,
+    stages: list[str],
+    report_base: Path,
+    metrics: list[str],
+    clock_control: str = "base",
+    cache_control: str = "all",
+    full_set: bool = False,
+    sections: tuple[str, ...] = ANNOTATION_SECTIONS,
+    launch_count: int | None = None,
+    nvtx_includes: list[str] | None = None,
+) -> list[str]:
     """The ncu argument vector (no shell). Only launches inside the stages' NVTX ranges are
     profiled, so JIT compilation, autotuning, warm-up and the correctness run are not. With no
     stage (a user's command) every launch is, up to ``launch_count``, each with its NVTX ranges
@@ -186,8 +215,17 @@ def build_command(ncu: Path, stages: list[str], report_base: Path, metrics: list
         cmd += ["--nvtx-include", f]
     if launch_count is not None:
         cmd += ["--launch-count", str(int(launch_count))]
-    cmd += ["--clock-control", clock_control, "--cache-control", cache_control, "--replay-mode", "kernel",
-            "--force-overwrite", "--export", str(report_base)]
+    cmd += [
+        "--clock-control",
+        clock_control,
+        "--cache-control",
+        cache_control,
+        "--replay-mode",
+        "kernel",
+        "--force-overwrite",
+        "--export",
+        str(report_base),
+    ]
     if full_set:
         cmd += ["--set", "full", "--import-source", "yes"]
     else:
@@ -199,6 +237,7 @@ def build_command(ncu: Path, stages: list[str], report_base: Path, metrics: list
 
 
 # ----------------------------------------------------------------------------- reading reports
+
 
 def import_ncu_report(ncu: Path | None = None):
     """The ``ncu_report`` module and where it came from: PyPI first, then ncu's extras/python."""
@@ -230,7 +269,9 @@ def _extras_dirs(ncu: Path) -> list[Path]:
     real = ncu.resolve()
     cands = [real.parent / "extras" / "python"]
     for root in (real.parent.parent, Path("/opt/nvidia/nsight-compute")):
-        cands += sorted(root.glob("nsight-compute*/extras/python"), key=lambda p: _version_key(str(p)), reverse=True)
+        cands += sorted(
+            root.glob("nsight-compute*/extras/python"), key=lambda p: _version_key(str(p)), reverse=True
+        )
         cands += sorted(root.glob("*/extras/python"), key=lambda p: _version_key(str(p)), reverse=True)
     seen, out = set(), []
     for c in cands:
@@ -240,8 +281,9 @@ def _extras_dirs(ncu: Path) -> list[Path]:
     return out
 
 
-def read_report(path: Path, chosen: dict[str, str] | None = None, want_source: bool = False,
-                ncu: Path | None = None) -> tuple[list[KernelRecord], str]:
+def read_report(
+    path: Path, chosen: dict[str, str] | None = None, want_source: bool = False, ncu: Path | None = None
+) -> tuple[list[KernelRecord], str]:
     """Every profiled launch of a report with its logical metrics, rules and (optionally) the
     source view, read with ``ncu_report`` or, without it, from ``ncu --import --csv``.
     Returns the records and a note naming the parser used."""
@@ -249,15 +291,31 @@ def read_report(path: Path, chosen: dict[str, str] | None = None, want_source: b
     if mod is None:
         if ncu is None:
             raise NcuError("parser_missing", f"cannot read {path}: {origin}")
-        return records_from_details(parse_details_csv(details_csv(path, ncu)), chosen), \
-            f"ncu --import --csv (fallback: {origin})"
+        return records_from_details(
+            parse_details_csv(details_csv(path, ncu)), chosen
+        ), f"ncu --import --csv (fallback: {origin})"
     return ncu_parser.read_report(mod, path, chosen, want_source), origin
 
 
 def details_csv(path: Path, ncu: Path) -> str:
     """``ncu --import`` details page as CSV in base units (all sections, all metrics)."""
-    cp = subprocess.run([str(ncu), "--import", str(path), "--csv", "--page", "details", "--print-units", "base",
-                         "--print-details", "all"], capture_output=True, text=True, timeout=300)
+    cp = subprocess.run(
+        [
+            str(ncu),
+            "--import",
+            str(path),
+            "--csv",
+            "--page",
+            "details",
+            "--print-units",
+            "base",
+            "--print-details",
+            "all",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if cp.returncode != 0:
         raise NcuError("corrupt_report", f"ncu --import {path} failed: {cp.stderr.strip()[:400]}")
     return cp.stdout

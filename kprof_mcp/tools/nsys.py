@@ -23,13 +23,19 @@ from pathlib import Path
 from ..parsers.nsys import parse_ldd_missing, parse_version
 
 NSYS_ENV = "KPROF_NSYS"
-_GLOBS = ("opt/nvidia/nsight-systems/*/bin/nsys", "opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys",
-          "usr/local/cuda/bin/nsys")
+_GLOBS = (
+    "opt/nvidia/nsight-systems/*/bin/nsys",
+    "opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys",
+    "usr/local/cuda/bin/nsys",
+)
 # Where candidates() looks, in order (relative to _ROOT): standalone Nsight Systems installs,
 # the copy bundled with Nsight Compute, the CUDA toolkit's.
 _CANDIDATE_GLOBS = (
-    ("opt/nvidia/nsight-systems*/bin/nsys", "opt/nvidia/nsight-systems*/*/bin/nsys",
-     "opt/nvidia/nsight-systems*/*/*/bin/nsys"),
+    (
+        "opt/nvidia/nsight-systems*/bin/nsys",
+        "opt/nvidia/nsight-systems*/*/bin/nsys",
+        "opt/nvidia/nsight-systems*/*/*/bin/nsys",
+    ),
     ("opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys",),
     ("usr/local/cuda*/bin/nsys", "usr/local/cuda*/nsight-systems*/bin/nsys"),
 )
@@ -37,9 +43,11 @@ _ROOT = Path("/")  # tests point this at a temporary folder
 IMPORTER = "QdstrmImporter"
 # Debian/Ubuntu packages of the libraries QdstrmImporter needs and minimal images lack.
 LIB_PACKAGES = {"libpfm.so.4": "libpfm4", "libdw.so.1": "libdw1", "libelf.so.1": "libelf1"}
-NOT_FOUND = ("Nsight Systems not found (PATH, KPROF_NSYS, /opt/nvidia/nsight-systems*, Nsight Compute's bundle, "
-             "the CUDA toolkit): install it (https://developer.nvidia.com/nsight-systems) or set "
-             "KPROF_NSYS=/path/to/nsys")
+NOT_FOUND = (
+    "Nsight Systems not found (PATH, KPROF_NSYS, /opt/nvidia/nsight-systems*, Nsight Compute's bundle, "
+    "the CUDA toolkit): install it (https://developer.nvidia.com/nsight-systems) or set "
+    "KPROF_NSYS=/path/to/nsys"
+)
 
 
 class NsysError(RuntimeError):
@@ -107,9 +115,12 @@ def importer_for(nsys: Path) -> Path | None:
     ``<toolkit>/nsight-systems-*/bin/nsys``."""
     real = Path(nsys).resolve()
     root = real.parent.parent
-    patterns = ("host-linux-x64/" + IMPORTER,  # standalone
-                "linux-desktop-glibc_2_11_3-x64/" + IMPORTER, "linux-desktop-*/" + IMPORTER,  # Nsight Compute's
-                "nsight-systems*/host-linux-x64/" + IMPORTER)  # the CUDA toolkit's wrapper
+    patterns = (
+        "host-linux-x64/" + IMPORTER,  # standalone
+        "linux-desktop-glibc_2_11_3-x64/" + IMPORTER,
+        "linux-desktop-*/" + IMPORTER,  # Nsight Compute's
+        "nsight-systems*/host-linux-x64/" + IMPORTER,
+    )  # the CUDA toolkit's wrapper
     for pattern in patterns:
         hits = sorted((p for p in root.glob(pattern) if p.is_file()), key=_version_key, reverse=True)
         if hits:
@@ -128,7 +139,9 @@ def missing_libraries(binary: Path) -> list[str]:
     ... ``not found``), under the current environment (``LD_LIBRARY_PATH`` included). Empty
     when none is missing or ``ldd`` cannot tell."""
     try:
-        cp = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, timeout=20, env=os.environ.copy())
+        cp = subprocess.run(
+            ["ldd", str(binary)], capture_output=True, text=True, timeout=20, env=os.environ.copy()
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     return parse_ldd_missing(cp.stdout + "\n" + cp.stderr)
@@ -174,18 +187,30 @@ def _check_one(nsys: str, ld_library_path: str | None) -> NsysCheck:
     path = Path(nsys)
     v, said = _version(path)
     if v is None:
-        return NsysCheck(path, None, False, f"{path} does not run as Nsight Systems (`{path} --version`: {said})", [])
+        return NsysCheck(
+            path, None, False, f"{path} does not run as Nsight Systems (`{path} --version`: {said})", []
+        )
     imp = importer_for(path)
     if imp is None:
-        return NsysCheck(path, v, False,
-                         f"Nsight Systems {v} at {path} cannot import its recording: no {IMPORTER} found beside it, "
-                         "so it would leave only a .qdstrm (install the full Nsight Systems from "
-                         "https://developer.nvidia.com/nsight-systems, or set KPROF_NSYS to another nsys)", [])
+        return NsysCheck(
+            path,
+            v,
+            False,
+            f"Nsight Systems {v} at {path} cannot import its recording: no {IMPORTER} found beside it, "
+            "so it would leave only a .qdstrm (install the full Nsight Systems from "
+            "https://developer.nvidia.com/nsight-systems, or set KPROF_NSYS to another nsys)",
+            [],
+        )
     missing = missing_libraries(imp)
     if missing:
-        return NsysCheck(path, v, False,
-                         f"Nsight Systems {v} at {path} cannot import its recording: its importer {imp} cannot "
-                         f"load {', '.join(missing)} {_fix(missing)}", missing)
+        return NsysCheck(
+            path,
+            v,
+            False,
+            f"Nsight Systems {v} at {path} cannot import its recording: its importer {imp} cannot "
+            f"load {', '.join(missing)} {_fix(missing)}",
+            missing,
+        )
     return NsysCheck(path, v, True, None, [])
 
 
@@ -201,9 +226,13 @@ def check_nsys() -> NsysCheck:
     try:
         env = os.environ.get(NSYS_ENV)
         if env and not _executable(Path(env)):
-            return NsysCheck(None, None, False,
-                             f"{NSYS_ENV}={env} is not an executable file: point it at the nsys program or unset it",
-                             [])
+            return NsysCheck(
+                None,
+                None,
+                False,
+                f"{NSYS_ENV}={env} is not an executable file: point it at the nsys program or unset it",
+                [],
+            )
         found = candidates()
         if not found:
             return NsysCheck(None, None, False, NOT_FOUND, [])
@@ -216,17 +245,31 @@ def check_nsys() -> NsysCheck:
             checks.append(c)
         return replace(checks[0], missing=list(checks[0].missing))
     except Exception as e:  # noqa: BLE001 - a check reports, it never takes the caller down
-        return NsysCheck(None, None, False, f"Nsight Systems could not be checked ({type(e).__name__}: {e})", [])
+        return NsysCheck(
+            None, None, False, f"Nsight Systems could not be checked ({type(e).__name__}: {e})", []
+        )
 
 
 # ----------------------------------------------------------------------------- command lines
+
 
 def profile_prefix(nsys: Path, output_base: Path) -> list[str]:
     """The ``nsys profile`` argument vector; the program and its arguments follow it. CUDA and
     NVTX tracing, every CUDA graph node as its own kernel, no CPU sampling or context switches,
     ``<output_base>.nsys-rep`` overwritten."""
-    return [str(nsys), "profile", "-t", "cuda,nvtx", "--cuda-graph-trace=node", "--sample=none", "--cpuctxsw=none",
-            "--force-overwrite", "true", "-o", str(output_base)]
+    return [
+        str(nsys),
+        "profile",
+        "-t",
+        "cuda,nvtx",
+        "--cuda-graph-trace=node",
+        "--sample=none",
+        "--cpuctxsw=none",
+        "--force-overwrite",
+        "true",
+        "-o",
+        str(output_base),
+    ]
 
 
 def _tail(text: str | bytes | None, n: int = 800) -> str:

@@ -12,12 +12,35 @@ import time
 from ..parsers.nvidia_smi import parse_query
 
 # What kprof records about a GPU: identity, memory, clocks (current and maximum), thermals, MIG.
-GPU_FIELDS = ["index", "name", "memory.total", "memory.used", "driver_version", "clocks.sm", "clocks.max.sm",
-              "clocks.mem", "clocks.max.mem", "temperature.gpu", "power.draw", "mig.mode.current",
-              "persistence_mode"]
+GPU_FIELDS = [
+    "index",
+    "name",
+    "memory.total",
+    "memory.used",
+    "driver_version",
+    "clocks.sm",
+    "clocks.max.sm",
+    "clocks.mem",
+    "clocks.max.mem",
+    "temperature.gpu",
+    "power.draw",
+    "mig.mode.current",
+    "persistence_mode",
+]
 # Clock, power and thermal state recorded before and after a measurement.
-CLOCK_FIELDS = ["clocks.sm", "clocks.max.sm", "clocks.mem", "clocks.max.mem", "power.draw", "temperature.gpu",
-                "driver_version", "persistence_mode", "power.limit", "ecc.mode.current", "mig.mode.current"]
+CLOCK_FIELDS = [
+    "clocks.sm",
+    "clocks.max.sm",
+    "clocks.mem",
+    "clocks.max.mem",
+    "power.draw",
+    "temperature.gpu",
+    "driver_version",
+    "persistence_mode",
+    "power.limit",
+    "ecc.mode.current",
+    "mig.mode.current",
+]
 _CACHE: tuple[float, list[dict[str, str]]] | None = None
 
 
@@ -89,5 +112,8 @@ def reset_clocks(gpu: str | None) -> str:
     except (subprocess.SubprocessError, OSError) as e:
         return f"clock reset failed: {e}"
     out = (cp.stdout + cp.stderr).strip().splitlines()
-    return ("clocks reset (nvidia-smi -rgc)" if cp.returncode == 0
-            else f"clock reset failed (exit {cp.returncode}): {out[-1] if out else ''}")
+    return (
+        "clocks reset (nvidia-smi -rgc)"
+        if cp.returncode == 0
+        else f"clock reset failed (exit {cp.returncode}): {out[-1] if out else ''}"
+    )

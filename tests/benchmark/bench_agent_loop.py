@@ -63,6 +63,7 @@ else:  # no GPU: the wall clock of a few runs stands in (the CPU smoke run of th
 print(json.dumps({"median_us": ms * 1e3, "inside_s": time.perf_counter() - t0}))
 """
 
+
 def _pythonpath() -> str:
     return os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
 
@@ -72,8 +73,12 @@ MARK = "    pid = tl.program_id(axis=0)\n"
 
 def fresh(script: Path, pkg: Path, version: str, params: dict) -> tuple[float, float]:
     t0 = time.perf_counter()
-    cp = subprocess.run([sys.executable, str(script), str(pkg), version, json.dumps(params)], capture_output=True,
-                        text=True, env={**os.environ, "PYTHONPATH": _pythonpath()})
+    cp = subprocess.run(
+        [sys.executable, str(script), str(pkg), version, json.dumps(params)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": _pythonpath()},
+    )
     wall = time.perf_counter() - t0
     if cp.returncode != 0:
         raise SystemExit(f"fresh script failed: {cp.stderr[-3000:]}")
@@ -89,9 +94,18 @@ def edit(pkg: Path, n: int) -> None:
 
 
 async def server_round(ws: Path, pkg: Path, version: str, params: dict, n_edit: int) -> dict:
-    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(ws)],
-                                   env={"PYTHONPATH": _pythonpath(), **{k: os.environ[k] for k in
-                                        ("PATH", "LD_LIBRARY_PATH", "KPROF_FORCE_CPU", "HOME") if k in os.environ}})
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kprof_mcp", "--workspace", str(ws)],
+        env={
+            "PYTHONPATH": _pythonpath(),
+            **{
+                k: os.environ[k]
+                for k in ("PATH", "LD_LIBRARY_PATH", "KPROF_FORCE_CPU", "HOME")
+                if k in os.environ
+            },
+        },
+    )
     args = {"kernel": str(pkg), "version": version, "params": params, "mode": "event"}
     out: dict = {}
 
@@ -103,9 +117,12 @@ async def server_round(ws: Path, pkg: Path, version: str, params: dict, n_edit: 
             raise SystemExit(f"profile_kernel failed: {r.content[0].text[:3000]}")
         d = Path(r.structured_content["profile_dir"])
         res = json.loads((d / "result.json").read_text())
-        return wall, {"median_us": res["stages"][0]["timing"]["median_ns"] / 1e3, "runs": len(
-            res["stages"][0]["timing"]["samples_ns"]), "stop": res["stages"][0]["timing"]["stop_reason"],
-            "phases_s": res.get("phases_s")}
+        return wall, {
+            "median_us": res["stages"][0]["timing"]["median_ns"] / 1e3,
+            "runs": len(res["stages"][0]["timing"]["samples_ns"]),
+            "stop": res["stages"][0]["timing"]["stop_reason"],
+            "phases_s": res.get("phases_s"),
+        }
 
     t_spawn = time.perf_counter()
     async with Client(server) as c:
@@ -159,27 +176,38 @@ def main() -> None:
         w, m = fresh(script, pkg, a.version, params)
         rows["fresh"].append(w)
         medians["fresh"].append(m)
-        print(f"round {r + 1}: fresh {rows['fresh'][-2]:.2f}/{rows['fresh'][-1]:.2f} s, first {o['first_from_spawn']:.2f} s "
-              f"(handshake {o['handshake']:.2f} s), same {', '.join(f'{x:.2f}' for x in o['same'])} s, "
-              f"edited {o['edited']:.2f} s", flush=True)
+        print(
+            f"round {r + 1}: fresh {rows['fresh'][-2]:.2f}/{rows['fresh'][-1]:.2f} s, first {o['first_from_spawn']:.2f} s "
+            f"(handshake {o['handshake']:.2f} s), same {', '.join(f'{x:.2f}' for x in o['same'])} s, "
+            f"edited {o['edited']:.2f} s",
+            flush=True,
+        )
     unit = statistics.median(rows["fresh"])
     targets = {"first_from_spawn": 1.2, "first_from_handshake": 1.2, "same": 0.3, "edited": 0.6}
     print()
-    print(f"vector_add {a.version} {params or '(default n = 16777216, float32)'}; rounds={a.rounds}; wall seconds")
+    print(
+        f"vector_add {a.version} {params or '(default n = 16777216, float32)'}; rounds={a.rounds}; wall seconds"
+    )
     print("| step | median (s) | samples (s) | ÷ fresh script | target | met |")
     print("|---|---|---|---|---|---|")
     print(f"| fresh script | {unit:.2f} | {', '.join(f'{x:.2f}' for x in rows['fresh'])} | 1.00 | | |")
     for k, tgt in targets.items():
         med = statistics.median(rows[k])
-        print(f"| {k} | {med:.2f} | {', '.join(f'{x:.2f}' for x in rows[k])} | {med / unit:.2f} | ≤ {tgt} | "
-              f"{'yes' if med / unit <= tgt else 'NO'} |")
+        print(
+            f"| {k} | {med:.2f} | {', '.join(f'{x:.2f}' for x in rows[k])} | {med / unit:.2f} | ≤ {tgt} | "
+            f"{'yes' if med / unit <= tgt else 'NO'} |"
+        )
     print()
     fm, km = statistics.median(medians["fresh"]), statistics.median(medians["kprof"])
-    print(f"kernel time: do_bench median {fm:.2f} us (CUDA events, launch included), kprof median {km:.2f} us "
-          f"(CUPTI kernel time); kprof ÷ do_bench = {km / fm:.3f}")
+    print(
+        f"kernel time: do_bench median {fm:.2f} us (CUDA events, launch included), kprof median {km:.2f} us "
+        f"(CUPTI kernel time); kprof ÷ do_bench = {km / fm:.3f}"
+    )
     print()
     for i, o in enumerate(detail):
-        print(f"round {i + 1} phases: first {o['first_info']}; same {o['same_info'][-1]}; edited {o['edited_info']}")
+        print(
+            f"round {i + 1} phases: first {o['first_info']}; same {o['same_info'][-1]}; edited {o['edited_info']}"
+        )
         print(f"round {i + 1} warm workers after the first profile: {o['workers']}")
 
 

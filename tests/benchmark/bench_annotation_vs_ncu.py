@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from kprof_mcp.tools import ncu as ncu_lib  # noqa: E402
 from kprof_mcp import runner  # noqa: E402
 from kprof_mcp.engine import Config, Engine  # noqa: E402
+from kprof_mcp.tools import ncu as ncu_lib  # noqa: E402
 
 BARE = """
 import sys, json, torch
@@ -50,15 +50,30 @@ torch.cuda.synchronize()
 CASES = [("vector_add", "v0", {}), ("vector_add", "v1", {}), ("matmul", "v0", {}), ("matmul", "v1", {})]
 
 
-def bare_ncu(ncu: Path, metrics: list[str], kernel_regex: str, kernel: str, version: str, params: dict,
-             tmp: Path) -> float:
+def bare_ncu(
+    ncu: Path, metrics: list[str], kernel_regex: str, kernel: str, version: str, params: dict, tmp: Path
+) -> float:
     script = tmp / "bare_launch.py"
     script.write_text(BARE)
     cmd = [str(ncu)]
     for sec in ncu_lib.ANNOTATION_SECTIONS:
         cmd += ["--section", sec]
-    cmd += ["--metrics", ",".join(sorted(set(metrics))), "-k", f"regex:{kernel_regex}", "-c", "1", "-f",
-            "-o", str(tmp / "bare"), sys.executable, str(script), kernel, version, json.dumps(params)]
+    cmd += [
+        "--metrics",
+        ",".join(sorted(set(metrics))),
+        "-k",
+        f"regex:{kernel_regex}",
+        "-c",
+        "1",
+        "-f",
+        "-o",
+        str(tmp / "bare"),
+        sys.executable,
+        str(script),
+        kernel,
+        version,
+        json.dumps(params),
+    ]
     t0 = time.perf_counter()
     cp = subprocess.run(cmd, capture_output=True, text=True, env=runner._env())
     wall = time.perf_counter() - t0
@@ -71,7 +86,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workspace", default=None)
-    ap.add_argument("--cases", default=None, help="kernel:version,... (default: vector_add v0/v1, matmul v0/v1)")
+    ap.add_argument(
+        "--cases", default=None, help="kernel:version,... (default: vector_add v0/v1, matmul v0/v1)"
+    )
     a = ap.parse_args()
     cases = [(c.split(":")[0], c.split(":")[1], {}) for c in a.cases.split(",")] if a.cases else CASES
     ws = Path(a.workspace or tempfile.mkdtemp(prefix="kprof-bench-"))
@@ -101,22 +118,44 @@ def main() -> None:
                 fresh.append(time.perf_counter() - t0)
                 bare.append(bare_ncu(ncu, metrics, name, kernel, version, full, tmp))
             mo, mf, mb = statistics.median(ours), statistics.median(fresh), statistics.median(bare)
-            rows.append((kernel, version, mo, mf, mb, o.result.stages[0].timing.median_ns / 1e3,
-                         o.result.profiler.get("passes_per_launch"), o.result.phases_s, ours, fresh, bare))
-            print(f"{kernel} {version}: warm {mo:.2f} s, fresh {mf:.2f} s, bare ncu {mb:.2f} s, "
-                  f"ratios {mo / mb:.3f} / {mf / mb:.3f}", flush=True)
+            rows.append(
+                (
+                    kernel,
+                    version,
+                    mo,
+                    mf,
+                    mb,
+                    o.result.stages[0].timing.median_ns / 1e3,
+                    o.result.profiler.get("passes_per_launch"),
+                    o.result.phases_s,
+                    ours,
+                    fresh,
+                    bare,
+                )
+            )
+            print(
+                f"{kernel} {version}: warm {mo:.2f} s, fresh {mf:.2f} s, bare ncu {mb:.2f} s, "
+                f"ratios {mo / mb:.3f} / {mf / mb:.3f}",
+                flush=True,
+            )
     engine.close()
     print()
     print(f"ncu {setup['version']} at {ncu}; rounds={a.rounds}; wall seconds, medians")
-    print("| kernel | version | annotation, warm (s) | annotation, fresh (s) | bare ncu (s) | warm ÷ bare | "
-          "fresh ÷ bare | duration (us) | passes |")
+    print(
+        "| kernel | version | annotation, warm (s) | annotation, fresh (s) | bare ncu (s) | warm ÷ bare | "
+        "fresh ÷ bare | duration (us) | passes |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for k, v, mo, mf, mb, d, passes, *_ in rows:
-        print(f"| {k} | {v} | {mo:.2f} | {mf:.2f} | {mb:.2f} | {mo / mb:.3f} | {mf / mb:.3f} | {d:.2f} | {passes} |")
+        print(
+            f"| {k} | {v} | {mo:.2f} | {mf:.2f} | {mb:.2f} | {mo / mb:.3f} | {mf / mb:.3f} | {d:.2f} | {passes} |"
+        )
     print()
     for k, v, *_, ours, fresh, bare in rows:
-        print(f"{k} {v} samples (s): warm {[round(x, 2) for x in ours]}, fresh {[round(x, 2) for x in fresh]}, "
-              f"bare {[round(x, 2) for x in bare]}")
+        print(
+            f"{k} {v} samples (s): warm {[round(x, 2) for x in ours]}, fresh {[round(x, 2) for x in fresh]}, "
+            f"bare {[round(x, 2) for x in bare]}"
+        )
     print()
     for k, v, *rest in rows:
         print(f"{k} {v} worker phases (s): {rest[5]}")

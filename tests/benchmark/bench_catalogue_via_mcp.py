@@ -32,15 +32,19 @@ CASES = [  # (kernel, slow version, params, the cause the fix removes)
 async def main(out: Path | None, only: list[str]) -> int:
     cases = [c for c in CASES if not only or c[0] in only]
     ws = Path(tempfile.mkdtemp(prefix="kprof-catalogue-"))
-    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(ws),
-                                                                 "--kernels-dir", str(KERNELS)],
-                                   env={"PYTHONPATH": f"{ROOT}:{':'.join(sys.path[1:])}"})
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kprof_mcp", "--workspace", str(ws), "--kernels-dir", str(KERNELS)],
+        env={"PYTHONPATH": f"{ROOT}:{':'.join(sys.path[1:])}"},
+    )
     rows, failures = [], 0
     async with Client(server, read_timeout_seconds=600) as c:
         for kernel, version, params, cause in cases:
             t0 = time.perf_counter()
-            r = await c.call_tool("profile_kernel", {"kernel": kernel, "version": version, "params": params,
-                                                     "mode": "annotation", "wait_s": 50})
+            r = await c.call_tool(
+                "profile_kernel",
+                {"kernel": kernel, "version": version, "params": params, "mode": "annotation", "wait_s": 50},
+            )
             while not r.is_error and r.structured_content.get("status") in ("queued", "running"):
                 r = await c.call_tool("get_profile", {"job_id": r.structured_content["job_id"], "wait_s": 50})
             if r.is_error:
@@ -51,11 +55,21 @@ async def main(out: Path | None, only: list[str]) -> int:
             top = (r.structured_content.get("opportunities") or [{}])[0]
             ok = top.get("cause") == cause
             failures += not ok
-            rows.append({"kernel": kernel, "version": version, "expected": cause, "top": top,
-                         "wall_s": round(time.perf_counter() - t0, 1)})
-            print(f"{kernel} {version}: opportunity 1 = {top.get('cause')} ({top.get('name', '')[:70]}, est "
-                  f"{top.get('est_gain_pct')} %, trigger {top.get('trigger')}) — expected {cause}: "
-                  f"{'OK' if ok else 'WRONG'}", flush=True)
+            rows.append(
+                {
+                    "kernel": kernel,
+                    "version": version,
+                    "expected": cause,
+                    "top": top,
+                    "wall_s": round(time.perf_counter() - t0, 1),
+                }
+            )
+            print(
+                f"{kernel} {version}: opportunity 1 = {top.get('cause')} ({top.get('name', '')[:70]}, est "
+                f"{top.get('est_gain_pct')} %, trigger {top.get('trigger')}) — expected {cause}: "
+                f"{'OK' if ok else 'WRONG'}",
+                flush=True,
+            )
     if out:
         out.write_text(json.dumps(rows, indent=2))
     print(f"{len(cases) - failures} of {len(cases)} cases: opportunity 1 names the cause the fix removes")

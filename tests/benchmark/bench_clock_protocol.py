@@ -39,8 +39,15 @@ def probe(candidates: list[int], seconds: float = 3.0) -> list[dict]:
 
         def sample():
             while not stop.is_set():
-                out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits"],
-                                     capture_output=True, text=True).stdout.strip().split(",")
+                out = (
+                    subprocess.run(
+                        ["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits"],
+                        capture_output=True,
+                        text=True,
+                    )
+                    .stdout.strip()
+                    .split(",")
+                )
                 samples.append((float(out[0]), float(out[1])))
                 time.sleep(0.2)
 
@@ -57,34 +64,61 @@ def probe(candidates: list[int], seconds: float = 3.0) -> list[dict]:
         torch.cuda.synchronize()
         stop.set()
         t.join()
-        tflops = 2 * 8192 ** 3 * n / (time.time() - t0) / 1e12
+        tflops = 2 * 8192**3 * n / (time.time() - t0) / 1e12
         clk = [c for c, _ in samples[2:]] or [c for c, _ in samples]
-        rows.append({"lock_mhz": mhz, "sm_mhz_min": min(clk), "sm_mhz_median": statistics.median(clk),
-                     "power_w_median": statistics.median(p for _, p in samples), "tflops": tflops,
-                     "holds": min(clk) >= mhz - 15})
-        print(f"lock {mhz} MHz: SM clock min {min(clk):.0f} / median {statistics.median(clk):.0f} MHz, "
-              f"power {rows[-1]['power_w_median']:.0f} W, {tflops:.0f} TFLOP/s -> {'holds' if rows[-1]['holds'] else 'drops'}",
-              flush=True)
+        rows.append(
+            {
+                "lock_mhz": mhz,
+                "sm_mhz_min": min(clk),
+                "sm_mhz_median": statistics.median(clk),
+                "power_w_median": statistics.median(p for _, p in samples),
+                "tflops": tflops,
+                "holds": min(clk) >= mhz - 15,
+            }
+        )
+        print(
+            f"lock {mhz} MHz: SM clock min {min(clk):.0f} / median {statistics.median(clk):.0f} MHz, "
+            f"power {rows[-1]['power_w_median']:.0f} W, {tflops:.0f} TFLOP/s -> {'holds' if rows[-1]['holds'] else 'drops'}",
+            flush=True,
+        )
     subprocess.run(["nvidia-smi", "-rgc"], capture_output=True)
     return rows
 
 
 async def profiles(rounds: int) -> dict:
     ws = Path(tempfile.mkdtemp(prefix="kprof-clocks-"))
-    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(ws)],
-                                   env={"PYTHONPATH": f"{ROOT}:{':'.join(sys.path[1:])}",
-                                        **({"KPROF_SM_LOCK_MHZ": __import__("os").environ["KPROF_SM_LOCK_MHZ"]}
-                                           if "KPROF_SM_LOCK_MHZ" in __import__("os").environ else {})})
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kprof_mcp", "--workspace", str(ws)],
+        env={
+            "PYTHONPATH": f"{ROOT}:{':'.join(sys.path[1:])}",
+            **(
+                {"KPROF_SM_LOCK_MHZ": __import__("os").environ["KPROF_SM_LOCK_MHZ"]}
+                if "KPROF_SM_LOCK_MHZ" in __import__("os").environ
+                else {}
+            ),
+        },
+    )
     got: dict = {}
     async with Client(server, read_timeout_seconds=600) as c:
         for r in range(rounds):
             for kernel, version, params in CASES:
                 for cc in ("base", "none"):
-                    res = await c.call_tool("profile_kernel", {"kernel": kernel, "version": version, "params": params,
-                                                               "mode": "event", "clock_control": cc, "wait_s": 50})
+                    res = await c.call_tool(
+                        "profile_kernel",
+                        {
+                            "kernel": kernel,
+                            "version": version,
+                            "params": params,
+                            "mode": "event",
+                            "clock_control": cc,
+                            "wait_s": 50,
+                        },
+                    )
                     while not res.is_error and res.structured_content.get("status") in ("queued", "running"):
-                        res = await c.call_tool("get_profile", {"job_id": res.structured_content["job_id"],
-                                                                "wait_s": 50})
+                        res = await c.call_tool(
+                            "get_profile", {"job_id": res.structured_content["job_id"], "wait_s": 50}
+                        )
                     if res.is_error:
                         print("ERROR", kernel, cc, res.content[0].text[:500], flush=True)
                         continue
@@ -92,21 +126,31 @@ async def profiles(rounds: int) -> dict:
                     d = json.loads((Path(s["profile_dir"]) / "params.json").read_text())
                     st = s["stages"][0]
                     clk = st.get("sm_clock_mhz") or []
-                    row = {"duration_us": st["duration_us"], "locked": d.get("clock_state", {}).get("clocks_locked"),
-                           "clock_control": d.get("clock_state", {}).get("clock_control"),
-                           "sm_mhz_median": statistics.median(clk) if clk else None}
+                    row = {
+                        "duration_us": st["duration_us"],
+                        "locked": d.get("clock_state", {}).get("clocks_locked"),
+                        "clock_control": d.get("clock_state", {}).get("clock_control"),
+                        "sm_mhz_median": statistics.median(clk) if clk else None,
+                    }
                     got.setdefault(f"{kernel} {version}", {}).setdefault(cc, []).append(row)
-                    print(f"round {r + 1} {kernel} {version} clock_control={cc}: {st['duration_us']:.3f} us, SM "
-                          f"{row['sm_mhz_median']} MHz, locked={row['locked']}", flush=True)
+                    print(
+                        f"round {r + 1} {kernel} {version} clock_control={cc}: {st['duration_us']:.3f} us, SM "
+                        f"{row['sm_mhz_median']} MHz, locked={row['locked']}",
+                        flush=True,
+                    )
     return got
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--probe", default="", help="comma-separated candidate locks in MHz (e.g. 1755,1590,1410)")
+    ap.add_argument(
+        "--probe", default="", help="comma-separated candidate locks in MHz (e.g. 1755,1590,1410)"
+    )
     ap.add_argument("--json", type=Path, default=None)
-    ap.add_argument("--cases", default="", help="comma-separated kernels (default: matmul, softmax, vector_add)")
+    ap.add_argument(
+        "--cases", default="", help="comma-separated kernels (default: matmul, softmax, vector_add)"
+    )
     a = ap.parse_args()
     if a.cases:
         CASES[:] = [c for c in CASES if c[0] in a.cases.split(",")]
@@ -116,11 +160,16 @@ def main() -> int:
         held = [r["lock_mhz"] for r in out["probe"] if r["holds"]]
         if held and "KPROF_SM_LOCK_MHZ" not in __import__("os").environ:
             __import__("os").environ["KPROF_SM_LOCK_MHZ"] = str(max(held))
-            print(f"locking at {max(held)} MHz for the profiles (the highest candidate the GEMM held)", flush=True)
+            print(
+                f"locking at {max(held)} MHz for the profiles (the highest candidate the GEMM held)",
+                flush=True,
+            )
     out["profiles"] = anyio.run(profiles, a.rounds)
     ok = True
-    print("\n| kernel | clock_control | profiles | median (us) | (max - min) / median | SM MHz (min-max of medians) "
-          "| target |")
+    print(
+        "\n| kernel | clock_control | profiles | median (us) | (max - min) / median | SM MHz (min-max of medians) "
+        "| target |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, by in out["profiles"].items():
         for cc, rows in by.items():
@@ -131,12 +180,16 @@ def main() -> int:
                 ok = False
             mhz = [r["sm_mhz_median"] for r in rows if r["sm_mhz_median"]]
             clk = f"{min(mhz):.0f}-{max(mhz):.0f}" if mhz else "n/a"
-            print(f"| {name} | {cc} | {len(t)} | {statistics.median(t):.3f} | {spread:.2f} % | {clk} | {target} |")
+            print(
+                f"| {name} | {cc} | {len(t)} | {statistics.median(t):.3f} | {spread:.2f} % | {clk} | {target} |"
+            )
     free = {n: by.get("none") for n, by in out["profiles"].items()}
     locked = {n: by.get("base") for n, by in out["profiles"].items()}
     for n in out["profiles"]:
         if free[n] and locked[n]:
-            print(f"{n}: locked ÷ free median time {statistics.median(r['duration_us'] for r in locked[n]) / statistics.median(r['duration_us'] for r in free[n]):.3f}")
+            print(
+                f"{n}: locked ÷ free median time {statistics.median(r['duration_us'] for r in locked[n]) / statistics.median(r['duration_us'] for r in free[n]):.3f}"
+            )
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))
     print("clock protocol target (locked spread ≤ 0.5 % for each kernel):", "PASS" if ok else "FAIL")

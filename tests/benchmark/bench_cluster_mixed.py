@@ -40,28 +40,67 @@ def jobs(small: bool) -> list[tuple[str, dict]]:
     """(tool, arguments) of the batch."""
     if small:  # CPU logic check: tiny problems
         prof = [("vector_add", "v0", {"n": 4096}), ("vector_add", "v1", {"n": 8192})]
-        return ([("profile_kernel", {"kernel": k, "version": v, "params": p, "mode": "event"}) for k, v, p in prof] +
-                [("compare_versions", {"kernel": "vector_add", "versions": ["v0", "v1"], "params": {"n": 4096},
-                                       "budget_ms": 150, "rounds": 4}),
-                 ("sweep", {"kernel": "vector_add", "param": "n", "values": [1024, 4096], "versions": ["v1"],
-                            "budget_ms": 60}),
-                 ("profile_command", {"command": ["python", "step.py"], "mode": "event"})])
+        return [
+            ("profile_kernel", {"kernel": k, "version": v, "params": p, "mode": "event"}) for k, v, p in prof
+        ] + [
+            (
+                "compare_versions",
+                {
+                    "kernel": "vector_add",
+                    "versions": ["v0", "v1"],
+                    "params": {"n": 4096},
+                    "budget_ms": 150,
+                    "rounds": 4,
+                },
+            ),
+            (
+                "sweep",
+                {
+                    "kernel": "vector_add",
+                    "param": "n",
+                    "values": [1024, 4096],
+                    "versions": ["v1"],
+                    "budget_ms": 60,
+                },
+            ),
+            ("profile_command", {"command": ["python", "step.py"], "mode": "event"}),
+        ]
     prof = [("matmul", "v3", {}), ("softmax", "v2", {}), ("vector_add", "v1", {}), ("mla_decode", "v3", {})]
-    return ([("profile_kernel", {"kernel": k, "version": v, "params": p, "mode": "annotation"}) for k, v, p in prof] +
-            [("profile_kernel", {"kernel": k, "version": v, "params": p, "mode": "event"}) for k, v, p in prof] +
-            [("compare_versions", {"kernel": "matmul", "versions": ["v1", "v3"], "rounds": 20}),
-             ("sweep", {"kernel": "vector_add", "param": "n", "values": [1 << 20, 1 << 22, 1 << 24], "versions": ["v1"]}),
-             ("profile_command", {"command": ["python", "step.py"], "mode": "event"})])
+    return (
+        [
+            ("profile_kernel", {"kernel": k, "version": v, "params": p, "mode": "annotation"})
+            for k, v, p in prof
+        ]
+        + [("profile_kernel", {"kernel": k, "version": v, "params": p, "mode": "event"}) for k, v, p in prof]
+        + [
+            ("compare_versions", {"kernel": "matmul", "versions": ["v1", "v3"], "rounds": 20}),
+            (
+                "sweep",
+                {
+                    "kernel": "vector_add",
+                    "param": "n",
+                    "values": [1 << 20, 1 << 22, 1 << 24],
+                    "versions": ["v1"],
+                },
+            ),
+            ("profile_command", {"command": ["python", "step.py"], "mode": "event"}),
+        ]
+    )
 
 
 def run_batch(addr: str, ws: Path, batch: list[tuple[str, dict]]) -> tuple[float, list[dict]]:
     import anyio
     from mcp import Client, StdioServerParameters
 
-    env = {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "KPROF_FORCE_CPU": os.environ.get("KPROF_FORCE_CPU", "")}
-    server = StdioServerParameters(command=sys.executable, env=env,
-                                   args=["-m", "kprof_mcp", "--workspace", str(ws), "--cluster", addr, "--allow-commands"])
+    env = {
+        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "KPROF_FORCE_CPU": os.environ.get("KPROF_FORCE_CPU", ""),
+    }
+    server = StdioServerParameters(
+        command=sys.executable,
+        env=env,
+        args=["-m", "kprof_mcp", "--workspace", str(ws), "--cluster", addr, "--allow-commands"],
+    )
 
     async def main():
         async with Client(server, read_timeout_seconds=900) as c:
@@ -77,8 +116,13 @@ def run_batch(addr: str, ws: Path, batch: list[tuple[str, dict]]) -> tuple[float
                     r = await c.call_tool("get_profile", {"job_id": i, "wait_s": 50})
                     s = r.structured_content or {}
                     if r.is_error or s.get("status") in ("done", "failed", "cancelled"):
-                        rows.append({"tool": tool, "ok": not r.is_error and s.get("status") == "done",
-                                     "error": r.content[0].text[:300] if r.is_error else None})
+                        rows.append(
+                            {
+                                "tool": tool,
+                                "ok": not r.is_error and s.get("status") == "done",
+                                "error": r.content[0].text[:300] if r.is_error else None,
+                            }
+                        )
                         break
             return time.monotonic() - t0, rows
 
@@ -99,17 +143,28 @@ def main() -> int:
         (ws / "step.py").write_text(SCRIPT.replace("STEPS", "4" if a.small else "30"))
         addr, procs = _start_cluster(use)
         try:
-            run_batch(addr, ws, batch[:len(use)])  # warm-up: one untimed job per worker
+            run_batch(addr, ws, batch[: len(use)])  # warm-up: one untimed job per worker
             wall, rows = run_batch(addr, ws, batch)
         finally:
             stop_processes(procs, 30.0)
         ok = sum(r["ok"] for r in rows)
-        out[label] = {"gpus": len(use), "jobs": len(rows), "ok": ok, "wall_s": round(wall, 1),
-                      "jobs_per_min": round(60 * len(rows) / wall, 2), "rows": rows}
-        print(f"{label} ({len(use)} GPU(s)): {ok}/{len(rows)} jobs done in {wall:.1f} s = "
-              f"{60 * len(rows) / wall:.2f} jobs/min; by tool: "
-              + ", ".join(f"{t} {sum(r['ok'] for r in rows if r['tool'] == t)}/{sum(r['tool'] == t for r in rows)}"
-                          for t in dict.fromkeys(r["tool"] for r in rows)), flush=True)
+        out[label] = {
+            "gpus": len(use),
+            "jobs": len(rows),
+            "ok": ok,
+            "wall_s": round(wall, 1),
+            "jobs_per_min": round(60 * len(rows) / wall, 2),
+            "rows": rows,
+        }
+        print(
+            f"{label} ({len(use)} GPU(s)): {ok}/{len(rows)} jobs done in {wall:.1f} s = "
+            f"{60 * len(rows) / wall:.2f} jobs/min; by tool: "
+            + ", ".join(
+                f"{t} {sum(r['ok'] for r in rows if r['tool'] == t)}/{sum(r['tool'] == t for r in rows)}"
+                for t in dict.fromkeys(r["tool"] for r in rows)
+            ),
+            flush=True,
+        )
         for r in rows:
             if not r["ok"]:
                 print("  FAILED", r["tool"], r["error"], flush=True)

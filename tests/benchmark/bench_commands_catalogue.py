@@ -32,8 +32,10 @@ from mcp import Client, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ROOT / "tests" / "calibration" / "commands"
-MODELS = {"chain": {"bytes": 3 * 4 * 2 ** 25, "flops": 6 * 2 ** 25, "dtype": "float32"},
-          "rmsnorm": {"bytes": 2 * 4 * 2 ** 25, "flops": 4 * 2 ** 25, "dtype": "float32"}}
+MODELS = {
+    "chain": {"bytes": 3 * 4 * 2**25, "flops": 6 * 2**25, "dtype": "float32"},
+    "rmsnorm": {"bytes": 2 * 4 * 2**25, "flops": 4 * 2**25, "dtype": "float32"},
+}
 TEST_LIB = '''
 import torch
 import triton
@@ -64,7 +66,12 @@ CASES = {
     "sync": (["python", "sync_loop.py", "--variant", "bad", "--steps", "20"], "nsys", None, "sync"),
     "host": (["python", "host_loop.py", "--variant", "bad", "--steps", "20"], "nsys", None, "host"),
     "launch": (["python", "launch_loop.py", "--variant", "bad", "--steps", "20"], "nsys", None, "launch"),
-    "pytest": (["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_lib.py"], "nsys", None, "host"),
+    "pytest": (
+        ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_lib.py"],
+        "nsys",
+        None,
+        "host",
+    ),
 }
 
 
@@ -79,9 +86,11 @@ def workspace() -> Path:
 
 async def main(out: Path | None, cases: list[str]) -> int:
     ws = workspace()
-    server = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(ws),
-                                                                 "--allow-commands"],
-                                   env={"PYTHONPATH": f"{ROOT}:{':'.join(sys.path[1:])}"})
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kprof_mcp", "--workspace", str(ws), "--allow-commands"],
+        env={"PYTHONPATH": f"{ROOT}:{':'.join(sys.path[1:])}"},
+    )
     results, failures = {}, []
     async with Client(server, read_timeout_seconds=600) as c:
         for name in cases:
@@ -99,24 +108,46 @@ async def main(out: Path | None, cases: list[str]) -> int:
                 continue
             s = r.structured_content
             top = (s.get("opportunities") or [{}])[0]
-            rows = [{k: st.get(k) for k in ("name", "duration_us", "gbps", "pct_of_peak_bw", "dram_bytes_over_model",
-                                            "kernels")} for st in s["stages"]]
+            rows = [
+                {
+                    k: st.get(k)
+                    for k in (
+                        "name",
+                        "duration_us",
+                        "gbps",
+                        "pct_of_peak_bw",
+                        "dram_bytes_over_model",
+                        "kernels",
+                    )
+                }
+                for st in s["stages"]
+            ]
             ok = top.get("cause") == want
             if not ok:
                 failures.append(name)
-            print(f"\n===== [{name}] {' '.join(command)} ({mode}): opportunity 1 cause {top.get('cause')!r}, "
-                  f"expected {want!r}: {'OK' if ok else 'WRONG'}; {time.perf_counter() - t0:.1f} s")
+            print(
+                f"\n===== [{name}] {' '.join(command)} ({mode}): opportunity 1 cause {top.get('cause')!r}, "
+                f"expected {want!r}: {'OK' if ok else 'WRONG'}; {time.perf_counter() - t0:.1f} s"
+            )
             print(r.content[0].text[:2500])
             print("stages:", json.dumps(rows))
             report = Path(s["profile_dir"]) / "report.md"
             if report.is_file():
                 text = report.read_text()
                 if "### Where the wall time went" in text:
-                    print(text[text.index("### Where the wall time went"):].split("\n### ")[0][:2500])
-            results[name] = {"command": command, "mode": mode, "expected": want, "ok": ok, "summary": s,
-                             "contract": r.content[0].text}
-    print(f"\n{len(cases) - len(failures)} of {len(cases)} cases: opportunity 1 names the expected cause"
-          + (f"; wrong or failed: {failures}" if failures else ""))
+                    print(text[text.index("### Where the wall time went") :].split("\n### ")[0][:2500])
+            results[name] = {
+                "command": command,
+                "mode": mode,
+                "expected": want,
+                "ok": ok,
+                "summary": s,
+                "contract": r.content[0].text,
+            }
+    print(
+        f"\n{len(cases) - len(failures)} of {len(cases)} cases: opportunity 1 names the expected cause"
+        + (f"; wrong or failed: {failures}" if failures else "")
+    )
     if out:
         out.write_text(json.dumps(results, indent=2))
     return 1 if failures else 0

@@ -73,17 +73,34 @@ def main() -> None:
 
                 os.environ["TRITON_INTERPRET"] = "1"
             db_ns, db_wall = do_bench_median(kernel, version, o.result.params)
-            rows.append((kernel, version, ours.median_ns / 1e3, ours.rel_iqr * 100, ours.runs, db_ns / 1e3,
-                         ours.median_ns / db_ns, ours_wall, db_wall, ours_wall / db_wall, o.result.device.name))
+            rows.append(
+                (
+                    kernel,
+                    version,
+                    ours.median_ns / 1e3,
+                    ours.rel_iqr * 100,
+                    ours.runs,
+                    db_ns / 1e3,
+                    ours.median_ns / db_ns,
+                    ours_wall,
+                    db_wall,
+                    ours_wall / db_wall,
+                    o.result.device.name,
+                )
+            )
             print(f"done {kernel} {version}", flush=True)
     print()
     print(f"device: {rows[0][-1]}")
-    print("| kernel | version | ours median (us) | ours IQR % | ours runs | do_bench median (us) | "
-          "median ratio ours/do_bench | ours wall (s) | do_bench wall (s) | wall ratio |")
+    print(
+        "| kernel | version | ours median (us) | ours IQR % | ours runs | do_bench median (us) | "
+        "median ratio ours/do_bench | ours wall (s) | do_bench wall (s) | wall ratio |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3]:.2f} | {r[4]} | {r[5]:.2f} | {r[6]:.3f} | "
-              f"{r[7]:.2f} | {r[8]:.2f} | {r[9]:.2f} |")
+        print(
+            f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3]:.2f} | {r[4]} | {r[5]:.2f} | {r[6]:.3f} | "
+            f"{r[7]:.2f} | {r[8]:.2f} | {r[9]:.2f} |"
+        )
 
 
 if __name__ == "__main__":

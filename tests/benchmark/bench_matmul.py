@@ -42,9 +42,15 @@ TARGET_PCT = 90.0
 def environment(torch, triton) -> dict:
     props = torch.cuda.get_device_properties(0)
     cap = ".".join(map(str, torch.cuda.get_device_capability(0)))
-    return {"device": torch.cuda.get_device_name(0), "capability": cap,
-            "sm_count": props.multi_processor_count, "torch": torch.__version__, "cuda": torch.version.cuda,
-            "triton": triton.__version__, "python": platform.python_version()}
+    return {
+        "device": torch.cuda.get_device_name(0),
+        "capability": cap,
+        "sm_count": props.multi_processor_count,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+    }
 
 
 def main() -> int:
@@ -61,14 +67,19 @@ def main() -> int:
     import torch
 
     if not torch.cuda.is_available():
-        sys.exit("bench_matmul.py needs an NVIDIA GPU: torch.cuda.is_available() is False here "
-                 "(the Triton interpreter on the CPU times nothing meaningful).")
+        sys.exit(
+            "bench_matmul.py needs an NVIDIA GPU: torch.cuda.is_available() is False here "
+            "(the Triton interpreter on the CPU times nothing meaningful)."
+        )
     import triton
     import triton.testing
 
     env = environment(torch, triton)
-    print(f"environment: {env['device']} (sm_{env['capability'].replace('.', '')}, {env['sm_count']} SMs), "
-          f"torch {env['torch']} (CUDA {env['cuda']}), triton {env['triton']}, python {env['python']}", flush=True)
+    print(
+        f"environment: {env['device']} (sm_{env['capability'].replace('.', '')}, {env['sm_count']} SMs), "
+        f"torch {env['torch']} (CUDA {env['cuda']}), triton {env['triton']}, python {env['python']}",
+        flush=True,
+    )
 
     pkg = load(available()["matmul"])
     p = pkg.validate_params({"M": a.M, "N": a.N, "K": a.K, "dtype": a.dtype})
@@ -82,7 +93,10 @@ def main() -> int:
         if unknown:
             sys.exit(f"unknown version(s) {unknown}; valid: {names}")
         names = [n for n in names if n in wanted]
-    print(f"shape: M={M} N={N} K={K} {p['dtype']}; {flops / 1e9:.1f} GFLOP per matmul; tolerance {tol:g}", flush=True)
+    print(
+        f"shape: M={M} N={N} K={K} {p['dtype']}; {flops / 1e9:.1f} GFLOP per matmul; tolerance {tol:g}",
+        flush=True,
+    )
 
     inputs = pkg.make_inputs(p, "cuda")
     ref = pkg.reference(inputs, p).double()
@@ -110,7 +124,9 @@ def main() -> int:
             err = rel_err(out)
             finite = bool(torch.isfinite(out).all())
         except Exception as e:  # noqa: BLE001 - one version failing must not stop the others
-            row.update(status="error", error=f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
+            row.update(
+                status="error", error=f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
+            )
             print(f"{name}: ERROR {row['error']}", flush=True)
             continue
         row["first_run_s"] = round(time.perf_counter() - t0, 2)
@@ -121,15 +137,27 @@ def main() -> int:
             kern = st.kernel
             best = getattr(kern, "best_config", None)
             timings = getattr(kern, "configs_timings", None) or {}
-            configs.append({"stage": st.name, "best": config_dict(best), "tiling": st.tiling,
-                            "configs_tried": len(timings),
-                            "configs_failed": sum(1 for t in timings.values()
-                                                  if (t[0] if isinstance(t, (list, tuple)) else t) == float("inf"))})
+            configs.append(
+                {
+                    "stage": st.name,
+                    "best": config_dict(best),
+                    "tiling": st.tiling,
+                    "configs_tried": len(timings),
+                    "configs_failed": sum(
+                        1
+                        for t in timings.values()
+                        if (t[0] if isinstance(t, (list, tuple)) else t) == float("inf")
+                    ),
+                }
+            )
         row["configs"] = configs
-        print(f"{name}: {row['status']} (relative error {err:.2e}, first run with compile/autotune "
-              f"{row['first_run_s']} s)", flush=True)
+        print(
+            f"{name}: {row['status']} (relative error {err:.2e}, first run with compile/autotune "
+            f"{row['first_run_s']} s)",
+            flush=True,
+        )
         if row["status"] == "ok":
-            fns[name] = (lambda fs=stage_fns: [f() for f in fs])
+            fns[name] = lambda fs=stage_fns: [f() for f in fs]
 
     try:
         from kernels.matmul import impl
@@ -143,15 +171,19 @@ def main() -> int:
     c_t = torch.empty(M, N, device="cuda", dtype=a_t.dtype)
     torch.matmul(a_t, b_t, out=c_t)
     torch.cuda.synchronize()
-    rows["torch.matmul"] = {"name": "torch.matmul", "doc": "cuBLAS via torch.matmul(a, b, out=c)",
-                            "rel_err": rel_err(c_t), "status": "ok"}
+    rows["torch.matmul"] = {
+        "name": "torch.matmul",
+        "doc": "cuBLAS via torch.matmul(a, b, out=c)",
+        "rel_err": rel_err(c_t),
+        "status": "ok",
+    }
     fns["torch.matmul"] = lambda: torch.matmul(a_t, b_t, out=c_t)
 
     # 2. Alternating rounds.
     cands = list(fns)
     samples: dict[str, list[float]] = {c: [] for c in cands}
     for r in range(a.rounds):
-        order = cands[r % len(cands):] + cands[:r % len(cands)]
+        order = cands[r % len(cands) :] + cands[: r % len(cands)]
         for c in order:
             samples[c].append(triton.testing.do_bench(fns[c], return_mode="median") * 1e3)  # ms -> µs
         print(f"round {r + 1}/{a.rounds} done", flush=True)
@@ -159,26 +191,36 @@ def main() -> int:
     for c in cands:
         s = samples[c]
         med = statistics.median(s)
-        rows[c].update(median_us=med, round_medians_us=s, spread_pct=100.0 * (max(s) - min(s)) / med,
-                       tflops=flops / (med * 1e-6) / 1e12)
+        rows[c].update(
+            median_us=med,
+            round_medians_us=s,
+            spread_pct=100.0 * (max(s) - min(s)) / med,
+            tflops=flops / (med * 1e-6) / 1e12,
+        )
     base = rows["torch.matmul"]["tflops"]
     for c in cands:
         rows[c]["pct_of_torch"] = 100.0 * rows[c]["tflops"] / base
 
     # 3. Report.
     print()
-    print(f"matmul M={M} N={N} K={K} {p['dtype']} on {env['device']}; median of {a.rounds} alternating "
-          "do_bench rounds (L2 flushed)")
+    print(
+        f"matmul M={M} N={N} K={K} {p['dtype']} on {env['device']}; median of {a.rounds} alternating "
+        "do_bench rounds (L2 flushed)"
+    )
     print("| candidate | median (µs) | TFLOP/s | % of torch.matmul | round spread % | rel. error | status |")
     print("|---|---|---|---|---|---|---|")
     for name in [*names, "torch.matmul"]:
         r = rows[name]
         if "median_us" in r:
-            print(f"| {name} | {r['median_us']:.1f} | {r['tflops']:.1f} | {r['pct_of_torch']:.1f} | "
-                  f"{r['spread_pct']:.1f} | {r['rel_err']:.1e} | {r['status']} |")
+            print(
+                f"| {name} | {r['median_us']:.1f} | {r['tflops']:.1f} | {r['pct_of_torch']:.1f} | "
+                f"{r['spread_pct']:.1f} | {r['rel_err']:.1e} | {r['status']} |"
+            )
         else:
             err = f"{r['rel_err']:.1e}" if "rel_err" in r else "-"
-            print(f"| {name} | - | - | - | - | {err} | {r['status']}{': ' + r['error'] if 'error' in r else ''} |")
+            print(
+                f"| {name} | - | - | - | - | {err} | {r['status']}{': ' + r['error'] if 'error' in r else ''} |"
+            )
 
     print()
     print("autotuned / fixed configuration per version:")
@@ -186,8 +228,11 @@ def main() -> int:
         for st in rows[name].get("configs", []):
             if st["best"] is not None:
                 best = {k: v for k, v in st["best"].items() if k != "fallback"}
-                tried = (f" ({st['configs_tried']} configs timed, {st['configs_failed']} failed or out of resources)"
-                         if st["configs_tried"] else " (from Triton's autotune cache)")
+                tried = (
+                    f" ({st['configs_tried']} configs timed, {st['configs_failed']} failed or out of resources)"
+                    if st["configs_tried"]
+                    else " (from Triton's autotune cache)"
+                )
                 print(f"  {name}: {json.dumps(best)}{tried}")
             elif st["tiling"]:
                 print(f"  {name}: fixed {json.dumps(st['tiling'])}")
@@ -204,15 +249,22 @@ def main() -> int:
         pct = rows[best]["pct_of_torch"]
         verdict = "PASS" if pct >= TARGET_PCT else "FALL SHORT"
         target = {"best_version": best, "pct_of_torch": pct, "target_pct": TARGET_PCT, "verdict": verdict}
-        print(f"best version: {best} at {rows[best]['tflops']:.1f} TFLOP/s = {pct:.1f}% of torch.matmul TFLOP/s "
-              f"({base:.1f}) (target >= {TARGET_PCT:.0f}%): {verdict}")
+        print(
+            f"best version: {best} at {rows[best]['tflops']:.1f} TFLOP/s = {pct:.1f}% of torch.matmul TFLOP/s "
+            f"({base:.1f}) (target >= {TARGET_PCT:.0f}%): {verdict}"
+        )
     else:
         print("best version: none ran correctly: FALL SHORT")
 
     if a.json:
-        out = {"environment": env, "shape": {"M": M, "N": N, "K": K, "dtype": p["dtype"]}, "rounds": a.rounds,
-               "rows": [rows[n] for n in [*names, "torch.matmul"]], "target": target,
-               "ws_compile_failures": ws_failures}
+        out = {
+            "environment": env,
+            "shape": {"M": M, "N": N, "K": K, "dtype": p["dtype"]},
+            "rounds": a.rounds,
+            "rows": [rows[n] for n in [*names, "torch.matmul"]],
+            "target": target,
+            "ws_compile_failures": ws_failures,
+        }
         Path(a.json).write_text(json.dumps(out, indent=2, default=str))
         print(f"wrote {a.json}")
     return 0 if timed else 2

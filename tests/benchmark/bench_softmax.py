@@ -35,8 +35,15 @@ def _rel_err(out, ref) -> float:
     return float((out - ref).norm() / ref.norm())
 
 
-def run_bench(M: int, N: int, dtype: str, versions: list[str] | None = None, rounds: int = 3,
-              device: str = "cuda", bench=None) -> dict:
+def run_bench(
+    M: int,
+    N: int,
+    dtype: str,
+    versions: list[str] | None = None,
+    rounds: int = 3,
+    device: str = "cuda",
+    bench=None,
+) -> dict:
     """Check, then time every candidate; returns the results as a JSON-ready dict.
 
     ``bench(fn) -> ms`` defaults to ``triton.testing.do_bench(fn, return_mode="median")``.
@@ -82,23 +89,47 @@ def run_bench(M: int, N: int, dtype: str, versions: list[str] | None = None, rou
         rel = _rel_err(out, ref)
         stage0 = plan.stages[0]
         best = getattr(stage0.kernel, "best_config", None)
-        tiling = ({"source": "autotuned", **best.all_kwargs()} if best is not None
-                  else {"source": "fixed", **(stage0.tiling or {})})
+        tiling = (
+            {"source": "autotuned", **best.all_kwargs()}
+            if best is not None
+            else {"source": "fixed", **(stage0.tiling or {})}
+        )
         blocks = stage0.grid_blocks() if callable(stage0.grid_blocks) else stage0.grid_blocks
-        candidates[name] = {"kind": "version", "doc": version.doc, "fn": run_plan, "ok": finite and rel <= tol,
-                            "rel_err": rel, "finite": finite, "tiling": tiling, "grid_blocks": blocks}
-        print(f"built {name}: rel err {rel:.2e} (tol {tol:g}){'' if finite else ', NaN left'} "
-              f"tiling {json.dumps(tiling, default=str)} grid {blocks}", flush=True)
+        candidates[name] = {
+            "kind": "version",
+            "doc": version.doc,
+            "fn": run_plan,
+            "ok": finite and rel <= tol,
+            "rel_err": rel,
+            "finite": finite,
+            "tiling": tiling,
+            "grid_blocks": blocks,
+        }
+        print(
+            f"built {name}: rel err {rel:.2e} (tol {tol:g}){'' if finite else ', NaN left'} "
+            f"tiling {json.dumps(tiling, default=str)} grid {blocks}",
+            flush=True,
+        )
 
     t_out = torch.softmax(x, dim=-1)
     sync()
     rel = _rel_err(t_out, ref)
-    candidates["torch.softmax"] = {"kind": "torch", "doc": "torch.softmax(x, dim=-1)",
-                                   "fn": lambda: torch.softmax(x, dim=-1), "ok": rel <= tol, "rel_err": rel}
+    candidates["torch.softmax"] = {
+        "kind": "torch",
+        "doc": "torch.softmax(x, dim=-1)",
+        "fn": lambda: torch.softmax(x, dim=-1),
+        "ok": rel <= tol,
+        "rel_err": rel,
+    }
     del t_out
     y_copy = torch.empty_like(x)
-    candidates["copy"] = {"kind": "copy", "doc": "y.copy_(x): D2D copy of the same bytes",
-                          "fn": lambda: y_copy.copy_(x), "ok": True, "rel_err": None}
+    candidates["copy"] = {
+        "kind": "copy",
+        "doc": "y.copy_(x): D2D copy of the same bytes",
+        "fn": lambda: y_copy.copy_(x),
+        "ok": True,
+        "rel_err": None,
+    }
 
     timed = [n for n, c in candidates.items() if c["ok"]]
     for n, c in candidates.items():
@@ -106,12 +137,15 @@ def run_bench(M: int, N: int, dtype: str, versions: list[str] | None = None, rou
         if not c["ok"]:
             print(f"NOT TIMED {n}: rel err {c['rel_err']} exceeds {tol:g} or NaN left", flush=True)
     for r in range(rounds):
-        order = timed[r % len(timed):] + timed[:r % len(timed)]
+        order = timed[r % len(timed) :] + timed[: r % len(timed)]
         for n in order:
             candidates[n]["round_ms"].append(float(bench(candidates[n]["fn"])))
             sync()
-        print(f"round {r + 1}/{rounds}: " + ", ".join(f"{n} {candidates[n]['round_ms'][-1] * 1e3:.1f}us"
-                                                      for n in timed), flush=True)
+        print(
+            f"round {r + 1}/{rounds}: "
+            + ", ".join(f"{n} {candidates[n]['round_ms'][-1] * 1e3:.1f}us" for n in timed),
+            flush=True,
+        )
 
     for c in candidates.values():
         c["median_ms"] = statistics.median(c["round_ms"]) if c["round_ms"] else None
@@ -124,13 +158,20 @@ def run_bench(M: int, N: int, dtype: str, versions: list[str] | None = None, rou
     ranked = [n for n in names if candidates[n]["median_ms"]]
     best = min(ranked, key=lambda n: candidates[n]["median_ms"]) if ranked else None
     best_pct = candidates[best]["pct_of_copy"] if best else None
-    dev = (torch.cuda.get_device_name() if device == "cuda" else platform.processor() or "cpu")
+    dev = torch.cuda.get_device_name() if device == "cuda" else platform.processor() or "cpu"
     return {
-        "device": dev, "torch": torch.__version__, "triton": triton.__version__,
-        "cuda": torch.version.cuda, "params": p.as_dict(), "bytes": nbytes, "rounds": rounds,
+        "device": dev,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "params": p.as_dict(),
+        "bytes": nbytes,
+        "rounds": rounds,
         "tolerance": tol,
         "candidates": {n: {k: v for k, v in c.items() if k != "fn"} for n, c in candidates.items()},
-        "best_version": best, "best_pct_of_copy": best_pct, "target_pct_of_copy": TARGET_PCT_OF_COPY,
+        "best_version": best,
+        "best_pct_of_copy": best_pct,
+        "target_pct_of_copy": TARGET_PCT_OF_COPY,
         "target_met": bool(best_pct is not None and best_pct >= TARGET_PCT_OF_COPY),
     }
 
@@ -143,23 +184,31 @@ def print_report(res: dict) -> None:
     p = res["params"]
     print()
     print(f"device: {res['device']}  torch {res['torch']}  triton {res['triton']}  cuda {res['cuda']}")
-    print(f"shape: M={p['M']} N={p['N']} {p['dtype']}; bytes moved (read x + write y) = {res['bytes'] / 1e6:.1f} MB; "
-          f"{res['rounds']} round(s), median of round medians (do_bench median, L2 flushed)")
-    print("| candidate | median (us) | GB/s | % of copy BW | speedup vs torch.softmax | rounds (us) | "
-          "rel err | what |")
+    print(
+        f"shape: M={p['M']} N={p['N']} {p['dtype']}; bytes moved (read x + write y) = {res['bytes'] / 1e6:.1f} MB; "
+        f"{res['rounds']} round(s), median of round medians (do_bench median, L2 flushed)"
+    )
+    print(
+        "| candidate | median (us) | GB/s | % of copy BW | speedup vs torch.softmax | rounds (us) | "
+        "rel err | what |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for n, c in res["candidates"].items():
         rounds = " / ".join(f"{t * 1e3:.1f}" for t in c["round_ms"]) or "not timed"
-        print(f"| {n} | {_fmt(c['median_ms'] and c['median_ms'] * 1e3, '.1f')} | {_fmt(c['gbps'], '.0f')} | "
-              f"{_fmt(c['pct_of_copy'], '.1f')} | {_fmt(c['speedup_vs_torch'], '.2f')} | {rounds} | "
-              f"{_fmt(c['rel_err'], '.1e')} | {c['doc']} |")
+        print(
+            f"| {n} | {_fmt(c['median_ms'] and c['median_ms'] * 1e3, '.1f')} | {_fmt(c['gbps'], '.0f')} | "
+            f"{_fmt(c['pct_of_copy'], '.1f')} | {_fmt(c['speedup_vs_torch'], '.2f')} | {rounds} | "
+            f"{_fmt(c['rel_err'], '.1e')} | {c['doc']} |"
+        )
     print()
     if res["best_version"] is None:
         print("best version: none timed (all failed the correctness check) — FALL SHORT")
     else:
         verdict = "PASS" if res["target_met"] else "FALL SHORT"
-        print(f"best version: {res['best_version']} at {res['best_pct_of_copy']:.1f}% of D2D copy bandwidth "
-              f"(target >= {res['target_pct_of_copy']:.0f}%) — {verdict}")
+        print(
+            f"best version: {res['best_version']} at {res['best_pct_of_copy']:.1f}% of D2D copy bandwidth "
+            f"(target >= {res['target_pct_of_copy']:.0f}%) — {verdict}"
+        )
 
 
 def main() -> None:
@@ -175,9 +224,11 @@ def main() -> None:
     import torch
 
     if not torch.cuda.is_available():
-        sys.exit("bench_softmax.py needs a CUDA GPU (torch.cuda.is_available() is False): it times kernels with "
-                 "triton.testing.do_bench. Run it on the GPU machine; the CPU interpreter path is covered by "
-                 "tests/unit/test_kernels.py -k softmax.")
+        sys.exit(
+            "bench_softmax.py needs a CUDA GPU (torch.cuda.is_available() is False): it times kernels with "
+            "triton.testing.do_bench. Run it on the GPU machine; the CPU interpreter path is covered by "
+            "tests/unit/test_kernels.py -k softmax."
+        )
     versions = [v.strip() for v in a.versions.split(",") if v.strip()] if a.versions else None
     res = run_bench(a.M, a.N, a.dtype, versions, max(1, a.rounds))
     print_report(res)

@@ -22,8 +22,11 @@ sys.path.insert(0, str(ROOT))
 
 
 async def _time_list_tools(args: list[str]) -> float:
-    params = StdioServerParameters(command=sys.executable, args=args,
-                                   env={"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=args,
+        env={"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")},
+    )
     t0 = time.perf_counter()
     async with Client(params) as c:
         await c.list_tools()
@@ -54,17 +57,30 @@ def main() -> None:
         async with Client(build_server()) as c:
             t = time.perf_counter()
             for _ in range(200):
-                await c.call_tool("classify_bottleneck", {"tc_pct": 5, "dram_pct": 85, "occupancy_pct": 12,
-                                                          "l2_hit_pct": 60, "local_spill_bytes": 256, "waves_per_sm": 0.5})
+                await c.call_tool(
+                    "classify_bottleneck",
+                    {
+                        "tc_pct": 5,
+                        "dram_pct": 85,
+                        "occupancy_pct": 12,
+                        "l2_hit_pct": 60,
+                        "local_spill_bytes": 256,
+                        "waves_per_sm": 0.5,
+                    },
+                )
             return (time.perf_counter() - t) / 200
 
     per_call_mcp = anyio.run(mcp_calls)
     print(f"runs: {a.runs} (interleaved), python {sys.version.split()[0]}")
     print("| measure | kprof-mcp | reference | ratio | target |")
     print("|---|---|---|---|---|")
-    print(f"| start-up to tools/list answered (median s) | {mo:.3f} | {mr:.3f} (trivial MCPServer) | {mo / mr:.2f} | <= 1.5 |")
+    print(
+        f"| start-up to tools/list answered (median s) | {mo:.3f} | {mr:.3f} (trivial MCPServer) | {mo / mr:.2f} | <= 1.5 |"
+    )
     print(f"| classify_bottleneck, engine (ms/call) | {per_call_engine * 1e3:.4f} | -- | -- | < 10 |")
-    print(f"| classify_bottleneck, in-process MCP call (ms/call) | {per_call_mcp * 1e3:.3f} | -- | -- | < 10 |")
+    print(
+        f"| classify_bottleneck, in-process MCP call (ms/call) | {per_call_mcp * 1e3:.3f} | -- | -- | < 10 |"
+    )
 
 
 if __name__ == "__main__":

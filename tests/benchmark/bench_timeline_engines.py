@@ -50,32 +50,54 @@ def main() -> int:
         for kernel, version in PAIRS:
             for engine in ("nsys", "kineto"):
                 try:
-                    o = eng.profile(kernel, version, {}, "nsys", timeline_iters=a.iters, timeline_engine=engine,
-                                    timeout_s=300)
+                    o = eng.profile(
+                        kernel,
+                        version,
+                        {},
+                        "nsys",
+                        timeline_iters=a.iters,
+                        timeline_engine=engine,
+                        timeout_s=300,
+                    )
                 except KprofError as e:
                     print(f"{kernel} {version} {engine}: {e}", flush=True)
                     continue
                 r, tl = o.result, o.result.timeline
-                print(f"round {rnd} {kernel} {version} {engine}: {tl.get('engine')} ({time.time() - t0:.0f} s)",
-                      flush=True)
+                print(
+                    f"round {rnd} {kernel} {version} {engine}: {tl.get('engine')} ({time.time() - t0:.0f} s)",
+                    flush=True,
+                )
                 if engine == "nsys" and rnd == 0:
                     dst = out / "fixtures" / f"{kernel}_{version}"
                     dst.mkdir(parents=True, exist_ok=True)
                     for f in KEEP:
                         if (o.profile_dir / f).is_file():
                             shutil.copy(o.profile_dir / f, dst / f)
-                first = o.contract.split("**Root cause**: ")[1].split(".")[0] if "**Root cause**" in o.contract else ""
+                first = (
+                    o.contract.split("**Root cause**: ")[1].split(".")[0]
+                    if "**Root cause**" in o.contract
+                    else ""
+                )
                 top = o.assessment.opportunities[0].name if o.assessment.opportunities else None
                 for st in tl.get("stages", []):
                     d = rows.setdefault((kernel, version, st["stage"]), {"nsys": [], "kineto": []})
-                    d[engine].append({"kernel_ns": st["gpu_time_ns_median"], "span_ns": st["gpu_span_ns_median"],
-                                      "bottleneck": o.assessment.bottleneck, "root": first, "top": top,
-                                      "overlap_pct": max((s["overlap_pct"] for s in tl.get("streams", [])), default=0),
-                                      "launch_bound": (tl.get("launch") or {}).get("launch_bound"),
-                                      "engine_name": tl.get("engine")})
-    lines = ["| Kernel | Version | Stage | Nsight Systems kernel time (µs) | Kineto kernel time (µs) | ratio | "
-             "Nsight Systems span (µs) | Kineto span (µs) | launch-bound (nsys / kineto) | same diagnosis | Target |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+                    d[engine].append(
+                        {
+                            "kernel_ns": st["gpu_time_ns_median"],
+                            "span_ns": st["gpu_span_ns_median"],
+                            "bottleneck": o.assessment.bottleneck,
+                            "root": first,
+                            "top": top,
+                            "overlap_pct": max((s["overlap_pct"] for s in tl.get("streams", [])), default=0),
+                            "launch_bound": (tl.get("launch") or {}).get("launch_bound"),
+                            "engine_name": tl.get("engine"),
+                        }
+                    )
+    lines = [
+        "| Kernel | Version | Stage | Nsight Systems kernel time (µs) | Kineto kernel time (µs) | ratio | "
+        "Nsight Systems span (µs) | Kineto span (µs) | launch-bound (nsys / kineto) | same diagnosis | Target |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     verdicts = []
     for (k, v, s), d in rows.items():
         n, kk = d["nsys"], d["kineto"]
@@ -89,19 +111,24 @@ def main() -> int:
         same = all((x["bottleneck"], x["top"]) == (n[0]["bottleneck"], n[0]["top"]) for x in n + kk)
         ok = abs(ratio - 1) <= TARGET
         verdicts.append(ok)
-        lines.append(f"| {k} | {v} | {s} | {nk / 1e3:.2f} | {kk_ / 1e3:.2f} | {ratio:.4f} | "
-                     f"{med(n, 'span_ns') / 1e3:.2f} | {med(kk, 'span_ns') / 1e3:.2f} | "
-                     f"{n[0]['launch_bound']} / {kk[0]['launch_bound']} | "
-                     f"{'yes' if same else 'NO'}: {n[0]['bottleneck']}, top: {n[0]['top']} | "
-                     f"{'PASS' if ok else 'FAIL'} |")
-    summary = (f"Stages whose kernel time agrees within {100 * TARGET:.0f} % between the engines: "
-               f"{sum(verdicts)} of {len(verdicts)}; engines: "
-               f"{sorted({x['engine_name'] for d in rows.values() for e in d.values() for x in e})}")
+        lines.append(
+            f"| {k} | {v} | {s} | {nk / 1e3:.2f} | {kk_ / 1e3:.2f} | {ratio:.4f} | "
+            f"{med(n, 'span_ns') / 1e3:.2f} | {med(kk, 'span_ns') / 1e3:.2f} | "
+            f"{n[0]['launch_bound']} / {kk[0]['launch_bound']} | "
+            f"{'yes' if same else 'NO'}: {n[0]['bottleneck']}, top: {n[0]['top']} | "
+            f"{'PASS' if ok else 'FAIL'} |"
+        )
+    summary = (
+        f"Stages whose kernel time agrees within {100 * TARGET:.0f} % between the engines: "
+        f"{sum(verdicts)} of {len(verdicts)}; engines: "
+        f"{sorted({x['engine_name'] for d in rows.values() for e in d.values() for x in e})}"
+    )
     text = "\n".join(lines + ["", summary])
     print(text)
     (out / "timeline_engines.md").write_text(text + "\n")
-    (out / "timeline_engines.json").write_text(json.dumps({f"{k}|{v}|{s}": d for (k, v, s), d in rows.items()},
-                                                          indent=2, default=str))
+    (out / "timeline_engines.json").write_text(
+        json.dumps({f"{k}|{v}|{s}": d for (k, v, s), d in rows.items()}, indent=2, default=str)
+    )
     return 0 if verdicts and all(verdicts) else 1
 
 

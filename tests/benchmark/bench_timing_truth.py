@@ -102,10 +102,14 @@ def nsys_medians(sqlite_path: Path) -> dict[str, dict]:
     cols = {r[1] for r in con.execute("PRAGMA table_info(NVTX_EVENTS)")}
     text = "COALESCE(n.text, s.value)" if "textId" in cols else "n.text"
     join = "LEFT JOIN StringIds s ON n.textId = s.id" if "textId" in cols else ""
-    ranges = con.execute(f"SELECT n.start, n.end, {text} FROM NVTX_EVENTS n {join} WHERE n.end IS NOT NULL").fetchall()
+    ranges = con.execute(
+        f"SELECT n.start, n.end, {text} FROM NVTX_EVENTS n {join} WHERE n.end IS NOT NULL"
+    ).fetchall()
     ranges = sorted((s, e, t) for s, e, t in ranges if t and t.startswith(RANGE + "|"))
-    rows = con.execute("SELECT r.start, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-                       "JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON k.correlationId = r.correlationId").fetchall()
+    rows = con.execute(
+        "SELECT r.start, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON k.correlationId = r.correlationId"
+    ).fetchall()
     con.close()
     import bisect
 
@@ -117,14 +121,17 @@ def nsys_medians(sqlite_path: Path) -> dict[str, dict]:
             per_run[i] = per_run.get(i, 0.0) + float(dur)
     out: dict[str, list[float]] = {}
     for i, total in per_run.items():
-        out.setdefault(ranges[i][2][len(RANGE) + 1:], []).append(total)
+        out.setdefault(ranges[i][2][len(RANGE) + 1 :], []).append(total)
+
     def rel_iqr(v: list[float]) -> float:
         if len(v) < 4:
             return float("nan")
         q = statistics.quantiles(v, n=4)
         return (q[2] - q[0]) / statistics.median(v)
 
-    return {k: {"median_ns": statistics.median(v), "runs": len(v), "rel_iqr": rel_iqr(v)} for k, v in out.items()}
+    return {
+        k: {"median_ns": statistics.median(v), "runs": len(v), "rel_iqr": rel_iqr(v)} for k, v in out.items()
+    }
 
 
 KEEP = {("vector_add", "v0"), ("matmul", "v3"), ("tiny_chain", "v0"), ("two_streams", "v1")}  # profiles kept
@@ -132,15 +139,45 @@ KEEP = {("vector_add", "v0"), ("matmul", "v3"), ("tiny_chain", "v0"), ("two_stre
 
 def nsys_round(nsys: str, base: Path, pairs: list[tuple[str, str]], runs: int) -> dict[str, dict]:
     """One process under ``nsys profile`` running every pair (:func:`nsys_child`); medians per stage."""
-    cmd = [nsys, "profile", "-t", "cuda,nvtx", "--cuda-graph-trace=node", "--sample=none", "--cpuctxsw=none",
-           "-o", str(base), "--force-overwrite", "true", sys.executable, str(Path(__file__).resolve()),
-           "--nsys-child", "--nsys-runs", str(runs), "--pairs-json", json.dumps(pairs)]
+    cmd = [
+        nsys,
+        "profile",
+        "-t",
+        "cuda,nvtx",
+        "--cuda-graph-trace=node",
+        "--sample=none",
+        "--cpuctxsw=none",
+        "-o",
+        str(base),
+        "--force-overwrite",
+        "true",
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--nsys-child",
+        "--nsys-runs",
+        str(runs),
+        "--pairs-json",
+        json.dumps(pairs),
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         print(r.stdout[-1500:], r.stderr[-1500:], flush=True)
     rep = base.with_suffix(".nsys-rep")
-    subprocess.run([nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o",
-                    str(base.with_suffix(".sqlite")), str(rep)], capture_output=True, text=True)
+    subprocess.run(
+        [
+            nsys,
+            "export",
+            "--type",
+            "sqlite",
+            "--force-overwrite",
+            "true",
+            "-o",
+            str(base.with_suffix(".sqlite")),
+            str(rep),
+        ],
+        capture_output=True,
+        text=True,
+    )
     return nsys_medians(base.with_suffix(".sqlite")) if base.with_suffix(".sqlite").exists() else {}
 
 
@@ -159,8 +196,12 @@ def merge_rounds(rounds: list[dict[str, dict]]) -> dict[str, dict]:
     return out
 
 
-def ours(pairs: list[tuple[str, str]], workspace: Path, keep_dir: Path | None = None,
-         budget_ms: float | None = None) -> dict[str, dict]:
+def ours(
+    pairs: list[tuple[str, str]],
+    workspace: Path,
+    keep_dir: Path | None = None,
+    budget_ms: float | None = None,
+) -> dict[str, dict]:
     import shutil
 
     from kprof_mcp.engine import Config, Engine, KprofError
@@ -177,10 +218,14 @@ def ours(pairs: list[tuple[str, str]], workspace: Path, keep_dir: Path | None = 
             shutil.copytree(o.profile_dir, keep_dir / f"{kernel}_{version}", dirs_exist_ok=True)
         for s in o.result.stages:
             out[f"{kernel}|{version}|{s.name}"] = {
-                "median_ns": s.timing.median_ns, "rel_iqr": s.timing.rel_iqr, "runs": s.timing.runs,
-                "method": s.timing.method, "sm_clock_mhz": s.timing.sm_clock_mhz,
+                "median_ns": s.timing.median_ns,
+                "rel_iqr": s.timing.rel_iqr,
+                "runs": s.timing.runs,
+                "method": s.timing.method,
+                "sm_clock_mhz": s.timing.sm_clock_mhz,
                 "launch_median_ns": s.launch_timing.median_ns if s.launch_timing else None,
-                "kernels": [k.model_dump() for k in s.kernel_times]}
+                "kernels": [k.model_dump() for k in s.kernel_times],
+            }
     return out
 
 
@@ -225,7 +270,11 @@ def _cupti_runs(fn, pre, runs: int) -> list[float]:
 
 def _row(v: list[float]) -> dict:
     q = statistics.quantiles(v, n=4)
-    return {"runs": len(v), "median_us": statistics.median(v) / 1e3, "iqr_pct": 100 * (q[2] - q[0]) / statistics.median(v)}
+    return {
+        "runs": len(v),
+        "median_us": statistics.median(v) / 1e3,
+        "iqr_pct": 100 * (q[2] - q[0]) / statistics.median(v),
+    }
 
 
 def flush_study(pairs: list[tuple[str, str]], runs: int = 60, rounds: int = 4) -> list[dict]:
@@ -251,8 +300,9 @@ def flush_study(pairs: list[tuple[str, str]], runs: int = 60, rounds: int = 4) -
     return out
 
 
-def placement_study(pairs: list[tuple[str, str]], pads_mib: tuple[int, ...] = (0, 1, 3, 7, 17, 33, 65, 129),
-                    runs: int = 80) -> list[dict]:
+def placement_study(
+    pairs: list[tuple[str, str]], pads_mib: tuple[int, ...] = (0, 1, 3, 7, 17, 33, 65, 129), runs: int = 80
+) -> list[dict]:
     """Does a kernel's speed depend on where its buffers land? In one process, for each pad:
     allocate ``pad`` MiB (kept), then fresh inputs (kept too, so each set gets new memory), and
     time the stage with CUPTI (write flush, as event mode)."""
@@ -274,23 +324,35 @@ def placement_study(pairs: list[tuple[str, str]], pads_mib: tuple[int, ...] = (0
     return out
 
 
-CLOCK_CONTROL = "base"  # event mode's own clock protocol; --lock-mhz holds one lock over both processes instead
+CLOCK_CONTROL = (
+    "base"  # event mode's own clock protocol; --lock-mhz holds one lock over both processes instead
+)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", nargs="*", default=None)
-    ap.add_argument("--lock-mhz", type=int, default=None,
-                    help="lock the SM clock at this for the whole benchmark (both processes), reset after; event "
-                         "mode's own lock is then off (clock_control='none') so it does not reset it between runs")
+    ap.add_argument(
+        "--lock-mhz",
+        type=int,
+        default=None,
+        help="lock the SM clock at this for the whole benchmark (both processes), reset after; event "
+        "mode's own lock is then off (clock_control='none') so it does not reset it between runs",
+    )
     ap.add_argument("--only", nargs="*", default=None, help="kernel:version pairs (instead of every version)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "evidence" / "timing-truth"))
     ap.add_argument("--nsys-runs", type=int, default=50)
-    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds (ours, then nsys), fresh processes")
-    ap.add_argument("--budget-ms", type=float, default=None, help="event mode's timing budget per stage and timer")
+    ap.add_argument(
+        "--rounds", type=int, default=2, help="alternating rounds (ours, then nsys), fresh processes"
+    )
+    ap.add_argument(
+        "--budget-ms", type=float, default=None, help="event mode's timing budget per stage and timer"
+    )
     ap.add_argument("--nsys-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--flush-study", action="store_true", help="only the L2-flush study (see flush_study)")
-    ap.add_argument("--placement-study", action="store_true", help="only the placement study (see placement_study)")
+    ap.add_argument(
+        "--placement-study", action="store_true", help="only the placement study (see placement_study)"
+    )
     ap.add_argument("--pairs-json", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.lock_mhz and not a.nsys_child:
@@ -314,19 +376,33 @@ def main() -> int:
     t0 = time.time()
     if a.flush_study:
         rows = flush_study(pairs)
-        text = "\n".join(["| Kernel | Version | Flush before each run | Runs | Median (µs) | IQR/median % |",
-                          "|---|---|---|---|---|---|"] +
-                         [f"| {r['kernel']} | {r['version']} | {r['flush']} | {r['runs']} | {r['median_us']:.2f} | "
-                          f"{r['iqr_pct']:.2f} |" for r in rows])
+        text = "\n".join(
+            [
+                "| Kernel | Version | Flush before each run | Runs | Median (µs) | IQR/median % |",
+                "|---|---|---|---|---|---|",
+            ]
+            + [
+                f"| {r['kernel']} | {r['version']} | {r['flush']} | {r['runs']} | {r['median_us']:.2f} | "
+                f"{r['iqr_pct']:.2f} |"
+                for r in rows
+            ]
+        )
         print(text)
         (out / "flush_study.md").write_text(text + "\n")
         return 0
     if a.placement_study:
         rows = placement_study(pairs)
-        text = "\n".join(["| Kernel | Version | Pad before the inputs (MiB) | Runs | Median (µs) | IQR/median % |",
-                          "|---|---|---|---|---|---|"] +
-                         [f"| {r['kernel']} | {r['version']} | {r['pad_mib']} | {r['runs']} | {r['median_us']:.2f} | "
-                          f"{r['iqr_pct']:.2f} |" for r in rows])
+        text = "\n".join(
+            [
+                "| Kernel | Version | Pad before the inputs (MiB) | Runs | Median (µs) | IQR/median % |",
+                "|---|---|---|---|---|---|",
+            ]
+            + [
+                f"| {r['kernel']} | {r['version']} | {r['pad_mib']} | {r['runs']} | {r['median_us']:.2f} | "
+                f"{r['iqr_pct']:.2f} |"
+                for r in rows
+            ]
+        )
         print(text)
         (out / "placement_study.md").write_text(text + "\n")
         return 0
@@ -345,9 +421,11 @@ def main() -> int:
     print(f"do_bench done ({time.time() - t0:.0f} s)", flush=True)
     res_ours = merge_rounds(rounds_ours)
     res_nsys = merge_rounds(rounds_nsys)
-    lines = ["| Kernel | Version | Stage | nsys (µs) | ours (µs) | ours ÷ nsys | rounds: ours ÷ nsys | IQR/median (ours) | "
-             "IQR/median (nsys) | events (µs) | events ÷ nsys | do_bench (µs) | do_bench ÷ nsys | Target |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| Kernel | Version | Stage | nsys (µs) | ours (µs) | ours ÷ nsys | rounds: ours ÷ nsys | IQR/median (ours) | "
+        "IQR/median (nsys) | events (µs) | events ÷ nsys | do_bench (µs) | do_bench ÷ nsys | Target |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     judged = []
     for key in sorted(set(res_ours) | set(res_nsys)):
         k, v, s = key.split("|")
@@ -365,7 +443,9 @@ def main() -> int:
             ok_ratio = abs(o["median_ns"] / ref - 1) <= TARGET_RATIO
             ok_iqr = o["rel_iqr"] <= TARGET_IQR
             if ref >= MIN_US * 1e3:
-                verdict = "PASS" if ok_ratio and ok_iqr else ("FAIL (ratio)" if not ok_ratio else "FAIL (IQR)")
+                verdict = (
+                    "PASS" if ok_ratio and ok_iqr else ("FAIL (ratio)" if not ok_ratio else "FAIL (IQR)")
+                )
                 judged.append(verdict == "PASS")
             else:
                 verdict = f"< {MIN_US:.0f} µs (not judged)"
@@ -373,19 +453,32 @@ def main() -> int:
         if o and n:
             rr = [x / y for x, y in zip(o["round_medians_ns"], n["round_medians_ns"])]
             per_round = f"{min(rr):.4f}–{max(rr):.4f}" if len(rr) > 1 else f"{rr[0]:.4f}"
-        lines.append(f"| {k} | {v} | {s} | {us(ref)} | {us(o and o['median_ns'])} | {r(o and o['median_ns'])} | "
-                     f"{per_round} | "
-                     f"{(100 * o['rel_iqr']) if o else float('nan'):.2f}% | {(100 * n['rel_iqr']) if n else float('nan'):.2f}% | {us(o and o['launch_median_ns'])} | "
-                     f"{r(o and o['launch_median_ns'])} | {us(d and d['median_ns'])} | {r(d and d['median_ns'])} | "
-                     f"{verdict} |")
+        lines.append(
+            f"| {k} | {v} | {s} | {us(ref)} | {us(o and o['median_ns'])} | {r(o and o['median_ns'])} | "
+            f"{per_round} | "
+            f"{(100 * o['rel_iqr']) if o else float('nan'):.2f}% | {(100 * n['rel_iqr']) if n else float('nan'):.2f}% | {us(o and o['launch_median_ns'])} | "
+            f"{r(o and o['launch_median_ns'])} | {us(d and d['median_ns'])} | {r(d and d['median_ns'])} | "
+            f"{verdict} |"
+        )
     summary = f"Stages ≥ {MIN_US:.0f} µs within 1 % of Nsight Systems with IQR/median ≤ 1 %: {sum(judged)} of {len(judged)}"
     text = "\n".join(lines + ["", summary])
     print(text)
     (out / "timing_truth.md").write_text(text + "\n")
-    (out / "timing_truth.json").write_text(json.dumps({"ours": res_ours, "do_bench": res_db, "nsys": res_nsys,
-                                                       "rounds_ours": rounds_ours, "rounds_nsys": rounds_nsys,
-                                                       "pairs": pairs, "nsys_runs": a.nsys_runs,
-                                                       "wall_s": round(time.time() - t0, 1)}, indent=2))
+    (out / "timing_truth.json").write_text(
+        json.dumps(
+            {
+                "ours": res_ours,
+                "do_bench": res_db,
+                "nsys": res_nsys,
+                "rounds_ours": rounds_ours,
+                "rounds_nsys": rounds_nsys,
+                "pairs": pairs,
+                "nsys_runs": a.nsys_runs,
+                "wall_s": round(time.time() - t0, 1),
+            },
+            indent=2,
+        )
+    )
     return 0 if judged and all(judged) else 1
 
 

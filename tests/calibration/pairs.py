@@ -34,19 +34,55 @@ class Pair:
 
 
 PAIRS = [
-    Pair("strided access", "calib_transpose", "v0", "v1", "over_fetch", planted="uncoalesced (strided) access"),
-    Pair("random gather", "calib_gather", "v0", "v1", "over_fetch", planted="one 4-byte element per random row"),
+    Pair(
+        "strided access", "calib_transpose", "v0", "v1", "over_fetch", planted="uncoalesced (strided) access"
+    ),
+    Pair(
+        "random gather", "calib_gather", "v0", "v1", "over_fetch", planted="one 4-byte element per random row"
+    ),
     Pair("too few blocks", "calib_few_blocks", "v0", "v1", "few_blocks", planted="16 programs for 132 SMs"),
     Pair("tail effect", "calib_tail", "v0", "v1", "tail", planted="a grid of about 1.1 waves"),
-    Pair("register spills", "calib_spill", "v0", "v1", "spills", planted="a tile far larger than the registers"),
-    Pair("serialised reduction", "calib_atomic", "v0", "v1", "latency", planted="every element atomically added to one address"),
-    Pair("many tiny launches", "tiny_chain", "v0", "v2", "launch", mode="nsys",
-         planted="200 tiny kernels launched one by one from Python (fix: the same kernels as one CUDA graph)"),
-    Pair("near-roof GEMM", "matmul", "v3", None, None, params={"M": 4096, "N": 4096, "K": 4096}, planted="none"),
+    Pair(
+        "register spills", "calib_spill", "v0", "v1", "spills", planted="a tile far larger than the registers"
+    ),
+    Pair(
+        "serialised reduction",
+        "calib_atomic",
+        "v0",
+        "v1",
+        "latency",
+        planted="every element atomically added to one address",
+    ),
+    Pair(
+        "many tiny launches",
+        "tiny_chain",
+        "v0",
+        "v2",
+        "launch",
+        mode="nsys",
+        planted="200 tiny kernels launched one by one from Python (fix: the same kernels as one CUDA graph)",
+    ),
+    Pair(
+        "near-roof GEMM", "matmul", "v3", None, None, params={"M": 4096, "N": 4096, "K": 4096}, planted="none"
+    ),
     Pair("library: softmax v0→v2", "softmax", "v0", "v2", None, planted="three passes over each row"),
-    Pair("library: matmul v0→v3", "matmul", "v0", "v3", None, params={"M": 4096, "N": 4096, "K": 4096},
-         planted="plain tiles → persistent TMA pipeline"),
-    Pair("library: mla_decode v1→v3", "mla_decode", "v1", "v3", None, planted="head-grouped → shape-aware launch"),
+    Pair(
+        "library: matmul v0→v3",
+        "matmul",
+        "v0",
+        "v3",
+        None,
+        params={"M": 4096, "N": 4096, "K": 4096},
+        planted="plain tiles → persistent TMA pipeline",
+    ),
+    Pair(
+        "library: mla_decode v1→v3",
+        "mla_decode",
+        "v1",
+        "v3",
+        None,
+        planted="head-grouped → shape-aware launch",
+    ),
 ]
 
 # Issue 26: problems that only the hardware's accounting (stall reasons, pipes, instruction mix,
@@ -54,34 +90,96 @@ PAIRS = [
 # recorded-accounting/ (record.py --pairs ...), kept apart from recorded/, which the model's
 # constants were fitted on.
 ACCOUNTING_PAIRS = [
-    Pair("GEMM on the FMA pipes", "calib_fma_gemm", "v0", "v1", "fma_dot",
-         planted="fp32 tl.dot with input_precision='ieee': the dot runs on the FMA pipes, tensor cores idle"),
-    Pair("contended atomics", "calib_histogram", "v0", "v1", "atomics",
-         planted="one global atomic per element into 256 bins"),
-    Pair("small tiles", "calib_small_tiles", "v0", "v1", "small_tiles",
-         planted="32x32x32 tiles, 2 warps, 1 stage: little reuse per operand byte"),
-    Pair("bank conflicts", "calib_bank_conflicts", "v0", "v1", "bank_conflicts",
-         planted="shared-memory accesses that conflict across banks"),
+    Pair(
+        "GEMM on the FMA pipes",
+        "calib_fma_gemm",
+        "v0",
+        "v1",
+        "fma_dot",
+        planted="fp32 tl.dot with input_precision='ieee': the dot runs on the FMA pipes, tensor cores idle",
+    ),
+    Pair(
+        "contended atomics",
+        "calib_histogram",
+        "v0",
+        "v1",
+        "atomics",
+        planted="one global atomic per element into 256 bins",
+    ),
+    Pair(
+        "small tiles",
+        "calib_small_tiles",
+        "v0",
+        "v1",
+        "small_tiles",
+        planted="32x32x32 tiles, 2 warps, 1 stage: little reuse per operand byte",
+    ),
+    Pair(
+        "bank conflicts",
+        "calib_bank_conflicts",
+        "v0",
+        "v1",
+        "bank_conflicts",
+        planted="shared-memory accesses that conflict across banks",
+    ),
     # Recorded after the catalogue and the timeline accounting were fixed (2026-11-24, session 2):
     # issue 26's heavy-spill case re-created, and a healthy memory-bound kernel that must get no
     # opportunity above 15 %.
-    Pair("heavy spills", "calib_spill_tile", "v0", "v1", "spills",
-         planted="a 64x256 fp32 tile on one warp: 512 values per thread (fix: 8 warps)"),
+    Pair(
+        "heavy spills",
+        "calib_spill_tile",
+        "v0",
+        "v1",
+        "spills",
+        planted="a 64x256 fp32 tile on one warp: 512 values per thread (fix: 8 warps)",
+    ),
     Pair("healthy memory-bound", "vector_add", "v1", None, None, planted="none"),
 ]
 # Issue 26's timeline causes, on commands (profile_command in nsys mode): what the host did while
 # the GPU idled, and a chain of kernels that only fusing makes fast. The measured gain of a fix is
 # the wall time per step of the loop, run without a profiler (commands/_common.py).
 COMMAND_PAIRS = [
-    Pair("sync per step", "sync_loop.py", "bad", "good", "sync", mode="nsys", command=True,
-         planted="loss.item() then host work every step: the sync drains the GPU, the host work cannot overlap it"),
-    Pair("host-bound loop", "host_loop.py", "bad", "good", "host", mode="nsys", command=True,
-         planted="batches made with numpy on the host each step, longer than the GPU's step"),
-    Pair("launch-bound loop", "launch_loop.py", "bad", "good", "launch", mode="nsys", command=True,
-         planted="100 tiny eager ops per step issued from Python (fix: one CUDA graph replay)"),
-    Pair("unfused chain", "fused_chain.py", "bad", "good", "fusion", mode="nsys", command=True,
-         models={"chain": {"bytes": 4.03e8, "dtype": "float32"}},
-         planted="eager bias+GELU+scale+residual: 4 memory-bound kernels (fix: one Triton kernel)"),
+    Pair(
+        "sync per step",
+        "sync_loop.py",
+        "bad",
+        "good",
+        "sync",
+        mode="nsys",
+        command=True,
+        planted="loss.item() then host work every step: the sync drains the GPU, the host work cannot overlap it",
+    ),
+    Pair(
+        "host-bound loop",
+        "host_loop.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        planted="batches made with numpy on the host each step, longer than the GPU's step",
+    ),
+    Pair(
+        "launch-bound loop",
+        "launch_loop.py",
+        "bad",
+        "good",
+        "launch",
+        mode="nsys",
+        command=True,
+        planted="100 tiny eager ops per step issued from Python (fix: one CUDA graph replay)",
+    ),
+    Pair(
+        "unfused chain",
+        "fused_chain.py",
+        "bad",
+        "good",
+        "fusion",
+        mode="nsys",
+        command=True,
+        models={"chain": {"bytes": 4.03e8, "dtype": "float32"}},
+        planted="eager bias+GELU+scale+residual: 4 memory-bound kernels (fix: one Triton kernel)",
+    ),
 ]
 ALL_PAIRS = PAIRS + ACCOUNTING_PAIRS + COMMAND_PAIRS
 COMMANDS_DIR = Path(__file__).resolve().parent / "commands"
@@ -96,13 +194,28 @@ ACCOUNTING_CAUSE = {"serialised reduction": "atomics"}
 # the catalogue's gates were chosen with its counters in view (the spill share, the atomics, the
 # FMA GEMM, the small tiles, the near-roof GEMM). "holdout": nothing was fitted on it.
 HALF = {
-    "strided access": "fit", "random gather": "fit", "register spills": "fit", "serialised reduction": "fit",
-    "GEMM on the FMA pipes": "fit", "small tiles": "fit", "library: matmul v0→v3": "fit", "near-roof GEMM": "fit",
-    "too few blocks": "holdout", "tail effect": "holdout", "contended atomics": "holdout", "bank conflicts": "holdout",
-    "library: softmax v0→v2": "holdout", "library: mla_decode v1→v3": "holdout", "many tiny launches": "holdout",
+    "strided access": "fit",
+    "random gather": "fit",
+    "register spills": "fit",
+    "serialised reduction": "fit",
+    "GEMM on the FMA pipes": "fit",
+    "small tiles": "fit",
+    "library: matmul v0→v3": "fit",
+    "near-roof GEMM": "fit",
+    "too few blocks": "holdout",
+    "tail effect": "holdout",
+    "contended atomics": "holdout",
+    "bank conflicts": "holdout",
+    "library: softmax v0→v2": "holdout",
+    "library: mla_decode v1→v3": "holdout",
+    "many tiny launches": "holdout",
     # Issue 26's commands: the idle breakdown's one constant (HOST_WORK_MIN_NS, per-launch overhead
     # vs host work) was chosen with the launch-bound loop in view, and the sync cause's share with the
     # sync loop; the host-bound loop and the unfused chain were recorded after both were fixed.
-    "sync per step": "fit", "launch-bound loop": "fit", "host-bound loop": "holdout", "unfused chain": "holdout",
-    "heavy spills": "holdout", "healthy memory-bound": "holdout",
+    "sync per step": "fit",
+    "launch-bound loop": "fit",
+    "host-bound loop": "holdout",
+    "unfused chain": "holdout",
+    "heavy spills": "holdout",
+    "healthy memory-bound": "holdout",
 }

@@ -26,8 +26,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
-from kprof_mcp.engine import Config, Engine, KprofError  # noqa: E402
 from pairs import ALL_PAIRS, COMMANDS_DIR, KERNELS_DIR  # noqa: E402
+
+from kprof_mcp.engine import Config, Engine, KprofError  # noqa: E402
 
 PROFILE_STEPS = 20
 
@@ -43,32 +44,56 @@ def record_command(eng, p, ws: Path, d: Path, rec: dict, rounds: int) -> None:
     if not cdir.exists():
         shutil.copytree(COMMANDS_DIR, cdir, ignore=shutil.ignore_patterns("__pycache__"))
     for role, variant in (("bad", p.bad), ("good", p.good)):
-        o = eng.profile_command(["python", p.kernel, "--variant", variant, "--steps", str(PROFILE_STEPS)],
-                                cwd="commands", mode=p.mode, stage_models=p.models or None, timeout_s=300)
+        o = eng.profile_command(
+            ["python", p.kernel, "--variant", variant, "--steps", str(PROFILE_STEPS)],
+            cwd="commands",
+            mode=p.mode,
+            stage_models=p.models or None,
+            timeout_s=300,
+        )
         shutil.copy(o.profile_dir / "result.json", d / f"{role}.result.json")
         (d / f"{role}.contract.md").write_text(o.contract)
         for f in o.profile_dir.glob("*.sqlite"):
             with open(f, "rb") as src, gzip.open(d / f"{role}.sqlite.gz", "wb") as dst:
                 shutil.copyfileobj(src, dst)
         rec.setdefault("device", o.result.device.name)
-        rec.setdefault("versions", {"torch": o.result.device.torch_version, "triton": o.result.device.triton_version,
-                                    "driver": o.result.device.driver_version})
-        print(f"[{p.name}] {role} {p.kernel} {variant} {p.mode}: {o.result.total_time_ns() / 1e3:.2f} us", flush=True)
+        rec.setdefault(
+            "versions",
+            {
+                "torch": o.result.device.torch_version,
+                "triton": o.result.device.triton_version,
+                "driver": o.result.device.driver_version,
+            },
+        )
+        print(
+            f"[{p.name}] {role} {p.kernel} {variant} {p.mode}: {o.result.total_time_ns() / 1e3:.2f} us",
+            flush=True,
+        )
     steps = {"bad": [], "good": []}
     for _ in range(rounds):
         for role, variant in (("bad", p.bad), ("good", p.good)):
-            cp = subprocess.run([sys.executable, p.kernel, "--variant", variant, "--time", "--steps", "50",
-                                 "--rounds", "5"], cwd=cdir, capture_output=True, text=True, timeout=300)
+            cp = subprocess.run(
+                [sys.executable, p.kernel, "--variant", variant, "--time", "--steps", "50", "--rounds", "5"],
+                cwd=cdir,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             if cp.returncode != 0:
                 raise KprofError(f"{p.kernel} --variant {variant} --time failed: {cp.stderr[-1500:]}")
             steps[role].append(json.loads(cp.stdout.strip().splitlines()[-1])["step_ns_median"])
     rec["step_ns"] = steps
     tb, tg = statistics.median(steps["bad"]), statistics.median(steps["good"])
     rec["measured_gain_pct"] = 100.0 * (tb / tg - 1.0)
-    rec["measured_how"] = ("wall time per step, 50 steps timed from a synchronised start to a synchronised end, "
-                           f"median of 5 such runs per process, {rounds} processes per variant alternating")
-    print(f"[{p.name}] wall per step bad {tb / 1e3:.1f} us, good {tg / 1e3:.1f} us, "
-          f"measured gain {rec['measured_gain_pct']:.1f}%", flush=True)
+    rec["measured_how"] = (
+        "wall time per step, 50 steps timed from a synchronised start to a synchronised end, "
+        f"median of 5 such runs per process, {rounds} processes per variant alternating"
+    )
+    print(
+        f"[{p.name}] wall per step bad {tb / 1e3:.1f} us, good {tg / 1e3:.1f} us, "
+        f"measured gain {rec['measured_gain_pct']:.1f}%",
+        flush=True,
+    )
 
 
 class _Done(Exception):
@@ -109,8 +134,10 @@ def main() -> int:
                 o = eng.profile(p.kernel, version, p.params, p.mode, timeout_s=300)
                 shutil.copy(o.profile_dir / "result.json", d / f"{role}.result.json")
                 (d / f"{role}.contract.md").write_text(o.contract)
-                print(f"[{p.name}] {role} {p.kernel} {version} {p.mode}: {o.result.total_time_ns() / 1e3:.2f} us",
-                      flush=True)
+                print(
+                    f"[{p.name}] {role} {p.kernel} {version} {p.mode}: {o.result.total_time_ns() / 1e3:.2f} us",
+                    flush=True,
+                )
             rounds = {"bad": [], "good": []}
             for _ in range(a.rounds if p.good else 1):
                 for role, version in (("bad", p.bad), ("good", p.good)):
@@ -119,17 +146,28 @@ def main() -> int:
                     o = eng.profile(p.kernel, version, p.params, "event", timeout_s=300)
                     rounds[role].append(o.result.total_time_ns())
                     rec.setdefault("device", o.result.device.name)
-                    rec.setdefault("versions", {"torch": o.result.device.torch_version,
-                                                "triton": o.result.device.triton_version,
-                                                "driver": o.result.device.driver_version})
+                    rec.setdefault(
+                        "versions",
+                        {
+                            "torch": o.result.device.torch_version,
+                            "triton": o.result.device.triton_version,
+                            "driver": o.result.device.driver_version,
+                        },
+                    )
             rec["event_ns"] = rounds
             tb = statistics.median(rounds["bad"])
             if rounds["good"]:
                 tg = statistics.median(rounds["good"])
                 rec["measured_gain_pct"] = 100.0 * (tb / tg - 1.0)
-            print(f"[{p.name}] event medians bad {tb / 1e3:.2f} us"
-                  + (f", good {tg / 1e3:.2f} us, measured gain {rec['measured_gain_pct']:.1f}%" if rounds["good"] else ""),
-                  flush=True)
+            print(
+                f"[{p.name}] event medians bad {tb / 1e3:.2f} us"
+                + (
+                    f", good {tg / 1e3:.2f} us, measured gain {rec['measured_gain_pct']:.1f}%"
+                    if rounds["good"]
+                    else ""
+                ),
+                flush=True,
+            )
         except _Done:
             pass
         except KprofError as e:

@@ -22,10 +22,11 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from kprof_mcp.analysis.assessment import assess  # noqa: E402
-from kprof_mcp.models import ProfileResult  # noqa: E402
 from pairs import ACCOUNTING_CAUSE, ALL_PAIRS, HALF, PAIRS  # noqa: E402
 from record import slug  # noqa: E402
+
+from kprof_mcp.analysis.assessment import assess  # noqa: E402
+from kprof_mcp.models import ProfileResult  # noqa: E402
 
 RECORDED = HERE / "recorded"
 HOLDOUT = HERE / "recorded-holdout"  # earlier kernel versions, not used to set the model's constants
@@ -41,7 +42,11 @@ def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict
     """One row per pair: the recorded bad version re-assessed now, against the measured gain.
     ``only_recorded``: leave out pairs the set has no measurement of (the hold-out set)."""
     recorded = recorded or RECORDED
-    measured = json.loads((recorded / "measured.json").read_text())["pairs"] if (recorded / "measured.json").exists() else {}
+    measured = (
+        json.loads((recorded / "measured.json").read_text())["pairs"]
+        if (recorded / "measured.json").exists()
+        else {}
+    )
     out = []
     for p in PAIRS:
         f = recorded / slug(p.name) / "bad.result.json"
@@ -49,8 +54,15 @@ def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict
         if only_recorded and not m:
             continue
         bad, good = m.get("bad", p.bad), m.get("good", p.good)
-        row = {"pair": p.name, "kernel": f"{p.kernel} {bad}" + (f"→{good}" if good else ""), "mode": p.mode,
-               "planted": p.planted, "cause": p.cause, "measured": m.get("measured_gain_pct"), "recorded": f.exists()}
+        row = {
+            "pair": p.name,
+            "kernel": f"{p.kernel} {bad}" + (f"→{good}" if good else ""),
+            "mode": p.mode,
+            "planted": p.planted,
+            "cause": p.cause,
+            "measured": m.get("measured_gain_pct"),
+            "recorded": f.exists(),
+        }
         if f.exists():
             a = assess(ProfileResult.model_validate_json(f.read_text()))
             opps = list(a.opportunities)
@@ -77,12 +89,24 @@ def accounting_rows(half: str) -> list[dict]:
         if HALF.get(p.name) != half:
             continue
         m = measured.get(p.name, {})
-        bad_f, good_f = ACCOUNTING / slug(p.name) / "bad.result.json", ACCOUNTING / slug(p.name) / "good.result.json"
+        bad_f, good_f = (
+            ACCOUNTING / slug(p.name) / "bad.result.json",
+            ACCOUNTING / slug(p.name) / "good.result.json",
+        )
         cause = ACCOUNTING_CAUSE.get(p.name, p.cause)
-        row = {"pair": p.name, "kernel": f"{p.kernel} {p.bad}" + (f"→{p.good}" if p.good else ""), "mode": p.mode,
-               "planted": p.planted, "cause": cause, "measured": m.get("measured_gain_pct"), "recorded": bad_f.exists()}
+        row = {
+            "pair": p.name,
+            "kernel": f"{p.kernel} {p.bad}" + (f"→{p.good}" if p.good else ""),
+            "mode": p.mode,
+            "planted": p.planted,
+            "cause": cause,
+            "measured": m.get("measured_gain_pct"),
+            "recorded": bad_f.exists(),
+        }
         if p.mode == "nsys" and not p.command and good_f.exists():
-            tb, tg = (ProfileResult.model_validate_json(f.read_text()).total_time_ns() for f in (bad_f, good_f))
+            tb, tg = (
+                ProfileResult.model_validate_json(f.read_text()).total_time_ns() for f in (bad_f, good_f)
+            )
             row["measured"] = 100.0 * (tb / tg - 1.0)
         if bad_f.exists():
             opps = list(assess(ProfileResult.model_validate_json(bad_f.read_text())).opportunities)
@@ -121,21 +145,28 @@ def markdown(table: list[dict]) -> list[str]:
         return "n/a" if v is None else f"{v:.{d}f}{suffix}"
 
     after = any("after" in r for r in table)
-    lines = ["| Pair | Kernel | Mode | Planted problem | Planted cause's rank | Its est. | Top opportunity (est.) | "
-             "Measured gain of the fix | Top est. ÷ measured |" + (" After the fix: top cause (est.) |" if after else ""),
-             "|---|---|---|---|---|---|---|---|---|" + ("---|" if after else "")]
+    lines = [
+        "| Pair | Kernel | Mode | Planted problem | Planted cause's rank | Its est. | Top opportunity (est.) | "
+        "Measured gain of the fix | Top est. ÷ measured |"
+        + (" After the fix: top cause (est.) |" if after else ""),
+        "|---|---|---|---|---|---|---|---|---|" + ("---|" if after else ""),
+    ]
     for r in table:
         if not r["recorded"]:
-            lines.append(f"| {r['pair']} | {r['kernel']} | {r['mode']} | {r['planted']} | not recorded | | | | |"
-                         + (" |" if after else ""))
+            lines.append(
+                f"| {r['pair']} | {r['kernel']} | {r['mode']} | {r['planted']} | not recorded | | | | |"
+                + (" |" if after else "")
+            )
             continue
         rank = "—" if not r["cause"] else (str(r["rank"]) if r["rank"] else "not listed")
         tail = ""
         if after:
             tail = f" {r['after'][0]} ({f(r['after'][1], 1, '%')}) |" if "after" in r else " — |"
-        lines.append(f"| {r['pair']} | {r['kernel']} | {r['mode']} | {r['planted']} | {rank} | "
-                     f"{f(r.get('planted_est'), 1, '%') if r['cause'] else '—'} | {r['top'][:60]} ({f(r['top_est'], 1, '%')}) | "
-                     f"{f(r['measured'], 1, '%')} | {f(r.get('ratio'), 2)} |" + tail)
+        lines.append(
+            f"| {r['pair']} | {r['kernel']} | {r['mode']} | {r['planted']} | {rank} | "
+            f"{f(r.get('planted_est'), 1, '%') if r['cause'] else '—'} | {r['top'][:60]} ({f(r['top_est'], 1, '%')}) | "
+            f"{f(r['measured'], 1, '%')} | {f(r.get('ratio'), 2)} |" + tail
+        )
     return lines
 
 
@@ -148,12 +179,16 @@ def summary(table: list[dict]) -> tuple[list[str], bool]:
     ok_first = bool(first) and all(first)
     ok_within = bool(within) and sum(within) >= 0.8 * len(within)
     ok_roof = all(roof)  # a half without the near-roof GEMM has no such target
-    lines = [f"- Planted problem ranked first: {sum(first)} of {len(first)} pairs — {'PASS' if ok_first else 'FAIL'}",
-             f"- Top estimate within 2× of the measured gain: {sum(within)} of {len(within)} pairs "
-             f"({100 * sum(within) / max(1, len(within)):.0f} %, target ≥ 80 %) — {'PASS' if ok_within else 'FAIL'}"]
+    lines = [
+        f"- Planted problem ranked first: {sum(first)} of {len(first)} pairs — {'PASS' if ok_first else 'FAIL'}",
+        f"- Top estimate within 2× of the measured gain: {sum(within)} of {len(within)} pairs "
+        f"({100 * sum(within) / max(1, len(within)):.0f} %, target ≥ 80 %) — {'PASS' if ok_within else 'FAIL'}",
+    ]
     if roof:
-        lines.append(f"- Best opportunity ≤ 15 % on the kernels with nothing planted (near-roof GEMM, healthy "
-                     f"memory-bound kernel): {sum(roof)} of {len(roof)} — {'PASS' if ok_roof else 'FAIL'}")
+        lines.append(
+            f"- Best opportunity ≤ 15 % on the kernels with nothing planted (near-roof GEMM, healthy "
+            f"memory-bound kernel): {sum(roof)} of {len(roof)} — {'PASS' if ok_roof else 'FAIL'}"
+        )
     return lines, ok_first and ok_within and ok_roof
 
 
@@ -163,8 +198,12 @@ def text(table: list[dict]) -> str:
 
 def sections() -> dict[tuple[str, str], str]:
     """The doc's two generated sections: the calibration set and the hold-out set."""
-    return {(BEGIN, END): text(rows()), (HOLDOUT_BEGIN, HOLDOUT_END): text(rows(HOLDOUT, only_recorded=True)),
-            (FIT_BEGIN, FIT_END): text(accounting_rows("fit")), (HELD_BEGIN, HELD_END): text(accounting_rows("holdout"))}
+    return {
+        (BEGIN, END): text(rows()),
+        (HOLDOUT_BEGIN, HOLDOUT_END): text(rows(HOLDOUT, only_recorded=True)),
+        (FIT_BEGIN, FIT_END): text(accounting_rows("fit")),
+        (HELD_BEGIN, HELD_END): text(accounting_rows("holdout")),
+    }
 
 
 def documented(begin: str, end: str) -> str:
@@ -178,10 +217,14 @@ def main() -> int:
     table = rows()
     _, ok = summary(table)
     for (begin, _), t in sections().items():
-        print({BEGIN: "Calibration set (recorded/):",
-               HOLDOUT_BEGIN: "\nHold-out set (recorded-holdout/: earlier kernel versions, not used to set the model):",
-               FIT_BEGIN: "\nAccounting set, fit half (recorded-accounting/):",
-               HELD_BEGIN: "\nAccounting set, hold-out half (recorded-accounting/):"}[begin])
+        print(
+            {
+                BEGIN: "Calibration set (recorded/):",
+                HOLDOUT_BEGIN: "\nHold-out set (recorded-holdout/: earlier kernel versions, not used to set the model):",
+                FIT_BEGIN: "\nAccounting set, fit half (recorded-accounting/):",
+                HELD_BEGIN: "\nAccounting set, hold-out half (recorded-accounting/):",
+            }[begin]
+        )
         print(t)
     if a.write_doc:
         doc = DOC.read_text()

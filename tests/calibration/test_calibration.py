@@ -17,7 +17,9 @@ from pairs import PAIRS  # noqa: E402
 from record import slug  # noqa: E402
 
 RECORDED = HERE / "recorded"
-pytestmark = pytest.mark.skipif(not (RECORDED / "measured.json").exists(), reason="no calibration recordings yet")
+pytestmark = pytest.mark.skipif(
+    not (RECORDED / "measured.json").exists(), reason="no calibration recordings yet"
+)
 
 
 def test_every_pair_is_recorded_with_a_measured_gain():
@@ -32,7 +34,9 @@ def test_every_pair_is_recorded_with_a_measured_gain():
 
 def test_the_documented_tables_are_what_the_model_says_now():
     for (begin, end), current in table.sections().items():
-        assert table.documented(begin, end) == current.strip(), "run: python tests/calibration/table.py --write-doc"
+        assert table.documented(begin, end) == current.strip(), (
+            "run: python tests/calibration/table.py --write-doc"
+        )
 
 
 def test_the_calibration_targets_are_met():
@@ -50,7 +54,9 @@ def test_the_holdout_set_is_assessed_with_the_same_model():
 def test_every_planted_problem_is_ranked_and_estimated_from_its_own_counter():
     for r in table.rows():
         if r["recorded"] and r["cause"]:
-            assert r["rank"] is not None, f"{r['pair']}: the planted cause {r['cause']} is not among the opportunities"
+            assert r["rank"] is not None, (
+                f"{r['pair']}: the planted cause {r['cause']} is not among the opportunities"
+            )
 
 
 def test_the_accounting_set_meets_issue_26s_targets_on_both_halves():

@@ -32,8 +32,14 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
     assert {p.kernel for p in ALL_PAIRS if p.kernel.startswith("calib_")} == set(PKGS)  # issue 26's: _c.py
 
 
-@pytest.mark.parametrize("kernel,params,version", [pytest.param(k, p, v, id=f"{k}-{v}-" + ",".join(map(str, p.values())))
-                                                   for k, p in CASES for v in ("v0", "v1")])
+@pytest.mark.parametrize(
+    "kernel,params,version",
+    [
+        pytest.param(k, p, v, id=f"{k}-{v}-" + ",".join(map(str, p.values())))
+        for k, p in CASES
+        for v in ("v0", "v1")
+    ],
+)
 def test_version_matches_reference(kernel, params, version):
     pkg = PKGS[kernel]
     p = pkg.validate_params(params)

@@ -16,17 +16,17 @@ PKGS = {name: load(path) for name, path in available([KERNELS_DIR]).items() if n
 
 CASES = [
     ("calib_transpose", {"M": 64, "N": 128}),
-    ("calib_transpose", {"M": 100, "N": 72}),      # ragged 64x64 tiles
-    ("calib_transpose", {"M": 37, "N": 13}),       # N not a multiple of 8: spread slots past N do nothing
+    ("calib_transpose", {"M": 100, "N": 72}),  # ragged 64x64 tiles
+    ("calib_transpose", {"M": 37, "N": 13}),  # N not a multiple of 8: spread slots past N do nothing
     ("calib_transpose", {"M": 1, "N": 1}),
     ("calib_gather", {"B": 300, "V": 50, "D": 16}),
-    ("calib_gather", {"B": 64, "V": 1000, "D": 24}),   # D not a power of two
-    ("calib_gather", {"B": 2000, "V": 7, "D": 13}),    # D not a multiple of 8, ragged batch block
+    ("calib_gather", {"B": 64, "V": 1000, "D": 24}),  # D not a power of two
+    ("calib_gather", {"B": 2000, "V": 7, "D": 13}),  # D not a multiple of 8, ragged batch block
     ("calib_gather", {"B": 1, "V": 1, "D": 1}),
     ("calib_few_blocks", {"n": 10000, "programs": 3}),
     ("calib_few_blocks", {"n": 50000, "programs": 16}),  # chunks of 4096-element steps, ragged end
-    ("calib_few_blocks", {"n": 5, "programs": 16}),      # more programs than steps: most do nothing
-    ("calib_tail", {"iters": 40, "shrink": 256}),        # one unrolled trip of 32 and 8 more
+    ("calib_few_blocks", {"n": 5, "programs": 16}),  # more programs than steps: most do nothing
+    ("calib_tail", {"iters": 40, "shrink": 256}),  # one unrolled trip of 32 and 8 more
     ("calib_tail", {"iters": 3, "shrink": 1024}),
 ]
 
@@ -49,9 +49,14 @@ def test_all_four_packages_load():
         assert pkg.describe()["params"][-1]["name"] == "dtype"
 
 
-@pytest.mark.parametrize("kernel,params,version",
-                         [pytest.param(k, p, v, id=f"{k}-{v}-" + ",".join(f"{a}{b}" for a, b in p.items()))
-                          for k, p in CASES for v in ("v0", "v1")])
+@pytest.mark.parametrize(
+    "kernel,params,version",
+    [
+        pytest.param(k, p, v, id=f"{k}-{v}-" + ",".join(f"{a}{b}" for a, b in p.items()))
+        for k, p in CASES
+        for v in ("v0", "v1")
+    ],
+)
 def test_version_matches_reference(kernel, params, version):
     pkg, p, inputs, plan = _run(kernel, params, version)
     out, ref = plan.output(), pkg.reference(inputs, p)
@@ -74,8 +79,8 @@ def test_tail_versions_are_bitwise_identical_and_v0_is_about_1_1_waves():
     _, _, _, v1 = _run("calib_tail", {"iters": 17, "shrink": 512}, "v1")
     assert torch.equal(v0.output(), v1.output())
     s0, s1 = v0.stages[0], v1.stages[0]
-    assert s0.grid_blocks == 132 + 13 and not s0.persistent          # 1.1 waves of one-per-SM programs
-    assert s1.grid_blocks == 132 and s1.persistent                    # one program per SM
+    assert s0.grid_blocks == 132 + 13 and not s0.persistent  # 1.1 waves of one-per-SM programs
+    assert s1.grid_blocks == 132 and s1.persistent  # one program per SM
     assert (s0.tiling["big_tiles"], s0.tiling["small_tiles"]) == (145, 0)
     assert (s1.tiling["big_tiles"], s1.tiling["small_tiles"]) == (132, 13 * 8)
     assert s0.tiling["num_warps"] == s1.tiling["num_warps"] == 32
@@ -110,7 +115,9 @@ def test_models_at_the_defaults():
     st = g.version("v1").stages[0]
     assert st.bytes(g.validate_params({})) == 2 * (1 << 18) * 128 * 4 + 4 * (1 << 18)
     st = f.version("v0").stages[0]
-    assert st.bytes(f.validate_params({})) == 8 * (1 << 26) and st.flops(f.validate_params({})) == 2 * (1 << 26)
+    assert st.bytes(f.validate_params({})) == 8 * (1 << 26) and st.flops(f.validate_params({})) == 2 * (
+        1 << 26
+    )
     # Inputs and outputs stay well under 4 GB at the defaults.
     for pkg in PKGS.values():
         assert pkg.memory_bytes(pkg.validate_params({})) < 1.5e9

@@ -20,13 +20,13 @@ PKGS = {name: load(path) for name, path in available([KERNELS_DIR]).items() if n
 H100_GBPS = 3350.0  # devices.json: H100 SXM datasheet bandwidth
 
 CASES = [
-    ("calib_spill", {"M": 3, "N": 1000}),      # ragged row: masked lanes hold -inf
-    ("calib_spill", {"M": 4, "N": 8192}),      # the default row length: v0 holds 256 values per thread
+    ("calib_spill", {"M": 3, "N": 1000}),  # ragged row: masked lanes hold -inf
+    ("calib_spill", {"M": 4, "N": 8192}),  # the default row length: v0 holds 256 values per thread
     ("calib_spill", {"M": 5, "N": 17}),
     ("calib_spill", {"M": 1, "N": 1}),
-    ("calib_atomic", {"n": 5000}),             # one program, ragged
-    ("calib_atomic", {"n": 3 * 8192 + 7}),     # four programs, the last one ragged
-    ("calib_atomic", {"n": 8192}),             # exactly one full block
+    ("calib_atomic", {"n": 5000}),  # one program, ragged
+    ("calib_atomic", {"n": 3 * 8192 + 7}),  # four programs, the last one ragged
+    ("calib_atomic", {"n": 8192}),  # exactly one full block
     ("calib_atomic", {"n": 1}),
 ]
 
@@ -58,15 +58,22 @@ def test_both_packages_load_with_two_versions():
 
 
 def test_packages_import_neither_torch_nor_triton():
-    code = ("import sys; from pathlib import Path; from kprof_mcp.packages import load; "
-            f"[load(Path({str(KERNELS_DIR)!r}) / n) for n in {NAMES!r}]; "
-            "bad = [m for m in ('torch', 'triton') if m in sys.modules]; assert not bad, bad")
+    code = (
+        "import sys; from pathlib import Path; from kprof_mcp.packages import load; "
+        f"[load(Path({str(KERNELS_DIR)!r}) / n) for n in {NAMES!r}]; "
+        "bad = [m for m in ('torch', 'triton') if m in sys.modules]; assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
 
 
-@pytest.mark.parametrize("kernel,params,version",
-                         [pytest.param(k, p, v, id=f"{k}-{v}-" + ",".join(f"{a}{b}" for a, b in p.items()))
-                          for k, p in CASES for v in ("v0", "v1")])
+@pytest.mark.parametrize(
+    "kernel,params,version",
+    [
+        pytest.param(k, p, v, id=f"{k}-{v}-" + ",".join(f"{a}{b}" for a, b in p.items()))
+        for k, p in CASES
+        for v in ("v0", "v1")
+    ],
+)
 def test_version_matches_reference(kernel, params, version):
     pkg, p, inputs, plan = _run(kernel, params, version)
     out, ref = plan.output(), pkg.reference(inputs, p)
@@ -77,8 +84,10 @@ def test_version_matches_reference(kernel, params, version):
 def test_defaults_are_sized_for_an_h100():
     """The minimum bytes at the defaults take 50 us - 2 ms at the H100's datasheet bandwidth, and the
     stage models are the minimum traffic (each input read once, each output written once)."""
-    for name, minimum in (("calib_spill", lambda p: 2 * 4 * p["M"] * p["N"]),
-                          ("calib_atomic", lambda p: 4 * p["n"] + 4)):
+    for name, minimum in (
+        ("calib_spill", lambda p: 2 * 4 * p["M"] * p["N"]),
+        ("calib_atomic", lambda p: 4 * p["n"] + 4),
+    ):
         pkg = PKGS[name]
         p = pkg.validate_params({})
         for v in pkg.versions:
@@ -101,7 +110,9 @@ def test_spill_versions_differ_only_in_warps():
     assert s0.tiling["BLOCK"] == s1.tiling["BLOCK"] == 8192
     assert (s0.tiling["num_warps"], s0.tiling["values_per_thread"]) == (1, 256)
     assert (s1.tiling["num_warps"], s1.tiling["values_per_thread"]) == (4, 64)
-    assert s0.tiling["values_per_thread"] > 255 > 2 * s1.tiling["values_per_thread"]  # v1: under half the limit
+    assert (
+        s0.tiling["values_per_thread"] > 255 > 2 * s1.tiling["values_per_thread"]
+    )  # v1: under half the limit
     assert torch.equal(p0.output(), p1.output())
 
 

@@ -21,14 +21,14 @@ PKGS = {name: load(path) for name, path in available([KERNELS_DIR]).items() if n
 
 CASES = [
     ("calib_fma_gemm", {"M": 64, "N": 64, "K": 64}),
-    ("calib_fma_gemm", {"M": 100, "N": 72, "K": 40}),        # ragged tiles, K not a multiple of BLOCK_K
+    ("calib_fma_gemm", {"M": 100, "N": 72, "K": 40}),  # ragged tiles, K not a multiple of BLOCK_K
     ("calib_fma_gemm", {"M": 1, "N": 1, "K": 1}),
-    ("calib_histogram", {"n": 5000}),                         # one program, ragged
-    ("calib_histogram", {"n": 3 * 4096 + 77}),                # four programs, the last one ragged
+    ("calib_histogram", {"n": 5000}),  # one program, ragged
+    ("calib_histogram", {"n": 3 * 4096 + 77}),  # four programs, the last one ragged
     ("calib_histogram", {"n": 1}),
     ("calib_small_tiles", {"M": 64, "N": 96, "K": 80}),
-    ("calib_small_tiles", {"M": 130, "N": 70, "K": 33}),      # ragged in every dimension
-    ("calib_small_tiles", {"M": 48, "N": 40, "K": 72}),       # fp16 (the interpreter miscomputes bf16)
+    ("calib_small_tiles", {"M": 130, "N": 70, "K": 33}),  # ragged in every dimension
+    ("calib_small_tiles", {"M": 48, "N": 40, "K": 72}),  # fp16 (the interpreter miscomputes bf16)
     ("calib_bank_conflicts", {"B": 3}),
     ("calib_bank_conflicts", {"B": 1}),
     ("calib_bank_conflicts", {"B": 2, "dtype": "float16"}),  # 128x64 halves: rows of 128 bytes too
@@ -62,15 +62,22 @@ def test_all_four_packages_load_with_two_versions():
 
 
 def test_packages_import_neither_torch_nor_triton():
-    code = ("import sys; from pathlib import Path; from kprof_mcp.packages import load; "
-            f"[load(Path({str(KERNELS_DIR)!r}) / n) for n in {NAMES!r}]; "
-            "bad = [m for m in ('torch', 'triton') if m in sys.modules]; assert not bad, bad")
+    code = (
+        "import sys; from pathlib import Path; from kprof_mcp.packages import load; "
+        f"[load(Path({str(KERNELS_DIR)!r}) / n) for n in {NAMES!r}]; "
+        "bad = [m for m in ('torch', 'triton') if m in sys.modules]; assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
 
 
-@pytest.mark.parametrize("kernel,params,version",
-                         [pytest.param(k, p, v, id=f"{k}-{v}-" + ",".join(f"{a}{b}" for a, b in p.items()))
-                          for k, p in CASES for v in ("v0", "v1")])
+@pytest.mark.parametrize(
+    "kernel,params,version",
+    [
+        pytest.param(k, p, v, id=f"{k}-{v}-" + ",".join(f"{a}{b}" for a, b in p.items()))
+        for k, p in CASES
+        for v in ("v0", "v1")
+    ],
+)
 def test_version_matches_reference(kernel, params, version):
     pkg, p, inputs, plan = _run(kernel, params, version)
     out, ref = plan.output(), pkg.reference(inputs, p)
@@ -79,8 +86,8 @@ def test_version_matches_reference(kernel, params, version):
 
 
 def test_tolerances():
-    assert PKGS["calib_fma_gemm"].tolerance("float32") == 2e-3               # admits TF32 (~3e-4 on random data)
-    assert PKGS["calib_histogram"].tolerance("int32") == 0.0                 # counts are exact
+    assert PKGS["calib_fma_gemm"].tolerance("float32") == 2e-3  # admits TF32 (~3e-4 on random data)
+    assert PKGS["calib_histogram"].tolerance("int32") == 0.0  # counts are exact
     assert PKGS["calib_small_tiles"].tolerance("float16") == default_tolerance("float16")
     assert PKGS["calib_bank_conflicts"].tolerance("float32") == default_tolerance("float32")
 
@@ -91,7 +98,7 @@ def test_models_at_the_defaults():
     assert (p["M"], p["N"], p["K"], p["dtype"]) == (4096, 4096, 4096, "float32")
     for v in fma.versions:
         (st,) = v.stages
-        assert st.tensor_cores and st.flops(p) == 2.0 * 4096 ** 3 and st.bytes(p) == 3 * 4096 * 4096 * 4.0
+        assert st.tensor_cores and st.flops(p) == 2.0 * 4096**3 and st.bytes(p) == 3 * 4096 * 4096 * 4.0
     p = hist.validate_params({})
     assert p["n"] == 1 << 24 and p["dtype"] == "int32"
     for v in hist.versions:
@@ -101,13 +108,13 @@ def test_models_at_the_defaults():
     assert (p["M"], p["N"], p["K"], p["dtype"]) == (4096, 4096, 4096, "float16")
     for v in small.versions:
         (st,) = v.stages
-        assert st.tensor_cores and st.flops(p) == 2.0 * 4096 ** 3 and st.bytes(p) == 3 * 4096 * 4096 * 2.0
+        assert st.tensor_cores and st.flops(p) == 2.0 * 4096**3 and st.bytes(p) == 3 * 4096 * 4096 * 2.0
     p = bank.validate_params({})
     assert (p["B"], p["dtype"]) == (1 << 14, "float32")
     for v in bank.versions:
         (st,) = v.stages
         assert st.flops(p) == 0.0 and st.bytes(p) == 2 * 4 * (1 << 14) * 128 * 32
-    for pkg in PKGS.values():   # inputs and outputs stay well under 4 GB at the defaults
+    for pkg in PKGS.values():  # inputs and outputs stay well under 4 GB at the defaults
         p = pkg.validate_params({})
         assert pkg.version("v0").stages[0].bytes(p) <= pkg.memory_bytes(p) < 1.5e9
 
@@ -174,8 +181,8 @@ def test_bank_conflict_versions_share_loads_stores_and_grid():
     s0, s1 = p0.stages[0], p1.stages[0]
     assert s0.kernel is s1.kernel and s0.grid_blocks == s1.grid_blocks == 2
     assert (s0.tiling["GATHER"], s1.tiling["GATHER"]) == (True, False)
-    assert (s0.tiling["R"], s0.tiling["C"]) == (128, 32)      # a row of 32 fp32 = the 32 banks
+    assert (s0.tiling["R"], s0.tiling["C"]) == (128, 32)  # a row of 32 fp32 = the 32 banks
     assert s0.tiling["num_warps"] == s1.tiling["num_warps"]
     assert torch.equal(p0.output(), p1.output())
     _, _, _, h0 = _run("calib_bank_conflicts", {"B": 1, "dtype": "float16"}, "v0")
-    assert (h0.stages[0].tiling["R"], h0.stages[0].tiling["C"]) == (128, 64)   # 64 halves = 128 bytes
+    assert (h0.stages[0].tiling["R"], h0.stages[0].tiling["C"]) == (128, 64)  # 64 halves = 128 bytes

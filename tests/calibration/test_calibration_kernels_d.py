@@ -47,7 +47,9 @@ def test_versions_differ_only_in_warps_and_the_model_is_one_read_one_write():
 
 
 def test_package_imports_neither_torch_nor_triton():
-    code = ("import sys; from pathlib import Path; from kprof_mcp.packages import load; "
-            f"load(Path({str(KERNELS_DIR)!r}) / 'calib_spill_tile'); "
-            "bad = [m for m in ('torch', 'triton') if m in sys.modules]; assert not bad, bad")
+    code = (
+        "import sys; from pathlib import Path; from kprof_mcp.packages import load; "
+        f"load(Path({str(KERNELS_DIR)!r}) / 'calib_spill_tile'); "
+        "bad = [m for m in ('torch', 'triton') if m in sys.modules]; assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)

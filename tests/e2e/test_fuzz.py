@@ -15,12 +15,11 @@ import time
 import anyio
 import anyio.from_thread
 import pytest
+from conftest import PY, server_env
+from fuzzing import Tally, call, job_to_cancel, prepare_workspace, untouched
 from hypothesis import HealthCheck, given, settings
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-
-from conftest import PY, server_env
-from fuzzing import Tally, call, job_to_cancel, prepare_workspace, untouched
 
 N_CALLS = 1000
 
@@ -34,9 +33,11 @@ def dirs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def session(dirs):
-    server = StdioServerParameters(command=PY, args=["-m", "kprof_mcp.server", "--workspace", str(dirs[0]),
-                                                     "--timeout", "60", "--allow-commands"],
-                                   env={**server_env(), "KPROF_FORCE_CPU": "1"})
+    server = StdioServerParameters(
+        command=PY,
+        args=["-m", "kprof_mcp.server", "--workspace", str(dirs[0]), "--timeout", "60", "--allow-commands"],
+        env={**server_env(), "KPROF_FORCE_CPU": "1"},
+    )
     with anyio.from_thread.start_blocking_portal() as portal:
         with portal.wrap_async_context_manager(Client(server)) as client:
             yield portal, client
@@ -65,8 +66,13 @@ def _call(portal, client, tally, name, args):
         _call(portal, client, tally, "cancel_profile", {"job_id": job_id})
 
 
-@settings(max_examples=N_CALLS, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
-          database=None)
+@settings(
+    max_examples=N_CALLS,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+    database=None,
+)
 @given(c=call)
 def test_fuzz_every_tool(session, tally, c):
     portal, client = session

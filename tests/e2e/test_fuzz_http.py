@@ -19,13 +19,12 @@ import time
 
 import anyio
 import pytest
+from conftest import free_port, server_env
+from fuzzing import Tally, draw_calls, job_to_cancel, prepare_workspace, untouched
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-
-from conftest import free_port, server_env
-from fuzzing import Tally, draw_calls, job_to_cancel, prepare_workspace, untouched
 
 TOKEN = "kprof-fuzz-token-" + "f" * 24
 N_CLIENTS = 30
@@ -34,17 +33,30 @@ N_RAW_ROUNDS = 4  # each raw misbehaviour, this many times
 CALL_TIMEOUT_S = 60
 
 
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     ws = tmp_path_factory.mktemp("fuzzhttpws")
     outside = prepare_workspace(ws)
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "kprof_mcp.server", "--transport", "streamable-http", "--port",
-                             str(port), "--workspace", str(ws), "--timeout", "60", "--allow-commands"],
-                            env={**server_env(), "PATH": "/usr/bin:/bin", "KPROF_FORCE_CPU": "1",
-                                 "KPROF_MCP_TOKEN": TOKEN},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kprof_mcp.server",
+            "--transport",
+            "streamable-http",
+            "--port",
+            str(port),
+            "--workspace",
+            str(ws),
+            "--timeout",
+            "60",
+            "--allow-commands",
+        ],
+        env={**server_env(), "PATH": "/usr/bin:/bin", "KPROF_FORCE_CPU": "1", "KPROF_MCP_TOKEN": TOKEN},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 30
     while time.time() < deadline and proc.poll() is None:
         try:
@@ -90,11 +102,17 @@ async def _call(c, tally: Tally, name: str, args) -> None:
 
 
 # ------------------------------------------------------------------ raw sockets
-def _request(port: int, body: bytes, session: str | None = None, token: bool = True,
-             length: int | None = None) -> bytes:
-    headers = [b"POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}".encode(), b"Content-Type: application/json",
-               b"Accept: application/json, text/event-stream", f"Content-Length: {length or len(body)}".encode(),
-               b"Connection: close"]
+def _request(
+    port: int, body: bytes, session: str | None = None, token: bool = True, length: int | None = None
+) -> bytes:
+    headers = [
+        b"POST /mcp HTTP/1.1",
+        f"Host: 127.0.0.1:{port}".encode(),
+        b"Content-Type: application/json",
+        b"Accept: application/json, text/event-stream",
+        f"Content-Length: {length or len(body)}".encode(),
+        b"Connection: close",
+    ]
     if token:
         headers.append(f"Authorization: Bearer {TOKEN}".encode())
     if session:
@@ -123,10 +141,25 @@ async def _exchange(port: int, data: bytes) -> bytes:
 
 async def _session(port: int) -> str:
     """A raw MCP session: initialize, then the initialized notification; its id."""
-    init = await _exchange(port, _request(port, _rpc("initialize", {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}})))
-    (sid,) = [line.split(b":", 1)[1].strip().decode() for line in init.split(b"\r\n")
-              if line.lower().startswith(b"mcp-session-id:")]
+    init = await _exchange(
+        port,
+        _request(
+            port,
+            _rpc(
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            ),
+        ),
+    )
+    (sid,) = [
+        line.split(b":", 1)[1].strip().decode()
+        for line in init.split(b"\r\n")
+        if line.lower().startswith(b"mcp-session-id:")
+    ]
     await _exchange(port, _request(port, _rpc("notifications/initialized", id_=None), sid))
     return sid
 
@@ -142,16 +175,27 @@ async def _misbehave(port: int, kind: str, round_: int, figures: dict) -> None:
     """One raw-socket client doing one kind of misbehaviour."""
     if kind == "partial body":  # the body stops far short of its Content-Length
         body = _rpc("tools/call", {"name": "classify_bottleneck", "arguments": {"tc_pct": 1, "dram_pct": 1}})
-        await _drop(port, _request(port, body[:len(body) // 2], length=len(body) + 4096), 0.3)
+        await _drop(port, _request(port, body[: len(body) // 2], length=len(body) + 4096), 0.3)
     elif kind == "partial headers":  # the header block never ends
-        await _drop(port, _request(port, b"")[:60 + 7 * round_], 0.3)
+        await _drop(port, _request(port, b"")[: 60 + 7 * round_], 0.3)
     elif kind == "not http":
         await _drop(port, bytes(range(256)) * 4, 0.1)
     elif kind == "dropped mid-call":  # a valid profile the server is waiting on; the client goes away
         sid = await _session(port)
-        call = _rpc("tools/call", {"name": "profile_kernel", "arguments": {
-            "kernel": "vector_add", "version": "v0", "mode": "event", "params": {"n": 1024 + round_},
-            "wait_s": 30}}, id_=2)
+        call = _rpc(
+            "tools/call",
+            {
+                "name": "profile_kernel",
+                "arguments": {
+                    "kernel": "vector_add",
+                    "version": "v0",
+                    "mode": "event",
+                    "params": {"n": 1024 + round_},
+                    "wait_s": 30,
+                },
+            },
+            id_=2,
+        )
         await _drop(port, _request(port, call, sid), 0.5 + 0.3 * round_)
     elif kind == "no token":
         answer = await _exchange(port, _request(port, _rpc("initialize", {}), token=False))
@@ -159,15 +203,24 @@ async def _misbehave(port: int, kind: str, round_: int, figures: dict) -> None:
         return
     elif kind == "5000-digit number":  # the SDK's JSON parser refuses it: a parse error, not silence
         sid = await _session(port)
-        body = (b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "classify_bottleneck", '
-                b'"arguments": {"tc_pct": ' + b"9" * 5000 + b', "dram_pct": 1}}}')
+        body = (
+            b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "classify_bottleneck", '
+            b'"arguments": {"tc_pct": ' + b"9" * 5000 + b', "dram_pct": 1}}}'
+        )
         answer = await _exchange(port, _request(port, body, sid))
         assert answer.startswith(b"HTTP/1.1 400") and b"Parse error" in answer, answer[:300]
         return
     figures["dropped"] += 1
 
 
-RAW_KINDS = ("partial body", "partial headers", "not http", "dropped mid-call", "no token", "5000-digit number")
+RAW_KINDS = (
+    "partial body",
+    "partial headers",
+    "not http",
+    "dropped mid-call",
+    "no token",
+    "5000-digit number",
+)
 
 
 def test_http_fuzz_many_clients_at_once(served, capsys):
@@ -194,8 +247,10 @@ def test_http_fuzz_many_clients_at_once(served, capsys):
 
     anyio.run(main)
     with capsys.disabled():  # the figures show in every run's log, not only with -s
-        print(f"\nhttp fuzz figures: {({**tally.stats, **figures})} with {N_CLIENTS} clients at once "
-              f"({time.monotonic() - t0:.1f} s)")
+        print(
+            f"\nhttp fuzz figures: { ({**tally.stats, **figures}) } with {N_CLIENTS} clients at once "
+            f"({time.monotonic() - t0:.1f} s)"
+        )
     assert proc.poll() is None, "the server exited"
     assert tally.stats["calls"] >= N_CALLS and figures["dropped"] >= 4 * N_RAW_ROUNDS, (tally.stats, figures)
     assert not tally.failures, f"{len(tally.failures)} failures: {tally.failures[:10]}"

@@ -41,8 +41,15 @@ INSPECTOR_VERSION = "2.12.0"
 INSPECTOR_PACKAGE = f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-EXPECTED_TOOLS = {"list_kernels", "profile_kernel", "read_params", "classify_bottleneck", "update_devlog",
-                  "device_info", "profile_command"}  # the server is started with --allow-commands
+EXPECTED_TOOLS = {
+    "list_kernels",
+    "profile_kernel",
+    "read_params",
+    "classify_bottleneck",
+    "update_devlog",
+    "device_info",
+    "profile_command",
+}  # the server is started with --allow-commands
 
 FIRST_CALL_TIMEOUT_S = 300  # the first npx call may download the package and its dependencies
 CALL_TIMEOUT_S = 180  # later calls: package cached; profile_kernel runs the Triton interpreter on CPU
@@ -71,28 +78,42 @@ def _run_inspector(npx: str, workspace: Path, *inspector_args: str) -> tuple[int
     env = {**os.environ, "PYTHONPATH": pythonpath, "npm_config_yes": "true", "NO_COLOR": "1"}
     server_cmd = [sys.executable, "-m", "kprof_mcp.server", "--workspace", str(workspace), "--allow-commands"]
     # the server sees only what -e passes (plus HOME, PATH, ...): hand it PYTHONPATH and kprof's knobs
-    server_env = {"PYTHONPATH": pythonpath,
-                  **{k: v for k in FORWARDED_ENV if (v := os.environ.get(k))}}
+    server_env = {"PYTHONPATH": pythonpath, **{k: v for k in FORWARDED_ENV if (v := os.environ.get(k))}}
     env_args = [a for k, v in server_env.items() for a in ("-e", f"{k}={v}")]
     cmd = [npx, "-y", INSPECTOR_PACKAGE, "--cli", *server_cmd, *env_args, "--format", "json", *inspector_args]
     timeout = CALL_TIMEOUT_S if _state["first_call_done"] else FIRST_CALL_TIMEOUT_S
     try:
-        proc = subprocess.run(cmd, cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=timeout)
+        proc = subprocess.run(
+            cmd,
+            cwd=workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired as e:
-        pytest.fail(f"inspector call timed out after {timeout}s: {cmd}\nstdout:\n{e.stdout}\nstderr:\n{e.stderr}")
+        pytest.fail(
+            f"inspector call timed out after {timeout}s: {cmd}\nstdout:\n{e.stdout}\nstderr:\n{e.stderr}"
+        )
     _state["first_call_done"] = True
     try:
         out = json.loads(proc.stdout)
     except json.JSONDecodeError:
-        pytest.fail(f"inspector stdout is not JSON (exit {proc.returncode}): {cmd}\n"
-                    f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+        pytest.fail(
+            f"inspector stdout is not JSON (exit {proc.returncode}): {cmd}\n"
+            f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
     return proc.returncode, out, proc.stderr
 
 
 def _result(rc: int, out: Any, stderr: str, expected_rc: int = EXIT_OK) -> dict[str, Any]:
-    assert rc == expected_rc, f"inspector exit {rc} (expected {expected_rc})\nstdout: {out}\nstderr:\n{stderr}"
-    assert isinstance(out, dict) and "result" in out, f"no 'result' in inspector output: {out}\nstderr:\n{stderr}"
+    assert rc == expected_rc, (
+        f"inspector exit {rc} (expected {expected_rc})\nstdout: {out}\nstderr:\n{stderr}"
+    )
+    assert isinstance(out, dict) and "result" in out, (
+        f"no 'result' in inspector output: {out}\nstderr:\n{stderr}"
+    )
     return out["result"]
 
 
@@ -109,9 +130,20 @@ def test_tools_list(npx: str, tmp_path: Path) -> None:
 
 
 def test_classify_bottleneck_memory_bound(npx: str, tmp_path: Path) -> None:
-    result = _result(*_run_inspector(
-        npx, tmp_path, "--method", "tools/call", "--tool-name", "classify_bottleneck",
-        "--tool-arg", "tc_pct=5", "dram_pct=85", "l2_hit_pct=60"))
+    result = _result(
+        *_run_inspector(
+            npx,
+            tmp_path,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "classify_bottleneck",
+            "--tool-arg",
+            "tc_pct=5",
+            "dram_pct=85",
+            "l2_hit_pct=60",
+        )
+    )
     assert result.get("isError") is not True, result
     structured = result["structuredContent"]
     assert structured["bottleneck"] == "Memory-bound", structured
@@ -121,9 +153,21 @@ def test_classify_bottleneck_memory_bound(npx: str, tmp_path: Path) -> None:
 
 
 def test_profile_kernel_vector_add(npx: str, tmp_path: Path) -> None:
-    result = _result(*_run_inspector(
-        npx, tmp_path, "--method", "tools/call", "--tool-name", "profile_kernel",
-        "--tool-arg", "kernel=vector_add", "version=v0", 'params={"n":4096}', "mode=event"))
+    result = _result(
+        *_run_inspector(
+            npx,
+            tmp_path,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "profile_kernel",
+            "--tool-arg",
+            "kernel=vector_add",
+            "version=v0",
+            'params={"n":4096}',
+            "mode=event",
+        )
+    )
     assert result.get("isError") is not True, result
     assert _text(result).startswith("## Profile: vector_add v0"), _text(result)[:500]
 
@@ -134,7 +178,9 @@ def test_profile_kernel_vector_add(npx: str, tmp_path: Path) -> None:
     assert profile_dir.is_dir(), profile_dir
     assert profile_dir.resolve().is_relative_to(tmp_path.resolve()), f"{profile_dir} is outside the workspace"
     params_file = profile_dir / "params.json"
-    assert params_file.is_file(), f"no params.json in {profile_dir}: {sorted(p.name for p in profile_dir.iterdir())}"
+    assert params_file.is_file(), (
+        f"no params.json in {profile_dir}: {sorted(p.name for p in profile_dir.iterdir())}"
+    )
     params = json.loads(params_file.read_text())
     assert params["params"]["n"] == 4096
     assert params["kernel"] == "vector_add" and params["version"] == "v0"
@@ -142,8 +188,15 @@ def test_profile_kernel_vector_add(npx: str, tmp_path: Path) -> None:
 
 def test_profile_kernel_unknown_kernel_is_error(npx: str, tmp_path: Path) -> None:
     rc, out, stderr = _run_inspector(
-        npx, tmp_path, "--method", "tools/call", "--tool-name", "profile_kernel",
-        "--tool-arg", "kernel=no_such_kernel")
+        npx,
+        tmp_path,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "profile_kernel",
+        "--tool-arg",
+        "kernel=no_such_kernel",
+    )
     result = _result(rc, out, stderr, expected_rc=EXIT_TOOL_ERROR)
     assert result.get("isError") is True, result
     text = _text(result)
@@ -155,10 +208,23 @@ def test_profile_kernel_unknown_kernel_is_error(npx: str, tmp_path: Path) -> Non
 def test_sweep_mla_decode_over_t_returns_its_plot(npx: str, tmp_path: Path) -> None:
     """The issue's check: a sweep of mla_decode over t returns its plot (PNG image content)
     through the Inspector CLI (small sizes: this runs in the Triton interpreter on the CPU)."""
-    result = _result(*_run_inspector(
-        npx, tmp_path, "--method", "tools/call", "--tool-name", "sweep",
-        "--tool-arg", "kernel=mla_decode", "param=t", "values=[64,256]", 'versions=["v1"]',
-        'params={"b":1,"s":1,"h":16,"d":64,"p":16,"dtype":"float16"}', "budget_ms=20"))
+    result = _result(
+        *_run_inspector(
+            npx,
+            tmp_path,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "sweep",
+            "--tool-arg",
+            "kernel=mla_decode",
+            "param=t",
+            "values=[64,256]",
+            'versions=["v1"]',
+            'params={"b":1,"s":1,"h":16,"d":64,"p":16,"dtype":"float16"}',
+            "budget_ms=20",
+        )
+    )
     assert result.get("isError") is not True, result
     assert _text(result).startswith("## Sweep: mla_decode v1 over t"), _text(result)[:500]
     images = [c for c in result["content"] if c.get("type") == "image"]
@@ -173,11 +239,24 @@ def test_sweep_mla_decode_over_t_returns_its_plot(npx: str, tmp_path: Path) -> N
 
 
 def test_profile_command_through_the_inspector(npx: str, tmp_path: Path) -> None:
-    (tmp_path / "step.py").write_text("import torch, kprof\nx = torch.randn(128, 128)\nfor _ in range(3):\n"
-                                      "    with kprof.range('mm'):\n        y = x @ x\nprint('finished')\n")
-    result = _result(*_run_inspector(
-        npx, tmp_path, "--method", "tools/call", "--tool-name", "profile_command",
-        "--tool-arg", 'command=["python","step.py"]', "mode=event", "wait_s=55"))
+    (tmp_path / "step.py").write_text(
+        "import torch, kprof\nx = torch.randn(128, 128)\nfor _ in range(3):\n"
+        "    with kprof.range('mm'):\n        y = x @ x\nprint('finished')\n"
+    )
+    result = _result(
+        *_run_inspector(
+            npx,
+            tmp_path,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "profile_command",
+            "--tool-arg",
+            'command=["python","step.py"]',
+            "mode=event",
+            "wait_s=55",
+        )
+    )
     assert result.get("isError") is not True, result
     assert "| mm |" in _text(result), _text(result)[:800]
     summary = result["structuredContent"]

@@ -6,15 +6,16 @@ import time
 from pathlib import Path
 
 import anyio
-from mcp import Client, StdioServerParameters
-
 from conftest import PY, process_gone, server_env, write_scale
-
+from mcp import Client, StdioServerParameters
 
 
 def _server(workspace, extra_env=None):
-    return StdioServerParameters(command=PY, args=["-m", "kprof_mcp.server", "--workspace", str(workspace)],
-                                 env={**server_env(), "KPROF_FORCE_CPU": "1", **(extra_env or {})})
+    return StdioServerParameters(
+        command=PY,
+        args=["-m", "kprof_mcp.server", "--workspace", str(workspace)],
+        env={**server_env(), "KPROF_FORCE_CPU": "1", **(extra_env or {})},
+    )
 
 
 def _broken(workspace: Path, mode: str) -> str:
@@ -28,8 +29,9 @@ def test_queue_places_get_profile_and_cancel(workspace):
         async with Client(_server(workspace)) as c:
             subs = []
             for _ in range(3):
-                r = await c.call_tool("profile_kernel", {"kernel": slow, "params": {"n": 64}, "mode": "event",
-                                                         "wait_s": 0})
+                r = await c.call_tool(
+                    "profile_kernel", {"kernel": slow, "params": {"n": 64}, "mode": "event", "wait_s": 0}
+                )
                 assert not r.is_error, r.content[0].text
                 subs.append(r.structured_content)
             assert [s["status"] for s in subs][1:] == ["queued", "queued"]
@@ -41,7 +43,10 @@ def test_queue_places_get_profile_and_cancel(workspace):
             assert cancelled.structured_content["status"] == "cancelled"
             # the first two finish, in order, with their contracts
             first = await c.call_tool("get_profile", {"job_id": subs[0]["job_id"], "wait_s": 50})
-            assert first.structured_content["status"] == "done" and "## Profile: scale v0" in first.content[0].text
+            assert (
+                first.structured_content["status"] == "done"
+                and "## Profile: scale v0" in first.content[0].text
+            )
             second = await c.call_tool("get_profile", {"job_id": subs[1]["job_id"], "wait_s": 50})
             assert second.structured_content["status"] == "done"
             assert second.structured_content["profile_dir"] != first.structured_content["profile_dir"]
@@ -59,9 +64,11 @@ def test_client_cancellation_kills_the_process_tree_and_the_server_keeps_answeri
 
     async def main():
         async with Client(_server(workspace, {"KPROF_TEST_PIDFILE": str(pidfile)})) as c:
+
             async def call():
-                await c.call_tool("profile_kernel", {"kernel": orphan, "params": {"n": 64}, "mode": "event",
-                                                     "wait_s": 50})
+                await c.call_tool(
+                    "profile_kernel", {"kernel": orphan, "params": {"n": 64}, "mode": "event", "wait_s": 50}
+                )
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call)
@@ -84,11 +91,21 @@ def test_progress_arrives_only_while_the_request_is_open(workspace):
 
     async def main():
         async with Client(_server(workspace)) as c:
+
             async def progress(p, total, message):
                 events.append(("progress", time.monotonic(), p, message))
 
-            r = await c.call_tool("profile_kernel", {"kernel": "vector_add", "version": "v0", "params": {"n": 256},
-                                                     "mode": "event", "wait_s": 50}, progress_callback=progress)
+            r = await c.call_tool(
+                "profile_kernel",
+                {
+                    "kernel": "vector_add",
+                    "version": "v0",
+                    "params": {"n": 256},
+                    "mode": "event",
+                    "wait_s": 50,
+                },
+                progress_callback=progress,
+            )
             events.append(("result", time.monotonic(), None, r.structured_content["status"]))
             await anyio.sleep(1.0)  # anything sent after the result would arrive here
 

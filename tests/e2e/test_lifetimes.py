@@ -26,9 +26,8 @@ from pathlib import Path
 import anyio
 import psutil
 import pytest
-from mcp import Client
-
 from conftest import PY, free_port, listening, process_gone, server_env, write_scale
+from mcp import Client
 
 
 def _orphan_kernel(workspace: Path) -> str:
@@ -42,12 +41,24 @@ def _env(pidfile: Path) -> dict:
 def _profile_hanging_kernel(workspace: Path) -> dict:
     """The tools/call request of a profile_kernel that would wait 50 s for the hanging kernel."""
     arguments = {"kernel": _orphan_kernel(workspace), "params": {"n": 64}, "mode": "event", "wait_s": 50}
-    return {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "profile_kernel", "arguments": arguments, "_meta": {"progressToken": 2}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "profile_kernel", "arguments": arguments, "_meta": {"progressToken": 2}},
+    }
 
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "lifetimes", "version": "0"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "lifetimes", "version": "0"},
+    },
+}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
@@ -92,9 +103,14 @@ class StdioServer:
     """A stdio server process spoken to in raw JSON-RPC lines (its pid is what these tests need)."""
 
     def __init__(self, module: str, workspace: Path, pidfile: Path):
-        self.proc = subprocess.Popen([PY, "-m", module, "--workspace", str(workspace)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(pidfile),
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [PY, "-m", module, "--workspace", str(workspace)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_env(pidfile),
+            start_new_session=True,
+        )
         self.send(INITIALIZE)
         assert json.loads(self.proc.stdout.readline())["id"] == 1
         self.send(INITIALIZED)
@@ -167,8 +183,12 @@ os.wait()
 
 
 def test_a_forked_copy_does_not_hold_the_write_end():
-    parent = subprocess.Popen([PY, "-c", FORKS_AFTER_MAKING_ITS_LIFELINE], stdout=subprocess.PIPE,
-                              env={**os.environ, **server_env()}, start_new_session=True)
+    parent = subprocess.Popen(
+        [PY, "-c", FORKS_AFTER_MAKING_ITS_LIFELINE],
+        stdout=subprocess.PIPE,
+        env={**os.environ, **server_env()},
+        start_new_session=True,
+    )
     tree = [psutil.Process(parent.pid)]
     try:
         lifeline = int(parent.stdout.readline())
@@ -192,10 +212,15 @@ _run_once(["describe", "--source", sys.argv[1]], 600, prefix=sys.argv[2:])
 def test_a_child_behind_a_profiler_prefix_dies_with_its_parent(workspace, tmp_path):
     pidfile = tmp_path / "pid"
     package = workspace / "hangs_at_import.py"
-    package.write_text(f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
-                       "while True:\n    time.sleep(1)\n")
-    parent = subprocess.Popen([PY, "-c", STARTS_A_CHILD_BEHIND_A_PREFIX, str(package), *PREFIX], env=_env(pidfile),
-                              start_new_session=True)
+    package.write_text(
+        f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "while True:\n    time.sleep(1)\n"
+    )
+    parent = subprocess.Popen(
+        [PY, "-c", STARTS_A_CHILD_BEHIND_A_PREFIX, str(package), *PREFIX],
+        env=_env(pidfile),
+        start_new_session=True,
+    )
     tree = [psutil.Process(parent.pid)]
     try:
         _wait_for(lambda: pidfile.exists() and pidfile.read_text(), 60, "the child never started")
@@ -212,9 +237,13 @@ def test_a_child_behind_a_profiler_prefix_dies_with_its_parent(workspace, tmp_pa
 def test_kprof_worker_takes_its_dask_workers_with_it(tmp_path):
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(n_workers=0, dashboard_address=":0", protocol="tcp://")
-    launcher = subprocess.Popen([PY, "-m", "kprof_mcp.cli", "worker", "--scheduler", cluster.scheduler_address,
-                                 "--gpus", "cpu"], env={**_env(tmp_path / "unused"), "KPROF_WARM": "0"},
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    launcher = subprocess.Popen(
+        [PY, "-m", "kprof_mcp.cli", "worker", "--scheduler", cluster.scheduler_address, "--gpus", "cpu"],
+        env={**_env(tmp_path / "unused"), "KPROF_WARM": "0"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     tree = [psutil.Process(launcher.pid)]
     try:
         with distributed.Client(cluster.scheduler_address, set_as_default=False) as c:
@@ -240,8 +269,14 @@ class RawHttp:
 
     def post(self, message: dict) -> socket.socket:
         body = json.dumps(message).encode()
-        head = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{self.port}", "Content-Type: application/json",
-                "Accept: application/json, text/event-stream", f"Content-Length: {len(body)}", "Connection: close"]
+        head = [
+            "POST /mcp HTTP/1.1",
+            f"Host: 127.0.0.1:{self.port}",
+            "Content-Type: application/json",
+            "Accept: application/json, text/event-stream",
+            f"Content-Length: {len(body)}",
+            "Connection: close",
+        ]
         if self.session:
             head += [f"Mcp-Session-Id: {self.session}", "Mcp-Protocol-Version: 2025-06-18"]
         s = socket.create_connection(("127.0.0.1", self.port), timeout=30)
@@ -267,9 +302,23 @@ def _drop(s: socket.socket) -> None:
 
 def test_a_dropped_http_connection_cancels_its_job(workspace, tmp_path):
     pidfile, port = tmp_path / "pids", free_port()
-    proc = subprocess.Popen([PY, "-m", "kprof_mcp.server", "--transport", "streamable-http", "--port", str(port),
-                             "--workspace", str(workspace)], env=_env(pidfile), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            PY,
+            "-m",
+            "kprof_mcp.server",
+            "--transport",
+            "streamable-http",
+            "--port",
+            str(port),
+            "--workspace",
+            str(workspace),
+        ],
+        env=_env(pidfile),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         _wait_for(lambda: listening(port), 30, "the HTTP server did not start")
         client = RawHttp(port)
@@ -286,7 +335,6 @@ def test_a_dropped_http_connection_cancels_its_job(workspace, tmp_path):
         proc.wait(30)
 
 
-
 async def _job_status(port: int) -> str:
     """The final state of the server's only job, asked by another client (an unknown id lists the
     recent jobs): "cancelled", or what it still is after 10 s."""
@@ -296,7 +344,11 @@ async def _job_status(port: int) -> str:
         with anyio.move_on_after(10):
             while not (r := await c.call_tool("get_profile", {"job_id": job_id})).is_error:
                 await anyio.sleep(0.2)
-        return "cancelled" if r.is_error and "was cancelled" in r.content[0].text else r.structured_content["status"]
+        return (
+            "cancelled"
+            if r.is_error and "was cancelled" in r.content[0].text
+            else r.structured_content["status"]
+        )
 
 
 STARTS_A_CHILD_WITH_A_THEN = """
@@ -314,9 +366,11 @@ def test_an_orphaned_child_leaves_its_then_behind(tmp_path):
     """A child behind a clock-locking profiler leaves `nvidia-smi -rgc` behind when its parent dies
     (SIGKILL stops the profiler from restoring the clocks itself): here a marker file stands for it."""
     marker = tmp_path / "reset"
-    parent = subprocess.Popen([PY, "-c", STARTS_A_CHILD_WITH_A_THEN, str(marker)],
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-                              start_new_session=True)
+    parent = subprocess.Popen(
+        [PY, "-c", STARTS_A_CHILD_WITH_A_THEN, str(marker)],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        start_new_session=True,
+    )
     try:
         _wait_for(lambda: len(_tree(parent.pid)) >= 1, 30, "the child never started")
         children = _tree(parent.pid)
@@ -332,13 +386,28 @@ def test_an_orphaned_child_leaves_its_then_behind(tmp_path):
 
 def _gpu_facts() -> dict[str, str]:
     """The GPU's compute processes and SM clock as nvidia-smi reports them."""
-    q = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv,noheader"],
-                       capture_output=True, text=True, timeout=30).stdout.strip()
-    clocks = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.max.sm", "--format=csv,noheader"],
-                            capture_output=True, text=True, timeout=30).stdout.strip()
-    locked = subprocess.run(["nvidia-smi", "-q", "-d", "CLOCK"], capture_output=True, text=True, timeout=30).stdout
-    return {"compute_apps": q, "sm_clock": clocks,
-            "locked": " | ".join(ln.strip() for ln in locked.splitlines() if "Locked" in ln or "lock" in ln.lower())}
+    q = subprocess.run(
+        ["nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout.strip()
+    clocks = subprocess.run(
+        ["nvidia-smi", "--query-gpu=clocks.sm,clocks.max.sm", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout.strip()
+    locked = subprocess.run(
+        ["nvidia-smi", "-q", "-d", "CLOCK"], capture_output=True, text=True, timeout=30
+    ).stdout
+    return {
+        "compute_apps": q,
+        "sm_clock": clocks,
+        "locked": " | ".join(
+            ln.strip() for ln in locked.splitlines() if "Locked" in ln or "lock" in ln.lower()
+        ),
+    }
 
 
 def _gpu_and_ncu() -> bool:
@@ -354,24 +423,50 @@ def test_kill_9_while_ncu_profiles_on_the_gpu_leaves_nothing(workspace, capsys):
     to base): ncu, the profiled child and the warm workers die within seconds, the GPU has no compute
     process left, and the clocks are reset by what the orphaned child left behind."""
     port = free_port()
-    env = {k: v for k, v in {**os.environ, **server_env(), "KPROF_FORCE_CPU": ""}.items()
-           if k != "TRITON_INTERPRET"}  # conftest sets it for this process's CPU kernels
-    proc = subprocess.Popen([PY, "-m", "kprof_mcp", "--transport", "streamable-http", "--port", str(port),
-                             "--workspace", str(workspace)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    env = {
+        k: v
+        for k, v in {**os.environ, **server_env(), "KPROF_FORCE_CPU": ""}.items()
+        if k != "TRITON_INTERPRET"
+    }  # conftest sets it for this process's CPU kernels
+    proc = subprocess.Popen(
+        [
+            PY,
+            "-m",
+            "kprof_mcp",
+            "--transport",
+            "streamable-http",
+            "--port",
+            str(port),
+            "--workspace",
+            str(workspace),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     tree = [psutil.Process(proc.pid)]
     try:
         _wait_for(lambda: listening(port), 60, "the HTTP server did not start")
 
         async def submit():
             async with Client(f"http://127.0.0.1:{port}/mcp") as c:
-                r = await c.call_tool("profile_kernel", {"kernel": "matmul", "version": "v3", "mode": "ncu",
-                                                         "params": {"M": 8192, "N": 8192, "K": 8192}, "wait_s": 0})
+                r = await c.call_tool(
+                    "profile_kernel",
+                    {
+                        "kernel": "matmul",
+                        "version": "v3",
+                        "mode": "ncu",
+                        "params": {"M": 8192, "N": 8192, "K": 8192},
+                        "wait_s": 0,
+                    },
+                )
                 assert not r.is_error, r.content[0].text
 
         anyio.run(submit)
-        ncu = _wait_for(lambda: [p for p in _tree(proc.pid) if p.name().startswith("ncu")], 120,
-                        "ncu never started")
+        ncu = _wait_for(
+            lambda: [p for p in _tree(proc.pid) if p.name().startswith("ncu")], 120, "ncu never started"
+        )
         time.sleep(3)  # ncu is replaying the kernel now, clocks locked
         before = _gpu_facts()
         tree += _tree(proc.pid)
@@ -383,8 +478,10 @@ def test_kill_9_while_ncu_profiles_on_the_gpu_leaves_nothing(workspace, capsys):
         time.sleep(3)  # the clock reset the child left behind runs a second after the kill
         after = _gpu_facts()
         with capsys.disabled():
-            print(f"\nkill -9 during ncu: {len(tree) - 1} processes (ncu pids {[p.pid for p in ncu]}) gone in "
-                  f"{gone_s:.2f} s; before: {before}; after: {after}")
+            print(
+                f"\nkill -9 during ncu: {len(tree) - 1} processes (ncu pids {[p.pid for p in ncu]}) gone in "
+                f"{gone_s:.2f} s; before: {before}; after: {after}"
+            )
         assert after["compute_apps"] == "", after
     finally:
         _kill(tree)

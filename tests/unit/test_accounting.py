@@ -3,7 +3,6 @@ recordings (tests/calibration/recorded-accounting, 2026-11-24) and on figures th
 side of each gate."""
 
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,9 +33,16 @@ def test_stall_shares_are_the_warps_time_and_sum_to_one():
     assert a.atomic_sector_share > 0.5 and a.memory_wait > 0.9
 
 
-@pytest.mark.parametrize("pair, cause", [("GEMM_on_the_FMA_pipes", "fma_dot"), ("contended_atomics", "atomics"),
-                                         ("serialised_reduction", "atomics"), ("small_tiles", "small_tiles"),
-                                         ("bank_conflicts", "bank_conflicts")])
+@pytest.mark.parametrize(
+    "pair, cause",
+    [
+        ("GEMM_on_the_FMA_pipes", "fma_dot"),
+        ("contended_atomics", "atomics"),
+        ("serialised_reduction", "atomics"),
+        ("small_tiles", "small_tiles"),
+        ("bank_conflicts", "bank_conflicts"),
+    ],
+)
 def test_each_catalogue_cause_is_opportunity_one_of_its_pair_with_its_evidence(pair, cause):
     r = _bad(pair)
     top = assess(r).opportunities[0]
@@ -45,8 +51,18 @@ def test_each_catalogue_cause_is_opportunity_one_of_its_pair_with_its_evidence(p
     assert top.stage_gain_pct <= 100.0 * (m.time_ns / m.sol_ns - 1.0) + 0.1  # never past the speed of light
 
 
-@pytest.mark.parametrize("pair", ["tail_effect", "too_few_blocks", "strided_access", "random_gather",
-                                  "register_spills", "near_roof_GEMM", "library__softmax_v0_v2"])
+@pytest.mark.parametrize(
+    "pair",
+    [
+        "tail_effect",
+        "too_few_blocks",
+        "strided_access",
+        "random_gather",
+        "register_spills",
+        "near_roof_GEMM",
+        "library__softmax_v0_v2",
+    ],
+)
 def test_the_catalogue_stays_silent_where_its_evidence_is_absent(pair):
     causes = {c for *_, c in dx.accounting_causes(_metrics(pair), dx.classify(_metrics(pair)))}
     assert not causes & {"fma_dot", "atomics", "bank_conflicts"}, causes
@@ -79,8 +95,18 @@ def test_report_section_says_where_the_time_went():
     text = "\n".join(where_the_time_went(_bad("contended_atomics")))
     assert "## Where the time went" in text and "long_scoreboard" in text
     assert "global atomics/reductions" in text and "L2 sectors" in text
-    assert where_the_time_went(_bad("contended_atomics").model_copy(
-        update={"stages": [s.model_copy(update={"accounting": {}}) for s in _bad("contended_atomics").stages]})) == []
+    assert (
+        where_the_time_went(
+            _bad("contended_atomics").model_copy(
+                update={
+                    "stages": [
+                        s.model_copy(update={"accounting": {}}) for s in _bad("contended_atomics").stages
+                    ]
+                }
+            )
+        )
+        == []
+    )
 
 
 def test_no_recorded_figure_is_above_100_percent_of_a_peak():
@@ -91,8 +117,13 @@ def test_no_recorded_figure_is_above_100_percent_of_a_peak():
         for f in d.glob("*.result.json"):
             r = ProfileResult.model_validate_json(f.read_text())
             for s in r.stages:
-                for v in (s.tc_pct, s.sm_pct, s.dram_pct, s.occupancy_pct, *[v for k, v in s.accounting.items()
-                                                                            if k.endswith("_pct")]):
+                for v in (
+                    s.tc_pct,
+                    s.sm_pct,
+                    s.dram_pct,
+                    s.occupancy_pct,
+                    *[v for k, v in s.accounting.items() if k.endswith("_pct")],
+                ):
                     assert v is None or v <= 100.0 + 1e-6, (f, s.name, v)
                 if s.peak_bytes_per_s and s.measured_dram_bytes_per_s:
                     assert s.measured_dram_bytes_per_s <= 1.001 * s.peak_bytes_per_s, (f, s.name)
@@ -104,17 +135,37 @@ def test_classify_bottleneck_ranks_with_the_same_catalogue():
 
     s = _bad("contended_atomics").stages[0]
     m = _metrics("contended_atomics")
-    d = Engine.classify(s.tc_pct, s.dram_pct, s.occupancy_pct, s.l2_hit_pct, compute_pct=s.sm_pct,
-                        duration_us=m.time_ns / 1e3, sol_us=m.sol_ns / 1e3, accounting=s.accounting)
+    d = Engine.classify(
+        s.tc_pct,
+        s.dram_pct,
+        s.occupancy_pct,
+        s.l2_hit_pct,
+        compute_pct=s.sm_pct,
+        duration_us=m.time_ns / 1e3,
+        sol_us=m.sol_ns / 1e3,
+        accounting=s.accounting,
+    )
     assert d.opportunities[0].cause == "atomics"
     g = _bad("GEMM_on_the_FMA_pipes").stages[0]
     gm = _metrics("GEMM_on_the_FMA_pipes")
-    d = Engine.classify(g.tc_pct, g.dram_pct, compute_pct=g.sm_pct, duration_us=gm.time_ns / 1e3,
-                        sol_us=gm.sol_ns / 1e3, accounting=g.accounting, tensor_work=True, flops=g.flops,
-                        dtype="float32", tensor_peak_tflops=gm.tensor_peak_flops_per_s / 1e12)
+    d = Engine.classify(
+        g.tc_pct,
+        g.dram_pct,
+        compute_pct=g.sm_pct,
+        duration_us=gm.time_ns / 1e3,
+        sol_us=gm.sol_ns / 1e3,
+        accounting=g.accounting,
+        tensor_work=True,
+        flops=g.flops,
+        dtype="float32",
+        tensor_peak_tflops=gm.tensor_peak_flops_per_s / 1e12,
+    )
     assert d.opportunities[0].cause == "fma_dot"
-    for bad, needle in [({"nope": 1.0}, "unknown key"), ({"stall_wait": -1.0}, "finite number"),
-                        ({"stall_wait": float("nan")}, "finite number")]:
+    for bad, needle in [
+        ({"nope": 1.0}, "unknown key"),
+        ({"stall_wait": -1.0}, "finite number"),
+        ({"stall_wait": float("nan")}, "finite number"),
+    ]:
         with pytest.raises(KprofError, match=needle):
             Engine.classify(10.0, 10.0, accounting=bad)
 
@@ -125,9 +176,20 @@ def test_a_figure_above_the_peak_is_called_an_attribution_error():
     r = _bad("strided_access")
     assert not [w for w in assess(r).warnings if "no kernel reaches" in w.message]
     s = r.stages[0]
-    fast = s.model_copy(update={"timing": s.timing.model_copy(update={"samples_ns": [x / 20 for x in s.timing.samples_ns]})})
-    w = [w for w in assess(r.model_copy(update={"stages": [fast]})).warnings if "no kernel reaches" in w.message]
-    assert len(w) == 1 and w[0].kind == "matching" and w[0].stage == s.name and "% of peak bandwidth" in w[0].message
+    fast = s.model_copy(
+        update={"timing": s.timing.model_copy(update={"samples_ns": [x / 20 for x in s.timing.samples_ns]})}
+    )
+    w = [
+        w
+        for w in assess(r.model_copy(update={"stages": [fast]})).warnings
+        if "no kernel reaches" in w.message
+    ]
+    assert (
+        len(w) == 1
+        and w[0].kind == "matching"
+        and w[0].stage == s.name
+        and "% of peak bandwidth" in w[0].message
+    )
     # every recorded profile of the accounting set is within the peaks
     for d in REC.iterdir():
         for f in d.glob("*.result.json"):
@@ -138,8 +200,15 @@ def test_a_figure_above_the_peak_is_called_an_attribution_error():
 def test_a_stage_of_several_kernels_moving_its_bytes_several_times_is_told_to_fuse():
     """Issue 26: an eager RMSNorm (8 kernels in one range, 11.2x slower than a fused kernel) was told
     to coalesce its accesses; its kernels write and re-read intermediates: fuse them."""
-    m = dx.Metrics(tc_pct=0.0, dram_pct=85.0, compute_pct=20.0, over_fetch_ratio=8.0, time_ns=890e3,
-                   sol_ns=80e3, kernels=8)
+    m = dx.Metrics(
+        tc_pct=0.0,
+        dram_pct=85.0,
+        compute_pct=20.0,
+        over_fetch_ratio=8.0,
+        time_ns=890e3,
+        sol_ns=80e3,
+        kernels=8,
+    )
     top = dx.opportunities(m)[0]
     assert top.cause == "fusion" and "Fuse the 8 kernels" in top.name and "kernels=8" in top.trigger
     assert top.share == pytest.approx(1 - 1 / 8.0)
@@ -148,8 +217,10 @@ def test_a_stage_of_several_kernels_moving_its_bytes_several_times_is_told_to_fu
 
 
 def test_over_fetch_says_when_the_accesses_are_uncoalesced():
-    for pair, needle in [("strided_access", "uncoalesced loads (32.0 sectors/request)"),
-                         ("random_gather", "uncoalesced loads (28.8 sectors/request)")]:
+    for pair, needle in [
+        ("strided_access", "uncoalesced loads (32.0 sectors/request)"),
+        ("random_gather", "uncoalesced loads (28.8 sectors/request)"),
+    ]:
         top = assess(_bad(pair)).opportunities[0]
         assert top.cause == "over_fetch" and needle in top.trigger, top.trigger
     top = assess(_bad("small_tiles")).opportunities
@@ -161,16 +232,26 @@ def test_divergence_is_named_only_when_lanes_idle_and_the_sms_issue_often():
     every one), so the gate is checked either side on a recorded issue-bound kernel (the FMA GEMM:
     issue active 76 %) with its lanes made idle."""
     for pair in ("GEMM_on_the_FMA_pipes", "tail_effect", "library__softmax_v0_v2", "contended_atomics"):
-        assert "divergence" not in {c for *_, c in dx.accounting_causes(_metrics(pair), dx.classify(_metrics(pair)))}
+        assert "divergence" not in {
+            c for *_, c in dx.accounting_causes(_metrics(pair), dx.classify(_metrics(pair)))
+        }
     m = _metrics("GEMM_on_the_FMA_pipes")
     half = replace(m, accounting=replace(m.accounting, threads_per_inst=16.0), tensor_work=False)
-    (name, share, trigger, _, cause), = dx.accounting_causes(half, dx.COMPUTE_BOUND)
+    ((name, share, trigger, _, cause),) = dx.accounting_causes(half, dx.COMPUTE_BOUND)
     assert cause == "divergence" and "16.0 of 32" in trigger and "uniform per warp" in name
-    assert share == pytest.approx(min(0.5 * half.accounting.issue_active_pct / 100.0, half.attainable_headroom))
-    assert dx.accounting_causes(replace(half, accounting=replace(half.accounting, threads_per_inst=25.0)),
-                                dx.COMPUTE_BOUND) == []  # under a quarter of the lanes idle
+    assert share == pytest.approx(
+        min(0.5 * half.accounting.issue_active_pct / 100.0, half.attainable_headroom)
+    )
+    assert (
+        dx.accounting_causes(
+            replace(half, accounting=replace(half.accounting, threads_per_inst=25.0)), dx.COMPUTE_BOUND
+        )
+        == []
+    )  # under a quarter of the lanes idle
     idle_sm = replace(half, accounting=replace(half.accounting, issue_active_pct=20.0))
-    assert dx.accounting_causes(idle_sm, dx.COMPUTE_BOUND) == []  # the SMs rarely issue: lanes are not the cost
+    assert (
+        dx.accounting_causes(idle_sm, dx.COMPUTE_BOUND) == []
+    )  # the SMs rarely issue: lanes are not the cost
 
 
 def test_occupancy_advice_names_the_limiting_resource_when_the_launch_statistics_say():
@@ -178,11 +259,18 @@ def test_occupancy_advice_names_the_limiting_resource_when_the_launch_statistics
     assert m.occupancy_pct is not None and m.occupancy_pct < dx.OCCUPANCY_HEALTHY_PCT
     generic = next(o for o in dx.opportunities(m, dx.LATENCY_BOUND) if o.cause == "occupancy")
     assert generic.name.startswith("Raise occupancy (fewer registers")  # recorded before the limits were read
-    acc = replace(m.accounting, occupancy_limits={"registers": 2.0, "shared_mem": 32.0, "warps": 64.0, "blocks": 32.0})
-    o = next(o for o in dx.opportunities(replace(m, accounting=acc), dx.LATENCY_BOUND) if o.cause == "occupancy")
+    acc = replace(
+        m.accounting, occupancy_limits={"registers": 2.0, "shared_mem": 32.0, "warps": 64.0, "blocks": 32.0}
+    )
+    o = next(
+        o for o in dx.opportunities(replace(m, accounting=acc), dx.LATENCY_BOUND) if o.cause == "occupancy"
+    )
     assert "limited by registers (2 block(s) per SM)" in o.name and "fewer registers per thread" in o.name
     assert "occupancy limited by registers" in o.trigger and o.share == generic.share
-    assert account({"occ_limit_shared_mem": 3.0, "occ_limit_registers": 8.0}).occupancy_limiter == ("shared_mem", 3.0)
+    assert account({"occ_limit_shared_mem": 3.0, "occ_limit_registers": 8.0}).occupancy_limiter == (
+        "shared_mem",
+        3.0,
+    )
 
 
 def test_latency_advice_says_pipelining_when_warps_wait_on_global_memory():

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
 PKG = ROOT / "kprof_mcp"
@@ -49,7 +48,7 @@ def _imports(name: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
+                base = base[: len(base) - (node.level - 1)]
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
@@ -135,7 +134,9 @@ def test_layers_import_only_what_is_below_them(layer):
     for mod, deps in GRAPH.items():
         if _layer(mod) != layer:
             continue
-        wrong = {d for d in deps if _layer(d) != layer and _layer(d) not in ALLOWED[layer] and d != "kprof_mcp"}
+        wrong = {
+            d for d in deps if _layer(d) != layer and _layer(d) not in ALLOWED[layer] and d != "kprof_mcp"
+        }
         if wrong:
             bad[mod] = sorted(wrong)
     assert not bad, f"{layer} may import only {sorted(ALLOWED[layer])}: {bad}"
@@ -165,8 +166,13 @@ def test_no_mode_branches_outside_modes():
                 continue
             sides = [node.left, *node.comparators]
             consts = [s for s in sides if isinstance(s, ast.Constant) and s.value in names]
-            consts += [e for s in sides if isinstance(s, (ast.Tuple, ast.List, ast.Set)) for e in s.elts
-                       if isinstance(e, ast.Constant) and e.value in names]
+            consts += [
+                e
+                for s in sides
+                if isinstance(s, (ast.Tuple, ast.List, ast.Set))
+                for e in s.elts
+                if isinstance(e, ast.Constant) and e.value in names
+            ]
             moded = [s for s in sides if "mode" in ast.unparse(s).lower() and not isinstance(s, ast.Constant)]
             if consts and moded:
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
@@ -174,18 +180,22 @@ def test_no_mode_branches_outside_modes():
 
 
 def test_server_and_cli_start_without_torch_or_triton():
-    code = ("import sys, kprof_mcp.server, kprof_mcp.cli, kprof_mcp.engine, kprof_mcp.modes; "
-            "bad = [m for m in ('torch', 'triton') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, kprof_mcp.server, kprof_mcp.cli, kprof_mcp.engine, kprof_mcp.modes; "
+        "bad = [m for m in ('torch', 'triton') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+    )
     cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert cp.returncode == 0, cp.stdout + cp.stderr
 
 
 def test_every_mode_implements_every_phase():
-    from kprof_mcp.modes import MODES, Mode, get_mode, ModeNotAvailable
+    from kprof_mcp.modes import MODES, Mode, ModeNotAvailable, get_mode
 
     for name, mode in MODES.items():
         assert isinstance(mode, Mode) and mode.name == name and mode.summary and mode.needs
         assert type(mode).capture is not Mode.capture, f"{name} has no capture"
         assert get_mode(name) is mode
-    with pytest.raises(ModeNotAvailable, match=r"unknown mode 'warp'; modes: \['annotation', 'event', 'ncu', 'nsys'\]"):
+    with pytest.raises(
+        ModeNotAvailable, match=r"unknown mode 'warp'; modes: \['annotation', 'event', 'ncu', 'nsys'\]"
+    ):
         get_mode("warp")

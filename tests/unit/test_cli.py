@@ -8,8 +8,13 @@ from conftest import FIXTURES, ROOT
 
 
 def _kprof(workspace, *args):
-    return subprocess.run([sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(workspace), *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(workspace), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
 
 
 def test_readme_first_command_shape_runs(workspace):
@@ -28,21 +33,47 @@ def test_no_option_is_abbreviated(workspace):
 def test_a_parameter_named_like_an_option_needs_param(workspace):
     pkg = workspace / "k" / "clash.py"
     pkg.parent.mkdir()
-    pkg.write_text((FIXTURES / "user_kernels" / "scale.py").read_text()
-                   .replace('Param("n"', 'Param("version", 3, min=1, max=8), Param("n"'))
+    pkg.write_text(
+        (FIXTURES / "user_kernels" / "scale.py")
+        .read_text()
+        .replace('Param("n"', 'Param("version", 3, min=1, max=8), Param("n"')
+    )
     cp = _kprof(workspace, "profile", "k/clash.py", "--mode", "event", "--quiet")
     assert cp.returncode == 2
     assert "parameter(s) ['version'] whose --name is also an option" in cp.stderr
     assert "--param version=VALUE" in cp.stderr
-    cp = _kprof(workspace, "profile", "k/clash.py", "--mode", "event", "--param", "version=2", "--param", "n=256",
-                "--quiet")
+    cp = _kprof(
+        workspace,
+        "profile",
+        "k/clash.py",
+        "--mode",
+        "event",
+        "--param",
+        "version=2",
+        "--param",
+        "n=256",
+        "--quiet",
+    )
     assert cp.returncode == 0, cp.stderr
     assert "| version | n | dtype |" in cp.stdout and "| 2 | 256 | float32 |" in cp.stdout
 
 
 def test_compare_one_version_at_two_parameter_sets(workspace):
-    cp = _kprof(workspace, "--cpu", "compare", "vector_add", "v1", "--set", "n=4096", "--set", "n=8192,dtype=float32",
-                "--budget-ms", "200", "--rounds", "3")
+    cp = _kprof(
+        workspace,
+        "--cpu",
+        "compare",
+        "vector_add",
+        "v1",
+        "--set",
+        "n=4096",
+        "--set",
+        "n=8192,dtype=float32",
+        "--budget-ms",
+        "200",
+        "--rounds",
+        "3",
+    )
     assert cp.returncode == 0, cp.stderr
     assert cp.stdout.startswith("## Compare: vector_add v1 [n=4096] vs v1 [n=8192]")
     assert "| v1 [n=8192] | 8192 | float32 |" in cp.stdout and "compare_dir:" in cp.stderr

@@ -3,11 +3,9 @@ at the device's sustained clock and reset on every way out of the block, a refus
 clocks free and says why, a process that died holding a lock has its GPU reset by the next one, and
 the child reads the lock into params.json."""
 
-import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -72,7 +70,9 @@ def test_opt_out_unknown_device_and_refusal_leave_clocks_free_and_say_why(smi):
     smi.refuse()
     with clocks.hold("0", H100, True) as st:
         assert st.locked_mhz is None and "was refused (Insufficient Permissions)" in st.note
-    assert smi.calls() == ["-lgc 1305,1305 -i 0"] and clocks.read_marker("0") is None  # no reset of a lock never taken
+    assert (
+        smi.calls() == ["-lgc 1305,1305 -i 0"] and clocks.read_marker("0") is None
+    )  # no reset of a lock never taken
 
 
 def test_the_operator_can_choose_the_clock(smi, monkeypatch):
@@ -83,8 +83,10 @@ def test_the_operator_can_choose_the_clock(smi, monkeypatch):
 
 
 def test_a_lock_left_by_a_killed_process_is_reset_by_the_next(smi, tmp_path):
-    code = ("import os, signal\nfrom kprof_mcp import clocks\n"
-            "with clocks.hold('2', 'NVIDIA H100 80GB HBM3', True):\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    code = (
+        "import os, signal\nfrom kprof_mcp import clocks\n"
+        "with clocks.hold('2', 'NVIDIA H100 80GB HBM3', True):\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
     r = subprocess.run([sys.executable, "-c", code], env=os.environ.copy(), timeout=60)
     assert r.returncode == -9
     assert clocks.read_marker("2")["mhz"] == 1305  # killed holding the lock: its marker stays

@@ -4,9 +4,9 @@
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 distributed = pytest.importorskip("distributed")
 
@@ -18,8 +18,9 @@ from kprof_mcp.jobs import CANCELLED, DONE, FAILED, JobManager  # noqa: E402
 @pytest.fixture(scope="module")
 def cluster():
     os.environ["KPROF_FORCE_CPU"] = "1"
-    cl = distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, resources={"GPU": 1},
-                                  dashboard_address=":0")
+    cl = distributed.LocalCluster(
+        n_workers=3, threads_per_worker=1, processes=True, resources={"GPU": 1}, dashboard_address=":0"
+    )
     yield cl
     cl.close()
 
@@ -51,7 +52,12 @@ def test_jobs_spread_over_workers_one_at_a_time_each_and_come_back(setup, tmp_pa
         _wait(j)
         assert j.status == DONE, j.error
         d = j.outcome.profile_dir
-        assert d.is_dir() and tmp_path in d.parents and (d / "result.json").is_file() and (d / "report.md").is_file()
+        assert (
+            d.is_dir()
+            and tmp_path in d.parents
+            and (d / "result.json").is_file()
+            and (d / "report.md").is_file()
+        )
         assert j.outcome.result.profiler["cluster"]["worker"].startswith("tcp://")
     assert len({r["worker"] for r in runner.ran}) >= 2  # spread over the workers
     by_worker = {}
@@ -68,14 +74,19 @@ def test_jobs_spread_over_workers_one_at_a_time_each_and_come_back(setup, tmp_pa
 
 def test_compare_and_sweep_run_on_the_cluster_too(setup, tmp_path):
     engine, runner, jobs = setup
-    cmp_ = jobs.submit(engine.check_compare("vector_add", ["v0", "v1"], {"n": 4096}, budget_ms=150, rounds=4),
-                       "compare")
+    cmp_ = jobs.submit(
+        engine.check_compare("vector_add", ["v0", "v1"], {"n": 4096}, budget_ms=150, rounds=4), "compare"
+    )
     sw = jobs.submit(engine.check_sweep("vector_add", "n", [1024, 4096], ["v0"], None, budget_ms=60), "sweep")
     for j in (cmp_, sw):
         _wait(j)
         assert j.status == DONE, j.error
     c = cmp_.outcome
-    assert c.compare_dir.is_dir() and tmp_path in c.compare_dir.parents and (c.compare_dir / "compare.md").is_file()
+    assert (
+        c.compare_dir.is_dir()
+        and tmp_path in c.compare_dir.parents
+        and (c.compare_dir / "compare.md").is_file()
+    )
     assert str(tmp_path) in (c.compare_dir / "compare.json").read_text()  # paths rewritten to the server's
     assert [v.version for v in c.result.versions] == ["v0", "v1"] and c.result.comparisons
     s = sw.outcome
@@ -108,12 +119,13 @@ def test_the_time_limit_holds_on_the_worker_and_kills_the_remote_process_tree(se
     engine, runner, jobs = setup
     src = Path(__file__).resolve().parents[1] / "fixtures" / "user_kernels" / "scale.py"
     (tmp_path / "mykernels").mkdir()
-    (tmp_path / "mykernels" / "scale_hang.py").write_text(src.read_text().replace('MODE = "ok"', 'MODE = "hang"'))
+    (tmp_path / "mykernels" / "scale_hang.py").write_text(
+        src.read_text().replace('MODE = "ok"', 'MODE = "hang"')
+    )
     spec = engine.check_profile("mykernels/scale_hang.py", None, {"n": 256}, "event", timeout_s=20)
     job = _wait(jobs.submit(spec, "hangs"), 180)
     assert job.status == FAILED
     assert "did not finish within 20 s; the kernel process tree was killed" in job.error, job.error
-
 
 
 def test_a_worker_killed_mid_job_fails_or_reschedules_and_never_hangs(setup, cluster):
@@ -143,8 +155,9 @@ def test_a_lost_worker_past_dasks_allowed_failures_fails_the_job_saying_so(tmp_p
     import dask
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"GPU": 1},
-                                      dashboard_address=":0")
+        cl = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, resources={"GPU": 1}, dashboard_address=":0"
+        )
     cfg = Config.from_options(str(tmp_path), force_cpu=True)
     cfg.warm = False
     engine = Engine(cfg)
@@ -168,8 +181,9 @@ def test_a_lost_worker_past_dasks_allowed_failures_fails_the_job_saying_so(tmp_p
 
 
 def test_workers_that_join_after_the_server_started_add_slots(tmp_path):
-    cl = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"GPU": 1},
-                                  dashboard_address=":0")
+    cl = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, resources={"GPU": 1}, dashboard_address=":0"
+    )
     cfg = Config.from_options(str(tmp_path), force_cpu=True)
     cfg.warm = False
     engine = Engine(cfg)
@@ -179,7 +193,10 @@ def test_workers_that_join_after_the_server_started_add_slots(tmp_path):
         assert len(jobs.slots) == 1
         cl.scale(3)
         engine.remote.client.wait_for_workers(3, timeout=120)
-        js = [jobs.submit(engine.check_profile("vector_add", "v0", {"n": 1024}, "event"), f"j{i}") for i in range(3)]
+        js = [
+            jobs.submit(engine.check_profile("vector_add", "v0", {"n": 1024}, "event"), f"j{i}")
+            for i in range(3)
+        ]
         assert len(jobs.slots) == 3
         for j in js:
             assert _wait(j).status == DONE, j.error
@@ -196,8 +213,15 @@ def test_a_tls_cluster_runs_jobs_for_a_client_with_certificates_and_refuses_one_
     from distributed.security import Security
 
     sec = Security.temporary()
-    cl = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"GPU": 1},
-                                  dashboard_address=":0", protocol="tls://", security=sec)
+    cl = distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=True,
+        resources={"GPU": 1},
+        dashboard_address=":0",
+        protocol="tls://",
+        security=sec,
+    )
     try:
         assert cl.scheduler_address.startswith("tls://")
         cfg = Config.from_options(str(tmp_path), force_cpu=True)
@@ -228,9 +252,9 @@ def test_kprof_worker_and_the_cli_speak_tls_with_certificate_files(tmp_path):
     import subprocess
     import sys
 
+    from conftest import server_env
     from distributed.security import Security
 
-    from conftest import server_env
     from kprof_mcp.cluster import security_from
 
     tmp = Security.temporary()  # one self-signed certificate: it is its own CA
@@ -242,18 +266,55 @@ def test_kprof_worker_and_the_cli_speak_tls_with_certificate_files(tmp_path):
     cl = distributed.LocalCluster(n_workers=0, dashboard_address=":0", protocol="tls://", security=sec)
     env = dict(server_env(), KPROF_FORCE_CPU="1")
     tls = ["--tls-ca", str(ca), "--tls-cert", str(cert), "--tls-key", str(key)]
-    w = subprocess.Popen([sys.executable, "-m", "kprof_mcp.cli", "worker", "--scheduler", cl.scheduler_address,
-                          "--gpus", "cpu", *tls], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    w = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kprof_mcp.cli",
+            "worker",
+            "--scheduler",
+            cl.scheduler_address,
+            "--gpus",
+            "cpu",
+            *tls,
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         with distributed.Client(cl.scheduler_address, security=sec, set_as_default=False) as c:
             c.wait_for_workers(1, timeout=120)
             (info,) = c.scheduler_info()["workers"].values()
             assert info["resources"] == {"GPU": 1} and info["id"].startswith("kprof-")
-        r = subprocess.run([sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(tmp_path), "--cluster",
-                            cl.scheduler_address, *tls, "profile", "vector_add", "--version", "v0", "--mode", "event",
-                            "--n", "1024", "--json", "--quiet"], capture_output=True, text=True, timeout=300, env=env)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kprof_mcp.cli",
+                "--workspace",
+                str(tmp_path),
+                "--cluster",
+                cl.scheduler_address,
+                *tls,
+                "profile",
+                "vector_add",
+                "--version",
+                "v0",
+                "--mode",
+                "event",
+                "--n",
+                "1024",
+                "--json",
+                "--quiet",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
         assert r.returncode == 0, r.stderr
-        out = json.loads(r.stdout[r.stdout.index("\n{") + 1:])
+        out = json.loads(r.stdout[r.stdout.index("\n{") + 1 :])
         assert out["result"]["profiler"]["cluster"]["worker"].startswith("tls://")
     finally:
         w.terminate()
@@ -276,14 +337,19 @@ def test_addresses_off_loopback_need_tls_and_packages_have_limits(tmp_path):
     assert (tmp_path / "out" / "pkg" / "big.bin").stat().st_size == 2 << 20
 
 
-def test_an_unchanged_package_lands_at_the_same_path_on_a_worker_and_an_edited_one_does_not(tmp_path, monkeypatch):
+def test_an_unchanged_package_lands_at_the_same_path_on_a_worker_and_an_edited_one_does_not(
+    tmp_path, monkeypatch
+):
     import shutil
 
     from kprof_mcp import cluster as cl
 
     src = tmp_path / "src" / "mykernel"
-    shutil.copytree(Path(__file__).resolve().parents[2] / "kernels" / "vector_add", src,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(__file__).resolve().parents[2] / "kernels" / "vector_add",
+        src,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     ws = tmp_path / "ws"
     first = cl._package_here(ws, pack(src, 1 << 20, "p"), "mykernel")
     (src / "__pycache__").mkdir(exist_ok=True)
@@ -305,18 +371,27 @@ def test_the_mcp_server_with_cluster_runs_profiles_on_the_workers(cluster, tmp_p
     import sys
 
     import anyio
+    from conftest import server_env
     from mcp import Client, StdioServerParameters
 
-    from conftest import server_env
-
-    params = StdioServerParameters(command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(tmp_path),
-                                                                 "--cluster", cluster.scheduler_address],
-                                   env=dict(server_env(), KPROF_FORCE_CPU="1"))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kprof_mcp", "--workspace", str(tmp_path), "--cluster", cluster.scheduler_address],
+        env=dict(server_env(), KPROF_FORCE_CPU="1"),
+    )
 
     async def main():
         async with Client(params) as c:
-            r = await c.call_tool("profile_kernel", {"kernel": "vector_add", "version": "v0", "params": {"n": 2048},
-                                                     "mode": "event", "wait_s": 55})
+            r = await c.call_tool(
+                "profile_kernel",
+                {
+                    "kernel": "vector_add",
+                    "version": "v0",
+                    "params": {"n": 2048},
+                    "mode": "event",
+                    "wait_s": 55,
+                },
+            )
             if r.structured_content.get("status") != "done":
                 r = await c.call_tool("get_profile", {"job_id": r.structured_content["job_id"], "wait_s": 55})
             assert not r.is_error, r.content[0].text
@@ -338,14 +413,30 @@ def test_the_cli_and_the_python_api_run_on_the_cluster_too(cluster, tmp_path):
     from conftest import server_env
 
     env = dict(server_env(), KPROF_FORCE_CPU="1")
-    base = [sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(tmp_path), "--cluster", cluster.scheduler_address]
-    r = subprocess.run(base + ["profile", "vector_add", "--version", "v0", "--mode", "event", "--n", "2048", "--json",
-                               "--quiet"], capture_output=True, text=True, timeout=300, env=env)
+    base = [
+        sys.executable,
+        "-m",
+        "kprof_mcp.cli",
+        "--workspace",
+        str(tmp_path),
+        "--cluster",
+        cluster.scheduler_address,
+    ]
+    r = subprocess.run(
+        base
+        + ["profile", "vector_add", "--version", "v0", "--mode", "event", "--n", "2048", "--json", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout[r.stdout.index("\n{") + 1:])
+    out = json.loads(r.stdout[r.stdout.index("\n{") + 1 :])
     assert out["result"]["profiler"]["cluster"]["worker"].startswith("tcp://")
     assert tmp_path in Path(out["profile_dir"]).parents and Path(out["profile_dir"], "report.md").is_file()
-    bad = subprocess.run(base + ["run", "--", "python", "x.py"], capture_output=True, text=True, timeout=120, env=env)
+    bad = subprocess.run(
+        base + ["run", "--", "python", "x.py"], capture_output=True, text=True, timeout=120, env=env
+    )
     assert bad.returncode == 2 and "--cluster applies to profile, compare and sweep" in bad.stderr, bad.stderr
     # The Python API: cluster.connect(engine, address), then the engine's usual methods.
     cfg = Config.from_options(str(tmp_path / "api"), force_cpu=True)
@@ -366,14 +457,29 @@ def test_kprof_worker_starts_one_dask_worker_per_gpu_with_the_resource(cluster):
 
     from distributed import Client
 
-    bad = subprocess.run([sys.executable, "-m", "kprof_mcp.cli", "worker", "--scheduler", "tcp://10.0.0.1:8786"],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "kprof_mcp.cli", "worker", "--scheduler", "tcp://10.0.0.1:8786"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "TLS" in bad.stderr
     with Client(cluster.scheduler_address, set_as_default=False) as c:
         before = len(c.scheduler_info()["workers"])
-        p = subprocess.Popen([sys.executable, "-m", "kprof_mcp.cli", "worker", "--scheduler",
-                              cluster.scheduler_address, "--gpus", "cpu,cpu"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kprof_mcp.cli",
+                "worker",
+                "--scheduler",
+                cluster.scheduler_address,
+                "--gpus",
+                "cpu,cpu",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             t0 = time.monotonic()
             while len(c.scheduler_info()["workers"]) < before + 2:
@@ -424,15 +530,21 @@ def test_a_command_runs_on_the_cluster_in_its_shipped_working_directory(setup, t
         "for _ in range(steps):\n"
         "    with kprof.range('work'):\n"
         "        x = (x * 1.0001).sin()\n"
-        "print('ran', steps)\n")
+        "print('ran', steps)\n"
+    )
     j = jobs.submit(engine.check_command(["python", "step.py"], cwd="proj", mode="event"), "command")
     _wait(j)
     assert j.status == DONE, j.error
     o = j.outcome
-    assert [s.name for s in o.result.stages] == ["work"] and o.result.stages[0].timing.runs == 2  # 3 - 1 warm-up
+    assert [s.name for s in o.result.stages] == ["work"] and o.result.stages[
+        0
+    ].timing.runs == 2  # 3 - 1 warm-up
     assert o.profile_dir.is_dir() and tmp_path in o.profile_dir.parents
     assert o.result.profiler["cluster"]["worker"].startswith("tcp://")
-    assert "ran 3" in o.result.command.get("output_tail", "") or "ran 3" in (o.profile_dir / "report.md").read_text()
+    assert (
+        "ran 3" in o.result.command.get("output_tail", "")
+        or "ran 3" in (o.profile_dir / "report.md").read_text()
+    )
     # The working directory past the limit: refused with what to do.
     import kprof_mcp.cluster as cl
 

@@ -33,11 +33,14 @@ def _fix(name: str) -> ProfileResult:
 
 # ----------------------------------------------------------------------------- kprof.range
 
+
 def test_kprof_range_imports_nothing_heavy_and_marks_regions():
-    code = ("import sys; sys.modules['torch'] = None; import kprof\n"
-            "with kprof.range('a'):\n    pass\n"
-            "@kprof.range('b')\ndef f(x):\n    return x + 1\n"
-            "assert f(1) == 2 and 'kprof_mcp' not in sys.modules\nprint('ok')")
+    code = (
+        "import sys; sys.modules['torch'] = None; import kprof\n"
+        "with kprof.range('a'):\n    pass\n"
+        "@kprof.range('b')\ndef f(x):\n    return x + 1\n"
+        "assert f(1) == 2 and 'kprof_mcp' not in sys.modules\nprint('ok')"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
     import kprof
@@ -59,6 +62,7 @@ def test_kprof_range_is_seen_by_torch_profiler():
 
 
 # ----------------------------------------------------------------------------- a training step on the CPU
+
 
 @pytest.mark.parametrize("mode", ["event", "nsys"])
 def test_a_training_step_is_profiled_by_its_ranges(ws, mode):
@@ -84,9 +88,13 @@ def test_a_training_step_is_profiled_by_its_ranges(ws, mode):
 
 def test_include_selects_ranges_and_models_give_a_roofline(ws):
     root, engine = ws
-    out = engine.profile_command(["python", "examples/train_step/train.py", *TINY], mode="event",
-                                 include=["soft*", "train_step"], warmup_occurrences=0,
-                                 stage_models={"softmax": {"flops": 40960, "bytes": 65536, "dtype": "float32"}})
+    out = engine.profile_command(
+        ["python", "examples/train_step/train.py", *TINY],
+        mode="event",
+        include=["soft*", "train_step"],
+        warmup_occurrences=0,
+        stage_models={"softmax": {"flops": 40960, "bytes": 65536, "dtype": "float32"}},
+    )
     r = out.result
     assert [s.name for s in r.stages] == ["softmax"] and r.stages[0].timing.runs == 3
     assert r.stages[0].flops == 40960 and r.stages[0].has_model
@@ -94,8 +102,10 @@ def test_include_selects_ranges_and_models_give_a_roofline(ws):
 
 def test_a_pytest_test_is_a_command_too(ws):
     root, engine = ws
-    out = engine.profile_command(["python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                  "examples/train_step/test_train_step.py"], mode="event")
+    out = engine.profile_command(
+        ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/train_step/test_train_step.py"],
+        mode="event",
+    )
     assert {"linear", "softmax", "backward"} <= {s.name for s in out.result.stages}
     assert "1 passed" in out.result.command["output_tail"]
 
@@ -105,11 +115,15 @@ def test_commands_that_fail_or_record_nothing_are_clear_errors(ws):
     (root / "fails.py").write_text("import sys\nprint('about to fail')\nsys.exit(3)\n")
     (root / "raises.py").write_text("raise RuntimeError('boom from the command')\n")
     (root / "idle.py").write_text("print('nothing to see')\n")
-    for argv, needle in [(["python", "fails.py"], "exited with status 3"),
-                         (["python", "raises.py"], "RuntimeError: boom from the command"),
-                         (["python", "idle.py"], "entered no range"),
-                         (["python", "-m", "pytest", "-q", "examples/train_step/test_train_step.py::nope"],
-                          "exited with status 4")]:
+    for argv, needle in [
+        (["python", "fails.py"], "exited with status 3"),
+        (["python", "raises.py"], "RuntimeError: boom from the command"),
+        (["python", "idle.py"], "entered no range"),
+        (
+            ["python", "-m", "pytest", "-q", "examples/train_step/test_train_step.py::nope"],
+            "exited with status 4",
+        ),
+    ]:
         with pytest.raises(KprofError, match=needle.replace("(", r"\(").replace(")", r"\)")):
             engine.profile_command(argv, mode="event")
 
@@ -117,37 +131,77 @@ def test_commands_that_fail_or_record_nothing_are_clear_errors(ws):
 def test_bad_command_arguments_are_refused_before_anything_runs(ws):
     root, engine = ws
     (root / "ok.py").write_text("print(1)\n")
-    for kw, needle in [(dict(command="python ok.py"), "list of strings"),
-                       (dict(command=["sh", "-c", "ls"]), "must start with python"),
-                       (dict(command=["python"]), "names no script"),
-                       (dict(command=["python", "-c", "print(1)"]), "not supported"),
-                       (dict(command=["python", "missing.py"]), "not found"),
-                       (dict(command=["python", "/etc/passwd"]), "outside the workspace"),
-                       (dict(command=["python", "-m", "no_such_module_xyz"]), "runs only a module under the working directory"),
-                       (dict(command=["python", "ok.py"], cwd="/"), "outside the workspace"),
-                       (dict(command=["python", "ok.py"], include=[""]), "include"),
-                       (dict(command=["python", "ok.py"], stage_models={"a": {"flops": -1}}), "a number"),
-                       (dict(command=["python", "ok.py"], stage_models={"a": {"flop": 1}}), "stage_models"),
-                       (dict(command=["python", "ok.py"], max_kernels=0), "max_kernels"),
-                       (dict(command=["python", "ok.py"], mode="annotation"), "without a GPU")]:
+    for kw, needle in [
+        (dict(command="python ok.py"), "list of strings"),
+        (dict(command=["sh", "-c", "ls"]), "must start with python"),
+        (dict(command=["python"]), "names no script"),
+        (dict(command=["python", "-c", "print(1)"]), "not supported"),
+        (dict(command=["python", "missing.py"]), "not found"),
+        (dict(command=["python", "/etc/passwd"]), "outside the workspace"),
+        (
+            dict(command=["python", "-m", "no_such_module_xyz"]),
+            "runs only a module under the working directory",
+        ),
+        (dict(command=["python", "ok.py"], cwd="/"), "outside the workspace"),
+        (dict(command=["python", "ok.py"], include=[""]), "include"),
+        (dict(command=["python", "ok.py"], stage_models={"a": {"flops": -1}}), "a number"),
+        (dict(command=["python", "ok.py"], stage_models={"a": {"flop": 1}}), "stage_models"),
+        (dict(command=["python", "ok.py"], max_kernels=0), "max_kernels"),
+        (dict(command=["python", "ok.py"], mode="annotation"), "without a GPU"),
+    ]:
         with pytest.raises(KprofError, match=needle):
             engine.check_command(**kw)
 
 
 def test_kprof_run_cli(ws):
     root, _ = ws
-    out = subprocess.run([sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(root), "--cpu", "run",
-                          "--include", "softmax", "--model", "softmax:flops=1e5,bytes=6e4,dtype=float32", "--",
-                          "python", "examples/train_step/train.py", *TINY], capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kprof_mcp.cli",
+            "--workspace",
+            str(root),
+            "--cpu",
+            "run",
+            "--include",
+            "softmax",
+            "--model",
+            "softmax:flops=1e5,bytes=6e4,dtype=float32",
+            "--",
+            "python",
+            "examples/train_step/train.py",
+            *TINY,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "| softmax |" in out.stdout and "profile_dir:" in out.stderr
-    bad = subprocess.run([sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(root), "run", "--model",
-                          "softmax:flops=x", "--", "python", "x.py"], capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kprof_mcp.cli",
+            "--workspace",
+            str(root),
+            "run",
+            "--model",
+            "softmax:flops=x",
+            "--",
+            "python",
+            "x.py",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "not a number" in bad.stderr
 
 
 # ----------------------------------------------------------------------------- the recorded H100 runs
+
 
 def test_h100_command_stages_match_the_package_profile_of_the_same_kernel():
     """The training step's softmax range ran the softmax package's v2 kernel at its default shape:
@@ -174,7 +228,9 @@ def test_h100_command_without_models_ranks_from_counters_and_says_so():
     assert not any(s.has_model for s in r.stages)
     out = render_profile(r)
     assert out.assessment.bottleneck == "Compute-bound"  # from TC% alone
-    assert "Memory-bound" in [sa.diagnosis.bottleneck for sa in out.assessment.stages if sa.stage.name == "softmax"]
+    assert "Memory-bound" in [
+        sa.diagnosis.bottleneck for sa in out.assessment.stages if sa.stage.name == "softmax"
+    ]
     report_like = out.report
     assert "Stages without a FLOP/byte model" in report_like
 
@@ -193,13 +249,19 @@ def test_h100_nsys_command_timeline_covers_the_stages_not_the_start_up():
 
 # ----------------------------------------------------------------------------- kprof init
 
+
 def test_kprof_init_scaffolds_a_package_that_passes_its_own_test(tmp_path):
     from kprof_mcp.scaffold import scaffold
 
     pkg = scaffold(tmp_path, "my_axpy")
     assert (pkg / "__init__.py").is_file() and (pkg / "test_my_axpy.py").is_file()
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(pkg / "test_my_axpy.py")],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(pkg / "test_my_axpy.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
     engine = Engine(Config.from_options(str(tmp_path), force_cpu=True))
     desc = engine.describe_kernel(str(pkg))
@@ -223,20 +285,47 @@ def test_timeline_picture_draws_kernels_that_belong_to_no_stage(tmp_path, monkey
     from kprof_mcp.parsers.kineto import Trace
     from kprof_mcp.render.plots import plot_timeline
 
-    kcols = ["name", "start", "dur", "end", "stream", "device", "correlation", "grid_blocks", "block_threads", "regs",
-             "smem", "blocks_per_sm", "warps_per_sm", "occupancy_est_pct"]
+    kcols = [
+        "name",
+        "start",
+        "dur",
+        "end",
+        "stream",
+        "device",
+        "correlation",
+        "grid_blocks",
+        "block_threads",
+        "regs",
+        "smem",
+        "blocks_per_sm",
+        "warps_per_sm",
+        "occupancy_est_pct",
+    ]
     k = pd.DataFrame([["k", 0.0, 1e3, 1e3, 7, 0, 1, 1, 128, 32, 0, 1, 4, 50.0]], columns=kcols)
-    api = pd.DataFrame([["cudaLaunchKernel", -500.0, 10.0, -490.0, 1, 1]],
-                       columns=["name", "start", "dur", "end", "correlation", "tid"])
+    api = pd.DataFrame(
+        [["cudaLaunchKernel", -500.0, 10.0, -490.0, 1, 1]],
+        columns=["name", "start", "dur", "end", "correlation", "tid"],
+    )
     empty = pd.DataFrame(columns=["name", "start", "dur", "end", "tid"])
-    tr = Trace(kernels=k, memops=pd.DataFrame(columns=["name", "start", "dur", "end", "kind", "stream", "bytes",
-                                                       "correlation"]),
-               api=api, ranges=empty, cpu_ops=empty, num_sms=132, device_name="H100")
+    tr = Trace(
+        kernels=k,
+        memops=pd.DataFrame(
+            columns=["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"]
+        ),
+        api=api,
+        ranges=empty,
+        cpu_ops=empty,
+        num_sms=132,
+        device_name="H100",
+    )
     t = tl.analyze(tr, [], 132)
     drawn = []
     orig = matplotlib.axes.Axes.broken_barh
-    monkeypatch.setattr(matplotlib.axes.Axes, "broken_barh",
-                        lambda self, xr, yr, **kw: (drawn.append(yr), orig(self, xr, yr, **kw))[1])
+    monkeypatch.setattr(
+        matplotlib.axes.Axes,
+        "broken_barh",
+        lambda self, xr, yr, **kw: (drawn.append(yr), orig(self, xr, yr, **kw))[1],
+    )
     plot_timeline(tr, t, tmp_path / "t.png", "t")
     assert (0.6, 0.8) in drawn and len(drawn) == 2  # the kernel's lane and the launches' lane
 
@@ -245,8 +334,10 @@ def test_a_hanging_command_is_killed_at_its_time_limit(ws):
     import time
 
     root, engine = ws
-    (root / "hangs.py").write_text("import os, time\nopen('pid.txt', 'w').write(str(os.getpid()))\n"
-                                   "print('started', flush=True)\ntime.sleep(600)\n")
+    (root / "hangs.py").write_text(
+        "import os, time\nopen('pid.txt', 'w').write(str(os.getpid()))\n"
+        "print('started', flush=True)\ntime.sleep(600)\n"
+    )
     t0 = time.monotonic()
     with pytest.raises(KprofError, match="did not finish within 8 s"):
         engine.profile_command(["python", "hangs.py"], mode="event", timeout_s=8)
@@ -274,7 +365,9 @@ def test_stages_from_recorded_h100_traces_of_both_recorders():
         assert st.warmup == 1 and sum(st.kernels.values()) == 200 * st.occurrences
         medians.append(sorted(st.samples_ns)[len(st.samples_ns) // 2])
         window = stages_window(tr, stages)
-        assert len(window.kernels) == sum(st.kernels.values())  # the window holds exactly the kept occurrences
+        assert len(window.kernels) == sum(
+            st.kernels.values()
+        )  # the window holds exactly the kept occurrences
     assert abs(medians[0] / medians[1] - 1) < 0.01
     assert range_stages(by_nsys, [], use_gpu=True)[0] == []  # kprof's own ranges are not a user's stages
     names = [s.name for s in kernel_stages(by_nsys)]
@@ -288,16 +381,30 @@ def test_ncu_filters_for_a_commands_include_patterns():
     (docs/evidence/h100-accounting/backward)."""
     from kprof_mcp.tools import ncu
 
-    assert ncu.nvtx_filters(["softmax", "attn*", "layer?"]) == ["softmax/", "softmax", "regex:attn.*/", "regex:attn.*",
-                                                                "regex:layer./", "regex:layer."]
+    assert ncu.nvtx_filters(["softmax", "attn*", "layer?"]) == [
+        "softmax/",
+        "softmax",
+        "regex:attn.*/",
+        "regex:attn.*",
+        "regex:layer./",
+        "regex:layer.",
+    ]
     assert ncu.nvtx_filters(["a.b"]) == ["a.b/", "a.b"]
     assert ncu.nvtx_filters(["a.b*"]) == ["regex:a\\.b.*/", "regex:a\\.b.*"]
     for unsafe in (["a/b"], ["dom@r"], ["x[1]"], [" "]):
         assert ncu.nvtx_filters(unsafe) is None  # no filter: every launch, grouped when the report is read
     assert ncu.nvtx_filters([]) is None
-    cmd = ncu.build_command(Path("/usr/bin/ncu"), [], Path("/tmp/r"), ["gpu__time_duration.sum"],
-                            launch_count=200, nvtx_includes=ncu.nvtx_filters(["softmax"]))
-    assert cmd[cmd.index("--nvtx-include") + 1] == "softmax/" and cmd[cmd.index("--launch-count") + 1] == "200"
+    cmd = ncu.build_command(
+        Path("/usr/bin/ncu"),
+        [],
+        Path("/tmp/r"),
+        ["gpu__time_duration.sum"],
+        launch_count=200,
+        nvtx_includes=ncu.nvtx_filters(["softmax"]),
+    )
+    assert (
+        cmd[cmd.index("--nvtx-include") + 1] == "softmax/" and cmd[cmd.index("--launch-count") + 1] == "200"
+    )
     assert "--nvtx" in cmd
 
 
@@ -318,13 +425,18 @@ def test_a_recorded_h100_ncu_report_read_as_a_commands_report(tmp_path):
     shutil.copytree(FIX / "ncu_matmul_v1", work)
     fields = json.loads((work / "capture.json").read_text())["result"]
     req = ProfileRequest.model_validate(fields["request"]).model_copy(
-        update={"command": ["python", "train.py"], "include": ["kprof_*"]})
+        update={"command": ["python", "train.py"], "include": ["kprof_*"]}
+    )
     profiler = json.loads((work / "profiler.json").read_text())
     cmd = get_mode("ncu").read_output(req, work, (work / "ncu.log").read_text(), profiler)
     assert [s.name for s in cmd.stages] == ["kprof_matmul"] and cmd.command["stages_from"] == "range"
     a, b = cmd.stages[0], pkg.stages[0]
-    assert (a.timing.median_ns, a.tc_pct, a.dram_pct, a.ncu_kernels) == (b.timing.median_ns, b.tc_pct, b.dram_pct,
-                                                                        b.ncu_kernels)
+    assert (a.timing.median_ns, a.tc_pct, a.dram_pct, a.ncu_kernels) == (
+        b.timing.median_ns,
+        b.tc_pct,
+        b.dram_pct,
+        b.ncu_kernels,
+    )
     assert not a.has_model and "stages_from" in (work / "result.json").read_text()
     assert (work / "ncu" / "metrics.csv").is_file() and list((work / "source").glob("*.md"))
 
@@ -367,16 +479,26 @@ def test_kernels_launched_from_autograds_thread_land_in_the_range_that_was_open(
 
     from kprof_mcp.analysis.command import group_records
 
-    main = R(name="vectorized_elementwise_kernel", nvtx_ranges=["step", "backward"],
-             nvtx_start_end=["step", "backward"])
+    main = R(
+        name="vectorized_elementwise_kernel",
+        nvtx_ranges=["step", "backward"],
+        nvtx_start_end=["step", "backward"],
+    )
     fwd = R(name="gemm", nvtx_ranges=["step", "forward"], nvtx_start_end=["step", "forward"])
-    other = [R(name=n, nvtx_ranges=[], nvtx_start_end=["step", "backward"])
-             for n in ("elementwise_kernel", "Kernel2", "splitKreduce_kernel", "sm80_xmma_gemm")]
+    other = [
+        R(name=n, nvtx_ranges=[], nvtx_start_end=["step", "backward"])
+        for n in ("elementwise_kernel", "Kernel2", "splitKreduce_kernel", "sm80_xmma_gemm")
+    ]
     stray = R(name="randn", nvtx_ranges=[], nvtx_start_end=[])
     by, how, notes = group_records([fwd, main, *other, stray], [])
     assert how == "range" and sorted(by) == ["backward", "forward"]
-    assert [r.name for r in by["backward"]] == ["vectorized_elementwise_kernel", "elementwise_kernel", "Kernel2",
-                                                 "splitKreduce_kernel", "sm80_xmma_gemm"]
+    assert [r.name for r in by["backward"]] == [
+        "vectorized_elementwise_kernel",
+        "elementwise_kernel",
+        "Kernel2",
+        "splitKreduce_kernel",
+        "sm80_xmma_gemm",
+    ]
     assert any("4 profiled kernel(s) were launched from another thread" in n for n in notes)
     assert any("1 profiled kernel(s) ran outside every selected range" in n for n in notes)
     # include=["step"]: the outer range is the stage, for both threads' kernels.
@@ -385,4 +507,6 @@ def test_kernels_launched_from_autograds_thread_land_in_the_range_that_was_open(
     # A plain NVTX push/pop range (no start/end): the other thread's kernels stay outside.
     plain = [R(name=r.name, nvtx_ranges=r.nvtx_ranges, nvtx_start_end=[]) for r in [main, *other]]
     by, _, notes = group_records(plain, [])
-    assert [len(v) for v in by.values()] == [1] and any("4 profiled kernel(s) ran outside" in n for n in notes)
+    assert [len(v) for v in by.values()] == [1] and any(
+        "4 profiled kernel(s) ran outside" in n for n in notes
+    )

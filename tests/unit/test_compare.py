@@ -16,8 +16,14 @@ class FakeGPU:
     """Per-run times of each version: its true time × a clock that drifts ``drift`` over the
     whole measurement (thermal throttling, say) × lognormal noise of ``noise``."""
 
-    def __init__(self, true_ns: dict[str, float], seed: int, drift: float = 0.10, noise: float = 0.015,
-                 total_runs: int = 20 * 2 * 10):
+    def __init__(
+        self,
+        true_ns: dict[str, float],
+        seed: int,
+        drift: float = 0.10,
+        noise: float = 0.015,
+        total_runs: int = 20 * 2 * 10,
+    ):
         self.true, self.rng, self.drift, self.noise = true_ns, np.random.default_rng(seed), drift, noise
         self.done, self.total = 0, total_runs
         self.now = 0.0
@@ -63,6 +69,7 @@ def test_a_real_speedup_is_found_with_a_ci_that_holds_it():
     assert slower.verdict == "slower" and slower.ci_high < 1.0 and "× slower than v3" in slower.sentence
     # The slow-down's interval is in the slow-down's unit and holds it.
     import re
+
     lo, hi = (float(x) for x in re.search(r"CI ([\d.]+)–([\d.]+)× slower\)", slower.sentence).groups())
     assert lo <= 1 / slower.speedup <= hi and lo > 1.0
 
@@ -79,11 +86,17 @@ def test_interleaving_cancels_drift_that_fools_back_to_back_timing():
 
 
 def test_rotation_and_budget():
-    assert [rotation(["a", "b", "c"], r) for r in range(4)] == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"],
-                                                                 ["a", "b", "c"]]
+    assert [rotation(["a", "b", "c"], r) for r in range(4)] == [
+        ["a", "b", "c"],
+        ["b", "c", "a"],
+        ["c", "a", "b"],
+        ["a", "b", "c"],
+    ]
     gpu = FakeGPU({"a": 1e6, "b": 1e6}, seed=0)
     r = interleave(["a", "b"], gpu.measure, rounds=50, runs=5, budget_s=0.05, clock=gpu.clock)
-    assert 3 <= len(r["a"]) < 50 and len(r["a"]) == len(r["b"])  # the budget stopped it, after 3 rounds at least
+    assert 3 <= len(r["a"]) < 50 and len(r["a"]) == len(
+        r["b"]
+    )  # the budget stopped it, after 3 rounds at least
     with pytest.raises(ValueError):
         compare("a", [[]], "b", [[]])
 
@@ -125,8 +138,9 @@ def test_bad_comparisons_are_refused_saying_what_is_valid(engine):
         engine.check_compare("vector_add", ["v0", "v1"], mode="nsys")
     with pytest.raises(KprofError, match="unknown mode"):
         engine.check_compare("vector_add", ["v0", "v1"], mode="warp")
-    with pytest.raises(KprofError, match="mode 'annotation' reads GPU performance counters.*no NVIDIA GPU|"
-                                         "KPROF_FORCE_CPU"):
+    with pytest.raises(
+        KprofError, match="mode 'annotation' reads GPU performance counters.*no NVIDIA GPU|KPROF_FORCE_CPU"
+    ):
         engine.check_compare("vector_add", ["v0", "v1"], mode="annotation")  # preflight of each arm's profile
     with pytest.raises(KprofError, match="budget_ms"):
         engine.check_compare("vector_add", ["v0", "v1"], budget_ms=5)
@@ -139,12 +153,22 @@ def test_bad_comparisons_are_refused_saying_what_is_valid(engine):
 def test_one_version_at_two_parameter_sets_on_the_cpu(engine):
     """The same version against itself at another size: each side on its own inputs, checked,
     labelled by what differs, and 16x the elements in the Triton interpreter is slower."""
-    out = engine.compare("vector_add", ["v1"], {"dtype": "float32"}, budget_ms=300, rounds=4,
-                         param_sets=[{"n": 4096}, {"n": 65536}])
+    out = engine.compare(
+        "vector_add",
+        ["v1"],
+        {"dtype": "float32"},
+        budget_ms=300,
+        rounds=4,
+        param_sets=[{"n": 4096}, {"n": 65536}],
+    )
     r = out.result
     assert [t.version for t in r.versions] == ["v1 [n=4096]", "v1 [n=65536]"]
-    assert [t.params["n"] for t in r.versions] == [4096, 65536] and all(t.kernel_version == "v1" for t in r.versions)
-    assert set(r.correctness) == {"v1 [n=4096]", "v1 [n=65536]"} and all(v["ok"] for v in r.correctness.values())
+    assert [t.params["n"] for t in r.versions] == [4096, 65536] and all(
+        t.kernel_version == "v1" for t in r.versions
+    )
+    assert set(r.correctness) == {"v1 [n=4096]", "v1 [n=65536]"} and all(
+        v["ok"] for v in r.correctness.values()
+    )
     (c,) = r.comparisons
     assert c.baseline == "v1 [n=4096]" and c.verdict == "slower", c.sentence
     assert any(w.kind == "inputs" for w in r.warnings)
@@ -160,7 +184,7 @@ def test_counters_side_by_side_from_real_h100_annotation_profiles(tmp_path):
     from test_ncu import _finish
 
     from kprof_mcp.analysis.compare import counter_table
-    from kprof_mcp.models import CompareResult, DeviceState, VersionTiming
+    from kprof_mcp.models import CompareResult, VersionTiming
     from kprof_mcp.render.compare import render_compare
 
     v0, _ = _finish(tmp_path, "annotation", "matmul", "v0")
@@ -177,11 +201,26 @@ def test_counters_side_by_side_from_real_h100_annotation_profiles(tmp_path):
     assert by["bottleneck"].values[0] and by["bottleneck"].changes[1] in ("same", "changed")
     assert by["top_opportunity"].values[0]
     assert "event" not in {r.metric for r in rows}
-    timing = [VersionTiming(version=v, method="cupti_kernel_sum", rounds_ns=[[1000.0, 1001.0]] * 3) for v in ("v0", "v1")]
-    res = CompareResult(kernel="matmul", params=v0.params, param_order=v0.param_order, device=v0.device,
-                        versions=timing, comparisons=[], rounds=3, runs_per_round=2, order="rotating",
-                        cache_control="flushed", created_at="t", counter_mode="annotation", counters=rows,
-                        profiles={"v0": "out/a", "v1": "out/b"})
+    timing = [
+        VersionTiming(version=v, method="cupti_kernel_sum", rounds_ns=[[1000.0, 1001.0]] * 3)
+        for v in ("v0", "v1")
+    ]
+    res = CompareResult(
+        kernel="matmul",
+        params=v0.params,
+        param_order=v0.param_order,
+        device=v0.device,
+        versions=timing,
+        comparisons=[],
+        rounds=3,
+        runs_per_round=2,
+        order="rotating",
+        cache_control="flushed",
+        created_at="t",
+        counter_mode="annotation",
+        counters=rows,
+        profiles={"v0": "out/a", "v1": "out/b"},
+    )
     md = render_compare(res)
     assert "### Counters (annotation mode)" in md
     assert "| Stage | Measurement | v0 | v1 | v1 vs v0 |" in md

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
+
 from kprof_mcp import safefs
 from kprof_mcp.engine import Config, Engine, KprofError
 from kprof_mcp.server import TokenError, read_token
@@ -41,6 +41,7 @@ def _untouched(outside: Path) -> None:
 
 # ----------------------------------------------------------------------------- safefs itself
 
+
 def test_safefs_refuses_links_on_every_component(tmp_path, outside):
     root = tmp_path / "root"
     (root / "real").mkdir(parents=True)
@@ -58,7 +59,9 @@ def test_safefs_refuses_links_on_every_component(tmp_path, outside):
         safefs.read_text(root, "../outside/secret.txt")
     # an atomic write over a link replaces the link; the file it pointed to is untouched
     safefs.write_atomic(root, "real/filelink", "mine")
-    assert not (root / "real" / "filelink").is_symlink() and (root / "real" / "filelink").read_text() == "mine"
+    assert (
+        not (root / "real" / "filelink").is_symlink() and (root / "real" / "filelink").read_text() == "mine"
+    )
     _untouched(outside)
     assert safefs.kind(root, "real/missing/deeper") == "missing"
     with pytest.raises(safefs.UnsafePath, match="longer than the file system allows"):
@@ -71,6 +74,7 @@ def test_clip_quotes_at_most_200_characters():
 
 
 # ----------------------------------------------------------------------------- reads and writes
+
 
 def test_read_params_through_a_linked_file_is_refused(cpu_engine, workspace, outside):
     o = cpu_engine.profile("vector_add", "v0", {"n": 256}, mode="event")
@@ -125,19 +129,25 @@ def test_an_out_link_never_receives_profiles(cpu_engine, workspace, outside):
 
 # ----------------------------------------------------------------------------- packages
 
+
 def test_packages_with_links_are_not_loaded(cpu_engine, workspace, outside):
-    (outside / "__init__.py").write_text((FIXTURES / "user_kernels" / "scale.py").read_text()
-                                         + "\nopen(__file__ + '.ran', 'w').write('ran')\n")
+    (outside / "__init__.py").write_text(
+        (FIXTURES / "user_kernels" / "scale.py").read_text() + "\nopen(__file__ + '.ran', 'w').write('ran')\n"
+    )
     pkg = workspace / "linked_init"
     pkg.mkdir()
     os.symlink(outside / "__init__.py", pkg / "__init__.py")
     os.symlink(outside, workspace / "linked_pkg")
     (workspace / "helper_link").mkdir()
-    (workspace / "helper_link" / "__init__.py").write_text((FIXTURES / "user_kernels" / "scale.py").read_text())
+    (workspace / "helper_link" / "__init__.py").write_text(
+        (FIXTURES / "user_kernels" / "scale.py").read_text()
+    )
     os.symlink(outside / "evil.py", workspace / "helper_link" / "helper.py")
-    for kernel, needle in [("./linked_init", "__init__.py' is a symbolic link"),
-                           ("./linked_pkg", "is a symbolic link"),
-                           ("./helper_link", "helper.py' is a symbolic link inside the package")]:
+    for kernel, needle in [
+        ("./linked_init", "__init__.py' is a symbolic link"),
+        ("./linked_pkg", "is a symbolic link"),
+        ("./helper_link", "helper.py' is a symbolic link inside the package"),
+    ]:
         with pytest.raises(KprofError, match=needle):
             cpu_engine.check_profile(kernel, None, {}, mode="event")
     assert not (outside / "__init__.py.ran").exists() and not (outside / "evil.py.ran").exists()
@@ -148,8 +158,9 @@ def test_a_package_swapped_for_a_link_while_queued_is_not_run(cpu_engine, worksp
     pkg.write_text((FIXTURES / "user_kernels" / "scale.py").read_text())
     spec = cpu_engine.check_profile("mine.py", None, {"n": 1024}, mode="event")
     pkg.unlink()
-    (outside / "mine.py").write_text((FIXTURES / "user_kernels" / "scale.py").read_text()
-                                     + "\nopen(__file__ + '.ran', 'w').write('ran')\n")
+    (outside / "mine.py").write_text(
+        (FIXTURES / "user_kernels" / "scale.py").read_text() + "\nopen(__file__ + '.ran', 'w').write('ran')\n"
+    )
     os.symlink(outside / "mine.py", pkg)
     with pytest.raises(KprofError, match="symbolic link"):
         cpu_engine.execute(spec)
@@ -158,25 +169,34 @@ def test_a_package_swapped_for_a_link_while_queued_is_not_run(cpu_engine, worksp
 
 # ----------------------------------------------------------------------------- commands
 
-@pytest.mark.parametrize("argv, needle", [
-    (["python", "-m", "timeit", "-n", "1", "-s", "import os; os.system('id > x.txt')", "pass"],
-     "runs only a module under the working directory"),
-    (["python", "-m", "cProfile", "OUTSIDE/evil.py"], "runs only a module under the working directory"),
-    (["python", "-m", "trace", "--count", "OUTSIDE/evil.py"], "runs only a module under the working directory"),
-    (["python", "-m", "runpy", "x"], "runs only a module under the working directory"),
-    (["python", "-m", "pytest", "OUTSIDE/evil.py"], "outside the workspace"),
-    (["python", "-m", "pytest", "--basetemp=OUTSIDE"], "outside the workspace"),
-    (["python", "-m", "pytest", "--rootdir", "/"], "outside the workspace"),
-    (["python", "-m", "pytest", "../outside"], "outside the workspace"),
-    (["python", "-m", "pytest", "~/x"], "'~' paths"),
-    (["python", "-m", "pytest", "-p", "timeit"], "loads a plugin module by name"),
-    (["python", "-m", "pytest", "-ptimeit"], "loads a plugin module by name"),
-    (["python", "-m", "pytest", "--pyargs", "json"], "imports test packages by name"),
-    (["python", "-m", "pytest", "-o", "addopts=-p timeit"], "addopts"),
-    (["python", "OUTSIDE/evil.py"], "outside the workspace"),
-    (["python", "-m", "os.path"], "runs only a module"),
-    (["python", "-m", "a-b"], "not a dotted module name"),
-])
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (
+            ["python", "-m", "timeit", "-n", "1", "-s", "import os; os.system('id > x.txt')", "pass"],
+            "runs only a module under the working directory",
+        ),
+        (["python", "-m", "cProfile", "OUTSIDE/evil.py"], "runs only a module under the working directory"),
+        (
+            ["python", "-m", "trace", "--count", "OUTSIDE/evil.py"],
+            "runs only a module under the working directory",
+        ),
+        (["python", "-m", "runpy", "x"], "runs only a module under the working directory"),
+        (["python", "-m", "pytest", "OUTSIDE/evil.py"], "outside the workspace"),
+        (["python", "-m", "pytest", "--basetemp=OUTSIDE"], "outside the workspace"),
+        (["python", "-m", "pytest", "--rootdir", "/"], "outside the workspace"),
+        (["python", "-m", "pytest", "../outside"], "outside the workspace"),
+        (["python", "-m", "pytest", "~/x"], "'~' paths"),
+        (["python", "-m", "pytest", "-p", "timeit"], "loads a plugin module by name"),
+        (["python", "-m", "pytest", "-ptimeit"], "loads a plugin module by name"),
+        (["python", "-m", "pytest", "--pyargs", "json"], "imports test packages by name"),
+        (["python", "-m", "pytest", "-o", "addopts=-p timeit"], "addopts"),
+        (["python", "OUTSIDE/evil.py"], "outside the workspace"),
+        (["python", "-m", "os.path"], "runs only a module"),
+        (["python", "-m", "a-b"], "not a dotted module name"),
+    ],
+)
 def test_commands_run_only_workspace_code(cpu_engine, workspace, outside, argv, needle):
     argv = [a.replace("OUTSIDE", str(outside)) for a in argv]
     with pytest.raises(KprofError, match=needle):
@@ -191,16 +211,21 @@ def test_commands_through_links_are_refused_and_workspace_modules_accepted(cpu_e
     (workspace / "pkg" / "__init__.py").write_text("")
     (workspace / "pkg" / "train.py").write_text("print('ok')\n")
     os.symlink(outside / "evil.py", workspace / "pkg" / "linked.py")
-    for argv, needle in [(["python", "evil.py"], "'evil.py' is a symbolic link"),
-                         (["python", "lib/evil.py"], "'lib' is a symbolic link"),
-                         (["python", "-m", "pkg.linked"], "linked.py is a symbolic link"),
-                         (["python", "-m", "lib.evil"], "'lib' is a symbolic link"),
-                         (["python", "-m", "pkg.missing"], "is in the working directory but")]:
+    for argv, needle in [
+        (["python", "evil.py"], "'evil.py' is a symbolic link"),
+        (["python", "lib/evil.py"], "'lib' is a symbolic link"),
+        (["python", "-m", "pkg.linked"], "linked.py is a symbolic link"),
+        (["python", "-m", "lib.evil"], "'lib' is a symbolic link"),
+        (["python", "-m", "pkg.missing"], "is in the working directory but"),
+    ]:
         with pytest.raises(KprofError, match=needle):
             cpu_engine.check_command(argv, mode="event")
-    assert cpu_engine.check_command(["python", "-m", "pkg.train"], mode="event").req.command[-1] == "pkg.train"
-    assert cpu_engine.check_command(["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "pkg"],
-                                    mode="event")
+    assert (
+        cpu_engine.check_command(["python", "-m", "pkg.train"], mode="event").req.command[-1] == "pkg.train"
+    )
+    assert cpu_engine.check_command(
+        ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "pkg"], mode="event"
+    )
     with pytest.raises(KprofError, match="'lib' is a symbolic link"):
         cpu_engine.check_command(["python", "-m", "pkg.train"], cwd="lib", mode="event")
     _untouched(outside)
@@ -219,6 +244,7 @@ def test_a_script_swapped_for_a_link_while_queued_is_not_run(cpu_engine, workspa
 
 # ----------------------------------------------------------------------------- tokens
 
+
 def test_tokens_empty_blank_short_or_missing_are_clear_errors(tmp_path):
     assert read_token(None, {}) is None
     good = "t" * 32
@@ -226,11 +252,13 @@ def test_tokens_empty_blank_short_or_missing_are_clear_errors(tmp_path):
     assert read_token(str(tmp_path / "tok"), {}) == good
     assert read_token(None, {"KPROF_MCP_TOKEN": f"  {good} "}) == good
     (tmp_path / "empty").write_text("\n")
-    for args, needle in [((str(tmp_path / "empty"), {}), "is empty"),
-                         ((None, {"KPROF_MCP_TOKEN": "   "}), "KPROF_MCP_TOKEN is empty"),
-                         ((None, {"KPROF_MCP_TOKEN": ""}), "KPROF_MCP_TOKEN is empty"),
-                         ((str(tmp_path / "nope"), {}), "no such file"),
-                         ((None, {"KPROF_MCP_TOKEN": "short"}), "at least 16 characters")]:
+    for args, needle in [
+        ((str(tmp_path / "empty"), {}), "is empty"),
+        ((None, {"KPROF_MCP_TOKEN": "   "}), "KPROF_MCP_TOKEN is empty"),
+        ((None, {"KPROF_MCP_TOKEN": ""}), "KPROF_MCP_TOKEN is empty"),
+        ((str(tmp_path / "nope"), {}), "no such file"),
+        ((None, {"KPROF_MCP_TOKEN": "short"}), "at least 16 characters"),
+    ]:
         with pytest.raises(TokenError, match=needle):
             read_token(*args)
 

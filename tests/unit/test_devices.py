@@ -3,19 +3,22 @@ import pytest
 from kprof_mcp.devices import UnknownDeviceError, load_devices, match_device, try_match_device
 
 
-@pytest.mark.parametrize("name,key", [
-    ("NVIDIA H100 80GB HBM3", "H100_SXM"),
-    ("NVIDIA H100 PCIe", "H100_PCIE"),
-    ("NVIDIA H200", "H200"),
-    ("NVIDIA H200 NVL", "H200"),
-    ("NVIDIA A100-SXM4-80GB", "A100_SXM"),
-    ("NVIDIA A100-SXM4-40GB", "A100_SXM"),
-    ("NVIDIA A100 80GB PCIe", "A100_PCIE"),
-    ("NVIDIA A100-PCIE-40GB", "A100_PCIE"),
-    ("NVIDIA L40S", "L40S"),
-    ("NVIDIA GeForce RTX 4090", "RTX_4090"),
-    ("NVIDIA B200", "B200"),
-])
+@pytest.mark.parametrize(
+    "name,key",
+    [
+        ("NVIDIA H100 80GB HBM3", "H100_SXM"),
+        ("NVIDIA H100 PCIe", "H100_PCIE"),
+        ("NVIDIA H200", "H200"),
+        ("NVIDIA H200 NVL", "H200"),
+        ("NVIDIA A100-SXM4-80GB", "A100_SXM"),
+        ("NVIDIA A100-SXM4-40GB", "A100_SXM"),
+        ("NVIDIA A100 80GB PCIe", "A100_PCIE"),
+        ("NVIDIA A100-PCIE-40GB", "A100_PCIE"),
+        ("NVIDIA L40S", "L40S"),
+        ("NVIDIA GeForce RTX 4090", "RTX_4090"),
+        ("NVIDIA B200", "B200"),
+    ],
+)
 def test_names_torch_reports_match_the_right_entry(name, key):
     assert match_device(name).key == key
 

@@ -15,7 +15,9 @@ class FakeTorch:
 
 
 def test_no_reader_or_the_cpu_reports_nothing():
-    req = ProfileRequest(kernel="k", kernel_source="/x", version="v", params={}, mode="event", out_root="/tmp")
+    req = ProfileRequest(
+        kernel="k", kernel_source="/x", version="v", params={}, mode="event", out_root="/tmp"
+    )
     t = Timer(FakeTorch, True, req, "events", flush_buf=object())
     assert t.energy(lambda: None, None) == {}  # no NVML: nothing reported
     assert Timer(FakeTorch, False, req, "cpu").energy(lambda: None, lambda: 1.0) == {}  # the CPU: nothing
@@ -25,19 +27,23 @@ def test_the_report_and_the_summary_show_energy():
     import glob
     from pathlib import Path
 
-    from kprof_mcp import render
     from kprof_mcp.engine import render_profile
     from kprof_mcp.models import ProfileResult
     from kprof_mcp.render.summary import profile_summary
 
     fix = Path(__file__).resolve().parents[1] / "fixtures" / "h100_event" / "vector_add"
-    r = ProfileResult.model_validate_json(Path(glob.glob(str(fix / "*" / "*-v1" / "result.json"))[0]).read_text())
-    r.stages[0].timing = r.stages[0].timing.model_copy(update={"energy_mj_per_run": [31.2, 30.9, 31.5],
-                                                               "power_w": [402.0, 399.0, 405.0]})
+    r = ProfileResult.model_validate_json(
+        Path(glob.glob(str(fix / "*" / "*-v1" / "result.json"))[0]).read_text()
+    )
+    r.stages[0].timing = r.stages[0].timing.model_copy(
+        update={"energy_mj_per_run": [31.2, 30.9, 31.5], "power_w": [402.0, 399.0, 405.0]}
+    )
     rep = render_profile(r).report
     assert "Energy per run (mJ)" in rep and "31.200 [30.900–31.500]" in rep and "402 [399–405]" in rep
     s = profile_summary(r)
-    assert s.stages[0].energy_mj_per_run == pytest.approx(31.2) and s.stages[0].power_w == pytest.approx(402.0)
+    assert s.stages[0].energy_mj_per_run == pytest.approx(31.2) and s.stages[0].power_w == pytest.approx(
+        402.0
+    )
 
 
 def test_the_power_comes_from_the_counters_steps_and_the_energy_per_run_from_the_run_rate():
@@ -46,7 +52,9 @@ def test_the_power_comes_from_the_counters_steps_and_the_energy_per_run_from_the
     the poll."""
     import time as _time
 
-    req = ProfileRequest(kernel="k", kernel_source="/x", version="v", params={}, mode="event", out_root="/tmp")
+    req = ProfileRequest(
+        kernel="k", kernel_source="/x", version="v", params={}, mode="event", out_root="/tmp"
+    )
     t = Timer(FakeTorch, True, req, "events", flush_buf=object())
     t_origin = _time.perf_counter()
 

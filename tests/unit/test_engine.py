@@ -5,8 +5,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
+
 from kprof_mcp.engine import Config, Engine, KprofError
 
 USER = FIXTURES / "user_kernels"
@@ -24,8 +24,15 @@ def test_event_profile_writes_the_artifact_layout(engine, workspace):
     d = o.profile_dir
     assert d.parent == workspace / "out/profiles/event/vector_add/n=4096_dtype=float32"
     assert d.name.endswith("-v1") and not d.name.endswith(".partial")
-    for f in ("params.json", "report.md", "contract.md", "samples.csv", "result.json", "tiling/add.json",
-              "tiling/add/autotuning.json"):
+    for f in (
+        "params.json",
+        "report.md",
+        "contract.md",
+        "samples.csv",
+        "result.json",
+        "tiling/add.json",
+        "tiling/add/autotuning.json",
+    ):
         assert (d / f).is_file(), f
     params = json.loads((d / "params.json").read_text())
     assert params["n"] == 4096 and params["dtype"] == "float32"
@@ -55,10 +62,16 @@ def test_baseline_fills_the_comparison_table(engine):
 
 def test_bad_input_errors_say_what_is_valid(engine, workspace):
     cases = [
-        (dict(kernel="nope"), r"unknown kernel 'nope'; valid names: \['matmul', 'mla_decode', 'softmax', 'tiny_chain', 'two_streams', 'vector_add'\]"),
+        (
+            dict(kernel="nope"),
+            r"unknown kernel 'nope'; valid names: \['matmul', 'mla_decode', 'softmax', 'tiny_chain', 'two_streams', 'vector_add'\]",
+        ),
         (dict(kernel="vector_add", version="v9"), r"no version 'v9'; valid: \['v0', 'v1'\]"),
         (dict(kernel="vector_add", mode="warp"), r"unknown mode 'warp'; modes: \["),
-        (dict(kernel="vector_add", mode="ncu", ncu_launches=0), r"ncu_launches=0: give an integer from 1 to 20"),
+        (
+            dict(kernel="vector_add", mode="ncu", ncu_launches=0),
+            r"ncu_launches=0: give an integer from 1 to 20",
+        ),
         (dict(kernel="vector_add", mode="annotation", clock_control="turbo"), r"clock_control='turbo'"),
         (dict(kernel="vector_add", params={"n": -5}), r"n=-5 is below its minimum 1"),
         (dict(kernel="vector_add", params={"m": 5}), r"unknown parameter\(s\) \['m'\]"),
@@ -85,11 +98,17 @@ def test_user_kernel_by_path_runs(engine, workspace):
     assert o.profile_dir.parent.parent.name == "scale"
 
 
-@pytest.mark.parametrize("mode,pattern", [
-    ("wrong", r"scale v0 produced wrong results, so it was not profiled: output 0: relative L2 error 0.25"),
-    ("raise", r"kernel process failed .*RuntimeError: kernel exploded on purpose"),
-    ("segfault", r"kernel process died with SIGSEGV"),
-])
+@pytest.mark.parametrize(
+    "mode,pattern",
+    [
+        (
+            "wrong",
+            r"scale v0 produced wrong results, so it was not profiled: output 0: relative L2 error 0.25",
+        ),
+        ("raise", r"kernel process failed .*RuntimeError: kernel exploded on purpose"),
+        ("segfault", r"kernel process died with SIGSEGV"),
+    ],
+)
 def test_faulty_kernels_are_reported_and_leave_no_profile(engine, workspace, mode, pattern):
     rel = _user_kernel(workspace, mode, f"scale_{mode}.py")
     with pytest.raises(KprofError, match=pattern):
@@ -168,5 +187,3 @@ def test_list_kernels_describes_versions_params_and_stages(engine):
     assert [p["name"] for p in mm["params"]] == ["M", "N", "K", "dtype"]
     assert mm["params"][0]["default"] == 4096
     assert [s["name"] for s in mm["versions"][1]["stages"]] == ["matmul"]
-
-

@@ -83,10 +83,27 @@ def test_report_shows_kernel_time_launch_inclusive_time_and_each_kernel():
     result = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
     s = result.stages[0]
     launch = s.timing  # the recording's CUDA-event samples
-    kernel = Timing(samples_ns=[v * 0.95 for v in launch.samples_ns], method="cupti_kernel_sum", l2_flushed=True,
-                    stop_reason="converged", sm_clock_mhz=[1980.0, 1980.0])
-    stage = s.model_copy(update={"timing": kernel, "launch_timing": launch, "kernel_times": [
-        KernelTime(name="add_kernel", launches_per_run=1, median_ns=kernel.median_ns, total_median_ns=kernel.median_ns)]})
+    kernel = Timing(
+        samples_ns=[v * 0.95 for v in launch.samples_ns],
+        method="cupti_kernel_sum",
+        l2_flushed=True,
+        stop_reason="converged",
+        sm_clock_mhz=[1980.0, 1980.0],
+    )
+    stage = s.model_copy(
+        update={
+            "timing": kernel,
+            "launch_timing": launch,
+            "kernel_times": [
+                KernelTime(
+                    name="add_kernel",
+                    launches_per_run=1,
+                    median_ns=kernel.median_ns,
+                    total_median_ns=kernel.median_ns,
+                )
+            ],
+        }
+    )
     report = render_report(result.model_copy(update={"stages": [stage]}))
     rows = [line for line in report.splitlines() if line.startswith("| add")]
     assert any("cupti_kernel_sum" in r and "1980–1980" in r for r in rows)
@@ -98,7 +115,10 @@ def test_report_shows_kernel_time_launch_inclusive_time_and_each_kernel():
 
     (st,) = profile_summary(result.model_copy(update={"stages": [stage]})).stages
     assert st.timing_method == "cupti_kernel_sum" and st.duration_us == pytest.approx(kernel.median_ns / 1e3)
-    assert st.launch_inclusive_us == pytest.approx(launch.median_ns / 1e3) and st.sm_clock_mhz == [1980.0, 1980.0]
+    assert st.launch_inclusive_us == pytest.approx(launch.median_ns / 1e3) and st.sm_clock_mhz == [
+        1980.0,
+        1980.0,
+    ]
     # The contract's duration is the kernel time, not the launch-inclusive one.
     assert f"{kernel.median_ns / 1e3:.2f}" in report.split("### Stages")[1].split("\n\n")[0]
 
@@ -108,17 +128,24 @@ def test_baseline_timed_with_cuda_events_is_flagged_against_a_cupti_profile():
 
     old = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
     assert old.stages[0].timing.method == "cuda_events"
-    new = _stage(old, method="cupti_kernel_sum", samples_ns=[v * 0.95 for v in old.stages[0].timing.samples_ns])
+    new = _stage(
+        old, method="cupti_kernel_sum", samples_ns=[v * 0.95 for v in old.stages[0].timing.samples_ns]
+    )
     contract = render_contract(new, old)
-    assert "timing methods differ (previous cuda_events; current cupti_kernel_sum): CUDA-event times include" \
+    assert (
+        "timing methods differ (previous cuda_events; current cupti_kernel_sum): CUDA-event times include"
         in contract
+    )
     assert "timing methods differ" not in render_contract(old, old)
 
 
 # tiny_chain on an H100 (docs/evidence/h100-timing-truth, 2026-11-23, round 0): per run, CUPTI kernel
 # time and the launch-inclusive CUDA-event time; v0 = 200 launches, v1 = 1, v2 = 200 in one CUDA graph.
-TINY = {"v0": (210902.0, 2655711.9, 200.0, 1056.0), "v1": (1440.0, 4512.0, 1.0, 1440.0),
-        "v2": (200085.5, 270272.0, 200.0, 992.0)}
+TINY = {
+    "v0": (210902.0, 2655711.9, 200.0, 1056.0),
+    "v1": (1440.0, 4512.0, 1.0, 1440.0),
+    "v2": (200085.5, 270272.0, 200.0, 992.0),
+}
 
 
 def _timed(version: str) -> ProfileResult:
@@ -126,10 +153,16 @@ def _timed(version: str) -> ProfileResult:
     k, l, n, per = TINY[version]
     s = base.stages[0]
     t = lambda v, m: Timing(samples_ns=[v] * 40, method=m, l2_flushed=True, stop_reason="converged")  # noqa: E731
-    stage = s.model_copy(update={"timing": t(k, "cupti_kernel_sum"), "launch_timing": t(l, "cuda_events"),
-                                 "grid_blocks": 4,  # tiny_chain's n=4096 in blocks of 1024
-                                 "kernel_times": [KernelTime(name="add_const_kernel", launches_per_run=n,
-                                                             median_ns=per, total_median_ns=k)]})
+    stage = s.model_copy(
+        update={
+            "timing": t(k, "cupti_kernel_sum"),
+            "launch_timing": t(l, "cuda_events"),
+            "grid_blocks": 4,  # tiny_chain's n=4096 in blocks of 1024
+            "kernel_times": [
+                KernelTime(name="add_const_kernel", launches_per_run=n, median_ns=per, total_median_ns=k)
+            ],
+        }
+    )
     return base.model_copy(update={"stages": [stage], "plan_total": None})
 
 
@@ -146,14 +179,21 @@ def test_event_mode_calls_a_chain_of_tiny_launches_launch_bound_and_ranks_that_f
     # Kernel-level advice is a share of the run too: 4 blocks on 132 SMs would make the kernels
     # ~33x faster, but they are busy 7.9 % of the run, so it is worth ~8 %, ranked below.
     fill = next(o for o in a.opportunities if o.name.startswith("Fill the GPU"))
-    assert fill.est_gain_pct == pytest.approx(100 * (1 / (1 - (1 - 4 / 132) * 210902.0 / 2655711.9) - 1), rel=0.02)
+    assert fill.est_gain_pct == pytest.approx(
+        100 * (1 / (1 - (1 - 4 / 132) * 210902.0 / 2655711.9) - 1), rel=0.02
+    )
     contract = render_contract(_timed("v0"))
-    assert "launch-bound: GPU busy 7.9% of the window" in contract and "**Root cause**: The plan is launch-bound" in contract
+    assert (
+        "launch-bound: GPU busy 7.9% of the window" in contract
+        and "**Root cause**: The plan is launch-bound" in contract
+    )
     # One launch per run (nothing to fuse), and 200 kernels replayed as one CUDA graph (GPU busy
     # 74 %): not launch-bound.
     for v in ("v1", "v2"):
         b = assess(_timed(v))
-        assert b.root_cause.kind != "launch_bound" and not any(o.name.startswith("Cut launch") for o in b.opportunities)
+        assert b.root_cause.kind != "launch_bound" and not any(
+            o.name.startswith("Cut launch") for o in b.opportunities
+        )
 
 
 def test_vs_baseline_gives_the_speedup_ci_from_both_profiles_samples():
@@ -162,10 +202,16 @@ def test_vs_baseline_gives_the_speedup_ci_from_both_profiles_samples():
     old = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
     faster = _stage(old, method="cuda_events", samples_ns=[v / 1.05 for v in old.stages[0].timing.samples_ns])
     text = render_contract(faster, old)
-    assert "speed-up 1.050 (95 % CI 1.0" in text and ", faster; bootstrap of the two profiles' raw samples" in text
+    assert (
+        "speed-up 1.050 (95 % CI 1.0" in text
+        and ", faster; bootstrap of the two profiles' raw samples" in text
+    )
     assert ", no significant difference; bootstrap" in render_contract(old, old)
     # Different timing methods: no CI (the note says the methods differ instead).
-    assert "speed-up" not in render_contract(_stage(old, method="cupti_kernel_sum"), old).split("### vs Baseline")[1]
+    assert (
+        "speed-up"
+        not in render_contract(_stage(old, method="cupti_kernel_sum"), old).split("### vs Baseline")[1]
+    )
 
 
 def test_no_gain_makes_a_launch_shorter_than_an_empty_kernel():
@@ -177,7 +223,9 @@ def test_no_gain_makes_a_launch_shorter_than_an_empty_kernel():
 
     r = _timed("v1")
     # tiny_chain's model at n=4096 fp32: one add per element, read and write once.
-    r = r.model_copy(update={"stages": [r.stages[0].model_copy(update={"flops": 4096.0, "bytes_model": 32768.0})]})
+    r = r.model_copy(
+        update={"stages": [r.stages[0].model_copy(update={"flops": 4096.0, "bytes_model": 32768.0})]}
+    )
     unbounded = assess(r).opportunities[0]
     assert unbounded.name.startswith("Fill the GPU") and unbounded.est_gain_pct > 1000
     floor = match_device("NVIDIA H100 80GB HBM3").min_kernel_ns
@@ -194,8 +242,18 @@ def test_batches_timed_while_throttled_are_set_aside_when_clocks_are_free():
     from kprof_mcp.models import ProfileRequest
     from kprof_mcp.modes.event import Timer
 
-    req = ProfileRequest(kernel="k", kernel_source="/x", version="v", params={}, mode="event", out_root="/tmp",
-                         min_runs=5, budget_ms=1000, warmup_ms=0, target_rel_iqr=1.0)
+    req = ProfileRequest(
+        kernel="k",
+        kernel_source="/x",
+        version="v",
+        params={},
+        mode="event",
+        out_root="/tmp",
+        min_runs=5,
+        budget_ms=1000,
+        warmup_ms=0,
+        target_rel_iqr=1.0,
+    )
     readings = iter([1000.0, 1980.0, 1980.0, 1980.0])
     t = Timer(None, False, req, "cpu", clock_reader=lambda: next(readings))
     t.throttle_below_mhz = 0.75 * 1980
@@ -215,14 +273,19 @@ def test_compute_bound_stages_at_free_clocks_are_not_normalised_and_it_says_why(
     on the H100 with clocks free: only the GEMM gets the warning; locked clocks get none."""
     import glob
 
-    mm = ProfileResult.model_validate_json(Path(glob.glob(str(FIX / "h100_event" / "matmul" / "*" / "*-v1" /
-                                                                   "result.json"))[0]).read_text())
+    mm = ProfileResult.model_validate_json(
+        Path(glob.glob(str(FIX / "h100_event" / "matmul" / "*" / "*-v1" / "result.json"))[0]).read_text()
+    )
     va = ProfileResult.model_validate_json((EVENT / "result.json").read_text())
     assert mm.stages[0].roofline_region == "compute" and va.stages[0].roofline_region == "memory"
 
     def warned(stages, locked=False):
         dev = _gpu().model_copy(update={"clocks_locked": locked})
-        return [x for x in quality_warnings(dev, stages, None) if x.kind == "clocks" and "compute-bound" in x.message]
+        return [
+            x
+            for x in quality_warnings(dev, stages, None)
+            if x.kind == "clocks" and "compute-bound" in x.message
+        ]
 
     (w,) = warned(mm.stages + va.stages)
     assert f"stage(s) {mm.stages[0].name} timed" in w.message and "not normalised" in w.message
@@ -248,8 +311,9 @@ class _SteadyTimer:
                 _time.sleep(0.01)
                 return [1e6] * n
 
-        r = ProfileRequest(kernel="k", kernel_source="x", version="v0", params={}, out_root="/tmp",
-                           warmup_ms=0.0, **req)
+        r = ProfileRequest(
+            kernel="k", kernel_source="x", version="v0", params={}, out_root="/tmp", warmup_ms=0.0, **req
+        )
         return T(None, use_cuda, r, "events" if use_cuda else "cpu", flush_buf=object()), T
 
 
@@ -258,7 +322,9 @@ def test_a_gpu_timing_is_not_stopped_by_agreeing_runs_before_its_window():
     (capped by the budget), since the clock state there outlasts a few runs."""
     t, T = _SteadyTimer.make(True, min_window_ms=150.0, budget_ms=2000.0)
     timing = t.time(lambda: None)
-    assert timing.stop_reason == "converged" and T.batches - 1 >= 10  # 1 warm-up batch, >= 150 ms of 10 ms batches
+    assert (
+        timing.stop_reason == "converged" and T.batches - 1 >= 10
+    )  # 1 warm-up batch, >= 150 ms of 10 ms batches
     t, T = _SteadyTimer.make(True, min_window_ms=5000.0, budget_ms=100.0)  # the budget caps the window
     assert t.time(lambda: None).stop_reason == "converged" and T.batches - 1 < 30
     t, T = _SteadyTimer.make(False, min_window_ms=150.0)  # the CPU: no window

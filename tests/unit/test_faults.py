@@ -8,7 +8,6 @@ scripts/h100_faults.py; here "illegal" is the CPU stand-in that raises CUDA's er
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import threading
@@ -16,11 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import process_gone as gone
+from conftest import write_scale
 
-from conftest import process_gone as gone, write_scale
 from kprof_mcp.engine import Config, Engine, KprofError
 from kprof_mcp.runner import RunControl
-
 
 
 def broken(workspace: Path, mode: str) -> str:
@@ -29,15 +28,22 @@ def broken(workspace: Path, mode: str) -> str:
 
 def finished_profiles(workspace: Path) -> list[Path]:
     root = workspace / "out"
-    return [p.parent for p in root.rglob("result.json") if not p.parent.name.endswith(".partial")] if root.exists() else []
+    return (
+        [p.parent for p in root.rglob("result.json") if not p.parent.name.endswith(".partial")]
+        if root.exists()
+        else []
+    )
 
 
-@pytest.mark.parametrize("mode,pattern", [
-    ("oom", r"ran out of device memory .*Use smaller sizes"),
-    ("illegal", r"CUDA error in the kernel .*illegal memory access.*server is unaffected"),
-    ("abort", r"kernel process died with SIGABRT"),
-    ("exit", r"kernel process failed \(exit code 7\)"),
-])
+@pytest.mark.parametrize(
+    "mode,pattern",
+    [
+        ("oom", r"ran out of device memory .*Use smaller sizes"),
+        ("illegal", r"CUDA error in the kernel .*illegal memory access.*server is unaffected"),
+        ("abort", r"kernel process died with SIGABRT"),
+        ("exit", r"kernel process failed \(exit code 7\)"),
+    ],
+)
 def test_faults_get_a_clear_error_and_leave_no_profile(engine, workspace, mode, pattern):
     with pytest.raises(KprofError, match=pattern):
         engine.profile(broken(workspace, mode), None, {"n": 256}, mode="event")
@@ -50,8 +56,9 @@ def test_cancel_or_timeout_kills_the_whole_process_tree(workspace, tmp_path, mon
     pidfile = tmp_path / "pids"
     monkeypatch.setenv("KPROF_TEST_PIDFILE", str(pidfile))
     eng = Engine(Config(workspace=workspace, timeout_s=600))
-    spec = eng.check_profile(broken(workspace, "orphan"), None, {"n": 256}, "event",
-                             timeout_s=600 if how == "cancel" else 8)
+    spec = eng.check_profile(
+        broken(workspace, "orphan"), None, {"n": 256}, "event", timeout_s=600 if how == "cancel" else 8
+    )
     control, errors = RunControl(), []
 
     def work():
@@ -101,7 +108,9 @@ except KprofError as e:
     assert "KPROF:" in cp.stdout, cp.stdout + cp.stderr[-2000:]
     assert "File too large" in cp.stdout and ".partial" in cp.stdout, cp.stdout
     assert finished_profiles(workspace) == []
-    assert list((workspace / "out").rglob("*.partial")), "the incomplete artifacts stay, under a .partial name"
+    assert list((workspace / "out").rglob("*.partial")), (
+        "the incomplete artifacts stay, under a .partial name"
+    )
     # with the limit gone, the same request works
     assert Engine(Config(workspace=workspace)).profile("vector_add", "v0", {"n": 200000}, mode="event")
 
@@ -128,14 +137,19 @@ def test_fifty_concurrent_devlog_updates_lose_none(engine, workspace):
 
     o = engine.profile("vector_add", "v0", {"n": 256}, mode="event")
     with ProcessPoolExecutor(max_workers=10) as pool:
-        done = list(pool.map(_one_devlog_update, [(str(workspace), str(o.profile_dir), i) for i in range(50)]))
+        done = list(
+            pool.map(_one_devlog_update, [(str(workspace), str(o.profile_dir), i) for i in range(50)])
+        )
     assert len(done) == 50
     log = (workspace / "docs" / "kernels" / "vector_add.md").read_text()
     assert log.count("### vector_add v0") == 50
     for i in range(50):
         assert f"- insight {i}\n" in log
-    assert log.count("<!-- kprof-devlog") == 50 and all(json.loads(line.split("kprof-devlog", 1)[1].rsplit("-->", 1)[0])
-                                                       for line in log.splitlines() if "kprof-devlog" in line)
+    assert log.count("<!-- kprof-devlog") == 50 and all(
+        json.loads(line.split("kprof-devlog", 1)[1].rsplit("-->", 1)[0])
+        for line in log.splitlines()
+        if "kprof-devlog" in line
+    )
 
 
 def test_two_kprof_processes_never_profile_on_one_device_at_once(workspace, tmp_path, monkeypatch):
@@ -146,8 +160,10 @@ def test_two_kprof_processes_never_profile_on_one_device_at_once(workspace, tmp_
     monkeypatch.setenv("KPROF_LOCK_DIR", str(tmp_path / "locks"))
     eng = Engine(Config(workspace=workspace, timeout_s=600, force_cpu=True))
     slow = broken(workspace, "slow")
-    managers = [JobManager(lambda spec, progress, control: eng.run_checked(spec, progress, control), slots=[None])
-                for _ in range(2)]
+    managers = [
+        JobManager(lambda spec, progress, control: eng.run_checked(spec, progress, control), slots=[None])
+        for _ in range(2)
+    ]
     first = managers[0].submit(eng.check_profile(slow, None, {"n": 64}, "event"), "first")
     deadline = time.time() + 60
     while first.status != "running" and time.time() < deadline:

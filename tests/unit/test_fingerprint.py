@@ -35,8 +35,13 @@ def test_the_same_environment_differs_in_nothing():
 
 def test_each_difference_is_named_previous_to_current():
     a = _with(_result(), before={"power.limit": "700.00", "ecc.mode.current": "Enabled"})
-    b = _with(a, driver_version="590.1", clocks_locked=True, sm_clock_lock_mhz=1305,
-              before={"power.limit": "500.00", "ecc.mode.current": "Disabled"})
+    b = _with(
+        a,
+        driver_version="590.1",
+        clocks_locked=True,
+        sm_clock_lock_mhz=1305,
+        before={"power.limit": "500.00", "ecc.mode.current": "Disabled"},
+    )
     # Fields a result does not record (older recordings) are not called different.
     assert differences(_result(), _with(_result(), before={"ecc.mode.current": "Disabled"})) == []
     d = differences(a, b)
@@ -67,14 +72,20 @@ def test_the_engine_refuses_a_gpu_baseline_on_a_machine_without_that_gpu(tmp_pat
     src = Path(glob.glob(str(FIX / "vector_add" / "*" / "*-v1"))[0])
     shutil.copytree(src, tmp_path / "base")
     e = Engine(Config(workspace=tmp_path, force_cpu=True, warm=False))
-    with pytest.raises(KprofError, match=r"baseline .*ran on a GPU \(NVIDIA H100 80GB HBM3\) and this machine has none"):
+    with pytest.raises(
+        KprofError, match=r"baseline .*ran on a GPU \(NVIDIA H100 80GB HBM3\) and this machine has none"
+    ):
         e.check_profile("vector_add", "v1", {"n": 256}, mode="event", baseline=str(tmp_path / "base"))
 
 
 def test_profiles_from_different_workers_name_the_host_and_the_clock_they_ran_at():
     a = _result()
-    a = a.model_copy(deep=True, update={"profiler": {**a.profiler, "cluster": {"worker": "tcp://w1", "host": "node-a"}}})
-    b = a.model_copy(deep=True, update={"profiler": {**a.profiler, "cluster": {"worker": "tcp://w2", "host": "node-b"}}})
+    a = a.model_copy(
+        deep=True, update={"profiler": {**a.profiler, "cluster": {"worker": "tcp://w1", "host": "node-a"}}}
+    )
+    b = a.model_copy(
+        deep=True, update={"profiler": {**a.profiler, "cluster": {"worker": "tcp://w2", "host": "node-b"}}}
+    )
     for r, mhz in ((a, [1980.0, 1965.0]), (b, [1410.0, 1395.0])):
         s = r.stages[0]
         r.stages[0] = s.model_copy(update={"timing": s.timing.model_copy(update={"sm_clock_mhz": mhz})})

@@ -91,7 +91,9 @@ def test_a_sync_per_step_names_the_sync_and_its_share_is_what_overlap_can_remove
 def test_a_process_without_ranges_is_mostly_start_up_and_one_off_loads():
     """The start-up probe (imports, lazy module loads, a few kernels): the GPU is busy 0.3 % of the
     run; the advice is not launch overhead but that the host's own time dominates."""
-    b = idle.breakdown(nsys.load_sqlite(ROOT / "fixtures" / "h100_nsys" / "probe.sqlite"), process=True).to_dict()
+    b = idle.breakdown(
+        nsys.load_sqlite(ROOT / "fixtures" / "h100_nsys" / "probe.sqlite"), process=True
+    ).to_dict()
     assert b["busy_ns"] / b["window_ns"] < 0.01
     assert b["parts_ns"]["host"] > 0.9 * b["window_ns"]
     loads = {r["call"]: r["count"] for r in b["evidence"]["first_call_calls"]}
@@ -105,15 +107,49 @@ def test_a_process_without_ranges_is_mostly_start_up_and_one_off_loads():
 
 # --------------------------------------------------------------------------- hand-built traces
 
+
 def _trace(kernels, api, memops=()):
-    k = pd.DataFrame([{"name": n, "start": s, "dur": e - s, "end": e, "stream": 7, "device": 0, "correlation": c,
-                       "grid_blocks": 1, "block_threads": 1, "regs": None, "smem": None, "blocks_per_sm": None,
-                       "warps_per_sm": None, "occupancy_est_pct": None} for n, s, e, c in kernels])
-    a = pd.DataFrame([{"name": n, "start": s, "dur": e - s, "end": e, "correlation": c, "tid": 1}
-                      for n, s, e, c in api], columns=["name", "start", "dur", "end", "correlation", "tid"])
-    m = pd.DataFrame([{"name": n, "start": s, "dur": e - s, "end": e, "kind": "memcpy", "stream": 7, "bytes": b,
-                       "correlation": c} for n, s, e, c, b in memops],
-                     columns=["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"])
+    k = pd.DataFrame(
+        [
+            {
+                "name": n,
+                "start": s,
+                "dur": e - s,
+                "end": e,
+                "stream": 7,
+                "device": 0,
+                "correlation": c,
+                "grid_blocks": 1,
+                "block_threads": 1,
+                "regs": None,
+                "smem": None,
+                "blocks_per_sm": None,
+                "warps_per_sm": None,
+                "occupancy_est_pct": None,
+            }
+            for n, s, e, c in kernels
+        ]
+    )
+    a = pd.DataFrame(
+        [{"name": n, "start": s, "dur": e - s, "end": e, "correlation": c, "tid": 1} for n, s, e, c in api],
+        columns=["name", "start", "dur", "end", "correlation", "tid"],
+    )
+    m = pd.DataFrame(
+        [
+            {
+                "name": n,
+                "start": s,
+                "dur": e - s,
+                "end": e,
+                "kind": "memcpy",
+                "stream": 7,
+                "bytes": b,
+                "correlation": c,
+            }
+            for n, s, e, c, b in memops
+        ],
+        columns=["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"],
+    )
     empty = pd.DataFrame(columns=["name", "start", "dur", "end", "tid"])
     return Trace(kernels=k, memops=m, api=a, ranges=empty, cpu_ops=empty, num_sms=132, device_name="test")
 
@@ -127,12 +163,21 @@ def test_each_host_state_gets_the_idle_time_it_was_in():
     # launch 550-555 -> kernel 555-600; host work 600-900 (long: "host"); cuModuleLoadData 900-950
     # ("first_call"); an H2D copy call 950-1000 whose copy runs 990-1000; launch 1000-1005 -> kernel
     # 1005-1100.
-    kernels = [("k", 0, 100 * US, 1), ("k", 455 * US, 500 * US, 2), ("k", 555 * US, 600 * US, 3),
-               ("k", 1005 * US, 1100 * US, 5)]
-    api = [("cudaLaunchKernel", -5 * US, 0, 1), ("cudaStreamSynchronize", 50 * US, 102 * US, 90),
-           ("cudaLaunchKernel", 450 * US, 455 * US, 2), ("cudaLaunchKernel", 550 * US, 555 * US, 3),
-           ("cuModuleLoadData", 900 * US, 950 * US, 91), ("cudaMemcpyAsync", 950 * US, 1000 * US, 4),
-           ("cudaLaunchKernel", 1000 * US, 1005 * US, 5)]
+    kernels = [
+        ("k", 0, 100 * US, 1),
+        ("k", 455 * US, 500 * US, 2),
+        ("k", 555 * US, 600 * US, 3),
+        ("k", 1005 * US, 1100 * US, 5),
+    ]
+    api = [
+        ("cudaLaunchKernel", -5 * US, 0, 1),
+        ("cudaStreamSynchronize", 50 * US, 102 * US, 90),
+        ("cudaLaunchKernel", 450 * US, 455 * US, 2),
+        ("cudaLaunchKernel", 550 * US, 555 * US, 3),
+        ("cuModuleLoadData", 900 * US, 950 * US, 91),
+        ("cudaMemcpyAsync", 950 * US, 1000 * US, 4),
+        ("cudaLaunchKernel", 1000 * US, 1005 * US, 5),
+    ]
     memops = [("Memcpy HtoD (Pageable -> Device)", 990 * US, 1000 * US, 4, 4096)]
     b = idle.breakdown(_trace(kernels, api, memops), 0.0, 1100 * US)
     p = {k: v / US for k, v in b.parts_ns.items()}
@@ -174,8 +219,14 @@ def test_a_kineto_trace_names_the_pytorch_op_that_synchronised(tmp_path):
         shutil.copyfileobj(src, dst)
     recorded = json.loads((fix / "result.json").read_text())
     req = ProfileRequest(**recorded["request"])
-    _, tl, _, by, _ = _command_timeline(req, lambda n: stage_static(n, None, recorded["device"], {}),
-                                        kineto.load_trace(trace), "Kineto", True, 132)
+    _, tl, _, by, _ = _command_timeline(
+        req,
+        lambda n: stage_static(n, None, recorded["device"], {}),
+        kineto.load_trace(trace),
+        "Kineto",
+        True,
+        132,
+    )
     assert by == "range" and tl.idle["occurrences"] == 10
     assert tl.idle["evidence"]["sync_ops"] == [{"op": "aten::item", "count": 10}]
     (top, *_) = dx.idle_opportunities(tl.idle)

@@ -18,7 +18,9 @@ from kprof_mcp.parsers import ncu as ncu_parser
 from kprof_mcp.tools import ncu
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "h100_ncu"
-SHARED = Path(__file__).resolve().parents[1] / "fixtures" / "h100_shared"  # recorded on an H100 (README there)
+SHARED = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "h100_shared"
+)  # recorded on an H100 (README there)
 CASES = [(m, k, v) for m in ("annotation", "ncu") for k in ("vector_add", "matmul") for v in ("v0", "v1")]
 
 
@@ -35,8 +37,11 @@ def _finish(tmp_path: Path, mode: str, kernel: str, version: str):
 
 # ----------------------------------------------------------------------------- names, log, command
 
+
 def test_metric_names_resolve_against_the_h100_catalog():
-    catalog = ncu_parser.parse_metric_catalog(gzip.decompress((FIX / "query_metrics_h100.csv.gz").read_bytes()).decode())
+    catalog = ncu_parser.parse_metric_catalog(
+        gzip.decompress((FIX / "query_metrics_h100.csv.gz").read_bytes()).decode()
+    )
     assert len(catalog) > 3000 and "gpu__dram_throughput" in catalog
     chosen, missing = ncu.resolve_metrics(catalog)
     assert not missing
@@ -54,14 +59,21 @@ def test_metric_names_resolve_against_the_h100_catalog():
 def test_ncu_log_is_read_and_failures_become_actionable_errors():
     log = ncu_parser.parse_log((FIX / "ncu_matmul_v1" / "ncu.log").read_text())
     assert log.passes == [("matmul_kernel", 39)] and not log.errors
-    perm = ("==PROF== Connected to process 12\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to "
-            "access NVIDIA GPU Performance Counters on the target device 0.\n==PROF== Disconnected from process 12\n"
-            "==WARNING== No kernels were profiled.\n")
+    perm = (
+        "==PROF== Connected to process 12\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to "
+        "access NVIDIA GPU Performance Counters on the target device 0.\n==PROF== Disconnected from process 12\n"
+        "==WARNING== No kernels were profiled.\n"
+    )
     err = ncu_parser.log_failure(ncu_parser.parse_log(perm), perm, report_exists=False)
     assert err.kind == "counters_not_permitted"
-    assert "NVreg_RestrictProfilingToAdminUsers=0" in str(err) and "mode='event' works without counters" in str(err)
+    assert "NVreg_RestrictProfilingToAdminUsers=0" in str(
+        err
+    ) and "mode='event' works without counters" in str(err)
     none = "==PROF== Connected to process 9\n==WARNING== No kernels were profiled.\n"
-    assert ncu_parser.log_failure(ncu_parser.parse_log(none), none, report_exists=False).kind == "nothing_profiled"
+    assert (
+        ncu_parser.log_failure(ncu_parser.parse_log(none), none, report_exists=False).kind
+        == "nothing_profiled"
+    )
 
 
 def test_command_profiles_only_the_stage_ranges_and_rejects_flag_like_names(tmp_path):
@@ -79,6 +91,7 @@ def test_command_profiles_only_the_stage_ranges_and_rejects_flag_like_names(tmp_
 
 # ----------------------------------------------------------------------------- reports
 
+
 def test_reports_of_our_kernels_give_every_metric_and_the_stage_range():
     recs, origin = ncu.read_report(FIX / "annotation_matmul_v1" / "profile.ncu-rep")
     assert "ncu_report" in origin and len(recs) == 1
@@ -86,8 +99,9 @@ def test_reports_of_our_kernels_give_every_metric_and_the_stage_range():
     assert r.name == "matmul_kernel" and r.stage == "matmul"
     # every metric asked for when this report was recorded (l1_bytes came later: absent, so None, never 0)
     # (nor the accounting counters, which came with issue 26)
-    assert all(v is not None for k, v in r.metrics.items()
-               if k != "l1_bytes" and k not in ncu_parser.ACCOUNTING), r.metrics
+    assert all(
+        v is not None for k, v in r.metrics.items() if k != "l1_bytes" and k not in ncu_parser.ACCOUNTING
+    ), r.metrics
     assert r.metrics["l1_bytes"] is None
     assert 150_000 < r.metrics["duration_ns"] < 400_000
     assert 50 < r.metrics["tc_pct"] <= 100 and r.metrics["dram_pct"] < 50
@@ -97,7 +111,10 @@ def test_reports_of_our_kernels_give_every_metric_and_the_stage_range():
 
 
 def test_full_set_report_dram_throughput_name_and_missing_is_none():
-    (r,), _ = ncu.read_report(SHARED / "cublas_bf16_4096_full.ncu-rep", {"dram_pct": "dram__throughput.avg.pct_of_peak_sustained_elapsed"})
+    (r,), _ = ncu.read_report(
+        SHARED / "cublas_bf16_4096_full.ncu-rep",
+        {"dram_pct": "dram__throughput.avg.pct_of_peak_sustained_elapsed"},
+    )
     # dram__throughput is absent from a 2025.3 --set full report; gpu__dram_throughput answers.
     assert r.metric_source["dram_pct"] == "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
     assert r.metrics["local_load_bytes"] is None  # not collected by --set full: None, never 0
@@ -115,7 +132,9 @@ def test_csv_fallback_reads_metrics_rules_sections_and_ranges():
     launches = ncu_parser.parse_details_csv((FIX / "ncu_matmul_v1_details.csv").read_text())
     assert len(launches) == 1  # the NVLink free-text tables after the launch are not launches
     (r,) = ncu_parser.records_from_details(launches, None)
-    assert r.stage == "matmul" and r.metrics["duration_ns"] > 100_000 and r.metrics["registers_per_thread"] > 100
+    assert (
+        r.stage == "matmul" and r.metrics["duration_ns"] > 100_000 and r.metrics["registers_per_thread"] > 100
+    )
     assert len(r.sections) > 15 and any(x["speedup_pct"] for x in r.rules)
     shared = ncu_parser.parse_details_csv((SHARED / "triton_add_sections.csv").read_text())
     (a,) = ncu_parser.records_from_details(shared, None)
@@ -124,13 +143,16 @@ def test_csv_fallback_reads_metrics_rules_sections_and_ranges():
 
 # ----------------------------------------------------------------------------- finish step
 
+
 @pytest.mark.parametrize("mode,kernel,version", CASES)
 def test_finish_builds_results_reports_and_artifacts(tmp_path, mode, kernel, version):
     result, work = _finish(tmp_path, mode, kernel, version)
     (s,) = result.stages
     assert s.tc_pct is not None and s.dram_pct is not None and s.occupancy_pct is not None
     assert s.ncu_kernels == [s.resources.kernel_name] if s.resources else s.ncu_kernels
-    assert s.timing.method == "ncu gpu__time_duration" and s.sm_clock_hz < 1.7e9  # base clock (1.59 GHz or lower), not 1.98 GHz boost
+    assert (
+        s.timing.method == "ncu gpu__time_duration" and s.sm_clock_hz < 1.7e9
+    )  # base clock (1.59 GHz or lower), not 1.98 GHz boost
     assert result.device.clocks_locked is True and "base" in result.device.clock_control
     assert result.profiler["passes_per_launch"] and result.profiler["engine"] == "Nsight Compute"
     for f in ("result.json", "params.json", "samples.csv", "ncu/metrics.csv", "ncu/rules.json"):
@@ -204,7 +226,9 @@ def test_l2_compression_estimates_stay_in_the_report_but_never_rank(tmp_path):
         result, _ = _finish(tmp_path, "ncu", kernel, version)
         rule = [r for r in result.stages[0].ncu_rules if r.get("rule") == "MemoryL2Compression"]
         assert rule and rule[0]["speedup_type"] == "global" and rule[0]["speedup_pct"] > 5
-        assert not [o for o in analysis.rule_opportunities(result.stages[0].ncu_rules) if "Compression" in o.name]
+        assert not [
+            o for o in analysis.rule_opportunities(result.stages[0].ncu_rules) if "Compression" in o.name
+        ]
         contract = render.render_contract(result)
         assert "Compression" not in contract
         row = [ln for ln in render_profile(result).report.splitlines() if "MemoryL2Compression" in ln]
@@ -260,7 +284,9 @@ def test_accounting_from_a_full_report_of_our_matmul():
     missing = [k for k in ncu_parser.ACCOUNTING if r.metrics.get(k) is None]
     # recorded before kprof asked for them by name: --set full alone lacks the instruction counts
     assert missing == ["ffma_thread_inst", "hmma_inst", "gmma_inst"], missing
-    a = account({k: v for k in ncu_parser.ACCOUNTING if (v := r.metrics.get(k)) is not None}, r.metrics["tc_pct"])
+    a = account(
+        {k: v for k in ncu_parser.ACCOUNTING if (v := r.metrics.get(k)) is not None}, r.metrics["tc_pct"]
+    )
     assert abs(sum(st.share for st in a.stalls) - 1.0) < 1e-9
     assert a.stalls[0].share >= a.stalls[-1].share
     assert a.pipes["tensor"] > 50 and a.pipes["fma"] < 20  # a tensor-core GEMM
@@ -281,7 +307,10 @@ def test_a_backward_pass_launched_by_autograds_thread_is_read_inside_its_range(t
     from kprof_mcp.analysis.command import group_records
 
     rep = tmp_path / "backward.ncu-rep"
-    with gzip.open(FIX / "backward_cross_thread" / "backward.ncu-rep.gz", "rb") as src, open(rep, "wb") as dst:
+    with (
+        gzip.open(FIX / "backward_cross_thread" / "backward.ncu-rep.gz", "rb") as src,
+        open(rep, "wb") as dst,
+    ):
         shutil.copyfileobj(src, dst)
     recs, _ = ncu.read_report(rep)
     assert [r.nvtx_ranges for r in recs] == [["step", "backward"], [], [], []]

@@ -31,7 +31,9 @@ def _ranged(tr):
     """The kernels launched inside a kprof_iter range (the 5 measured iterations)."""
     iters = tr.ranges[tr.ranges["name"] == "kprof_iter"]
     launches = tr.api[tr.api["name"].isin(T.LAUNCH_APIS)]
-    inside = launches[[any(s <= t <= e for s, e in zip(iters["start"], iters["end"])) for t in launches["start"]]]
+    inside = launches[
+        [any(s <= t <= e for s, e in zip(iters["start"], iters["end"])) for t in launches["start"]]
+    ]
     return tr.kernels[tr.kernels["correlation"].isin(inside["correlation"])]
 
 
@@ -44,6 +46,7 @@ def _sql(query, *args):
 
 
 # ----------------------------------------------------------------------------- the H100 recording
+
 
 def test_reads_the_recording_into_the_kineto_model(trace):
     tr = trace
@@ -89,20 +92,35 @@ def test_api_names_lose_the_nsys_version_suffix(trace):
     assert not [n for n in names if re.search(r"_v\d+$", n)]
     # In the file they carry it: cudaLaunchKernel_v7000 (the randn kernels), while the driver
     # API's cuLaunchKernelEx (Triton's and cuBLAS's launches) has none.
-    raw = dict(_sql("SELECT s.value, count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
-                    "ON s.id = r.nameId GROUP BY s.value"))
-    assert raw["cudaLaunchKernel_v7000"] == 4 and raw["cuLaunchKernelEx"] == 16 and "cudaLaunchKernel" not in raw
+    raw = dict(
+        _sql(
+            "SELECT s.value, count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
+            "ON s.id = r.nameId GROUP BY s.value"
+        )
+    )
+    assert (
+        raw["cudaLaunchKernel_v7000"] == 4 and raw["cuLaunchKernelEx"] == 16 and "cudaLaunchKernel" not in raw
+    )
     launches = trace.api[trace.api["name"].isin(T.LAUNCH_APIS)]
     assert len(launches) == 20 and set(launches["correlation"]) == set(trace.kernels["correlation"])
-    assert P.api_name("cudaLaunchKernel_v7000") == "cudaLaunchKernel" and P.api_name("cuLaunchKernelEx") == \
-        "cuLaunchKernelEx" and P.api_name(None) == ""
+    assert (
+        P.api_name("cudaLaunchKernel_v7000") == "cudaLaunchKernel"
+        and P.api_name("cuLaunchKernelEx") == "cuLaunchKernelEx"
+        and P.api_name(None) == ""
+    )
 
 
 def test_nvtx_ranges_and_memory_operations(trace):
     r = trace.ranges
-    assert len(r) == 15 and r["name"].value_counts().to_dict() == {"kprof_iter": 5, "kprof_gemm": 5, "kprof_add": 5}
+    assert len(r) == 15 and r["name"].value_counts().to_dict() == {
+        "kprof_iter": 5,
+        "kprof_gemm": 5,
+        "kprof_add": 5,
+    }
     # The text column is NULL in this export: the names come from StringIds through textId.
-    assert _sql("SELECT count(*), count(text), count(textId) FROM NVTX_EVENTS WHERE eventType = 59") == [(15, 0, 15)]
+    assert _sql("SELECT count(*), count(text), count(textId) FROM NVTX_EVENTS WHERE eventType = 59") == [
+        (15, 0, 15)
+    ]
     assert r["tid"].nunique() == 1 and set(r["tid"]) <= set(trace.api["tid"])
     for it in r[r["name"] == "kprof_iter"].itertuples():  # each stage range lies inside its iteration range
         inner = r[(r["start"] >= it.start) & (r["end"] <= it.end) & (r["name"] != "kprof_iter")]
@@ -120,11 +138,15 @@ def test_timeline_analysis_runs_unchanged_on_the_nsys_trace(trace):
     tl = T.analyze(tr, ["gemm", "add"], 132)
     assert tl.iterations == ITERS and not tl.notes
     stages = {s["stage"]: s for s in tl.stages}
-    assert all(s["kernels_per_iteration"] == 1 and len(s["gpu_time_ns_samples"]) == ITERS for s in stages.values())
+    assert all(
+        s["kernels_per_iteration"] == 1 and len(s["gpu_time_ns_samples"]) == ITERS for s in stages.values()
+    )
     assert 170_000 < stages["gemm"]["gpu_time_ns_median"] < 180_000
     assert 90_000 < stages["add"]["gpu_time_ns_median"] < 98_000
     k = tr.kernels  # annotated by analyze
-    assert set(k.loc[k["name"] == GEMM, "stage"].dropna()) == {"gemm"} and k["stage"].notna().sum() == 2 * ITERS
+    assert (
+        set(k.loc[k["name"] == GEMM, "stage"].dropna()) == {"gemm"} and k["stage"].notna().sum() == 2 * ITERS
+    )
     assert set(k.loc[k["name"] == "add", "stage"].dropna()) == {"add"}
     assert stages["gemm"]["streams"] == ["13"] and stages["add"]["streams"] == ["17"]
     # Stream table of the whole trace: the default stream (warm-up, no overlap) and the two
@@ -138,8 +160,15 @@ def test_timeline_analysis_runs_unchanged_on_the_nsys_trace(trace):
 
     # The measured iterations alone: exactly the two streams of probe.py.
     ranged = _ranged(trace)
-    only = kineto.Trace(kernels=ranged.reset_index(drop=True), memops=trace.memops.iloc[0:0], api=tr.api,
-                        ranges=tr.ranges, cpu_ops=tr.cpu_ops, num_sms=132, device_name=tr.device_name)
+    only = kineto.Trace(
+        kernels=ranged.reset_index(drop=True),
+        memops=trace.memops.iloc[0:0],
+        api=tr.api,
+        ranges=tr.ranges,
+        cpu_ops=tr.cpu_ops,
+        num_sms=132,
+        device_name=tr.device_name,
+    )
     tl2 = T.analyze(only, ["gemm", "add"], 132)
     assert len(tl2.streams) == 2 and all(s["overlap_pct"] > 0 for s in tl2.streams)
     assert len(tl2.iteration_span_ns) == ITERS
@@ -147,13 +176,16 @@ def test_timeline_analysis_runs_unchanged_on_the_nsys_trace(trace):
 
 def test_add_kernel_total_matches_the_file():
     tr = P.load_sqlite(DB)
-    ((total, n),) = _sql("SELECT sum(k.\"end\" - k.start), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-                         "JOIN StringIds s ON s.id = k.shortName WHERE s.value = 'add'")
+    ((total, n),) = _sql(
+        "SELECT sum(k.\"end\" - k.start), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "JOIN StringIds s ON s.id = k.shortName WHERE s.value = 'add'"
+    )
     assert n == 8 and total == 644392  # the recorded figure
     assert tr.kernels.loc[tr.kernels["name"] == "add", "dur"].sum() == total
 
 
 # ----------------------------------------------------------------------------- other exports
+
 
 def _db(path: Path, statements: list[str]) -> Path:
     con = sqlite3.connect(path)
@@ -166,29 +198,42 @@ def _db(path: Path, statements: list[str]) -> Path:
 
 def test_missing_tables_give_empty_frames_with_the_columns(tmp_path):
     # NVTX only (no CUDA at all), an old export with no textId column, and a mark.
-    db = _db(tmp_path / "nvtx_only.sqlite", [
-        "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, globalTid INTEGER)",
-        "INSERT INTO NVTX_EVENTS VALUES (100, 300, 59, 'kprof_a', 7), (150, NULL, 34, 'mark', 7), "
-        "(400, 500, 60, 'kprof_b', 8), (600, NULL, 59, 'unclosed', 7)"])
+    db = _db(
+        tmp_path / "nvtx_only.sqlite",
+        [
+            "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, globalTid INTEGER)",
+            "INSERT INTO NVTX_EVENTS VALUES (100, 300, 59, 'kprof_a', 7), (150, NULL, 34, 'mark', 7), "
+            "(400, 500, 60, 'kprof_b', 8), (600, NULL, 59, 'unclosed', 7)",
+        ],
+    )
     tr = P.load_sqlite(db)
     assert tr.kernels.empty and list(tr.kernels.columns) == P.KERNEL_COLS
     assert tr.api.empty and tr.memops.empty and list(tr.memops.columns) == P.MEMOP_COLS
-    assert tr.ranges[["name", "start", "dur", "tid"]].values.tolist() == [["kprof_a", 100.0, 200.0, 7],
-                                                                         ["kprof_b", 400.0, 100.0, 8]]
+    assert tr.ranges[["name", "start", "dur", "tid"]].values.tolist() == [
+        ["kprof_a", 100.0, 200.0, 7],
+        ["kprof_b", 400.0, 100.0, 8],
+    ]
     assert tr.num_sms is None and tr.device_name is None
     tl = T.analyze(tr, ["a"])
     assert tl.notes and tl.notes[0].startswith("no GPU kernel")
 
 
 def test_memcpy_names_follow_kineto(tmp_path):
-    db = _db(tmp_path / "copies.sqlite", [
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, streamId INTEGER, correlationId INTEGER,"
-        " bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER)",
-        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (10, 20, 7, 1, 1024, 8, 2, 2), (30, 50, 7, 2, 64, 1, 0, 2), "
-        "(60, 70, 7, 3, 8, 99, NULL, NULL)"])
+    db = _db(
+        tmp_path / "copies.sqlite",
+        [
+            "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, streamId INTEGER, correlationId INTEGER,"
+            " bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER)",
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (10, 20, 7, 1, 1024, 8, 2, 2), (30, 50, 7, 2, 64, 1, 0, 2), "
+            "(60, 70, 7, 3, 8, 99, NULL, NULL)",
+        ],
+    )
     tr = P.load_sqlite(db)  # no ENUM_* tables in this file: CUPTI's values are built in
-    assert tr.memops["name"].tolist() == ["Memcpy DtoD (Device -> Device)", "Memcpy HtoD (Pageable -> Device)",
-                                          "Memcpy"]
+    assert tr.memops["name"].tolist() == [
+        "Memcpy DtoD (Device -> Device)",
+        "Memcpy HtoD (Pageable -> Device)",
+        "Memcpy",
+    ]
     assert set(tr.memops["kind"]) == {"memcpy"} and tr.memops["bytes"].tolist() == [1024, 64, 8]
     assert P.memcpy_name("CUDA_MEMCPY_KIND_UVM_DTOH") == "Memcpy DtoH"
 
@@ -239,6 +284,7 @@ def test_parse_version():
 
 # ----------------------------------------------------------------------------- finding and checking nsys
 
+
 def _script(path: Path, body: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("#!/bin/sh\n" + body + "\n")
@@ -277,7 +323,9 @@ def test_not_found(bare, monkeypatch):
     assert not c.usable and c.path is None and "not found" in c.problem and "KPROF_NSYS" in c.problem
     monkeypatch.setenv(N.NSYS_ENV, str(bare / "no" / "nsys"))
     c = N.check_nsys()
-    assert not c.usable and c.problem.startswith(f"KPROF_NSYS={bare / 'no' / 'nsys'} is not an executable file")
+    assert not c.usable and c.problem.startswith(
+        f"KPROF_NSYS={bare / 'no' / 'nsys'} is not an executable file"
+    )
     assert N.find_nsys() is None
 
 
@@ -312,16 +360,21 @@ def test_importer_layouts(tmp_path):
 def test_bundled_nsys_whose_importer_lacks_libraries(bare, tmp_path, monkeypatch):
     nsys, imp = _ncu_bundle(bare)
     # A fake ldd on PATH that reports the three libraries missing unless LD_LIBRARY_PATH holds them.
-    _script(tmp_path / "bin" / "ldd", 'for l in libpfm.so.4 libdw.so.1 libelf.so.1; do\n'
-            '  if [ -n "$LD_LIBRARY_PATH" ] && [ -e "$LD_LIBRARY_PATH/$l" ];'
-            ' then echo "\t$l => $LD_LIBRARY_PATH/$l (0x1)"; else echo "\t$l => not found"; fi\ndone\necho "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x2)"')
+    _script(
+        tmp_path / "bin" / "ldd",
+        'for l in libpfm.so.4 libdw.so.1 libelf.so.1; do\n'
+        '  if [ -n "$LD_LIBRARY_PATH" ] && [ -e "$LD_LIBRARY_PATH/$l" ];'
+        ' then echo "\t$l => $LD_LIBRARY_PATH/$l (0x1)"; else echo "\t$l => not found"; fi\ndone\necho "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x2)"',
+    )
     assert N.missing_libraries(imp) == ["libpfm.so.4", "libdw.so.1", "libelf.so.1"]
     c = N.check_nsys()
     assert not c.usable and c.path == nsys and c.version == "2025.3.1.90"
     assert c.missing == ["libpfm.so.4", "libdw.so.1", "libelf.so.1"]
-    assert c.problem == (f"Nsight Systems 2025.3.1.90 at {nsys} cannot import its recording: its importer {imp} "
-                         "cannot load libpfm.so.4, libdw.so.1, libelf.so.1 (packages libpfm4 libdw1 libelf1: "
-                         "`apt-get install libpfm4 libdw1 libelf1`, or put the libraries on LD_LIBRARY_PATH)")
+    assert c.problem == (
+        f"Nsight Systems 2025.3.1.90 at {nsys} cannot import its recording: its importer {imp} "
+        "cannot load libpfm.so.4, libdw.so.1, libelf.so.1 (packages libpfm4 libdw1 libelf1: "
+        "`apt-get install libpfm4 libdw1 libelf1`, or put the libraries on LD_LIBRARY_PATH)"
+    )
     # The libraries put on LD_LIBRARY_PATH: a new answer (the cache is per LD_LIBRARY_PATH).
     libs = tmp_path / "nsyslibs"
     libs.mkdir()
@@ -356,7 +409,9 @@ def test_check_skips_an_unusable_nsys_for_a_usable_one(bare, monkeypatch):
     monkeypatch.setattr(N, "missing_libraries", lambda binary: ["libfoo.so.3"])
     N.clear_cache()
     c = N.check_nsys()
-    assert c.path == nsys and c.problem.endswith("cannot load libfoo.so.3 (put the libraries on LD_LIBRARY_PATH)")
+    assert c.path == nsys and c.problem.endswith(
+        "cannot load libfoo.so.3 (put the libraries on LD_LIBRARY_PATH)"
+    )
     monkeypatch.setattr(N, "candidates", lambda: 1 / 0)
     assert "could not be checked" in N.check_nsys().problem
 
@@ -368,8 +423,18 @@ def test_missing_libraries_with_the_real_ldd(tmp_path, monkeypatch):
     src.write_text("int kprof_dep(void) { return 1; }\n")
     libdir = tmp_path / "libs"
     libdir.mkdir()
-    subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libkprofdep.so.1", "-o", str(libdir / "libkprofdep.so.1"),
-                    str(src)], check=True)
+    subprocess.run(
+        [
+            "gcc",
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libkprofdep.so.1",
+            "-o",
+            str(libdir / "libkprofdep.so.1"),
+            str(src),
+        ],
+        check=True,
+    )
     main = tmp_path / "main.c"
     main.write_text("int kprof_dep(void);\nint main(void) { return kprof_dep(); }\n")
     exe = tmp_path / "QdstrmImporter"
@@ -387,23 +452,40 @@ def test_version_and_profile_prefix(tmp_path):
     assert N.version(tmp_path / "absent") is None
     assert N.version(_script(tmp_path / "bad", "exit 3")) is None
     cmd = N.profile_prefix(nsys, tmp_path / "out" / "profile")
-    assert cmd == [str(nsys), "profile", "-t", "cuda,nvtx", "--cuda-graph-trace=node", "--sample=none",
-                   "--cpuctxsw=none", "--force-overwrite", "true", "-o", str(tmp_path / "out" / "profile")]
+    assert cmd == [
+        str(nsys),
+        "profile",
+        "-t",
+        "cuda,nvtx",
+        "--cuda-graph-trace=node",
+        "--sample=none",
+        "--cpuctxsw=none",
+        "--force-overwrite",
+        "true",
+        "-o",
+        str(tmp_path / "out" / "profile"),
+    ]
     assert all(isinstance(a, str) for a in cmd)
 
 
 # ----------------------------------------------------------------------------- export
 
+
 def test_export_sqlite(tmp_path):
     rep = tmp_path / "profile.nsys-rep"
     rep.write_bytes(b"rep")
     # argv: export --type sqlite --force-overwrite true -o OUT REP
-    ok = _script(tmp_path / "ok" / "nsys", f'[ "$1 $2 $3 $4 $5 $6" = "export --type sqlite --force-overwrite true -o" ]'
-                 f' || exit 9\ncp "{DB}" "$7"')
+    ok = _script(
+        tmp_path / "ok" / "nsys",
+        f'[ "$1 $2 $3 $4 $5 $6" = "export --type sqlite --force-overwrite true -o" ]'
+        f' || exit 9\ncp "{DB}" "$7"',
+    )
     out = N.export_sqlite(ok, rep, tmp_path / "profile.sqlite")
     assert out == tmp_path / "profile.sqlite" and len(P.load_sqlite(out).kernels) == 20
-    failing = _script(tmp_path / "fail" / "nsys", 'echo "working..."; echo "ERROR: unable to open profile.nsys-rep:'
-                      ' wrong format" >&2; exit 1')
+    failing = _script(
+        tmp_path / "fail" / "nsys",
+        'echo "working..."; echo "ERROR: unable to open profile.nsys-rep: wrong format" >&2; exit 1',
+    )
     with pytest.raises(N.NsysError, match="exit 1.*unable to open profile.nsys-rep: wrong format"):
         N.export_sqlite(failing, rep, tmp_path / "profile.sqlite")
     assert not (tmp_path / "profile.sqlite").exists()  # the old export is not passed off as a new one

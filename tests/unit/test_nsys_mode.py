@@ -77,9 +77,14 @@ def _env(**kw) -> PreflightEnv:
 
 def test_engine_choice_before_anything_runs(monkeypatch, tmp_path):
     mode = get_mode("nsys")
-    broken = nsys_tool.NsysCheck(path=tmp_path / "nsys", version="2025.3.1.0", usable=False, missing=["libpfm.so.4"],
-                                 problem="Nsight Systems 2025.3.1.0 at /x/nsys cannot import its recording: its "
-                                         "importer cannot load libpfm.so.4 (packages libpfm4)")
+    broken = nsys_tool.NsysCheck(
+        path=tmp_path / "nsys",
+        version="2025.3.1.0",
+        usable=False,
+        missing=["libpfm.so.4"],
+        problem="Nsight Systems 2025.3.1.0 at /x/nsys cannot import its recording: its "
+        "importer cannot load libpfm.so.4 (packages libpfm4)",
+    )
     monkeypatch.setattr(nsys_tool, "check_nsys", lambda: broken)
     # auto: falls back to Kineto, carrying the reason for the report.
     assert mode.preflight(_env(timeline_engine="auto")) == {"timeline_fallback": broken.problem}
@@ -88,16 +93,29 @@ def test_engine_choice_before_anything_runs(monkeypatch, tmp_path):
         mode.preflight(_env(timeline_engine="nsys"))
     assert "libpfm4" in str(e.value) and "timeline_engine='kineto'" in str(e.value)
     assert mode.preflight(_env(timeline_engine="kineto")) == {
-        "timeline_fallback": "not used: timeline_engine='kineto' was asked for"}
-    good = nsys_tool.NsysCheck(path=tmp_path / "nsys", version="2025.3.1.0", usable=True, problem=None, missing=[])
+        "timeline_fallback": "not used: timeline_engine='kineto' was asked for"
+    }
+    good = nsys_tool.NsysCheck(
+        path=tmp_path / "nsys", version="2025.3.1.0", usable=True, problem=None, missing=[]
+    )
     monkeypatch.setattr(nsys_tool, "check_nsys", lambda: good)
     assert mode.preflight(_env(timeline_engine="auto")) == {"nsys_path": str(tmp_path / "nsys")}
     # The launch wraps the child in `nsys profile` and records the command without local paths.
-    req = ProfileRequest(kernel="k", kernel_source="/k", version="v0", params={}, mode="nsys", out_root="/o",
-                         nsys_path=str(tmp_path / "nsys"))
+    req = ProfileRequest(
+        kernel="k",
+        kernel_source="/k",
+        version="v0",
+        params={},
+        mode="nsys",
+        out_root="/o",
+        nsys_path=str(tmp_path / "nsys"),
+    )
     monkeypatch.setattr(nsys_tool, "version", lambda p: "2025.3.1.0")
     launch = mode.launch(req, ["a"], tmp_path)
-    assert launch.prefix[:3] == [str(tmp_path / "nsys"), "profile", "-t"] and "--cuda-graph-trace=node" in launch.prefix
+    assert (
+        launch.prefix[:3] == [str(tmp_path / "nsys"), "profile", "-t"]
+        and "--cuda-graph-trace=node" in launch.prefix
+    )
     assert "<profile_dir>/timeline" in launch.profiler["command"] and not launch.locks_clocks
     # On the CPU: nsys cannot be asked for.
     with pytest.raises(Exception, match="no NVIDIA GPU"):

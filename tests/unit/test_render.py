@@ -3,8 +3,8 @@
 import os
 from pathlib import Path
 
-
 from conftest import FIXTURES, h100_result
+
 from kprof_mcp import render
 from kprof_mcp.engine import render_profile
 from kprof_mcp.models import ProfileResult
@@ -26,8 +26,10 @@ def test_contract_vector_add_v0_h100():
 
 
 def test_contract_matmul_v1_vs_v0_h100():
-    _check("matmul_v1_vs_v0_h100.md",
-           render.render_contract(h100_result("matmul", "v1"), h100_result("matmul", "v0")))
+    _check(
+        "matmul_v1_vs_v0_h100.md",
+        render.render_contract(h100_result("matmul", "v1"), h100_result("matmul", "v0")),
+    )
 
 
 def _with_counters() -> ProfileResult:
@@ -77,8 +79,15 @@ def test_cpu_result_makes_no_gpu_claims():
 def test_report_has_roofline_timing_resources_and_warnings():
     r = h100_result("matmul", "v1")
     rep = render_profile(r).report
-    for heading in ("## Roofline", "## Timing", "## Compiled kernel resources", "## Tiling",
-                    "## Device, clocks and versions", "## Correctness", "## Warnings"):
+    for heading in (
+        "## Roofline",
+        "## Timing",
+        "## Compiled kernel resources",
+        "## Tiling",
+        "## Device, clocks and versions",
+        "## Correctness",
+        "## Warnings",
+    ):
         assert heading in rep
     assert "| matmul | matmul_kernel | 188 | 0 | 147456 | 8 | 3 | 512 | 3.88 |" in rep
 
@@ -91,7 +100,10 @@ def test_devlog_entry_compares_with_previous():
     second = render.render_devlog_entry(v1, prev, [], [], "p1")
     assert "| Duration | 205.02 μs | 6.5% faster |" in second
     assert "| Achieved TFLOPs/s | 670.36 | +6.9% |" in second
-    assert "**Performance** (NVIDIA H100 80GB HBM3, clocks not locked, bfloat16, M=4096, N=4096, K=4096):" in second
+    assert (
+        "**Performance** (NVIDIA H100 80GB HBM3, clocks not locked, bfloat16, M=4096, N=4096, K=4096):"
+        in second
+    )
 
 
 def test_golden_dir_is_committed():

@@ -10,11 +10,16 @@ from kprof_mcp import render
 from kprof_mcp.analysis import diagnosis as analysis
 from kprof_mcp.analysis import timeline as T
 from kprof_mcp.engine import render_profile
-from kprof_mcp.parsers import kineto
 from kprof_mcp.models import ProfileResult
+from kprof_mcp.parsers import kineto
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "h100_timeline"
-STAGES = {"two_streams": ["branch_a", "branch_b"], "tiny_chain": ["chain"], "vector_add": ["add"], "matmul": ["matmul"]}
+STAGES = {
+    "two_streams": ["branch_a", "branch_b"],
+    "tiny_chain": ["chain"],
+    "vector_add": ["add"],
+    "matmul": ["matmul"],
+}
 
 
 def _analyze(name: str):
@@ -73,27 +78,44 @@ def test_stream_overlap_of_the_concurrent_plan():
 def test_recorded_contracts_render_identically_here(name):
     result = ProfileResult.model_validate_json((FIX / name / "result.json").read_text())
     assert result.mode == "nsys" and result.timeline["engine"].startswith("CUPTI via torch.profiler")
+
     # The measured part of the contract is what the H100 run returned.
     def stages(text):
         return text.split("### Stages")[1].split("**Bottleneck**")[0]
+
     assert stages(render.render_contract(result)) == stages((FIX / name / "contract.md").read_text())
     report = render_profile(result).report
-    for section in ("## Timeline", "### Kernels (as `nsys stats` cuda_gpu_kern_sum)", "### CUDA API",
-                    "### Stream concurrency", "### Launch order", "### GPU idle gaps", "### Grid vs SMs"):
+    for section in (
+        "## Timeline",
+        "### Kernels (as `nsys stats` cuda_gpu_kern_sum)",
+        "### CUDA API",
+        "### Stream concurrency",
+        "### Launch order",
+        "### GPU idle gaps",
+        "### Grid vs SMs",
+    ):
         assert section in report, section
 
 
 def test_timeline_mode_runs_on_the_cpu(engine):
     o = engine.profile("two_streams", "v1", {"n": 2048, "iters": 10}, mode="nsys", timeline_iters=4)
     d = o.profile_dir
-    for f in ("trace.json", "timeline.png", "timeline/kernel_summary.csv", "timeline/stages.csv", "params.json",
-              "report.md"):
+    for f in (
+        "trace.json",
+        "timeline.png",
+        "timeline/kernel_summary.csv",
+        "timeline/stages.csv",
+        "params.json",
+        "report.md",
+    ):
         assert (d / f).is_file(), f
     assert json.loads((d / "trace.json").read_text())["traceEvents"]
     r = o.result
     assert [s.name for s in r.stages] == ["branch_a", "branch_b"]
-    assert all(s.timing.method.startswith("cpu range wall time per iteration") and s.timing.runs == 4
-               for s in r.stages)
+    assert all(
+        s.timing.method.startswith("cpu range wall time per iteration") and s.timing.runs == 4
+        for s in r.stages
+    )
     assert r.timeline["nsys"].startswith("not used: no GPU")
     assert any("CPU activity only" in w.message and w.kind == "timeline" for w in r.warnings)
     assert "## Timeline" in (d / "report.md").read_text()

@@ -35,7 +35,9 @@ def test_an_unexpected_exception_answers_its_type_and_message(server, monkeypatc
     is_error, text = _call(server, "classify_bottleneck", {"tc_pct": 70, "dram_pct": 10})
     assert is_error and "internal error in classify_bottleneck: RuntimeError: planted xxx" in text, text
     assert len(text) < 600  # the exception's message clipped to 300 characters
-    assert any("internal error in tool classify_bottleneck" in r.message and r.exc_info for r in caplog.records)
+    assert any(
+        "internal error in tool classify_bottleneck" in r.message and r.exc_info for r in caplog.records
+    )
 
 
 def test_an_os_error_is_named_without_its_file_name(server, monkeypatch):
@@ -56,11 +58,17 @@ def test_a_kprof_error_that_escapes_a_tool_keeps_its_message(server, monkeypatch
     assert is_error and text.endswith("the reason, written for the caller") and "internal" not in text, text
 
 
-@pytest.mark.parametrize("tool, args", [
-    ("update_devlog", {"kernel": "k", "profile_dir": "p", "issues": list(range(10_000))}),  # the SDK's 10,000 errors
-    ("no_such_tool_" + "x" * 10_000, {}),                                                  # "Unknown tool: <name>"
-    ("get_profile", {"job_id": "j" * 100_000}),
-])
+@pytest.mark.parametrize(
+    "tool, args",
+    [
+        (
+            "update_devlog",
+            {"kernel": "k", "profile_dir": "p", "issues": list(range(10_000))},
+        ),  # the SDK's 10,000 errors
+        ("no_such_tool_" + "x" * 10_000, {}),  # "Unknown tool: <name>"
+        ("get_profile", {"job_id": "j" * 100_000}),
+    ],
+)
 def test_error_text_is_bounded_whatever_the_input(server, tool, args):
     is_error, text = _call(server, tool, args)
     assert is_error and 0 < len(text) <= MAX_ERROR_CHARS, (len(text), text[:200])
@@ -69,28 +77,34 @@ def test_error_text_is_bounded_whatever_the_input(server, tool, args):
 LONG = "a" * 300  # one path component over the file system's 255 bytes (ENAMETOOLONG)
 
 
-@pytest.mark.parametrize("tool, args", [
-    ("profile_kernel", {"kernel": LONG, "wait_s": 0}),
-    ("profile_kernel", {"kernel": "vector_add", "baseline": LONG, "wait_s": 0}),
-    ("compare_versions", {"kernel": LONG, "versions": ["v0", "v1"], "wait_s": 0}),
-    ("sweep", {"kernel": LONG, "param": "n", "values": [1], "wait_s": 0}),
-    ("read_params", {"profile_dir": LONG}),
-    ("update_devlog", {"kernel": "vector_add", "profile_dir": f"{LONG}/x"}),
-    ("profile_command", {"command": ["python", LONG], "wait_s": 0}),
-    ("profile_command", {"command": ["python", "ok.py"], "cwd": LONG, "wait_s": 0}),
-    ("profile_command", {"command": ["python", "-m", LONG], "wait_s": 0}),
-    ("profile_command", {"command": ["python", "-m", "pytest", f"{LONG}/test_x.py"], "wait_s": 0}),
-])
+@pytest.mark.parametrize(
+    "tool, args",
+    [
+        ("profile_kernel", {"kernel": LONG, "wait_s": 0}),
+        ("profile_kernel", {"kernel": "vector_add", "baseline": LONG, "wait_s": 0}),
+        ("compare_versions", {"kernel": LONG, "versions": ["v0", "v1"], "wait_s": 0}),
+        ("sweep", {"kernel": LONG, "param": "n", "values": [1], "wait_s": 0}),
+        ("read_params", {"profile_dir": LONG}),
+        ("update_devlog", {"kernel": "vector_add", "profile_dir": f"{LONG}/x"}),
+        ("profile_command", {"command": ["python", LONG], "wait_s": 0}),
+        ("profile_command", {"command": ["python", "ok.py"], "cwd": LONG, "wait_s": 0}),
+        ("profile_command", {"command": ["python", "-m", LONG], "wait_s": 0}),
+        ("profile_command", {"command": ["python", "-m", "pytest", f"{LONG}/test_x.py"], "wait_s": 0}),
+    ],
+)
 def test_a_path_component_over_255_bytes_is_refused_in_words(server, tool, args):
     is_error, text = _call(server, tool, args)
     assert is_error and "longer than the file system allows" in text and len(text) < 1000, text
 
 
-@pytest.mark.parametrize("value, needle", [
-    ("9" * 5000, "an integer of 5000 digits is too long (valid: [1, 100])"),  # past int max-str-digits
-    ("x" * 5000, "must be an integer (valid: [1, 100])"),
-    (10 ** 300, "is above its maximum 100"),
-])
+@pytest.mark.parametrize(
+    "value, needle",
+    [
+        ("9" * 5000, "an integer of 5000 digits is too long (valid: [1, 100])"),  # past int max-str-digits
+        ("x" * 5000, "must be an integer (valid: [1, 100])"),
+        (10**300, "is above its maximum 100"),
+    ],
+)
 def test_param_errors_quote_at_most_200_characters(value, needle):
     with pytest.raises(ParamError) as e:
         Param("n", 1, min=1, max=100).validate(value)

@@ -8,8 +8,9 @@ The latency targets are a benchmark on the H100 (tests/benchmark/bench_agent_loo
 from pathlib import Path
 
 import pytest
+from conftest import process_gone
+from conftest import write_scale as scale_variant
 
-from conftest import process_gone, write_scale as scale_variant
 from kprof_mcp import packages
 from kprof_mcp.engine import KprofError
 
@@ -61,14 +62,20 @@ def test_describe_sees_a_version_added_by_an_edit(engine, workspace):
     src = workspace / "mykernels" / "scale_v.py"
     rel = str(Path(write_scale(src, "ok")).relative_to(workspace))
     assert [v["name"] for v in engine.describe_kernel(rel)["versions"]] == ["v0"]
-    write_scale(src, "ok", "\nimport dataclasses\nKERNEL = dataclasses.replace(KERNEL, versions=KERNEL.versions + "
-                           "(dataclasses.replace(KERNEL.versions[0], name='v1'),))\n")
+    write_scale(
+        src,
+        "ok",
+        "\nimport dataclasses\nKERNEL = dataclasses.replace(KERNEL, versions=KERNEL.versions + "
+        "(dataclasses.replace(KERNEL.versions[0], name='v1'),))\n",
+    )
     assert [v["name"] for v in engine.describe_kernel(rel)["versions"]] == ["v0", "v1"]
     assert engine.profile(rel, "v1", {"n": 128}, mode="event").result.version == "v1"
 
 
-@pytest.mark.parametrize("mode,pattern", [("exit", r"exit code 7"), ("segfault", r"died with SIGSEGV"),
-                                          ("raise", r"kernel exploded on purpose")])
+@pytest.mark.parametrize(
+    "mode,pattern",
+    [("exit", r"exit code 7"), ("segfault", r"died with SIGSEGV"), ("raise", r"kernel exploded on purpose")],
+)
 def test_a_fault_replaces_the_worker_and_the_next_profile_is_correct(engine, workspace, mode, pattern):
     engine.config.budget_ms = 50
     engine.profile("vector_add", "v0", {"n": 256}, mode="event")
@@ -104,8 +111,11 @@ def test_a_package_that_cannot_be_reimported_is_profiled_in_a_fresh_process(engi
 def test_load_reimports_only_after_a_change(tmp_path):
     src = tmp_path / "pk"
     src.mkdir()
-    (src / "__init__.py").write_text((USER / "scale.py").read_text().replace(
-        "from kprof_mcp.kernel import", "from .helper import SCALE\nfrom kprof_mcp.kernel import"))
+    (src / "__init__.py").write_text(
+        (USER / "scale.py")
+        .read_text()
+        .replace("from kprof_mcp.kernel import", "from .helper import SCALE\nfrom kprof_mcp.kernel import")
+    )
     (src / "helper.py").write_text("SCALE = 2\n")
     a = packages.load(src)
     assert packages.load(src) is a  # unchanged: the same objects (Triton's in-memory JIT cache survives)
@@ -118,7 +128,9 @@ def test_load_reimports_only_after_a_change(tmp_path):
     assert helper and helper[0].SCALE == 3
 
 
-def test_prepared_in_a_warm_worker_the_profiled_run_skips_its_own_correctness_check(engine, workspace, monkeypatch):
+def test_prepared_in_a_warm_worker_the_profiled_run_skips_its_own_correctness_check(
+    engine, workspace, monkeypatch
+):
     """The Nsight modes prepare (compile, autotune, check) outside the profiler first. With a warm
     worker that runs every time, and its check stands for the profiled child's (whose every
     launch costs time under ncu). Event mode stands in for an Nsight mode here (no GPU)."""
@@ -131,8 +143,10 @@ def test_prepared_in_a_warm_worker_the_profiled_run_skips_its_own_correctness_ch
     rel = str(Path(write_scale(src, "ok")).relative_to(workspace))
     out = engine.profile(rel, None, {"n": 64}, mode="event")
     assert "preparation run" in out.result.correctness["checked_in"] and out.result.correctness["ok"]
-    assert "## Correctness\nChecked against the package reference in the preparation run" in (
-        out.profile_dir / "report.md").read_text()
+    assert (
+        "## Correctness\nChecked against the package reference in the preparation run"
+        in (out.profile_dir / "report.md").read_text()
+    )
     write_scale(src, "wrong")  # the preparation run's check still catches an edit that breaks it
     with pytest.raises(KprofError, match="produced wrong results"):
         engine.profile(rel, None, {"n": 64}, mode="event")

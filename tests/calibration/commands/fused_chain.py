@@ -17,9 +17,9 @@ if not torch.cuda.is_available():
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
+from _common import parser, run  # noqa: E402
 
 import kprof  # noqa: E402
-from _common import parser, run  # noqa: E402
 
 
 @triton.jit

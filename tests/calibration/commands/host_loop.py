@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from _common import parser, run
 
 import kprof
-from _common import parser, run
 
 
 def main() -> None:
@@ -21,7 +21,7 @@ def main() -> None:
     dev, dt = ("cuda", torch.bfloat16) if cuda else ("cpu", torch.float32)
     rows, n, tiles = (64, 4096, 16) if cuda else (8, 64, 2)
     g = torch.Generator(device=dev).manual_seed(0)
-    w = (torch.randn(n, n, device=dev, generator=g) / n ** 0.5).to(dt)
+    w = (torch.randn(n, n, device=dev, generator=g) / n**0.5).to(dt)
     rng = np.random.default_rng(0)
 
     def batch():

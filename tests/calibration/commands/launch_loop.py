@@ -8,9 +8,9 @@ graph and replays it.
 from __future__ import annotations
 
 import torch
+from _common import parser, run
 
 import kprof
-from _common import parser, run
 
 
 def main() -> None:

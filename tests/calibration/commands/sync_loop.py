@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from _common import parser, run
 
 import kprof
-from _common import parser, run
 
 
 def main() -> None:
@@ -22,7 +22,7 @@ def main() -> None:
     n = 4096 if cuda else 64
     g = torch.Generator(device=dev).manual_seed(0)
     x = torch.randn(n, n, device=dev, generator=g).to(dt)
-    ws = [(torch.randn(n, n, device=dev, generator=g) / n ** 0.5).to(dt) for _ in range(4)]
+    ws = [(torch.randn(n, n, device=dev, generator=g) / n**0.5).to(dt) for _ in range(4)]
     rng = np.random.default_rng(0)
     history = rng.random(40_000)
     losses: list = []
