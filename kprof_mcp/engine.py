@@ -761,7 +761,7 @@ class Engine:
         that resolves to a file under the working directory, or an allowed tool (pytest) whose
         path arguments stay in the workspace. No link on the way to any of them. Checked when the
         request comes and again right before it runs."""
-        from .child.recording import parse_argv
+        from .capture.recording import parse_argv
 
         try:
             kind, target, rest = parse_argv(command)

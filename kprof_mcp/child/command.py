@@ -1,6 +1,6 @@
 """``python -m kprof_mcp.child command``: run the user's own Python command (``profile_command``)
 inside a mode's recording, in this fresh process (never a warm worker: the command's imports,
-``sys.argv`` and working directory are its own). See :mod:`kprof_mcp.child.recording`.
+``sys.argv`` and working directory are its own). See :mod:`kprof_mcp.capture.recording`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..capture.artifacts import new_run_dir
+from ..capture.recording import CommandCapture, label_of
 from ..models import DeviceState, ProfileRequest
 from ..protocol import ExpectedError, progress
-from .artifacts import new_run_dir
-from .recording import CommandCapture, label_of
 
 
 def _peaks(dev: DeviceState, req: ProfileRequest) -> dict[str, Any]:

@@ -69,8 +69,8 @@ def open_package(kernel_source: str, version_names: list[str], force_cpu: bool):
 def build_checked(torch, pkg, version, inputs, params, ref, use_cuda: bool):
     """The version's plan built on ``inputs``, run once (JIT, autotune) and checked against ``ref``:
     (plan, streams, correctness record, what was wrong or None)."""
-    from .context import run_plan, streams_for
-    from .correctness import check_correctness
+    from ..capture.context import run_plan, streams_for
+    from ..capture.correctness import check_correctness
 
     plan = version.build(inputs, params)
     streams = streams_for(torch, plan, use_cuda)
@@ -90,11 +90,11 @@ def arms_of(req: CompareRequest) -> list[CompareArm]:
 
 
 def run(req: CompareRequest) -> dict[str, Any]:
+    from ..capture.artifacts import new_run_dir, params_dirname
+    from ..capture.context import run_plan
+    from ..capture.timer import CuptiUnavailable, Timer
     from ..kernel.api import ParamError
-    from ..modes.event import CuptiUnavailable, Timer
     from ..tools import nvidia_smi
-    from .artifacts import new_run_dir, params_dirname
-    from .context import run_plan
     from .harness import _check_memory, device_state
 
     arms = arms_of(req)

@@ -18,12 +18,12 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
+from ..capture.artifacts import new_run_dir, params_dirname, write_compiled, write_tiling
+from ..capture.context import Capture, run_plan, streams_for
+from ..capture.correctness import check_correctness
 from ..kernel.api import KernelPackage, ParamError, Params
 from ..models import DeviceState, ProfileRequest
 from ..protocol import EXIT_EXPECTED, EXIT_KNOWN_FAILURE, ExpectedError, progress
-from .artifacts import new_run_dir, params_dirname, write_compiled, write_tiling
-from .context import Capture, run_plan, streams_for
-from .correctness import check_correctness
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # event mode's flush buffer, counted in the memory check
 

@@ -129,7 +129,7 @@ def _first_launches(torch, triton, x) -> None:
     (CUDA loads modules lazily, on first use)."""
     import triton.language as tl
 
-    from .correctness import check_correctness
+    from ..capture.correctness import check_correctness
 
     @triton.jit
     def _touch(ptr, n, BLOCK: tl.constexpr):

@@ -20,9 +20,9 @@ from ..protocol import ExpectedError, progress
 
 
 def run(req: SweepRequest) -> dict[str, Any]:
+    from ..capture.artifacts import new_run_dir, params_dirname
+    from ..capture.timer import CuptiUnavailable, Timer
     from ..kernel.api import ParamError
-    from ..modes.event import CuptiUnavailable, Timer
-    from .artifacts import new_run_dir, params_dirname
     from .compare import build_checked, open_package
     from .harness import _check_memory, _static, device_state
 

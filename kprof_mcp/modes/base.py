@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types only: modes are imported by the server, which must not import torch
     from ..analysis.assessment import Assessment
-    from ..child.context import Capture
+    from ..capture.context import Capture
     from ..models import ProfileRequest, ProfileResult
     from ..render.report import ModeReport
     from ..runner import ProgressFn, RunControl
@@ -132,7 +132,7 @@ class Mode:
         return Launch()
 
     def capture_command(self, cc: Any) -> dict[str, Any]:
-        """Child: run the command (``cc.run()``, a :class:`kprof_mcp.child.recording.CommandCapture`)
+        """Child: run the command (``cc.run()``, a :class:`kprof_mcp.capture.recording.CommandCapture`)
         inside this mode's recording; write ``result.json`` (or what ``read_output`` needs)."""
         raise ModeError(f"mode {self.name!r} cannot profile a command")
 

@@ -12,16 +12,11 @@ two modes share one trace reader. Without a GPU the wall clock times the Triton 
 
 from __future__ import annotations
 
-import statistics
-import tempfile
-import time
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from ..capture.timer import L2_FLUSH_BYTES, CuptiUnavailable, Timer  # noqa: F401  (re-exported)
 from ..models import (
     DeviceState,
-    KernelTime,
-    ProfileRequest,
     ProfileResult,
     ResultWarning,
     StageResult,
@@ -29,255 +24,8 @@ from ..models import (
 )
 from .base import Mode
 
-L2_FLUSH_BYTES = 256 * 1024 * 1024  # as triton.testing.do_bench: larger than any L2 in devices.json
 CLOCK_MOVED_FRACTION = 0.05  # warn when the SM clock read after the batches spreads more than this
 LAUNCH_BUDGET_MS = 500.0  # the launch-inclusive CUDA-event time is the secondary figure: a shorter budget
-
-
-class CuptiUnavailable(RuntimeError):
-    """torch.profiler recorded no kernel activity (CUPTI missing or refused)."""
-
-
-class Timer:
-    """Times a callable until the spread is small or a budget is spent; keeps raw samples.
-
-    ``engine``: "cupti" (GPU: each run's kernel durations from CUPTI, L2 flushed before each run
-    outside the timed range), "events" (GPU: CUDA events around each run, L2 flushed before
-    each) or "cpu" (the wall clock around each synchronous run; no cache control). After each
-    GPU batch the SM clock is read (nvidia-smi) into ``Timing.sm_clock_mhz``.
-    """
-
-    def __init__(
-        self,
-        torch,
-        use_cuda: bool,
-        req: ProfileRequest,
-        engine: str | None = None,
-        clock_reader: Callable[[], float | None] | None = None,
-        flush_buf=None,
-    ):
-        self.torch = torch
-        self.use_cuda = use_cuda
-        self.req = req
-        self.engine = engine or ("events" if use_cuda else "cpu")
-        if flush_buf is None and use_cuda:
-            flush_buf = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-        self.flush_buf = flush_buf
-        self.clock_reader = clock_reader
-        self.clocks: list[float] = []
-        self.spans: list[float] = []  # cupti: per run, first kernel start to last kernel end
-        self.kernels: list[list[dict]] = []  # cupti: per batch, the per-kernel rows
-        self.trace_path: Path | None = None  # cupti: where the last batch's trace is kept (artifact)
-        # cupti: kernels that ran during the timed runs without being launched by them (other streams
-        # or threads), by (name, stream)
-        self.foreign: dict[tuple[str, str], dict] = {}
-        # Clocks left free: a batch whose SM clock read below this (MHz) ran throttled and its samples
-        # are set aside (nvbench's rule: 75 % of the maximum), kept only if the budget runs out.
-        self.throttle_below_mhz: float | None = None
-        self.dropped_runs = 0
-        self.dropped_batches = 0
-
-    def _one_batch(self, fn, n: int) -> list[float]:
-        torch = self.torch
-        if self.engine == "cpu":
-            out = []
-            for _ in range(n):
-                t0 = time.perf_counter_ns()
-                fn()
-                out.append(float(time.perf_counter_ns() - t0))
-            return out
-        if self.engine == "cupti":
-            return self._cupti_batch(fn, n)
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        for i in range(n):
-            self.flush_buf.zero_()
-            starts[i].record()
-            fn()
-            ends[i].record()
-        torch.cuda.synchronize()
-        return [s.elapsed_time(e) * 1e6 for s, e in zip(starts, ends)]
-
-    def _cupti_batch(self, fn, n: int) -> list[float]:
-        from torch.profiler import ProfilerActivity, profile, record_function
-
-        from ..analysis.timeline import ITER_RANGE, kernels_per_iteration
-        from ..parsers import kineto
-
-        torch = self.torch
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            for _ in range(n):
-                self.flush_buf.zero_()  # outside the run's range: not counted
-                with record_function(ITER_RANGE):
-                    fn()
-            torch.cuda.synchronize()
-        with tempfile.TemporaryDirectory(prefix="kprof-cupti-") as d:
-            # Kept as an artifact: each batch overwrites the last, so the last batch's trace stays.
-            path = self.trace_path or Path(d) / "batch.json"
-            prof.export_chrome_trace(str(path))
-            tr = kineto.load_trace(path)
-        sums, spans, rows = kernels_per_iteration(tr)
-        from ..analysis.timeline import foreign_overlaps
-
-        for f in foreign_overlaps(tr):
-            key = (f["name"], f["stream"])
-            prev = self.foreign.get(
-                key, {"name": f["name"], "stream": f["stream"], "kernels": 0, "overlap_ns": 0.0}
-            )
-            prev["kernels"] += f["kernels"]
-            prev["overlap_ns"] += f["overlap_ns"]
-            self.foreign[key] = prev
-        if tr.kernels.empty:
-            raise CuptiUnavailable("torch.profiler recorded no GPU kernel (CUPTI unavailable or refused)")
-        if len(sums) != n:
-            raise CuptiUnavailable(
-                f"CUPTI saw kernels in {len(sums)} of {n} runs (a run launched no kernel, or "
-                "launches could not be matched to runs)"
-            )
-        self.spans += spans
-        self.kernels.append(rows)
-        return sums
-
-    def _batch(self, fn, n: int) -> list[float]:
-        out = self._one_batch(fn, n)
-        if self.clock_reader is not None:
-            mhz = self.clock_reader()
-            if mhz:
-                self.clocks.append(mhz)
-        return out
-
-    def _warm_batch(self, fn, n: int) -> list[float]:
-        """Warm-up runs: timed by CUDA events even for the CUPTI engine (only an estimate of the
-        run time is needed, and a profiler session per warm-up batch would cost more than the runs)."""
-        if self.engine == "cupti":
-            self.engine = "events"
-            try:
-                return self._one_batch(fn, n)
-            finally:
-                self.engine = "cupti"
-        return self._one_batch(fn, n)
-
-    def energy(
-        self, fn, reader: Callable[[], float | None] | None, window_s: float = 0.6, windows: int = 2
-    ) -> dict[str, list[float]]:
-        """Energy per run and mean power over ``windows`` windows of runs back to back (no L2 flush,
-        no profiler). NVML's energy counter moves in steps (every 100 ms on an H100) and a read takes
-        milliseconds, so a thread reads it throughout while the runs go on undisturbed; the mean power
-        is the energy between the first and the last step inside the window over the time between
-        them, and the energy per run that power times the wall time per run. {} without a reader (no
-        NVML), on the CPU, or when the counter did not move twice in a window."""
-        import threading
-
-        if reader is None or not self.use_cuda:
-            return {}
-        sync = self.torch.cuda.synchronize
-        per_run, power = [], []
-        for _ in range(windows):
-            samples: list[tuple[float, float | None]] = []
-            stop = threading.Event()
-
-            def poll() -> None:
-                while not stop.is_set():
-                    samples.append((time.perf_counter(), reader()))
-
-            th = threading.Thread(target=poll, daemon=True)
-            sync()
-            th.start()
-            t0, n = time.perf_counter(), 0
-            while time.perf_counter() - t0 < window_s:
-                fn()
-                n += 1
-                if n % 64 == 0:
-                    sync()  # bound the queue: launched and finished stay within 64 runs
-            sync()
-            t1 = time.perf_counter()
-            stop.set()
-            th.join(5)
-            steps = [
-                (t, e)
-                for (t, e), (_, prev) in zip(samples[1:], samples)
-                if e is not None and e != prev and t0 <= t <= t1
-            ]
-            if len(steps) < 2 or not n:
-                continue
-            (ta, ea), (tb, eb) = steps[0], steps[-1]
-            if tb <= ta or eb <= ea:
-                continue
-            watts = (eb - ea) / 1e3 / (tb - ta)
-            power.append(watts)
-            per_run.append(watts * (t1 - t0) / n * 1e3)  # mJ: mean power x wall time per run
-        return {"energy_mj_per_run": per_run, "power_w": power} if per_run else {}
-
-    def time(self, fn) -> Timing:
-        """Warm up, then time batches until the samples' IQR is within ``target_rel_iqr`` of the
-        median or the median's 95 % CI is within ±``target_rel_ci`` (after ``min_runs`` and, on a
-        GPU, ``min_window_ms`` of timing), or the budget is spent."""
-        req = self.req
-        # Warm-up: at least 3 runs and warmup_ms, after the correctness run did JIT/autotune.
-        t0 = time.perf_counter()
-        warm = self._warm_batch(fn, 3)
-        est_ns = max(1.0, statistics.median(warm))
-        while (time.perf_counter() - t0) * 1e3 < req.warmup_ms and est_ns < req.warmup_ms * 1e6:
-            warm = self._warm_batch(fn, max(1, min(100, int(20e6 / est_ns))))
-            est_ns = max(1.0, statistics.median(warm))
-        self.spans, self.kernels, self.clocks = [], [], []
-        self.dropped_runs = self.dropped_batches = 0
-        samples: list[float] = []
-        spent_ms = 0.0
-        stop = "max_runs"
-        floor = max(req.min_runs, 10 if self.use_cuda else 1)
-        while len(samples) < req.max_runs:
-            batch = max(1, min(req.max_runs - len(samples), int(50e6 / est_ns), 200))
-            if len(samples) < floor:  # the first batch just reaches the floor: it may be enough
-                batch = floor - len(samples)
-            b0 = time.perf_counter()
-            out = self._batch(fn, batch)
-            spent_ms += (time.perf_counter() - b0) * 1e3
-            if self.throttle_below_mhz and self.clocks and self.clocks[-1] < self.throttle_below_mhz:
-                self.dropped_runs += len(out)
-                self.dropped_batches += 1
-                if spent_ms < 2 * req.budget_ms:
-                    continue  # a throttled batch: its samples set aside, time another
-                self.dropped_runs -= len(out)  # the budget is gone: keep it (the warning says so)
-                self.dropped_batches -= 1
-            samples += out
-            if len(samples) >= floor:
-                t = Timing(samples_ns=samples, method="", l2_flushed=False, stop_reason="")
-                windowed = not self.use_cuda or spent_ms >= min(req.min_window_ms, req.budget_ms)
-                if windowed and (t.rel_iqr <= req.target_rel_iqr or t.rel_ci_half() <= req.target_rel_ci):
-                    stop = "converged"
-                    break
-                if spent_ms >= req.budget_ms:
-                    stop = "budget"
-                    break
-            est_ns = max(1.0, statistics.median(samples[-batch:]))
-        method = {"cupti": "cupti_kernel_sum", "events": "cuda_events", "cpu": "cpu_wall_clock"}[self.engine]
-        return Timing(
-            samples_ns=samples,
-            method=method,
-            l2_flushed=self.use_cuda,
-            stop_reason=stop,
-            sm_clock_mhz=list(self.clocks),
-        )
-
-    def kernel_times(self) -> list[KernelTime]:
-        """The per-kernel rows of all measured CUPTI batches, merged (weighted by batch)."""
-        merged: dict[str, list[dict]] = {}
-        for rows in self.kernels:
-            for r in rows:
-                merged.setdefault(r["name"], []).append(r)
-        out = []
-        for name, rs in merged.items():
-            out.append(
-                KernelTime(
-                    name=name,
-                    launches_per_run=statistics.mean(r["launches_per_run"] for r in rs),
-                    median_ns=statistics.median(r["median_ns"] for r in rs),
-                    total_median_ns=statistics.median(r["total_median_ns"] for r in rs),
-                )
-            )
-        return out
 
 
 def quality_warnings(
@@ -372,7 +120,7 @@ class EventMode(Mode):
         )
 
     def capture(self, cap) -> dict[str, Any]:
-        from ..child.artifacts import write_params_and_samples
+        from ..capture.artifacts import write_params_and_samples
         from ..tools import nvidia_smi
 
         torch, req = cap.torch, cap.req
@@ -496,8 +244,8 @@ class EventMode(Mode):
         """The command once under torch.profiler: each stage's samples are its range occurrences'
         kernel times from CUPTI (or, with no range, each launch of a kernel), as the application
         ran them: no L2 flush between them, no repeat runs. On the CPU: each range's wall time."""
-        from ..child.artifacts import write_params_and_samples
-        from ..child.recording import find_stages, record_kineto, stage_results
+        from ..capture.artifacts import write_params_and_samples
+        from ..capture.recording import find_stages, record_kineto, stage_results
         from ..tools import nvidia_smi
 
         index = cc.device.index or 0

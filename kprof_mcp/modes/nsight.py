@@ -16,7 +16,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from ..child.artifacts import write_params_and_samples
+from ..capture.artifacts import write_params_and_samples
 from ..models import ProfileRequest, ProfileResult, ResultWarning, StageResult, Timing
 from ..parsers import ncu as ncu_parser
 from ..parsers.ncu import KernelRecord, NcuError

@@ -288,7 +288,7 @@ class TimelineMode(Mode):
             cc.run()
             cc.capture_json()
             return {"captured": True}
-        from ..child.recording import record_kineto
+        from ..capture.recording import record_kineto
 
         tr = record_kineto(cc)
         engine = (
@@ -353,7 +353,7 @@ def _command_timeline(req, static, tr, engine: str, use_cuda: bool, sm_count: in
     timeline questions (kernel and API summaries, gaps, launch overhead, streams, waves).
     ``static``: a stage name → its static fields."""
     from ..analysis.command import stages_window
-    from ..child.recording import find_stages, stage_results
+    from ..capture.recording import find_stages, stage_results
 
     found, by, notes = find_stages(req, tr, use_cuda)
     stages = stage_results(static, found, engine)
@@ -512,7 +512,7 @@ def write_timeline(work_dir: Path, tr, tl, result: ProfileResult, cache_control:
     """timeline/*.csv, timeline.png, then params.json, samples.csv and result.json."""
     import pandas as pd
 
-    from ..child.artifacts import write_params_and_samples
+    from ..capture.artifacts import write_params_and_samples
     from ..render.plots import plot_timeline
 
     d = work_dir / "timeline"

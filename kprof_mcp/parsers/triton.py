@@ -3,7 +3,7 @@
 the chosen config and the autotuner's timings of every config it tried.
 
 Pure with respect to files: every function takes the objects a launch returned and returns
-data; writing them to a profile directory is :mod:`kprof_mcp.child.artifacts`' job. Triton's
+data; writing them to a profile directory is :mod:`kprof_mcp.capture.artifacts`' job. Triton's
 attribute names differ between versions, so every read is defensive.
 """
 

@@ -1,5 +1,5 @@
 """The layout's promises, checked on the source (docs/ARCHITECTURE.md): no import cycle, each
-layer imports only the layers below it, the kernel contract stands alone, no mode branches
+layer (a folder, or a module standing alone) imports only the layers below it, the kernel contract stands alone, no mode branches
 outside ``modes/``, and the server starts without torch or triton."""
 
 import ast
@@ -118,6 +118,41 @@ ALLOWED = {
     "kprof_mcp.tools": {"kprof_mcp.parsers", "kprof_mcp.models"},
     "kprof_mcp.analysis": {"kprof_mcp.models", "kprof_mcp.parsers"},
     "kprof_mcp.render": {"kprof_mcp.models", "kprof_mcp.analysis", "kprof_mcp.parsers"},
+    # The capture layer sits below both the modes and the child's entry points: the Timer and the
+    # capture context once lived in modes/ and child/, which then imported each other.
+    "kprof_mcp.capture": {
+        "kprof_mcp.models",
+        "kprof_mcp.parsers",
+        "kprof_mcp.analysis",
+        "kprof_mcp.kernel",
+        "kprof_mcp.protocol",
+        "kprof_mcp.safefs",
+    },
+    "kprof_mcp.modes": {
+        "kprof_mcp.models",
+        "kprof_mcp.parsers",
+        "kprof_mcp.analysis",
+        "kprof_mcp.render",
+        "kprof_mcp.capture",
+        "kprof_mcp.protocol",
+        "kprof_mcp.safefs",
+        "kprof_mcp.tools",
+        "kprof_mcp.runner",
+    },
+    "kprof_mcp.child": {
+        "kprof_mcp.models",
+        "kprof_mcp.parsers",
+        "kprof_mcp.analysis",
+        "kprof_mcp.capture",
+        "kprof_mcp.modes",
+        "kprof_mcp.kernel",
+        "kprof_mcp.protocol",
+        "kprof_mcp.tools",
+        "kprof_mcp.devices",
+        "kprof_mcp.packages",
+        "kprof_mcp.clocks",
+        "kprof_mcp.lifeline",
+    },
 }
 
 

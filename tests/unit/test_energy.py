@@ -3,8 +3,8 @@ path's logic, and how the report and the comparison print it. (On the GPU: docs/
 
 import pytest
 
+from kprof_mcp.capture.timer import Timer
 from kprof_mcp.models import ProfileRequest
-from kprof_mcp.modes.event import Timer
 
 
 class FakeTorch:

@@ -239,8 +239,8 @@ def test_no_gain_makes_a_launch_shorter_than_an_empty_kernel():
 def test_batches_timed_while_throttled_are_set_aside_when_clocks_are_free():
     """Clocks left free: a batch whose SM clock read below 75 % of the maximum is left out (nvbench's
     rule), counted, and kept only if the budget runs out (fake clocks, the CPU timer)."""
+    from kprof_mcp.capture.timer import Timer
     from kprof_mcp.models import ProfileRequest
-    from kprof_mcp.modes.event import Timer
 
     req = ProfileRequest(
         kernel="k",
@@ -300,8 +300,8 @@ class _SteadyTimer:
     def make(use_cuda: bool, **req):
         import time as _time
 
+        from kprof_mcp.capture.timer import Timer
         from kprof_mcp.models import ProfileRequest
-        from kprof_mcp.modes.event import Timer
 
         class T(Timer):
             batches = 0
