@@ -50,7 +50,7 @@ def register_catalogue(mcp: MCPServer, tc: ToolContext) -> None:
                     error=k.get("error"),
                 )
             )
-        from .modes import MODES
+        from ..modes import MODES
 
         return KernelList(kernels=out, modes={name: True for name in MODES})
 
