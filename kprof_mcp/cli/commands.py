@@ -1,0 +1,215 @@
+"""One function per `kprof` subcommand, and the table `main` dispatches through."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..engine import Engine, KprofError
+from .helpers import _params_with, _print_json, _profile, _stage_models
+
+
+def cmd_list(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof list`."""
+    for k in engine.list_kernels():
+        params = ", ".join(f"{p['name']}={p['default']}" for p in k.get("params", []))
+        print(f"{k['name']}: {k.get('description', k.get('error', ''))}")
+        print(f"  params: {params}")
+        for v in k.get("versions", []):
+            print(
+                f"  {v['name']} ({v['plan_kind']}: {', '.join(s['name'] for s in v['stages'])}): {v['doc']}"
+            )
+    return 0
+
+
+def cmd_profile(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof profile`."""
+    return _profile(engine, a, extra, profile_parser)
+
+
+def cmd_run(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof run`."""
+    cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if not cmd:
+        raise KprofError("no command: kprof run [options] -- python script.py ARGS")
+    out = engine.profile_command(
+        cmd,
+        cwd=a.cwd,
+        mode=a.mode,
+        include=a.include,
+        stage_models=_stage_models(a.model),
+        timeout_s=a.timeout_s,
+        max_kernels=a.max_kernels,
+        clock_control=a.clock_control,
+        timeline_engine=a.timeline_engine,
+        warmup_occurrences=a.warmup,
+    )
+    print(out.contract)
+    print(f"profile_dir: {out.profile_dir}", file=sys.stderr)
+    if a.json:
+        _print_json(out.result.model_dump(mode="json"))
+    return 0
+
+
+def cmd_worker(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof worker`."""
+    from ..cluster import ClusterError, check_address, security_from, worker_main
+    from ..jobs import detect_slots
+
+    try:
+        check_address(a.scheduler, security_from(a.tls_ca, a.tls_cert, a.tls_key))
+    except ClusterError as e:
+        raise KprofError(str(e)) from None
+    gpus = (
+        [g.strip() for g in a.gpus.split(",") if g.strip()]
+        if a.gpus
+        else [g if g is not None else "cpu" for g in detect_slots()]
+    )
+    tls = (a.tls_ca, a.tls_cert, a.tls_key) if a.tls_ca else None
+    return worker_main(a.scheduler, gpus, tls=tls)
+
+
+def cmd_init(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof init`."""
+    from ..scaffold import scaffold
+
+    path = scaffold(engine.config.workspace, a.name, a.dir)
+    print(
+        f"created {path}: edit it, then `kprof profile {path.relative_to(engine.config.workspace)} --mode "
+        "event` (its correctness test: python -m pytest "
+        f"{path / 'test_'}{a.name}.py)"
+    )
+    return 0
+
+
+def cmd_sweep(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof sweep`."""
+    params = _params_with(extra, a.param)
+    values = [int(v) if v.lstrip("+-").isdigit() else v for v in a.values]
+    sout = engine.sweep(
+        a.kernel, a.over, values, a.versions, params, a.budget_ms, clock_control=a.clock_control
+    )
+    print(sout.markdown)
+    print(f"sweep_dir: {sout.sweep_dir}", file=sys.stderr)
+    return 0
+
+
+def cmd_compare(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof compare`."""
+    params = _params_with(extra, a.param)
+    sets = [_params_with([], [kv for kv in spec.split(",") if kv]) for spec in a.param_sets] or None
+    out = engine.compare(
+        a.kernel,
+        a.versions,
+        params,
+        a.budget_ms,
+        a.rounds,
+        param_sets=sets,
+        mode=a.mode,
+        clock_control=a.clock_control,
+    )
+    print(out.markdown)
+    print(f"compare_dir: {out.compare_dir}", file=sys.stderr)
+    if a.json:
+        _print_json(out.result.model_dump(mode="json"))
+    return 0
+
+
+def cmd_noise(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof noise`."""
+    cases = []
+    for c in a.case:
+        parts = c.split(":")
+        if len(parts) < 2 or not parts[0] or not parts[1]:
+            raise KprofError(f"--case {c!r}: KERNEL:VERSION[:NAME=VALUE,...], e.g. matmul:v3:M=2048")
+        cases.append((parts[0], parts[1], _params_with([], parts[2].split(",") if len(parts) > 2 else [])))
+    spec = engine.check_noise(cases or None, a.rounds, a.clock_control)
+    out = engine.execute(spec, lambda f, m: print(f"  {100 * f:3.0f}% {m}", file=sys.stderr))
+    from ..render.noise import noise_markdown, noise_summary
+
+    if a.json:
+        _print_json(noise_summary(out).model_dump(mode="json"))
+    else:
+        print(noise_markdown(out))
+    return 0
+
+
+def cmd_device(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof device`."""
+    _print_json(engine.device_info())
+    return 0
+
+
+def cmd_read_params(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof read-params`."""
+    _print_json(engine.read_params(a.profile_dir))
+    return 0
+
+
+def cmd_classify(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof classify`."""
+    d = engine.classify(
+        a.tc,
+        a.dram,
+        a.occupancy,
+        a.l2_hit,
+        a.spill_bytes,
+        a.waves,
+        a.compute,
+        a.dram_over_model,
+        a.duration_us,
+        a.sol_us,
+        a.grid_blocks,
+        a.sms,
+        a.local_share_pct,
+    )
+    _print_json(d.model_dump())
+    return 0
+
+
+def cmd_devlog(
+    engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
+) -> int:
+    """`kprof devlog`."""
+    path, entry = engine.update_devlog(a.kernel, a.profile_dir, a.issue, a.insight)
+    print(entry)
+    print(f"appended to {path}", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {
+    "list": cmd_list,
+    "profile": cmd_profile,
+    "run": cmd_run,
+    "worker": cmd_worker,
+    "init": cmd_init,
+    "sweep": cmd_sweep,
+    "compare": cmd_compare,
+    "noise": cmd_noise,
+    "device": cmd_device,
+    "read-params": cmd_read_params,
+    "classify": cmd_classify,
+    "devlog": cmd_devlog,
+}

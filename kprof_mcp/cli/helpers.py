@@ -1,0 +1,143 @@
+"""What the subcommands share: kernel parameters from the command line, JSON output, `kprof profile`'s
+body and stage models."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..engine import Engine, KprofError
+
+
+def _parse_kernel_params(extra: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    i = 0
+    while i < len(extra):
+        tok = extra[i]
+        if not tok.startswith("--") or len(tok) < 3:
+            raise KprofError(f"unexpected argument {tok!r}: kernel parameters are given as --name value")
+        if "=" in tok:
+            name, value = tok[2:].split("=", 1)
+            i += 1
+        else:
+            if i + 1 >= len(extra):
+                raise KprofError(f"parameter {tok} needs a value")
+            name, value = tok[2:], extra[i + 1]
+            i += 2
+        params[name] = int(value) if value.lstrip("+-").isdigit() else value
+    return params
+
+
+def _clashes(engine: Engine, kernel: str, profile_parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Kernel parameters whose ``--name`` is also an option of ``kprof profile``."""
+    options = {o for a in profile_parser._actions for o in a.option_strings}
+    try:
+        names = [p["name"] for p in engine.describe_kernel(kernel)["params"]]
+    except KprofError:
+        return {}  # the profile call itself reports the unknown kernel
+    return {n: f"--{n}" for n in names if f"--{n}" in options or f"--{n.replace('_', '-')}" in options}
+
+
+def _params_with(extra: list[str], pairs: list[str]) -> dict[str, Any]:
+    """Kernel parameters from ``--name value`` extras and ``--param NAME=VALUE`` options."""
+    params = _parse_kernel_params(extra)
+    for item in pairs:
+        if "=" not in item:
+            raise KprofError(f"--param {item!r}: give name=value")
+        name, value = item.split("=", 1)
+        params[name] = int(value) if value.lstrip("+-").isdigit() else value
+    return params
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, default=str))
+
+
+def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: argparse.ArgumentParser) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    params = _parse_kernel_params(extra)
+    for item in a.param:
+        if "=" not in item:
+            raise KprofError(f"--param {item!r}: give name=value")
+        name, value = item.split("=", 1)
+        params[name] = int(value) if value.lstrip("+-").isdigit() else value
+    clashes = _clashes(engine, a.kernel, parser)
+    passed_as_option = {n for n in clashes if n not in params}
+    if passed_as_option:
+        # e.g. a kernel parameter "version": `--version 2` would set kprof's own --version.
+        names = sorted(passed_as_option)
+        raise KprofError(
+            f"kernel {a.kernel!r} has parameter(s) {names} whose --name is also an option of "
+            f"`kprof profile` ({', '.join(clashes[n] for n in names)}); pass them as "
+            + " ".join(f"--param {n}=VALUE" for n in names)
+            + " (the option keeps its own meaning)"
+        )
+    err = Console(stderr=True)
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=a.quiet,
+    ) as prog:
+        task = prog.add_task(f"profiling {a.kernel}", total=1.0)
+
+        def on_progress(fraction: float, message: str) -> None:
+            prog.update(task, completed=fraction, description=f"{a.kernel}: {message}")
+
+        outcome = engine.profile(
+            a.kernel,
+            a.version,
+            params,
+            a.mode,
+            a.baseline,
+            on_progress,
+            ncu_launches=a.ncu_launches,
+            clock_control=a.clock_control,
+            timeline_iters=a.timeline_iters,
+            timeline_engine=a.timeline_engine,
+        )
+    if outcome.result.device.kind != "cuda":
+        err.print(
+            "[bold yellow]No GPU: this ran on the CPU (Triton interpreter). The times are CPU times and "
+            "say nothing about GPU performance.[/]"
+        )
+    print(outcome.contract)
+    err.print(f"profile_dir: {outcome.profile_dir}")
+    if a.json:
+        _print_json(
+            {"profile_dir": str(outcome.profile_dir), "result": outcome.result.model_dump(mode="json")}
+        )
+    return 0
+
+
+def _stage_models(specs: list[str]) -> dict[str, dict[str, Any]]:
+    """``STAGE:flops=N,bytes=N,dtype=D,tc=1`` options → profile_command's stage_models."""
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        name, sep, rest = spec.partition(":")
+        if not sep or not name:
+            raise KprofError(f"--model {spec!r}: STAGE:flops=N,bytes=N[,dtype=D][,tc=1]")
+        m: dict[str, Any] = {}
+        for kv in filter(None, rest.split(",")):
+            k, eq, v = kv.partition("=")
+            if not eq:
+                raise KprofError(f"--model {spec!r}: {kv!r} is not key=value")
+            if k in ("flops", "bytes"):
+                try:
+                    m[k] = float(v)
+                except ValueError:
+                    raise KprofError(f"--model {spec!r}: {k}={v!r} is not a number") from None
+            elif k == "dtype":
+                m[k] = v
+            elif k in ("tc", "tensor_cores"):
+                m["tensor_cores"] = v.lower() in ("1", "true", "yes")
+            else:
+                raise KprofError(f"--model {spec!r}: unknown key {k!r} (flops, bytes, dtype, tc)")
+        out[name] = m
+    return out
