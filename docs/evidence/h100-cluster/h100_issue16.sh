@@ -6,8 +6,8 @@
 #           every job's result against the local server's.
 #   nsight: the CLI with --cluster in annotation mode (the .ncu-rep comes back) and a comparison,
 #           each beside the same command run locally.
-# Run through the device tool with carry [".whl"] (the wheels include distributed: 
-# bash ../shared/tools/device-wheels.sh distributed); everything lands in $OUT.
+# Run through the device tool with carry [".whl"] (the wheels include distributed); everything
+# lands in $OUT.
 set -x
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=/tmp/site:$PWD:$PYTHONPATH PYTHONUNBUFFERED=1

@@ -1,5 +1,5 @@
 # Issue 13 on the GPU machine (device tool), with .whl and .nsyslibs carried:
-#   bash scripts/h100_issue13.sh smoke|nsys|truth [kernel ...]
+#   bash docs/evidence/h100-timing-truth/h100_issue13.sh smoke|nsys|truth [kernel ...]
 #   smoke: event mode (CUPTI) on vector_add and matmul v3, nsys mode on two_streams v1 with
 #          Nsight Systems and with Kineto; prints the contracts and the engines.
 #   nsys:  nsys mode with both engines on two_streams v0/v1 and tiny_chain v0/v1 through the
@@ -65,7 +65,7 @@ compare)  # issue 14's compare_versions: real pairs, then the noise floor (ident
   done
   cp -r $KPROF_REPO/out/profiles/compare . ;;
 sweep)  # issue 14's sweep through the MCP server: mla_decode v2, v3 over t
-  python3 $KPROF_REPO/scripts/sweep_via_mcp.py /tmp/kprof-ws . mla_decode t 512 1024 2048 4096 8192 16384 32768 --versions v2 v3 2>&1 | tail -30 ;;
+  python3 $KPROF_REPO/docs/evidence/h100-sweep/sweep_via_mcp.py /tmp/kprof-ws . mla_decode t 512 1024 2048 4096 8192 16384 32768 --versions v2 v3 2>&1 | tail -30 ;;
 flush)
   timeout 300 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --flush-study --out . --kernels "$@" 2>&1 | tee ../flush.log | tail -20 ;;
 truth)
