@@ -1,7 +1,7 @@
 # Issue 14 on the GPU machine (device tool), with .whl carried:
 #   bash docs/evidence/h100-agent-loop/h100_issue14.sh loop|annotation|faults [args]
-#   loop:       tests/benchmark/bench_agent_loop.py (fresh script vs first/same/edited profile via MCP)
-#   annotation: tests/benchmark/bench_annotation_vs_ncu.py (warm vs fresh vs bare ncu)
+#   loop:       benchmarks/bench_agent_loop.py (fresh script vs first/same/edited profile via MCP)
+#   annotation: benchmarks/bench_annotation_vs_ncu.py (warm vs fresh vs bare ncu)
 #   faults:     docs/evidence/h100-agent-loop/warm_faults.py (illegal access, segfault, hang, OOM, edits in warm workers)
 #   exp:        docs/evidence/h100-agent-loop/exp_first_profile.py (worker start-up and CUPTI batch costs, step by step)
 #   compare:    kprof compare matmul v1 v3 --mode annotation (counters side by side), and matmul v3 at
@@ -17,9 +17,9 @@ mkdir -p $OUT/$what
 R=$PWD
 case $what in
 loop)
-  timeout 560 python3 tests/benchmark/bench_agent_loop.py --workspace /tmp/kprof-loop "$@" 2>&1 | tee $OUT/$what/loop.log | tail -40 ;;
+  timeout 560 python3 benchmarks/bench_agent_loop.py --workspace /tmp/kprof-loop "$@" 2>&1 | tee $OUT/$what/loop.log | tail -40 ;;
 annotation)
-  timeout 560 python3 tests/benchmark/bench_annotation_vs_ncu.py --workspace /tmp/kprof-ann "$@" 2>&1 | tee $OUT/$what/annotation.log | tail -40 ;;
+  timeout 560 python3 benchmarks/bench_annotation_vs_ncu.py --workspace /tmp/kprof-ann "$@" 2>&1 | tee $OUT/$what/annotation.log | tail -40 ;;
 faults)
   timeout 560 python3 docs/evidence/h100-agent-loop/warm_faults.py /tmp/kprof-faults 2>&1 | tee $OUT/$what/faults.log | tail -60 ;;
 exp)

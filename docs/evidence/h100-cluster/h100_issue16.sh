@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 16 on the GPU machine: a Dask scheduler and `kprof worker` (one Dask worker per GPU) as
 # separate processes on this host.
-#   bench:  tests/benchmark/bench_cluster.py — N matmul jobs at once through the MCP server with
+#   bench:  benchmarks/bench_cluster.py — N matmul jobs at once through the MCP server with
 #           --cluster, on all GPUs, on one GPU (2+ GPUs), and on a local server; throughput and
 #           every job's result against the local server's.
 #   nsight: the CLI with --cluster in annotation mode (the .ncu-rep comes back) and a comparison,
@@ -17,7 +17,7 @@ python3 -c "import torch,triton,distributed;print('torch',torch.__version__,'tri
 G=${GPUS:-$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)}
 what=${1:-all}
 if [ $what = all ] || [ $what = bench ]; then
-  ( time python3 tests/benchmark/bench_cluster.py --gpus $G --jobs ${JOBS:-6} --json $OUT/bench.json --logs $OUT/logs ${BENCH_ARGS:-} ) > $OUT/bench.txt 2>&1
+  ( time python3 benchmarks/bench_cluster.py --gpus $G --jobs ${JOBS:-6} --json $OUT/bench.json --logs $OUT/logs ${BENCH_ARGS:-} ) > $OUT/bench.txt 2>&1
   cat $OUT/bench.txt
 fi
 if [ $what = all ] || [ $what = nsight ]; then

@@ -1,7 +1,7 @@
 """Timing truth: event mode's kernel time against Nsight Systems and triton's do_bench, for every
 shipped kernel version at its default parameters (GPU only).
 
-    python tests/benchmark/bench_timing_truth.py [--kernels matmul softmax ...] [--out DIR]
+    python benchmarks/bench_timing_truth.py [--kernels matmul softmax ...] [--out DIR]
 
 Three measurements of each stage, in this order (alternating processes, the same GPU):
 
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 RANGE = "truth"  # NVTX range per run: truth|<kernel>|<version>|<stage>
