@@ -1,1 +1,1 @@
-"""Built-in kernel packages. Each sub-package defines ``KERNEL`` (see kprof_mcp.kernel_api)."""
+"""Built-in kernel packages. Each sub-package defines ``KERNEL`` (see kprof_mcp.kernel)."""

@@ -30,8 +30,9 @@ class UnknownDeviceError(LookupError):
     """The active device is not in ``devices.json``: timing works, roofline claims do not."""
 
 
-# An empty Triton kernel took 0.83 µs (CUPTI) on an H100 SXM (scripts/h100_kernel_floor.py,
-# 2026-11-23); devices without their own measurement take this, the only one we have.
+# An empty Triton kernel took 0.83 µs (CUPTI) on an H100 SXM
+# (docs/evidence/h100-timing-truth/h100_kernel_floor.py, 2026-11-23); devices without their own
+# measurement take this, the only one we have.
 DEFAULT_MIN_KERNEL_NS = 830.0
 
 

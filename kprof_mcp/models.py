@@ -429,10 +429,6 @@ class ProfileResult(BaseModel):
         # result.json files written before warnings were typed hold plain strings.
         return [{"kind": "note", "message": w} if isinstance(w, str) else w for w in (v or [])]
 
-    @property
-    def has_peaks(self) -> bool:
-        return any(s.peak_bytes_per_s for s in self.stages)
-
     def total_time_ns(self) -> float:
         if self.plan_total is not None:
             return self.plan_total.median_ns

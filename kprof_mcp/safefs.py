@@ -142,14 +142,6 @@ def make_new_dir(root: Path, path: str | os.PathLike[str]) -> Path:
     return Path(root, *parts)
 
 
-def check_dir(root: Path, path: str | os.PathLike[str]) -> Path:
-    """The directory exists and no component of it is a link."""
-    parts = parts_under(root, path)
-    with open_dir(root, parts):
-        pass
-    return Path(root, *parts)
-
-
 def kind(root: Path, path: str | os.PathLike[str]) -> str:
     """'dir', 'file', 'link', 'other' or 'missing' (it, or a parent) for the last component; the
     parents must be real directories (:class:`UnsafePath` otherwise)."""
@@ -247,17 +239,6 @@ def read_bytes(root: Path, path: str | os.PathLike[str], limit: int = 256 << 20)
 
 def read_text(root: Path, path: str | os.PathLike[str], limit: int = 256 << 20) -> str:
     return read_bytes(root, path, limit).decode("utf-8", errors="replace")
-
-
-def write_file(root: Path, path: str | os.PathLike[str], data: bytes | str) -> Path:
-    """Create or truncate a file (parents must exist; no link on the way or at the name)."""
-    parts = parts_under(root, path)
-    payload = data.encode() if isinstance(data, str) else data
-    with open_dir(root, parts[:-1]) as dfd:
-        ffd = _open_file(dfd, parts, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        with os.fdopen(ffd, "wb") as f:
-            f.write(payload)
-    return Path(root, *parts)
 
 
 def write_atomic(

@@ -12,5 +12,5 @@ done
 python3 scripts/collect_ncu_fixtures.py $WS/out/profiles /tmp/fx > /dev/null
 R=$(ls -d $WS/out/profiles/ncu/matmul/*/*-v1* | head -1)
 /opt/nvidia/nsight-compute/2025.3.1/ncu --import $R/profile.ncu-rep --csv --page details --print-units base --print-details all > /tmp/fx/ncu_matmul_v1_details.csv 2>&1
-timeout 280 python3 tests/benchmark/bench_annotation_vs_ncu.py --rounds 2 --workspace /tmp/wsb > $OUT/bench.txt 2>&1; echo "bench rc=$?"; tail -14 $OUT/bench.txt
+timeout 280 python3 benchmarks/bench_annotation_vs_ncu.py --rounds 2 --workspace /tmp/wsb > $OUT/bench.txt 2>&1; echo "bench rc=$?"; tail -14 $OUT/bench.txt
 cd /tmp && tar czf $OUT/fx.tgz fx && cd $WS && tar czf $OUT/ws7.tgz --exclude='*.cubin' --exclude='*.ncu-rep' out docs

@@ -1,6 +1,6 @@
 # Record calibration pairs on the GPU machine (see tests/calibration/record.py), e.g. through the
-# device tool, with .whl (bash ../shared/tools/device-wheels.sh) and .nsyslibs
-# (bash ../shared/tools/nsys-libs.sh) carried:
+# device tool, with .whl (wheels of this package's dependencies for the GPU machine) and .nsyslibs
+# (the libraries Nsight Systems' importer needs) carried:
 #   bash scripts/record_calibration_gpu.sh "strided access" "random gather" ...
 # Writes $OUT/env.txt, $OUT/record.log and $OUT/rec.tgz (the recorded/ tree, to unpack into
 # tests/calibration/ and merge measured.json). Pairs must fit one 10-minute call (~70 s each).

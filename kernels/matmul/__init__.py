@@ -4,7 +4,7 @@ Model: 2·M·N·K FLOPs; (M·K + K·N + M·N)·itemsize bytes (each operand read
 once). At 4096³ in bf16 that is ~1365 FLOP/byte, right of the H100 ridge (~295): the roof
 is tensor-core throughput.
 
-Versions (each a step towards cuBLAS on H100, bf16 4096³; tests/benchmark/bench_matmul.py
+Versions (each a step towards cuBLAS on H100, bf16 4096³; benchmarks/bench_matmul.py
 times them all against torch.matmul in one run):
   v0  one program per 128x128 tile, row-major launch order;
   v1  grouped launch order (L2 reuse), autotuned tiles, warps and stages;

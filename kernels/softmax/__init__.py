@@ -9,7 +9,7 @@ Model (one stage, "softmax"):
     after a scale by log2 e), so this is a nominal count; it only serves the roofline.
 At 2 bytes/element (bf16) the intensity is ~1.25 FLOP/byte, far left of any GPU's ridge:
 the roof is DRAM bandwidth, and the practical target is the bandwidth of a device-to-device
-copy of the same bytes (tests/benchmark/bench_softmax.py measures both).
+copy of the same bytes (benchmarks/bench_softmax.py measures both).
 
 Versions (an optimisation story, each step removing a pass over x):
   v0  three passes over each row (max, sum of exp, write) in 1024-column tiles;

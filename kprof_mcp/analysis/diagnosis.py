@@ -69,7 +69,6 @@ MIN_SHARE = 0.01
 MEMORY_BOUND = "Memory-bound"
 COMPUTE_BOUND = "Compute-bound"
 LATENCY_BOUND = "Latency-bound"
-BOTTLENECKS = (MEMORY_BOUND, COMPUTE_BOUND, LATENCY_BOUND)
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,6 @@ from pathlib import Path
 from ..parsers.nsys import parse_ldd_missing, parse_version
 
 NSYS_ENV = "KPROF_NSYS"
-_GLOBS = (
-    "opt/nvidia/nsight-systems/*/bin/nsys",
-    "opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys",
-    "usr/local/cuda/bin/nsys",
-)
 # Where candidates() looks, in order (relative to _ROOT): standalone Nsight Systems installs,
 # the copy bundled with Nsight Compute, the CUDA toolkit's.
 _CANDIDATE_GLOBS = (
@@ -52,22 +47,6 @@ NOT_FOUND = (
 
 class NsysError(RuntimeError):
     """An Nsight Systems command failed; the message carries the end of what it printed."""
-
-
-def find_nsys() -> Path | None:
-    """``$KPROF_NSYS``, then ``nsys`` on PATH, then the usual install folders."""
-    env = os.environ.get(NSYS_ENV)
-    if env:
-        p = Path(env)
-        return p if p.is_file() and os.access(p, os.X_OK) else None
-    hit = shutil.which("nsys")
-    if hit:
-        return Path(hit)
-    for pattern in _GLOBS:
-        found = sorted(Path("/").glob(pattern))
-        if found:
-            return found[-1]
-    return None
 
 
 def _executable(p: Path) -> bool:

@@ -217,7 +217,8 @@ def test_vs_baseline_gives_the_speedup_ci_from_both_profiles_samples():
 def test_no_gain_makes_a_launch_shorter_than_an_empty_kernel():
     """tiny_chain v1: one 1.44 µs kernel of 4 blocks. Without a floor the model promised 'Fill the
     GPU' +3200 %; on the H100 the same kernel on 132 blocks took 1.15 µs vs 1.06 µs on 4 (slower),
-    and an empty kernel 0.83 µs (scripts/h100_kernel_floor.py). The gap to that floor caps it."""
+    and an empty kernel 0.83 µs (docs/evidence/h100-timing-truth/h100_kernel_floor.py). The gap to
+    that floor caps it."""
     from kprof_mcp.analysis.assessment import assess
     from kprof_mcp.devices import match_device
 

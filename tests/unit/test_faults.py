@@ -3,7 +3,8 @@ error, nothing left that looks like a finished profile, and the engine still wor
 
 The broken packages are tests/fixtures/user_kernels/scale.py with another MODE (see its run()).
 CUDA-only faults (a real illegal memory access, real GPU OOM) run on the H100 with
-scripts/h100_faults.py; here "illegal" is the CPU stand-in that raises CUDA's error text.
+docs/evidence/gpu-reliability/device_reliability.py; here "illegal" is the CPU stand-in that
+raises CUDA's error text.
 """
 
 import json

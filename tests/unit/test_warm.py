@@ -2,7 +2,7 @@
 process, an edited package is re-imported (never run stale), and every failure replaces the
 worker so the next profile is correct. Real kernels through the real engine, no mocks.
 
-The latency targets are a benchmark on the H100 (tests/benchmark/bench_agent_loop.py), not here.
+The latency targets are a benchmark on the H100 (benchmarks/bench_agent_loop.py), not here.
 """
 
 from pathlib import Path

@@ -4,7 +4,7 @@ with the SM clock locked (clock_control='base', the default) and eight with it f
 (clock_control='none'), interleaved; for each kernel and setting the stage time's (max − min) ÷
 median over the eight profiles, and the SM clock the profiles ran at. Target: ≤ 0.5 % locked.
 
-    python tests/benchmark/bench_clock_protocol.py [--rounds 8] [--json out.json]
+    python benchmarks/bench_clock_protocol.py [--rounds 8] [--json out.json]
 
 Also, before the profiles, the sustained-clock probe (--probe): the SM clock a heavy bf16 GEMM holds
 at the power limit under each candidate lock, to choose devices.json's sustained_sm_mhz.
@@ -23,7 +23,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CASES = [("matmul", "v3", {}), ("softmax", "v2", {}), ("vector_add", "v1", {})]
 
 

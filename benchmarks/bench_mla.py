@@ -14,7 +14,7 @@ Prints TFLOP/s, effective bandwidth (model bytes of q + kv + o ÷ time), ratios 
 PyTorch baselines and to copy bandwidth, and the issue's targets:
 defaults ≥ 3× the PyTorch reference; ``s=1, h=16`` ≥ 70 % of copy bandwidth.
 
-    python tests/benchmark/bench_mla.py [--rounds 5] [--versions v1,v2] [--json out.json]
+    python benchmarks/bench_mla.py [--rounds 5] [--versions v1,v2] [--json out.json]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import statistics
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SHAPES = {"defaults": {}, "memory-bound s=1 h=16": {"s": 1, "h": 16}}

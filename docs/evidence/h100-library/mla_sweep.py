@@ -4,7 +4,7 @@ For each shape: BLOCK_H (query rows per program) × BLOCK_N (tokens per tile) ×
 with the split count the package's heuristic gives for that BLOCK_H (optionally ×2 / ÷2);
 attend + combine timed with do_bench, checked against the reference once per config.
 
-    python scripts/mla_sweep.py [--shape defaults|mem] [--top 12]
+    python docs/evidence/h100-library/mla_sweep.py [--shape defaults|mem] [--top 12]
 """
 
 import argparse
@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root
 
 
 def main():

@@ -1,7 +1,7 @@
 """The shortest a kernel launch takes on this GPU: CUPTI durations of empty and near-empty Triton
 kernels at several grid sizes (run on the GPU machine; prints a table).
 
-    python scripts/h100_kernel_floor.py
+    python docs/evidence/h100-timing-truth/h100_kernel_floor.py
 """
 
 import statistics

@@ -1,6 +1,6 @@
-"""Compare two sets of Profiler Output Contracts saved by scripts/contract_evidence.py.
+"""Compare two sets of Profiler Output Contracts saved by docs/evidence/refactor-contracts/contract_evidence.py.
 
-    python scripts/compare_contracts.py A_DIR B_DIR [--dur-tol 0.05] [--pct-tol 3] [--gain-tol-pts 3] [--strict]
+    python docs/evidence/refactor-contracts/compare_contracts.py A_DIR B_DIR [--dur-tol 0.05] [--pct-tol 3] [--gain-tol-pts 3] [--strict]
                                         [--noise A2_DIR [--noise-factor 2]]
 
 For every ``<kernel>-<version>-<mode>.md`` present in both directories:

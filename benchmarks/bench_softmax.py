@@ -12,7 +12,7 @@ candidate rotating each round, and the median of the round medians is reported, 
 thermal drift does not favour one candidate. Prints a table and the target line
 "best version: X% of D2D copy bandwidth (target >= 85%)".
 
-    python tests/benchmark/bench_softmax.py [--M 32768] [--N 4096] [--dtype bfloat16]
+    python benchmarks/bench_softmax.py [--M 32768] [--N 4096] [--dtype bfloat16]
                                             [--versions v0,v2] [--rounds 3] [--json out.json]
 """
 
@@ -23,7 +23,7 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kprof_mcp.packages import available, load  # noqa: E402
 

@@ -3,7 +3,7 @@ name the cause the fix removes; each stage's duration per occurrence and bandwid
 100 % of the peak) and the idle breakdown are printed. GPU only; the server is started with
 --allow-commands (stdio, the SDK's client).
 
-    python tests/benchmark/bench_commands_catalogue.py [--json out.json] [--cases chain_nsys,sync ...]
+    python benchmarks/bench_commands_catalogue.py [--json out.json] [--cases chain_nsys,sync ...]
 
 Cases (the scripts are copied into a fresh workspace):
 
@@ -30,7 +30,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ROOT / "tests" / "calibration" / "commands"
 MODELS = {
     "chain": {"bytes": 3 * 4 * 2**25, "flops": 6 * 2**25, "dtype": "float32"},

@@ -2,7 +2,7 @@
 server (stdio, the SDK's client) profiles the slow version in annotation mode and the answer's
 opportunity 1 is printed beside the cause the fix removes. GPU only.
 
-    python tests/benchmark/bench_catalogue_via_mcp.py [--json out.json] [--only calib_spill_tile,...]
+    python benchmarks/bench_catalogue_via_mcp.py [--json out.json] [--only calib_spill_tile,...]
 """
 
 import argparse
@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "tests" / "calibration" / "kernels"
 CASES = [  # (kernel, slow version, params, the cause the fix removes)
     ("calib_fma_gemm", "v0", {}, "fma_dot"),

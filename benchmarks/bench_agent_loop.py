@@ -16,7 +16,7 @@ script, then a server's first/same/same/edited, then a fresh script again; media
 with every sample, the profiles' phase times, and the medians each side measured (they must
 agree: a fast answer that measures something else would be worthless).
 
-    python tests/benchmark/bench_agent_loop.py [--rounds 3] [--version v0] [--workspace DIR] [--small]
+    python benchmarks/bench_agent_loop.py [--rounds 3] [--version v0] [--workspace DIR] [--small]
 """
 
 import argparse
@@ -33,7 +33,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 FRESH = r"""
 import importlib.util, json, os, sys, time

@@ -1,6 +1,6 @@
 """Where a warm worker's start-up and a CUPTI timing batch spend their time (H100 experiment).
 
-``python scripts/exp_first_profile.py`` runs each variant in a fresh process and prints one JSON
+``python docs/evidence/h100-agent-loop/exp_first_profile.py`` runs each variant in a fresh process and prints one JSON
 line per variant: ``seq`` (the worker's warm-up as it is, CUPTI split into import / first session
 enter / exit), ``thread`` (the first CUPTI session on a thread while the main thread does
 Triton's driver and the first launches), and ``batch`` (one 200-run CUPTI batch of a small kernel:

@@ -1,7 +1,7 @@
 """Timing truth: event mode's kernel time against Nsight Systems and triton's do_bench, for every
 shipped kernel version at its default parameters (GPU only).
 
-    python tests/benchmark/bench_timing_truth.py [--kernels matmul softmax ...] [--out DIR]
+    python benchmarks/bench_timing_truth.py [--kernels matmul softmax ...] [--out DIR]
 
 Three measurements of each stage, in this order (alternating processes, the same GPU):
 
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 RANGE = "truth"  # NVTX range per run: truth|<kernel>|<version>|<stage>
@@ -366,7 +366,7 @@ def main() -> int:
     if a.nsys_child:
         nsys_child([tuple(p) for p in json.loads(a.pairs_json)], a.nsys_runs)
         return 0
-    from kprof_mcp.tools.nsys import find_nsys
+    from kprof_mcp.tools.nsys import candidates
 
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -408,7 +408,7 @@ def main() -> int:
         return 0
     ws = Path(tempfile.mkdtemp(prefix="kprof-truth-"))
     print(f"{len(pairs)} kernel versions, {a.rounds} rounds: {pairs}", flush=True)
-    nsys = os.environ.get("KPROF_NSYS") or (str(find_nsys()) if find_nsys() else None)
+    nsys = os.environ.get("KPROF_NSYS") or next((str(p) for p in candidates()), None)
     rounds_ours: list[dict] = []
     rounds_nsys: list[dict] = []
     for rnd in range(a.rounds):  # fresh processes each round: allocation and placement change with them

@@ -1,7 +1,7 @@
 """Profile the kernel library version by version through the real MCP server and write each
 kernel's development log with ``update_devlog`` (issue 5's evidence; run on the GPU machine).
 
-    python scripts/library_devlogs.py WORKSPACE OUTFILE [--mode annotation] [--kernels softmax,matmul,mla_decode]
+    python docs/evidence/h100-library/library_devlogs.py WORKSPACE OUTFILE [--mode annotation] [--kernels softmax,matmul,mla_decode]
                                       [--small]
 
 For every series (a kernel at one parameter set) each version is profiled with the previous

@@ -2,7 +2,7 @@
 (event mode) back to back, then after idle gaps, while nvidia-smi samples the SM and memory
 clocks, power and P-state every 100 ms. Prints each profile's median and the clocks during it.
 
-    python scripts/exp_idle_gpu.py --out $OUT/idle   # on the GPU machine
+    python docs/evidence/h100-cluster/exp_idle_gpu.py --out $OUT/idle   # on the GPU machine
 """
 
 import argparse

@@ -1,7 +1,7 @@
 """The ``nsys`` mode's two recorders on the same plans: Nsight Systems vs CUPTI via
 torch.profiler (Kineto), alternating, through the engine (GPU only).
 
-    python tests/benchmark/bench_timeline_engines.py [--out DIR] [--rounds 2] [--iters 10]
+    python benchmarks/bench_timeline_engines.py [--out DIR] [--rounds 2] [--iters 10]
 
 For each of ``two_streams`` v0/v1 and ``tiny_chain`` v0/v1 (defaults), ``rounds`` times in the
 order nsys, kineto: ``Engine.profile(..., mode="nsys", timeline_engine=...)``. Prints, per
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 TARGET = 0.02

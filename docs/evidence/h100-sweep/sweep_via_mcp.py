@@ -1,6 +1,6 @@
 """One sweep through the real MCP server over stdio; saves its markdown, plot and structured rows.
 
-python scripts/sweep_via_mcp.py WORKSPACE OUTDIR KERNEL PARAM V1 V2 ... [--versions v2 v3] [--params JSON]
+python docs/evidence/h100-sweep/sweep_via_mcp.py WORKSPACE OUTDIR KERNEL PARAM V1 V2 ... [--versions v2 v3] [--params JSON]
 """
 
 import argparse

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Issue 16 on the GPU machine: a Dask scheduler and `kprof worker` (one Dask worker per GPU) as
 # separate processes on this host.
-#   bench:  tests/benchmark/bench_cluster.py — N matmul jobs at once through the MCP server with
+#   bench:  benchmarks/bench_cluster.py — N matmul jobs at once through the MCP server with
 #           --cluster, on all GPUs, on one GPU (2+ GPUs), and on a local server; throughput and
 #           every job's result against the local server's.
 #   nsight: the CLI with --cluster in annotation mode (the .ncu-rep comes back) and a comparison,
 #           each beside the same command run locally.
-# Run through the device tool with carry [".whl"] (the wheels include distributed: 
-# bash ../shared/tools/device-wheels.sh distributed); everything lands in $OUT.
+# Run through the device tool with carry [".whl"] (the wheels include distributed); everything
+# lands in $OUT.
 set -x
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=/tmp/site:$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
@@ -17,7 +17,7 @@ python3 -c "import torch,triton,distributed;print('torch',torch.__version__,'tri
 G=${GPUS:-$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)}
 what=${1:-all}
 if [ $what = all ] || [ $what = bench ]; then
-  ( time python3 tests/benchmark/bench_cluster.py --gpus $G --jobs ${JOBS:-6} --json $OUT/bench.json --logs $OUT/logs ${BENCH_ARGS:-} ) > $OUT/bench.txt 2>&1
+  ( time python3 benchmarks/bench_cluster.py --gpus $G --jobs ${JOBS:-6} --json $OUT/bench.json --logs $OUT/logs ${BENCH_ARGS:-} ) > $OUT/bench.txt 2>&1
   cat $OUT/bench.txt
 fi
 if [ $what = all ] || [ $what = nsight ]; then

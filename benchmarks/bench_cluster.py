@@ -3,8 +3,8 @@
 ``kprof worker --gpus ...``), against the same N on one GPU's worker. Prints the throughput ratio
 and checks every job's result against a local profile of the same request.
 
-    python tests/benchmark/bench_cluster.py --gpus 0,1 --jobs 6                    # 2 x H200
-    KPROF_FORCE_CPU=1 python tests/benchmark/bench_cluster.py --gpus cpu,cpu --kernel vector_add \\
+    python benchmarks/bench_cluster.py --gpus 0,1 --jobs 6                    # 2 x H200
+    KPROF_FORCE_CPU=1 python benchmarks/bench_cluster.py --gpus cpu,cpu --kernel vector_add \\
         --params '{"n": 4096}' --mode event --jobs 4                                # logic check on a CPU
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kprof_mcp.cluster import stop_processes
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 MIN_GAIN_PCT = 5.0  # an opportunity under this is "at the roof" in the report
 
 

@@ -2,14 +2,14 @@
 memory access on a GPU), a kernel that hangs past its time limit, a kernel edited between
 profiles — and after each, a profile of vector_add that must be correct, in a new worker.
 
-    python scripts/warm_faults.py WORKSPACE
+    python docs/evidence/h100-agent-loop/warm_faults.py WORKSPACE
 """
 
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]  # the repository root
 sys.path.insert(0, str(ROOT))
 
 from kprof_mcp.engine import Config, Engine, KprofError  # noqa: E402

@@ -3,7 +3,7 @@
 Also times classify_bottleneck per call (engine function and through an in-process MCP client).
 Target: start-up ratio <= 1.5; classify < 10 ms per call.
 
-    python tests/benchmark/bench_startup.py [--runs 7]
+    python benchmarks/bench_startup.py [--runs 7]
 """
 
 import argparse
@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
@@ -40,7 +40,7 @@ def main() -> None:
     ws = tempfile.mkdtemp(prefix="kprof-startup-")
     ours, ref = [], []
     for _ in range(a.runs):  # interleaved so drift hits both alike
-        ref.append(anyio.run(_time_list_tools, [str(ROOT / "tests/benchmark/trivial_server.py")]))
+        ref.append(anyio.run(_time_list_tools, [str(ROOT / "benchmarks/trivial_server.py")]))
         ours.append(anyio.run(_time_list_tools, ["-m", "kprof_mcp.server", "--workspace", ws]))
     mo, mr = statistics.median(ours), statistics.median(ref)
 

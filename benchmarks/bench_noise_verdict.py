@@ -7,7 +7,7 @@
    "no significant change" expected in >= 95 % of the pairs;
 3. matmul v1 -> v3 with v1 as the baseline: "faster" expected.
 
-    python tests/benchmark/bench_noise_verdict.py [--json out.json]
+    python benchmarks/bench_noise_verdict.py [--json out.json]
 """
 
 import argparse
@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kprof_mcp import noise  # noqa: E402

@@ -7,7 +7,7 @@ For every shipped kernel version (default parameters on a GPU; small ones with -
     wall time;
 and the ratios. Prints a table last.
 
-    python tests/benchmark/bench_event_vs_do_bench.py [--small] [--workspace DIR]
+    python benchmarks/bench_event_vs_do_bench.py [--small] [--workspace DIR]
 """
 
 import argparse
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kprof_mcp.engine import Config, Engine  # noqa: E402
 from kprof_mcp.packages import available, load  # noqa: E402

@@ -12,7 +12,7 @@ For one shape (default M = N = K = 4096, bfloat16):
      round medians; the autotuned config of each autotuned version; and the target line
      "best version: X% of torch.matmul TFLOP/s (target >= 90%)" with PASS or FALL SHORT.
 
-    python tests/benchmark/bench_matmul.py [--M 4096 --N 4096 --K 4096] [--dtype bfloat16]
+    python benchmarks/bench_matmul.py [--M 4096 --N 4096 --K 4096] [--dtype bfloat16]
         [--rounds 5] [--versions v2,v3] [--json PATH]
 
 The exit status is 0 whether or not the target is met (2 when no version ran correctly).
@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kprof_mcp.packages import available, load  # noqa: E402
 from kprof_mcp.parsers.triton import config_dict as _config  # noqa: E402

@@ -1,7 +1,7 @@
 """Issue 6's GPU evidence, through the real MCP server over stdio (run on the GPU machine).
 
-    python scripts/device_reliability.py faults   WORKSPACE OUTFILE   # CUDA faults, kills, clocks
-    python scripts/device_reliability.py parallel WORKSPACE OUTFILE   # one job per GPU, the rest queued
+    python docs/evidence/gpu-reliability/device_reliability.py faults   WORKSPACE OUTFILE   # CUDA faults, kills, clocks
+    python docs/evidence/gpu-reliability/device_reliability.py parallel WORKSPACE OUTFILE   # one job per GPU, the rest queued
 
 faults: each broken package of tests/fixtures/user_kernels/scale.py (real illegal memory access,
 real GPU out-of-memory, segfault, raise, wrong result, abort, hang past its time limit), then
@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]  # the repository root
 USER = ROOT / "tests" / "fixtures" / "user_kernels"
 
 

@@ -1,17 +1,17 @@
 # Issue 13 on the GPU machine (device tool), with .whl and .nsyslibs carried:
-#   bash scripts/h100_issue13.sh smoke|nsys|truth [kernel ...]
+#   bash docs/evidence/h100-timing-truth/h100_issue13.sh smoke|nsys|truth [kernel ...]
 #   smoke: event mode (CUPTI) on vector_add and matmul v3, nsys mode on two_streams v1 with
 #          Nsight Systems and with Kineto; prints the contracts and the engines.
 #   nsys:  nsys mode with both engines on two_streams v0/v1 and tiny_chain v0/v1 through the
 #          CLI (profiles kept: their SQLite exports become test fixtures), then the engines
-#          compared (tests/benchmark/bench_timeline_engines.py).
+#          compared (benchmarks/bench_timeline_engines.py).
 #   preflight: device_info and the nsys mode with the importer's libraries left off LD_LIBRARY_PATH.
 #   placement: bench_timing_truth.py --placement-study on kernel:version pairs.
 #   mcp: two_streams/tiny_chain in nsys mode, tiny_chain/vector_add in event mode, through the MCP server.
 #   compare: kprof compare on real pairs and 10 times on two identical versions (twins.py).
 #   sweep: mla_decode v2/v3 over t through the MCP server (table + PNG).
 #   flush: the L2-flush study of bench_timing_truth.py (--flush-study) on the kernels given.
-#   truth: tests/benchmark/bench_timing_truth.py (event mode vs Nsight Systems vs do_bench).
+#   truth: benchmarks/bench_timing_truth.py (event mode vs Nsight Systems vs do_bench).
 # Everything lands in $OUT (env.txt, <what>.log, <what>.tgz).
 set -x
 what=${1:-smoke}; shift || true
@@ -38,7 +38,7 @@ smoke)
   grep -h "cupti\|launch-inclusive\|Kernels of\|SM MHz" $KPROF_REPO/out/profiles/event/*/*/*/report.md
   cp -r $KPROF_REPO/out/profiles . 2>/dev/null ;;
 nsys)
-  timeout 540 python3 $KPROF_REPO/tests/benchmark/bench_timeline_engines.py --out . "$@" 2>&1 | tee ../nsys.log | tail -60 ;;
+  timeout 540 python3 $KPROF_REPO/benchmarks/bench_timeline_engines.py --out . "$@" 2>&1 | tee ../nsys.log | tail -60 ;;
 preflight)  # Nsight Systems without its importer's libraries: what device_info and the nsys mode say
   (cd $KPROF_REPO && LD_LIBRARY_PATH=$ORIG_LD kp device) > device_nolibs.txt 2>&1; grep -A12 '"nsys": {' device_nolibs.txt | head -14
   (cd $KPROF_REPO && LD_LIBRARY_PATH=$ORIG_LD kp profile two_streams --version v1 --mode nsys) > fallback.md 2> fallback.err
@@ -49,7 +49,7 @@ preflight)  # Nsight Systems without its importer's libraries: what device_info 
   grep -A3 "### Stages" held.md; grep -h "kernel time not measured\|cupti\|cuda_events" $KPROF_REPO/out/profiles/event/*/*/*/report.md | head -5
   cp -r $KPROF_REPO/out/profiles . ;;
 placement)
-  timeout 300 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --placement-study --out . --only "$@" 2>&1 | tee ../placement.log | tail -30 ;;
+  timeout 300 python3 $KPROF_REPO/benchmarks/bench_timing_truth.py --placement-study --out . --only "$@" 2>&1 | tee ../placement.log | tail -30 ;;
 mcp)  # the final code through the real MCP server over stdio: nsys (Nsight Systems) and event mode
   python3 $KPROF_REPO/scripts/profile_all_via_mcp.py /tmp/kprof-ws mcp_nsys.md --mode nsys --kernels two_streams,tiny_chain --no-devlog 2>&1 | tail -3
   python3 $KPROF_REPO/scripts/profile_all_via_mcp.py /tmp/kprof-ws mcp_event.md --mode event --kernels tiny_chain,vector_add --no-devlog 2>&1 | tail -3
@@ -65,11 +65,11 @@ compare)  # issue 14's compare_versions: real pairs, then the noise floor (ident
   done
   cp -r $KPROF_REPO/out/profiles/compare . ;;
 sweep)  # issue 14's sweep through the MCP server: mla_decode v2, v3 over t
-  python3 $KPROF_REPO/scripts/sweep_via_mcp.py /tmp/kprof-ws . mla_decode t 512 1024 2048 4096 8192 16384 32768 --versions v2 v3 2>&1 | tail -30 ;;
+  python3 $KPROF_REPO/docs/evidence/h100-sweep/sweep_via_mcp.py /tmp/kprof-ws . mla_decode t 512 1024 2048 4096 8192 16384 32768 --versions v2 v3 2>&1 | tail -30 ;;
 flush)
-  timeout 300 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --flush-study --out . --kernels "$@" 2>&1 | tee ../flush.log | tail -20 ;;
+  timeout 300 python3 $KPROF_REPO/benchmarks/bench_timing_truth.py --flush-study --out . --kernels "$@" 2>&1 | tee ../flush.log | tail -20 ;;
 truth)
   ARGS=""; [ $# -gt 0 ] && ARGS="--kernels $*"
-  timeout 570 python3 $KPROF_REPO/tests/benchmark/bench_timing_truth.py --out . --rounds ${ROUNDS:-2} --budget-ms ${BUDGET_MS:-500} $ARGS 2>&1 | tee ../truth.log | tail -60 ;;
+  timeout 570 python3 $KPROF_REPO/benchmarks/bench_timing_truth.py --out . --rounds ${ROUNDS:-2} --budget-ms ${BUDGET_MS:-500} $ARGS 2>&1 | tee ../truth.log | tail -60 ;;
 esac
 cd $OUT && tar czf $what.tgz $what && rm -rf $what

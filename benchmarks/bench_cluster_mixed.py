@@ -3,8 +3,8 @@ sweep and one user command, submitted at once through the MCP server (``--cluste
 --allow-commands``) to a Dask scheduler with one ``kprof worker`` per GPU (separate processes); the
 same batch on one GPU's worker; the ratio of throughputs, and that every job finished.
 
-    python tests/benchmark/bench_cluster_mixed.py --gpus 0,1                       # 2 GPUs
-    KPROF_FORCE_CPU=1 python tests/benchmark/bench_cluster_mixed.py --gpus cpu,cpu --small   # logic, CPU
+    python benchmarks/bench_cluster_mixed.py --gpus 0,1                       # 2 GPUs
+    KPROF_FORCE_CPU=1 python benchmarks/bench_cluster_mixed.py --gpus cpu,cpu --small   # logic, CPU
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1]))
+sys.path.insert(0, str(HERE.parent))
 
 from bench_cluster import _start_cluster  # noqa: E402
 
 from kprof_mcp.cluster import stop_processes  # noqa: E402
 
-ROOT = HERE.parents[1]
+ROOT = HERE.parent
 SCRIPT = """import torch, kprof
 dev = 'cuda' if torch.cuda.is_available() else 'cpu'
 x = torch.randn(4096, 4096, device=dev)

@@ -14,11 +14,11 @@ A profile that fails (tool error, time-out, server crash) records its error and 
 on; after a crash the next profile gets a new server. Exit status: 0 when every profile gave a
 contract, 1 otherwise.
 
-    python scripts/contract_evidence.py --out /tmp/ev                       # matmul, mla_decode v3; 4 modes
-    python scripts/contract_evidence.py --out /tmp/ev --modes event --kernels matmul \\
+    python docs/evidence/refactor-contracts/contract_evidence.py --out /tmp/ev                       # matmul, mla_decode v3; 4 modes
+    python docs/evidence/refactor-contracts/contract_evidence.py --out /tmp/ev --modes event --kernels matmul \\
         --params '{"matmul": {"M": 128, "N": 128, "K": 128}}'
     # a server from another source tree (e.g. a clean export of an older commit):
-    python scripts/contract_evidence.py --out /tmp/ev \\
+    python docs/evidence/refactor-contracts/contract_evidence.py --out /tmp/ev \\
         --server-cmd "PYTHONPATH=$PWD/.before:/tmp/site python3 -m kprof_mcp.server"
 
 ``--server-cmd`` is split like a shell line; leading ``NAME=value`` words set the server's

@@ -1,9 +1,9 @@
 # Issue 14 on the GPU machine (device tool), with .whl carried:
-#   bash scripts/h100_issue14.sh loop|annotation|faults [args]
-#   loop:       tests/benchmark/bench_agent_loop.py (fresh script vs first/same/edited profile via MCP)
-#   annotation: tests/benchmark/bench_annotation_vs_ncu.py (warm vs fresh vs bare ncu)
-#   faults:     scripts/warm_faults.py (illegal access, segfault, hang, OOM, edits in warm workers)
-#   exp:        scripts/exp_first_profile.py (worker start-up and CUPTI batch costs, step by step)
+#   bash docs/evidence/h100-agent-loop/h100_issue14.sh loop|annotation|faults [args]
+#   loop:       benchmarks/bench_agent_loop.py (fresh script vs first/same/edited profile via MCP)
+#   annotation: benchmarks/bench_annotation_vs_ncu.py (warm vs fresh vs bare ncu)
+#   faults:     docs/evidence/h100-agent-loop/warm_faults.py (illegal access, segfault, hang, OOM, edits in warm workers)
+#   exp:        docs/evidence/h100-agent-loop/exp_first_profile.py (worker start-up and CUPTI batch costs, step by step)
 #   compare:    kprof compare matmul v1 v3 --mode annotation (counters side by side), and matmul v3 at
 #               K=4096 vs K=4095 (one version at two parameter sets), softmax v1 vs v2 in ncu mode
 # Everything lands in $OUT (env.txt, <what>.log, <what>.tgz).
@@ -17,13 +17,13 @@ mkdir -p $OUT/$what
 R=$PWD
 case $what in
 loop)
-  timeout 560 python3 tests/benchmark/bench_agent_loop.py --workspace /tmp/kprof-loop "$@" 2>&1 | tee $OUT/$what/loop.log | tail -40 ;;
+  timeout 560 python3 benchmarks/bench_agent_loop.py --workspace /tmp/kprof-loop "$@" 2>&1 | tee $OUT/$what/loop.log | tail -40 ;;
 annotation)
-  timeout 560 python3 tests/benchmark/bench_annotation_vs_ncu.py --workspace /tmp/kprof-ann "$@" 2>&1 | tee $OUT/$what/annotation.log | tail -40 ;;
+  timeout 560 python3 benchmarks/bench_annotation_vs_ncu.py --workspace /tmp/kprof-ann "$@" 2>&1 | tee $OUT/$what/annotation.log | tail -40 ;;
 faults)
-  timeout 560 python3 scripts/warm_faults.py /tmp/kprof-faults 2>&1 | tee $OUT/$what/faults.log | tail -60 ;;
+  timeout 560 python3 docs/evidence/h100-agent-loop/warm_faults.py /tmp/kprof-faults 2>&1 | tee $OUT/$what/faults.log | tail -60 ;;
 exp)
-  timeout 300 python3 scripts/exp_first_profile.py 2>&1 | tee $OUT/$what/exp.log | tail -20 ;;
+  timeout 300 python3 docs/evidence/h100-agent-loop/exp_first_profile.py 2>&1 | tee $OUT/$what/exp.log | tail -20 ;;
 compare)
   K="python3 -m kprof_mcp.cli --workspace /tmp/kprof-cmp"
   ( set -x; time $K compare matmul v1 v3 --mode annotation ) > $OUT/$what/matmul_v1_v3_annotation.md 2>$OUT/$what/matmul_v1_v3_annotation.err

@@ -14,7 +14,7 @@ under ncu) and without (a fresh process for every step). Both run with ncu's def
 control (base) and cache control (all), against a warm Triton cache (one untimed round first).
 Rounds alternate warm/fresh/bare; medians are printed (goal for warm: ≤ 1.15).
 
-    python tests/benchmark/bench_annotation_vs_ncu.py [--rounds 3] [--workspace DIR] [--cases vector_add:v1,...]
+    python benchmarks/bench_annotation_vs_ncu.py [--rounds 3] [--workspace DIR] [--cases vector_add:v1,...]
 """
 
 import argparse
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kprof_mcp import runner  # noqa: E402
