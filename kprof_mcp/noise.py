@@ -96,6 +96,13 @@ class NoiseSpec:
     def label(self) -> str:
         return "noise floor: " + ", ".join(f"{k} {v}" for k, v, _ in self.cases) + f" x {self.rounds}"
 
+    def run(
+        self, engine, on_progress: Callable[[float, str], None] | None = None, control=None
+    ) -> NoiseOutcome:
+        """Run this measurement (:func:`run`): the method every spec has, which the engine's
+        ``execute`` calls."""
+        return run(engine, self, on_progress, control)
+
 
 @dataclass
 class NoiseOutcome:
@@ -129,7 +136,7 @@ def check(engine, cases: list[tuple[str, str, dict]] | None, rounds: int, clock_
 def run(
     engine, spec: NoiseSpec, on_progress: Callable[[float, str], None] | None = None, control=None
 ) -> NoiseOutcome:
-    """Run a checked measurement (the engine's ``execute`` calls this for a :class:`NoiseSpec`)."""
+    """Run a checked measurement (the engine's ``execute`` calls this through :meth:`NoiseSpec.run`)."""
     out = measure(engine, list(spec.cases), spec.rounds, spec.clock_control, on_progress, control)
     return NoiseOutcome(device=out["device"], series=out["series"], stored=out["stored"], rounds=spec.rounds)
 

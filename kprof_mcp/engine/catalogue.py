@@ -1,0 +1,171 @@
+"""Kernel packages and paths: finding and describing packages, checking parameters against a
+package's description, and confining every path a caller gives to the workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import runner, safefs, store
+from ..kernel.api import Param, ParamError
+from ..models import ProfileResult
+from ..packages import KernelNotFound, available, check_package, package_roots, resolve
+from ..tools import nvidia_smi
+from .config import KprofError
+
+if TYPE_CHECKING:
+    from .facade import Engine
+
+
+# ------------------------------------------------------------------ kernels
+def target_cpu(engine: Engine) -> bool:
+    """Whether jobs will time on the CPU: forced, or no GPU here (a cluster's workers have theirs)."""
+    return engine.config.force_cpu or (not engine.config.remote_gpus and not nvidia_smi.gpu_present())
+
+
+def checked_package(engine: Engine, source: Path) -> Path:
+    """No link on the way to the package or inside it (checked again right before each load)."""
+    try:
+        return check_package(Path(source), package_roots(engine.config.workspace, engine.config.kernel_dirs))
+    except KernelNotFound as e:
+        raise KprofError(str(e)) from None
+
+
+def describe(engine: Engine, source: Path) -> dict[str, Any]:
+    """The description of the package at ``source`` (versions, parameters, stages), asked of a
+    child once per package state (cached by path and newest modification time)."""
+    checked_package(engine, source)
+    mtime = max(
+        (p.stat().st_mtime for p in ([source] if source.is_file() else source.rglob("*.py"))), default=0.0
+    )
+    key = (str(source), mtime)
+    if key not in engine._describe_cache:
+        try:
+            engine._describe_cache[key] = runner.describe(source, pool=engine.pool)
+        except runner.WorkerError as e:
+            raise KprofError(str(e)) from None
+    return engine._describe_cache[key]
+
+
+def resolve_kernel(engine: Engine, kernel: str) -> Path:
+    """See :meth:`Engine.resolve_kernel`."""
+    if not isinstance(kernel, str) or not kernel.strip():
+        raise KprofError("kernel must be a non-empty name or path")
+    try:
+        return resolve(kernel.strip(), engine.config.workspace, engine.config.kernel_dirs)
+    except KernelNotFound as e:
+        raise KprofError(str(e)) from None
+
+
+def list_kernels(engine: Engine) -> list[dict[str, Any]]:
+    """See :meth:`Engine.list_kernels`."""
+    out = []
+    for name, path in available(engine.config.kernel_dirs).items():
+        try:
+            out.append(describe(engine, path))
+        except KprofError as e:
+            out.append({"name": name, "source": str(path), "error": str(e), "params": [], "versions": []})
+    return out
+
+
+def describe_kernel(engine: Engine, kernel: str) -> dict[str, Any]:
+    """See :meth:`Engine.describe_kernel`."""
+    return describe(engine, resolve_kernel(engine, kernel))
+
+
+# ------------------------------------------------------------------ validation
+def validate_params(desc: dict[str, Any], params: dict[str, Any] | None) -> dict[str, Any]:
+    """See :meth:`Engine.validate_params`."""
+    specs = {
+        p["name"]: Param(
+            p["name"],
+            p["default"],
+            p.get("min"),
+            p.get("max"),
+            tuple(p["choices"]) if p.get("choices") else None,
+        )
+        for p in desc["params"]
+    }
+    params = dict(params or {})
+    unknown = sorted(set(params) - set(specs))
+    valid = ", ".join(f"{n} {s.range_text()} (default {s.default})" for n, s in specs.items())
+    if unknown:
+        raise KprofError(
+            f"unknown parameter(s) {safefs.clip(unknown)} for kernel {desc['name']!r}; valid: {valid}"
+        )
+    try:
+        return {n: s.validate(params.get(n, s.default)) for n, s in specs.items()}
+    except ParamError as e:
+        raise KprofError(f"{e}. Parameters of {desc['name']!r}: {valid}") from None
+
+
+# ------------------------------------------------------------------ paths
+def root_of(engine: Engine, p: Path) -> Path:
+    """See :meth:`Engine.root_of`."""
+    root = safefs.root_of(p, [engine.config.workspace, engine.config.out_root])
+    if root is None:
+        raise KprofError(f"{p} is outside the workspace")
+    return root
+
+
+def confine(engine: Engine, path: str, what: str) -> Path:
+    """See :meth:`Engine.confine`."""
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise KprofError(f"{what}: a non-empty path is required")
+    ws = engine.config.workspace
+    root = safefs.root_of(path, [ws, engine.config.out_root])
+    if root is None:
+        raise KprofError(
+            f"{what}: {safefs.clip(path)} is outside the workspace {ws}; only paths under the "
+            "workspace can be used (relative paths are taken from the workspace)"
+        )
+    parts = safefs.parts_under(root, path)
+    p = Path(root, *parts)
+    try:
+        k = safefs.kind(root, p)
+    except safefs.UnsafePath as e:
+        raise KprofError(f"{what}: {e}") from None
+    if k == "link":
+        raise KprofError(
+            f"{what}: {safefs.clip('/'.join(parts))} is a symbolic link: kprof reads, writes and runs "
+            "only real files and directories under the workspace, never through a link"
+        )
+    return p
+
+
+def checked_profile_dir(engine: Engine, path: str, what: str) -> Path:
+    """A finished profile's directory under the workspace (a file in it names the directory),
+    never a link, never an unfinished ``*.partial`` one."""
+    p = confine(engine, path, what)
+    root = root_of(engine, p)
+    try:
+        k = safefs.kind(root, p)
+        if k == "file" and p.name in ("params.json", "result.json", "report.md"):
+            p, k = p.parent, "dir"
+    except safefs.UnsafePath as e:
+        raise KprofError(f"{what}: {e}") from None
+    if k != "dir":
+        raise KprofError(
+            f"{what}: {safefs.clip(path)} is not a directory (give a profile_dir returned by profile_kernel)"
+        )
+    if p.name.endswith(".partial"):
+        raise KprofError(f"{what}: {p} is an unfinished profile (the run failed or is still running)")
+    return p
+
+
+def load_result(engine: Engine, profile_dir: str, what: str = "profile_dir") -> ProfileResult:
+    """See :meth:`Engine.load_result`."""
+    try:
+        p = checked_profile_dir(engine, profile_dir, what)
+        return store.load_result(p, what, root=root_of(engine, p))
+    except store.StoreError as e:
+        raise KprofError(str(e)) from None
+
+
+def read_params(engine: Engine, profile_dir: str) -> dict[str, Any]:
+    """See :meth:`Engine.read_params`."""
+    try:
+        p = checked_profile_dir(engine, profile_dir, "profile_dir")
+        return store.read_params(p, root=root_of(engine, p))
+    except store.StoreError as e:
+        raise KprofError(str(e)) from None

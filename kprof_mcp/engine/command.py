@@ -1,0 +1,227 @@
+"""A user's command (``profile_command``): checking the argument vector, its working directory
+and what it will run (workspace code, or an allowed tool whose paths stay in the workspace)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import safefs
+from ..models import TIMELINE_ENGINES, ProfileRequest
+from ..modes import DEFAULT_MODE, ModeError, ModeNotAvailable, PreflightEnv, get_mode
+from ..tools import nvidia_smi
+from .catalogue import confine, root_of, target_cpu
+from .config import KprofError, in_range
+from .specs import ProfileSpec
+
+if TYPE_CHECKING:
+    from .facade import Engine
+
+# python -m MODULE runs a module under the working directory, or one of these (their arguments
+# checked by _refused_option and for paths outside the workspace).
+ALLOWED_MODULES = frozenset({"pytest"})
+
+
+def _refused_option(tool: str, arg: str, following: str) -> str | None:
+    """Why an allowed tool's option is refused (it would load code or options by name), or None."""
+    if tool != "pytest":
+        return None
+    if arg == "--pyargs":
+        return "it imports test packages by name from the installation, outside the workspace"
+    if (arg == "-p" and not following.startswith("no:")) or (
+        arg.startswith("-p") and len(arg) > 2 and not arg[2:].startswith("no:")
+    ):
+        return "it loads a plugin module by name (-p no:NAME, which disables one, is accepted)"
+    if (arg in ("-o", "--override-ini") and following.startswith("addopts")) or arg.startswith(
+        ("--override-ini=addopts", "-oaddopts")
+    ):
+        return "addopts can add any option"
+    return None
+
+
+def output_tail(log: str, lines: int = 30, chars: int = 4000) -> str:
+    """The end of a command's output, without kprof's own progress lines."""
+    from ..protocol import PROGRESS_PREFIX
+
+    kept = [ln for ln in log.splitlines() if not ln.startswith(PROGRESS_PREFIX)]
+    return "\n".join(kept[-lines:])[-chars:]
+
+
+def check_command(
+    engine: Engine,
+    command: list[str],
+    cwd: str | None = None,
+    mode: str = DEFAULT_MODE,
+    include: list[str] | None = None,
+    stage_models: dict[str, dict[str, Any]] | None = None,
+    timeout_s: float | None = None,
+    max_kernels: int = 200,
+    clock_control: str = "base",
+    timeline_engine: str = "auto",
+    warmup_occurrences: int = 1,
+) -> ProfileSpec:
+    """See :meth:`Engine.check_command`."""
+    try:
+        mode_obj = get_mode(mode)
+    except ModeNotAvailable as e:
+        raise KprofError(str(e)) from None
+    if not isinstance(command, list):
+        raise KprofError(
+            "command must be a list of strings (an argument vector, never a shell string), e.g. "
+            "[\"python\", \"train.py\", \"--steps\", \"5\"]"
+        )
+    workdir = confine(engine, cwd or ".", "cwd")
+    if safefs.kind(root_of(engine, workdir), workdir) != "dir":
+        raise KprofError(f"cwd: {safefs.clip(cwd or '.')} is not a directory under the workspace")
+    check_command_targets(engine, command, workdir)
+    in_range("timeout_s", timeout_s, 1, 86400, "seconds")
+    include = list(include or [])
+    if len(include) > 32 or not all(isinstance(p, str) and p and len(p) <= 200 for p in include):
+        raise KprofError("include: at most 32 non-empty range-name patterns (fnmatch: 'forward', 'layer*')")
+    models = {}
+    for name, m in (stage_models or {}).items():
+        if not isinstance(m, dict) or set(m) - {"flops", "bytes", "dtype", "tensor_cores"}:
+            raise KprofError(
+                f"stage_models[{safefs.clip(name)}]: give {{\"flops\": N, \"bytes\": N, \"dtype\": "
+                "\"bfloat16\", \"tensor_cores\": true}} (FLOPs and bytes of one occurrence of the "
+                "range)"
+            )
+        for k in ("flops", "bytes"):
+            v = m.get(k, 0)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e18:
+                raise KprofError(f"stage_models[{safefs.clip(name)}].{k}={safefs.clip(v)}: a number ≥ 0")
+        models[str(name)] = dict(m)
+    if isinstance(max_kernels, bool) or not isinstance(max_kernels, int) or not 1 <= max_kernels <= 5000:
+        raise KprofError(f"max_kernels={safefs.clip(max_kernels)}: give an integer from 1 to 5000")
+    if clock_control not in ("base", "none"):
+        raise KprofError(f"clock_control={safefs.clip(clock_control)}: 'base' or 'none'")
+    if timeline_engine not in TIMELINE_ENGINES:
+        raise KprofError(f"timeline_engine={safefs.clip(timeline_engine)}: 'auto', 'nsys' or 'kineto'")
+    if (
+        isinstance(warmup_occurrences, bool)
+        or not isinstance(warmup_occurrences, int)
+        or not 0 <= warmup_occurrences <= 100
+    ):
+        raise KprofError(f"warmup_occurrences={safefs.clip(warmup_occurrences)}: an integer from 0 to 100")
+    cpu = target_cpu(engine)
+    try:
+        extra = mode_obj.preflight(
+            PreflightEnv(
+                cpu=cpu,
+                force_cpu=engine.config.force_cpu,
+                gpus=nvidia_smi.gpus(),
+                clock_control=clock_control,
+                timeline_engine=timeline_engine,
+            )
+        )
+    except ModeError as e:
+        raise KprofError(str(e)) from None
+    req = ProfileRequest(
+        kernel="command",
+        kernel_source=str(workdir),
+        version="command",
+        params={},
+        mode=mode,
+        out_root=str(engine.config.out_root),
+        force_cpu=engine.config.force_cpu,
+        clock_control=clock_control,
+        timeline_engine=timeline_engine,
+        command=list(command),
+        command_cwd=str(workdir),
+        include=include,
+        stage_models=models,
+        max_kernels=max_kernels,
+        warmup_occurrences=warmup_occurrences,
+        **extra,
+    )
+    return ProfileSpec(
+        req=req,
+        base=None,
+        source=workdir,
+        cpu=cpu,
+        stages=[],
+        timeout=float(timeout_s or engine.config.timeout_s),
+    )
+
+
+def check_command_targets(engine: Engine, command: list[str], workdir: Path) -> None:
+    """What the command will run is workspace code: a script under the workspace, a module
+    that resolves to a file under the working directory, or an allowed tool (pytest) whose
+    path arguments stay in the workspace. No link on the way to any of them. Checked when the
+    request comes and again right before it runs."""
+    from ..capture.recording import parse_argv
+
+    try:
+        kind, target, rest = parse_argv(command)
+    except ValueError as e:
+        raise KprofError(str(e)) from None
+    if kind == "path":
+        script = confine(engine, target if Path(target).is_absolute() else str(workdir / target), "script")
+        try:
+            safefs.check_file(root_of(engine, script), script)
+        except safefs.UnsafePath as e:
+            raise KprofError(f"script: {e} (paths are relative to cwd)") from None
+        return
+    module = _workspace_module(engine, target, workdir)
+    if module is not None:
+        return
+    if not engine.config.confine_modules:
+        import importlib.util
+
+        if importlib.util.find_spec(target.split(".")[0]) is None:
+            raise KprofError(
+                f"module {safefs.clip(target)} not found: neither installed nor in cwd ({workdir})"
+            )
+        return
+    if target not in ALLOWED_MODULES:
+        raise KprofError(
+            f"module {safefs.clip(target)}: python -m runs only a module under the working directory "
+            f"(its file under the workspace, e.g. pkg/train.py for pkg.train) or one of "
+            f"{sorted(ALLOWED_MODULES)}; for other code, write a script in the workspace that calls it"
+        )
+    _check_tool_args(engine, target, rest, workdir)
+
+
+def _workspace_module(engine: Engine, target: str, workdir: Path) -> Path | None:
+    """The file ``python -m target`` runs when it lies under the working directory (which is
+    first on sys.path): ``a/b.py`` or ``a/b/__main__.py`` for ``a.b``; None when it is not there."""
+    names = target.split(".")
+    if not all(n.isidentifier() for n in names):
+        raise KprofError(f"module {safefs.clip(target)} is not a dotted module name")
+    base = workdir.joinpath(*names)
+    root = root_of(engine, workdir)
+    for candidate in (base.with_name(names[-1] + ".py"), base / "__main__.py"):
+        try:
+            k = safefs.kind(root, candidate)
+        except safefs.UnsafePath as e:
+            raise KprofError(f"module {safefs.clip(target)}: {e}") from None
+        if k == "link":
+            raise KprofError(
+                f"module {safefs.clip(target)}: {candidate.relative_to(root)} is a symbolic link; "
+                "kprof runs only real files under the workspace"
+            )
+        if k == "file":
+            return candidate
+    top = workdir / names[0]
+    if safefs.kind(root, top) != "missing" or safefs.kind(root, top.with_name(names[0] + ".py")) != "missing":
+        raise KprofError(
+            f"module {safefs.clip(target)}: {names[0]} is in the working directory but "
+            f"{'/'.join(names)}.py (or its __main__.py) is not"
+        )
+    return None
+
+
+def _check_tool_args(engine: Engine, tool: str, args: list[str], workdir: Path) -> None:
+    """An allowed tool's arguments may not reach outside the workspace: options that load code
+    by name are refused, and every argument that names a path (absolute, ``~``, with ``/`` or
+    ``..``; also after ``--opt=``) is confined like a script, relative to cwd."""
+    for i, a in enumerate(args):
+        why = _refused_option(tool, a, args[i + 1] if i + 1 < len(args) else "")
+        if why:
+            raise KprofError(f"{tool} option {safefs.clip(a)} is refused: {why}")
+        value = a.partition("=")[2] if a.startswith("--") else "" if a.startswith("-") else a
+        path = value.split("::")[0]
+        if path.startswith("~"):
+            raise KprofError(f"{tool} argument {safefs.clip(a)}: '~' paths are outside the workspace")
+        if path.startswith("/") or "/" in path or path == "..":
+            confine(engine, path if Path(path).is_absolute() else str(workdir / path), f"{tool} argument")

@@ -1,0 +1,400 @@
+"""The :class:`Engine` facade: every capability of kprof-mcp as one method that documents it
+and delegates to the module of the ``engine`` package that implements it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import clocks, runner
+from ..models import Diagnosis, ProfileResult
+from ..modes import DEFAULT_MODE
+from ..warm import WorkerPool
+from . import batch, catalogue, info, profile, run
+from . import command as user_command
+from .config import Config
+from .specs import CompareOutcome, CompareSpec, ProfileOutcome, ProfileSpec, SweepOutcome, SweepSpec
+
+if TYPE_CHECKING:
+    from ..noise import NoiseSpec
+
+
+class Engine:
+    def __init__(
+        self, config: Config | None = None, eager_workers: bool = False, pool: WorkerPool | None = None
+    ):
+        self.config = config or Config()
+        self._describe_cache: dict[tuple[str, float], dict[str, Any]] = {}
+        self.pool: WorkerPool | None = pool  # workers started before the engine (kprof_mcp.launch)
+        self.remote = None  # a cluster.ClusterRunner: jobs run on a Dask cluster (cluster.connect)
+        if self.pool is None and self.config.warm:
+            self.pool = WorkerPool(runner.child_env, force_cpu=self.config.force_cpu, eager=eager_workers)
+        # A kprof process that died holding a GPU's clock lock (kill -9) left its marker: reset that GPU.
+        self.clock_recovery: list[str] = clocks.recover()
+
+    def execute(
+        self,
+        spec: ProfileSpec | CompareSpec | SweepSpec | NoiseSpec,
+        on_progress: runner.ProgressFn | None = None,
+        control: runner.RunControl | None = None,
+    ):
+        """Run a checked request (:meth:`check_profile`, :meth:`check_command`, :meth:`check_compare`,
+        :meth:`check_sweep`, :meth:`check_noise`) here, or on a Dask cluster once
+        :func:`kprof_mcp.cluster.connect` has set ``remote``: the one entry point the server's job
+        queue, the CLI and the Python API share. Here each spec runs itself:
+        ``spec.run(engine, on_progress, control)``."""
+        if self.remote is not None:
+            run.guard(self, spec)  # the package is packed from here; locally the run checks under its lock
+            return self.remote.run(spec, on_progress or (lambda f, m: None), self._control(control))
+        return spec.run(self, on_progress, self._control(control))
+
+    def start_workers(self, gpus: list[str | None]) -> None:
+        """Start the warm workers ahead of the first profile (the server does, at start-up)."""
+        if self.pool is not None:
+            self.pool.start(describe=True)
+            for g in gpus:
+                self.pool.start(g)
+
+    def close(self) -> None:
+        """Stop the warm workers (their process groups are killed) and leave the cluster."""
+        if self.pool is not None:
+            self.pool.close()
+        if self.remote is not None:
+            self.remote.close()
+
+    def _control(self, control: runner.RunControl | None) -> runner.RunControl:
+        """The caller's control (a new one if none) with this engine's warm workers."""
+        control = control if control is not None else runner.RunControl()
+        if control.pool is None:
+            control.pool = self.pool
+        return control
+
+    # ------------------------------------------------------------------ kernels
+    def resolve_kernel(self, kernel: str) -> Path:
+        """The package (directory or file) a kernel name or path names, under the workspace or
+        the kernel directories."""
+        return catalogue.resolve_kernel(self, kernel)
+
+    def list_kernels(self) -> list[dict[str, Any]]:
+        """Every available kernel package with versions, parameters (defaults, bounds) and stages."""
+        return catalogue.list_kernels(self)
+
+    def describe_kernel(self, kernel: str) -> dict[str, Any]:
+        """One kernel package's versions, parameters (defaults, bounds) and stages."""
+        return catalogue.describe_kernel(self, kernel)
+
+    # ------------------------------------------------------------------ validation
+    @staticmethod
+    def validate_params(desc: dict[str, Any], params: dict[str, Any] | None) -> dict[str, Any]:
+        """Bounds and names checked in the server, before any process starts."""
+        return catalogue.validate_params(desc, params)
+
+    # ------------------------------------------------------------------ paths
+    def root_of(self, p: Path) -> Path:
+        """The trusted root ``p`` lies under: the workspace, or the operator's ``out_root``
+        outside it. Below the root nothing is trusted: no link is ever followed there."""
+        return catalogue.root_of(self, p)
+
+    def confine(self, path: str, what: str) -> Path:
+        """``path`` (relative to the workspace, or absolute) taken lexically under the workspace
+        (or the out_root), with no symbolic link on any component: the path it names is the path
+        that will be read, written or run. Refused with a reason otherwise; the message never
+        says where a link points."""
+        return catalogue.confine(self, path, what)
+
+    def load_result(self, profile_dir: str, what: str = "profile_dir") -> ProfileResult:
+        """The result (result.json) of the finished profile in ``profile_dir``."""
+        return catalogue.load_result(self, profile_dir, what)
+
+    def read_params(self, profile_dir: str) -> dict[str, Any]:
+        """The params.json of the finished profile in ``profile_dir``."""
+        return catalogue.read_params(self, profile_dir)
+
+    # ------------------------------------------------------------------ profile
+    def profile(
+        self,
+        kernel: str,
+        version: str | None = None,
+        params: dict[str, Any] | None = None,
+        mode: str = DEFAULT_MODE,
+        baseline: str | None = None,
+        on_progress: runner.ProgressFn | None = None,
+        timeout_s: float | None = None,
+        ncu_launches: int = 1,
+        clock_control: str = "base",
+        timeline_iters: int = 5,
+        control: runner.RunControl | None = None,
+        timeline_engine: str = "auto",
+    ) -> ProfileOutcome:
+        """Check correctness, then measure every stage in ``mode``; write the artifacts; return
+        the contract.
+
+        event: kernel time from CUPTI (CUDA events beside it). annotation: one Nsight Compute run with a small metric set
+        (and the SpeedOfLight/LaunchStats/Occupancy rules). ncu: ``--set full`` with source-level
+        SASS metrics. Only launches inside each stage's NVTX range are profiled.
+        """
+        spec = self.check_profile(
+            kernel,
+            version,
+            params,
+            mode,
+            baseline,
+            timeout_s,
+            ncu_launches,
+            clock_control,
+            timeline_iters,
+            timeline_engine,
+        )
+        return self.execute(spec, on_progress, control)
+
+    def check_noise(
+        self, cases: list[tuple[str, str, dict]] | None = None, rounds: int = 8, clock_control: str = "base"
+    ):
+        """Validate a noise-floor measurement (:mod:`kprof_mcp.noise`): A/A event profiles of each
+        case, alternating, on this machine's GPU (the floor is kept in this machine's cache)."""
+        return batch.check_noise(self, cases, rounds, clock_control)
+
+    def check_profile(
+        self,
+        kernel: str,
+        version: str | None = None,
+        params: dict[str, Any] | None = None,
+        mode: str = DEFAULT_MODE,
+        baseline: str | None = None,
+        timeout_s: float | None = None,
+        ncu_launches: int = 1,
+        clock_control: str = "base",
+        timeline_iters: int = 5,
+        timeline_engine: str = "auto",
+    ) -> ProfileSpec:
+        """Validate every argument of a profile (fast; nothing runs on the GPU) and return what
+        :meth:`run_checked` needs. Every bad input raises :class:`KprofError` saying what is valid."""
+        return profile.check_profile(
+            self,
+            kernel,
+            version,
+            params,
+            mode,
+            baseline,
+            timeout_s,
+            ncu_launches,
+            clock_control,
+            timeline_iters,
+            timeline_engine,
+        )
+
+    # ------------------------------------------------------------------ a user's command
+    def profile_command(self, command: list[str], **kw: Any) -> ProfileOutcome:
+        """Run the user's Python command in ``mode`` and profile it: stages are its ranges (see
+        :meth:`check_command`). Returns the same outcome as a kernel profile."""
+        on_progress, control = kw.pop("on_progress", None), kw.pop("control", None)
+        return self.execute(self.check_command(command, **kw), on_progress, control)
+
+    def check_command(
+        self,
+        command: list[str],
+        cwd: str | None = None,
+        mode: str = DEFAULT_MODE,
+        include: list[str] | None = None,
+        stage_models: dict[str, dict[str, Any]] | None = None,
+        timeout_s: float | None = None,
+        max_kernels: int = 200,
+        clock_control: str = "base",
+        timeline_engine: str = "auto",
+        warmup_occurrences: int = 1,
+    ) -> ProfileSpec:
+        """Validate a ``profile_command`` request: an argument vector starting with ``python`` (a
+        script under the workspace, or ``-m module``), a working directory under the workspace,
+        include patterns, per-stage FLOP/byte models, limits. Nothing runs yet."""
+        return user_command.check_command(
+            self,
+            command,
+            cwd,
+            mode,
+            include,
+            stage_models,
+            timeout_s,
+            max_kernels,
+            clock_control,
+            timeline_engine,
+            warmup_occurrences,
+        )
+
+    def run_checked(
+        self,
+        spec: ProfileSpec,
+        on_progress: runner.ProgressFn | None = None,
+        control: runner.RunControl | None = None,
+    ) -> ProfileOutcome:
+        """Run a validated profile (see :meth:`check_profile`) in child processes, holding the
+        machine-wide lock of its device: two kprof processes (two servers, a server and the CLI)
+        never profile on the same GPU at once."""
+        return run.run_checked(self, spec, on_progress, control)
+
+    # ------------------------------------------------------------------ compare
+    def compare(
+        self,
+        kernel: str,
+        versions: list[str],
+        params: dict[str, Any] | None = None,
+        budget_ms: float | None = None,
+        rounds: int = 20,
+        timeout_s: float | None = None,
+        on_progress: runner.ProgressFn | None = None,
+        control: runner.RunControl | None = None,
+        param_sets: list[dict[str, Any]] | None = None,
+        mode: str = "event",
+        clock_control: str = "base",
+    ) -> CompareOutcome:
+        """Time two or more versions (or one version at two or more parameter sets) in one
+        process, interleaved round by round, and say whether each is faster than the first
+        (ratio of medians, 95 % CI); in an Nsight mode also profile each and put the counters
+        side by side."""
+        return self.execute(
+            self.check_compare(
+                kernel, versions, params, budget_ms, rounds, timeout_s, param_sets, mode, clock_control
+            ),
+            on_progress,
+            control,
+        )
+
+    def check_compare(
+        self,
+        kernel: str,
+        versions: list[str],
+        params: dict[str, Any] | None = None,
+        budget_ms: float | None = None,
+        rounds: int = 20,
+        timeout_s: float | None = None,
+        param_sets: list[dict[str, Any]] | None = None,
+        mode: str = "event",
+        clock_control: str = "base",
+    ) -> CompareSpec:
+        """Validate a comparison (fast; nothing runs): the kernel, 1–8 distinct known versions,
+        parameters (and 2–8 distinct parameter sets, each on top of ``params``), 2–8 arms in all
+        (versions × parameter sets), the mode, the budget (100 ms–60 s of timed GPU time) and
+        rounds (3–200)."""
+        return batch.check_compare(
+            self, kernel, versions, params, budget_ms, rounds, timeout_s, param_sets, mode, clock_control
+        )
+
+    def run_compare(
+        self,
+        spec: CompareSpec,
+        on_progress: runner.ProgressFn | None = None,
+        control: runner.RunControl | None = None,
+    ) -> CompareOutcome:
+        """Run a validated comparison in a child, holding the device's lock; in an Nsight mode
+        then profile every arm under the same lock and put its counters beside the others';
+        write compare.md."""
+        return batch.run_compare(self, spec, on_progress, control)
+
+    # ------------------------------------------------------------------ sweep
+    def sweep(
+        self,
+        kernel: str,
+        param: str,
+        values: list[Any],
+        versions: list[str] | None = None,
+        params: dict[str, Any] | None = None,
+        budget_ms: float | None = None,
+        timeout_s: float | None = None,
+        on_progress: runner.ProgressFn | None = None,
+        control: runner.RunControl | None = None,
+        clock_control: str = "base",
+    ) -> SweepOutcome:
+        """Profile versions across the values of one parameter: a table and a plot."""
+        return self.execute(
+            self.check_sweep(kernel, param, values, versions, params, budget_ms, timeout_s, clock_control),
+            on_progress,
+            control,
+        )
+
+    def check_sweep(
+        self,
+        kernel: str,
+        param: str,
+        values: list[Any],
+        versions: list[str] | None = None,
+        params: dict[str, Any] | None = None,
+        budget_ms: float | None = None,
+        timeout_s: float | None = None,
+        clock_control: str = "base",
+    ) -> SweepSpec:
+        """Validate a sweep (nothing runs): the kernel, its parameter, 1–32 values (each within the
+        parameter's bounds), 1–4 versions (default: the latest), the other parameters."""
+        return batch.check_sweep(
+            self, kernel, param, values, versions, params, budget_ms, timeout_s, clock_control
+        )
+
+    def run_sweep(
+        self,
+        spec: SweepSpec,
+        on_progress: runner.ProgressFn | None = None,
+        control: runner.RunControl | None = None,
+    ) -> SweepOutcome:
+        """Run a validated sweep in a child, holding the device's lock; write sweep.md/.csv/.png."""
+        return batch.run_sweep(self, spec, on_progress, control)
+
+    # ------------------------------------------------------------------ analysis
+    @staticmethod
+    def classify(
+        tc_pct: float | None,
+        dram_pct: float | None,
+        occupancy_pct: float | None = None,
+        l2_hit_pct: float | None = None,
+        local_spill_bytes: float | None = None,
+        waves_per_sm: float | None = None,
+        compute_pct: float | None = None,
+        dram_bytes_over_model: float | None = None,
+        duration_us: float | None = None,
+        sol_us: float | None = None,
+        grid_blocks: int | None = None,
+        sm_count: int | None = None,
+        local_bytes_share_pct: float | None = None,
+        accounting: dict[str, float] | None = None,
+        tensor_work: bool = False,
+        flops: float | None = None,
+        dtype: str | None = None,
+        tensor_peak_tflops: float | None = None,
+    ) -> Diagnosis:
+        """SPEC.md's classification and the ranked opportunities the given metrics support, with
+        the same time model as a profile (:func:`kprof_mcp.analysis.diagnosis.opportunities`):
+        given the measured duration and the speed-of-light time, no estimate exceeds
+        duration/sol − 1; without them each cause is credited at most 95 % of the time."""
+        return info.classify(
+            tc_pct,
+            dram_pct,
+            occupancy_pct,
+            l2_hit_pct,
+            local_spill_bytes,
+            waves_per_sm,
+            compute_pct,
+            dram_bytes_over_model,
+            duration_us,
+            sol_us,
+            grid_blocks,
+            sm_count,
+            local_bytes_share_pct,
+            accounting,
+            tensor_work,
+            flops,
+            dtype,
+            tensor_peak_tflops,
+        )
+
+    # ------------------------------------------------------------------ devlog
+    def update_devlog(
+        self,
+        kernel: str,
+        profile_dir: str,
+        issues: list[str] | None = None,
+        insights: list[str] | None = None,
+    ) -> tuple[Path, str]:
+        """Append SPEC.md's devlog template to ``docs/kernels/<kernel>.md`` under a file lock."""
+        return info.update_devlog(self, kernel, profile_dir, issues, insights)
+
+    # ------------------------------------------------------------------ device
+    def device_info(self) -> dict[str, Any]:
+        """The active device (via nvidia-smi, no torch import), its table peaks, clocks and profilers."""
+        return info.device_info(self)

@@ -1,0 +1,117 @@
+"""Checking a kernel profile request: the mode and its preflight, the baseline, the kernel, its
+version and parameters, and the limits. Nothing runs on the GPU here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import safefs
+from ..models import TIMELINE_ENGINES, ProfileRequest
+from ..modes import DEFAULT_MODE, ModeError, ModeNotAvailable, PreflightEnv, get_mode
+from ..tools import nvidia_smi
+from .catalogue import describe, load_result, resolve_kernel, target_cpu, validate_params
+from .config import KprofError, in_range
+from .specs import ProfileSpec
+
+if TYPE_CHECKING:
+    from .facade import Engine
+
+
+def check_profile(
+    engine: Engine,
+    kernel: str,
+    version: str | None = None,
+    params: dict[str, Any] | None = None,
+    mode: str = DEFAULT_MODE,
+    baseline: str | None = None,
+    timeout_s: float | None = None,
+    ncu_launches: int = 1,
+    clock_control: str = "base",
+    timeline_iters: int = 5,
+    timeline_engine: str = "auto",
+) -> ProfileSpec:
+    """See :meth:`Engine.check_profile`."""
+    try:
+        mode_obj = get_mode(mode)
+    except ModeNotAvailable as e:
+        raise KprofError(str(e)) from None
+    in_range("timeout_s", timeout_s, 1, 86400, "seconds")
+    base = load_result(engine, baseline, "baseline") if baseline else None
+    if base is not None and not engine.config.remote_gpus:
+        from ..analysis.fingerprint import refusal
+
+        why = refusal(base, [] if target_cpu(engine) else [g.get("name", "") for g in nvidia_smi.gpus()])
+        if why:
+            raise KprofError(f"baseline {safefs.clip(baseline)}: {why}")
+    source = resolve_kernel(engine, kernel)
+    desc = describe(engine, source)
+    versions = [v["name"] for v in desc["versions"]]
+    if version is None:
+        version = versions[-1]
+    if version not in versions:
+        raise KprofError(f"kernel {desc['name']!r} has no version {safefs.clip(version)}; valid: {versions}")
+    checked = validate_params(desc, params)
+    cpu = target_cpu(engine)
+    budget = engine.config.budget_ms if engine.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
+    if isinstance(ncu_launches, bool) or not isinstance(ncu_launches, int) or not 1 <= ncu_launches <= 20:
+        raise KprofError(f"ncu_launches={safefs.clip(ncu_launches)}: give an integer from 1 to 20")
+    if (
+        isinstance(timeline_iters, bool)
+        or not isinstance(timeline_iters, int)
+        or not 1 <= timeline_iters <= 50
+    ):
+        raise KprofError(f"timeline_iters={safefs.clip(timeline_iters)}: give an integer from 1 to 50")
+    if timeline_engine not in TIMELINE_ENGINES:
+        raise KprofError(
+            f"timeline_engine={safefs.clip(timeline_engine)}: 'auto' (Nsight Systems when a working "
+            "one is found, else CUPTI via torch.profiler; default), 'nsys' (Nsight Systems or an "
+            "error) or 'kineto' (torch.profiler)"
+        )
+    if clock_control not in ("base", "none"):
+        raise KprofError(
+            f"clock_control={safefs.clip(clock_control)}: 'base' (default: the SM clock locked for "
+            "the run — ncu's base clock in annotation/ncu, the device's sustained clock in "
+            "event/nsys — and reset after) or 'none' (clocks free, e.g. under MIG)"
+        )
+    try:
+        extra = (
+            {}
+            if engine.config.remote_gpus
+            else mode_obj.preflight(
+                PreflightEnv(
+                    cpu=cpu,
+                    force_cpu=engine.config.force_cpu,
+                    gpus=nvidia_smi.gpus(),
+                    clock_control=clock_control,
+                    timeline_engine=timeline_engine,
+                )
+            )
+        )
+    except ModeError as e:
+        raise KprofError(str(e)) from None
+    req = ProfileRequest(
+        kernel=desc["name"],
+        kernel_source=str(source),
+        version=version,
+        params=checked,
+        mode=mode,
+        out_root=str(engine.config.out_root),
+        budget_ms=budget,
+        min_runs=3 if cpu else 30,
+        force_cpu=engine.config.force_cpu,
+        ncu_launches=ncu_launches,
+        clock_control=clock_control,
+        timeline_iters=timeline_iters,
+        timeline_engine=timeline_engine,
+        **extra,
+    )
+    stages = next(v["stages"] for v in desc["versions"] if v["name"] == version)
+    return ProfileSpec(
+        req=req,
+        base=base,
+        source=source,
+        cpu=cpu,
+        stages=[st["name"] for st in stages],
+        timeout=float(timeout_s or engine.config.timeout_s),
+        baseline=baseline,
+    )

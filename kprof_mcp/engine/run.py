@@ -1,0 +1,305 @@
+"""Running a checked profile: the device's lock, the clock protocol, the preparation run outside
+the profiler, the profiled child, and the result's reports written once under the final name."""
+
+from __future__ import annotations
+
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+from .. import clocks, runner, safefs, store
+from ..analysis.assessment import Assessment, assess
+from ..locks import Cancelled, device_lock, lock_name
+from ..models import ProfileRequest, ProfileResult, ResultWarning
+from ..modes import ModeError, get_mode
+from ..render import render_contract, render_report
+from ..tools import nvidia_smi
+from .catalogue import checked_package, confine, root_of
+from .command import check_command_targets, output_tail
+from .config import KprofError
+from .specs import CompareSpec, ProfileOutcome, ProfileSpec, SweepSpec
+
+if TYPE_CHECKING:
+    from ..modes.base import Launch, Mode
+    from .facade import Engine
+
+
+@dataclass(frozen=True)
+class Rendered:
+    assessment: Assessment
+    contract: str
+    report: str
+
+
+def render_profile(
+    result: ProfileResult, baseline: ProfileResult | None = None, others: list[ProfileResult] | None = None
+) -> Rendered:
+    """Assess a result once and render its contract and report.md (with its mode's sections)."""
+    a = assess(result)
+    mode_report = get_mode(result.mode).report(result, a, others or [])
+    return Rendered(
+        a,
+        render_contract(result, baseline, assessment=a),
+        render_report(result, baseline, assessment=a, mode=mode_report),
+    )
+
+
+def guard(engine: Engine, spec: ProfileSpec | CompareSpec | SweepSpec) -> None:
+    """Right before a run, what a queued request was checked against is checked again: the
+    output root is a real directory under the workspace (created without following links),
+    the package or the command's script has no link on the way or inside. A file swapped for
+    a link while the request waited is refused, not run."""
+    out = engine.config.out_root
+    try:
+        root = root_of(engine, out)
+        root.mkdir(parents=True, exist_ok=True)  # the operator's workspace may not exist yet
+        safefs.make_dirs(root, out)
+    except safefs.UnsafePath as e:
+        raise KprofError(f"output directory: {e}") from None
+    except OSError as e:
+        raise KprofError(f"output directory {out}: {e.strerror or e}") from None
+    req = spec.req
+    if isinstance(req, ProfileRequest) and req.command:
+        check_command_targets(engine, list(req.command), confine(engine, req.command_cwd or ".", "cwd"))
+    else:
+        checked_package(engine, Path(req.kernel_source))
+
+
+def run_checked(
+    engine: Engine,
+    spec: ProfileSpec,
+    on_progress: runner.ProgressFn | None = None,
+    control: runner.RunControl | None = None,
+) -> ProfileOutcome:
+    """See :meth:`Engine.run_checked`."""
+    control = engine._control(control)
+    try:
+        with device_lock(lock_name(spec.cpu, control), control, on_progress):
+            with held_clocks(spec.req.mode, spec.req.clock_control, spec.cpu, control) as clock:
+                return run_locked(engine, spec, on_progress, control, clock)
+    except Cancelled as e:
+        raise KprofError(str(e)) from None
+
+
+@contextmanager
+def held_clocks(
+    mode: str, clock_control: str, cpu: bool, control: runner.RunControl | None
+) -> Iterator[clocks.ClockState | None]:
+    """The clock protocol (:mod:`kprof_mcp.clocks`) around a run that kprof times itself (event,
+    nsys; compare and sweep time in event mode), taken under the GPU's lock; None otherwise."""
+    if cpu or mode not in clocks.TIMING_MODES:
+        yield None
+        return
+    gpu = control.gpu if control is not None and control.gpu is not None else nvidia_smi.smi_id(0)
+    rows = nvidia_smi.gpus()
+    name = next(
+        (g.get("name") for g in rows if gpu in (g.get("index"), g.get("uuid"))),
+        rows[0].get("name") if rows else None,
+    )
+    with clocks.hold(gpu, name, clock_control != "none") as state:
+        yield state
+
+
+class _Preparation:
+    """The preparation run (compile, autotune, correctness; no profiler) in the warm worker, on a
+    thread, while the profiled child starts: its end is written to ``gate`` as JSON, which the
+    child waits for before it builds inputs (``ProfileRequest.wait_for``)."""
+
+    def __init__(self, prep_req: str, timeout: float, control: runner.RunControl, gate: Path):
+        import threading
+
+        self._gate, self._error = gate, None
+        self._thread = threading.Thread(
+            target=self._run, args=(prep_req, timeout, control), daemon=True, name="kprof-prepare"
+        )
+        self._thread.start()
+
+    def _run(self, prep_req: str, timeout: float, control: runner.RunControl) -> None:
+        import json
+
+        said: dict[str, Any]
+        try:
+            record = runner.run_profile(prep_req, timeout, None, control=control)
+            said = {"ok": True, "correctness": record.get("correctness")}
+        except Exception as e:  # noqa: BLE001 — reported by error(); the child must hear of it either way
+            self._error = e
+            said = {"ok": False, "message": str(e)}
+        tmp = self._gate.with_suffix(".tmp")
+        tmp.write_text(json.dumps(said))
+        tmp.replace(self._gate)  # atomic: the child never reads half a file
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def error(self) -> Exception | None:
+        return self._error
+
+
+def run_locked(
+    engine: Engine,
+    spec: ProfileSpec,
+    on_progress: runner.ProgressFn | None,
+    control: runner.RunControl | None,
+    clock: clocks.ClockState | None = None,
+) -> ProfileOutcome:
+    """Run a checked profile with the device's lock (and clocks) held: check the request again,
+    prepare it outside the profiler where the mode asks for that, run the profiled child, let
+    the mode complete the directory, then write the result and its reports."""
+    guard(engine, spec)  # again under the lock: the request may have waited in the queue
+    req = spec.req
+    mode = get_mode(req.mode)
+    gpus = nvidia_smi.gpus()
+    prep_key = store.prepared_key(spec.source, req.version, req.params, gpus[0]["name"] if gpus else "cpu")
+    warm = control is not None and control.pool is not None
+    prepare = mode.prepare_first and not req.command and (warm or not store.is_prepared(prep_key))
+    with tempfile.TemporaryDirectory(prefix="kprof-run-") as scratch:
+        try:
+            launch = (
+                mode.command_launch(req, Path(scratch))
+                if req.command
+                else mode.launch(req, spec.stages, Path(scratch))
+            )
+            prep = None
+            if prepare:
+                req, prep = _prepare(spec, req, launch, warm, prep_key, Path(scratch), on_progress, control)
+            record = _run_profiled(spec, req, mode, launch, prep, prep_key, on_progress, control)
+            work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+            mode.after_run(req, record, launch, work_dir, on_progress, control, spec.timeout)
+        except ModeError as e:
+            raise KprofError(str(e)) from None
+    if not spec.cpu and not launch.prefix and not req.command:
+        store.mark_prepared(prep_key)  # compiled and autotuned without instrumentation
+    return _finish(spec, req, record, work_dir, final_dir, clock)
+
+
+def _prepare(
+    spec: ProfileSpec,
+    req: ProfileRequest,
+    launch: Launch,
+    warm: bool,
+    prep_key: str,
+    scratch: Path,
+    on_progress: runner.ProgressFn | None,
+    control: runner.RunControl | None,
+) -> tuple[ProfileRequest, _Preparation | None]:
+    """Compile, autotune and check correctness without a profiler before the profiled run:
+    beside it in a warm worker (the returned preparation, which the child waits for), else
+    before it. Returns the request the profiled child runs."""
+    prep_req = spec.req.model_copy(update={"prepare_only": True, "mode": "event"}).model_dump_json()
+    if warm and launch.prefix:
+        # In a warm worker preparing is cheap (its JIT is cached), so it runs every time, while
+        # the profiled child starts under its profiler (imports, CUDA context) and waits for it
+        # before touching the GPU; the preparation's correctness check stands for the child's.
+        if on_progress:
+            on_progress(
+                0.01,
+                "compiling, autotuning and checking correctness outside the profiler, "
+                "while the profiler starts",
+            )
+        gate = scratch / "prepared.json"
+        req = req.model_copy(update={"wait_for": str(gate)})
+        return req, _Preparation(prep_req, spec.timeout, control, gate)
+    # Compile and autotune without instrumentation first: under a profiler the
+    # autotuner's timings are distorted, and Triton would cache the config it picked there.
+    if on_progress:
+        on_progress(0.01, "compiling, autotuning and checking correctness outside the profiler")
+    try:
+        done = runner.run_profile(prep_req, spec.timeout, None, control=control)
+    except runner.WorkerError as e:
+        raise KprofError(str(e)) from None
+    store.mark_prepared(prep_key)
+    if done.get("warm_worker") and done.get("correctness"):
+        req = req.model_copy(update={"correctness_checked": done["correctness"]})
+    return req, None
+
+
+def _run_profiled(
+    spec: ProfileSpec,
+    req: ProfileRequest,
+    mode: Mode,
+    launch: Launch,
+    prep: _Preparation | None,
+    prep_key: str,
+    on_progress: runner.ProgressFn | None,
+    control: runner.RunControl | None,
+) -> dict[str, Any]:
+    """Run the profiled child (under the mode's profiler, if any) and wait for a preparation
+    beside it; a failure is reported as the preparation's or as the mode explains it."""
+    try:
+        record = runner.run_profile(
+            req.model_dump_json(),
+            spec.timeout,
+            on_progress,
+            prefix=launch.prefix,
+            control=control,
+            locks_clocks=launch.locks_clocks,
+            command="command" if req.command else "run",
+            fresh=bool(req.command),
+        )
+    except runner.WorkerError as e:
+        if prep is not None:
+            prep.join()
+            if prep.error() is not None:  # the child only reported that preparation failed
+                raise KprofError(str(prep.error())) from None
+        explain = getattr(mode, "explain_failure", None)
+        raise KprofError(explain(str(e), e.detail.get("log", "")) if explain else str(e)) from None
+    if prep is not None:
+        prep.join()
+        if prep.error() is not None:
+            raise KprofError(str(prep.error()))
+        store.mark_prepared(prep_key)
+    return record
+
+
+def _note_clock(result: ProfileResult, clock: clocks.ClockState) -> None:
+    """Record the clock protocol's outcome in the result; when the clock was not locked, say why
+    in place of the child's plain "not locked" warning."""
+    result.device.clock_control = clock.note
+    result.device.clocks_locked = clock.locked_mhz is not None
+    result.device.sm_clock_lock_mhz = clock.locked_mhz
+    if clock.locked_mhz is None:  # why, in place of the child's plain "not locked"
+        result.warnings = [
+            w
+            for w in result.warnings
+            if not (w.kind == "clocks" and w.message.startswith("clocks not locked by kprof"))
+        ]
+        result.warnings.append(ResultWarning(kind="clocks", message=clock.note))
+
+
+def _finish(
+    spec: ProfileSpec,
+    req: ProfileRequest,
+    record: dict[str, Any],
+    work_dir: Path,
+    final_dir: Path,
+    clock: clocks.ClockState | None,
+) -> ProfileOutcome:
+    """Complete the result (the command's output, the noise floor, the clocks), render its
+    contract and report, and give the directory its final name."""
+    try:
+        result = store.load_result(work_dir, "profile")
+        if req.command:  # what the command printed: the report keeps its tail
+            result.command["output_tail"] = output_tail(record.get("log", ""))
+        if result.device.kind == "cuda":  # the between-profile spread measured on this GPU (kprof noise)
+            from .. import noise
+
+            result.noise_floor = noise.floors(result.device.name, result)
+        if clock is not None:
+            _note_clock(result, clock)
+        if req.command or clock is not None or result.noise_floor:
+            store.write_result(work_dir, result)
+        r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
+        store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract})
+    except store.StoreError as e:
+        raise KprofError(str(e)) from None
+    except OSError as e:
+        # Disk full (or any write error) while writing the reports: the directory keeps its
+        # .partial name, so nothing half-written looks like a finished profile.
+        raise KprofError(
+            f"writing the profile's reports failed: {e.strerror or e} ({type(e).__name__}); the "
+            f"incomplete artifacts are in {work_dir} (a *.partial directory, never read as a "
+            "finished profile). Free disk space and profile again."
+        ) from None
+    return ProfileOutcome(result=result, assessment=r.assessment, contract=r.contract, profile_dir=final_dir)

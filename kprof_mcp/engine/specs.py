@@ -1,0 +1,96 @@
+"""Checked requests (specs) and what running them produced (outcomes).
+
+Every spec has ``run(engine, on_progress, control)``, the one protocol :meth:`Engine.execute`
+calls to run it here (:class:`kprof_mcp.noise.NoiseSpec` has it too): each runs itself through
+the engine's matching method, so nothing switches on a spec's type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..analysis.assessment import Assessment
+from ..models import CompareRequest, CompareResult, ProfileRequest, ProfileResult, SweepRequest, SweepResult
+
+if TYPE_CHECKING:
+    from .. import runner
+    from .facade import Engine
+
+
+@dataclass
+class ProfileSpec:
+    """A validated profile request (see :meth:`Engine.check_profile`)."""
+
+    req: ProfileRequest
+    base: ProfileResult | None
+    source: Path
+    cpu: bool
+    stages: list[str]
+    timeout: float
+    baseline: str | None = None
+
+    def run(
+        self, engine: Engine, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
+    ) -> ProfileOutcome:
+        """Run this profile (:meth:`Engine.run_checked`)."""
+        return engine.run_checked(self, on_progress, control)
+
+
+@dataclass
+class ProfileOutcome:
+    result: ProfileResult
+    assessment: Assessment
+    contract: str
+    profile_dir: Path
+
+
+@dataclass
+class CompareSpec:
+    """A validated comparison (see :meth:`Engine.check_compare`)."""
+
+    req: CompareRequest
+    cpu: bool
+    timeout: float
+    # Nsight modes: each arm's validated profile, run after the timing (counters side by side).
+    arm_specs: list[ProfileSpec] = field(default_factory=list)
+    clock_control: str = "base"  # the timing's SM clock: locked (kprof_mcp.clocks) or "none" (free)
+
+    def run(
+        self, engine: Engine, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
+    ) -> CompareOutcome:
+        """Run this comparison (:meth:`Engine.run_compare`)."""
+        return engine.run_compare(self, on_progress, control)
+
+
+@dataclass
+class CompareOutcome:
+    result: CompareResult
+    markdown: str
+    compare_dir: Path
+
+
+@dataclass
+class SweepSpec:
+    """A validated sweep (see :meth:`Engine.check_sweep`)."""
+
+    req: SweepRequest
+    cpu: bool
+    timeout: float
+    clock_control: str = "base"  # the timing's SM clock: locked (kprof_mcp.clocks) or "none" (free)
+
+    def run(
+        self, engine: Engine, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
+    ) -> SweepOutcome:
+        """Run this sweep (:meth:`Engine.run_sweep`)."""
+        return engine.run_sweep(self, on_progress, control)
+
+
+@dataclass
+class SweepOutcome:
+    result: SweepResult
+    rows: list[dict[str, Any]]
+    markdown: str
+    png: bytes | None
+    sweep_dir: Path
