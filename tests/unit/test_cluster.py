@@ -106,7 +106,7 @@ def test_cancelling_a_running_cluster_job_kills_it(setup):
     assert job.status == CANCELLED and "cancelled" in (job.error or "")
 
     def leftovers():
-        from kprof_mcp import cluster as cl
+        from kprof_mcp.cluster import job as cl
 
         return [str(d) for e in cl._ENGINES.values() for d in e.config.out_root.rglob("*.partial")]
 
@@ -342,7 +342,7 @@ def test_an_unchanged_package_lands_at_the_same_path_on_a_worker_and_an_edited_o
 ):
     import shutil
 
-    from kprof_mcp import cluster as cl
+    from kprof_mcp.cluster import job as cl
 
     src = tmp_path / "src" / "mykernel"
     shutil.copytree(
@@ -546,7 +546,7 @@ def test_a_command_runs_on_the_cluster_in_its_shipped_working_directory(setup, t
         or "ran 3" in (o.profile_dir / "report.md").read_text()
     )
     # The working directory past the limit: refused with what to do.
-    import kprof_mcp.cluster as cl
+    import kprof_mcp.cluster.runner as cl
 
     old = cl.MAX_COMMAND_DIR_BYTES
     cl.MAX_COMMAND_DIR_BYTES = 10

@@ -1,0 +1,88 @@
+"""``kprof worker``: one Dask worker per GPU, each with ``CUDA_VISIBLE_DEVICES`` set, the ``GPU=1``
+resource and kprof's preload (:mod:`.preload`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import threading
+
+from .. import lifeline
+
+PRELOAD = "kprof_mcp.cluster.preload"  # the module Dask imports in each worker (its dask_setup)
+
+
+def stop_processes(procs: list, wait_s: float) -> None:
+    """Terminate processes (Dask's own shutdown), then kill those still there after ``wait_s``."""
+    import subprocess
+
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def worker_main(
+    scheduler: str,
+    gpus: list[str],
+    nthreads: int = 1,
+    tls: tuple[str, str, str] | None = None,
+    extra: list[str] | None = None,
+) -> int:
+    """Start one Dask worker per GPU (``CUDA_VISIBLE_DEVICES=<gpu>``, resource ``GPU=1``) and wait;
+    Ctrl-C or SIGTERM stops them all."""
+    import signal
+    import subprocess
+    import sys
+
+    procs = []
+    # The workers' workspaces, removed when this command ends even if a worker could not tidy up.
+    root = tempfile.mkdtemp(prefix="kprof-workers-")
+    for i, g in enumerate(gpus):
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=g, KPROF_WORKER_ROOT=root)
+        if g == "cpu":
+            env.pop("CUDA_VISIBLE_DEVICES")
+            env["KPROF_FORCE_CPU"] = "1"
+        cmd = [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_worker",
+            scheduler,
+            "--nworkers",
+            "1",
+            "--nthreads",
+            str(nthreads),
+            "--resources",
+            "GPU=1",
+            "--name",
+            f"kprof-{socket.gethostname()}-{os.getpid()}-{i}-gpu{g}",
+            "--no-nanny",
+            "--preload",
+            PRELOAD,
+        ]
+        if tls:
+            ca, cert, key = tls
+            cmd += ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
+        # Its own process group and this process's lifeline: a worker (and its jobs' processes) dies
+        # with this command however it ends; see dask_setup.
+        env, lifeline_fds = lifeline.for_child(env)
+        procs.append(
+            subprocess.Popen(cmd + list(extra or []), env=env, pass_fds=lifeline_fds, start_new_session=True)
+        )
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        while not stop.is_set() and any(p.poll() is None for p in procs):
+            stop.wait(0.5)
+    finally:
+        stop_processes(procs, 10.0)
+        shutil.rmtree(root, ignore_errors=True)
+    return max((p.returncode or 0) for p in procs) if not stop.is_set() else 0
