@@ -326,6 +326,9 @@ def test_not_found(bare, monkeypatch):
     assert not c.usable and c.problem.startswith(
         f"KPROF_NSYS={bare / 'no' / 'nsys'} is not an executable file"
     )
+    assert (
+        N.candidates() == []
+    )  # a KPROF_NSYS that is not executable is never offered (was find_nsys() is None)
 
 
 def test_candidates_in_order_without_duplicates(bare, tmp_path, monkeypatch):
@@ -336,6 +339,7 @@ def test_candidates_in_order_without_duplicates(bare, tmp_path, monkeypatch):
     (tmp_path / "bin" / "nsys").symlink_to(standalone)  # on PATH: the same install, listed once
     mine = _script(tmp_path / "mine" / "nsys", VERSION)
     monkeypatch.setenv(N.NSYS_ENV, str(mine))
+    assert N.candidates()[0] == mine  # KPROF_NSYS comes first (was find_nsys() == mine)
     assert N.candidates() == [mine, tmp_path / "bin" / "nsys", older, bundled, toolkit]
     monkeypatch.delenv(N.NSYS_ENV)
     (tmp_path / "bin" / "nsys").unlink()
