@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clocks, runner
-from ..models import Diagnosis, ProfileResult
+from ..models import ProfileResult
 from ..modes import DEFAULT_MODE
 from ..warm import WorkerPool
 from . import batch, catalogue, info, profile, run
@@ -337,51 +337,8 @@ class Engine:
         return batch.run_sweep(self, spec, on_progress, control)
 
     # ------------------------------------------------------------------ analysis
-    @staticmethod
-    def classify(
-        tc_pct: float | None,
-        dram_pct: float | None,
-        occupancy_pct: float | None = None,
-        l2_hit_pct: float | None = None,
-        local_spill_bytes: float | None = None,
-        waves_per_sm: float | None = None,
-        compute_pct: float | None = None,
-        dram_bytes_over_model: float | None = None,
-        duration_us: float | None = None,
-        sol_us: float | None = None,
-        grid_blocks: int | None = None,
-        sm_count: int | None = None,
-        local_bytes_share_pct: float | None = None,
-        accounting: dict[str, float] | None = None,
-        tensor_work: bool = False,
-        flops: float | None = None,
-        dtype: str | None = None,
-        tensor_peak_tflops: float | None = None,
-    ) -> Diagnosis:
-        """SPEC.md's classification and the ranked opportunities the given metrics support, with
-        the same time model as a profile (:func:`kprof_mcp.analysis.diagnosis.opportunities`):
-        given the measured duration and the speed-of-light time, no estimate exceeds
-        duration/sol − 1; without them each cause is credited at most 95 % of the time."""
-        return info.classify(
-            tc_pct,
-            dram_pct,
-            occupancy_pct,
-            l2_hit_pct,
-            local_spill_bytes,
-            waves_per_sm,
-            compute_pct,
-            dram_bytes_over_model,
-            duration_us,
-            sol_us,
-            grid_blocks,
-            sm_count,
-            local_bytes_share_pct,
-            accounting,
-            tensor_work,
-            flops,
-            dtype,
-            tensor_peak_tflops,
-        )
+    # SPEC.md's classification from a few metrics (the MCP tool's arguments, one by one).
+    classify = staticmethod(info.classify)
 
     # ------------------------------------------------------------------ devlog
     def update_devlog(

@@ -44,7 +44,10 @@ def classify(
     dtype: str | None = None,
     tensor_peak_tflops: float | None = None,
 ) -> Diagnosis:
-    """See :meth:`Engine.classify`."""
+    """SPEC.md's classification and the ranked opportunities the given metrics support, with
+    the same time model as a profile (:func:`kprof_mcp.analysis.diagnosis.opportunities`):
+    given the measured duration and the speed-of-light time, no estimate exceeds
+    duration/sol − 1; without them each cause is credited at most 95 % of the time."""
     for name, v, hi in (
         ("tc_pct", tc_pct, 100),
         ("dram_pct", dram_pct, 100),
