@@ -108,6 +108,65 @@ def test_no_import_cycle():
     assert not cycles, f"import cycles: {cycles}"
 
 
+def _folder(mod: str) -> str:
+    """The top-level folder or module of kprof_mcp that ``mod`` belongs to."""
+    return ".".join(mod.split(".")[:2])
+
+
+# Every top-level folder and module, from the faces at the top to pure data at the bottom: each
+# may import only what is listed after it. A new one must be placed here.
+LAYERS = [
+    "__main__",
+    "launch",
+    "server",
+    "cli",
+    "scaffold",
+    "face",
+    "cluster",
+    "engine",
+    "noise",
+    "store",
+    "jobs",
+    "child",
+    "modes",
+    "capture",
+    "render",
+    "analysis",
+    "clocks",
+    "locks",
+    "runner",
+    "warm",
+    "lifeline",
+    "packages",
+    "kernel",
+    "safefs",
+    "tools",
+    "parsers",
+    "models",
+    "devices",
+    "protocol",
+]
+
+
+def test_every_folder_has_a_place_in_the_layers():
+    folders = {_folder(m).removeprefix("kprof_mcp.") for m in MODULES if m != "kprof_mcp"}
+    assert folders == set(LAYERS), f"unplaced: {folders - set(LAYERS)}; gone: {set(LAYERS) - folders}"
+
+
+def test_no_import_runs_back_up_a_layer_or_cycles_between_folders():
+    """Folders import only folders below them in LAYERS: the folder graph has no cycle (two
+    folders importing each other through different modules included) and nothing imports upward."""
+    rank = {f"kprof_mcp.{name}": i for i, name in enumerate(LAYERS)}
+    upward = sorted(
+        f"{m} -> {d}"
+        for m, deps in GRAPH.items()
+        if m != "kprof_mcp"
+        for d in deps
+        if d != "kprof_mcp" and _folder(d) != _folder(m) and rank[_folder(d)] <= rank[_folder(m)]
+    )
+    assert not upward, f"imports running up the layers: {upward}"
+
+
 # What each layer may import (besides itself). Everything not listed is forbidden.
 ALLOWED = {
     "kprof_mcp.kernel": set(),
