@@ -116,15 +116,8 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
 
         t_run = time.time()
         try:
-            if isinstance(spec, CompareSpec):
-                outcome = engine.run_compare(spec, progress, control)
-                dirs = [outcome.compare_dir, *(Path(p) for p in outcome.result.profiles.values())]
-            elif isinstance(spec, SweepSpec):
-                outcome = engine.run_sweep(spec, progress, control)
-                dirs = [outcome.sweep_dir]
-            else:
-                outcome = engine.run_checked(spec, progress, control)
-                dirs = [outcome.profile_dir]
+            outcome = spec.run(engine, progress, control)
+            dirs = outcome.dirs()
         except KprofError as e:
             raise RuntimeError(str(e)) from None
         finally:
@@ -207,6 +200,7 @@ def worker_engine(force_cpu: bool):
             tempfile.mkdtemp(prefix=f"kprof-worker-{os.getpid()}-", dir=os.environ.get("KPROF_WORKER_ROOT"))
         )
         cfg = Config.from_options(str(root), force_cpu=force_cpu)
+        cfg.render_profiles = False  # the server renders what it brings back, against its baseline
         engine = Engine(cfg)
         _ENGINES[force_cpu] = engine
 

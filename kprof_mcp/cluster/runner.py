@@ -241,7 +241,7 @@ class ClusterRunner:
         if note:
             result.warnings.append(note)
         store.write_result(final_dir, result)
-        # The one rendering that counts: the server's baseline and sibling versions are here.
+        # The one rendering (the worker's engine renders none): the server's baseline and siblings are here.
         r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
         (final_dir / "report.md").write_text(r.report)
         (final_dir / "contract.md").write_text(r.contract)
@@ -252,9 +252,11 @@ class ClusterRunner:
 
 def _compare_here(outcome, dirs: list[Path], note=None):
     """A comparison brought back: its directory first, then its arms' profiles (Nsight modes), in the
-    order of its result's ``profiles``. Their paths in the results are set to the server's, and
-    compare.md is rendered again when it names the arms' directories."""
+    order of its result's ``profiles``. Their paths in the results are set to the server's, each
+    arm's contract and report rendered here (the worker renders none), and compare.md rendered
+    again when it names the arms' directories."""
     from .. import store
+    from ..engine import render_profile
     from ..render.compare import render_compare
 
     result = outcome.result
@@ -263,6 +265,9 @@ def _compare_here(outcome, dirs: list[Path], note=None):
         arm = store.load_result(d, "profile")
         arm.profile_dir = str(d)
         store.write_result(d, arm)
+        r = render_profile(arm, None, store.sibling_versions(arm, d))
+        (d / "report.md").write_text(r.report)
+        (d / "contract.md").write_text(r.contract)
     result = result.model_copy(
         update={
             "compare_dir": str(dirs[0]),

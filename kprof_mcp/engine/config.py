@@ -40,6 +40,9 @@ class Config:
     # their path arguments confined) for the server's profile_command, whose caller is an agent;
     # the CLI's `kprof run` turns it off (the user runs their own command; links are still refused).
     confine_modules: bool = True
+    # Render each profile's contract and report.md when it finishes. A cluster worker's engine does
+    # not: the server renders the profile it brings back, against its own baseline and siblings.
+    render_profiles: bool = True
 
     @classmethod
     def from_options(

@@ -171,7 +171,7 @@ def run_locked(
             raise KprofError(str(e)) from None
     if not spec.cpu and not launch.prefix and not req.command:
         store.mark_prepared(prep_key)  # compiled and autotuned without instrumentation
-    return _finish(spec, req, record, work_dir, final_dir, clock)
+    return _finish(spec, req, record, work_dir, final_dir, clock, engine.config.render_profiles)
 
 
 def _prepare(
@@ -275,9 +275,11 @@ def _finish(
     work_dir: Path,
     final_dir: Path,
     clock: clocks.ClockState | None,
+    render: bool = True,
 ) -> ProfileOutcome:
     """Complete the result (the command's output, the noise floor, the clocks), render its
-    contract and report, and give the directory its final name."""
+    contract and report (unless ``render`` is off: a cluster worker's, whose server renders),
+    and give the directory its final name."""
     try:
         result = store.load_result(work_dir, "profile")
         if req.command:  # what the command printed: the report keeps its tail
@@ -290,6 +292,9 @@ def _finish(
             _note_clock(result, clock)
         if req.command or clock is not None or result.noise_floor:
             store.write_result(work_dir, result)
+        if not render:
+            store.finish_profile(work_dir, final_dir, {})
+            return ProfileOutcome(result=result, assessment=None, contract="", profile_dir=final_dir)
         r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
         store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract})
     except store.StoreError as e:

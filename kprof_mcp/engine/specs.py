@@ -41,9 +41,13 @@ class ProfileSpec:
 @dataclass
 class ProfileOutcome:
     result: ProfileResult
-    assessment: Assessment
+    assessment: Assessment | None  # None (and contract "") where rendering is left to a cluster's server
     contract: str
     profile_dir: Path
+
+    def dirs(self) -> list[Path]:
+        """The directories this outcome wrote, its own first."""
+        return [self.profile_dir]
 
 
 @dataclass
@@ -70,6 +74,10 @@ class CompareOutcome:
     markdown: str
     compare_dir: Path
 
+    def dirs(self) -> list[Path]:
+        """The comparison's directory, then its arms' profiles (Nsight modes) in ``profiles``' order."""
+        return [self.compare_dir, *(Path(p) for p in self.result.profiles.values())]
+
 
 @dataclass
 class SweepSpec:
@@ -94,3 +102,7 @@ class SweepOutcome:
     markdown: str
     png: bytes | None
     sweep_dir: Path
+
+    def dirs(self) -> list[Path]:
+        """The sweep's directory."""
+        return [self.sweep_dir]

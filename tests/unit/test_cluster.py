@@ -72,6 +72,25 @@ def test_jobs_spread_over_workers_one_at_a_time_each_and_come_back(setup, tmp_pa
     assert local.result.params == js[0].outcome.result.params
 
 
+def test_a_worker_engine_renders_nothing_and_the_server_renders_once(setup, tmp_path):
+    """The worker's engine (render_profiles off) writes no contract or report; what the server
+    brings back it renders once, against its own baseline and siblings."""
+    cfg = Config.from_options(str(tmp_path / "worker"), force_cpu=True)
+    cfg.warm, cfg.render_profiles = False, False
+    worker = Engine(cfg)
+    try:
+        o = worker.profile("vector_add", "v0", {"n": 1024}, "event")
+    finally:
+        worker.close()
+    assert o.contract == "" and o.assessment is None and (o.profile_dir / "result.json").is_file()
+    assert not (o.profile_dir / "report.md").exists() and not (o.profile_dir / "contract.md").exists()
+    engine, runner, jobs = setup
+    j = _wait(jobs.submit(engine.check_profile("vector_add", "v0", {"n": 2048}, "event"), "one"))
+    assert j.status == DONE, j.error
+    contract = (j.outcome.profile_dir / "contract.md").read_text()
+    assert contract == j.outcome.contract and contract.startswith("## Profile: vector_add v0")
+
+
 def test_compare_and_sweep_run_on_the_cluster_too(setup, tmp_path):
     engine, runner, jobs = setup
     cmp_ = jobs.submit(
