@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..models import Comparison, CounterRow, ProfileResult
+from ..models import Comparison
 
 DEFAULT_RESAMPLES = 2000
 
@@ -107,98 +107,3 @@ def rotation(versions: Sequence[str], round_index: int) -> list[str]:
     first (after another version's work) or last."""
     k = round_index % len(versions)
     return list(versions[k:]) + list(versions[:k])
-
-
-# (StageResult field or derived key, label, kind) — kind: "pct" changes in points, "ratio" as a
-# factor, "text" as same/changed. In the order a kernel engineer reads a Nsight Compute page.
-COUNTER_METRICS: tuple[tuple[str, str, str], ...] = (
-    ("duration_us", "duration (us, ncu)", "ratio"),
-    ("sm_clock_mhz", "SM clock (MHz)", "ratio"),
-    ("tc_pct", "tensor pipe (% of peak)", "pct"),
-    ("sm_pct", "SM throughput (% of peak)", "pct"),
-    ("dram_pct", "DRAM throughput (% of peak)", "pct"),
-    ("l2_hit_pct", "L2 hit rate (%)", "pct"),
-    ("occupancy_pct", "achieved occupancy (%)", "pct"),
-    ("theoretical_occupancy_pct", "theoretical occupancy (%)", "pct"),
-    ("registers_per_thread", "registers/thread", "ratio"),
-    ("shared_kib", "shared memory/block (KiB)", "ratio"),
-    ("measured_waves_per_sm", "waves/SM", "ratio"),
-    ("dram_mb", "DRAM bytes (MB)", "ratio"),
-    ("over_fetch_ratio", "DRAM bytes ÷ model bytes", "ratio"),
-    ("spill_mb", "local (spill) bytes (MB)", "ratio"),
-    ("bottleneck", "bottleneck", "text"),
-    ("top_opportunity", "top opportunity", "text"),
-    ("top_gain_pct", "its estimated gain in the stage (%)", "pct"),
-)
-
-
-def _stage_values(result: ProfileResult) -> dict[str, dict[str, float | str | None]]:
-    """Per stage name, every COUNTER_METRICS value of one profile (None: not measured)."""
-    from .assessment import assess
-
-    a = assess(result)
-    out: dict[str, dict[str, float | str | None]] = {}
-    for sa in a.stages:
-        s = sa.stage
-        mb = lambda v: None if v is None else v / 1e6
-        top = next((o for o in a.opportunities if o.stage == s.name), None)
-        out[s.name] = {
-            "duration_us": s.timing.median_ns / 1e3,
-            "sm_clock_mhz": None if s.sm_clock_hz is None else s.sm_clock_hz / 1e6,
-            "tc_pct": s.tc_pct,
-            "sm_pct": s.sm_pct,
-            "dram_pct": s.dram_pct,
-            "l2_hit_pct": s.l2_hit_pct,
-            "occupancy_pct": s.occupancy_pct,
-            "theoretical_occupancy_pct": s.theoretical_occupancy_pct,
-            "registers_per_thread": s.registers_per_thread,
-            "shared_kib": None
-            if s.shared_mem_per_block_bytes is None
-            else s.shared_mem_per_block_bytes / 1024,
-            "measured_waves_per_sm": s.measured_waves_per_sm,
-            "dram_mb": mb(s.dram_bytes),
-            "over_fetch_ratio": s.over_fetch_ratio,
-            "spill_mb": mb(s.measured_local_bytes),
-            "bottleneck": sa.diagnosis.bottleneck if sa.diagnosis else None,
-            "top_opportunity": top.name if top else "none",
-            "top_gain_pct": top.stage_gain_pct if top else None,
-        }
-    return out
-
-
-def _change(kind: str, base: float | str | None, value: float | str | None) -> str | None:
-    if base is None or value is None:
-        return None
-    if kind == "text":
-        return "same" if base == value else "changed"
-    if kind == "pct":
-        return f"{value - base:+.1f} pts"
-    if base == 0:
-        return "same" if value == 0 else f"+{value:.3g}"
-    return f"×{value / base:.2f}"
-
-
-def counter_table(results: Sequence[ProfileResult]) -> list[CounterRow]:
-    """The counters of each profile side by side, stage by stage (stages matched by name, in
-    the order they first appear), with each one's change against the first. Rows where no
-    profile measured the metric are left out."""
-    per = [_stage_values(r) for r in results]
-    stages: list[str] = []
-    for p in per:
-        stages += [n for n in p if n not in stages]
-    rows: list[CounterRow] = []
-    for st in stages:
-        for key, label, kind in COUNTER_METRICS:
-            vals = [p.get(st, {}).get(key) for p in per]
-            if all(v is None for v in vals):
-                continue
-            rows.append(
-                CounterRow(
-                    stage=st,
-                    metric=key,
-                    label=label,
-                    values=vals,
-                    changes=[None] + [_change(kind, vals[0], v) for v in vals[1:]],
-                )
-            )
-    return rows

@@ -176,8 +176,7 @@ def run_compare(
     control: runner.RunControl | None = None,
 ) -> CompareOutcome:
     """See :meth:`Engine.run_compare`."""
-    from ..analysis.compare import counter_table
-    from ..render.compare import render_compare
+    from ..render.compare import counter_table, render_compare
 
     n = len(spec.arm_specs)
     timing_share = 1.0 if not n else 0.3

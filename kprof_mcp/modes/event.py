@@ -22,6 +22,7 @@ from ..models import (
     StageResult,
     Timing,
 )
+from ..render import event as words
 from .base import Mode
 
 CLOCK_MOVED_FRACTION = 0.05  # warn when the SM clock read after the batches spreads more than this
@@ -32,69 +33,38 @@ def quality_warnings(
     dev: DeviceState, stages: list[StageResult], plan_total: Timing | None
 ) -> list[ResultWarning]:
     """What limits how far event timings can be trusted: CPU or unknown device, unlocked
-    clocks, noise, too few runs, durations near CUDA-event resolution."""
+    clocks, noise, too few runs, durations near CUDA-event resolution; worded by
+    :mod:`kprof_mcp.render.event`."""
     out: list[ResultWarning] = []
 
     def w(kind: str, message: str, stage: str | None = None) -> None:
         out.append(ResultWarning(kind=kind, message=message, stage=stage))
 
     if dev.kind == "cpu":
-        w(
-            "device",
-            "CPU timing: no GPU was used (Triton interpreter / torch CPU); times say nothing about GPU "
-            "performance and no roofline or % of peak is given",
-        )
+        w("device", words.CPU_TIMING)
     elif dev.spec_key is None:
-        w("device", f"unknown device: {dev.spec_note}")
+        w("device", words.unknown_device(dev.spec_note))
     if dev.kind == "cuda" and not dev.clocks_locked:
-        before, after = dev.clocks_before, dev.clocks_after
-        w(
-            "clocks",
-            "clocks not locked by kprof: SM clock read "
-            f"{before.get('clocks.sm', '?')} MHz before and {after.get('clocks.sm', '?')} MHz after timing "
-            f"(max {before.get('clocks.max.sm', '?')} MHz); boost and thermals can move results a few %",
-        )
+        w("clocks", words.clocks_not_locked(dev.clocks_before, dev.clocks_after))
         compute = [s.name for s in stages if s.roofline_region == "compute"]
         if compute:
             # Measured on an H100 (docs/evidence/h100-thermal): a GEMM's free-clock times moved 8 %
             # between calls while NVML and nvidia-smi read ~1980 MHz; scaling by those readings widened
             # the spread to 13-14 %, so no such normalisation is done.
-            w(
-                "clocks",
-                f"compute-bound stage(s) {', '.join(compute)} timed at free clocks: their time follows the "
-                "clock the power limit allows, which the reported SM clock does not show (a tensor-core GEMM "
-                "ran at a reported 1980 MHz while its times moved 8 %), so the times are not normalised by "
-                "it. Compare them with profiles at free clocks only, or lock clocks (clock_control='base', "
-                "as root) or use compare_versions",
-            )
+            w("clocks", words.compute_at_free_clocks(compute))
     for s in stages:
         t = s.timing
         if t.rel_iqr > 0.05:
-            w(
-                "noise",
-                f"stage {s.name}: noisy timing, IQR is {100 * t.rel_iqr:.1f}% of the median "
-                f"({t.runs} runs, stopped by {t.stop_reason}); compare versions only beyond this spread",
-                s.name,
-            )
+            w("noise", words.noisy_stage(s.name, t), s.name)
         if t.runs < 10 and t.stop_reason == "budget":
-            w("few_runs", f"stage {s.name}: only {t.runs} timed runs (budget reached)", s.name)
+            w("few_runs", words.few_runs(s.name, t.runs), s.name)
         if dev.kind == "cuda" and t.method == "cuda_events" and t.median_ns < 5_000:
-            w(
-                "resolution",
-                f"stage {s.name}: {t.median_ns / 1e3:.2f} µs is near CUDA-event resolution and launch "
-                "overhead; use a larger problem or the ncu modes for kernel-only time",
-                s.name,
-            )
+            w("resolution", words.near_resolution(s.name, t.median_ns), s.name)
         mhz = t.sm_clock_mhz
         if len(mhz) >= 2 and max(mhz) > 0 and (max(mhz) - min(mhz)) / max(mhz) > CLOCK_MOVED_FRACTION:
-            w(
-                "clocks",
-                f"stage {s.name}: the SM clock moved during timing ({min(mhz):.0f}–{max(mhz):.0f} MHz over "
-                f"{len(mhz)} batches); times from different clocks are mixed in its samples",
-                s.name,
-            )
+            w("clocks", words.clock_moved(s.name, mhz), s.name)
     if plan_total is not None and plan_total.rel_iqr > 0.05:
-        w("noise", f"whole plan: noisy timing, IQR {100 * plan_total.rel_iqr:.1f}% of the median")
+        w("noise", words.noisy_plan(plan_total.rel_iqr))
     return out
 
 

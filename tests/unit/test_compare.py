@@ -183,9 +183,8 @@ def test_counters_side_by_side_from_real_h100_annotation_profiles(tmp_path):
     the rendered section."""
     from test_ncu import _finish
 
-    from kprof_mcp.analysis.compare import counter_table
     from kprof_mcp.models import CompareResult, VersionTiming
-    from kprof_mcp.render.compare import render_compare
+    from kprof_mcp.render.compare import counter_table, render_compare
 
     v0, _ = _finish(tmp_path, "annotation", "matmul", "v0")
     v1, _ = _finish(tmp_path, "annotation", "matmul", "v1")

@@ -1,0 +1,223 @@
+"""The metrics a stage is classified with, SPEC.md's health thresholds and bottleneck table, and the
+time model's arithmetic (gain from a share of the time). See the package docstring."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..accounting import Accounting
+
+TC_HEALTHY_PCT = 60.0
+DRAM_HEALTHY_PCT = 70.0
+OCCUPANCY_HEALTHY_PCT = 25.0
+L2_HIT_HEALTHY_PCT = 80.0
+WAVES_HEALTHY = 1.0
+SPILL_HEALTHY_BYTES = 0
+OVER_FETCH_HEALTHY = 1.25
+
+# What "at the roof" means when estimating headroom: a well-tuned memory-bound kernel
+# reaches ~90 % of peak DRAM bandwidth; a well-tuned GEMM keeps the tensor pipe ~95 % busy
+# (ncu's pipe utilisation, measured on an H100: cuBLAS bf16 4096³ 97 %, our matmul v3 92.6 %;
+# matmul v0 at 78.9 % gained 17.6 % when v3 reached 92.6 %, and 1 − 78.9/95 says 20 %).
+_DRAM_ATTAINABLE_PCT = 90.0
+_COMPUTE_ATTAINABLE_PCT = 95.0
+# Without counters (event mode) compute% is achieved FLOP/s over the datasheet peak at boost
+# clock, which no kernel sustains: power limits hold an H100's clock down under tensor-core load.
+# Our matmul v3 (bf16 4096³, event mode, H100 SXM) ran at 725 TFLOP/s = 73 % of 989.4.
+_ROOFLINE_COMPUTE_ATTAINABLE_PCT = 75.0
+# DRAM throughput at which scattered (sector-sized) traffic saturates the memory system: on an
+# H100 a strided transpose and a random gather both ran at 59-62 % of the datasheet peak while
+# their time was all DRAM traffic (removing 6-7x over-fetch made them 8.5-9.5x faster). An
+# over-fetching stage at this throughput or more spends all of its time on DRAM traffic.
+DRAM_SATURATED_PCT = 60.0
+# Without a measured time and a speed-of-light bound (classify_bottleneck on a few metrics), a
+# cause is credited at most this share of the time: 95 % → at most 1900 % faster.
+METRICS_ONLY_MAX_SHARE = 0.95
+TAIL_MAX_WAVES = 4.0
+# Below this share an opportunity is not worth an agent's time (and is within timing noise).
+MIN_SHARE = 0.01
+
+MEMORY_BOUND = "Memory-bound"
+COMPUTE_BOUND = "Compute-bound"
+LATENCY_BOUND = "Latency-bound"
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Per-stage utilisation figures. ``None`` means "not measured", never zero."""
+
+    tc_pct: float | None = None
+    dram_pct: float | None = None
+    occupancy_pct: float | None = None
+    l2_hit_pct: float | None = None
+    local_spill_bytes: float | None = None
+    waves_per_sm: float | None = None
+    compute_pct: float | None = None  # SM throughput; the compute figure when TC% is 0 by construction
+    over_fetch_ratio: float | None = None  # measured DRAM bytes / model bytes
+    # The time model (see :func:`opportunities`). None: not known, and then no bound is applied
+    # beyond :data:`METRICS_ONLY_MAX_SHARE`.
+    time_ns: float | None = None  # the stage's measured time
+    sol_ns: float | None = None  # its speed-of-light time at the clocks it ran at
+    grid_blocks: int | None = None  # programs launched (None for persistent grids: fewer is by design)
+    sm_count: int | None = None
+    waves_measured: bool = False  # waves_per_sm is Nsight Compute's occupancy-aware figure
+    local_share: float | None = None  # local-memory (spill) bytes / all L1 traffic bytes
+    kernel_busy: float = 1.0  # share of the stage's time its kernels run (a timeline's span has launch gaps)
+    # The compute% a tuned kernel reaches: pipe utilisation with counters; % of datasheet peak without.
+    compute_attainable_pct: float = _COMPUTE_ATTAINABLE_PCT
+    # Where the time went (annotation/ncu: kprof_mcp.analysis.accounting) and what the catalogue's
+    # causes weigh it against: the stage's model FLOPs, whether its work suits tensor cores (a dot),
+    # its element size, the tensor-core peak at the clock it ran, and the attainable speed-of-light
+    # time (the model's bytes at 90 % of peak bandwidth, its FLOPs at 95 % of the peak): what a
+    # removed cause can bring the stage down to at best.
+    accounting: Accounting | None = None
+    kernels: int = 1  # kernels one run (or occurrence) of the stage launches: 2 or more can be fused
+    tensor_work: bool = False
+    flops: float | None = None
+    elem_bytes: float | None = None
+    tensor_peak_flops_per_s: float | None = None
+    attainable_sol_ns: float | None = None
+
+    @property
+    def attainable_headroom(self) -> float | None:
+        """The share of the time a fix of one cause can remove at most: 1 − T_attainable / T (never
+        more than the speed-of-light headroom)."""
+        h = self.headroom
+        if h is None or self.attainable_sol_ns is None or not self.time_ns:
+            return h
+        return max(0.0, min(h, 1.0 - self.attainable_sol_ns / self.time_ns))
+
+    @property
+    def headroom(self) -> float | None:
+        """The largest share of the measured time any change could remove: 1 − T_sol / T."""
+        if self.time_ns is None or self.sol_ns is None or self.time_ns <= 0:
+            return None
+        return max(0.0, 1.0 - self.sol_ns / self.time_ns)
+
+
+@dataclass(frozen=True)
+class Opportunity:
+    name: str
+    est_gain_pct: float
+    trigger: str  # "metric=value"
+    hint: str = ""
+    cause: str = ""  # what it is about: spills, few_blocks, tail, over_fetch, launch, streams, dram_roof,
+    #                  compute_roof, latency, occupancy, ncu
+    share: float = 0.0  # the share of the stage's time it would remove (gain = 1/(1 − share) − 1)
+    specific: bool = True  # a cause the counters pin down (False: generic advice, credited only what is left)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    bottleneck: str
+    locality_issue: bool
+    unhealthy: tuple[str, ...]
+    opportunities: tuple[Opportunity, ...]
+    compute_source: str  # "tc_pct", "compute_pct" or "none"
+    root_cause: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.1f}" if abs(v) < 1e5 else f"{v:.3g}"
+
+
+def compute_utilisation(m: Metrics) -> tuple[float | None, str]:
+    """The compute figure to classify with, and where it came from.
+
+    TC% when the kernel uses the tensor pipe; SM throughput when TC% is absent or ~0
+    (kernels with no tensor-core work would otherwise all look latency-bound).
+    """
+    if m.tc_pct is not None and m.tc_pct >= 1.0:
+        return m.tc_pct, "tc_pct"
+    if m.compute_pct is not None:
+        return m.compute_pct, "compute_pct"
+    if m.tc_pct is not None:
+        return m.tc_pct, "tc_pct"
+    return None, "none"
+
+
+def unhealthy_metrics(m: Metrics) -> list[str]:
+    """``metric=value`` for each measured metric outside its healthy range."""
+    out: list[str] = []
+    compute, source = compute_utilisation(m)
+    if compute is not None and compute <= TC_HEALTHY_PCT:
+        out.append(f"{source}={_fmt(compute)}")
+    if m.dram_pct is not None and m.dram_pct <= DRAM_HEALTHY_PCT:
+        out.append(f"dram_pct={_fmt(m.dram_pct)}")
+    if m.occupancy_pct is not None and m.occupancy_pct <= OCCUPANCY_HEALTHY_PCT:
+        out.append(f"occupancy_pct={_fmt(m.occupancy_pct)}")
+    if m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT:
+        out.append(f"l2_hit_pct={_fmt(m.l2_hit_pct)}")
+    if m.local_spill_bytes is not None and m.local_spill_bytes > SPILL_HEALTHY_BYTES:
+        out.append(f"local_spill_bytes={int(m.local_spill_bytes)}")
+    if m.waves_per_sm is not None and m.waves_per_sm <= WAVES_HEALTHY:
+        out.append(f"waves_per_sm={m.waves_per_sm:.2f}")
+    if m.over_fetch_ratio is not None and m.over_fetch_ratio > OVER_FETCH_HEALTHY:
+        out.append(f"dram_bytes/model={m.over_fetch_ratio:.2f}")
+    return out
+
+
+def classify(m: Metrics) -> str:
+    """SPEC.md's table: DRAM high & compute low → memory; compute high & DRAM low → compute;
+    both low → latency. When both are high, the one closer to its roof wins."""
+    compute, _ = compute_utilisation(m)
+    dram = m.dram_pct
+    compute_high = compute is not None and compute > TC_HEALTHY_PCT
+    dram_high = dram is not None and dram > DRAM_HEALTHY_PCT
+    if dram_high and not compute_high:
+        return MEMORY_BOUND
+    if compute_high and not dram_high:
+        return COMPUTE_BOUND
+    if compute_high and dram_high:
+        assert compute is not None and dram is not None
+        return MEMORY_BOUND if dram / DRAM_HEALTHY_PCT >= compute / TC_HEALTHY_PCT else COMPUTE_BOUND
+    return LATENCY_BOUND
+
+
+def gain_pct(share: float) -> float:
+    """% faster when ``share`` of a stage's time disappears: 1/(1 − share) − 1."""
+    share = min(max(share, 0.0), 0.999)
+    return (1.0 / (1.0 - share) - 1.0) * 100.0
+
+
+def _share_of_gap(current_pct: float, target_pct: float) -> float:
+    """Share of the time removed if a throughput at ``current_pct`` of peak rose to ``target_pct``
+    with the same work: 1 − current/target."""
+    if target_pct <= 0:
+        return 0.0
+    return max(0.0, 1.0 - max(current_pct, 0.0) / target_pct)
+
+
+def roofline_metrics(
+    achieved_flops_per_s: float | None,
+    achieved_bytes_per_s: float | None,
+    peak_flops_per_s: float | None,
+    peak_bytes_per_s: float | None,
+    tensor_cores: bool,
+) -> Metrics:
+    """Utilisation estimated from the FLOP/byte model (event mode has no counters).
+
+    DRAM% = model bytes/s ÷ peak bytes/s: a lower bound on real traffic (over-fetch is
+    invisible here). Compute% likewise from model FLOPs.
+    """
+    dram = None
+    if achieved_bytes_per_s is not None and peak_bytes_per_s:
+        dram = 100.0 * achieved_bytes_per_s / peak_bytes_per_s
+    comp = None
+    if achieved_flops_per_s is not None and peak_flops_per_s:
+        comp = 100.0 * achieved_flops_per_s / peak_flops_per_s
+    if tensor_cores:
+        return Metrics(tc_pct=comp, dram_pct=dram, compute_attainable_pct=_ROOFLINE_COMPUTE_ATTAINABLE_PCT)
+    return Metrics(
+        tc_pct=None, dram_pct=dram, compute_pct=comp, compute_attainable_pct=_ROOFLINE_COMPUTE_ATTAINABLE_PCT
+    )
+
+
+def locality_issue(m: Metrics, bottleneck: str) -> bool:
+    """SPEC.md's flag (L2 hit < 80 %), raised only where locality could matter: not for
+    compulsory misses (measured DRAM bytes within 1.25x of the model: each byte fetched about
+    once) and not when the math units are the limit."""
+    if m.l2_hit_pct is None or m.l2_hit_pct >= L2_HIT_HEALTHY_PCT or bottleneck == COMPUTE_BOUND:
+        return False
+    return m.over_fetch_ratio is None or m.over_fetch_ratio > OVER_FETCH_HEALTHY
