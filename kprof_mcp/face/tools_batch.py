@@ -26,6 +26,25 @@ def register_batch(mcp: MCPServer, tc: ToolContext) -> None:
     _wait = tc.answers.wait
     _sweep_content = tc.answers.sweep_content
 
+    async def run_job(check, label, ctx: Context, wait_s: float | None, what: str, gives: str, pending, done):
+        """The batch tools' one shape: check the request in a thread (a KprofError is the caller's
+        ToolError), queue it as a job labelled ``label(spec)``, wait up to ``wait_s``; then
+        ``done(job)`` or, while it is queued or running, how to fetch ``gives`` with the
+        ``pending(spec, job)`` summary."""
+        try:
+            spec = await anyio.to_thread.run_sync(check)
+        except KprofError as e:
+            raise ToolError(str(e)) from None
+        job = jobs.submit(spec, label(spec))
+        await _wait(job, ctx, wait_s if wait_s is not None else engine.config.wait_s)
+        text = _pending(job, what, gives)
+        if text:
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)],
+                structured_content=pending(spec, job).model_dump(mode="json"),
+            )
+        return done(job)
+
     @mcp.tool(
         annotations=_ann(
             False, False, False, False, "Compare kernel versions (A/B with a confidence interval)"
@@ -108,28 +127,20 @@ def register_batch(mcp: MCPServer, tc: ToolContext) -> None:
         changes: why one is faster, not only whether.
         The text is compare.md; the structured part has each version's median, spread and runs
         and each comparison's speed-up, CI and verdict; raw samples in compare_dir/samples.csv."""
-        try:
-            spec = await anyio.to_thread.run_sync(
-                lambda: engine.check_compare(
-                    kernel, versions, params, budget_ms, rounds, timeout_s, param_sets, mode, clock_control
-                )
-            )
-        except KprofError as e:
-            raise ToolError(str(e)) from None
-        job = jobs.submit(spec, f"compare {spec.req.kernel} {' vs '.join(a.label for a in spec.req.arms)}")
-        await _wait(job, ctx, wait_s if wait_s is not None else engine.config.wait_s)
-        text = _pending(job, "comparison", "the verdict")
-        if text:
-            return CallToolResult(
-                content=[TextContent(type="text", text=text)],
-                structured_content=CompareSummary(
-                    status=job.status, job_id=job.id, kernel=spec.req.kernel
-                ).model_dump(mode="json"),
-            )
-        out = job.outcome
-        return CallToolResult(
-            content=[TextContent(type="text", text=out.markdown)],
-            structured_content=compare_summary(out.result, job_id=job.id).model_dump(mode="json"),
+        return await run_job(
+            lambda: engine.check_compare(
+                kernel, versions, params, budget_ms, rounds, timeout_s, param_sets, mode, clock_control
+            ),
+            lambda spec: f"compare {spec.req.kernel} {' vs '.join(a.label for a in spec.req.arms)}",
+            ctx,
+            wait_s,
+            "comparison",
+            "the verdict",
+            lambda spec, job: CompareSummary(status=job.status, job_id=job.id, kernel=spec.req.kernel),
+            lambda job: CallToolResult(
+                content=[TextContent(type="text", text=job.outcome.markdown)],
+                structured_content=compare_summary(job.outcome.result, job_id=job.id).model_dump(mode="json"),
+            ),
         )
 
     @mcp.tool(annotations=_ann(False, False, False, False, "Measure this GPU's noise floor (A/A profiles)"))
@@ -169,25 +180,20 @@ def register_batch(mcp: MCPServer, tc: ToolContext) -> None:
         ("no significant change" inside it: use compare_versions for such differences). On an
         H100 at a locked clock: ~3.5 % for a tensor-core GEMM, 0.1–0.4 % for memory-bound kernels.
         Takes about 3 s per profile (8 rounds × 3 cases: ~1–2 min)."""
-        try:
-            spec = await anyio.to_thread.run_sync(
-                lambda: engine.check_noise(
-                    [(c.kernel, c.version, c.params) for c in cases] if cases else None, rounds, clock_control
-                )
-            )
-        except KprofError as e:
-            raise ToolError(str(e)) from None
-        job = jobs.submit(spec, spec.label)
-        await _wait(job, ctx, wait_s if wait_s is not None else engine.config.wait_s)
-        text = _pending(job, "noise measurement", "the floor")
-        if text:
-            return CallToolResult(
-                content=[TextContent(type="text", text=text)],
-                structured_content=NoiseSummary(status=job.status, job_id=job.id).model_dump(mode="json"),
-            )
-        return CallToolResult(
-            content=[TextContent(type="text", text=noise_markdown(job.outcome))],
-            structured_content=noise_summary(job.outcome, job_id=job.id).model_dump(mode="json"),
+        return await run_job(
+            lambda: engine.check_noise(
+                [(c.kernel, c.version, c.params) for c in cases] if cases else None, rounds, clock_control
+            ),
+            lambda spec: spec.label,
+            ctx,
+            wait_s,
+            "noise measurement",
+            "the floor",
+            lambda spec, job: NoiseSummary(status=job.status, job_id=job.id),
+            lambda job: CallToolResult(
+                content=[TextContent(type="text", text=noise_markdown(job.outcome))],
+                structured_content=noise_summary(job.outcome, job_id=job.id).model_dump(mode="json"),
+            ),
         )
 
     @mcp.tool(annotations=_ann(False, False, False, False, "Sweep a parameter: table and plot"))
@@ -237,28 +243,22 @@ def register_batch(mcp: MCPServer, tc: ToolContext) -> None:
         PNG plot (time and % of roofline against the parameter, log axes where the values span
         8x) as image content; sweep.csv/.png/.json in sweep_dir. Points that cannot run (too big,
         wrong result) are listed as skipped. Long sweeps return a job_id for get_profile."""
-        try:
-            spec = await anyio.to_thread.run_sync(
-                lambda: engine.check_sweep(
-                    kernel, param, values, versions, params, budget_ms, timeout_s, clock_control
-                )
-            )
-        except KprofError as e:
-            raise ToolError(str(e)) from None
-        job = jobs.submit(
-            spec, f"sweep {spec.req.kernel} {','.join(spec.req.versions)} over {spec.req.param}"
-        )
-        await _wait(job, ctx, wait_s if wait_s is not None else engine.config.wait_s)
-        text = _pending(job, "sweep", "the table and plot")
-        if text:
-            return CallToolResult(
-                content=[TextContent(type="text", text=text)],
-                structured_content=SweepSummary(
-                    status=job.status, job_id=job.id, kernel=spec.req.kernel, param=spec.req.param
+        return await run_job(
+            lambda: engine.check_sweep(
+                kernel, param, values, versions, params, budget_ms, timeout_s, clock_control
+            ),
+            lambda spec: f"sweep {spec.req.kernel} {','.join(spec.req.versions)} over {spec.req.param}",
+            ctx,
+            wait_s,
+            "sweep",
+            "the table and plot",
+            lambda spec, job: SweepSummary(
+                status=job.status, job_id=job.id, kernel=spec.req.kernel, param=spec.req.param
+            ),
+            lambda job: CallToolResult(
+                content=_sweep_content(job.outcome),
+                structured_content=sweep_summary(
+                    job.outcome.result, job.outcome.rows, job_id=job.id
                 ).model_dump(mode="json"),
-            )
-        out = job.outcome
-        return CallToolResult(
-            content=_sweep_content(out),
-            structured_content=sweep_summary(out.result, out.rows, job_id=job.id).model_dump(mode="json"),
+            ),
         )
