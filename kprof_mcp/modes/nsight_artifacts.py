@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from ..capture.artifacts import write_params_and_samples
 from ..models import ProfileResult, ResultWarning
 from ..parsers import ncu as ncu_parser
-from ..parsers.ncu import KernelRecord, NcuError
+from ..parsers.ncu import KernelRecord, NcuError, NcuSection
 from ..render.nsight import render_source, render_verbose
 from ..tools import ncu as ncu_tool
 
@@ -70,7 +69,7 @@ def _write_nsight_artifacts(
     if not full:
         return
     # Every section of every stage's first kernel: report-verbose.md.
-    sections: dict[str, list[dict[str, Any]]] = {}
+    sections: dict[str, list[NcuSection]] = {}
     for stage, recs in by_stage.items():
         if recs and recs[0].sections is not None:
             sections[stage] = recs[0].sections
@@ -80,15 +79,17 @@ def _write_nsight_artifacts(
             idx = 0
             for stage, recs in by_stage.items():
                 if stage not in sections and idx < len(launches):
-                    sections[stage] = [
-                        {"id": s, "name": s, "metrics": ms} for s, ms in launches[idx]["sections"].items()
-                    ]
+                    sections[stage] = launches[idx].section_list()
                 idx += len(recs)
         except NcuError as e:
             result.warnings.append(
                 ResultWarning(kind="artifact", message=f"report-verbose.md: sections unavailable ({e})")
             )
-    (ncu_dir / "sections.json").write_text(json.dumps(sections, indent=2, default=str))
+    (ncu_dir / "sections.json").write_text(
+        json.dumps(
+            {s: [sec.to_dict() for sec in secs] for s, secs in sections.items()}, indent=2, default=str
+        )
+    )
     (work_dir / "report-verbose.md").write_text(render_verbose(result, sections))
     import pandas as pd  # only the deep mode pays for it
 
@@ -98,8 +99,8 @@ def _write_nsight_artifacts(
             continue
         src_dir.mkdir(exist_ok=True)
         view = recs[0].source
-        pd.DataFrame(view["rows"]).to_csv(src_dir / f"{stage}.sass.csv", index=False)
-        for fname, text in view["files"].items():
+        pd.DataFrame(view.rows).to_csv(src_dir / f"{stage}.sass.csv", index=False)
+        for fname, text in view.files.items():
             dest = src_dir / f"{stage}.files" / Path(fname).name
             dest.parent.mkdir(exist_ok=True)
             dest.write_text(text)

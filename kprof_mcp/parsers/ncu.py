@@ -29,7 +29,17 @@ from .ncu_metrics import (
     parse_metric_catalog,
     range_name,
 )
-from .ncu_records import KernelRecord, NcuError, logical_metrics
+from .ncu_records import (
+    DetailsLaunch,
+    FocusMetric,
+    KernelRecord,
+    NcuError,
+    NcuRule,
+    NcuSection,
+    SectionMetric,
+    SourceView,
+    logical_metrics,
+)
 from .ncu_rep import MSG_TYPES, SPEEDUP_TYPES, STALL_PREFIX, read_report
 
 __all__ = [
@@ -43,9 +53,15 @@ __all__ = [
     "STALL_PREFIX",
     "STALL_REASONS",
     "_NON_COUNTER_PREFIXES",
+    "DetailsLaunch",
+    "FocusMetric",
     "KernelRecord",
     "NcuError",
     "NcuLog",
+    "NcuRule",
+    "NcuSection",
+    "SectionMetric",
+    "SourceView",
     "base_name",
     "log_failure",
     "logical_metrics",

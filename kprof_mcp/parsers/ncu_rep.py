@@ -5,9 +5,18 @@ mode) the per-PC source view. Pure: nothing here runs ncu or looks for an instal
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from .ncu_records import KernelRecord, NcuError, _clean_rule_text, logical_metrics
+from .ncu_records import (
+    FocusMetric,
+    KernelRecord,
+    NcuError,
+    NcuRule,
+    NcuSection,
+    SectionMetric,
+    SourceView,
+    _clean_rule_text,
+    logical_metrics,
+)
 
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 
@@ -59,35 +68,35 @@ def _nvtx_ranges(action, kind: str = "push_pop") -> list[str]:
     return out
 
 
-def _rules(action) -> list[dict[str, Any]]:
+def _rules(action) -> list[NcuRule]:
     try:
         raw = action.rule_results_as_dicts()
     except Exception:  # noqa: BLE001 — older modules lack the dict view
         return []
-    out = []
+    out: list[NcuRule] = []
     for r in raw:
         msg = r.get("rule_message") or {}
         sp = r.get("speedup_estimation") or {}
         out.append(
-            {
-                "rule": r.get("rule_identifier"),
-                "name": r.get("name"),
-                "section": r.get("section_identifier"),
-                "type": MSG_TYPES.get(int(msg.get("type", 0)), str(msg.get("type"))),
-                "title": msg.get("title") or "",
-                "message": _clean_rule_text(msg.get("message") or ""),
-                "speedup_type": SPEEDUP_TYPES.get(int(sp["type"]), str(sp["type"])) if sp else None,
-                "speedup_pct": float(sp["speedup"]) if sp else None,
-                "focus_metrics": [
-                    {"name": f.get("name"), "value": f.get("value"), "info": f.get("info")}
+            NcuRule(
+                rule=r.get("rule_identifier"),
+                name=r.get("name"),
+                section=r.get("section_identifier"),
+                type=MSG_TYPES.get(int(msg.get("type", 0)), str(msg.get("type"))),
+                title=msg.get("title") or "",
+                message=_clean_rule_text(msg.get("message") or ""),
+                speedup_type=SPEEDUP_TYPES.get(int(sp["type"]), str(sp["type"])) if sp else None,
+                speedup_pct=float(sp["speedup"]) if sp else None,
+                focus_metrics=[
+                    FocusMetric(name=f.get("name"), value=f.get("value"), info=f.get("info"))
                     for f in r.get("focus_metrics") or []
                 ],
-            }
+            )
         )
     return out
 
 
-def _sections(action) -> list[dict[str, Any]] | None:
+def _sections(action) -> list[NcuSection] | None:
     if not hasattr(action, "sections"):
         return None
     out = []
@@ -96,8 +105,8 @@ def _sections(action) -> list[dict[str, Any]] | None:
             metrics = []
             for group in (s.header_metrics(), s.body_metrics()):
                 for m in group or ():
-                    metrics.append({"name": m.name(), "value": _metric_text(m), "unit": _unit(m)})
-            out.append({"id": s.identifier(), "name": s.name(), "metrics": metrics})
+                    metrics.append(SectionMetric(name=m.name(), value=_metric_text(m), unit=_unit(m)))
+            out.append(NcuSection(id=s.identifier(), name=s.name(), metrics=metrics))
     except Exception:  # noqa: BLE001 — fall back to the CSV view
         return None
     return out
@@ -126,7 +135,7 @@ def _metric_text(m) -> str:
     return str(v)
 
 
-def _source_view(action) -> dict[str, Any] | None:
+def _source_view(action) -> SourceView | None:
     """Per-PC SASS with executed instructions, warp-state samples and stall reasons, each PC
     mapped to its source file and line (Triton emits line info; ``--import-source yes`` embeds
     the files)."""
@@ -134,7 +143,7 @@ def _source_view(action) -> dict[str, Any] | None:
     count_name = "smsp__pcsamp_sample_count" if "smsp__pcsamp_sample_count" in names else None
     if count_name is None and "inst_executed" not in names:
         return None
-    rows: dict[int, dict[str, Any]] = {}
+    rows: dict[int, dict[str, float | int | str | None]] = {}
 
     def add(metric: str, column: str) -> None:
         m = action.metric_by_name(metric)
@@ -177,7 +186,7 @@ def _source_view(action) -> dict[str, Any] | None:
             files[str(k)] = str(sf[k])
     except Exception:  # noqa: BLE001 — the source was not imported (--import-source no)
         pass
-    return {"rows": [rows[pc] for pc in sorted(rows)], "stall_columns": stall_cols, "files": files}
+    return SourceView(rows=[rows[pc] for pc in sorted(rows)], stall_columns=stall_cols, files=files)
 
 
 def read_report(
