@@ -111,7 +111,7 @@ class NsightMode(Mode):
                 path,
                 stages,
                 base,
-                list(setup["chosen"].values()),
+                list(setup.chosen.values()),
                 req.clock_control,
                 "all",
                 full_set=self.full_set,
@@ -122,7 +122,7 @@ class NsightMode(Mode):
             raise ModeError(str(e)) from None
         profiler = {
             "engine": "Nsight Compute",
-            "ncu_version": setup["version"],
+            "ncu_version": setup.version,
             "ncu_path": str(path),
             "command": [c if c != str(base) else "<profile_dir>/profile" for c in cmd[1:]],
             "clock_control": req.clock_control,
@@ -130,9 +130,9 @@ class NsightMode(Mode):
             "replay_mode": "kernel",
             "nvtx_ranges": [ncu_parser.range_name(s) for s in stages] or nvtx_includes or [],
             "launches_per_stage": req.ncu_launches,
-            "metrics_chosen": setup["chosen"],
-            "metrics_unknown": {k: list(v) for k, v in setup["unknown"].items()},
-            "metric_catalog": setup["catalog"],
+            "metrics_chosen": setup.chosen,
+            "metrics_unknown": {k: list(v) for k, v in setup.unknown.items()},
+            "metric_catalog": setup.catalog,
         }
         return Launch(
             prefix=cmd, locks_clocks=req.clock_control == "base", profiler=profiler, scratch=scratch
