@@ -98,7 +98,7 @@ def main() -> None:
     if ncu is None:
         raise SystemExit(ncu_lib.not_found_message())
     setup = ncu_lib.setup(ncu)
-    metrics = list(setup["chosen"].values())
+    metrics = list(setup.chosen.values())
     rows = []
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
@@ -140,7 +140,7 @@ def main() -> None:
             )
     engine.close()
     print()
-    print(f"ncu {setup['version']} at {ncu}; rounds={a.rounds}; wall seconds, medians")
+    print(f"ncu {setup.version} at {ncu}; rounds={a.rounds}; wall seconds, medians")
     print(
         "| kernel | version | annotation, warm (s) | annotation, fresh (s) | bare ncu (s) | warm ÷ bare | "
         "fresh ÷ bare | duration (us) | passes |"

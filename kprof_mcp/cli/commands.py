@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..engine import Engine, KprofError
+from ..engine import Engine, KprofError, PackageError
 from .helpers import _params_with, _print_json, _profile, _stage_models
 
 
@@ -13,14 +13,16 @@ def cmd_list(
     engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
 ) -> int:
     """`kprof list`."""
-    for k in engine.list_kernels():
-        params = ", ".join(f"{p['name']}={p['default']}" for p in k.get("params", []))
-        print(f"{k['name']}: {k.get('description', k.get('error', ''))}")
+    for k in engine.packages():
+        if isinstance(k, PackageError):
+            print(f"{k.name}: {k.error}")
+            print("  params: ")
+            continue
+        params = ", ".join(f"{p.name}={p.default}" for p in k.params)
+        print(f"{k.name}: {k.description}")
         print(f"  params: {params}")
-        for v in k.get("versions", []):
-            print(
-                f"  {v['name']} ({v['plan_kind']}: {', '.join(s['name'] for s in v['stages'])}): {v['doc']}"
-            )
+        for v in k.versions:
+            print(f"  {v.name} ({v.plan_kind}: {', '.join(s.name for s in v.stages)}): {v.doc}")
     return 0
 
 

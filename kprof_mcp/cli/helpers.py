@@ -33,7 +33,7 @@ def _clashes(engine: Engine, kernel: str, profile_parser: argparse.ArgumentParse
     """Kernel parameters whose ``--name`` is also an option of ``kprof profile``."""
     options = {o for a in profile_parser._actions for o in a.option_strings}
     try:
-        names = [p["name"] for p in engine.describe_kernel(kernel)["params"]]
+        names = [p.name for p in engine.describe_package(kernel).params]
     except KprofError:
         return {}  # the profile call itself reports the unknown kernel
     return {n: f"--{n}" for n in names if f"--{n}" in options or f"--{n.replace('_', '-')}" in options}

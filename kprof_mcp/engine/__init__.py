@@ -24,6 +24,7 @@ The package's modules:
 - ``info``: the bottleneck classification, the development log and the device's description.
 """
 
+from .catalogue import PackageDescription, PackageError
 from .command import ALLOWED_MODULES
 from .config import Config, KprofError
 from .facade import Engine
@@ -37,6 +38,8 @@ __all__ = [
     "Config",
     "Engine",
     "KprofError",
+    "PackageDescription",
+    "PackageError",
     "ProfileOutcome",
     "ProfileSpec",
     "Rendered",

@@ -11,7 +11,7 @@ from .. import runner, safefs, store
 from ..locks import Cancelled, device_lock, lock_name
 from ..models import CompareArm, CompareRequest, CompareResult, SweepRequest, SweepResult
 from ..modes import MODES, ModeNotAvailable, get_mode
-from .catalogue import describe, resolve_kernel, target_cpu, validate_params
+from .catalogue import PackageDescription, describe, resolve_kernel, target_cpu, validate_params
 from .config import KprofError, clock_control_arg, in_range
 from .profile import check_profile
 from .run import guard, held_clocks, run_locked
@@ -82,10 +82,10 @@ def check_compare(
         )
     source = resolve_kernel(engine, kernel)
     desc = describe(engine, source)
-    known = [v["name"] for v in desc["versions"]]
+    known = desc.version_names()
     unknown = [v for v in versions if v not in known]
     if unknown:
-        raise KprofError(f"kernel {desc['name']!r} has no version(s) {safefs.clip(unknown)}; valid: {known}")
+        raise KprofError(f"kernel {desc.name!r} has no version(s) {safefs.clip(unknown)}; valid: {known}")
     if len(set(versions)) != len(versions) or not versions or len(versions) > 8:
         raise KprofError(
             f"versions={safefs.clip(versions)}: give 1 to 8 distinct versions, the baseline first"
@@ -99,7 +99,7 @@ def check_compare(
     budget = budget_ms if budget_ms is not None else (1500.0 if cpu else 4000.0)
     timeout = float(timeout_s or engine.config.timeout_s)
     req = CompareRequest(
-        kernel=desc["name"],
+        kernel=desc.name,
         kernel_source=str(source),
         versions=list(versions),
         params=arms[0].params,
@@ -125,7 +125,7 @@ def check_compare(
 
 
 def _arms(
-    desc: dict[str, Any],
+    desc: PackageDescription,
     versions: list[str],
     params: dict[str, Any] | None,
     param_sets: list[dict[str, Any]] | None,
@@ -240,16 +240,16 @@ def check_sweep(
     """See :meth:`Engine.check_sweep`."""
     source = resolve_kernel(engine, kernel)
     desc = describe(engine, source)
-    known = [v["name"] for v in desc["versions"]]
+    known = desc.version_names()
     versions = versions or [known[-1]]
     if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
         raise KprofError(f"versions={safefs.clip(versions)}: give a list of version names")
     unknown = [v for v in versions if v not in known]
     if unknown or not 1 <= len(versions) <= 4 or len(set(versions)) != len(versions):
         raise KprofError(f"versions={safefs.clip(versions)}: give 1 to 4 distinct versions of {known}")
-    pnames = [p["name"] for p in desc["params"]]
+    pnames = [p.name for p in desc.params]
     if param not in pnames:
-        raise KprofError(f"kernel {desc['name']!r} has no parameter {safefs.clip(param)}; valid: {pnames}")
+        raise KprofError(f"kernel {desc.name!r} has no parameter {safefs.clip(param)}; valid: {pnames}")
     if not isinstance(values, list) or not 1 <= len(values) <= 32:
         raise KprofError(f"values={safefs.clip(values)}: give a list of 1 to 32 values of {param!r}")
     if params and param in params:
@@ -262,7 +262,7 @@ def check_sweep(
     in_range("budget_ms", budget_ms, 20, 10000, "milliseconds per stage and point")
     cpu = target_cpu(engine)
     req = SweepRequest(
-        kernel=desc["name"],
+        kernel=desc.name,
         kernel_source=str(source),
         versions=list(versions),
         param=param,

@@ -1,10 +1,14 @@
-"""Kernel packages and paths: finding and describing packages, checking parameters against a
-package's description, and confining every path a caller gives to the workspace."""
+"""Kernel packages and paths: finding and describing packages (:class:`PackageDescription`),
+checking parameters against a package's description, and confining every path a caller gives to
+the workspace."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
 
 from .. import runner, safefs, store
 from ..kernel.api import Param, ParamError
@@ -15,6 +19,67 @@ from .config import KprofError
 
 if TYPE_CHECKING:
     from .facade import Engine
+
+
+# ------------------------------------------------------------------ descriptions
+class ParamDescription(BaseModel):
+    """One parameter of a package: its default, bounds or choices (``kernel.api.Param.describe``)."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    default: bool | int | float | str
+    min: int | float | None = None
+    max: int | float | None = None
+    choices: list[bool | int | float | str] | None = None
+    doc: str = ""
+
+
+class StageDescription(BaseModel):
+    """One named stage of a version's plan."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    tensor_cores: bool = False
+
+
+class VersionDescription(BaseModel):
+    """One version of a package: its docstring, plan kind and stages."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    doc: str
+    plan_kind: str
+    stages: list[StageDescription]
+
+
+class PackageDescription(BaseModel):
+    """A kernel package as the ``describe`` child reports it (``KernelPackage.describe`` plus the
+    resolved ``source``); :meth:`to_dict` is that report, key for key."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    description: str = ""
+    params: list[ParamDescription]
+    versions: list[VersionDescription]
+    source: str
+
+    def version_names(self) -> list[str]:
+        return [v.name for v in self.versions]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+@dataclass(frozen=True)
+class PackageError:
+    """A package that is listed but failed to load (or to be described)."""
+
+    name: str
+    source: str
+    error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "error": self.error, "params": [], "versions": []}
 
 
 # ------------------------------------------------------------------ kernels
@@ -31,7 +96,7 @@ def checked_package(engine: Engine, source: Path) -> Path:
         raise KprofError(str(e)) from None
 
 
-def describe(engine: Engine, source: Path) -> dict[str, Any]:
+def describe(engine: Engine, source: Path) -> PackageDescription:
     """The description of the package at ``source`` (versions, parameters, stages), asked of a
     child once per package state (cached by path and newest modification time)."""
     checked_package(engine, source)
@@ -41,7 +106,9 @@ def describe(engine: Engine, source: Path) -> dict[str, Any]:
     key = (str(source), mtime)
     if key not in engine._describe_cache:
         try:
-            engine._describe_cache[key] = runner.describe(source, pool=engine.pool)
+            engine._describe_cache[key] = PackageDescription.model_validate(
+                runner.describe(source, pool=engine.pool)
+            )
         except runner.WorkerError as e:
             raise KprofError(str(e)) from None
     return engine._describe_cache[key]
@@ -57,46 +124,40 @@ def resolve_kernel(engine: Engine, kernel: str) -> Path:
         raise KprofError(str(e)) from None
 
 
-def list_kernels(engine: Engine) -> list[dict[str, Any]]:
-    """See :meth:`Engine.list_kernels`."""
-    out = []
+def packages(engine: Engine) -> list[PackageDescription | PackageError]:
+    """See :meth:`Engine.packages`."""
+    out: list[PackageDescription | PackageError] = []
     for name, path in available(engine.config.kernel_dirs).items():
         try:
             out.append(describe(engine, path))
         except KprofError as e:
-            out.append({"name": name, "source": str(path), "error": str(e), "params": [], "versions": []})
+            out.append(PackageError(name=name, source=str(path), error=str(e)))
     return out
 
 
-def describe_kernel(engine: Engine, kernel: str) -> dict[str, Any]:
-    """See :meth:`Engine.describe_kernel`."""
+def describe_package(engine: Engine, kernel: str) -> PackageDescription:
+    """See :meth:`Engine.describe_package`."""
     return describe(engine, resolve_kernel(engine, kernel))
 
 
 # ------------------------------------------------------------------ validation
-def validate_params(desc: dict[str, Any], params: dict[str, Any] | None) -> dict[str, Any]:
+def validate_params(desc: PackageDescription, params: dict[str, Any] | None) -> dict[str, Any]:
     """See :meth:`Engine.validate_params`."""
     specs = {
-        p["name"]: Param(
-            p["name"],
-            p["default"],
-            p.get("min"),
-            p.get("max"),
-            tuple(p["choices"]) if p.get("choices") else None,
-        )
-        for p in desc["params"]
+        p.name: Param(p.name, p.default, p.min, p.max, tuple(p.choices) if p.choices else None)
+        for p in desc.params
     }
     params = dict(params or {})
     unknown = sorted(set(params) - set(specs))
     valid = ", ".join(f"{n} {s.range_text()} (default {s.default})" for n, s in specs.items())
     if unknown:
         raise KprofError(
-            f"unknown parameter(s) {safefs.clip(unknown)} for kernel {desc['name']!r}; valid: {valid}"
+            f"unknown parameter(s) {safefs.clip(unknown)} for kernel {desc.name!r}; valid: {valid}"
         )
     try:
         return {n: s.validate(params.get(n, s.default)) for n, s in specs.items()}
     except ParamError as e:
-        raise KprofError(f"{e}. Parameters of {desc['name']!r}: {valid}") from None
+        raise KprofError(f"{e}. Parameters of {desc.name!r}: {valid}") from None
 
 
 # ------------------------------------------------------------------ paths

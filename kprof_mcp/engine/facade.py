@@ -12,6 +12,7 @@ from ..modes import DEFAULT_MODE
 from ..warm import WorkerPool
 from . import batch, catalogue, info, profile, run
 from . import command as user_command
+from .catalogue import PackageDescription, PackageError
 from .config import Config
 from .specs import CompareOutcome, CompareSpec, ProfileOutcome, ProfileSpec, SweepOutcome, SweepSpec
 
@@ -24,7 +25,7 @@ class Engine:
         self, config: Config | None = None, eager_workers: bool = False, pool: WorkerPool | None = None
     ):
         self.config = config or Config()
-        self._describe_cache: dict[tuple[str, float], dict[str, Any]] = {}
+        self._describe_cache: dict[tuple[str, float], PackageDescription] = {}
         self.pool: WorkerPool | None = pool  # workers started before the engine (kprof_mcp.launch)
         self.remote = None  # a cluster.ClusterRunner: jobs run on a Dask cluster (cluster.connect)
         if self.pool is None and self.config.warm:
@@ -75,17 +76,27 @@ class Engine:
         the kernel directories."""
         return catalogue.resolve_kernel(self, kernel)
 
+    def packages(self) -> list[PackageDescription | PackageError]:
+        """Every available kernel package with versions, parameters (defaults, bounds) and stages,
+        or why it failed to load."""
+        return catalogue.packages(self)
+
+    def describe_package(self, kernel: str) -> PackageDescription:
+        """One kernel package's versions, parameters (defaults, bounds) and stages."""
+        return catalogue.describe_package(self, kernel)
+
     def list_kernels(self) -> list[dict[str, Any]]:
-        """Every available kernel package with versions, parameters (defaults, bounds) and stages."""
-        return catalogue.list_kernels(self)
+        """:meth:`packages` as the JSON the ``describe`` child reports (a failed one: ``name``,
+        ``source``, ``error``, no params or versions)."""
+        return [p.to_dict() for p in self.packages()]
 
     def describe_kernel(self, kernel: str) -> dict[str, Any]:
-        """One kernel package's versions, parameters (defaults, bounds) and stages."""
-        return catalogue.describe_kernel(self, kernel)
+        """:meth:`describe_package` as the JSON the ``describe`` child reports."""
+        return self.describe_package(kernel).to_dict()
 
     # ------------------------------------------------------------------ validation
     @staticmethod
-    def validate_params(desc: dict[str, Any], params: dict[str, Any] | None) -> dict[str, Any]:
+    def validate_params(desc: PackageDescription, params: dict[str, Any] | None) -> dict[str, Any]:
         """Bounds and names checked in the server, before any process starts."""
         return catalogue.validate_params(desc, params)
 

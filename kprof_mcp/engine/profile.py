@@ -45,11 +45,11 @@ def check_profile(
             raise KprofError(f"baseline {safefs.clip(baseline)}: {why}")
     source = resolve_kernel(engine, kernel)
     desc = describe(engine, source)
-    versions = [v["name"] for v in desc["versions"]]
+    versions = desc.version_names()
     if version is None:
         version = versions[-1]
     if version not in versions:
-        raise KprofError(f"kernel {desc['name']!r} has no version {safefs.clip(version)}; valid: {versions}")
+        raise KprofError(f"kernel {desc.name!r} has no version {safefs.clip(version)}; valid: {versions}")
     checked = validate_params(desc, params)
     cpu = target_cpu(engine)
     budget = engine.config.budget_ms if engine.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
@@ -90,7 +90,7 @@ def check_profile(
     except ModeError as e:
         raise KprofError(str(e)) from None
     req = ProfileRequest(
-        kernel=desc["name"],
+        kernel=desc.name,
         kernel_source=str(source),
         version=version,
         params=checked,
@@ -105,13 +105,13 @@ def check_profile(
         timeline_engine=timeline_engine,
         **extra,
     )
-    stages = next(v["stages"] for v in desc["versions"] if v["name"] == version)
+    stages = next(v.stages for v in desc.versions if v.name == version)
     return ProfileSpec(
         req=req,
         base=base,
         source=source,
         cpu=cpu,
-        stages=[st["name"] for st in stages],
+        stages=[st.name for st in stages],
         timeout=float(timeout_s or engine.config.timeout_s),
         baseline=baseline,
     )

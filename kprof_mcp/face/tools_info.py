@@ -9,7 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from ..engine import Engine, KprofError
+from ..engine import Engine, KprofError, PackageError
 from ..models import Diagnosis
 from .errors import _ann
 from .io import DeviceInfo, DevlogResult, KernelInfo, KernelList, ParamInfo, ParamsFile, VersionInfo
@@ -27,27 +27,26 @@ def register_catalogue(mcp: MCPServer, tc: ToolContext) -> None:
         each version's plan runs. Call this first to learn valid `kernel`, `version` and
         `params` for profile_kernel."""
         try:
-            kernels = engine.list_kernels()
+            kernels = engine.packages()
         except KprofError as e:
             raise ToolError(str(e)) from None
         out = []
         for k in kernels:
+            if isinstance(k, PackageError):
+                out.append(KernelInfo(name=k.name, source=k.source, params=[], versions=[], error=k.error))
+                continue
             out.append(
                 KernelInfo(
-                    name=k["name"],
-                    description=k.get("description", ""),
-                    source=k.get("source", ""),
-                    params=[ParamInfo(**{**p, "choices": p.get("choices")}) for p in k.get("params", [])],
+                    name=k.name,
+                    description=k.description,
+                    source=k.source,
+                    params=[ParamInfo(**p.model_dump()) for p in k.params],
                     versions=[
                         VersionInfo(
-                            name=v["name"],
-                            doc=v["doc"],
-                            plan_kind=v["plan_kind"],
-                            stages=[s["name"] for s in v["stages"]],
+                            name=v.name, doc=v.doc, plan_kind=v.plan_kind, stages=[s.name for s in v.stages]
                         )
-                        for v in k.get("versions", [])
+                        for v in k.versions
                     ],
-                    error=k.get("error"),
                 )
             )
         from ..modes import MODES

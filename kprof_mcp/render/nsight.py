@@ -10,6 +10,7 @@ from ..analysis.accounting import account
 from ..analysis.assessment import assess
 from ..analysis.diagnosis import rule_not_ranked
 from ..models import ProfileResult
+from ..parsers.ncu import NcuSection, SourceView
 from .markdown import NA, mb, num, table
 
 
@@ -268,7 +269,7 @@ def nsight_sections(result: ProfileResult, others: list[ProfileResult]) -> list[
     return out
 
 
-def render_verbose(result: ProfileResult, sections: dict[str, list[dict[str, Any]]]) -> str:
+def render_verbose(result: ProfileResult, sections: dict[str, list[NcuSection]]) -> str:
     """``report-verbose.md``: every Nsight Compute section of every stage, then every rule."""
     out = [
         f"# {result.kernel} {result.version} — every Nsight Compute section ({result.mode} mode)",
@@ -280,10 +281,10 @@ def render_verbose(result: ProfileResult, sections: dict[str, list[dict[str, Any
     for s in result.stages:
         out.append(f"## Stage {s.name} ({', '.join(s.ncu_kernels) or NA})")
         for sec in sections.get(s.name, []):
-            out += ["", f"### {sec.get('name')} (`{sec.get('id')}`)"]
-            rows = [[m.get("name"), m.get("value"), m.get("unit") or ""] for m in sec.get("metrics", [])]
+            out += ["", f"### {sec.name} (`{sec.id}`)"]
+            rows = [[m.name, m.value, m.unit or ""] for m in sec.metrics]
             out += table(["Metric", "Value", "Unit"], rows) if rows else ["(no metrics)"]
-            rules = [r for r in s.ncu_rules if r.get("section") == sec.get("id")]
+            rules = [r for r in s.ncu_rules if r.get("section") == sec.id]
             for r in rules:
                 est = (
                     ""
@@ -301,13 +302,13 @@ def render_verbose(result: ProfileResult, sections: dict[str, list[dict[str, Any
     return "\n".join(out) + "\n"
 
 
-def render_source(stage: str, kernel: str, view: dict[str, Any], top: int = 25) -> str:
+def render_source(stage: str, kernel: str, view: SourceView, top: int = 25) -> str:
     """Per-source-line SASS metrics: where warps were sampled, what they stalled on, which
     instructions ran most. Samples are Nsight Compute's warp-state sampling counts per PC."""
     import pandas as pd
 
-    df = pd.DataFrame(view["rows"])
-    stall_cols = [c for c in view.get("stall_columns", []) if c in df.columns]
+    df = pd.DataFrame(view.rows)
+    stall_cols = [c for c in view.stall_columns if c in df.columns]
     for c in ("samples", "inst_executed"):
         if c not in df.columns:
             df[c] = 0.0
@@ -322,7 +323,7 @@ def render_source(stage: str, kernel: str, view: dict[str, Any], top: int = 25) 
         "",
     ]
     lines = {}
-    for fname, text in view.get("files", {}).items():
+    for fname, text in view.files.items():
         lines[fname] = text.splitlines()
     grouped = df.groupby(["file", "line"], as_index=False)[["samples", "inst_executed", *stall_cols]].sum()
     grouped = grouped.sort_values("samples", ascending=False).head(top)

@@ -16,8 +16,8 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..parsers import ncu as ncu_parser
 from ..parsers.ncu import (
@@ -133,18 +133,28 @@ def resolve_metrics(catalog: set[str] | None) -> tuple[dict[str, str], dict[str,
     return chosen, missing
 
 
+@dataclass(frozen=True)
+class NcuSetup:
+    """One installation's version and the metric names resolved for it."""
+
+    version: str
+    chosen: dict[str, str]  # logical metric -> the name this ncu knows
+    unknown: dict[str, tuple[str, ...]]  # logical metric -> candidates this ncu knows none of
+    catalog: str  # where the known names came from
+
+
 @functools.lru_cache(maxsize=8)
-def setup(ncu: Path) -> dict[str, Any]:
+def setup(ncu: Path) -> NcuSetup:
     """Version and resolved metric names of one installation (asked once per process)."""
     version = ncu_version(ncu)
     catalog = metric_catalog(ncu, version)
     chosen, unknown = resolve_metrics(catalog)
-    return {
-        "version": version,
-        "chosen": chosen,
-        "unknown": unknown,
-        "catalog": "ncu --query-metrics" if catalog else "none (query failed)",
-    }
+    return NcuSetup(
+        version=version,
+        chosen=chosen,
+        unknown=unknown,
+        catalog="ncu --query-metrics" if catalog else "none (query failed)",
+    )
 
 
 # ----------------------------------------------------------------------------- command line

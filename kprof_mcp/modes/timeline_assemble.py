@@ -1,0 +1,207 @@
+"""The timeline mode's answers from one recorded trace, whichever recorder made it: a package's
+stage results, whole-plan time and timeline (:func:`assemble`), a command's stages and the
+timeline over their span (:func:`_command_timeline`, with where its wall time went), and the
+``timeline/`` artifacts (:func:`write_timeline`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..analysis import timeline as tl_lib
+from ..models import ProfileResult, ResultWarning, StageResult, Timing
+
+
+def _command_timeline(req, static, tr, engine: str, use_cuda: bool, sm_count: int | None):
+    """A command's trace (either recorder) → (stage results, the timeline over the stages' span,
+    warnings, "range" | "kernel", that span's trace): stages from ranges (or kernels), and the
+    timeline questions (kernel and API summaries, gaps, launch overhead, streams, waves).
+    ``static``: a stage name → its static fields."""
+    from ..analysis.command import stages_window
+    from ..capture.recording import find_stages, stage_results
+
+    found, by, notes = find_stages(req, tr, use_cuda)
+    stages = stage_results(static, found, engine)
+    if by == "range":  # the timeline questions about the stages' span, not the process's start-up
+        tr = stages_window(tr, found)
+    tl = tl_lib.analyze(tr, [], sm_count)
+    tl.engine = engine
+    if use_cuda:
+        tl.idle = _idle(tr, found if by == "range" else [])
+    tl.stages = [
+        {
+            "stage": st.name,
+            "kernels_per_iteration": round(sum(st.kernels.values()) / max(1, st.occurrences), 2),
+            "gpu_time_ns_median": _median(st.samples_ns) if use_cuda else None,
+            "gpu_time_ns_samples": list(st.samples_ns) if use_cuda else [],
+            "gpu_span_ns_median": None,
+            "gpu_span_ns_samples": [],
+            "cpu_range_ns_median": _median(st.cpu_ns),
+            "streams": [],
+        }
+        for st in found
+    ]
+    warnings = [ResultWarning(kind="matching", message=n) for n in notes]
+    warnings.append(
+        ResultWarning(
+            kind="timeline",
+            message="a command's timeline: the whole run as the application ran "
+            "it (no L2 flush, no clock locking); stages are its "
+            f"{'ranges' if by == 'range' else 'kernels grouped by name'}",
+        )
+    )
+    return stages, tl, warnings, by, tr
+
+
+def _idle(tr, found) -> dict[str, Any]:
+    """Where a command's wall time went (:mod:`kprof_mcp.analysis.idle`): over its stages' kept
+    occurrences (first start to last end), or with no ranges over the whole recorded process (its
+    first CUDA call to its last GPU activity: start-up, module loading and the host's own work are
+    then part of the answer)."""
+    from ..analysis import idle
+
+    spans = [st.span for st in found if st.span]
+    if spans:
+        lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
+        return {
+            **idle.breakdown(tr, lo, hi, max(st.occurrences for st in found)).to_dict(),
+            "scope": "ranges",
+        }
+    starts = [float(df["start"].min()) for df in (tr.api, tr.kernels) if not df.empty]
+    ends = [float(df["end"].max()) for df in (tr.api, tr.kernels, tr.memops) if not df.empty]
+    if not starts:
+        return {}
+    return {**idle.breakdown(tr, min(starts), max(ends), 1, process=True).to_dict(), "scope": "process"}
+
+
+def _median(xs: list[float]) -> float | None:
+    import statistics
+
+    return float(statistics.median(xs)) if xs else None
+
+
+def _fallback_note(req, on_gpu: bool) -> str:
+    """Why the Kineto recorder ran instead of Nsight Systems."""
+    if not on_gpu:
+        return "not used: no GPU (CPU activity only, from torch.profiler)"
+    return (req.timeline_fallback or "not used") + "; the timeline comes from CUPTI via torch.profiler"
+
+
+def assemble(
+    tr,
+    statics: list[dict[str, Any]],
+    sm_count: int | None,
+    engine: str,
+    iters: int,
+    plan_kind: str,
+    use_cuda: bool,
+) -> tuple[list[StageResult], Timing | None, tl_lib.Timeline, list[ResultWarning]]:
+    """One recorded trace (either engine) → stage results, the whole-plan time, the timeline
+    analysis and the warnings every timeline profile carries."""
+    from ..protocol import ExpectedError
+
+    names = [s["name"] for s in statics]
+    tl = tl_lib.analyze(tr, names, sm_count)
+    tl.engine = engine
+    warnings: list[ResultWarning] = []
+    stage_results = []
+    for static, row in zip(statics, tl.stages):
+        # The stage's GPU span per iteration (first kernel start to last kernel end): for a
+        # launch-bound stage that is what it costs, not the sum of its tiny kernels.
+        samples = row["gpu_span_ns_samples"]
+        method = "gpu span per iteration"
+        if not samples:  # CPU: the range's wall time per iteration
+            samples = [
+                float(v) for v in tr.ranges[tr.ranges["name"] == tl_lib.RANGE_PREFIX + static["name"]]["dur"]
+            ]
+            method = "cpu range wall time per iteration"
+        if not samples:
+            raise ExpectedError("mode", f"stage {static['name']!r}: nothing recorded in its range")
+        stage_results.append(
+            StageResult(
+                timing=Timing(
+                    samples_ns=samples,
+                    method=f"{method} ({engine})",
+                    l2_flushed=False,
+                    stop_reason=f"{iters} recorded iterations",
+                ),
+                **static,
+            )
+        )
+    plan_total = None
+    if tl.iteration_span_ns:
+        plan_total = Timing(
+            samples_ns=tl.iteration_span_ns,
+            method="gpu span per iteration (first kernel start to last kernel end)",
+            l2_flushed=False,
+            stop_reason=f"{iters} iterations",
+        )
+
+    def warn(kind: str, message: str) -> None:
+        warnings.append(ResultWarning(kind=kind, message=message))
+
+    if use_cuda:
+        warn(
+            "timeline",
+            "timeline mode: no L2 flush and no clock locking; iterations run back to back as in an "
+            "application, so times include warm caches and launch overhead",
+        )
+        if tl.iterations and tl.iterations != iters:
+            warn(
+                "timeline",
+                f"{tl.iterations} of the {iters} recorded iterations hold kernels matched to their range",
+            )
+    if plan_kind == "concurrent":
+        warn(
+            "concurrency",
+            "concurrent plan: per-stage durations are each stage's kernel time inside the "
+            "overlapped run; the whole-plan span and the stream overlap table are what measure "
+            "concurrency",
+        )
+    for note in tl.notes:
+        warn("timeline", note)
+    iters_rows = tr.ranges[tr.ranges["name"] == tl_lib.ITER_RANGE] if not tr.ranges.empty else tr.ranges
+    if use_cuda and len(iters_rows):
+        from ..analysis import idle
+
+        tl.idle = {
+            **idle.breakdown(
+                tr, float(iters_rows["start"].min()), float(iters_rows["end"].max()), len(iters_rows)
+            ).to_dict(),
+            "scope": "iterations",
+        }
+    return stage_results, plan_total, tl, warnings
+
+
+def write_timeline(work_dir: Path, tr, tl, result: ProfileResult, cache_control: str) -> None:
+    """timeline/*.csv, timeline.png, then params.json, samples.csv and result.json."""
+    import pandas as pd
+
+    from ..capture.artifacts import write_params_and_samples
+    from ..render.plots import plot_timeline
+
+    d = work_dir / "timeline"
+    d.mkdir(exist_ok=True)
+    tr.kernels.to_csv(d / "kernels.csv", index=False)
+    tr.api.to_csv(d / "cuda_api.csv", index=False)
+    tr.memops.to_csv(d / "memops.csv", index=False)
+    for name in (
+        "kernel_summary",
+        "api_summary",
+        "memop_summary",
+        "streams",
+        "gaps",
+        "launch_order",
+        "waves",
+    ):
+        pd.DataFrame(getattr(tl, name)).to_csv(d / f"{name}.csv", index=False)
+    pd.DataFrame([{k: v for k, v in s.items() if not k.endswith("_samples")} for s in tl.stages]).to_csv(
+        d / "stages.csv", index=False
+    )
+    try:
+        plot_timeline(tr, tl, work_dir / "timeline.png", f"{result.kernel} {result.version}")
+    except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the measurements
+        result.warnings.append(
+            ResultWarning(kind="artifact", message=f"timeline.png not written: {type(e).__name__}: {e}")
+        )
+    write_params_and_samples(work_dir, result, cache_control)
