@@ -5,10 +5,11 @@ per stage the metrics the classifier sees, its diagnosis and its key issue; the 
 stage and its bottleneck; the root cause; every opportunity of every stage (and of the
 timeline) ranked by its estimated gain for the *whole profile*; and the result's typed
 warnings. The contract, the structured tool output, ``report.md`` and the devlog all read
-this object, so a change to the diagnosis is made here once.
+this object, worded by :func:`kprof_mcp.render.diagnosis.assess`, so a change to the diagnosis is
+made here once.
 
-Units stay as measured (ns, bytes, FLOP/s, %); formatting and scaling belong to
-:mod:`kprof_mcp.render`.
+Units stay as measured (ns, bytes, FLOP/s, %) and opportunities and the root cause are facts;
+formatting, scaling and wording belong to :mod:`kprof_mcp.render`.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ KEY_ISSUE_MIN_GAIN_PCT = 5.0
 class KeyIssue:
     """The one-line issue of a stage, as data.
 
-    ``kind``: ``trigger`` (the top opportunity's trigger metric: the dominant limiter),
-    ``at_roof`` (nothing worth 5 %: the bottleneck's own metric), ``healthy`` (counters
+    ``kind``: ``trigger`` (the top opportunity, ``top``: the dominant limiter), ``at_roof`` (nothing
+    worth 5 %: ``values`` has the bottleneck's own ``metric`` and ``value``), ``healthy`` (counters
     measured, nothing triggered), ``launch_bound`` (the timeline shows the host cannot feed the
     GPU), ``roofline`` (no counters: % of peak from the FLOP/byte model), ``cpu`` (CPU timing)
     ``no_peaks`` (device not in devices.json) or ``no_model`` (a command's stage with neither a
@@ -37,7 +38,7 @@ class KeyIssue:
     """
 
     kind: str
-    trigger: str | None = None
+    top: dx.Opportunity | None = None
     values: dict[str, Any] = field(default_factory=dict)
 
 
@@ -55,13 +56,16 @@ class RankedOpportunity:
     """One opportunity with its estimated gain for the whole profile (Amdahl over the stage's
     share of the time) and the gain of its stage alone."""
 
-    name: str
+    opportunity: dx.Opportunity  # its cause and facts, as the stage's (or the timeline's) diagnosis found it
     est_gain_pct: float
-    trigger: str
     stage: str | None  # None: a whole-plan finding of the timeline
     stage_gain_pct: float
     source: str  # "kprof" (our model), "ncu" (Nsight Compute's rule estimate) or "timeline"
-    cause: str = ""  # the diagnosis' cause key (spills, few_blocks, tail, over_fetch, launch, ...)
+
+    @property
+    def cause(self) -> str:
+        """The diagnosis' cause key (spills, few_blocks, tail, over_fetch, launch, ...)."""
+        return self.opportunity.cause
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ class RootCause:
     (nothing to classify with; ``values['reason']`` is ``cpu`` or ``no_peaks``)."""
 
     kind: str
-    text: str  # the diagnosis' own sentences ("" for kind none)
+    facts: dx.RootCauseFacts | None  # the main stage's diagnosis (None for kind none)
     values: dict[str, Any] = field(default_factory=dict)
 
 
@@ -335,18 +339,18 @@ def assess_stage(
     if s.counters_measured:
         top = d.opportunities[0] if d.opportunities else None
         if top is not None and top.est_gain_pct >= KEY_ISSUE_MIN_GAIN_PCT:
-            issue = KeyIssue("trigger", top.trigger)
+            issue = KeyIssue("trigger", top)
         else:  # nothing worth doing: the limiter is the roof itself
             c, src = dx.compute_utilisation(m)
             metric = (
-                f"dram_pct={m.dram_pct:.1f}"
+                ("dram_pct", m.dram_pct)
                 if d.bottleneck == dx.MEMORY_BOUND and m.dram_pct is not None
-                else f"{src}={c:.1f}"
+                else (src, c)
                 if c is not None
                 else None
             )
             issue = (
-                KeyIssue("at_roof", metric)
+                KeyIssue("at_roof", values={"metric": metric[0], "value": metric[1]})
                 if metric and d.bottleneck != dx.LATENCY_BOUND
                 else KeyIssue("healthy")
             )
@@ -389,13 +393,7 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
                 out.append(
                     (
                         RankedOpportunity(
-                            o.name,
-                            overall_gain(o.est_gain_pct, sa.share),
-                            o.trigger,
-                            sa.stage.name,
-                            o.est_gain_pct,
-                            source,
-                            o.cause,
+                            o, overall_gain(o.est_gain_pct, sa.share), sa.stage.name, o.est_gain_pct, source
                         ),
                         0,
                         o.specific,
@@ -412,9 +410,7 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
         ):
             out.append(
                 (
-                    RankedOpportunity(
-                        o.name, o.est_gain_pct, o.trigger, None, o.est_gain_pct, "timeline", o.cause
-                    ),
+                    RankedOpportunity(o, o.est_gain_pct, None, o.est_gain_pct, "timeline"),
                     1,
                     True,
                 )
@@ -427,7 +423,7 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
 
 def _root_cause(result: ProfileResult, main: StageAssessment) -> RootCause:
     if main.diagnosis is None:
-        return RootCause("none", "", {"reason": main.key_issue.kind})
+        return RootCause("none", None, {"reason": main.key_issue.kind})
     launch = _launch(result)
     if launch.get("launch_bound"):
         return RootCause("launch_bound", main.diagnosis.root_cause, dict(launch))

@@ -1,21 +1,32 @@
-"""A sweep's table: one row per (parameter value, version), each point assessed like any
-profile (:func:`kprof_mcp.analysis.assessment.assess`), so a sweep's bottleneck column says what
-the profile of that point would say."""
+"""A sweep's points, each assessed like any profile (:func:`kprof_mcp.analysis.assessment.assess`),
+so a sweep's bottleneck column says what the profile of that point would say. Units as measured:
+:func:`kprof_mcp.render.sweep.sweep_rows` scales them and words the top opportunity."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
-from ..models import SweepResult
-from .assessment import assess
+from ..models import ProfileResult, SweepResult
+from .assessment import RankedOpportunity, assess
 
 
-def sweep_rows(r: SweepResult) -> list[dict[str, Any]]:
-    """Per point: time (sum of stage medians, or the plan's), TFLOP/s and GB/s from the FLOP/byte
-    models, % of the roofline (achieved FLOP/s over the attainable min(peak, intensity × peak
-    bandwidth), or achieved bandwidth over peak for kernels without FLOPs), the bottleneck and
-    the top opportunity."""
-    rows = []
+@dataclass(frozen=True)
+class SweepPoint:
+    point: ProfileResult
+    time_ns: float  # sum of stage medians, or the plan's
+    flops_per_s: float  # from the FLOP/byte models
+    bytes_per_s: float
+    pct_roofline: float | None  # achieved over attainable FLOP/s (or over peak bandwidth without FLOPs)
+    rel_iqr: float  # the largest of its stages'
+    bottleneck: str | None
+    top: RankedOpportunity | None
+
+
+def sweep_points(r: SweepResult) -> list[SweepPoint]:
+    """Per point: time, FLOP/s and bytes/s from the FLOP/byte models, % of the roofline (achieved
+    FLOP/s over the attainable min(peak, intensity × peak bandwidth), or achieved bandwidth over peak
+    for kernels without FLOPs), the bottleneck and the top opportunity."""
+    out = []
     for p in r.points:
         a = assess(p)
         t_ns = a.total_time_ns
@@ -31,20 +42,16 @@ def sweep_rows(r: SweepResult) -> list[dict[str, Any]]:
                 pct = 100.0 * f_s / attainable
             else:
                 pct = 100.0 * b_s / peak_b
-        top = a.opportunities[0] if a.opportunities else None
-        rows.append(
-            {
-                r.param: p.params.get(r.param),
-                "version": p.version,
-                "time_us": t_ns / 1e3,
-                "rel_iqr_pct": 100.0 * max(s.timing.rel_iqr for s in p.stages),
-                "tflops": f_s / 1e12,
-                "gbps": b_s / 1e9,
-                "pct_roofline": pct,
-                "bottleneck": a.bottleneck,
-                "top_opportunity": top.name if top else None,
-                "top_gain_pct": top.est_gain_pct if top else None,
-                "timing_method": p.stages[0].timing.method,
-            }
+        out.append(
+            SweepPoint(
+                p,
+                t_ns,
+                f_s,
+                b_s,
+                pct,
+                max(s.timing.rel_iqr for s in p.stages),
+                a.bottleneck,
+                a.opportunities[0] if a.opportunities else None,
+            )
         )
-    return rows
+    return out

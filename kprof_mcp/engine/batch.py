@@ -289,9 +289,8 @@ def run_sweep(
     """See :meth:`Engine.run_sweep`."""
     import pandas as pd
 
-    from ..analysis.sweep import sweep_rows
     from ..render.plots import plot_sweep
-    from ..render.sweep import render_sweep
+    from ..render.sweep import render_sweep, sweep_rows
 
     work_dir, final_dir, _ = run_child(engine, spec, "sweep", on_progress, control)
     try:

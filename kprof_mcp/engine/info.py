@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import safefs, store
 from ..analysis import diagnosis as dx
-from ..analysis.assessment import assess
 from ..devices import load_devices, try_match_device
 from ..kernel.api import NAME_RE
 from ..models import Diagnosis
 from ..modes import MODES
 from ..render import last_devlog_metrics, render_devlog_entry
+from ..render.diagnosis import assess, diagnose
 from ..tools import ncu as ncu_tool
 from ..tools import nsys as nsys_tool
 from ..tools import nvidia_smi
@@ -93,7 +93,7 @@ def classify(
         local_share=local_bytes_share_pct / 100.0 if local_bytes_share_pct is not None else None,
         **evidence,
     )
-    return Diagnosis.from_analysis(dx.diagnose(m))
+    return Diagnosis.from_analysis(diagnose(m))
 
 
 def classify_evidence(

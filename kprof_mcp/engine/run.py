@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import clocks, runner, safefs, store
-from ..analysis.assessment import Assessment, assess
 from ..locks import Cancelled, device_lock, lock_name
 from ..models import ProfileRequest, ProfileResult, ResultWarning
 from ..modes import ModeError, get_mode
 from ..render import render_contract, render_report
+from ..render.diagnosis import Assessment, assess
 from ..tools import nvidia_smi
 from .catalogue import checked_package, confine, root_of
 from .command import check_command_targets, output_tail

@@ -8,8 +8,8 @@ from typing import Sequence
 
 from pydantic import BaseModel, Field
 
-from ..analysis.assessment import assess
 from ..models import CompareResult, Comparison, CounterRow, ProfileResult
+from .diagnosis import assess
 from .markdown import table
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.assessment import Assessment, KeyIssue, RankedOpportunity, RootCause, assess
 from ..models import ProfileResult
+from .diagnosis import Assessment, KeyIssue, RankedOpportunity, RootCause, assess
 from .markdown import NA, num, table
 
 

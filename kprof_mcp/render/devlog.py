@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..analysis.assessment import Assessment, assess
 from ..models import ProfileResult
 from .contract import config_columns
+from .diagnosis import Assessment, assess
 from .markdown import NA, num
 
 DEVLOG_MARK = "<!-- kprof-devlog "

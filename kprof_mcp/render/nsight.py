@@ -7,10 +7,9 @@ import json
 from typing import Any
 
 from ..analysis.accounting import account
-from ..analysis.assessment import assess
-from ..analysis.diagnosis import rule_not_ranked
 from ..models import ProfileResult
 from ..parsers.ncu import NcuSection, SourceView
+from .diagnosis import assess, rule_not_ranked
 from .markdown import NA, mb, num, table
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..analysis.assessment import Assessment, assess
 from ..models import ProfileResult
 from .contract import render_contract
+from .diagnosis import Assessment, assess
 from .markdown import NA, num, table
 
 

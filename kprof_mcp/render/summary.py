@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..analysis.assessment import Assessment, assess
 from ..models import ProfileResult, ResultWarning
 from .contract import opportunity_name
+from .diagnosis import Assessment, assess
 
 
 class StageSummary(BaseModel):

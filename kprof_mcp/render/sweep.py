@@ -1,5 +1,5 @@
-"""A sweep's markdown (sweep.md) and structured output, from its rows
-(:func:`kprof_mcp.analysis.sweep.sweep_rows`)."""
+"""A sweep's rows (:func:`sweep_rows`: its assessed points scaled, the top opportunity worded), its
+markdown (sweep.md) and structured output."""
 
 from __future__ import annotations
 
@@ -7,8 +7,32 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..analysis.sweep import sweep_points
 from ..models import SweepResult
+from .diagnosis import words
 from .markdown import num, table
+
+
+def sweep_rows(r: SweepResult) -> list[dict[str, Any]]:
+    """One row per (parameter value, version): time (µs), TFLOP/s and GB/s from the FLOP/byte models,
+    % of the roofline, the bottleneck and the top opportunity
+    (:func:`kprof_mcp.analysis.sweep.sweep_points`)."""
+    return [
+        {
+            r.param: p.point.params.get(r.param),
+            "version": p.point.version,
+            "time_us": p.time_ns / 1e3,
+            "rel_iqr_pct": 100.0 * p.rel_iqr,
+            "tflops": p.flops_per_s / 1e12,
+            "gbps": p.bytes_per_s / 1e9,
+            "pct_roofline": p.pct_roofline,
+            "bottleneck": p.bottleneck,
+            "top_opportunity": words(p.top.opportunity)[0] if p.top else None,
+            "top_gain_pct": p.top.est_gain_pct if p.top else None,
+            "timing_method": p.point.stages[0].timing.method,
+        }
+        for p in sweep_points(r)
+    ]
 
 
 class SweepSummary(BaseModel):

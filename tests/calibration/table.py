@@ -25,8 +25,8 @@ sys.path.insert(0, str(HERE))
 from pairs import ACCOUNTING_CAUSE, ALL_PAIRS, HALF, PAIRS  # noqa: E402
 from record import slug  # noqa: E402
 
-from kprof_mcp.analysis.assessment import assess  # noqa: E402
 from kprof_mcp.models import ProfileResult  # noqa: E402
+from kprof_mcp.render.diagnosis import assess  # noqa: E402
 
 RECORDED = HERE / "recorded"
 HOLDOUT = HERE / "recorded-holdout"  # earlier kernel versions, not used to set the model's constants

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from kprof_mcp.analysis import diagnosis as dx
 from kprof_mcp.analysis.accounting import account
-from kprof_mcp.analysis.assessment import assess, stage_metrics
+from kprof_mcp.analysis.assessment import stage_metrics
 from kprof_mcp.models import ProfileResult
+from kprof_mcp.render import diagnosis as dx
+from kprof_mcp.render.diagnosis import assess
 from kprof_mcp.render.nsight import where_the_time_went
 
 REC = Path(__file__).resolve().parents[1] / "calibration" / "recorded-accounting"

@@ -2,9 +2,9 @@ import time
 
 import pytest
 
-from kprof_mcp.analysis import diagnosis as A
 from kprof_mcp.analysis.assessment import stage_metrics
 from kprof_mcp.analysis.diagnosis import Metrics
+from kprof_mcp.render import diagnosis as A
 
 
 @pytest.mark.parametrize(
@@ -136,7 +136,7 @@ def test_over_fetch_is_an_opportunity_only_where_bytes_are_the_limit():
 
 
 def test_ncu_rule_estimates_convert_runtime_saving_to_gain():
-    from kprof_mcp.analysis.diagnosis import rule_opportunities
+    from kprof_mcp.render.diagnosis import rule_opportunities
 
     rules = [
         {

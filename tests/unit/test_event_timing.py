@@ -167,8 +167,8 @@ def _timed(version: str) -> ProfileResult:
 
 
 def test_event_mode_calls_a_chain_of_tiny_launches_launch_bound_and_ranks_that_first():
-    from kprof_mcp.analysis.assessment import assess
     from kprof_mcp.render import render_contract
+    from kprof_mcp.render.diagnosis import assess
 
     a = assess(_timed("v0"))
     assert a.root_cause.kind == "launch_bound"
@@ -219,8 +219,8 @@ def test_no_gain_makes_a_launch_shorter_than_an_empty_kernel():
     GPU' +3200 %; on the H100 the same kernel on 132 blocks took 1.15 µs vs 1.06 µs on 4 (slower),
     and an empty kernel 0.83 µs (docs/evidence/h100-timing-truth/h100_kernel_floor.py). The gap to
     that floor caps it."""
-    from kprof_mcp.analysis.assessment import assess
     from kprof_mcp.devices import match_device
+    from kprof_mcp.render.diagnosis import assess
 
     r = _timed("v1")
     # tiny_chain's model at n=4096 fp32: one add per element, read and write once.

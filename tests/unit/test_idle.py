@@ -11,13 +11,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kprof_mcp.analysis import diagnosis as dx
 from kprof_mcp.analysis import idle
 from kprof_mcp.analysis.command import stage_static
 from kprof_mcp.models import ProfileRequest
 from kprof_mcp.modes.timeline import _command_timeline
 from kprof_mcp.parsers import nsys
 from kprof_mcp.parsers.kineto import Trace
+from kprof_mcp.render import diagnosis as dx
 from kprof_mcp.render.timeline import where_the_wall_time_went
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from kprof_mcp import render
-from kprof_mcp.analysis import diagnosis as analysis
-from kprof_mcp.analysis.assessment import assess_stage
 from kprof_mcp.engine import render_profile
 from kprof_mcp.models import ProfileRequest
 from kprof_mcp.modes import get_mode
 from kprof_mcp.parsers import ncu as ncu_parser
+from kprof_mcp.render import diagnosis as analysis
+from kprof_mcp.render.diagnosis import assess_stage
 from kprof_mcp.tools import ncu
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "h100_ncu"

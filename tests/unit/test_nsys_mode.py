@@ -64,7 +64,7 @@ def test_both_engines_give_the_same_kernel_times_and_diagnosis(name, tmp_path):
     assert (overlap > 20) == (name == "two_streams_v1")
     # The same cause first. (The Kineto recordings predate the idle breakdown, so they reach the
     # launch-bound cause through the older rule, with other words.)
-    from kprof_mcp.analysis.assessment import assess
+    from kprof_mcp.render.diagnosis import assess
 
     top = lambda r: (assess(r).opportunities[0].cause, assess(r).opportunities[0].stage)  # noqa: E731
     assert top(nsys) == top(kineto)

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from kprof_mcp.analysis.sweep import sweep_rows
 from kprof_mcp.engine import KprofError
 from kprof_mcp.models import ProfileResult, SweepResult
+from kprof_mcp.render.sweep import sweep_rows
 
 EVENT = (
     Path(__file__).resolve().parents[1]

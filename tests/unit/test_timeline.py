@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from kprof_mcp import render
-from kprof_mcp.analysis import diagnosis as analysis
 from kprof_mcp.analysis import timeline as T
 from kprof_mcp.engine import render_profile
 from kprof_mcp.models import ProfileResult
 from kprof_mcp.parsers import kineto
+from kprof_mcp.render import diagnosis as analysis
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "h100_timeline"
 STAGES = {

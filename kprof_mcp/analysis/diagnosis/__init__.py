@@ -32,7 +32,8 @@ The package: :mod:`.metrics` (thresholds, :class:`Metrics`, classification, the 
 :mod:`.catalogue` (causes the accounting proves), :mod:`.opportunities` (one stage's ranked
 opportunities, root cause and diagnosis), :mod:`.ncu_rules` (Nsight Compute's rules as
 opportunities) and :mod:`.timeline` (what a timeline and its idle breakdown show). Callers import
-the names below from ``kprof_mcp.analysis.diagnosis``.
+the names below from ``kprof_mcp.analysis.diagnosis``. Everything here is facts (a cause key and its
+measured values, a root cause's symptom): :mod:`kprof_mcp.render.diagnosis` words them.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ from .metrics import (
     Diagnosis,
     Metrics,
     Opportunity,
+    RootCauseFacts,
     classify,
     compute_utilisation,
     gain_pct,
@@ -115,6 +117,7 @@ __all__ = [
     "OVER_FETCH_HEALTHY",
     "Opportunity",
     "REUSE_TILE",
+    "RootCauseFacts",
     "SHARED_WAIT_MIN_SHARE",
     "SPILL_HEALTHY_BYTES",
     "TAIL_MAX_WAVES",

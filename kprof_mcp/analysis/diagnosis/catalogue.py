@@ -8,7 +8,6 @@ from .metrics import (
     METRICS_ONLY_MAX_SHARE,
     TC_HEALTHY_PCT,
     Metrics,
-    _fmt,
     compute_utilisation,
 )
 
@@ -30,34 +29,30 @@ REUSE_TILE = 128  # the tile edge (BLOCK_M = BLOCK_N) a tuned GEMM-like kernel r
 UNCOALESCED_SECTORS_PER_REQUEST = 24.0  # 32 is one 32-byte sector per thread: nearly every access its own
 
 
-def _coalescing_evidence(m: Metrics) -> str:
-    """For over-fetch, what the accounting says about why: global accesses whose requests touch
-    nearly a sector per thread (uncoalesced), or not."""
+def uncoalesced(m: Metrics) -> tuple[tuple[str, float], ...]:
+    """For over-fetch, what the accounting says about why: the global accesses (``loads``,
+    ``stores``) whose requests touch nearly a sector per thread, with their sectors per request."""
     a = m.accounting
     if a is None:
-        return ""
-    worst = [
+        return ()
+    return tuple(
         (k, v)
         for k, v in (("loads", a.ld_sectors_per_request), ("stores", a.st_sectors_per_request))
         if v is not None and v >= UNCOALESCED_SECTORS_PER_REQUEST
-    ]
-    if not worst:
-        return ""
-    return "; uncoalesced " + ", ".join(f"{k} ({v:.1f} sectors/request)" for k, v in worst)
+    )
 
 
-def _stall_evidence(m: Metrics) -> str:
-    """For generic advice, the evidence that would decide it: the warp states that own the time
-    (annotation/ncu), or where to get them."""
+def top_stalls(m: Metrics) -> tuple[tuple[str, float], ...]:
+    """For generic advice, the evidence that would decide it: the (at most two) warp states that own
+    the time (annotation/ncu), as (reason, share)."""
     a = m.accounting
     if a is None or not a.stalls:
-        return ""
-    top = ", ".join(f"{st.reason} {100 * st.share:.0f}%" for st in a.stalls[:2])
-    return f"; warp time: {top}"
+        return ()
+    return tuple((st.reason, st.share) for st in a.stalls[:2])
 
 
-def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str, str, str]]:
-    """(name, share, trigger, hint, cause) of each catalogue cause the accounting proves.
+def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, dict]]:
+    """(cause, share, facts) of each catalogue cause the accounting proves.
 
     * **tensor cores idle on dot-heavy work** (``fma_dot``): the stage's work suits tensor cores
       (its model says so), Nsight Compute counts FFMAs for at least half its FLOPs, the tensor pipe
@@ -83,7 +78,7 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str
         return []
     cap = m.attainable_headroom
     cap = METRICS_ONLY_MAX_SHARE if cap is None else cap
-    out: list[tuple[str, float, str, str, str]] = []
+    out: list[tuple[str, float, dict]] = []
     compute, _ = compute_utilisation(m)
     tc = m.tc_pct or 0.0
     fma = a.pipes.get("fma")
@@ -103,12 +98,14 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str
         k = max(1.0, m.tensor_peak_flops_per_s / fma_peak)
         out.append(
             (
-                "Run the dot on tensor cores: tl.dot(..., input_precision=\"tf32\") for fp32 inputs (or bf16/"
-                "fp16 operands); in PyTorch allow TF32 (torch.backends.cuda.matmul.allow_tf32) or use bf16",
-                min(u * (1.0 - 1.0 / k), cap),
-                f"pipe_fma={_fmt(fma)}%, tc_pct={_fmt(tc)}%, FFMA FLOPs/model={2 * a.ffma_thread_inst / m.flops:.2f}",
-                f"the matmul runs on the FMA pipes; tensor cores are {k:.1f}x faster here",
                 "fma_dot",
+                min(u * (1.0 - 1.0 / k), cap),
+                {
+                    "fma_pct": fma,
+                    "tc_pct": tc,
+                    "ffma_flops_over_model": 2 * a.ffma_thread_inst / m.flops,
+                    "speedup": k,
+                },
             )
         )
     share = a.atomic_sector_share
@@ -121,13 +118,13 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str
     ):
         out.append(
             (
-                "Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a "
-                "shared-memory accumulator), then one atomic per block and address",
-                min(a.memory_wait, cap),
-                f"atomic L2 sectors={a.atomic_l2_sectors:.3g} ({100 * share:.1f}% of global sectors), "
-                f"memory/sync waits {100 * a.memory_wait:.0f}% of warp time",
-                "warps wait on serialised atomics to the same addresses",
                 "atomics",
+                min(a.memory_wait, cap),
+                {
+                    "atomic_l2_sectors": a.atomic_l2_sectors,
+                    "atomic_share": share,
+                    "memory_wait": a.memory_wait,
+                },
             )
         )
     if (
@@ -144,13 +141,16 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str
         if bpf >= 2.0 * target:
             out.append(
                 (
-                    f"Raise reuse per operand byte: larger tiles (BLOCK_M = BLOCK_N ≥ {REUSE_TILE}, BLOCK_K 64), "
-                    "num_warps=8, num_stages=3 (or a grouped/persistent order)",
-                    min(1.0 - target / bpf, cap),
-                    f"load bytes/FLOP={bpf:.3g} (~{m.elem_bytes / bpf:.0f}-wide tiles; {REUSE_TILE}-wide need "
-                    f"{target:.3g}), tc_pct={_fmt(tc)}%, memory waits {100 * a.memory_wait:.0f}%",
-                    "each operand byte feeds few FLOPs: the tensor pipe starves on loads",
                     "small_tiles",
+                    min(1.0 - target / bpf, cap),
+                    {
+                        "bytes_per_flop": bpf,
+                        "tile": m.elem_bytes / bpf,
+                        "reuse_tile": REUSE_TILE,
+                        "target_bytes_per_flop": target,
+                        "tc_pct": tc,
+                        "memory_wait": a.memory_wait,
+                    },
                 )
             )
     conflicts = a.bank_conflicts_per_wavefront
@@ -161,12 +161,9 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str
     ):
         out.append(
             (
-                "Remove shared-memory bank conflicts (a conflict-free layout: tl.trans/reshape rather than a "
-                "gather with a 32-word stride; pad rows by one element)",
-                min(a.shared_wait * min(1.0, conflicts), cap),
-                f"bank conflicts/wavefront={conflicts:.2f}, shared-memory waits {100 * a.shared_wait:.0f}%",
-                "shared-memory accesses replayed for bank conflicts",
                 "bank_conflicts",
+                min(a.shared_wait * min(1.0, conflicts), cap),
+                {"conflicts_per_wavefront": conflicts, "shared_wait": a.shared_wait},
             )
         )
     div, issue = a.divergence, a.issue_active_pct
@@ -174,34 +171,9 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, str
         # Issue-bound with idle lanes: the same work with full warps needs (1 - d) of the issue slots.
         out.append(
             (
-                "Make branches uniform per warp: sort or bucket the work so a warp's threads take the same path, "
-                "select with tl.where instead of branching per thread, or split the kernel by case",
-                min(div * issue / 100.0, cap),
-                f"threads per warp instruction={a.threads_per_inst:.1f} of 32, issue active {_fmt(issue)}%",
-                "divergent warps issue instructions with idle lanes",
                 "divergence",
+                min(div * issue / 100.0, cap),
+                {"threads_per_inst": a.threads_per_inst, "issue_active_pct": issue},
             )
         )
     return out
-
-
-_LIMITER_FIX = {
-    "registers": "fewer registers per thread: smaller tiles or fewer accumulators per program, or fewer values "
-    "per thread (more num_warps for the same tile)",
-    "shared_mem": "less shared memory per block: fewer num_stages, smaller BLOCK_K or tiles",
-    "warps": "smaller blocks (fewer num_warps) so more blocks fit",
-    "blocks": "larger blocks (more num_warps, more work per program): the SM's block-slot limit is reached",
-}
-
-
-def _occupancy_advice(m: Metrics) -> tuple[str, str]:
-    """The occupancy advice's name and trigger suffix: the resource that limits it when the launch
-    statistics say (annotation/ncu), else the generic list."""
-    lim = m.accounting.occupancy_limiter if m.accounting is not None else None
-    if lim is None:
-        return "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)", ""
-    name, blocks = lim
-    return (
-        f"Raise occupancy, limited by {name.replace('_', ' ')} ({blocks:.0f} block(s) per SM): {_LIMITER_FIX[name]}",
-        f"; occupancy limited by {name} ({blocks:.0f} blocks/SM)",
-    )

@@ -4,6 +4,7 @@ time model's arithmetic (gain from a share of the time). See the package docstri
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..accounting import Accounting
 
@@ -97,29 +98,43 @@ class Metrics:
 
 @dataclass(frozen=True)
 class Opportunity:
-    name: str
+    """One way to make the stage faster, as facts: ``cause`` (what it is about: spills, few_blocks,
+    tail, over_fetch, fusion, launch, streams, dram_roof, compute_roof, latency, occupancy, ncu, the
+    catalogue's and the idle breakdown's causes) and ``facts``, the measured values that found it,
+    unformatted. :mod:`kprof_mcp.render.diagnosis` words it (one wording per cause)."""
+
+    cause: str
     est_gain_pct: float
-    trigger: str  # "metric=value"
-    hint: str = ""
-    cause: str = ""  # what it is about: spills, few_blocks, tail, over_fetch, launch, streams, dram_roof,
-    #                  compute_roof, latency, occupancy, ncu
     share: float = 0.0  # the share of the stage's time it would remove (gain = 1/(1 − share) − 1)
     specific: bool = True  # a cause the counters pin down (False: generic advice, credited only what is left)
+    facts: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class RootCauseFacts:
+    """What limits the stage and its strongest symptom: ``symptom`` is ``dominant`` (a specific
+    opportunity owns ≥ 5 % of the time: ``dominant``), ``unhealthy`` (latency-bound: the metrics out
+    of range), ``compulsory`` (L2 hit low but each byte fetched about once), ``low_l2`` or ``""``."""
+
+    bottleneck: str
+    compute_source: str
+    dram_pct: float | None
+    compute_pct: float | None
+    symptom: str = ""
+    dominant: Opportunity | None = None
+    unhealthy: tuple[tuple[str, float], ...] = ()
+    l2_hit_pct: float | None = None
+    over_fetch_ratio: float | None = None
 
 
 @dataclass(frozen=True)
 class Diagnosis:
     bottleneck: str
     locality_issue: bool
-    unhealthy: tuple[str, ...]
+    unhealthy: tuple[tuple[str, float], ...]  # (metric, value) outside its healthy range
     opportunities: tuple[Opportunity, ...]
     compute_source: str  # "tc_pct", "compute_pct" or "none"
-    root_cause: str
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-
-def _fmt(v: float) -> str:
-    return f"{v:.1f}" if abs(v) < 1e5 else f"{v:.3g}"
+    root_cause: RootCauseFacts
 
 
 def compute_utilisation(m: Metrics) -> tuple[float | None, str]:
@@ -137,24 +152,24 @@ def compute_utilisation(m: Metrics) -> tuple[float | None, str]:
     return None, "none"
 
 
-def unhealthy_metrics(m: Metrics) -> list[str]:
-    """``metric=value`` for each measured metric outside its healthy range."""
-    out: list[str] = []
+def unhealthy_metrics(m: Metrics) -> list[tuple[str, float]]:
+    """``(metric, value)`` for each measured metric outside its healthy range."""
+    out: list[tuple[str, float]] = []
     compute, source = compute_utilisation(m)
     if compute is not None and compute <= TC_HEALTHY_PCT:
-        out.append(f"{source}={_fmt(compute)}")
+        out.append((source, compute))
     if m.dram_pct is not None and m.dram_pct <= DRAM_HEALTHY_PCT:
-        out.append(f"dram_pct={_fmt(m.dram_pct)}")
+        out.append(("dram_pct", m.dram_pct))
     if m.occupancy_pct is not None and m.occupancy_pct <= OCCUPANCY_HEALTHY_PCT:
-        out.append(f"occupancy_pct={_fmt(m.occupancy_pct)}")
+        out.append(("occupancy_pct", m.occupancy_pct))
     if m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT:
-        out.append(f"l2_hit_pct={_fmt(m.l2_hit_pct)}")
+        out.append(("l2_hit_pct", m.l2_hit_pct))
     if m.local_spill_bytes is not None and m.local_spill_bytes > SPILL_HEALTHY_BYTES:
-        out.append(f"local_spill_bytes={int(m.local_spill_bytes)}")
+        out.append(("local_spill_bytes", m.local_spill_bytes))
     if m.waves_per_sm is not None and m.waves_per_sm <= WAVES_HEALTHY:
-        out.append(f"waves_per_sm={m.waves_per_sm:.2f}")
+        out.append(("waves_per_sm", m.waves_per_sm))
     if m.over_fetch_ratio is not None and m.over_fetch_ratio > OVER_FETCH_HEALTHY:
-        out.append(f"dram_bytes/model={m.over_fetch_ratio:.2f}")
+        out.append(("dram_bytes/model", m.over_fetch_ratio))
     return out
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .metrics import METRICS_ONLY_MAX_SHARE, MIN_SHARE, Opportunity, _fmt, gain_pct
+from .metrics import METRICS_ONLY_MAX_SHARE, MIN_SHARE, Opportunity, gain_pct
 
 # ncu rules whose cause kprof models itself: kprof's estimate stands, ncu's stays in the report.
 _RULES_WE_MODEL = {
@@ -19,19 +19,17 @@ _RULES_WE_MODEL = {
 # marking memory compressible is the allocator's business (cuMemCreate), not the kernel's. On the
 # recorded H100 profiles it fired on vector_add, softmax and matmul with random data at 0 %
 # success and estimates up to 95 %, which would have out-ranked every real cause.
-_RULES_NOT_ACTIONABLE = {
-    "MemoryL2Compression": "not a kernel change: compression depends on the data's values and on the allocator "
-    "marking memory compressible",
-}
+# The value is the reason's key (worded by kprof_mcp.render.diagnosis).
+_RULES_NOT_ACTIONABLE = {"MemoryL2Compression": "data_dependent"}
 
 
 def rule_not_ranked(rule: dict) -> str | None:
-    """Why an ncu rule's estimate is not ranked among the opportunities (None: it may be)."""
+    """Why an ncu rule's estimate is not ranked among the opportunities, as a key: ``modelled`` (kprof
+    models its cause, :func:`rule_cause`) or the not-actionable rule's reason (None: it may be)."""
     if rule.get("rule") in _RULES_NOT_ACTIONABLE:
         return _RULES_NOT_ACTIONABLE[rule["rule"]]
-    cause = rule_cause(rule)
-    if cause is not None:
-        return f"kprof models this cause ({cause}) itself; its own estimate ranks"
+    if rule_cause(rule) is not None:
+        return "modelled"
     return None
 
 
@@ -72,21 +70,15 @@ def rule_opportunities(rules: list[dict], headroom: float | None = None) -> list
         if reduction < MIN_SHARE:
             continue
         focus = r.get("focus_metrics") or []
-        if focus and focus[0].get("value") is not None:
-            trigger = f"{focus[0]['name']}={_fmt(float(focus[0]['value']))}"
-        else:
-            trigger = f"ncu_est_runtime_saving={_fmt(pct)}%"
-        title = r.get("title") or r.get("name") or r.get("rule")
-        out.append(
-            Opportunity(
-                f"ncu {r.get('section')}/{r.get('rule')}: {title}",
-                gain_pct(reduction),
-                trigger,
-                "Nsight Compute's own estimate",
-                "ncu",
-                reduction,
-                False,
-            )
-        )
+        facts = {
+            "section": r.get("section"),
+            "rule": r.get("rule"),
+            "title": r.get("title") or r.get("name") or r.get("rule"),
+            "focus": (focus[0]["name"], float(focus[0]["value"]))
+            if focus and focus[0].get("value") is not None
+            else None,
+            "speedup_pct": pct,
+        }
+        out.append(Opportunity("ncu", gain_pct(reduction), reduction, False, facts))
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out

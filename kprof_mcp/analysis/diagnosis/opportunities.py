@@ -1,4 +1,5 @@
-"""The stage's opportunities from one time model, its root cause, and the whole diagnosis."""
+"""The stage's opportunities from one time model, its root cause, and the whole diagnosis: facts,
+worded by :mod:`kprof_mcp.render.diagnosis`."""
 
 from __future__ import annotations
 
@@ -6,10 +7,9 @@ import math
 
 from .catalogue import (
     MEMORY_LATENCY_STALLS,
-    _coalescing_evidence,
-    _occupancy_advice,
-    _stall_evidence,
     accounting_causes,
+    top_stalls,
+    uncoalesced,
 )
 from .metrics import (
     _DRAM_ATTAINABLE_PCT,
@@ -30,7 +30,7 @@ from .metrics import (
     Diagnosis,
     Metrics,
     Opportunity,
-    _fmt,
+    RootCauseFacts,
     _share_of_gap,
     classify,
     compute_utilisation,
@@ -90,61 +90,32 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     cap = METRICS_ONLY_MAX_SHARE if h is None else h
     specific: list[Opportunity] = []
 
-    def add(
-        into: list[Opportunity], name: str, share: float, trigger: str, hint: str, cause: str, spec: bool
-    ) -> None:
+    def add(into: list[Opportunity], cause: str, share: float, facts: dict, spec: bool) -> None:
         # Kernel-level causes act only while kernels run: in a timeline's span, not in its gaps.
         share = min(share * m.kernel_busy, cap)
         if share >= MIN_SHARE:
-            into.append(Opportunity(name, gain_pct(share), trigger, hint, cause, share, spec))
+            into.append(Opportunity(cause, gain_pct(share), share, spec, facts))
 
     if m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count:
         add(
             specific,
-            "Fill the GPU: launch more blocks than SMs (split the work: smaller tiles, split K/KV)",
-            1.0 - m.grid_blocks / m.sm_count,
-            f"grid_blocks={m.grid_blocks} (< {m.sm_count} SMs)",
-            "idle SMs",
             "few_blocks",
+            1.0 - m.grid_blocks / m.sm_count,
+            {"grid_blocks": m.grid_blocks, "sm_count": m.sm_count},
             True,
         )
     elif m.grid_blocks is None and m.waves_per_sm is not None and m.waves_per_sm < WAVES_HEALTHY:
-        add(
-            specific,
-            "Fill the GPU: launch more blocks (split K/KV, smaller tiles)",
-            1.0 - m.waves_per_sm,
-            f"waves_per_sm={m.waves_per_sm:.2f}",
-            "fewer blocks than SMs can hold",
-            "few_blocks",
-            True,
-        )
+        add(specific, "few_blocks", 1.0 - m.waves_per_sm, {"waves_per_sm": m.waves_per_sm}, True)
     if m.waves_measured and m.waves_per_sm is not None and 1.0 <= m.waves_per_sm < TAIL_MAX_WAVES:
         w = m.waves_per_sm
-        tail = 1.0 - w / math.ceil(w)
-        add(
-            specific,
-            "Even out the last wave (grid a multiple of the SMs x blocks per SM, or a persistent grid)",
-            tail,
-            f"waves_per_sm={w:.2f}",
-            "the last wave leaves SMs idle",
-            "tail",
-            True,
-        )
+        add(specific, "tail", 1.0 - w / math.ceil(w), {"waves_per_sm": w}, True)
     if m.local_spill_bytes is not None and m.local_spill_bytes > SPILL_HEALTHY_BYTES:
         if m.local_share is not None:
-            share, trigger = m.local_share, f"local_bytes_share={100 * m.local_share:.1f}%"
+            share, facts = m.local_share, {"local_share": m.local_share}
         else:
             share = 0.10 + 0.05 * max(0.0, math.log2(max(m.local_spill_bytes, 1.0) / 128.0))
-            trigger = f"local_spill_bytes={int(m.local_spill_bytes)}"
-        add(
-            specific,
-            "Remove register spills (smaller tiles, fewer accumulators, more warps, lower num_stages)",
-            share,
-            trigger,
-            "register overflow to local memory",
-            "spills",
-            True,
-        )
+            facts = {"local_spill_bytes": m.local_spill_bytes}
+        add(specific, "spills", share, facts, True)
     if (
         m.over_fetch_ratio is not None
         and m.over_fetch_ratio > OVER_FETCH_HEALTHY
@@ -156,31 +127,13 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             if bottleneck == MEMORY_BOUND or m.dram_pct is None
             else min(1.0, m.dram_pct / DRAM_SATURATED_PCT)
         )
-        l2 = f", L2 hit {_fmt(m.l2_hit_pct)}%" if m.l2_hit_pct is not None else ""
+        facts = {"over_fetch_ratio": m.over_fetch_ratio, "l2_hit_pct": m.l2_hit_pct}
         if m.kernels >= 2:
             # Several kernels moving N x the bytes the stage needs: each writes its intermediate to DRAM
             # and the next reads it back. Fusing them is what removes that traffic.
-            add(
-                specific,
-                f"Fuse the {m.kernels} kernels of this stage into one (torch.compile, or one Triton "
-                "kernel): together they move the stage's bytes several times over",
-                removable * busy,
-                f"kernels={m.kernels}, dram_bytes/model={m.over_fetch_ratio:.2f}",
-                f"unfused kernels write and re-read intermediates in DRAM{l2}",
-                "fusion",
-                True,
-            )
+            add(specific, "fusion", removable * busy, {"kernels": m.kernels, **facts}, True)
         else:
-            add(
-                specific,
-                "Cut DRAM traffic above the model (coalesced/vectorised access, reuse through shared "
-                "memory or L2: grouped launch order, larger tiles)",
-                removable * busy,
-                f"dram_bytes/model={m.over_fetch_ratio:.2f}{_coalescing_evidence(m)}",
-                f"more DRAM traffic than the algorithm needs{l2}",
-                "over_fetch",
-                True,
-            )
+            add(specific, "over_fetch", removable * busy, {**facts, "uncoalesced": uncoalesced(m)}, True)
 
     if (
         m.kernels >= 2
@@ -196,45 +149,30 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         # intermediate and the next reads it back; one kernel would move the model's bytes once.
         over = m.time_ns / m.attainable_sol_ns
         if over > OVER_FETCH_HEALTHY:
-            add(
-                specific,
-                f"Fuse the {m.kernels} kernels of this stage into one (torch.compile, or one Triton "
-                "kernel): their time is several times what the stage's bytes take at the bandwidth roof",
-                1.0 - 1.0 / over,
-                f"kernels={m.kernels}, time/bytes_at_roof={over:.2f} (no counters: from kernel times)",
-                "unfused memory-bound kernels move intermediates through DRAM",
-                "fusion",
-                True,
-            )
-    for name, share, trigger, hint, cause in accounting_causes(m, bottleneck):
-        add(specific, name, share, trigger, hint, cause, True)
+            add(specific, "fusion", 1.0 - 1.0 / over, {"kernels": m.kernels, "time_over_roof": over}, True)
+    for cause, share, facts in accounting_causes(m, bottleneck):
+        add(specific, cause, share, facts, True)
 
     explained = max((o.share for o in specific), default=0.0)
     generic: list[Opportunity] = []
     if bottleneck == MEMORY_BOUND and m.dram_pct is not None:
         add(
             generic,
-            "Reach peak DRAM bandwidth (wider vector loads, more loads in flight, TMA)",
+            "dram_roof",
             _share_of_gap(m.dram_pct, _DRAM_ATTAINABLE_PCT)
             if h is None
             else min(_share_of_gap(m.dram_pct, _DRAM_ATTAINABLE_PCT), max(0.0, h - explained)),
-            f"dram_pct={_fmt(m.dram_pct)}",
-            "memory-bound: the bandwidth is the limit",
-            "dram_roof",
+            {"dram_pct": m.dram_pct},
             False,
         )
     if bottleneck == COMPUTE_BOUND and compute is not None:
         add(
             generic,
-            "Raise tensor-core efficiency (tile sizes, pipelining stages, warp specialisation)"
-            if source == "tc_pct"
-            else "Raise SM instruction efficiency (fewer instructions per byte, vectorise)",
+            "compute_roof",
             _share_of_gap(compute, m.compute_attainable_pct)
             if h is None
             else min(_share_of_gap(compute, m.compute_attainable_pct), max(0.0, h - explained)),
-            f"{source}={_fmt(compute)}",
-            "compute-bound: the math units are the limit",
-            "compute_roof",
+            {"source": source, "compute_pct": compute},
             False,
         )
     if bottleneck == LATENCY_BOUND:
@@ -249,27 +187,20 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             latency = 0.0
         if best is not None or h is not None:
             top = m.accounting.stalls[0].reason if m.accounting is not None and m.accounting.stalls else None
-            add(
-                generic,
-                "Hide memory latency: more loads in flight (num_stages ≥ 3 to pipeline the loads, more "
-                "elements per program, more programs)"
-                if top in MEMORY_LATENCY_STALLS
-                else "Expose more parallelism to hide latency (more loads in flight, more blocks, fewer syncs)",
-                latency,
-                (f"{which}={_fmt(best)}" if best is not None else "latency-bound") + _stall_evidence(m),
-                "latency-bound: neither memory nor math is busy",
-                "latency",
-                False,
-            )
+            facts = {
+                "memory_stalls": top in MEMORY_LATENCY_STALLS,
+                "metric": which if best is not None else None,
+                "value": best,
+                "stalls": top_stalls(m),
+            }
+            add(generic, "latency", latency, facts, False)
         if m.occupancy_pct is not None and m.occupancy_pct < OCCUPANCY_HEALTHY_PCT:
-            name, why = _occupancy_advice(m)
+            limiter = m.accounting.occupancy_limiter if m.accounting is not None else None
             add(
                 generic,
-                name,
-                0.5 * latency,
-                f"occupancy_pct={_fmt(m.occupancy_pct)}{why}",
-                "too few warps to hide latency",
                 "occupancy",
+                0.5 * latency,
+                {"occupancy_pct": m.occupancy_pct, "limiter": limiter},
                 False,
             )
     out = specific + generic
@@ -278,54 +209,43 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     return out
 
 
-def root_cause(m: Metrics, bottleneck: str) -> str:
-    """At most two sentences naming the limiting resource and the strongest symptom."""
+def root_cause(m: Metrics, bottleneck: str) -> RootCauseFacts:
+    """The limiting resource and the strongest symptom (worded as at most two sentences by
+    :mod:`kprof_mcp.render.diagnosis`)."""
     compute, source = compute_utilisation(m)
-    label = "tensor-pipe" if source == "tc_pct" else "SM"
-    parts = []
-    if m.dram_pct is not None:
-        parts.append(f"DRAM at {_fmt(m.dram_pct)}% of peak")
-    if compute is not None:
-        parts.append(f"{label} utilisation at {_fmt(compute)}%")
-    measured = " and ".join(parts) if parts else "no utilisation counters were measured"
-    if bottleneck == MEMORY_BOUND:
-        first = f"The stage is limited by device-memory bandwidth ({measured})."
-    elif bottleneck == COMPUTE_BOUND:
-        first = f"The stage is limited by arithmetic throughput ({measured})."
-    else:
-        first = f"Neither memory nor math is saturated ({measured}), so latency dominates."
-    worst = unhealthy_metrics(m)
+    worst = tuple(unhealthy_metrics(m))
     top = next((o for o in opportunities(m, bottleneck) if o.specific), None)
+    symptom = ""
     if top is not None and top.share >= 0.05:
-        second = f"Dominant cause: {top.hint} ({top.trigger}), about {100 * top.share:.0f}% of the time."
+        symptom = "dominant"
     elif bottleneck == LATENCY_BOUND and worst:
-        second = f"Unhealthy: {', '.join(worst[:3])}."
+        symptom = "unhealthy"
     elif (
         m.l2_hit_pct is not None
         and m.l2_hit_pct < L2_HIT_HEALTHY_PCT
         and m.over_fetch_ratio is not None
         and m.over_fetch_ratio <= OVER_FETCH_HEALTHY
     ):
-        second = (
-            f"L2 hit rate {_fmt(m.l2_hit_pct)}% is low, but DRAM traffic is {m.over_fetch_ratio:.2f}× the "
-            "byte model: each byte is fetched about once, so locality has nothing to save."
-        )
+        symptom = "compulsory"
     elif m.l2_hit_pct is not None and m.l2_hit_pct < L2_HIT_HEALTHY_PCT:
-        second = f"L2 hit rate {_fmt(m.l2_hit_pct)}% also signals poor data reuse."
-    else:
-        second = ""
-    return (first + (" " + second if second else "")).strip()
+        symptom = "low_l2"
+    return RootCauseFacts(
+        bottleneck,
+        source,
+        m.dram_pct,
+        compute,
+        symptom,
+        top if symptom == "dominant" else None,
+        worst,
+        m.l2_hit_pct,
+        m.over_fetch_ratio,
+    )
 
 
 def diagnose(m: Metrics) -> Diagnosis:
     """Classification, locality flag, unhealthy metrics and ranked opportunities in one call."""
     bottleneck = classify(m)
     _, source = compute_utilisation(m)
-    notes = []
-    if source == "compute_pct":
-        notes.append("compute utilisation taken from SM throughput (no tensor-core work)")
-    if source == "none":
-        notes.append("no compute utilisation was measured")
     return Diagnosis(
         bottleneck=bottleneck,
         locality_issue=locality_issue(m, bottleneck),
@@ -333,5 +253,4 @@ def diagnose(m: Metrics) -> Diagnosis:
         opportunities=tuple(opportunities(m, bottleneck)),
         compute_source=source,
         root_cause=root_cause(m, bottleneck),
-        notes=tuple(notes),
     )

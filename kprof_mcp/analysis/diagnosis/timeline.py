@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .metrics import METRICS_ONLY_MAX_SHARE, MIN_SHARE, Opportunity, _fmt, gain_pct
+from .metrics import METRICS_ONLY_MAX_SHARE, MIN_SHARE, Opportunity, gain_pct
 
 
 def timeline_opportunities(tl: dict, plan_kind: str, headroom: float | None = None) -> list[Opportunity]:
@@ -26,10 +26,10 @@ def timeline_opportunities(tl: dict, plan_kind: str, headroom: float | None = No
     cap = METRICS_ONLY_MAX_SHARE if headroom is None else headroom
     out: list[Opportunity] = []
 
-    def add(name: str, share: float, trigger: str, hint: str, cause: str) -> None:
+    def add(cause: str, share: float, facts: dict) -> None:
         share = min(share, cap)
         if share >= MIN_SHARE:
-            out.append(Opportunity(name, gain_pct(share), trigger, hint, cause, share, True))
+            out.append(Opportunity(cause, gain_pct(share), share, True, facts))
 
     idle = tl.get("idle") or {}
     if idle.get("window_ns"):
@@ -39,44 +39,24 @@ def timeline_opportunities(tl: dict, plan_kind: str, headroom: float | None = No
     launch = tl.get("launch") or {}
     busy = launch.get("gpu_busy_pct")
     if launch.get("launch_bound") and busy and not idle.get("window_ns"):
-        add(
-            "Cut launch overhead: fuse the tiny kernels, or capture the plan in a CUDA graph",
-            1.0 - busy / 100.0,
-            f"gpu_busy_pct={_fmt(busy)}",
-            "the GPU waits for the host between kernels",
-            "launch",
-        )
+        add("launch", 1.0 - busy / 100.0, {"gpu_busy_pct": busy})
     streams = tl.get("streams") or []
     if plan_kind == "concurrent" and len(streams) > 1:
         busy_max = max(s["busy_ns"] for s in streams)
         union = tl.get("gpu_busy_ns") or 0.0
         ov = min(s["overlap_pct"] for s in streams)
         if busy_max > 0 and union > busy_max * 1.1:
-            add(
-                "Make the streams overlap (fewer blocks per kernel, no implicit syncs between streams, stream "
-                "priorities)",
-                1.0 - busy_max / union,
-                f"stream_overlap_pct={_fmt(ov)}",
-                "concurrent stages run mostly one at a time",
-                "streams",
-            )
+            add("streams", 1.0 - busy_max / union, {"stream_overlap_pct": ov})
     for w in tl.get("waves") or []:
         waves = w.get("blocks_per_sm") or 0.0
         if 1.0 <= waves < 4.0 and w.get("last_wave_efficiency", 1.0) < 0.5:
             add(
-                f"Even out the last wave of {w['kernel']} (grid a multiple of the SM count, persistent kernel)",
-                1.0 - waves / math.ceil(waves),
-                f"last_wave_efficiency={w['last_wave_efficiency']:.2f}",
-                "wave quantization",
                 "tail",
+                1.0 - waves / math.ceil(waves),
+                {"kernel": w["kernel"], "last_wave_efficiency": w["last_wave_efficiency"]},
             )
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out
-
-
-def _calls(ev: dict, key: str, n: int = 2) -> str:
-    rows = ev.get(key) or []
-    return ", ".join(f"{r['call']} x{r['count']}" for r in rows[:n])
 
 
 def idle_opportunities(idle: dict) -> list[Opportunity]:
@@ -106,89 +86,42 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     busy_pct = 100.0 * float(idle.get("busy_ns") or 0.0) / window
     out: list[Opportunity] = []
 
-    def add(name: str, ns: float, trigger: str, hint: str, cause: str) -> None:
+    def add(cause: str, ns: float, facts: dict) -> None:
+        # Every idle cause's facts: the share of the wall time it owns and the GPU's busy share.
         share = min(ns / window, METRICS_ONLY_MAX_SHARE)
         if share >= MIN_SHARE:
-            out.append(
-                Opportunity(
-                    name,
-                    gain_pct(share),
-                    f"{trigger}; gpu_busy_pct={_fmt(busy_pct)}",
-                    hint,
-                    cause,
-                    share,
-                    True,
-                )
-            )
-
-    def per(ns: float) -> str:  # µs per occurrence: in the report's "Where the wall time went" table
-        return f"{_fmt(100.0 * ns / window)}% of the wall time"
+            facts = {"idle_pct": 100.0 * ns / window, **facts, "gpu_busy_pct": busy_pct}
+            out.append(Opportunity(cause, gain_pct(share), share, True, facts))
 
     sync = float(parts.get("sync") or 0.0)
     add(
-        "Stop synchronising every step: keep per-step values on the GPU (losses and metrics as tensors, read "
-        "with .item()/.cpu() every N steps or once at the end), so the host's work overlaps the GPU's",
-        min(sync, float(idle.get("busy_ns") or 0.0)),
-        f"gpu_idle_after_sync={per(sync)}, after {_calls(ev, 'sync_calls')}"
-        + (
-            " (made by " + ", ".join(f"{r['op']} x{r['count']}" for r in ev["sync_ops"][:2]) + ")"
-            if ev.get("sync_ops")
-            else ""
-        ),
-        "the GPU drains at each sync and waits while the host works",
         "sync",
+        min(sync, float(idle.get("busy_ns") or 0.0)),
+        {
+            "idle_pct": 100.0 * sync / window,
+            "calls": ev.get("sync_calls") or [],
+            "ops": ev.get("sync_ops") or [],
+        },
     )
     # Idle after syncs beyond what overlap can hide is host work that stays when the syncs go.
     host = float(parts.get("host") or 0.0) + max(0.0, sync - float(idle.get("busy_ns") or 0.0))
-    med = ev.get("host_stretch_median_ns")
     add(
-        "Most of this run is the host's own time (start-up, imports, test collection, its Python): the GPU's "
-        "kernels are not what limits it. Mark the steps to measure with kprof.range (or profile a loop of them) "
-        "to see their own time"
-        if idle.get("scope") == "process"
-        else "Take the host's work off the GPU's critical path: build the data on the GPU, or in DataLoader workers "
-        "(num_workers, pin_memory) that run ahead of the step; move per-step Python/numpy work out of the loop",
-        host,
-        f"gpu_idle_in_host_work={per(host)}"
-        + (f", {ev.get('host_stretches')} host stretches" if med else ""),
-        "the GPU waits for a host that has not issued the work yet",
         "host",
+        host,
+        {
+            "process_scope": idle.get("scope") == "process",
+            "stretches": ev.get("host_stretches"),
+            "stretch_median_ns": ev.get("host_stretch_median_ns"),
+        },
     )
     # One launch per occurrence: the gap between occurrences is the loop around them, not the work's.
     launch = float(parts.get("launch") or 0.0) if float(ev.get("launches") or 0) > occ else 0.0
-    add(
-        "Cut launch overhead: capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile "
-        "mode='reduce-overhead') or fuse the small kernels",
-        launch,
-        f"gpu_idle_in_launches={per(launch)}, {_fmt(float(ev.get('launches') or 0) / occ)} launches per occurrence",
-        "each kernel takes about as long as the host needs to issue the next",
-        "launch",
-    )
+    add("launch", launch, {"launches_per_occurrence": float(ev.get("launches") or 0) / occ})
     first = float(parts.get("first_call") or 0.0)
-    add(
-        "Keep one-off costs out of the measured steps: warm up first (module loading, Triton JIT, autotuning), "
-        "or cache compiled kernels",
-        first,
-        f"gpu_idle_in_first_calls={per(first)}, {_calls(ev, 'first_call_calls')}",
-        "lazy module loads and first launches inside the window",
-        "first_call",
-    )
+    add("first_call", first, {"calls": ev.get("first_call_calls") or []})
     copy = float(parts.get("copy_h2d") or 0.0) + float(ev.get("h2d_exposed_ns") or 0.0)
-    add(
-        "Copy host-to-device from pinned memory with non_blocking=True, ahead of use on a side stream",
-        copy,
-        f"h2d_copy_time_not_overlapped={per(copy)}, {ev.get('h2d_copies', 0)} copies",
-        "host-to-device copies on the critical path",
-        "copy",
-    )
+    add("copy", copy, {"copies": ev.get("h2d_copies", 0)})
     other = float(parts.get("other_api") or 0.0)
-    add(
-        f"Take these CUDA calls out of the loop ({_calls(ev, 'other_calls', 3)}): reuse buffers instead of "
-        "allocating, no per-step device queries",
-        other,
-        f"gpu_idle_in_other_cuda_calls={per(other)}",
-        "CUDA calls other than launches and copies on the critical path",
-        "cuda_api",
-    )
+    add("cuda_api", other, {"calls": ev.get("other_calls") or []})
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out

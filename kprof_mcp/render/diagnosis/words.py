@@ -1,0 +1,393 @@
+"""The diagnosis' sentences: one wording per opportunity cause (:data:`WORDS`, keyed by the cause
+:mod:`kprof_mcp.analysis.diagnosis` found, each a function of that cause's facts), the unhealthy
+metrics as ``metric=value``, the root cause's two sentences and why an ncu rule is not ranked."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ...analysis.diagnosis import (
+    COMPUTE_BOUND,
+    MEMORY_BOUND,
+    Opportunity,
+    RootCauseFacts,
+    rule_cause,
+)
+from ...analysis.diagnosis import rule_not_ranked as _rule_not_ranked
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.1f}" if abs(v) < 1e5 else f"{v:.3g}"
+
+
+Words = tuple[str, str, str]  # name, trigger ("metric=value" and the evidence), hint
+
+
+def _few_blocks(f: dict[str, Any]) -> Words:
+    if "grid_blocks" in f:
+        return (
+            "Fill the GPU: launch more blocks than SMs (split the work: smaller tiles, split K/KV)",
+            f"grid_blocks={f['grid_blocks']} (< {f['sm_count']} SMs)",
+            "idle SMs",
+        )
+    return (
+        "Fill the GPU: launch more blocks (split K/KV, smaller tiles)",
+        f"waves_per_sm={f['waves_per_sm']:.2f}",
+        "fewer blocks than SMs can hold",
+    )
+
+
+def _tail(f: dict[str, Any]) -> Words:
+    if "kernel" in f:  # a timeline's wave tail
+        return (
+            f"Even out the last wave of {f['kernel']} (grid a multiple of the SM count, persistent kernel)",
+            f"last_wave_efficiency={f['last_wave_efficiency']:.2f}",
+            "wave quantization",
+        )
+    return (
+        "Even out the last wave (grid a multiple of the SMs x blocks per SM, or a persistent grid)",
+        f"waves_per_sm={f['waves_per_sm']:.2f}",
+        "the last wave leaves SMs idle",
+    )
+
+
+def _spills(f: dict[str, Any]) -> Words:
+    trigger = (
+        f"local_bytes_share={100 * f['local_share']:.1f}%"
+        if "local_share" in f
+        else f"local_spill_bytes={int(f['local_spill_bytes'])}"
+    )
+    return (
+        "Remove register spills (smaller tiles, fewer accumulators, more warps, lower num_stages)",
+        trigger,
+        "register overflow to local memory",
+    )
+
+
+def _l2(f: dict[str, Any]) -> str:
+    return f", L2 hit {_fmt(f['l2_hit_pct'])}%" if f.get("l2_hit_pct") is not None else ""
+
+
+def _fusion(f: dict[str, Any]) -> Words:
+    if "time_over_roof" in f:  # no counters: from the kernels' times
+        return (
+            f"Fuse the {f['kernels']} kernels of this stage into one (torch.compile, or one Triton "
+            "kernel): their time is several times what the stage's bytes take at the bandwidth roof",
+            f"kernels={f['kernels']}, time/bytes_at_roof={f['time_over_roof']:.2f} (no counters: from kernel times)",
+            "unfused memory-bound kernels move intermediates through DRAM",
+        )
+    return (
+        f"Fuse the {f['kernels']} kernels of this stage into one (torch.compile, or one Triton "
+        "kernel): together they move the stage's bytes several times over",
+        f"kernels={f['kernels']}, dram_bytes/model={f['over_fetch_ratio']:.2f}",
+        f"unfused kernels write and re-read intermediates in DRAM{_l2(f)}",
+    )
+
+
+def _over_fetch(f: dict[str, Any]) -> Words:
+    worst = f.get("uncoalesced") or ()
+    why = "; uncoalesced " + ", ".join(f"{k} ({v:.1f} sectors/request)" for k, v in worst) if worst else ""
+    return (
+        "Cut DRAM traffic above the model (coalesced/vectorised access, reuse through shared "
+        "memory or L2: grouped launch order, larger tiles)",
+        f"dram_bytes/model={f['over_fetch_ratio']:.2f}{why}",
+        f"more DRAM traffic than the algorithm needs{_l2(f)}",
+    )
+
+
+def _fma_dot(f: dict[str, Any]) -> Words:
+    return (
+        'Run the dot on tensor cores: tl.dot(..., input_precision="tf32") for fp32 inputs (or bf16/'
+        "fp16 operands); in PyTorch allow TF32 (torch.backends.cuda.matmul.allow_tf32) or use bf16",
+        f"pipe_fma={_fmt(f['fma_pct'])}%, tc_pct={_fmt(f['tc_pct'])}%, "
+        f"FFMA FLOPs/model={f['ffma_flops_over_model']:.2f}",
+        f"the matmul runs on the FMA pipes; tensor cores are {f['speedup']:.1f}x faster here",
+    )
+
+
+def _atomics(f: dict[str, Any]) -> Words:
+    return (
+        "Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a "
+        "shared-memory accumulator), then one atomic per block and address",
+        f"atomic L2 sectors={f['atomic_l2_sectors']:.3g} ({100 * f['atomic_share']:.1f}% of global sectors), "
+        f"memory/sync waits {100 * f['memory_wait']:.0f}% of warp time",
+        "warps wait on serialised atomics to the same addresses",
+    )
+
+
+def _small_tiles(f: dict[str, Any]) -> Words:
+    tile = f["reuse_tile"]
+    return (
+        f"Raise reuse per operand byte: larger tiles (BLOCK_M = BLOCK_N ≥ {tile}, BLOCK_K 64), "
+        "num_warps=8, num_stages=3 (or a grouped/persistent order)",
+        f"load bytes/FLOP={f['bytes_per_flop']:.3g} (~{f['tile']:.0f}-wide tiles; {tile}-wide need "
+        f"{f['target_bytes_per_flop']:.3g}), tc_pct={_fmt(f['tc_pct'])}%, memory waits {100 * f['memory_wait']:.0f}%",
+        "each operand byte feeds few FLOPs: the tensor pipe starves on loads",
+    )
+
+
+def _bank_conflicts(f: dict[str, Any]) -> Words:
+    return (
+        "Remove shared-memory bank conflicts (a conflict-free layout: tl.trans/reshape rather than a "
+        "gather with a 32-word stride; pad rows by one element)",
+        f"bank conflicts/wavefront={f['conflicts_per_wavefront']:.2f}, shared-memory waits {100 * f['shared_wait']:.0f}%",
+        "shared-memory accesses replayed for bank conflicts",
+    )
+
+
+def _divergence(f: dict[str, Any]) -> Words:
+    return (
+        "Make branches uniform per warp: sort or bucket the work so a warp's threads take the same path, "
+        "select with tl.where instead of branching per thread, or split the kernel by case",
+        f"threads per warp instruction={f['threads_per_inst']:.1f} of 32, issue active {_fmt(f['issue_active_pct'])}%",
+        "divergent warps issue instructions with idle lanes",
+    )
+
+
+def _dram_roof(f: dict[str, Any]) -> Words:
+    return (
+        "Reach peak DRAM bandwidth (wider vector loads, more loads in flight, TMA)",
+        f"dram_pct={_fmt(f['dram_pct'])}",
+        "memory-bound: the bandwidth is the limit",
+    )
+
+
+def _compute_roof(f: dict[str, Any]) -> Words:
+    return (
+        "Raise tensor-core efficiency (tile sizes, pipelining stages, warp specialisation)"
+        if f["source"] == "tc_pct"
+        else "Raise SM instruction efficiency (fewer instructions per byte, vectorise)",
+        f"{f['source']}={_fmt(f['compute_pct'])}",
+        "compute-bound: the math units are the limit",
+    )
+
+
+def _latency(f: dict[str, Any]) -> Words:
+    stalls = f.get("stalls") or ()
+    evidence = "; warp time: " + ", ".join(f"{r} {100 * s:.0f}%" for r, s in stalls) if stalls else ""
+    return (
+        "Hide memory latency: more loads in flight (num_stages ≥ 3 to pipeline the loads, more "
+        "elements per program, more programs)"
+        if f["memory_stalls"]
+        else "Expose more parallelism to hide latency (more loads in flight, more blocks, fewer syncs)",
+        (f"{f['metric']}={_fmt(f['value'])}" if f.get("value") is not None else "latency-bound") + evidence,
+        "latency-bound: neither memory nor math is busy",
+    )
+
+
+_LIMITER_FIX = {
+    "registers": "fewer registers per thread: smaller tiles or fewer accumulators per program, or fewer values "
+    "per thread (more num_warps for the same tile)",
+    "shared_mem": "less shared memory per block: fewer num_stages, smaller BLOCK_K or tiles",
+    "warps": "smaller blocks (fewer num_warps) so more blocks fit",
+    "blocks": "larger blocks (more num_warps, more work per program): the SM's block-slot limit is reached",
+}
+
+
+def _occupancy(f: dict[str, Any]) -> Words:
+    """The resource that limits occupancy when the launch statistics say (annotation/ncu), else the
+    generic list."""
+    hint, trigger = "too few warps to hide latency", f"occupancy_pct={_fmt(f['occupancy_pct'])}"
+    if f.get("limiter") is None:
+        return (
+            "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)",
+            trigger,
+            hint,
+        )
+    name, blocks = f["limiter"]
+    return (
+        f"Raise occupancy, limited by {name.replace('_', ' ')} ({blocks:.0f} block(s) per SM): {_LIMITER_FIX[name]}",
+        f"{trigger}; occupancy limited by {name} ({blocks:.0f} blocks/SM)",
+        hint,
+    )
+
+
+def _ncu(f: dict[str, Any]) -> Words:
+    focus = f.get("focus")
+    return (
+        f"ncu {f['section']}/{f['rule']}: {f['title']}",
+        f"{focus[0]}={_fmt(focus[1])}" if focus else f"ncu_est_runtime_saving={_fmt(f['speedup_pct'])}%",
+        "Nsight Compute's own estimate",
+    )
+
+
+def _streams(f: dict[str, Any]) -> Words:
+    return (
+        "Make the streams overlap (fewer blocks per kernel, no implicit syncs between streams, stream priorities)",
+        f"stream_overlap_pct={_fmt(f['stream_overlap_pct'])}",
+        "concurrent stages run mostly one at a time",
+    )
+
+
+# The idle breakdown's causes (analysis.diagnosis.idle_opportunities): each trigger ends with the
+# GPU's busy share of the window.
+def _idle(f: dict[str, Any], trigger: str) -> str:
+    return f"{trigger}; gpu_busy_pct={_fmt(f['gpu_busy_pct'])}"
+
+
+def _per(f: dict[str, Any]) -> str:
+    return f"{_fmt(f['idle_pct'])}% of the wall time"
+
+
+def _calls(rows: list[dict], n: int = 2) -> str:
+    return ", ".join(f"{r['call']} x{r['count']}" for r in rows[:n])
+
+
+def _launch(f: dict[str, Any]) -> Words:
+    if "idle_pct" not in f:  # a timeline without an idle breakdown: its launch verdict
+        return (
+            "Cut launch overhead: fuse the tiny kernels, or capture the plan in a CUDA graph",
+            f"gpu_busy_pct={_fmt(f['gpu_busy_pct'])}",
+            "the GPU waits for the host between kernels",
+        )
+    return (
+        "Cut launch overhead: capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile "
+        "mode='reduce-overhead') or fuse the small kernels",
+        _idle(
+            f, f"gpu_idle_in_launches={_per(f)}, {_fmt(f['launches_per_occurrence'])} launches per occurrence"
+        ),
+        "each kernel takes about as long as the host needs to issue the next",
+    )
+
+
+def _sync(f: dict[str, Any]) -> Words:
+    ops = f.get("ops")
+    made = " (made by " + ", ".join(f"{r['op']} x{r['count']}" for r in ops[:2]) + ")" if ops else ""
+    return (
+        "Stop synchronising every step: keep per-step values on the GPU (losses and metrics as tensors, read "
+        "with .item()/.cpu() every N steps or once at the end), so the host's work overlaps the GPU's",
+        _idle(f, f"gpu_idle_after_sync={_per(f)}, after {_calls(f['calls'])}{made}"),
+        "the GPU drains at each sync and waits while the host works",
+    )
+
+
+def _host(f: dict[str, Any]) -> Words:
+    stretches = f", {f['stretches']} host stretches" if f.get("stretch_median_ns") else ""
+    return (
+        "Most of this run is the host's own time (start-up, imports, test collection, its Python): the GPU's "
+        "kernels are not what limits it. Mark the steps to measure with kprof.range (or profile a loop of them) "
+        "to see their own time"
+        if f["process_scope"]
+        else "Take the host's work off the GPU's critical path: build the data on the GPU, or in DataLoader workers "
+        "(num_workers, pin_memory) that run ahead of the step; move per-step Python/numpy work out of the loop",
+        _idle(f, f"gpu_idle_in_host_work={_per(f)}{stretches}"),
+        "the GPU waits for a host that has not issued the work yet",
+    )
+
+
+def _first_call(f: dict[str, Any]) -> Words:
+    return (
+        "Keep one-off costs out of the measured steps: warm up first (module loading, Triton JIT, autotuning), "
+        "or cache compiled kernels",
+        _idle(f, f"gpu_idle_in_first_calls={_per(f)}, {_calls(f['calls'])}"),
+        "lazy module loads and first launches inside the window",
+    )
+
+
+def _copy(f: dict[str, Any]) -> Words:
+    return (
+        "Copy host-to-device from pinned memory with non_blocking=True, ahead of use on a side stream",
+        _idle(f, f"h2d_copy_time_not_overlapped={_per(f)}, {f['copies']} copies"),
+        "host-to-device copies on the critical path",
+    )
+
+
+def _cuda_api(f: dict[str, Any]) -> Words:
+    return (
+        f"Take these CUDA calls out of the loop ({_calls(f['calls'], 3)}): reuse buffers instead of "
+        "allocating, no per-step device queries",
+        _idle(f, f"gpu_idle_in_other_cuda_calls={_per(f)}"),
+        "CUDA calls other than launches and copies on the critical path",
+    )
+
+
+# One wording per cause the diagnosis finds.
+WORDS: dict[str, Callable[[dict[str, Any]], Words]] = {
+    "few_blocks": _few_blocks,
+    "tail": _tail,
+    "spills": _spills,
+    "fusion": _fusion,
+    "over_fetch": _over_fetch,
+    "fma_dot": _fma_dot,
+    "atomics": _atomics,
+    "small_tiles": _small_tiles,
+    "bank_conflicts": _bank_conflicts,
+    "divergence": _divergence,
+    "dram_roof": _dram_roof,
+    "compute_roof": _compute_roof,
+    "latency": _latency,
+    "occupancy": _occupancy,
+    "ncu": _ncu,
+    "launch": _launch,
+    "streams": _streams,
+    "sync": _sync,
+    "host": _host,
+    "first_call": _first_call,
+    "copy": _copy,
+    "cuda_api": _cuda_api,
+}
+
+
+def words(o: Opportunity) -> Words:
+    """An opportunity's name, trigger and hint."""
+    return WORDS[o.cause](o.facts)
+
+
+def metric_text(metric: str, value: float) -> str:
+    """An unhealthy metric as ``metric=value``."""
+    if metric == "local_spill_bytes":
+        return f"{metric}={int(value)}"
+    if metric in ("waves_per_sm", "dram_bytes/model"):
+        return f"{metric}={value:.2f}"
+    return f"{metric}={_fmt(value)}"
+
+
+def root_cause_text(rc: RootCauseFacts) -> str:
+    """At most two sentences naming the limiting resource and the strongest symptom."""
+    label = "tensor-pipe" if rc.compute_source == "tc_pct" else "SM"
+    parts = []
+    if rc.dram_pct is not None:
+        parts.append(f"DRAM at {_fmt(rc.dram_pct)}% of peak")
+    if rc.compute_pct is not None:
+        parts.append(f"{label} utilisation at {_fmt(rc.compute_pct)}%")
+    measured = " and ".join(parts) if parts else "no utilisation counters were measured"
+    if rc.bottleneck == MEMORY_BOUND:
+        first = f"The stage is limited by device-memory bandwidth ({measured})."
+    elif rc.bottleneck == COMPUTE_BOUND:
+        first = f"The stage is limited by arithmetic throughput ({measured})."
+    else:
+        first = f"Neither memory nor math is saturated ({measured}), so latency dominates."
+    if rc.symptom == "dominant" and rc.dominant is not None:
+        _, trigger, hint = words(rc.dominant)
+        second = f"Dominant cause: {hint} ({trigger}), about {100 * rc.dominant.share:.0f}% of the time."
+    elif rc.symptom == "unhealthy":
+        second = f"Unhealthy: {', '.join(metric_text(k, v) for k, v in rc.unhealthy[:3])}."
+    elif rc.symptom == "compulsory":
+        second = (
+            f"L2 hit rate {_fmt(rc.l2_hit_pct)}% is low, but DRAM traffic is {rc.over_fetch_ratio:.2f}× the "
+            "byte model: each byte is fetched about once, so locality has nothing to save."
+        )
+    elif rc.symptom == "low_l2":
+        second = f"L2 hit rate {_fmt(rc.l2_hit_pct)}% also signals poor data reuse."
+    else:
+        second = ""
+    return (first + (" " + second if second else "")).strip()
+
+
+NOTES = {
+    "compute_pct": "compute utilisation taken from SM throughput (no tensor-core work)",
+    "none": "no compute utilisation was measured",
+}
+
+_NOT_RANKED = {
+    "data_dependent": "not a kernel change: compression depends on the data's values and on the allocator "
+    "marking memory compressible",
+}
+
+
+def rule_not_ranked(rule: dict) -> str | None:
+    """Why an ncu rule's estimate is not ranked among the opportunities (None: it may be)."""
+    why = _rule_not_ranked(rule)
+    if why == "modelled":
+        return f"kprof models this cause ({rule_cause(rule)}) itself; its own estimate ranks"
+    return None if why is None else _NOT_RANKED[why]
