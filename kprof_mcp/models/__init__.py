@@ -6,6 +6,8 @@ nothing else from kprof.
 module             what
 =================  ==================================================================
 :mod:`.request`    ProfileRequest, CompareRequest (with CompareArm), SweepRequest
+:mod:`.options`    each mode's options (EventOptions, NsightOptions, NsysOptions): the
+                   discriminated union ``ProfileRequest.options``
 :mod:`.result`     ProfileResult and its parts (DeviceState, StageResult, Timing, ...),
                    ResultWarning, Diagnosis
 :mod:`.batch`      CompareResult (VersionTiming, Comparison, CounterRow), SweepResult
@@ -18,7 +20,18 @@ GB/s happens in properties named for their unit, and formatting only in ``render
 from __future__ import annotations
 
 from .batch import CompareResult, Comparison, CounterRow, SweepResult, VersionTiming
-from .request import TIMELINE_ENGINES, CompareArm, CompareRequest, ProfileRequest, SweepRequest
+from .options import (
+    OPTIONS,
+    OPTIONS_BY_MODE,
+    TIMELINE_ENGINES,
+    EventOptions,
+    ModeOptions,
+    ModeOptionsUnion,
+    NsightOptions,
+    NsysOptions,
+    validation_message,
+)
+from .request import CompareArm, CompareRequest, ProfileRequest, SweepRequest
 from .result import (
     WARNING_KINDS,
     DeviceState,
@@ -33,6 +46,14 @@ from .result import (
 )
 
 __all__ = [
+    "OPTIONS",
+    "OPTIONS_BY_MODE",
+    "EventOptions",
+    "ModeOptions",
+    "ModeOptionsUnion",
+    "NsightOptions",
+    "NsysOptions",
+    "validation_message",
     "TIMELINE_ENGINES",
     "WARNING_KINDS",
     "CompareArm",

@@ -3,15 +3,73 @@ separate from any result."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
-TIMELINE_ENGINES = ("auto", "nsys", "kineto")  # nsys mode's recorders (ProfileRequest.timeline_engine)
+from .options import (
+    OPTION_DEFAULTS,
+    EventOptions,
+    ModeOptions,
+    ModeOptionsUnion,
+    build_options,
+    clip,
+    int_in,
+)
+
+# A request's flat form (its JSON: params.json's neighbours result.json and capture.json, the child's
+# and a cluster worker's request file) in this order, every mode's options among the shared fields.
+FLAT_ORDER = (
+    "kernel",
+    "kernel_source",
+    "version",
+    "params",
+    "mode",
+    "out_root",
+    "budget_ms",
+    "min_runs",
+    "max_runs",
+    "target_rel_iqr",
+    "target_rel_ci",
+    "min_window_ms",
+    "warmup_ms",
+    "force_cpu",
+    "ncu_path",
+    "ncu_launches",
+    "clock_control",
+    "prepare_only",
+    "correctness_checked",
+    "wait_for",
+    "timeline_iters",
+    "timeline_engine",
+    "nsys_path",
+    "timeline_fallback",
+    "command",
+    "command_cwd",
+    "include",
+    "stage_models",
+    "max_kernels",
+    "warmup_occurrences",
+)
 
 
 class ProfileRequest(BaseModel):
-    """What to profile. Frozen and hashable, separate from any result."""
+    """What to profile. Frozen, separate from any result.
+
+    ``options`` holds the mode and its own options (:mod:`.options`, told apart by ``mode``);
+    the fields here are every mode's. The request may also be given flat, as its JSON is
+    written: ``mode`` and any mode's options beside the shared fields (an option of another mode
+    is checked by its model, then left out). It is serialized flat, every option of every mode
+    in :data:`FLAT_ORDER` (another mode's at its default), so ``result.json``'s ``request`` keeps
+    its keys.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -19,7 +77,7 @@ class ProfileRequest(BaseModel):
     kernel_source: str  # resolved path of the package (dir or .py)
     version: str
     params: dict[str, Any]
-    mode: str = "event"
+    options: ModeOptionsUnion = Field(default_factory=EventOptions)
     out_root: str
     budget_ms: float = 2000.0  # per stage: stop timing after this much GPU time
     min_runs: int = 10
@@ -36,10 +94,9 @@ class ProfileRequest(BaseModel):
     min_window_ms: float = 1000.0
     warmup_ms: float = 100.0
     force_cpu: bool = False
-    # Nsight Compute modes (annotation, ncu): filled by the engine after its preflight.
-    ncu_path: str | None = None
-    ncu_launches: int = 1  # profiled launches per stage; >1 gives a spread of ncu durations
-    clock_control: str = "base"  # ncu --clock-control: "base" locks SM clocks to base, "none" leaves them
+    # "base": the SM clock locked for the run (by ncu to base in annotation/ncu, by kprof to the
+    # device's sustained clock in event/nsys), reset after; "none" leaves clocks free.
+    clock_control: str = "base"
     # Compile, autotune and check correctness, then stop: run without a profiler before the first
     # Nsight run of a source/params, so Triton's autotuner never benchmarks under instrumentation.
     prepare_only: bool = False
@@ -50,13 +107,6 @@ class ProfileRequest(BaseModel):
     # the profiled child while the warm worker prepares, and writes there {"ok": true,
     # "correctness": ...} when preparation succeeded, or {"ok": false, "message": ...}.
     wait_for: str | None = None
-    timeline_iters: int = 5  # nsys mode: plan iterations recorded back to back
-    # nsys mode: "auto" (Nsight Systems when a working one is found, else CUPTI via torch.profiler),
-    # "nsys" (Nsight Systems or an error) or "kineto" (torch.profiler). The engine fills the rest
-    # after its preflight: the Nsight Systems to run, or why none could be used.
-    timeline_engine: str = "auto"
-    nsys_path: str | None = None
-    timeline_fallback: str | None = None
     # profile_command: the user's Python command (an argument vector, ``python`` first) instead of
     # a kernel package. Stages are its ranges whose names match ``include`` (fnmatch patterns;
     # empty: every range; no range at all: its kernels grouped by name). ``stage_models`` gives
@@ -65,8 +115,57 @@ class ProfileRequest(BaseModel):
     command_cwd: str | None = None
     include: list[str] = Field(default_factory=list)
     stage_models: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    max_kernels: int = 200  # Nsight Compute on a command: at most this many kernels profiled
-    warmup_occurrences: int = 1  # a command's first occurrences of each range left out (JIT, set-up)
+    # a command's first occurrences of each range left out (JIT, set-up; event and nsys)
+    warmup_occurrences: Annotated[int, int_in("warmup_occurrences", 0, 100, "an integer")] = 1
+
+    @property
+    def mode(self) -> str:
+        return self.options.mode
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flat(cls, data: Any) -> Any:
+        """The flat form: ``mode`` and the options beside the shared fields, gathered into
+        ``options`` (merged over an ``options`` given too); ``clock_control`` checked."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        flat = {k: data.pop(k) for k in OPTION_DEFAULTS if k in data}
+        given = data.get("options")
+        if "mode" not in data and not flat and given is not None:
+            return data  # the nested form: the discriminated union validates it
+        if isinstance(given, ModeOptions):
+            given = given.model_dump()
+        given = dict(given or {})
+        mode = data.pop("mode", given.pop("mode", "event"))
+        command = bool(data.get("command"))
+        data["options"] = build_options(mode, {**given, **flat}, command)
+        if "clock_control" in data and data["clock_control"] not in ("base", "none"):
+            raise ValueError(
+                f"clock_control={clip(data['clock_control'])}: 'base' or 'none'"
+                if command
+                else f"clock_control={clip(data['clock_control'])}: 'base' (default: the SM clock "
+                "locked for the run — ncu's base clock in annotation/ncu, the device's sustained "
+                "clock in event/nsys — and reset after) or 'none' (clocks free, e.g. under MIG)"
+            )
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        shared = handler(self)
+        if not isinstance(shared, dict) or "options" not in shared:
+            return shared
+        options = {**OPTION_DEFAULTS, **shared.pop("options")}
+        out = {k: shared[k] if k in shared else options[k] for k in FLAT_ORDER if k in shared or k in options}
+        return {**out, **{k: v for k, v in shared.items() if k not in out}}
+
+    def with_options(self, **values: Any) -> ProfileRequest:
+        """A copy whose options also have ``values`` (what the mode's preflight found: the
+        profiler to run), checked by the options' model."""
+        if not values:
+            return self
+        opts = build_options(self.mode, {**self.options.model_dump(exclude={"mode"}), **values})
+        return self.model_copy(update={"options": opts})
 
 
 class CompareArm(BaseModel):
