@@ -155,9 +155,8 @@ class ProfileRequest(BaseModel):
         shared = handler(self)
         if not isinstance(shared, dict) or "options" not in shared:
             return shared
-        options = {**OPTION_DEFAULTS, **shared.pop("options")}
-        out = {k: shared[k] if k in shared else options[k] for k in FLAT_ORDER if k in shared or k in options}
-        return {**out, **{k: v for k, v in shared.items() if k not in out}}
+        fields = {**OPTION_DEFAULTS, **shared.pop("options"), **shared}
+        return {**{k: fields.pop(k) for k in FLAT_ORDER if k in fields}, **fields}  # any other after them
 
     def with_options(self, **values: Any) -> ProfileRequest:
         """A copy whose options also have ``values`` (what the mode's preflight found: the
