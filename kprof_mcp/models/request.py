@@ -122,6 +122,13 @@ class ProfileRequest(BaseModel):
     def mode(self) -> str:
         return self.options.mode
 
+    def __getattr__(self, name: str) -> Any:
+        # The flat form, read: ``req.ncu_path`` is ``req.options.ncu_path``, or the option's
+        # default where the mode has no such option (as when every mode's options were fields).
+        if name in OPTION_DEFAULTS:
+            return getattr(self.__dict__.get("options"), name, OPTION_DEFAULTS[name])
+        return super().__getattr__(name)  # pydantic's: private attributes
+
     @model_validator(mode="before")
     @classmethod
     def _from_flat(cls, data: Any) -> Any:

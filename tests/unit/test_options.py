@@ -52,7 +52,10 @@ def test_the_flat_form_and_the_nested_one_are_one_request_and_round_trip(flat, o
 
 def test_another_modes_options_are_checked_then_left_out():
     r = ProfileRequest(**BASE, mode="event", ncu_launches=3, timeline_iters=7)
-    assert r.options == EventOptions() and r.model_dump()["ncu_launches"] == 1
+    assert r.options == EventOptions() and r.model_dump()["ncu_launches"] == 1 and r.ncu_launches == 1
+    assert ProfileRequest(**BASE, mode="ncu", ncu_path="/n").ncu_path == "/n"  # the flat form, read
+    with pytest.raises(AttributeError):
+        getattr(r, "no_such_field")  # noqa: B009
     with pytest.raises(ValidationError) as e:
         ProfileRequest(**BASE, mode="event", ncu_launches=0)
     assert validation_message(e.value) == "ncu_launches=0: give an integer from 1 to 20"
