@@ -57,7 +57,7 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
                 ]
             return req.model_copy(update=update)
 
-        from ..modes import ModeError, PreflightEnv, get_mode
+        from ..modes import ModeError, get_mode, preflight_env
         from ..tools import nvidia_smi
 
         cpu = cfg.force_cpu or not nvidia_smi.gpu_present()
@@ -67,17 +67,11 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
             GPU, profilers, MIG), with this machine's profiler paths."""
             try:
                 extra = get_mode(s.req.mode).preflight(
-                    PreflightEnv(
-                        cpu=cpu,
-                        force_cpu=cfg.force_cpu,
-                        gpus=nvidia_smi.gpus(),
-                        clock_control=s.req.clock_control,
-                        timeline_engine=s.req.timeline_engine,
-                    )
+                    preflight_env(s.req, cpu, cfg.force_cpu, nvidia_smi.gpus())
                 )
             except ModeError as e:
                 raise RuntimeError(f"on Dask worker {worker.address} ({socket.gethostname()}): {e}") from None
-            return replace(s, req=moved(s.req).model_copy(update=extra), source=source, base=None, cpu=cpu)
+            return replace(s, req=moved(s.req).with_options(**extra), source=source, base=None, cpu=cpu)
 
         spec = payload["spec"]
         if isinstance(spec, ProfileSpec):

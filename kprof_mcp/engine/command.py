@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from .. import safefs
-from ..models import TIMELINE_ENGINES, ProfileRequest
-from ..modes import DEFAULT_MODE, ModeError, ModeNotAvailable, PreflightEnv, get_mode
+from ..models import ProfileRequest, validation_message
+from ..modes import DEFAULT_MODE, ModeError, ModeNotAvailable, get_mode, preflight_env
 from ..tools import nvidia_smi
 from .catalogue import confine, root_of, target_cpu
 from .config import KprofError, in_range
@@ -91,49 +93,33 @@ def check_command(
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e18:
                 raise KprofError(f"stage_models[{safefs.clip(name)}].{k}={safefs.clip(v)}: a number ≥ 0")
         models[str(name)] = dict(m)
-    if isinstance(max_kernels, bool) or not isinstance(max_kernels, int) or not 1 <= max_kernels <= 5000:
-        raise KprofError(f"max_kernels={safefs.clip(max_kernels)}: give an integer from 1 to 5000")
-    if clock_control not in ("base", "none"):
-        raise KprofError(f"clock_control={safefs.clip(clock_control)}: 'base' or 'none'")
-    if timeline_engine not in TIMELINE_ENGINES:
-        raise KprofError(f"timeline_engine={safefs.clip(timeline_engine)}: 'auto', 'nsys' or 'kineto'")
-    if (
-        isinstance(warmup_occurrences, bool)
-        or not isinstance(warmup_occurrences, int)
-        or not 0 <= warmup_occurrences <= 100
-    ):
-        raise KprofError(f"warmup_occurrences={safefs.clip(warmup_occurrences)}: an integer from 0 to 100")
     cpu = target_cpu(engine)
+    try:  # the mode's options and the shared fields, checked by the request's models
+        req = ProfileRequest(
+            kernel="command",
+            kernel_source=str(workdir),
+            version="command",
+            params={},
+            mode=mode,
+            out_root=str(engine.config.out_root),
+            force_cpu=engine.config.force_cpu,
+            max_kernels=max_kernels,
+            clock_control=clock_control,
+            timeline_engine=timeline_engine,
+            command=list(command),
+            command_cwd=str(workdir),
+            include=include,
+            stage_models=models,
+            warmup_occurrences=warmup_occurrences,
+        )
+    except ValidationError as e:
+        raise KprofError(validation_message(e)) from None
     try:
-        extra = mode_obj.preflight(
-            PreflightEnv(
-                cpu=cpu,
-                force_cpu=engine.config.force_cpu,
-                gpus=nvidia_smi.gpus(),
-                clock_control=clock_control,
-                timeline_engine=timeline_engine,
-            )
+        req = req.with_options(
+            **mode_obj.preflight(preflight_env(req, cpu, engine.config.force_cpu, nvidia_smi.gpus()))
         )
     except ModeError as e:
         raise KprofError(str(e)) from None
-    req = ProfileRequest(
-        kernel="command",
-        kernel_source=str(workdir),
-        version="command",
-        params={},
-        mode=mode,
-        out_root=str(engine.config.out_root),
-        force_cpu=engine.config.force_cpu,
-        clock_control=clock_control,
-        timeline_engine=timeline_engine,
-        command=list(command),
-        command_cwd=str(workdir),
-        include=include,
-        stage_models=models,
-        max_kernels=max_kernels,
-        warmup_occurrences=warmup_occurrences,
-        **extra,
-    )
     return ProfileSpec(
         req=req,
         base=None,

@@ -238,19 +238,24 @@ def device_info(engine: Engine) -> dict[str, Any]:
     return info
 
 
+def used_by(profiler: str) -> list[str]:
+    """The modes that record with ``profiler`` (each mode says which it needs)."""
+    return [m.name for m in MODES.values() if profiler in m.profilers]
+
+
 def profilers() -> dict[str, Any]:
     ncu = ncu_tool.find_ncu()
     nsys = nsys_tool.check_nsys()
     return {
         "cupti": {
             "usable": nvidia_smi.gpu_present(),
-            "used_by": ["event", "nsys"],
+            "used_by": used_by("cupti"),
             "note": "event mode's kernel times (torch.profiler), CUDA events beside them",
         },
         "ncu": {
             "path": str(ncu) if ncu else None,
             "usable_by_kprof": ncu is not None,
-            "used_by": ["annotation", "ncu"],
+            "used_by": used_by("ncu"),
             "note": "set KPROF_NCU to choose an installation; counters need root or "
             "NVreg_RestrictProfilingToAdminUsers=0",
         },
@@ -258,7 +263,7 @@ def profilers() -> dict[str, Any]:
             "path": str(nsys.path) if nsys.path else None,
             "version": nsys.version,
             "usable_by_kprof": nsys.usable,
-            "used_by": ["nsys"],
+            "used_by": used_by("nsys"),
             "problem": nsys.problem,
             "note": "mode 'nsys' records with Nsight Systems when it is usable (set KPROF_NSYS to choose one), "
             "else with CUPTI via torch.profiler, and its report says which",

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from .. import safefs
-from ..models import TIMELINE_ENGINES, ProfileRequest
-from ..modes import DEFAULT_MODE, ModeError, ModeNotAvailable, PreflightEnv, get_mode
+from ..models import ProfileRequest, validation_message
+from ..modes import DEFAULT_MODE, ModeError, ModeNotAvailable, get_mode, preflight_env
 from ..tools import nvidia_smi
 from .catalogue import describe, load_result, resolve_kernel, target_cpu, validate_params
 from .config import KprofError, in_range
@@ -53,58 +55,33 @@ def check_profile(
     checked = validate_params(desc, params)
     cpu = target_cpu(engine)
     budget = engine.config.budget_ms if engine.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
-    if isinstance(ncu_launches, bool) or not isinstance(ncu_launches, int) or not 1 <= ncu_launches <= 20:
-        raise KprofError(f"ncu_launches={safefs.clip(ncu_launches)}: give an integer from 1 to 20")
-    if (
-        isinstance(timeline_iters, bool)
-        or not isinstance(timeline_iters, int)
-        or not 1 <= timeline_iters <= 50
-    ):
-        raise KprofError(f"timeline_iters={safefs.clip(timeline_iters)}: give an integer from 1 to 50")
-    if timeline_engine not in TIMELINE_ENGINES:
-        raise KprofError(
-            f"timeline_engine={safefs.clip(timeline_engine)}: 'auto' (Nsight Systems when a working "
-            "one is found, else CUPTI via torch.profiler; default), 'nsys' (Nsight Systems or an "
-            "error) or 'kineto' (torch.profiler)"
+    try:  # the mode's options and the shared fields, checked by the request's models
+        req = ProfileRequest(
+            kernel=desc.name,
+            kernel_source=str(source),
+            version=version,
+            params=checked,
+            mode=mode,
+            out_root=str(engine.config.out_root),
+            budget_ms=budget,
+            min_runs=3 if cpu else 30,
+            force_cpu=engine.config.force_cpu,
+            ncu_launches=ncu_launches,
+            timeline_iters=timeline_iters,
+            timeline_engine=timeline_engine,
+            clock_control=clock_control,
         )
-    if clock_control not in ("base", "none"):
-        raise KprofError(
-            f"clock_control={safefs.clip(clock_control)}: 'base' (default: the SM clock locked for "
-            "the run — ncu's base clock in annotation/ncu, the device's sustained clock in "
-            "event/nsys — and reset after) or 'none' (clocks free, e.g. under MIG)"
-        )
+    except ValidationError as e:
+        raise KprofError(validation_message(e)) from None
     try:
         extra = (
             {}
             if engine.config.remote_gpus
-            else mode_obj.preflight(
-                PreflightEnv(
-                    cpu=cpu,
-                    force_cpu=engine.config.force_cpu,
-                    gpus=nvidia_smi.gpus(),
-                    clock_control=clock_control,
-                    timeline_engine=timeline_engine,
-                )
-            )
+            else mode_obj.preflight(preflight_env(req, cpu, engine.config.force_cpu, nvidia_smi.gpus()))
         )
+        req = req.with_options(**extra)
     except ModeError as e:
         raise KprofError(str(e)) from None
-    req = ProfileRequest(
-        kernel=desc.name,
-        kernel_source=str(source),
-        version=version,
-        params=checked,
-        mode=mode,
-        out_root=str(engine.config.out_root),
-        budget_ms=budget,
-        min_runs=3 if cpu else 30,
-        force_cpu=engine.config.force_cpu,
-        ncu_launches=ncu_launches,
-        clock_control=clock_control,
-        timeline_iters=timeline_iters,
-        timeline_engine=timeline_engine,
-        **extra,
-    )
     stages = next(v.stages for v in desc.versions if v.name == version)
     return ProfileSpec(
         req=req,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import clocks, runner, safefs, store
 from ..locks import Cancelled, device_lock, lock_name
-from ..models import ProfileRequest, ProfileResult, ResultWarning
+from ..models import EventOptions, ProfileRequest, ProfileResult, ResultWarning
 from ..modes import ModeError, get_mode
 from ..render import render_contract, render_report
 from ..render.diagnosis import Assessment, assess
@@ -187,7 +187,7 @@ def _prepare(
     """Compile, autotune and check correctness without a profiler before the profiled run:
     beside it in a warm worker (the returned preparation, which the child waits for), else
     before it. Returns the request the profiled child runs."""
-    prep_req = spec.req.model_copy(update={"prepare_only": True, "mode": "event"}).model_dump_json()
+    prep_req = spec.req.model_copy(update={"prepare_only": True, "options": EventOptions()}).model_dump_json()
     if warm and launch.prefix:
         # In a warm worker preparing is cheap (its JIT is cached), so it runs every time, while
         # the profiled child starts under its profiler (imports, CUDA context) and waits for it

@@ -1,45 +1,70 @@
 """Profiling modes: one module per mode behind one interface (:class:`.base.Mode`), chosen
 from this registry, which raises with the valid names.
 
-==============  ======================  ==============================================
-name            module                  engine
-==============  ======================  ==============================================
-``event``       :mod:`.event`           CUDA events (the wall clock on a CPU)
-``annotation``  :mod:`.nsight`          Nsight Compute, small metric set + cheap rules
-``ncu``         :mod:`.nsight`          Nsight Compute ``--set full`` + source view
-``nsys``        :mod:`.timeline`        torch.profiler (CUPTI via Kineto) timeline
-==============  ======================  ==============================================
+==============  ================  ================  ==========================================
+name            module            options           engine
+==============  ================  ================  ==========================================
+``event``       :mod:`.event`     EventOptions      CUPTI kernel time, CUDA events beside it
+                                                    (the wall clock on a CPU)
+``annotation``  :mod:`.nsight`    NsightOptions     Nsight Compute, small metric set + cheap rules
+``ncu``         :mod:`.nsight`    NsightOptions     Nsight Compute ``--set full`` + source view
+``nsys``        :mod:`.timeline`  NsysOptions       Nsight Systems timeline, else torch.profiler
+                                                    (CUPTI via Kineto)
+==============  ================  ================  ==========================================
+
+Each mode is declared here with its options model (``kprof_mcp.models.options``, the request's
+``options``) and the profilers it records with.
 
 Importing this package imports no torch or triton: modes import them inside ``capture``.
 """
 
 from __future__ import annotations
 
+from ..models import EventOptions, ModeOptions, NsightOptions, NsysOptions
 from ..safefs import clip
-from .base import Launch, Mode, ModeError, PreflightEnv
+from .base import Launch, Mode, ModeError, PreflightEnv, preflight_env
 from .event import EventMode
 from .nsight import NsightMode
 from .timeline import TimelineMode
 
+
+def _declared(mode: Mode, options: type[ModeOptions], *profilers: str) -> Mode:
+    """``mode`` with the model of its options and the profilers it records with; the model must
+    serve the mode's name (its ``mode`` literal, the request's discriminator)."""
+    if mode.name not in options.modes():
+        raise TypeError(f"{options.__name__} does not serve mode {mode.name!r}: {options.modes()}")
+    mode.options_model = options
+    mode.profilers = profilers
+    return mode
+
+
 MODES: dict[str, Mode] = {
     m.name: m
     for m in (
-        EventMode(),
-        NsightMode(
-            "annotation",
-            "default first pass: one Nsight Compute run per profile with a small metric set per "
-            "stage (TC%, SM%, DRAM%, occupancy, L2 hit, spills, DRAM bytes vs model) + ncu rule "
-            "estimates + roofline, clocks locked to base",
-            full_set=False,
-        ),
-        NsightMode(
+        _declared(EventMode(), EventOptions, "cupti"),
+        _declared(
+            NsightMode(
+                "annotation",
+                "default first pass: one Nsight Compute run per profile with a small metric set per "
+                "stage (TC%, SM%, DRAM%, occupancy, L2 hit, spills, DRAM bytes vs model) + ncu rule "
+                "estimates + roofline, clocks locked to base",
+                full_set=False,
+            ),
+            NsightOptions,
             "ncu",
-            "deep investigation: ncu --set full (report kept), rule results, every section "
-            "(report-verbose.md), SASS with per-instruction samples and stall reasons mapped to source "
-            "lines",
-            full_set=True,
         ),
-        TimelineMode(),
+        _declared(
+            NsightMode(
+                "ncu",
+                "deep investigation: ncu --set full (report kept), rule results, every section "
+                "(report-verbose.md), SASS with per-instruction samples and stall reasons mapped to source "
+                "lines",
+                full_set=True,
+            ),
+            NsightOptions,
+            "ncu",
+        ),
+        _declared(TimelineMode(), NsysOptions, "nsys", "cupti"),
     )
 }
 DEFAULT_MODE = "annotation"
@@ -68,4 +93,5 @@ __all__ = [
     "ModeNotAvailable",
     "PreflightEnv",
     "get_mode",
+    "preflight_env",
 ]

@@ -6,7 +6,8 @@ A mode owns all of its phases, in the order a profile runs them:
 phase              where      what
 =================  =========  ===========================================================
 ``preflight``      parent     refuse early, saying how to fix it (no GPU, no profiler, MIG);
-                              return request fields the mode needs (a profiler's path)
+                              return options the mode needs (a profiler's path), which
+                              ``ProfileRequest.with_options`` adds to the request
 ``launch``         parent     the command prefix that wraps the child (``ncu ...``), if any
 ``capture``        child      measure, after the harness loaded the package, built inputs and
                               checked correctness; write ``result.json`` (or the raw capture)
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # types only: modes are imported by the server, which must not import torch
     from ..analysis.assessment import Assessment
     from ..capture.context import Capture
-    from ..models import ProfileRequest, ProfileResult
+    from ..models import ModeOptions, ProfileRequest, ProfileResult
     from ..render.report import ModeReport
     from ..runner import ProgressFn, RunControl
 
@@ -56,6 +57,20 @@ class PreflightEnv:
     timeline_engine: str = "auto"  # nsys mode: auto, nsys or kineto
 
 
+def preflight_env(
+    req: ProfileRequest, cpu: bool, force_cpu: bool, gpus: list[dict[str, str]]
+) -> PreflightEnv:
+    """What ``req``'s preflight is told: the machine, its clock control, and the timeline
+    recorder it asked for (only nsys mode's options have one)."""
+    return PreflightEnv(
+        cpu=cpu,
+        force_cpu=force_cpu,
+        gpus=gpus,
+        clock_control=req.clock_control,
+        timeline_engine=getattr(req.options, "timeline_engine", "auto"),
+    )
+
+
 @dataclass
 class Launch:
     """How the parent starts the capture child: a profiler's argument vector in front of it,
@@ -75,6 +90,11 @@ class Mode:
     name: str = ""
     summary: str = ""
     needs: str = ""
+    # The model of this mode's options (``ProfileRequest.options``: kprof_mcp.models.options) and
+    # the profilers it records with (``device_info``'s profilers say which modes use each):
+    # "cupti" (torch.profiler), "ncu", "nsys". Set where the registry declares the mode.
+    options_model: type[ModeOptions]
+    profilers: tuple[str, ...] = ()
     needs_gpu = False  # refused without a GPU (preflight)
     prepare_first = False  # compile and autotune in a plain child before the first profiled run
     query_smi_in_child = True  # False when a profiler wraps the child: one more process for it to trace

@@ -87,9 +87,11 @@ class NsightMode(Mode):
     def command_launch(self, req: ProfileRequest, scratch: Path) -> Launch:
         """The command's launches inside the include patterns' NVTX ranges (ncu filters them:
         :func:`kprof_mcp.tools.ncu.nvtx_filters`), or every launch without patterns, up to
-        ``req.max_kernels``, each with its NVTX ranges recorded (``--nvtx``); stages are formed
+        ``req.options.max_kernels``, each with its NVTX ranges recorded (``--nvtx``); stages are formed
         from those ranges when the report is read."""
-        return self._launch(req, [], scratch, req.max_kernels, ncu_tool.nvtx_filters(list(req.include)))
+        return self._launch(
+            req, [], scratch, req.options.max_kernels, ncu_tool.nvtx_filters(list(req.include))
+        )
 
     def _launch(
         self,
@@ -99,8 +101,8 @@ class NsightMode(Mode):
         launch_count: int | None,
         nvtx_includes: list[str] | None = None,
     ) -> Launch:
-        assert req.ncu_path
-        path = Path(req.ncu_path)
+        assert req.options.ncu_path
+        path = Path(req.options.ncu_path)
         try:
             setup = ncu_tool.setup(path)
         except NcuError as e:
@@ -129,7 +131,7 @@ class NsightMode(Mode):
             "cache_control": "all",
             "replay_mode": "kernel",
             "nvtx_ranges": [ncu_parser.range_name(s) for s in stages] or nvtx_includes or [],
-            "launches_per_stage": req.ncu_launches,
+            "launches_per_stage": req.options.ncu_launches,
             "metrics_chosen": setup.chosen,
             "metrics_unknown": {k: list(v) for k, v in setup.unknown.items()},
             "metric_catalog": setup.catalog,
@@ -176,7 +178,7 @@ class NsightMode(Mode):
         return cache_control(result)
 
     def capture(self, cap) -> dict[str, Any]:
-        """Launch each stage ``req.ncu_launches`` times inside its NVTX range, the only launches
+        """Launch each stage ``req.options.ncu_launches`` times inside its NVTX range, the only launches
         Nsight Compute profiles (``--nvtx-include kprof_<stage>/``); everything before (JIT,
         autotuning, the correctness run) ran outside any range and is not profiled. ncu replays
         each profiled launch once per counter pass, restoring memory in between."""
@@ -202,7 +204,7 @@ class NsightMode(Mode):
         for i, stage in enumerate(cap.plan.stages):
             cap.progress(0.3 + 0.6 * i / len(cap.plan.stages), f"Nsight Compute profiling stage {stage.name}")
             fn = cap.stage_callable(stage)
-            for _ in range(req.ncu_launches):
+            for _ in range(req.options.ncu_launches):
                 torch.cuda.nvtx.range_push(ncu_parser.range_name(stage.name))
                 fn()
                 torch.cuda.nvtx.range_pop()

@@ -23,10 +23,10 @@ def read_output(
     capture, log, records, parser = _load(req, work_dir, log_text, profiler, full, None)
     chosen = profiler.get("metrics_chosen", {})
     stage_names = [s["name"] for s in capture["stages"]]
-    by_stage, warnings = match_stages(records, stage_names, req.ncu_launches)
+    by_stage, warnings = match_stages(records, stage_names, req.options.ncu_launches)
     stages: list[StageResult] = []
     for static in capture["stages"]:
-        res, w = stage_result(static, by_stage[static["name"]], req.ncu_launches, chosen)
+        res, w = stage_result(static, by_stage[static["name"]], req.options.ncu_launches, chosen)
         stages.append(res)
         warnings += w
     return _assemble(req, work_dir, capture, log, parser, profiler, stages, warnings, by_stage, full)
@@ -54,7 +54,7 @@ def _load(
         if no_report:
             raise ModeError(f"{no_report} Its log: {said}", "nothing_profiled")
         raise ModeError(f"Nsight Compute wrote no report ({report.name}); its log: {said}", "ncu_failed")
-    ncu_path = Path(req.ncu_path) if req.ncu_path else None
+    ncu_path = Path(req.options.ncu_path) if req.options.ncu_path else None
     try:
         records, parser = ncu_tool.read_report(
             report, profiler.get("metrics_chosen", {}), want_source=full, ncu=ncu_path
@@ -105,7 +105,9 @@ def _assemble(
         }
     )
     result.warnings += quality_warnings(result)
-    _write_nsight_artifacts(work_dir, result, by_stage, full, Path(req.ncu_path) if req.ncu_path else None)
+    _write_nsight_artifacts(
+        work_dir, result, by_stage, full, Path(req.options.ncu_path) if req.options.ncu_path else None
+    )
     return result
 
 
@@ -176,11 +178,11 @@ def read_command_output(
                 message="no range in the command: its kernels are the stages, grouped by name",
             )
         )
-    if len(records) >= req.max_kernels:
+    if len(records) >= req.options.max_kernels:
         warnings.append(
             ResultWarning(
                 kind="matching",
-                message=f"Nsight Compute stopped after {req.max_kernels} kernels "
+                message=f"Nsight Compute stopped after {req.options.max_kernels} kernels "
                 "(max_kernels): later launches were not profiled",
             )
         )

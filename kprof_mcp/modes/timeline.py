@@ -86,9 +86,9 @@ class TimelineMode(Mode):
         return {"timeline_fallback": check.problem}
 
     def launch(self, req, stages: list[str], scratch: Path) -> Launch:
-        if not req.nsys_path:
+        if not req.options.nsys_path:
             return Launch()
-        nsys = Path(req.nsys_path)
+        nsys = Path(req.options.nsys_path)
         base = scratch / "timeline"
         cmd = nsys_tool.profile_prefix(nsys, base)
         profiler = {
@@ -102,7 +102,7 @@ class TimelineMode(Mode):
         return Launch(prefix=cmd, profiler=profiler, scratch=scratch)
 
     def after_run(self, req, record, launch, work_dir, on_progress, control, timeout_s) -> None:
-        if not req.nsys_path:  # recorded in the child with torch.profiler: say why not Nsight Systems
+        if not req.options.nsys_path:  # recorded in the child with torch.profiler: say why not Nsight Systems
             result = ProfileResult.model_validate_json((work_dir / "result.json").read_text())
             result.timeline["nsys"] = _fallback_note(req, result.device.kind == "cuda")
             (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
@@ -123,7 +123,7 @@ class TimelineMode(Mode):
         shutil.move(str(rep), work_dir / REPORT_FILE)
         if on_progress:
             on_progress(0.88, "exporting the Nsight Systems report to SQLite")
-        nsys = Path(req.nsys_path)
+        nsys = Path(req.options.nsys_path)
         try:
             nsys_tool.export_sqlite(
                 nsys, work_dir / REPORT_FILE, work_dir / SQLITE_FILE, timeout_s=min(600, timeout_s)
@@ -150,7 +150,7 @@ class TimelineMode(Mode):
 
     # ------------------------------------------------------------------ child
     def capture(self, cap) -> dict[str, Any]:
-        if cap.req.nsys_path and cap.use_cuda:
+        if cap.req.options.nsys_path and cap.use_cuda:
             return self._capture_nvtx(cap)
         return self._capture_kineto(cap)
 
@@ -162,7 +162,9 @@ class TimelineMode(Mode):
         for _ in range(PROFILER_WARMUP):  # outside any range: not analysed
             cap.run_plan()
         cap.phase("timeline_warmup")
-        cap.progress(0.4, f"recording {req.timeline_iters} iterations of the plan with Nsight Systems")
+        cap.progress(
+            0.4, f"recording {req.options.timeline_iters} iterations of the plan with Nsight Systems"
+        )
 
         def ranged(stage, fn):
             def run():
@@ -174,7 +176,7 @@ class TimelineMode(Mode):
 
             return run
 
-        for _ in range(req.timeline_iters):
+        for _ in range(req.options.timeline_iters):
             nvtx.range_push(tl_lib.ITER_RANGE)
             cap.run_plan(sync=False, wrap=ranged)
             nvtx.range_pop()
@@ -194,7 +196,9 @@ class TimelineMode(Mode):
         for _ in range(PROFILER_WARMUP):  # warm-up outside the recording
             cap.run_plan()
         cap.phase("timeline_warmup")
-        cap.progress(0.4, f"recording {req.timeline_iters} iterations of the plan with torch.profiler")
+        cap.progress(
+            0.4, f"recording {req.options.timeline_iters} iterations of the plan with torch.profiler"
+        )
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if use_cuda else [])
 
         def ranged(stage, fn):
@@ -213,9 +217,9 @@ class TimelineMode(Mode):
         # Kineto's own warm-up steps: the first iterations under CUPTI carry its start-up cost
         # (seen on an H100: 5.6x slower spans in the first recorded iteration), so only the
         # iterations after them are kept.
-        sched = schedule(wait=0, warmup=PROFILER_WARMUP, active=req.timeline_iters, repeat=1)
+        sched = schedule(wait=0, warmup=PROFILER_WARMUP, active=req.options.timeline_iters, repeat=1)
         with profile(activities=activities, schedule=sched) as prof:
-            total = PROFILER_WARMUP + req.timeline_iters
+            total = PROFILER_WARMUP + req.options.timeline_iters
             for i in range(total):
                 with record_function(tl_lib.ITER_RANGE):
                     cap.run_plan(sync=False, wrap=ranged)
@@ -233,7 +237,7 @@ class TimelineMode(Mode):
             else "torch.profiler, CPU activity only (no GPU)"
         )
         stages, plan_total, tl, warnings = assemble(
-            tr, cap.stages, cap.device.sm_count, engine, req.timeline_iters, cap.plan.kind, use_cuda
+            tr, cap.stages, cap.device.sm_count, engine, req.options.timeline_iters, cap.plan.kind, use_cuda
         )
         cap.warnings += warnings
         result = cap.result(stages, plan_total=plan_total, timeline=tl.to_dict())
@@ -263,7 +267,7 @@ class TimelineMode(Mode):
                 capture["stages"],
                 fields["device"].get("sm_count"),
                 engine,
-                req.timeline_iters,
+                req.options.timeline_iters,
                 fields["plan_kind"],
                 True,
             )
@@ -294,7 +298,7 @@ class TimelineMode(Mode):
     def capture_command(self, cc) -> dict[str, Any]:
         """Under Nsight Systems: run the command, the trace is read afterwards. Otherwise the
         command under torch.profiler, analysed here."""
-        if cc.req.nsys_path and cc.use_cuda:
+        if cc.req.options.nsys_path and cc.use_cuda:
             cc.run()
             cc.capture_json()
             return {"captured": True}

@@ -84,7 +84,9 @@ def _fallback_note(req, on_gpu: bool) -> str:
     """Why the Kineto recorder ran instead of Nsight Systems."""
     if not on_gpu:
         return "not used: no GPU (CPU activity only, from torch.profiler)"
-    return (req.timeline_fallback or "not used") + "; the timeline comes from CUPTI via torch.profiler"
+    return (
+        req.options.timeline_fallback or "not used"
+    ) + "; the timeline comes from CUPTI via torch.profiler"
 
 
 def assemble(
