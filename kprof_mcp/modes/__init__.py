@@ -12,15 +12,14 @@ name            module            options           engine
                                                     (CUPTI via Kineto)
 ==============  ================  ================  ==========================================
 
-Each mode is declared here with its options model (``kprof_mcp.models.options``, the request's
-``options``) and the profilers it records with.
+Each mode's class says its options model (``kprof_mcp.models.options``, the request's
+``options``) and the profilers it records with; the registry checks the model serves the mode.
 
 Importing this package imports no torch or triton: modes import them inside ``capture``.
 """
 
 from __future__ import annotations
 
-from ..models import EventOptions, ModeOptions, NsightOptions, NsysOptions
 from ..safefs import clip
 from .base import Launch, Mode, ModeError, PreflightEnv, preflight_env
 from .event import EventMode
@@ -28,20 +27,19 @@ from .nsight import NsightMode
 from .timeline import TimelineMode
 
 
-def _declared(mode: Mode, options: type[ModeOptions], *profilers: str) -> Mode:
-    """``mode`` with the model of its options and the profilers it records with; the model must
-    serve the mode's name (its ``mode`` literal, the request's discriminator)."""
-    if mode.name not in options.modes():
+def _declared(mode: Mode) -> Mode:
+    """``mode``, checked: the model of its options must serve its name (the model's ``mode``
+    literal, the request's discriminator), and it names the profilers it records with."""
+    options = mode.options_model
+    if mode.name not in options.modes() or not mode.profilers:
         raise TypeError(f"{options.__name__} does not serve mode {mode.name!r}: {options.modes()}")
-    mode.options_model = options
-    mode.profilers = profilers
     return mode
 
 
 MODES: dict[str, Mode] = {
     m.name: m
     for m in (
-        _declared(EventMode(), EventOptions, "cupti"),
+        _declared(EventMode()),
         _declared(
             NsightMode(
                 "annotation",
@@ -49,9 +47,7 @@ MODES: dict[str, Mode] = {
                 "stage (TC%, SM%, DRAM%, occupancy, L2 hit, spills, DRAM bytes vs model) + ncu rule "
                 "estimates + roofline, clocks locked to base",
                 full_set=False,
-            ),
-            NsightOptions,
-            "ncu",
+            )
         ),
         _declared(
             NsightMode(
@@ -60,11 +56,9 @@ MODES: dict[str, Mode] = {
                 "(report-verbose.md), SASS with per-instruction samples and stall reasons mapped to source "
                 "lines",
                 full_set=True,
-            ),
-            NsightOptions,
-            "ncu",
+            )
         ),
-        _declared(TimelineMode(), NsysOptions, "nsys", "cupti"),
+        _declared(TimelineMode()),
     )
 }
 DEFAULT_MODE = "annotation"

@@ -92,7 +92,8 @@ class Mode:
     needs: str = ""
     # The model of this mode's options (``ProfileRequest.options``: kprof_mcp.models.options) and
     # the profilers it records with (``device_info``'s profilers say which modes use each):
-    # "cupti" (torch.profiler), "ncu", "nsys". Set where the registry declares the mode.
+    # "cupti" (torch.profiler), "ncu", "nsys". Each mode's class says both; the registry checks
+    # that the model serves the mode's name.
     options_model: type[ModeOptions]
     profilers: tuple[str, ...] = ()
     needs_gpu = False  # refused without a GPU (preflight)

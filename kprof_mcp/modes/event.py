@@ -17,6 +17,7 @@ from typing import Any
 from ..capture.timer import L2_FLUSH_BYTES, CuptiUnavailable, Timer  # noqa: F401  (re-exported)
 from ..models import (
     DeviceState,
+    EventOptions,
     ProfileResult,
     ResultWarning,
     StageResult,
@@ -76,6 +77,8 @@ class EventMode(Mode):
         "CUDA-event time beside it; roofline estimate from the FLOP/byte model. Quick A/B."
     )
     needs = "torch (GPU or CPU)"
+    options_model = EventOptions
+    profilers = ("cupti",)
     samples_note = (
         " On a GPU the samples are each run's kernel time (CUPTI); the CUDA-event time around each launch "
         "(launch latency included) is the stage's `launch_timing` in result.json and the report's "

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..models import ProfileRequest, ProfileResult
+from ..models import NsightOptions, ProfileRequest, ProfileResult
 from ..parsers import ncu as ncu_parser
 from ..parsers.ncu import NcuError
 from ..render.nsight import nsight_sections
@@ -42,6 +42,8 @@ __all__ = [
 
 class NsightMode(Mode):
     needs = "Nsight Compute (ncu) and an NVIDIA GPU"
+    options_model = NsightOptions
+    profilers = ("ncu",)
     needs_gpu = True
     # Under instrumentation the autotuner's timings are distorted and Triton would cache the
     # config it picked there: compile and autotune in a plain child first.

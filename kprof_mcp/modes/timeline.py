@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import timeline as tl_lib
-from ..models import ProfileResult, ResultWarning
+from ..models import NsysOptions, ProfileResult, ResultWarning
 from ..parsers import kineto
 from ..render.timeline import timeline_sections
 from ..tools import nsys as nsys_tool
@@ -46,6 +46,8 @@ __all__ = [
 
 class TimelineMode(Mode):
     name = "nsys"
+    options_model = NsysOptions
+    profilers = ("nsys", "cupti")
     summary = (
         "timeline: kernel and CUDA API summaries, memory operations, ranges per stage, stream overlap, launch "
         "order, GPU idle gaps, launch overhead, waves; recorded by Nsight Systems (.nsys-rep + SQLite kept) "

@@ -293,3 +293,11 @@ def test_every_mode_implements_every_phase():
         ModeNotAvailable, match=r"unknown mode 'warp'; modes: \['annotation', 'event', 'ncu', 'nsys'\]"
     ):
         get_mode("warp")
+
+
+def test_no_file_is_over_500_lines():
+    """A module that grows past 500 lines is split by what it does (issue 28)."""
+    long = {
+        str(p.relative_to(ROOT)): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 500
+    }
+    assert not long, f"split these: {long}"
