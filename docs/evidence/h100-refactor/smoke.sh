@@ -4,7 +4,7 @@
 set -x
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=/tmp/site:$PWD LD_LIBRARY_PATH=$PWD/.nsyslibs:$LD_LIBRARY_PATH
-L=$OUT/logs; mkdir -p $L
+R=$PWD; L=/tmp/logs; rm -rf $L; mkdir -p $L  # tarred into $OUT at the end (at most 8 files come back)
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
   python3 -c "import torch, triton, sys; print(torch.__version__, triton.__version__, sys.version.split()[0])"
   ncu --version | tail -1; git log --oneline -1; } > $L/env.txt 2>&1
@@ -22,7 +22,7 @@ timeout 120 python3 -m kprof_mcp.cli compare matmul v1 v3 > $L/compare.txt 2>&1;
 timeout 200 python3 -m kprof_mcp.cli compare vector_add v0 v1 --mode annotation > $L/compare_annotation.txt 2>&1; echo "compare annotation rc=$?"
 timeout 120 python3 -m kprof_mcp.cli sweep vector_add --over n --values 1048576 16777216 > $L/sweep.txt 2>&1; echo "sweep rc=$?"
 timeout 150 python3 -m kprof_mcp.cli noise --rounds 2 --json > $L/noise.json 2> $L/noise.err; echo "noise rc=$?"
-cd $OLDPWD
+cd $R
 # 5. the GPU-only test: the server killed with SIGKILL mid-ncu leaves nothing behind
 timeout 200 python3 -m pytest -q -p no:cacheprovider tests/e2e/test_lifetimes.py -k kill_9_while_ncu > $L/lifetimes.log 2>&1; echo "lifetimes rc=$?"
-tar czf $OUT/logs.tgz -C $OUT logs
+tar czf $OUT/logs.tgz -C /tmp logs
