@@ -87,10 +87,11 @@ class Assessment:
     locality_issue: bool
     root_cause: RootCause
     opportunities: tuple[RankedOpportunity, ...]  # all of them, largest estimated gain first
-    warnings: tuple[ResultWarning, ...]
+    warnings: tuple[ResultWarning, ...]  # the result's; render adds the over-peak ones, worded
     total_time_ns: float
     flops: float
     bytes_model: float
+    over_peak: tuple[OverPeak, ...] = ()
 
     @property
     def achieved_flops_per_s(self) -> float | None:
@@ -184,39 +185,38 @@ def _evidence(s: StageResult, max_sm_mhz: float | None) -> dict[str, Any]:
 OVER_PEAK_TOLERANCE = 1.02  # counters and clocks read a little over: 2 % before it is called an error
 
 
-def _over_peak(result: ProfileResult, max_sm_mhz: float | None) -> list[ResultWarning]:
+@dataclass(frozen=True)
+class OverPeak:
+    """A stage whose model over its measured time passes a device peak: bytes/s and/or FLOP/s
+    with the peak they pass (FLOP/s against the peak at the clock it ran); None where within."""
+
+    stage: str
+    bytes_per_s: float | None
+    peak_bytes_per_s: float | None
+    flops_per_s: float | None
+    peak_flops_per_s: float | None
+
+
+def _over_peak(result: ProfileResult, max_sm_mhz: float | None) -> list[OverPeak]:
     """A stage whose model FLOPs or bytes over its measured time exceed the device's peak (at the
     clock it ran) cannot be: its time covers less work than its model (a range timed by one of its
-    kernels, work skipped or cached), or the model is wrong. Said, typed ``matching``, never shown
-    as a figure above 100 %."""
+    kernels, work skipped or cached), or the model is wrong. render words it as a ``matching``
+    warning; it is never shown as a figure above 100 %."""
     out = []
     for s in result.stages:
         if s.timing.median_ns <= 0:
             continue
-        over = []
-        if s.peak_bytes_per_s and s.achieved_bytes_per_s > OVER_PEAK_TOLERANCE * s.peak_bytes_per_s:
-            over.append(
-                f"{s.achieved_bytes_per_s / 1e9:.0f} GB/s = {100 * s.achieved_bytes_per_s / s.peak_bytes_per_s:.0f} % "
-                "of peak bandwidth"
-            )
+        bw = s.peak_bytes_per_s and s.achieved_bytes_per_s > OVER_PEAK_TOLERANCE * s.peak_bytes_per_s
         peak_f = s.peak_flops_per_s * clock_ratio(s, max_sm_mhz) if s.peak_flops_per_s else None
-        if peak_f and s.achieved_flops_per_s > OVER_PEAK_TOLERANCE * peak_f:
-            over.append(
-                f"{s.achieved_flops_per_s / 1e12:.1f} TFLOP/s = {100 * s.achieved_flops_per_s / peak_f:.0f} % of "
-                "peak at the clock it ran"
-            )
-        if over:
+        fl = peak_f and s.achieved_flops_per_s > OVER_PEAK_TOLERANCE * peak_f
+        if bw or fl:
             out.append(
-                ResultWarning(
-                    kind="matching",
-                    stage=s.name,
-                    message=(
-                        f"stage {s.name}: its model over its measured time gives {' and '.join(over)}, which no kernel "
-                        "reaches: it was timed below its speed-of-light time. Either the time covers less work than the model "
-                        "(a range timed by only some of its kernels, work skipped, a result cached between runs, work on a "
-                        "stream outside the timed window) or the model overstates the work. Check the stage's kernels and "
-                        "its FLOP/byte model; the roofline figures of this stage are not to be trusted."
-                    ),
+                OverPeak(
+                    s.name,
+                    s.achieved_bytes_per_s if bw else None,
+                    s.peak_bytes_per_s if bw else None,
+                    s.achieved_flops_per_s if fl else None,
+                    peak_f if fl else None,
                 )
             )
     return out
@@ -489,7 +489,8 @@ def assess(result: ProfileResult) -> Assessment:
         locality_issue=bool(main.diagnosis and main.diagnosis.locality_issue),
         root_cause=_root_cause(result, main),
         opportunities=tuple(_ranked(result, stages)),
-        warnings=tuple(result.warnings) + tuple(_over_peak(result, max_mhz)),
+        warnings=tuple(result.warnings),
+        over_peak=tuple(_over_peak(result, max_mhz)),
         total_time_ns=result.total_time_ns(),
         flops=sum(s.flops for s in result.stages),
         bytes_model=sum(s.bytes_model for s in result.stages),

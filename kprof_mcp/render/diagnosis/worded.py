@@ -10,7 +10,7 @@ from typing import Any
 
 from ...analysis import assessment as _a
 from ...analysis import diagnosis as dx
-from ...models import ProfileResult
+from ...models import ProfileResult, ResultWarning
 from .words import NOTES, metric_text, root_cause_text, words
 
 
@@ -165,10 +165,36 @@ def word_assessment(a: _a.Assessment) -> Assessment:
         locality_issue=a.locality_issue,
         root_cause=RootCause(rc.kind, root_cause_text(rc.facts) if rc.facts is not None else "", rc.values),
         opportunities=tuple(_ranked(o) for o in a.opportunities),
-        warnings=a.warnings,
+        warnings=a.warnings + tuple(over_peak_warning(o) for o in a.over_peak),
         total_time_ns=a.total_time_ns,
         flops=a.flops,
         bytes_model=a.bytes_model,
+        over_peak=a.over_peak,
+    )
+
+
+def over_peak_warning(o: _a.OverPeak) -> ResultWarning:
+    """A stage timed below its speed-of-light time, said as a ``matching`` warning."""
+    over = []
+    if o.bytes_per_s is not None:
+        over.append(
+            f"{o.bytes_per_s / 1e9:.0f} GB/s = {100 * o.bytes_per_s / o.peak_bytes_per_s:.0f} % of peak bandwidth"
+        )
+    if o.flops_per_s is not None:
+        over.append(
+            f"{o.flops_per_s / 1e12:.1f} TFLOP/s = {100 * o.flops_per_s / o.peak_flops_per_s:.0f} % of "
+            "peak at the clock it ran"
+        )
+    return ResultWarning(
+        kind="matching",
+        stage=o.stage,
+        message=(
+            f"stage {o.stage}: its model over its measured time gives {' and '.join(over)}, which no kernel "
+            "reaches: it was timed below its speed-of-light time. Either the time covers less work than the model "
+            "(a range timed by only some of its kernels, work skipped, a result cached between runs, work on a "
+            "stream outside the timed window) or the model overstates the work. Check the stage's kernels and "
+            "its FLOP/byte model; the roofline figures of this stage are not to be trusted."
+        ),
     )
 
 
