@@ -97,6 +97,64 @@ class Metrics:
 
 
 @dataclass(frozen=True)
+class Facts:
+    """The measured values an opportunity was found from, unformatted (None: not part of this
+    one's evidence). Each cause fills its own; :mod:`kprof_mcp.render.diagnosis` words them."""
+
+    atomic_l2_sectors: float | None = None
+    atomic_share: float | None = None
+    bytes_per_flop: float | None = None
+    calls: list[Any] | None = None
+    compute_pct: float | None = None
+    conflicts_per_wavefront: float | None = None
+    copies: int | None = None
+    dram_pct: float | None = None
+    ffma_flops_over_model: float | None = None
+    fma_pct: float | None = None
+    focus: tuple[Any, ...] | None = None
+    gpu_busy_pct: float | None = None
+    grid_blocks: int | None = None
+    idle_pct: float | None = None
+    issue_active_pct: float | None = None
+    kernel: str | None = None
+    kernels: int | None = None
+    l2_hit_pct: float | None = None
+    last_wave_efficiency: float | None = None
+    launches_per_occurrence: float | None = None
+    limiter: str | None = None
+    local_share: float | None = None
+    local_spill_bytes: float | None = None
+    memory_stalls: bool | None = None
+    memory_wait: float | None = None
+    metric: str | None = None
+    occupancy_pct: float | None = None
+    ops: list[Any] | None = None
+    over_fetch_ratio: float | None = None
+    process_scope: bool | None = None
+    reuse_tile: int | None = None
+    rule: str | None = None
+    section: str | None = None
+    shared_wait: float | None = None
+    sm_count: int | None = None
+    source: str | None = None
+    speedup: float | None = None
+    speedup_pct: float | None = None
+    stalls: tuple[Any, ...] | None = None
+    stream_overlap_pct: float | None = None
+    stretch_median_ns: float | None = None
+    stretches: int | None = None
+    target_bytes_per_flop: float | None = None
+    tc_pct: float | None = None
+    threads_per_inst: float | None = None
+    tile: float | None = None
+    time_over_roof: float | None = None
+    title: str | None = None
+    uncoalesced: tuple[Any, ...] | None = None
+    value: float | None = None
+    waves_per_sm: float | None = None
+
+
+@dataclass(frozen=True)
 class Opportunity:
     """One way to make the stage faster, as facts: ``cause`` (what it is about: spills, few_blocks,
     tail, over_fetch, fusion, launch, streams, dram_roof, compute_roof, latency, occupancy, ncu, the
@@ -107,7 +165,7 @@ class Opportunity:
     est_gain_pct: float
     share: float = 0.0  # the share of the stage's time it would remove (gain = 1/(1 − share) − 1)
     specific: bool = True  # a cause the counters pin down (False: generic advice, credited only what is left)
-    facts: dict[str, Any] = field(default_factory=dict, hash=False)
+    facts: Facts = field(default_factory=Facts, hash=False)
 
 
 @dataclass(frozen=True)

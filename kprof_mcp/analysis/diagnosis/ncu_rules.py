@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .metrics import METRICS_ONLY_MAX_SHARE, MIN_SHARE, Opportunity, gain_pct
+from .metrics import METRICS_ONLY_MAX_SHARE, MIN_SHARE, Facts, Opportunity, gain_pct
 
 # ncu rules whose cause kprof models itself: kprof's estimate stands, ncu's stays in the report.
 _RULES_WE_MODEL = {
@@ -79,6 +79,6 @@ def rule_opportunities(rules: list[dict], headroom: float | None = None) -> list
             else None,
             "speedup_pct": pct,
         }
-        out.append(Opportunity("ncu", gain_pct(reduction), reduction, False, facts))
+        out.append(Opportunity("ncu", gain_pct(reduction), reduction, False, Facts(**facts)))
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out

@@ -28,6 +28,7 @@ from .metrics import (
     TC_HEALTHY_PCT,
     WAVES_HEALTHY,
     Diagnosis,
+    Facts,
     Metrics,
     Opportunity,
     RootCauseFacts,
@@ -94,7 +95,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         # Kernel-level causes act only while kernels run: in a timeline's span, not in its gaps.
         share = min(share * m.kernel_busy, cap)
         if share >= MIN_SHARE:
-            into.append(Opportunity(cause, gain_pct(share), share, spec, facts))
+            into.append(Opportunity(cause, gain_pct(share), share, spec, Facts(**facts)))
 
     if m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count:
         add(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .metrics import METRICS_ONLY_MAX_SHARE, MIN_SHARE, Opportunity, gain_pct
+from .metrics import METRICS_ONLY_MAX_SHARE, MIN_SHARE, Facts, Opportunity, gain_pct
 
 
 def timeline_opportunities(tl: dict, plan_kind: str, headroom: float | None = None) -> list[Opportunity]:
@@ -29,7 +29,7 @@ def timeline_opportunities(tl: dict, plan_kind: str, headroom: float | None = No
     def add(cause: str, share: float, facts: dict) -> None:
         share = min(share, cap)
         if share >= MIN_SHARE:
-            out.append(Opportunity(cause, gain_pct(share), share, True, facts))
+            out.append(Opportunity(cause, gain_pct(share), share, True, Facts(**facts)))
 
     idle = tl.get("idle") or {}
     if idle.get("window_ns"):
@@ -91,7 +91,7 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
         share = min(ns / window, METRICS_ONLY_MAX_SHARE)
         if share >= MIN_SHARE:
             facts = {"idle_pct": 100.0 * ns / window, **facts, "gpu_busy_pct": busy_pct}
-            out.append(Opportunity(cause, gain_pct(share), share, True, facts))
+            out.append(Opportunity(cause, gain_pct(share), share, True, Facts(**facts)))
 
     sync = float(parts.get("sync") or 0.0)
     add(

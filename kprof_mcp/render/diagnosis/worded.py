@@ -78,7 +78,7 @@ def accounting_causes(m: dx.Metrics, bottleneck: str) -> list[tuple[str, float, 
     """(name, share, trigger, hint, cause) of each catalogue cause the accounting proves."""
     out = []
     for cause, share, facts in dx.accounting_causes(m, bottleneck):
-        name, trigger, hint = words(dx.Opportunity(cause, 0.0, share, True, facts))
+        name, trigger, hint = words(dx.Opportunity(cause, 0.0, share, True, dx.Facts(**facts)))
         out.append((name, share, trigger, hint, cause))
     return out
 

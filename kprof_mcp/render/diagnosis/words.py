@@ -9,6 +9,7 @@ from typing import Any, Callable
 from ...analysis.diagnosis import (
     COMPUTE_BOUND,
     MEMORY_BOUND,
+    Facts,
     Opportunity,
     RootCauseFacts,
     rule_cause,
@@ -23,39 +24,39 @@ def _fmt(v: float) -> str:
 Words = tuple[str, str, str]  # name, trigger ("metric=value" and the evidence), hint
 
 
-def _few_blocks(f: dict[str, Any]) -> Words:
-    if "grid_blocks" in f:
+def _few_blocks(f: Facts) -> Words:
+    if f.grid_blocks is not None:
         return (
             "Fill the GPU: launch more blocks than SMs (split the work: smaller tiles, split K/KV)",
-            f"grid_blocks={f['grid_blocks']} (< {f['sm_count']} SMs)",
+            f"grid_blocks={f.grid_blocks} (< {f.sm_count} SMs)",
             "idle SMs",
         )
     return (
         "Fill the GPU: launch more blocks (split K/KV, smaller tiles)",
-        f"waves_per_sm={f['waves_per_sm']:.2f}",
+        f"waves_per_sm={f.waves_per_sm:.2f}",
         "fewer blocks than SMs can hold",
     )
 
 
-def _tail(f: dict[str, Any]) -> Words:
-    if "kernel" in f:  # a timeline's wave tail
+def _tail(f: Facts) -> Words:
+    if f.kernel is not None:  # a timeline's wave tail
         return (
-            f"Even out the last wave of {f['kernel']} (grid a multiple of the SM count, persistent kernel)",
-            f"last_wave_efficiency={f['last_wave_efficiency']:.2f}",
+            f"Even out the last wave of {f.kernel} (grid a multiple of the SM count, persistent kernel)",
+            f"last_wave_efficiency={f.last_wave_efficiency:.2f}",
             "wave quantization",
         )
     return (
         "Even out the last wave (grid a multiple of the SMs x blocks per SM, or a persistent grid)",
-        f"waves_per_sm={f['waves_per_sm']:.2f}",
+        f"waves_per_sm={f.waves_per_sm:.2f}",
         "the last wave leaves SMs idle",
     )
 
 
-def _spills(f: dict[str, Any]) -> Words:
+def _spills(f: Facts) -> Words:
     trigger = (
-        f"local_bytes_share={100 * f['local_share']:.1f}%"
-        if "local_share" in f
-        else f"local_spill_bytes={int(f['local_spill_bytes'])}"
+        f"local_bytes_share={100 * f.local_share:.1f}%"
+        if f.local_share is not None
+        else f"local_spill_bytes={int(f.local_spill_bytes)}"
     )
     return (
         "Remove register spills (smaller tiles, fewer accumulators, more warps, lower num_stages)",
@@ -64,113 +65,113 @@ def _spills(f: dict[str, Any]) -> Words:
     )
 
 
-def _l2(f: dict[str, Any]) -> str:
-    return f", L2 hit {_fmt(f['l2_hit_pct'])}%" if f.get("l2_hit_pct") is not None else ""
+def _l2(f: Facts) -> str:
+    return f", L2 hit {_fmt(f.l2_hit_pct)}%" if f.l2_hit_pct is not None else ""
 
 
-def _fusion(f: dict[str, Any]) -> Words:
-    if "time_over_roof" in f:  # no counters: from the kernels' times
+def _fusion(f: Facts) -> Words:
+    if f.time_over_roof is not None:  # no counters: from the kernels' times
         return (
-            f"Fuse the {f['kernels']} kernels of this stage into one (torch.compile, or one Triton "
+            f"Fuse the {f.kernels} kernels of this stage into one (torch.compile, or one Triton "
             "kernel): their time is several times what the stage's bytes take at the bandwidth roof",
-            f"kernels={f['kernels']}, time/bytes_at_roof={f['time_over_roof']:.2f} (no counters: from kernel times)",
+            f"kernels={f.kernels}, time/bytes_at_roof={f.time_over_roof:.2f} (no counters: from kernel times)",
             "unfused memory-bound kernels move intermediates through DRAM",
         )
     return (
-        f"Fuse the {f['kernels']} kernels of this stage into one (torch.compile, or one Triton "
+        f"Fuse the {f.kernels} kernels of this stage into one (torch.compile, or one Triton "
         "kernel): together they move the stage's bytes several times over",
-        f"kernels={f['kernels']}, dram_bytes/model={f['over_fetch_ratio']:.2f}",
+        f"kernels={f.kernels}, dram_bytes/model={f.over_fetch_ratio:.2f}",
         f"unfused kernels write and re-read intermediates in DRAM{_l2(f)}",
     )
 
 
-def _over_fetch(f: dict[str, Any]) -> Words:
-    worst = f.get("uncoalesced") or ()
+def _over_fetch(f: Facts) -> Words:
+    worst = f.uncoalesced or ()
     why = "; uncoalesced " + ", ".join(f"{k} ({v:.1f} sectors/request)" for k, v in worst) if worst else ""
     return (
         "Cut DRAM traffic above the model (coalesced/vectorised access, reuse through shared "
         "memory or L2: grouped launch order, larger tiles)",
-        f"dram_bytes/model={f['over_fetch_ratio']:.2f}{why}",
+        f"dram_bytes/model={f.over_fetch_ratio:.2f}{why}",
         f"more DRAM traffic than the algorithm needs{_l2(f)}",
     )
 
 
-def _fma_dot(f: dict[str, Any]) -> Words:
+def _fma_dot(f: Facts) -> Words:
     return (
         'Run the dot on tensor cores: tl.dot(..., input_precision="tf32") for fp32 inputs (or bf16/'
         "fp16 operands); in PyTorch allow TF32 (torch.backends.cuda.matmul.allow_tf32) or use bf16",
-        f"pipe_fma={_fmt(f['fma_pct'])}%, tc_pct={_fmt(f['tc_pct'])}%, "
-        f"FFMA FLOPs/model={f['ffma_flops_over_model']:.2f}",
-        f"the matmul runs on the FMA pipes; tensor cores are {f['speedup']:.1f}x faster here",
+        f"pipe_fma={_fmt(f.fma_pct)}%, tc_pct={_fmt(f.tc_pct)}%, "
+        f"FFMA FLOPs/model={f.ffma_flops_over_model:.2f}",
+        f"the matmul runs on the FMA pipes; tensor cores are {f.speedup:.1f}x faster here",
     )
 
 
-def _atomics(f: dict[str, Any]) -> Words:
+def _atomics(f: Facts) -> Words:
     return (
         "Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a "
         "shared-memory accumulator), then one atomic per block and address",
-        f"atomic L2 sectors={f['atomic_l2_sectors']:.3g} ({100 * f['atomic_share']:.1f}% of global sectors), "
-        f"memory/sync waits {100 * f['memory_wait']:.0f}% of warp time",
+        f"atomic L2 sectors={f.atomic_l2_sectors:.3g} ({100 * f.atomic_share:.1f}% of global sectors), "
+        f"memory/sync waits {100 * f.memory_wait:.0f}% of warp time",
         "warps wait on serialised atomics to the same addresses",
     )
 
 
-def _small_tiles(f: dict[str, Any]) -> Words:
-    tile = f["reuse_tile"]
+def _small_tiles(f: Facts) -> Words:
+    tile = f.reuse_tile
     return (
         f"Raise reuse per operand byte: larger tiles (BLOCK_M = BLOCK_N ≥ {tile}, BLOCK_K 64), "
         "num_warps=8, num_stages=3 (or a grouped/persistent order)",
-        f"load bytes/FLOP={f['bytes_per_flop']:.3g} (~{f['tile']:.0f}-wide tiles; {tile}-wide need "
-        f"{f['target_bytes_per_flop']:.3g}), tc_pct={_fmt(f['tc_pct'])}%, memory waits {100 * f['memory_wait']:.0f}%",
+        f"load bytes/FLOP={f.bytes_per_flop:.3g} (~{f.tile:.0f}-wide tiles; {tile}-wide need "
+        f"{f.target_bytes_per_flop:.3g}), tc_pct={_fmt(f.tc_pct)}%, memory waits {100 * f.memory_wait:.0f}%",
         "each operand byte feeds few FLOPs: the tensor pipe starves on loads",
     )
 
 
-def _bank_conflicts(f: dict[str, Any]) -> Words:
+def _bank_conflicts(f: Facts) -> Words:
     return (
         "Remove shared-memory bank conflicts (a conflict-free layout: tl.trans/reshape rather than a "
         "gather with a 32-word stride; pad rows by one element)",
-        f"bank conflicts/wavefront={f['conflicts_per_wavefront']:.2f}, shared-memory waits {100 * f['shared_wait']:.0f}%",
+        f"bank conflicts/wavefront={f.conflicts_per_wavefront:.2f}, shared-memory waits {100 * f.shared_wait:.0f}%",
         "shared-memory accesses replayed for bank conflicts",
     )
 
 
-def _divergence(f: dict[str, Any]) -> Words:
+def _divergence(f: Facts) -> Words:
     return (
         "Make branches uniform per warp: sort or bucket the work so a warp's threads take the same path, "
         "select with tl.where instead of branching per thread, or split the kernel by case",
-        f"threads per warp instruction={f['threads_per_inst']:.1f} of 32, issue active {_fmt(f['issue_active_pct'])}%",
+        f"threads per warp instruction={f.threads_per_inst:.1f} of 32, issue active {_fmt(f.issue_active_pct)}%",
         "divergent warps issue instructions with idle lanes",
     )
 
 
-def _dram_roof(f: dict[str, Any]) -> Words:
+def _dram_roof(f: Facts) -> Words:
     return (
         "Reach peak DRAM bandwidth (wider vector loads, more loads in flight, TMA)",
-        f"dram_pct={_fmt(f['dram_pct'])}",
+        f"dram_pct={_fmt(f.dram_pct)}",
         "memory-bound: the bandwidth is the limit",
     )
 
 
-def _compute_roof(f: dict[str, Any]) -> Words:
+def _compute_roof(f: Facts) -> Words:
     return (
         "Raise tensor-core efficiency (tile sizes, pipelining stages, warp specialisation)"
-        if f["source"] == "tc_pct"
+        if f.source == "tc_pct"
         else "Raise SM instruction efficiency (fewer instructions per byte, vectorise)",
-        f"{f['source']}={_fmt(f['compute_pct'])}",
+        f"{f.source}={_fmt(f.compute_pct)}",
         "compute-bound: the math units are the limit",
     )
 
 
-def _latency(f: dict[str, Any]) -> Words:
-    stalls = f.get("stalls") or ()
+def _latency(f: Facts) -> Words:
+    stalls = f.stalls or ()
     evidence = "; warp time: " + ", ".join(f"{r} {100 * s:.0f}%" for r, s in stalls) if stalls else ""
     return (
         "Hide memory latency: more loads in flight (num_stages ≥ 3 to pipeline the loads, more "
         "elements per program, more programs)"
-        if f["memory_stalls"]
+        if f.memory_stalls
         else "Expose more parallelism to hide latency (more loads in flight, more blocks, fewer syncs)",
-        (f"{f['metric']}={_fmt(f['value'])}" if f.get("value") is not None else "latency-bound") + evidence,
+        (f"{f.metric}={_fmt(f.value)}" if f.value is not None else "latency-bound") + evidence,
         "latency-bound: neither memory nor math is busy",
     )
 
@@ -184,17 +185,17 @@ _LIMITER_FIX = {
 }
 
 
-def _occupancy(f: dict[str, Any]) -> Words:
+def _occupancy(f: Facts) -> Words:
     """The resource that limits occupancy when the launch statistics say (annotation/ncu), else the
     generic list."""
-    hint, trigger = "too few warps to hide latency", f"occupancy_pct={_fmt(f['occupancy_pct'])}"
-    if f.get("limiter") is None:
+    hint, trigger = "too few warps to hide latency", f"occupancy_pct={_fmt(f.occupancy_pct)}"
+    if f.limiter is None:
         return (
             "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)",
             trigger,
             hint,
         )
-    name, blocks = f["limiter"]
+    name, blocks = f.limiter
     return (
         f"Raise occupancy, limited by {name.replace('_', ' ')} ({blocks:.0f} block(s) per SM): {_LIMITER_FIX[name]}",
         f"{trigger}; occupancy limited by {name} ({blocks:.0f} blocks/SM)",
@@ -202,72 +203,72 @@ def _occupancy(f: dict[str, Any]) -> Words:
     )
 
 
-def _ncu(f: dict[str, Any]) -> Words:
-    focus = f.get("focus")
+def _ncu(f: Facts) -> Words:
+    focus = f.focus
     return (
-        f"ncu {f['section']}/{f['rule']}: {f['title']}",
-        f"{focus[0]}={_fmt(focus[1])}" if focus else f"ncu_est_runtime_saving={_fmt(f['speedup_pct'])}%",
+        f"ncu {f.section}/{f.rule}: {f.title}",
+        f"{focus[0]}={_fmt(focus[1])}" if focus else f"ncu_est_runtime_saving={_fmt(f.speedup_pct)}%",
         "Nsight Compute's own estimate",
     )
 
 
-def _streams(f: dict[str, Any]) -> Words:
+def _streams(f: Facts) -> Words:
     return (
         "Make the streams overlap (fewer blocks per kernel, no implicit syncs between streams, stream priorities)",
-        f"stream_overlap_pct={_fmt(f['stream_overlap_pct'])}",
+        f"stream_overlap_pct={_fmt(f.stream_overlap_pct)}",
         "concurrent stages run mostly one at a time",
     )
 
 
 # The idle breakdown's causes (analysis.diagnosis.idle_opportunities): each trigger ends with the
 # GPU's busy share of the window.
-def _idle(f: dict[str, Any], trigger: str) -> str:
-    return f"{trigger}; gpu_busy_pct={_fmt(f['gpu_busy_pct'])}"
+def _idle(f: Facts, trigger: str) -> str:
+    return f"{trigger}; gpu_busy_pct={_fmt(f.gpu_busy_pct)}"
 
 
-def _per(f: dict[str, Any]) -> str:
-    return f"{_fmt(f['idle_pct'])}% of the wall time"
+def _per(f: Facts) -> str:
+    return f"{_fmt(f.idle_pct)}% of the wall time"
 
 
 def _calls(rows: list[dict], n: int = 2) -> str:
     return ", ".join(f"{r['call']} x{r['count']}" for r in rows[:n])
 
 
-def _launch(f: dict[str, Any]) -> Words:
-    if "idle_pct" not in f:  # a timeline without an idle breakdown: its launch verdict
+def _launch(f: Facts) -> Words:
+    if f.idle_pct is None:  # a timeline without an idle breakdown: its launch verdict
         return (
             "Cut launch overhead: fuse the tiny kernels, or capture the plan in a CUDA graph",
-            f"gpu_busy_pct={_fmt(f['gpu_busy_pct'])}",
+            f"gpu_busy_pct={_fmt(f.gpu_busy_pct)}",
             "the GPU waits for the host between kernels",
         )
     return (
         "Cut launch overhead: capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile "
         "mode='reduce-overhead') or fuse the small kernels",
         _idle(
-            f, f"gpu_idle_in_launches={_per(f)}, {_fmt(f['launches_per_occurrence'])} launches per occurrence"
+            f, f"gpu_idle_in_launches={_per(f)}, {_fmt(f.launches_per_occurrence)} launches per occurrence"
         ),
         "each kernel takes about as long as the host needs to issue the next",
     )
 
 
-def _sync(f: dict[str, Any]) -> Words:
-    ops = f.get("ops")
+def _sync(f: Facts) -> Words:
+    ops = f.ops
     made = " (made by " + ", ".join(f"{r['op']} x{r['count']}" for r in ops[:2]) + ")" if ops else ""
     return (
         "Stop synchronising every step: keep per-step values on the GPU (losses and metrics as tensors, read "
         "with .item()/.cpu() every N steps or once at the end), so the host's work overlaps the GPU's",
-        _idle(f, f"gpu_idle_after_sync={_per(f)}, after {_calls(f['calls'])}{made}"),
+        _idle(f, f"gpu_idle_after_sync={_per(f)}, after {_calls(f.calls)}{made}"),
         "the GPU drains at each sync and waits while the host works",
     )
 
 
-def _host(f: dict[str, Any]) -> Words:
-    stretches = f", {f['stretches']} host stretches" if f.get("stretch_median_ns") else ""
+def _host(f: Facts) -> Words:
+    stretches = f", {f.stretches} host stretches" if f.stretch_median_ns else ""
     return (
         "Most of this run is the host's own time (start-up, imports, test collection, its Python): the GPU's "
         "kernels are not what limits it. Mark the steps to measure with kprof.range (or profile a loop of them) "
         "to see their own time"
-        if f["process_scope"]
+        if f.process_scope
         else "Take the host's work off the GPU's critical path: build the data on the GPU, or in DataLoader workers "
         "(num_workers, pin_memory) that run ahead of the step; move per-step Python/numpy work out of the loop",
         _idle(f, f"gpu_idle_in_host_work={_per(f)}{stretches}"),
@@ -275,26 +276,26 @@ def _host(f: dict[str, Any]) -> Words:
     )
 
 
-def _first_call(f: dict[str, Any]) -> Words:
+def _first_call(f: Facts) -> Words:
     return (
         "Keep one-off costs out of the measured steps: warm up first (module loading, Triton JIT, autotuning), "
         "or cache compiled kernels",
-        _idle(f, f"gpu_idle_in_first_calls={_per(f)}, {_calls(f['calls'])}"),
+        _idle(f, f"gpu_idle_in_first_calls={_per(f)}, {_calls(f.calls)}"),
         "lazy module loads and first launches inside the window",
     )
 
 
-def _copy(f: dict[str, Any]) -> Words:
+def _copy(f: Facts) -> Words:
     return (
         "Copy host-to-device from pinned memory with non_blocking=True, ahead of use on a side stream",
-        _idle(f, f"h2d_copy_time_not_overlapped={_per(f)}, {f['copies']} copies"),
+        _idle(f, f"h2d_copy_time_not_overlapped={_per(f)}, {f.copies} copies"),
         "host-to-device copies on the critical path",
     )
 
 
-def _cuda_api(f: dict[str, Any]) -> Words:
+def _cuda_api(f: Facts) -> Words:
     return (
-        f"Take these CUDA calls out of the loop ({_calls(f['calls'], 3)}): reuse buffers instead of "
+        f"Take these CUDA calls out of the loop ({_calls(f.calls, 3)}): reuse buffers instead of "
         "allocating, no per-step device queries",
         _idle(f, f"gpu_idle_in_other_cuda_calls={_per(f)}"),
         "CUDA calls other than launches and copies on the critical path",
