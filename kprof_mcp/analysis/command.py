@@ -58,7 +58,8 @@ def selected(name: str, include: list[str]) -> bool:
     given and it is not one of the profiler's own ranges."""
     if not include:
         return not name.startswith(_INTERNAL) and not name.startswith(RANGE_PREFIX)
-    return any(fnmatch.fnmatchcase(name, p) for p in include)
+    # A name given whole matches too: a test's range (test_mm.py::test_mm[float32]) holds fnmatch's [ ].
+    return any(name == p or fnmatch.fnmatchcase(name, p) for p in include)
 
 
 def _leaves(
@@ -80,13 +81,15 @@ def _leaves(
 
 
 def range_stages(
-    tr: Trace, include: list[str], use_gpu: bool, warmup: int = 1
+    tr: Trace, include: list[str], use_gpu: bool, warmup: int = 1, tests: list[str] | None = None
 ) -> tuple[list[CommandStage], list[str]]:
     """Stages from the trace's ranges (see the module docstring); ([], notes) when none is selected.
 
     The first ``warmup`` occurrences of a range that ran more often than that are left out: they
     carry Triton's JIT compilation, cuBLAS and autograd set-up (767 ms in the first step of the
-    H100 training example, against 2 ms for the next).
+    H100 training example, against 2 ms for the next). Not so for ``tests``, the ranges
+    kprof.pytest_plugin put around each test's call: a test runs once (a rerun is another sample),
+    and its one occurrence is its measurement, first-call set-up included (a note says so).
 
     On a GPU a sample is the summed duration of the kernels launched in one occurrence (their own
     GPU time, as CUPTI or Nsight Systems measured it); on the CPU, the occurrence's wall time."""
@@ -107,6 +110,7 @@ def range_stages(
             "kernel counts once, in its innermost range); pass include=[...] naming them alone to measure "
             "them whole"
         )
+    test_set = set(tests or [])
     order: list[str] = []
     occ: dict[str, list[tuple[float, float, Any]]] = {}
     for s, e, name, tid in sorted(rows):
@@ -125,7 +129,7 @@ def range_stages(
     stages = []
     for name in order:
         samples, kernels, grid, longest = [], {}, None, -1.0
-        skip = warmup if len(occ[name]) > warmup else 0
+        skip = warmup if len(occ[name]) > warmup and name not in test_set else 0
         kept = occ[name][skip:]
         for s, e, _tid in kept:
             # By time alone, not by thread: autograd launches a backward pass's kernels from its own
@@ -173,7 +177,14 @@ def range_stages(
             f"the first {warmup} occurrence(s) of {skipped} left out as warm-up (JIT compilation, first-call "
             "set-up); pass warmup_occurrences=0 to keep them"
         )
-    single = sorted(st.name for st in stages if not st.warmup and warmup)
+    single = sorted(st.name for st in stages if not st.warmup and warmup and st.name not in test_set)
+    ran = [st.name for st in stages if st.name in test_set]
+    if ran:
+        notes.append(
+            f"{len(ran)} stage(s) are tests (kprof.pytest_plugin): each is the test's call, run once, so "
+            "its time includes first-call set-up (Triton JIT, cuBLAS handles) and no occurrence is left "
+            "out as warm-up; fixtures' set-up and tear-down are not part of it"
+        )
     if single:
         notes.append(
             f"ranges {single} ran {warmup} time(s) or fewer: their only occurrences include warm-up (JIT, "

@@ -38,6 +38,8 @@ def parse_argv(argv: list[str]) -> tuple[str, str, list[str]]:
             "command must be a non-empty list of strings, e.g. [\"python\", \"train.py\", \"--steps\", \"5\"]"
         )
     head = os.path.basename(argv[0])
+    if head == "pytest":  # the pytest script is python -m pytest
+        return "module", "pytest", argv[1:]
     if head not in PYTHONS and not head.startswith("python3."):
         raise ValueError(
             f"command must start with python (got {clip(argv[0])}): kprof runs Python commands, e.g. "
@@ -78,10 +80,16 @@ class CommandCapture(Steps):
     peaks: dict[str, Any]
     ran: dict[str, Any] = field(default_factory=dict)
     classify: Any = None  # exception -> (kind, message) for CUDA/OOM failures, re-raised as they are
+    tests: list[str] | None = None  # pytest with kprof.pytest_plugin: the tests' range names, in run order
 
     def run(self) -> None:
         """Run the user's command once, as ``python ...`` would, in its working directory."""
+        from .pytest_stages import entered_tests, is_pytest, with_plugin
+
         kind, target, rest = parse_argv(self.req.command or [])
+        plugin = False
+        if is_pytest(kind, target):  # one stage per test (kprof.pytest_plugin)
+            rest, plugin = with_plugin(rest)
         cwd = self.req.command_cwd or os.getcwd()
         os.chdir(cwd)
         self.progress(0.2, f"running {' '.join(self.req.command or [])}")
@@ -111,6 +119,8 @@ class CommandCapture(Steps):
             ) from None
         finally:
             sys.argv, sys.path[:] = saved_argv, saved_path
+            if plugin:
+                self.tests = entered_tests()
             if self.use_cuda:
                 self.torch.cuda.synchronize()
         self.ran = {
@@ -164,6 +174,7 @@ class CommandCapture(Steps):
             "cwd": self.req.command_cwd,
             "include": self.req.include,
             **self.ran,
+            **({"stages_are_tests": True, "tests": len(self.tests)} if self.tests is not None else {}),
         }
 
     def capture_json(self) -> None:
@@ -173,7 +184,12 @@ class CommandCapture(Steps):
         fields = json.loads(self.result([]).model_dump_json(exclude={"stages"}))
         (self.work_dir / "capture.json").write_text(
             json.dumps(
-                {"result": fields, "peaks": self.peaks, "range_occurrences": dict(kprof.OCCURRENCES)},
+                {
+                    "result": fields,
+                    "peaks": self.peaks,
+                    "range_occurrences": dict(kprof.OCCURRENCES),
+                    "tests": self.tests,
+                },
                 indent=2,
                 default=str,
             )
@@ -215,12 +231,15 @@ def record_kineto(cc: CommandCapture):
     return kineto.load_trace(path)
 
 
-def find_stages(req: ProfileRequest, tr, use_gpu: bool) -> tuple[list[Any], str, list[str]]:
+def find_stages(
+    req: ProfileRequest, tr, use_gpu: bool, tests: list[str] | None = None
+) -> tuple[list[Any], str, list[str]]:
     """The command's stages in a trace: selected ranges, else kernels by name. Raises an
-    actionable error when there is neither."""
+    actionable error when there is neither. ``tests``: the ranges kprof.pytest_plugin entered
+    (each test once, never left out as warm-up)."""
     from ..analysis.command import kernel_stages, range_stages
 
-    found, notes = range_stages(tr, list(req.include), use_gpu, req.warmup_occurrences)
+    found, notes = range_stages(tr, list(req.include), use_gpu, req.warmup_occurrences, tests)
     if found:
         return found, "range", notes
     names = sorted(set(tr.ranges["name"])) if not tr.ranges.empty else []

@@ -30,8 +30,9 @@ def _refused_option(tool: str, arg: str, following: str) -> str | None:
         return None
     if arg == "--pyargs":
         return "it imports test packages by name from the installation, outside the workspace"
-    if (arg == "-p" and not following.startswith("no:")) or (
-        arg.startswith("-p") and len(arg) > 2 and not arg[2:].startswith("no:")
+    named = following if arg == "-p" else arg[2:] if arg.startswith("-p") else ""
+    if (arg == "-p" or (arg.startswith("-p") and len(arg) > 2)) and not (
+        named.startswith("no:") or named == "kprof.pytest_plugin"  # kprof's own: one stage per test
     ):
         return "it loads a plugin module by name (-p no:NAME, which disables one, is accepted)"
     if (arg in ("-o", "--override-ini") and following.startswith("addopts")) or arg.startswith(

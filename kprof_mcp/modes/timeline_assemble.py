@@ -12,15 +12,17 @@ from ..analysis import timeline as tl_lib
 from ..models import ProfileResult, ResultWarning, StageResult, Timing
 
 
-def _command_timeline(req, static, tr, engine: str, use_cuda: bool, sm_count: int | None):
+def _command_timeline(
+    req, static, tr, engine: str, use_cuda: bool, sm_count: int | None, tests: list[str] | None = None
+):
     """A command's trace (either recorder) → (stage results, the timeline over the stages' span,
     warnings, "range" | "kernel", that span's trace): stages from ranges (or kernels), and the
     timeline questions (kernel and API summaries, gaps, launch overhead, streams, waves).
-    ``static``: a stage name → its static fields."""
+    ``static``: a stage name → its static fields; ``tests``: the ranges kprof.pytest_plugin entered."""
     from ..analysis.command import stages_window
     from ..capture.recording import find_stages, stage_results
 
-    found, by, notes = find_stages(req, tr, use_cuda)
+    found, by, notes = find_stages(req, tr, use_cuda, tests)
     stages = stage_results(static, found, engine)
     if by == "range":  # the timeline questions about the stages' span, not the process's start-up
         tr = stages_window(tr, found)
