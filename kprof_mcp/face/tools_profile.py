@@ -232,7 +232,7 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
                 le=100,
                 description="event/nsys: the first occurrences of "
                 "each range left out (JIT compilation, "
-                "first-call set-up); default 1",
+                "first-call set-up); default 1; never a pytest test's single occurrence",
             ),
         ] = 1,
         wait_s: Annotated[
@@ -261,7 +261,9 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
         Use it for code that already runs, before (or instead of) writing a kernel package:
         stages are the command's ranges — mark regions with `kprof.range("name")` (importable
         without torch; also NVTX and torch.profiler.record_function ranges) — selected by
-        `include`; with no range, its kernels grouped by name. Each stage gets the contract's
+        `include`; with no range, its kernels grouped by name. A pytest command (`python -m
+        pytest ...` or `pytest ...`) has one stage per test (its call phase, named like
+        `test_x.py::test_y[param]`; `include=["*test_y*"]` picks some). Each stage gets the contract's
         row, counters (annotation/ncu), bottleneck, opportunities and, in ncu mode, the source
         view. In nsys mode (or on Kineto) the report's "Where the wall time went" splits the
         ranges' wall time into GPU busy and GPU idle by what the host was doing (a sync or
