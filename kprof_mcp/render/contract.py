@@ -7,7 +7,7 @@ from typing import Any
 
 from ..models import ProfileResult
 from .diagnosis import Assessment, KeyIssue, RankedOpportunity, RootCause, assess
-from .markdown import NA, num, table
+from .markdown import CPU_WALL_TIME, NA, num, table
 
 
 def config_columns(result: ProfileResult) -> list[str]:
@@ -23,7 +23,7 @@ def key_issue_text(k: KeyIssue) -> str:
     if k.kind == "healthy":
         return "all measured metrics healthy"
     if k.kind == "cpu":
-        return "CPU timing (Triton interpreter): no GPU roofline"
+        return f"{CPU_WALL_TIME}: no GPU roofline"
     if k.kind == "no_peaks":
         return "unknown device: no peaks, no roofline"
     if k.kind == "no_model":

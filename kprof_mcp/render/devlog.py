@@ -9,7 +9,7 @@ from typing import Any
 from ..models import ProfileResult
 from .contract import config_columns
 from .diagnosis import Assessment, assess
-from .markdown import NA, num
+from .markdown import CPU_WALL_TIME, NA, num
 
 DEVLOG_MARK = "<!-- kprof-devlog "
 
@@ -48,7 +48,7 @@ def render_devlog_entry(
     m = devlog_metrics(result, assessment)
     d = result.device
     if d.kind != "cuda":
-        clocks = "CPU timing"
+        clocks = CPU_WALL_TIME
     elif d.clocks_locked:
         clocks = "locked to base clocks by ncu, Nsight Compute duration"
     else:

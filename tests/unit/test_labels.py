@@ -1,0 +1,102 @@
+"""Issue 29 ("the first hour"): CPU results labelled as CPU wall times, never as GPU figures;
+no empty sections; rendered markdown valid CommonMark (GFM tables); no lock file left in the
+workspace; the HTTP server says where it serves."""
+
+import struct
+
+from conftest import h100_result
+
+from kprof_mcp import render
+from kprof_mcp.models import CompareResult, Comparison, VersionTiming
+
+
+def _cpu(kernel: str, version: str):
+    r = h100_result(kernel, version).model_copy(deep=True)
+    r.device.kind, r.device.name = "cpu", "cpu"
+    for s in r.stages:
+        s.peak_bytes_per_s = s.peak_flops_per_s = None
+        s.timing.method = "cpu_wall_clock"
+    return r
+
+
+def _compare(device, sentence="v1 is 6.142× faster than v0 (95 % CI 6.000–6.300)") -> CompareResult:
+    timing = [
+        VersionTiming(version=v, method="cpu_wall_clock", rounds_ns=[[1000.0, 1001.0]] * 3)
+        for v in ("v0", "v1")
+    ]
+    c = Comparison(
+        version="v1",
+        baseline="v0",
+        speedup=6.142,
+        ci_low=6.0,
+        ci_high=6.3,
+        confidence=0.95,
+        verdict="faster",
+        sentence=sentence,
+    )
+    return CompareResult(
+        kernel="vector_add",
+        params={"n": 4096},
+        param_order=["n"],
+        device=device,
+        versions=timing,
+        comparisons=[c],
+        rounds=3,
+        runs_per_round=2,
+        order="rotating",
+        cache_control="none",
+        created_at="t",
+    )
+
+
+# ----------------------------------------------------------------------------- 1. CPU labels
+
+
+def test_a_cpu_contract_says_cpu_wall_time_and_not_triton():
+    text = render.render_contract(_cpu("vector_add", "v0"))
+    assert "CPU wall time, no GPU" in text
+    assert "Triton interpreter" not in text  # not known from the result: torch on the CPU may have run
+
+
+def test_a_cpu_devlog_entry_says_cpu_wall_time():
+    from kprof_mcp.render.devlog import render_devlog_entry
+
+    text = render_devlog_entry(_cpu("vector_add", "v0"), None, [], [], "out/x")
+    assert "(cpu, CPU wall time, no GPU," in text and "Triton" not in text
+
+
+def test_a_cpu_verdict_is_not_bold_and_says_cpu():
+    from kprof_mcp.render.compare import render_compare, verdict_sentence
+
+    res = _compare(_cpu("vector_add", "v0").device)
+    (c,) = res.comparisons
+    md = render_compare(res)
+    verdicts = md.split("### Verdict")[1].split("###")[0]
+    assert "**" not in verdicts
+    line = "- CPU: v1 is 6.142× faster than v0 (95 % CI 6.000–6.300): CPU wall time, not a GPU figure"
+    assert line in verdicts.splitlines()
+    assert verdict_sentence(c, "cpu") == line[2:]
+    gpu = render_compare(_compare(h100_result("vector_add", "v0").device))
+    assert f"- **{c.sentence}**" in gpu and "CPU:" not in gpu and verdict_sentence(c, "cuda") == c.sentence
+
+
+def _png_width(path) -> int:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">I", data[16:20])[0]
+
+
+def test_a_cpu_sweep_draws_only_the_time_panel(tmp_path):
+    from kprof_mcp.render.plots import plot_sweep
+
+    def rows(pct, method):
+        return [
+            {"n": n, "version": "v0", "time_us": t, "pct_roofline": pct, "timing_method": method}
+            for n, t in ((1024, 10.0), (4096, 30.0))
+        ]
+
+    plot_sweep(rows(None, "cpu_wall_clock"), "n", tmp_path / "cpu.png", "cpu")
+    plot_sweep(rows(80.0, "cupti_kernel_sum"), "n", tmp_path / "gpu.png", "gpu")
+    # one panel (6.5 in) on the CPU, time and roofline side by side (12 in) on a GPU, at 110 dpi
+    assert _png_width(tmp_path / "cpu.png") == round(6.5 * 110)
+    assert _png_width(tmp_path / "gpu.png") == 12 * 110
