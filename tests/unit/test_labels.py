@@ -4,6 +4,7 @@ workspace; the HTTP server says where it serves."""
 
 import struct
 
+import pytest
 from conftest import h100_result
 
 from kprof_mcp import render
@@ -100,3 +101,88 @@ def test_a_cpu_sweep_draws_only_the_time_panel(tmp_path):
     # one panel (6.5 in) on the CPU, time and roofline side by side (12 in) on a GPU, at 110 dpi
     assert _png_width(tmp_path / "cpu.png") == round(6.5 * 110)
     assert _png_width(tmp_path / "gpu.png") == 12 * 110
+
+
+# ----------------------------------------------------------------------------- 2./3. markdown
+
+
+def _recorded_markdown(tmp_path) -> dict[str, str]:
+    """Every contract and report.md rendered from the recorded H100 results and read-backs (the
+    same set as tests/outputs_snapshot.py), and the markdown files the modes write."""
+    import outputs_snapshot
+
+    out: dict[str, str] = {}
+    outputs_snapshot.results(out, tmp_path)
+    outputs_snapshot.read_back(out, tmp_path)
+    return {k: v for k, v in out.items() if k.endswith(".md") and "/files/" not in k}  # files/: as recorded
+
+
+def test_every_recorded_contract_and_report_is_clean_markdown(tmp_path):
+    from mdcheck import problems
+
+    md = _recorded_markdown(tmp_path)
+    assert len([k for k in md if k.endswith("contract.md")]) >= 20
+    bad = {k: p for k, v in md.items() if (p := problems(v))}
+    assert not bad, bad
+
+
+def test_no_baseline_is_one_line_under_specs_heading():
+    from kprof_mcp.render.contract import NO_BASELINE
+
+    text = render.render_contract(h100_result("vector_add", "v0"))
+    assert text.endswith("### vs Baseline (if applicable)\n" + NO_BASELINE + "\n")
+    assert "| Metric | Previous |" not in text
+
+
+def test_the_checker_finds_what_a_renderer_would_swallow():
+    from mdcheck import problems
+
+    assert problems("| a |\n|---|\n| 1 |\n**Bottleneck**: x\n")  # a paragraph after the last row
+    assert problems("| a |\n|---|\n\ntext\n")  # a table without rows
+    assert problems("## A\n\n## B\ntext\n")  # an empty section
+    assert not problems("## A\n### B\n| a |\n|---|\n| 1 |\n\n**Bottleneck**: x\n")
+
+
+def test_devlog_compare_and_sweep_are_clean_markdown():
+    from mdcheck import problems
+
+    from kprof_mcp.models import SweepResult
+    from kprof_mcp.render.compare import render_compare
+    from kprof_mcp.render.devlog import devlog_metrics, render_devlog_entry
+    from kprof_mcp.render.sweep import render_sweep, sweep_rows
+
+    v0, v1 = h100_result("vector_add", "v0"), h100_result("vector_add", "v1")
+    for r, prev in ((v0, None), (v1, devlog_metrics(v0)), (_cpu("vector_add", "v0"), None)):
+        entry = render_devlog_entry(r, prev, ["an issue"], ["an insight"], "out/x")
+        assert not problems("# vector_add devlog\n\n" + entry), entry
+        assert not problems(render_devlog_entry(r, prev, [], [], "out/x"))
+    for dev in (v0.device, _cpu("vector_add", "v0").device):
+        assert not problems(render_compare(_compare(dev)))
+    sw = SweepResult(
+        kernel="vector_add",
+        param="n",
+        values=[v0.params["n"]],
+        versions=["v0"],
+        points=[v0],
+        device=v0.device,
+        created_at="x",
+    )
+    assert not problems(render_sweep(sw, sweep_rows(sw)))
+
+
+def test_a_devlog_entry_renders_as_its_template_reads():
+    """CommonMark: the Bottleneck line is a paragraph of its own, not a row of the table, and
+    Insights is not part of the Issues list."""
+    MarkdownIt = pytest.importorskip("markdown_it").MarkdownIt
+
+    from kprof_mcp.render.devlog import render_devlog_entry
+
+    html = (
+        MarkdownIt("commonmark")
+        .enable("table")
+        .render(
+            render_devlog_entry(h100_result("vector_add", "v0"), None, ["an issue"], ["an insight"], "out/x")
+        )
+    )
+    assert "<p><strong>Bottleneck</strong>:" in html and "<td><strong>Bottleneck" not in html
+    assert "<p><strong>Issues</strong>:</p>" in html and "<p><strong>Insights</strong>:</p>" in html
