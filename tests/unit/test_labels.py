@@ -186,3 +186,20 @@ def test_a_devlog_entry_renders_as_its_template_reads():
     )
     assert "<p><strong>Bottleneck</strong>:" in html and "<td><strong>Bottleneck" not in html
     assert "<p><strong>Issues</strong>:</p>" in html and "<p><strong>Insights</strong>:</p>" in html
+
+
+# ----------------------------------------------------------------------------- 4. lock files
+
+
+def test_a_devlog_append_leaves_no_lock_file_in_the_workspace(tmp_path, monkeypatch):
+    from kprof_mcp import store
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    log = ws / "docs" / "kernels" / "vector_add.md"
+    for n in range(2):
+        store.append_devlog(ws, log, "# vector_add\n", lambda text, n=n: f"entry {n}\n")
+    assert log.read_text().count("entry") == 2
+    assert sorted(p.name for p in ws.rglob("*")) == ["docs", "kernels", "vector_add.md"]
+    assert list((tmp_path / "cache" / "kprof-mcp" / "locks").glob("devlog-*.lock"))  # the lock: in the cache
