@@ -203,3 +203,18 @@ def test_a_devlog_append_leaves_no_lock_file_in_the_workspace(tmp_path, monkeypa
     assert log.read_text().count("entry") == 2
     assert sorted(p.name for p in ws.rglob("*")) == ["docs", "kernels", "vector_add.md"]
     assert list((tmp_path / "cache" / "kprof-mcp" / "locks").glob("devlog-*.lock"))  # the lock: in the cache
+
+
+# ----------------------------------------------------------------------------- 5. the HTTP URL
+
+
+def test_the_http_serving_line_is_one_line_with_the_url():
+    from kprof_mcp.face.http import serving_line
+
+    assert serving_line("127.0.0.1", 8000, None) == (
+        "kprof-mcp: serving MCP over streamable HTTP at http://127.0.0.1:8000/mcp"
+    )
+    assert "http://[::1]:8000/mcp" in serving_line("::1", 8000, None)
+    line = serving_line("0.0.0.0", 9000, "s3cret")
+    assert "http://0.0.0.0:9000/mcp (Authorization: Bearer <token> required)" in line and "s3cret" not in line
+    assert all("\n" not in serving_line(h, 1, t) for h in ("localhost", "::1") for t in (None, "x"))
