@@ -218,3 +218,11 @@ def test_the_http_serving_line_is_one_line_with_the_url():
     line = serving_line("0.0.0.0", 9000, "s3cret")
     assert "http://0.0.0.0:9000/mcp (Authorization: Bearer <token> required)" in line and "s3cret" not in line
     assert all("\n" not in serving_line(h, 1, t) for h in ("localhost", "::1") for t in (None, "x"))
+
+
+def test_a_gpu_report_without_triton_compiles_does_not_say_cpu(tmp_path):
+    """A command's torch kernels on an H100 have no Triton resources: that is no CPU run."""
+    md = _recorded_markdown(tmp_path)
+    report = md["h100_commands/event_train_models.report.md"]
+    assert "n/a: no Triton compile recorded for the stage" in report
+    assert not [k for k, v in md.items() if "CPU interpreter" in v or "Triton interpreter" in v]
