@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from .engine import Config, Engine, KprofError
 from .face import tools_batch, tools_info, tools_profile
 from .face.errors import MAX_ERROR_CHARS, _ReasonedServer  # noqa: F401  (MAX_ERROR_CHARS: re-exported)
-from .face.http import TokenError, http_app, read_token  # noqa: F401  (TokenError, read_token: re-exported)
+from .face.http import TokenError, http_app, read_token, serving_line  # noqa: F401  (TokenError, read_token: re-exported)
 from .face.toolctx import ToolContext
 from .face.waiting import answers
 from .jobs import JobManager
@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
     app = http_app(server, a.host, a.port, token, a.allowed_host, a.allowed_origin)
     import uvicorn
 
+    print(serving_line(a.host, a.port, token), file=sys.stderr, flush=True)  # one line, never wrapped
     uvicorn.run(app, host=a.host, port=a.port, log_level="warning")
 
 

@@ -225,8 +225,7 @@ def run(req: CompareRequest) -> dict[str, Any]:
         warnings.append(
             ResultWarning(
                 kind="device",
-                message="no GPU: CPU wall-clock times of the Triton "
-                "interpreter; they say nothing about GPU speed",
+                message="no GPU: CPU wall times; they say nothing about GPU speed",
             )
         )
     if by_params:

@@ -44,7 +44,7 @@ def device_state(torch, use_cuda: bool, query_smi: bool = True) -> DeviceState:
         return DeviceState(
             kind="cpu",
             name=platform.processor() or platform.machine() or "cpu",
-            spec_note="no GPU: CPU timing (Triton interpreter / torch CPU); no GPU peaks or roofline",
+            spec_note="CPU wall time, no GPU: no GPU peaks or roofline",
             clock_control="none",
             **common,
         )

@@ -129,6 +129,19 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+MCP_PATH = "/mcp"  # the SDK's default streamable-HTTP path
+
+
+def serving_line(host: str, port: int, token: str | None) -> str:
+    """The one line the server prints on stderr as it starts serving over HTTP: the URL a
+    client connects to (IPv6 addresses in brackets) and whether it needs the bearer token."""
+    h = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    url = f"http://{h}:{port}{MCP_PATH}" if port else f"http://{h}:<port chosen by the OS>{MCP_PATH}"
+    return f"kprof-mcp: serving MCP over streamable HTTP at {url}" + (
+        " (Authorization: Bearer <token> required)" if token else ""
+    )
+
+
 def http_app(
     server: MCPServer,
     host: str,
@@ -156,5 +169,7 @@ def http_app(
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
-    app = DisconnectWatch(server.streamable_http_app(transport_security=security, host=host))
+    app = DisconnectWatch(
+        server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security, host=host)
+    )
     return BearerAuth(app, token) if token else app

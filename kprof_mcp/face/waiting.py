@@ -13,6 +13,7 @@ from mcp_types import CallToolResult, ImageContent, TextContent
 from ..engine import CompareOutcome, SweepOutcome
 from ..jobs import CANCELLED, DONE, FAILED, QUEUED, Job, JobManager
 from ..noise import NoiseOutcome
+from ..render.compare import verdict_sentence
 from ..render.noise import noise_markdown
 from ..render.summary import ProfileSummary, profile_summary
 from .http import connection_dropped
@@ -110,7 +111,9 @@ def answers(jobs: JobManager) -> Answers:
                 profile_dir=str(outcome.compare_dir),
                 kernel=outcome.result.kernel,
                 device=outcome.result.device.name,
-                message="; ".join(c.sentence for c in outcome.result.comparisons),
+                message="; ".join(
+                    verdict_sentence(c, outcome.result.device.kind) for c in outcome.result.comparisons
+                ),
             )
             return CallToolResult(
                 content=[TextContent(type="text", text=outcome.markdown)],

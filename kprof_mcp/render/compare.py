@@ -79,6 +79,15 @@ def compare_summary(r: CompareResult, **fields) -> CompareSummary:
     )
 
 
+def verdict_sentence(c: Comparison, device_kind: str) -> str:
+    """A comparison's verdict as a reader should take it: on a GPU the child's sentence; on the
+    CPU prefixed "CPU:" with the figure labelled a CPU wall time, since a CPU ratio says nothing
+    about the versions on a GPU."""
+    if device_kind == "cuda":
+        return c.sentence
+    return f"CPU: {c.sentence}: CPU wall time, not a GPU figure"
+
+
 def render_compare(r: CompareResult) -> str:
     base = r.versions[0]
     out = [f"## Compare: {r.kernel} {' vs '.join(t.version for t in r.versions)}", ""]
@@ -91,7 +100,10 @@ def render_compare(r: CompareResult) -> str:
     else:
         out += table(cols, [[r.params.get(c) for c in cols]])
     out += ["", "### Verdict", ""]
-    out += [f"- **{c.sentence}**" for c in r.comparisons]
+    if r.device.kind == "cuda":
+        out += [f"- **{c.sentence}**" for c in r.comparisons]
+    else:  # not bold: a CPU ratio is no verdict on GPU speed
+        out += [f"- {verdict_sentence(c, r.device.kind)}" for c in r.comparisons]
     out += ["", "### Versions", ""]
     rows = []
     for t in r.versions:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..models import ProfileResult
 from .diagnosis import Assessment, KeyIssue, RankedOpportunity, RootCause, assess
-from .markdown import NA, num, table
+from .markdown import CPU_WALL_TIME, NA, num, table
 
 
 def config_columns(result: ProfileResult) -> list[str]:
@@ -23,7 +23,7 @@ def key_issue_text(k: KeyIssue) -> str:
     if k.kind == "healthy":
         return "all measured metrics healthy"
     if k.kind == "cpu":
-        return "CPU timing (Triton interpreter): no GPU roofline"
+        return f"{CPU_WALL_TIME}: no GPU roofline"
     if k.kind == "no_peaks":
         return "unknown device: no peaks, no roofline"
     if k.kind == "no_model":
@@ -215,10 +215,13 @@ def _verdicts(result: ProfileResult, baseline: ProfileResult) -> list[str]:
     ] + table(["Stage", "Time (µs)", "Verdict", "Used"], rows)
 
 
+NO_BASELINE = "no baseline (first profile of this version, or none given)"
+
+
 def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None) -> list[str]:
     header = ["Metric", "Previous", "Current", "Change"]
-    if baseline is None:
-        return table(header, [])
+    if baseline is None:  # SPEC's heading stays; an empty table would be an empty section
+        return [NO_BASELINE]
     rows: list[list[Any]] = []
     noise = max([s.timing.rel_iqr for s in result.stages + baseline.stages] or [0.0])
     pt, ct = baseline.total_time_ns(), result.total_time_ns()

@@ -9,7 +9,7 @@ from typing import Any
 from ..models import ProfileResult
 from .contract import config_columns
 from .diagnosis import Assessment, assess
-from .markdown import NA, num
+from .markdown import CPU_WALL_TIME, NA, num
 
 DEVLOG_MARK = "<!-- kprof-devlog "
 
@@ -48,7 +48,7 @@ def render_devlog_entry(
     m = devlog_metrics(result, assessment)
     d = result.device
     if d.kind != "cuda":
-        clocks = "CPU timing"
+        clocks = CPU_WALL_TIME
     elif d.clocks_locked:
         clocks = "locked to base clocks by ncu, Nsight Compute duration"
     else:
@@ -73,6 +73,7 @@ def render_devlog_entry(
         f"Profile: `{profile_ref}`" + (f" (previous: {previous.get('version')})" if previous else ""),
         "",
         f"**Performance** ({d.name}, {clocks}, {result.params.get('dtype')}, {cfg}):",
+        "",
         "| Metric | Value | vs Previous |",
         "| --- | --- | --- |",
         f"| Duration | {m['duration_us']:.2f} μs | {vs('duration_us', True)} |",
@@ -80,11 +81,17 @@ def render_devlog_entry(
         f"| Achieved GB/s | {num(m['gbps'], 2)} | {vs('gbps', False)} |",
         f"| Occupancy | {pct(m['occupancy_pct'])} | -- |",
         f"| TC Util | {pct(m['tc_pct'])} | -- |",
+        "",  # CommonMark: without blank lines the table swallows the next line, a list the next paragraph
         f"**Bottleneck**: {m['bottleneck']}",
+        "",
         "**Issues**:",
+        "",
         *[f"- {i}" for i in (issues or ["(none recorded)"])],
+        "",
         "**Insights**:",
+        "",
         *[f"- {i}" for i in (insights or ["(none recorded)"])],
+        "",
         DEVLOG_MARK + json.dumps(m, default=str) + " -->",
         "",
     ]

@@ -7,8 +7,7 @@ from __future__ import annotations
 from ..models import Timing
 
 CPU_TIMING = (
-    "CPU timing: no GPU was used (Triton interpreter / torch CPU); times say nothing about GPU "
-    "performance and no roofline or % of peak is given"
+    "CPU wall time, no GPU: times say nothing about GPU performance and no roofline or % of peak is given"
 )
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 NA = "n/a"
+# What a CPU time is, wherever one is shown: what ran (the Triton interpreter or torch on the CPU)
+# is not recorded in the result, so the label names only the clock.
+CPU_WALL_TIME = "CPU wall time, no GPU"
 
 
 def num(v: float | None, digits: int = 1) -> str:

@@ -63,7 +63,8 @@ def plot_timeline(tr: Trace, tl: Timeline, dest: Path, title: str) -> None:
 
 def plot_sweep(rows: list[dict], param: str, dest: Path, title: str) -> None:
     """A PNG of a sweep: time and % of the roofline against the parameter, one line per version;
-    log axes when the values span 8× or more."""
+    log axes when the values span 8× or more. Without a roofline (CPU wall times, an unknown
+    device) only the time panel is drawn, labelled CPU wall time on the CPU."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -71,38 +72,38 @@ def plot_sweep(rows: list[dict], param: str, dest: Path, title: str) -> None:
 
     versions = list(dict.fromkeys(r["version"] for r in rows))
     xs = [r[param] for r in rows if isinstance(r[param], (int, float))]
-    fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(12, 4.2))
+    roofline = any(r["pct_roofline"] is not None for r in rows)
+    cpu = bool(rows) and all(r.get("timing_method") == "cpu_wall_clock" for r in rows)
+    if roofline:
+        fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(12, 4.2))
+        axes = (ax_t, ax_r)
+    else:
+        fig, ax_t = plt.subplots(1, 1, figsize=(6.5, 4.2))
+        axes = (ax_t,)
     for v in versions:
         pts = sorted((r[param], r["time_us"], r["pct_roofline"]) for r in rows if r["version"] == v)
         ax_t.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=v)
-        ax_r.plot(
-            [p[0] for p in pts],
-            [p[2] if p[2] is not None else float("nan") for p in pts],
-            marker="o",
-            label=v,
-        )
+        if roofline:
+            ax_r.plot(
+                [p[0] for p in pts],
+                [p[2] if p[2] is not None else float("nan") for p in pts],
+                marker="o",
+                label=v,
+            )
     if xs and min(xs) > 0 and max(xs) / min(xs) >= 8:
-        ax_t.set_xscale("log", base=2)
-        ax_r.set_xscale("log", base=2)
-    if all(r["pct_roofline"] is None for r in rows):
-        ax_r.text(
-            0.5,
-            0.5,
-            "no roofline: no device peaks (CPU or unknown device)",
-            ha="center",
-            va="center",
-            transform=ax_r.transAxes,
-        )
+        for ax in axes:
+            ax.set_xscale("log", base=2)
     times = [r["time_us"] for r in rows if r["time_us"] > 0]
     if times and max(times) / min(times) >= 8:
         ax_t.set_yscale("log")
     ax_t.set_xlabel(param)
-    ax_t.set_ylabel("time (µs)")
-    ax_t.set_title("time per run")
-    ax_r.set_xlabel(param)
-    ax_r.set_ylabel("% of roofline")
-    ax_r.set_title("achieved / attainable (FLOP/byte model)")
-    for ax in (ax_t, ax_r):
+    ax_t.set_ylabel("CPU wall time (µs), no GPU" if cpu else "time (µs)")
+    ax_t.set_title("CPU wall time per run (not a GPU figure)" if cpu else "time per run")
+    if roofline:
+        ax_r.set_xlabel(param)
+        ax_r.set_ylabel("% of roofline")
+        ax_r.set_title("achieved / attainable (FLOP/byte model)")
+    for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend()
     fig.suptitle(title)

@@ -255,7 +255,10 @@ def render_report(
     if any(s.resources is None for s in result.stages):
         out.append("")
         out.append(
-            "n/a: no compiled GPU kernel (CPU interpreter run) — IR and resources exist only for GPU compiles."
+            "n/a: no compiled GPU kernel (CPU wall time, no GPU) — IR and resources exist only for GPU compiles."
+            if result.device.kind != "cuda"
+            else "n/a: no Triton compile recorded for the stage (torch ops or a command's kernels) — IR and "
+            "resources exist only for the Triton kernels kprof compiles."
         )
     out += ["", "## Tiling"]
     for s in result.stages:

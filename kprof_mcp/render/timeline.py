@@ -164,7 +164,7 @@ def timeline_sections(result: ProfileResult) -> list[str]:
         else ["No kernel launches recorded."]
     )
     if len(order) > 20:
-        out.append(f"({len(order) - 20} more in `timeline/launch_order.csv`.)")
+        out += ["", f"({len(order) - 20} more in `timeline/launch_order.csv`.)"]
     out += ["", "### GPU idle gaps (largest first)"]
     out += (
         table(

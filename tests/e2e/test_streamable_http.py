@@ -149,3 +149,15 @@ def test_any_other_bind_address_needs_a_bearer_token(workspace, tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_the_server_prints_the_url_it_serves_on_stderr(workspace):
+    """Issue 29: one line on stderr, before serving, with the URL a client connects to."""
+    proc, port = _start(workspace, [])
+    try:
+        assert proc.poll() is None
+        line = proc.stderr.readline()
+        assert line == f"kprof-mcp: serving MCP over streamable HTTP at http://127.0.0.1:{port}/mcp\n"
+    finally:
+        proc.terminate()
+        proc.wait(10)
