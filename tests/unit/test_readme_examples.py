@@ -120,6 +120,19 @@ def test_every_example_not_run_here_says_why():
             assert _why_not_run(e), f"{e}: a placeholder, but not marked '# not run: placeholder paths'"
 
 
+def test_the_inspector_example_is_pinned_to_the_tested_release():
+    tested = re.search(
+        r'^INSPECTOR_VERSION = "(.+?)"', (ROOT / "tests/e2e/test_inspector_cli.py").read_text(), re.M
+    )
+    assert tested, "tests/e2e/test_inspector_cli.py no longer pins INSPECTOR_VERSION"
+    npx = [e for e in EXAMPLES if e.command.startswith("npx ")]
+    assert npx, "the README shows no Inspector example"
+    for e in npx:
+        assert e.command.startswith(f"npx -y @modelcontextprotocol/inspector@{tested.group(1)} "), (
+            f"{e}: pin the Inspector to the tested release and pass -y (npx cannot ask on CI)"
+        )
+
+
 def _check_output(e: Example, proc: subprocess.CompletedProcess, workspace: Path) -> None:
     if "--tool-name profile_kernel" in e.command:
         result = json.loads(proc.stdout)
