@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from ..engine import Engine, KprofError
@@ -103,12 +104,14 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: ar
             timeline_engine=a.timeline_engine,
         )
     if outcome.result.device.kind != "cuda":
+        # soft_wrap: never broken at the console's width (80 columns when stderr is not a terminal)
         err.print(
             "[bold yellow]No GPU: this ran on the CPU (Triton interpreter). The times are CPU times and "
-            "say nothing about GPU performance.[/]"
+            "say nothing about GPU performance.[/]",
+            soft_wrap=True,
         )
     print(outcome.contract)
-    err.print(f"profile_dir: {outcome.profile_dir}")
+    print(f"profile_dir: {outcome.profile_dir}", file=sys.stderr)  # plain: a path is never wrapped
     if a.json:
         _print_json(
             {"profile_dir": str(outcome.profile_dir), "result": outcome.result.model_dump(mode="json")}
