@@ -18,6 +18,7 @@ profile`` (say ``version``) must be passed as ``--param version=...``.
 
 from __future__ import annotations
 
+import json
 import sys
 
 from ..engine import Config, Engine, KprofError
@@ -49,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[a.cmd](engine, a, extra, p)
     except KprofError as e:
         print(f"kprof: error: {e}", file=sys.stderr)
+        if getattr(a, "json", False):  # a script reading stdout gets its one document too
+            print(json.dumps({"error": str(e)}))
         return 2
     finally:
         engine.close()

@@ -49,3 +49,52 @@ def test_server_log_is_not_wrapped_when_piped(workspace):
     )
     assert cp.returncode == 0, cp.stderr
     assert any(ln.endswith(long) for ln in cp.stderr.splitlines()), cp.stderr
+
+
+# 2. --json on every command, --timeout-s on every command that runs something
+
+
+def _doc(cp):
+    assert cp.returncode == 0, cp.stderr
+    return json.loads(cp.stdout)  # the whole of stdout is one document
+
+
+def test_every_command_prints_one_json_document(workspace):
+    listed = _doc(_kprof(workspace, "list", "--json"))
+    assert any(k["name"] == "vector_add" for k in listed["kernels"]) and "event" in listed["modes"]
+    prof = _doc(
+        _kprof(workspace, "profile", "vector_add", "--mode", "event", "--n", "2048", "--json", "--quiet")
+    )
+    assert prof["summary"]["kernel"] == "vector_add" and prof["summary"]["stages"]
+    assert prof["summary"]["profile_dir"] == prof["profile_dir"] and os.path.isdir(prof["profile_dir"])
+    assert _doc(_kprof(workspace, "read-params", prof["profile_dir"], "--json"))["kernel"] == "vector_add"
+    assert "device" in str(_doc(_kprof(workspace, "device", "--json"))).lower()
+    assert "bottleneck" in _doc(_kprof(workspace, "classify", "--dram", "91", "--json"))
+    log = _doc(_kprof(workspace, "devlog", "vector_add", prof["profile_dir"], "--insight", "x", "--json"))
+    assert os.path.isfile(log["path"]) and "x" in log["entry"]
+    init = _doc(_kprof(workspace, "init", "my_k", "--json"))
+    assert os.path.isfile(init["test"]) and init["kernel"] == "my_k"
+    cmp_ = _doc(
+        _kprof(
+            workspace, "compare", "vector_add", "v0", "v1", "--n", "2048", "--budget-ms", "100",
+            "--rounds", "3", "--json", "--timeout-s", "300",
+        )
+    )  # fmt: skip
+    assert cmp_["summary"]["kernel"] == "vector_add" and os.path.isdir(cmp_["compare_dir"])
+    sw = _doc(
+        _kprof(
+            workspace, "sweep", "vector_add", "--over", "n", "--values", "1024", "2048",
+            "--versions", "v1", "--budget-ms", "50", "--json", "--timeout-s", "300",
+        )
+    )  # fmt: skip
+    assert sw["summary"]["param"] == "n" and os.path.isdir(sw["sweep_dir"])
+    bad = _kprof(workspace, "profile", "nope", "--json")
+    assert bad.returncode == 2 and "error" in json.loads(bad.stdout)
+
+
+def test_timeout_s_is_an_option_of_every_command_that_runs_something(workspace):
+    for cmd in ("profile", "compare", "sweep", "run", "noise"):
+        cp = _kprof(workspace, cmd, "--help")
+        assert "--timeout-s" in cp.stdout, cmd
+    cp = _kprof(workspace, "profile", "vector_add", "--mode", "event", "--timeout-s", "0.01", "--quiet")
+    assert cp.returncode == 2 and "timeout" in cp.stderr, cp.stderr
