@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..engine import Engine, KprofError, PackageError
 from ..engine.config import in_range
@@ -25,7 +26,8 @@ def cmd_list(
             print("  params: ")
             continue
         params = ", ".join(f"{p.name}={p.default}" for p in k.params)
-        print(f"{k.name}: {k.description}")
+        stem = Path(k.source).stem  # `kprof profile` takes either
+        print(f"{k.name}{f' (or {stem})' if stem != k.name else ''}: {k.description}")
         print(f"  params: {params}")
         for v in k.versions:
             print(f"  {v.name} ({v.plan_kind}: {', '.join(s.name for s in v.stages)}): {v.doc}")
@@ -97,8 +99,14 @@ def cmd_init(
         test = path / f"test_{a.name}.py"
         _print_json({"kernel": a.name, "path": str(path), "test": str(test)})
         return 0
+    # the workspace's kernels/ is searched by name; a package elsewhere is given by its path
+    typed = (
+        a.name
+        if path.parent == engine.config.workspace / "kernels"
+        else path.relative_to(engine.config.workspace)
+    )
     print(
-        f"created {path}: edit it, then `kprof profile {path.relative_to(engine.config.workspace)} --mode "
+        f"created {path}: edit it, then `kprof profile {typed} --mode "
         "event` (its correctness test: python -m pytest "
         f"{path / 'test_'}{a.name}.py)"
     )

@@ -98,3 +98,33 @@ def test_timeout_s_is_an_option_of_every_command_that_runs_something(workspace):
         assert "--timeout-s" in cp.stdout, cmd
     cp = _kprof(workspace, "profile", "vector_add", "--mode", "event", "--timeout-s", "0.01", "--quiet")
     assert cp.returncode == 2 and "timeout" in cp.stderr, cp.stderr
+
+
+# 3. One name works everywhere
+
+
+def test_a_package_is_found_by_its_name_and_its_file_name_without_kernels_dir(workspace):
+    from conftest import FIXTURES
+
+    pkg = workspace / "kernels" / "liger_pkg.py"
+    pkg.parent.mkdir()
+    pkg.write_text(
+        (FIXTURES / "user_kernels" / "scale.py").read_text().replace('name="scale"', 'name="liger_rmsnorm"')
+    )
+    cp = _kprof(workspace, "list")  # the workspace's kernels/ is found without --kernels-dir
+    assert cp.returncode == 0, cp.stderr
+    assert "liger_rmsnorm (or liger_pkg): " in cp.stdout
+    for name in ("liger_rmsnorm", "liger_pkg"):
+        cp = _kprof(workspace, "profile", name, "--mode", "event", "--n", "256", "--quiet")
+        assert cp.returncode == 0, cp.stderr
+        assert "## Profile: liger_rmsnorm" in cp.stdout
+    cp = _kprof(workspace, "profile", "nope", "--quiet")
+    assert cp.returncode == 2 and "'liger_rmsnorm'" in cp.stderr and "'liger_pkg'" in cp.stderr
+
+
+def test_a_kernel_made_by_init_is_listed_and_profiled_by_name(workspace):
+    assert _kprof(workspace, "init", "my_kernel").returncode == 0
+    listed = json.loads(_kprof(workspace, "list", "--json").stdout)
+    assert "my_kernel" in [k["name"] for k in listed["kernels"]]
+    cp = _kprof(workspace, "profile", "my_kernel", "--mode", "event", "--quiet")
+    assert cp.returncode == 0, cp.stderr
