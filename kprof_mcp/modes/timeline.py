@@ -313,7 +313,7 @@ class TimelineMode(Mode):
             else "torch.profiler, CPU activity only (no GPU)"
         )
         stages, tl, warnings, by, tr = _command_timeline(
-            cc.req, cc.static, tr, engine, cc.use_cuda, cc.device.sm_count
+            cc.req, cc.static, tr, engine, cc.use_cuda, cc.device.sm_count, cc.output_tail, cc.work_dir
         )
         result = cc.result(stages, timeline=tl.to_dict())
         result.warnings += warnings

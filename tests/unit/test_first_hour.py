@@ -128,3 +128,36 @@ def test_a_kernel_made_by_init_is_listed_and_profiled_by_name(workspace):
     assert "my_kernel" in [k["name"] for k in listed["kernels"]]
     cp = _kprof(workspace, "profile", "my_kernel", "--mode", "event", "--quiet")
     assert cp.returncode == 0, cp.stderr
+
+
+# 4. Failures carry their evidence
+
+
+def test_failed_skipped_and_unmatched_commands_say_what_happened(workspace):
+    (workspace / "fails.py").write_text(
+        "import sys\nprint('loading the model')\nprint('bad flag', file=sys.stderr)\nsys.exit(2)\n"
+    )
+    cp = _kprof(workspace, "run", "--", "python", "fails.py")
+    assert cp.returncode == 2 and "exited with status 2" in cp.stderr
+    assert "loading the model" in cp.stderr and "bad flag" in cp.stderr, cp.stderr
+    kept = list((workspace / "out").rglob("command_output.txt"))
+    assert kept and "bad flag" in kept[0].read_text()
+
+    (workspace / "test_skips.py").write_text(
+        "import pytest\n\n@pytest.mark.skip(reason='no GPU')\ndef test_a():\n    pass\n\n"
+        "@pytest.mark.skip(reason='no GPU')\ndef test_b():\n    pass\n"
+    )
+    cp = _kprof(
+        workspace, "run", "--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_skips.py"
+    )
+    assert cp.returncode == 2 and "2 skipped" in cp.stderr, cp.stderr
+
+    (workspace / "ranges.py").write_text(
+        "import torch, kprof\nx = torch.ones(64)\nfor _ in range(3):\n"
+        "    with kprof.range('forward'):\n        y = x * 2\n"
+    )
+    for mode in ("event", "nsys"):
+        cp = _kprof(workspace, "run", "--mode", mode, "--include", "softmax*", "--", "python", "ranges.py")
+        assert cp.returncode == 2, cp.stderr
+        assert "no range matched include=['softmax*']" in cp.stderr and "'forward'" in cp.stderr
+        assert "GPU kernels:" in cp.stderr
