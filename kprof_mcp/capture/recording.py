@@ -164,7 +164,7 @@ class CommandCapture(Steps):
             tb = "".join(traceback.format_exception(type(e), e, e.__traceback__)[-6:])
             raise ExpectedError(
                 "command_failed",
-                f"the command raised {type(e).__name__}: {e}. Its traceback ends:\n{tb[-1500:]}",
+                f"the command raised {type(e).__name__}: {str(e).rstrip('.')}. Its traceback ends:\n{tb[-1500:]}",
             ) from None
         finally:
             sys.argv, sys.path[:] = saved_argv, saved_path

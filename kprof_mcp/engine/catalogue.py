@@ -187,7 +187,7 @@ def validate_params(desc: PackageDescription, params: dict[str, Any] | None) -> 
     try:
         return {n: s.validate(params.get(n, s.default)) for n, s in specs.items()}
     except ParamError as e:
-        raise KprofError(f"{e}. Parameters of {desc.name!r}: {valid}") from None
+        raise KprofError(f"{str(e).rstrip('.')}. Parameters of {desc.name!r}: {valid}") from None
 
 
 # ------------------------------------------------------------------ paths

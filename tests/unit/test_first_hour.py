@@ -161,3 +161,20 @@ def test_failed_skipped_and_unmatched_commands_say_what_happened(workspace):
         assert cp.returncode == 2, cp.stderr
         assert "no range matched include=['softmax*']" in cp.stderr and "'forward'" in cp.stderr
         assert "GPU kernels:" in cp.stderr
+
+
+# 5. The CLI's errors speak of the CLI
+
+
+def test_cli_errors_speak_of_cli_options(workspace, tmp_path):
+    from kprof_mcp.cli import cli_words
+
+    assert "pass --kernels-dir" in cli_words("copy it, or start the server with --kernels-dir pointing at it")
+    assert "server" not in cli_words("the kernel process died with SIGSEGV (the server is unaffected)")
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("print(1)\n")
+    cp = _kprof(workspace, "run", "--", "python", str(outside))
+    assert cp.returncode == 2 and "must lie under the workspace" in cp.stderr and "--workspace" in cp.stderr
+    (workspace / "raises.py").write_text("raise RuntimeError('this one.')\n")
+    cp = _kprof(workspace, "run", "--", "python", "raises.py")
+    assert cp.returncode == 2 and "this one. Its traceback" in cp.stderr and ".. " not in cp.stderr
