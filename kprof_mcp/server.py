@@ -65,6 +65,7 @@ def build_server(
     if start_workers:  # importing torch and bringing up CUDA while the client connects
         engine.start_workers(jobs.slots)
     mcp = _ReasonedServer("kprof-mcp", instructions=INSTRUCTIONS, version="0.1.0")
+    _plain_log_when_piped()
 
     tc = ToolContext(engine=engine, jobs=jobs, answers=answers(jobs), allow_commands=allow_commands)
     # Registered in this order (list_tools answers in it).
@@ -74,6 +75,23 @@ def build_server(
     tools_profile.register_jobs(mcp, tc)
     tools_info.register_info(mcp, tc)
     return mcp
+
+
+def _plain_log_when_piped() -> None:
+    """The SDK logs through rich's RichHandler, which breaks every line at 80 columns when stderr is
+    not a terminal (a service's log, a file): paths and identifiers cut in two. There, one plain
+    line per record instead."""
+    import logging
+
+    if sys.stderr.isatty():
+        return
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if type(h).__name__ == "RichHandler":
+            root.removeHandler(h)
+            plain = logging.StreamHandler(sys.stderr)
+            plain.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+            root.addHandler(plain)
 
 
 _stopping = threading.Event()

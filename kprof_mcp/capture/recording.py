@@ -66,6 +66,60 @@ def label_of(argv: list[str]) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:40] or "command"
 
 
+TAIL_LINES = 20
+
+
+class _Tee:
+    """``sys.stdout``/``sys.stderr`` while the command runs: everything written goes through, and
+    the last characters of both are kept (one buffer, in the order written) for the errors."""
+
+    def __init__(self, stream: Any, kept: list[str]):
+        self._stream, self._kept = stream, kept
+
+    def write(self, text: str) -> int:
+        self._kept.append(text)
+        if len(self._kept) > 4000:  # the buffer holds the tail only
+            del self._kept[:2000]
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def tail_of(text: str, lines: int = TAIL_LINES) -> str:
+    """The last ``lines`` non-empty lines of ``text`` (each clipped), or ''."""
+    kept = [ln[:300] for ln in text.splitlines() if ln.strip()][-lines:]
+    return "\n".join(kept)
+
+
+def pytest_summary(tail: str) -> str | None:
+    """pytest's last summary line in an output tail (``3 skipped in 0.01s``), or None."""
+    import re
+
+    for line in reversed(tail.splitlines()):
+        m = re.fullmatch(
+            r"=+ (.*\b(?:passed|failed|skipped|error|errors|deselected|no tests ran)\b.*) =+", line.strip()
+        )
+        if m:
+            return m.group(1)
+    return None
+
+
+def output_evidence(work_dir: Path | None, tail: str) -> str:
+    """`` Its output ends:`` and the tail, for an error; the tail also kept in the (partial)
+    profile directory as command_output.txt."""
+    if not tail:
+        return " It printed nothing."
+    where = ""
+    if work_dir is not None:
+        try:
+            (work_dir / "command_output.txt").write_text(tail + "\n")
+            where = f" (kept in {work_dir / 'command_output.txt'})"
+        except OSError:
+            pass
+    return f" Its output ends{where}:\n{tail}"
+
+
 @dataclass(kw_only=True)
 class CommandCapture(Steps):
     """What a mode's ``capture_command`` receives."""
@@ -79,6 +133,7 @@ class CommandCapture(Steps):
     created_at: str
     peaks: dict[str, Any]
     ran: dict[str, Any] = field(default_factory=dict)
+    output_tail: str = ""  # the last lines the command printed (stdout and stderr)
     classify: Any = None  # exception -> (kind, message) for CUDA/OOM failures, re-raised as they are
     tests: list[str] | None = None  # pytest with kprof.pytest_plugin: the tests' range names, in run order
 
@@ -95,6 +150,8 @@ class CommandCapture(Steps):
         self.progress(0.2, f"running {' '.join(self.req.command or [])}")
         t0 = time.perf_counter()
         saved_argv, saved_path = list(sys.argv), list(sys.path)
+        saved_out, saved_err, kept = sys.stdout, sys.stderr, []
+        sys.stdout, sys.stderr = _Tee(saved_out, kept), _Tee(saved_err, kept)
         code: Any = 0
         try:
             if kind == "path":
@@ -115,10 +172,12 @@ class CommandCapture(Steps):
             tb = "".join(traceback.format_exception(type(e), e, e.__traceback__)[-6:])
             raise ExpectedError(
                 "command_failed",
-                f"the command raised {type(e).__name__}: {e}. Its traceback ends:\n{tb[-1500:]}",
+                f"the command raised {type(e).__name__}: {str(e).rstrip('.')}. Its traceback ends:\n{tb[-1500:]}",
             ) from None
         finally:
             sys.argv, sys.path[:] = saved_argv, saved_path
+            sys.stdout, sys.stderr = saved_out, saved_err
+            self.output_tail = tail_of("".join(kept))
             if plugin:
                 self.tests = entered_tests()
             if self.use_cuda:
@@ -133,10 +192,13 @@ class CommandCapture(Steps):
                 if target == "pytest" and code == 5
                 else ""
             )
+            summary = pytest_summary(self.output_tail) if target == "pytest" else None
             raise ExpectedError(
                 "command_failed",
-                f"the command exited with status {code}{hint}; nothing was "
-                "profiled. Run it by hand to see why.",
+                f"the command exited with status {code}{hint}"
+                + (f" (pytest: {summary})" if summary else "")
+                + "; nothing was profiled."
+                + output_evidence(self.work_dir, self.output_tail),
             )
         self.phase("command")
 
@@ -232,30 +294,44 @@ def record_kineto(cc: CommandCapture):
 
 
 def find_stages(
-    req: ProfileRequest, tr, use_gpu: bool, tests: list[str] | None = None
+    req: ProfileRequest,
+    tr,
+    use_gpu: bool,
+    output_tail: str = "",
+    work_dir: Path | None = None,
+    tests: list[str] | None = None,
 ) -> tuple[list[Any], str, list[str]]:
     """The command's stages in a trace: selected ranges, else kernels by name. Raises an
-    actionable error when there is neither. ``tests``: the ranges kprof.pytest_plugin entered
-    (each test once, never left out as warm-up)."""
+    actionable error when there is neither, with what the command had (its ranges and kernels)
+    and the end of its output (``output_tail``, also written into ``work_dir``). ``tests``: the
+    ranges kprof.pytest_plugin entered (each test once, never left out as warm-up)."""
     from ..analysis.command import kernel_stages, range_stages
 
     found, notes = range_stages(tr, list(req.include), use_gpu, req.warmup_occurrences, tests)
     if found:
         return found, "range", notes
     names = sorted(set(tr.ranges["name"])) if not tr.ranges.empty else []
+    kernels = sorted({str(k) for k in tr.kernels["name"]}) if not tr.kernels.empty else []
     if req.include:
         raise ExpectedError(
             "nothing_profiled",
-            f"no range matched include={list(req.include)}; the command's ranges: {names[:30] or 'none'}",
+            f"no range matched include={list(req.include)}; the command's ranges: {names[:30] or 'none'}; "
+            f"its GPU kernels: {[k[:80] for k in kernels[:30]] or 'none'}",
         )
     found = kernel_stages(tr) if use_gpu else []
     if not found:
+        summary = pytest_summary(output_tail)
+        why = (
+            f"the command ran (exit 0; pytest: {summary})"
+            if summary and "skipped" in summary and "passed" not in summary
+            else "the command ran (exit 0)"
+        )
         raise ExpectedError(
             "nothing_profiled",
-            "the command ran (exit 0) but entered no range and launched no GPU "
+            f"{why} but entered no range and launched no GPU "
             "kernel that could be recorded: mark regions with kprof.range(\"name\") "
             "(or torch.cuda.nvtx / torch.profiler.record_function), or check that "
-            "it uses the GPU",
+            "it uses the GPU." + output_evidence(work_dir, output_tail),
         )
     notes.append(
         "no range in the command: its kernels are the stages, grouped by name (the top 8 by GPU time)"

@@ -18,11 +18,27 @@ profile`` (say ``version``) must be passed as ``--param version=...``.
 
 from __future__ import annotations
 
+import json
 import sys
 
 from ..engine import Config, Engine, KprofError
 from .commands import COMMANDS
 from .parser import build_parser
+
+# The engine's messages are worded for the MCP server, which most callers are; the CLI's own words.
+_CLI_WORDS = (
+    ("(the server is unaffected)", "(kprof itself is unaffected)"),
+    ("the server is unaffected", "kprof itself is unaffected"),
+    ("The server is unaffected", "kprof itself is unaffected"),
+    ("start the server with --kernels-dir", "pass --kernels-dir"),
+)
+
+
+def cli_words(message: str) -> str:
+    """An engine error as the CLI says it."""
+    for server, cli in _CLI_WORDS:
+        message = message.replace(server, cli)
+    return message
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise KprofError(str(e)) from None
         return COMMANDS[a.cmd](engine, a, extra, p)
     except KprofError as e:
-        print(f"kprof: error: {e}", file=sys.stderr)
+        message = cli_words(str(e))
+        print(f"kprof: error: {message}", file=sys.stderr)
+        if getattr(a, "json", False):  # a script reading stdout gets its one document too
+            print(json.dumps({"error": message}))
         return 2
     finally:
         engine.close()

@@ -4,22 +4,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..engine import Engine, KprofError, PackageError
-from .helpers import _params_with, _print_json, _profile, _stage_models
+from ..engine.config import in_range
+from .helpers import _params_with, _print_json, _profile, _profile_document, _stage_models
 
 
 def cmd_list(
     engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
 ) -> int:
     """`kprof list`."""
+    if a.json:
+        from ..face.tools_info import kernel_list
+
+        _print_json(kernel_list(engine).model_dump(mode="json"))
+        return 0
     for k in engine.packages():
         if isinstance(k, PackageError):
             print(f"{k.name}: {k.error}")
             print("  params: ")
             continue
         params = ", ".join(f"{p.name}={p.default}" for p in k.params)
-        print(f"{k.name}: {k.description}")
+        stem = Path(k.source).stem  # `kprof profile` takes either
+        print(f"{k.name}{f' (or {stem})' if stem != k.name else ''}: {k.description}")
         print(f"  params: {params}")
         for v in k.versions:
             print(f"  {v.name} ({v.plan_kind}: {', '.join(s.name for s in v.stages)}): {v.doc}")
@@ -52,10 +60,11 @@ def cmd_run(
         timeline_engine=a.timeline_engine,
         warmup_occurrences=a.warmup,
     )
-    print(out.contract)
-    print(f"profile_dir: {out.profile_dir}", file=sys.stderr)
     if a.json:
-        _print_json(out.result.model_dump(mode="json"))
+        _print_json(_profile_document(out))
+    else:
+        print(out.contract)
+    print(f"profile_dir: {out.profile_dir}", file=sys.stderr)
     return 0
 
 
@@ -86,8 +95,18 @@ def cmd_init(
     from ..scaffold import scaffold
 
     path = scaffold(engine.config.workspace, a.name, a.dir)
+    if a.json:
+        test = path / f"test_{a.name}.py"
+        _print_json({"kernel": a.name, "path": str(path), "test": str(test)})
+        return 0
+    # the workspace's kernels/ is searched by name; a package elsewhere is given by its path
+    typed = (
+        a.name
+        if path.parent == engine.config.workspace / "kernels"
+        else path.relative_to(engine.config.workspace)
+    )
     print(
-        f"created {path}: edit it, then `kprof profile {path.relative_to(engine.config.workspace)} --mode "
+        f"created {path}: edit it, then `kprof profile {typed} --mode "
         "event` (its correctness test: python -m pytest "
         f"{path / 'test_'}{a.name}.py)"
     )
@@ -101,9 +120,22 @@ def cmd_sweep(
     params = _params_with(extra, a.param)
     values = [int(v) if v.lstrip("+-").isdigit() else v for v in a.values]
     sout = engine.sweep(
-        a.kernel, a.over, values, a.versions, params, a.budget_ms, clock_control=a.clock_control
+        a.kernel,
+        a.over,
+        values,
+        a.versions,
+        params,
+        a.budget_ms,
+        timeout_s=a.timeout_s,
+        clock_control=a.clock_control,
     )
-    print(sout.markdown)
+    if a.json:
+        from ..render.sweep import sweep_summary
+
+        summary = sweep_summary(sout.result, sout.rows).model_dump(mode="json")
+        _print_json({"sweep_dir": str(sout.sweep_dir), "summary": summary})
+    else:
+        print(sout.markdown)
     print(f"sweep_dir: {sout.sweep_dir}", file=sys.stderr)
     return 0
 
@@ -120,14 +152,24 @@ def cmd_compare(
         params,
         a.budget_ms,
         a.rounds,
+        timeout_s=a.timeout_s,
         param_sets=sets,
         mode=a.mode,
         clock_control=a.clock_control,
     )
-    print(out.markdown)
-    print(f"compare_dir: {out.compare_dir}", file=sys.stderr)
     if a.json:
-        _print_json(out.result.model_dump(mode="json"))
+        from ..render.compare import compare_summary
+
+        _print_json(
+            {
+                "compare_dir": str(out.compare_dir),
+                "summary": compare_summary(out.result).model_dump(mode="json"),
+                "result": out.result.model_dump(mode="json"),
+            }
+        )
+    else:
+        print(out.markdown)
+    print(f"compare_dir: {out.compare_dir}", file=sys.stderr)
     return 0
 
 
@@ -141,6 +183,9 @@ def cmd_noise(
         if len(parts) < 2 or not parts[0] or not parts[1]:
             raise KprofError(f"--case {c!r}: KERNEL:VERSION[:NAME=VALUE,...], e.g. matmul:v3:M=2048")
         cases.append((parts[0], parts[1], _params_with([], parts[2].split(",") if len(parts) > 2 else [])))
+    if a.timeout_s is not None:  # each profile's limit (the noise spec takes the engine's)
+        in_range("timeout_s", a.timeout_s, 1, 86400, "seconds")
+        engine.config.timeout_s = a.timeout_s
     spec = engine.check_noise(cases or None, a.rounds, a.clock_control)
     out = engine.execute(spec, lambda f, m: print(f"  {100 * f:3.0f}% {m}", file=sys.stderr))
     from ..render.noise import noise_markdown, noise_summary
@@ -155,7 +200,7 @@ def cmd_noise(
 def cmd_device(
     engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
 ) -> int:
-    """`kprof device`."""
+    """`kprof device` (JSON with or without --json)."""
     _print_json(engine.device_info())
     return 0
 
@@ -163,7 +208,7 @@ def cmd_device(
 def cmd_read_params(
     engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
 ) -> int:
-    """`kprof read-params`."""
+    """`kprof read-params` (JSON with or without --json)."""
     _print_json(engine.read_params(a.profile_dir))
     return 0
 
@@ -171,7 +216,7 @@ def cmd_read_params(
 def cmd_classify(
     engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
 ) -> int:
-    """`kprof classify`."""
+    """`kprof classify` (JSON with or without --json)."""
     d = engine.classify(
         a.tc,
         a.dram,
@@ -196,6 +241,9 @@ def cmd_devlog(
 ) -> int:
     """`kprof devlog`."""
     path, entry = engine.update_devlog(a.kernel, a.profile_dir, a.issue, a.insight)
+    if a.json:
+        _print_json({"path": str(path), "entry": entry})
+        return 0
     print(entry)
     print(f"appended to {path}", file=sys.stderr)
     return 0

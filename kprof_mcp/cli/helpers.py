@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from ..engine import Engine, KprofError
@@ -101,19 +102,35 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: ar
             clock_control=a.clock_control,
             timeline_iters=a.timeline_iters,
             timeline_engine=a.timeline_engine,
+            timeout_s=a.timeout_s,
         )
     if outcome.result.device.kind != "cuda":
+        # soft_wrap: never broken at the console's width (80 columns when stderr is not a terminal)
         err.print(
             "[bold yellow]No GPU: this ran on the CPU (Triton interpreter). The times are CPU times and "
-            "say nothing about GPU performance.[/]"
+            "say nothing about GPU performance.[/]",
+            soft_wrap=True,
         )
-    print(outcome.contract)
-    err.print(f"profile_dir: {outcome.profile_dir}")
     if a.json:
-        _print_json(
-            {"profile_dir": str(outcome.profile_dir), "result": outcome.result.model_dump(mode="json")}
-        )
+        _print_json(_profile_document(outcome, a.baseline))
+    else:
+        print(outcome.contract)
+    print(f"profile_dir: {outcome.profile_dir}", file=sys.stderr)  # plain: a path is never wrapped
     return 0
+
+
+def _profile_document(outcome: Any, baseline: str | None = None) -> dict[str, Any]:
+    """`--json` of a profile: its directory, the summary profile_kernel returns, the full result."""
+    from ..render.summary import profile_summary
+
+    summary = profile_summary(
+        outcome.result, outcome.assessment, profile_dir=str(outcome.profile_dir), baseline=baseline
+    )
+    return {
+        "profile_dir": str(outcome.profile_dir),
+        "summary": summary.model_dump(mode="json"),
+        "result": outcome.result.model_dump(mode="json"),
+    }
 
 
 def _stage_models(specs: list[str]) -> dict[str, dict[str, Any]]:

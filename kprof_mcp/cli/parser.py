@@ -4,6 +4,17 @@ from __future__ import annotations
 
 import argparse
 
+JSON_HELP = "print one JSON document on stdout (the structured summary the MCP tool returns) and nothing else"
+TIMEOUT_HELP = "time limit of each child process, seconds (default: KPROF_TIMEOUT_S or 900)"
+
+
+def _json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+
+
+def _timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout-s", type=float, default=None, metavar="SECONDS", help=TIMEOUT_HELP)
+
 
 def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """The parser, and the `profile` subparser (kernel parameters are checked against its options)."""
@@ -26,7 +37,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     ap.add_argument("--tls-cert", dest="cluster_tls_cert", default=None, help="client certificate")
     ap.add_argument("--tls-key", dest="cluster_tls_key", default=None, help="client key")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list", help="kernel packages, versions, parameters", allow_abbrev=False)
+    _json(sub.add_parser("list", help="kernel packages, versions, parameters", allow_abbrev=False))
     p = sub.add_parser(
         "profile", help="profile a kernel; extra --name value pairs are kernel parameters", allow_abbrev=False
     )
@@ -63,7 +74,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         "clock in event/nsys), reset after; none: clocks free (under MIG)",
     )
     p.add_argument("--baseline", default=None, help="an earlier profile_dir to compare with")
-    p.add_argument("--json", action="store_true", help="also print the full result as JSON")
+    _json(p)
+    _timeout(p)
     p.add_argument("--quiet", action="store_true", help="no progress display")
     cmp_ = sub.add_parser(
         "compare",
@@ -94,7 +106,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         "--budget-ms", type=float, default=None, help="timed GPU time over all versions (default 4000)"
     )
     cmp_.add_argument("--rounds", type=int, default=20, help="rounds at most (each times every version once)")
-    cmp_.add_argument("--json", action="store_true", help="also print the full result as JSON")
+    _json(cmp_)
+    _timeout(cmp_)
     cmp_.add_argument(
         "--clock-control",
         default="base",
@@ -121,6 +134,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         choices=["base", "none"],
         help="base: the timing's SM clock locked at the device's sustained clock; none: free",
     )
+    _json(sw)
+    _timeout(sw)
     run = sub.add_parser(
         "run",
         help="profile your own Python command: kprof run [options] -- python train.py ...; "
@@ -152,11 +167,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     )
     run.add_argument("--timeline-engine", default="auto", choices=["auto", "nsys", "kineto"])
     run.add_argument("--clock-control", default="base", choices=["base", "none"])
-    run.add_argument("--timeout-s", type=float, default=None)
+    _timeout(run)
     run.add_argument(
         "--warmup", type=int, default=1, help="event/nsys: first occurrences of each range left out"
     )
-    run.add_argument("--json", action="store_true", help="also print the full result as JSON")
+    _json(run)
     run.add_argument(
         "command", nargs=argparse.REMAINDER, help="-- python script.py ARGS, or -- python -m module ARGS"
     )
@@ -170,6 +185,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         "name", help="package name (a Python identifier), created as kernels/NAME in the workspace"
     )
     ini.add_argument("--dir", default="kernels", help="directory inside the workspace (default: kernels)")
+    _json(ini)
     wk = sub.add_parser(
         "worker",
         help="start one Dask worker per GPU for kprof-mcp --cluster (resource GPU=1, "
@@ -200,10 +216,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     )
     nz.add_argument("--rounds", type=int, default=8, help="profiles of each case (2 to 50; default 8)")
     nz.add_argument("--clock-control", default="base", choices=["base", "none"])
-    nz.add_argument("--json", action="store_true", help="print the series as JSON")
-    sub.add_parser("device", help="active device, peaks, ridge points, profilers", allow_abbrev=False)
+    _json(nz)
+    _timeout(nz)
+    _json(
+        sub.add_parser(
+            "device", help="active device, peaks, ridge points, profilers (JSON)", allow_abbrev=False
+        )
+    )
     r = sub.add_parser("read-params", help="print a profile's params.json", allow_abbrev=False)
     r.add_argument("profile_dir")
+    _json(r)
     c = sub.add_parser("classify", help="classify a bottleneck from metrics", allow_abbrev=False)
     for flag in (
         "tc",
@@ -221,9 +243,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         c.add_argument(f"--{flag}", type=float, default=None)
     for flag in ("grid-blocks", "sms"):
         c.add_argument(f"--{flag}", type=int, default=None)
+    _json(c)
     d = sub.add_parser("devlog", help="append a profile to docs/kernels/<kernel>.md", allow_abbrev=False)
     d.add_argument("kernel")
     d.add_argument("profile_dir")
     d.add_argument("--issue", action="append", default=[])
     d.add_argument("--insight", action="append", default=[])
+    _json(d)
     return ap, p

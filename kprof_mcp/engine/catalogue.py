@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from .. import runner, safefs, store
-from ..kernel.api import Param, ParamError
+from ..kernel.api import NAME_RE, Param, ParamError
 from ..models import ProfileResult
 from ..packages import KernelNotFound, available, check_package, package_roots, resolve
 from ..tools import nvidia_smi
@@ -83,6 +83,18 @@ class PackageError:
 
 
 # ------------------------------------------------------------------ kernels
+def kernel_dirs(engine: Engine) -> list[Path]:
+    """Where plain kernel names are looked up besides the built-ins: the operator's kernel
+    directories, then the workspace's own ``kernels/`` (where ``kprof init`` puts a package) when
+    it is a real directory. That one lies under the workspace, which is a package root anyway:
+    finding packages there by name allows nothing a path could not already reach."""
+    dirs = list(engine.config.kernel_dirs)
+    own = engine.config.workspace / "kernels"
+    if own not in dirs and not own.is_symlink() and own.is_dir():
+        dirs.append(own)
+    return dirs
+
+
 def target_cpu(engine: Engine) -> bool:
     """Whether jobs will time on the CPU: forced, or no GPU here (a cluster's workers have theirs)."""
     return engine.config.force_cpu or (not engine.config.remote_gpus and not nvidia_smi.gpu_present())
@@ -91,7 +103,7 @@ def target_cpu(engine: Engine) -> bool:
 def checked_package(engine: Engine, source: Path) -> Path:
     """No link on the way to the package or inside it (checked again right before each load)."""
     try:
-        return check_package(Path(source), package_roots(engine.config.workspace, engine.config.kernel_dirs))
+        return check_package(Path(source), package_roots(engine.config.workspace, kernel_dirs(engine)))
     except KernelNotFound as e:
         raise KprofError(str(e)) from None
 
@@ -118,16 +130,34 @@ def resolve_kernel(engine: Engine, kernel: str) -> Path:
     """See :meth:`Engine.resolve_kernel`."""
     if not isinstance(kernel, str) or not kernel.strip():
         raise KprofError("kernel must be a non-empty name or path")
+    kernel = kernel.strip()
     try:
-        return resolve(kernel.strip(), engine.config.workspace, engine.config.kernel_dirs)
+        return resolve(kernel, engine.config.workspace, kernel_dirs(engine))
     except KernelNotFound as e:
-        raise KprofError(str(e)) from None
+        if not (NAME_RE.match(kernel) and str(e).startswith("unknown kernel")):
+            raise KprofError(str(e)) from None
+        # A package is also found by its KernelPackage.name (what `kprof list` and list_kernels
+        # show), which may differ from its file or directory name.
+        named = [p for p in packages(engine) if isinstance(p, PackageDescription) and p.name == kernel]
+        if len(named) == 1:
+            return checked_package(engine, Path(named[0].source))
+        if named:
+            raise KprofError(
+                f"kernel {kernel!r} is the name of {len(named)} packages ({[p.source for p in named]}); "
+                "give the one you mean by its path or file name"
+            ) from None
+        stems = available(kernel_dirs(engine))
+        names = sorted(set(stems) | {p.name for p in packages(engine)})
+        raise KprofError(
+            f"unknown kernel {kernel!r}; valid names: {names} "
+            "(or give a path to a kernel package directory or .py file inside the workspace)"
+        ) from None
 
 
 def packages(engine: Engine) -> list[PackageDescription | PackageError]:
     """See :meth:`Engine.packages`."""
     out: list[PackageDescription | PackageError] = []
-    for name, path in available(engine.config.kernel_dirs).items():
+    for name, path in available(kernel_dirs(engine)).items():
         try:
             out.append(describe(engine, path))
         except KprofError as e:
@@ -157,7 +187,7 @@ def validate_params(desc: PackageDescription, params: dict[str, Any] | None) -> 
     try:
         return {n: s.validate(params.get(n, s.default)) for n, s in specs.items()}
     except ParamError as e:
-        raise KprofError(f"{e}. Parameters of {desc.name!r}: {valid}") from None
+        raise KprofError(f"{str(e).rstrip('.')}. Parameters of {desc.name!r}: {valid}") from None
 
 
 # ------------------------------------------------------------------ paths

@@ -143,7 +143,14 @@ def check_command_targets(engine: Engine, command: list[str], workdir: Path) -> 
     except ValueError as e:
         raise KprofError(str(e)) from None
     if kind == "path":
-        script = confine(engine, target if Path(target).is_absolute() else str(workdir / target), "script")
+        where = target if Path(target).is_absolute() else str(workdir / target)
+        if safefs.root_of(where, [engine.config.workspace]) is None:
+            raise KprofError(
+                f"script: {safefs.clip(target)} is outside the workspace {engine.config.workspace}; the "
+                "script a command runs must lie under the workspace: move it there, or make a directory "
+                "that holds it the workspace (--workspace DIR)"
+            )
+        script = confine(engine, where, "script")
         try:
             safefs.check_file(root_of(engine, script), script)
         except safefs.UnsafePath as e:

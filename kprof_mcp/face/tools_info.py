@@ -16,6 +16,33 @@ from .io import DeviceInfo, DevlogResult, KernelInfo, KernelList, ParamInfo, Par
 from .toolctx import ToolContext
 
 
+def kernel_list(engine: Engine) -> KernelList:
+    """Every kernel package as list_kernels answers it (the CLI's `kprof list --json` too)."""
+    kernels = engine.packages()
+    out = []
+    for k in kernels:
+        if isinstance(k, PackageError):
+            out.append(KernelInfo(name=k.name, source=k.source, params=[], versions=[], error=k.error))
+            continue
+        out.append(
+            KernelInfo(
+                name=k.name,
+                description=k.description,
+                source=k.source,
+                params=[ParamInfo(**p.model_dump()) for p in k.params],
+                versions=[
+                    VersionInfo(
+                        name=v.name, doc=v.doc, plan_kind=v.plan_kind, stages=[s.name for s in v.stages]
+                    )
+                    for v in k.versions
+                ],
+            )
+        )
+    from ..modes import MODES
+
+    return KernelList(kernels=out, modes={name: True for name in MODES})
+
+
 def register_catalogue(mcp: MCPServer, tc: ToolContext) -> None:
     """list_kernels."""
     engine = tc.engine
@@ -27,31 +54,9 @@ def register_catalogue(mcp: MCPServer, tc: ToolContext) -> None:
         each version's plan runs. Call this first to learn valid `kernel`, `version` and
         `params` for profile_kernel."""
         try:
-            kernels = engine.packages()
+            return kernel_list(engine)
         except KprofError as e:
             raise ToolError(str(e)) from None
-        out = []
-        for k in kernels:
-            if isinstance(k, PackageError):
-                out.append(KernelInfo(name=k.name, source=k.source, params=[], versions=[], error=k.error))
-                continue
-            out.append(
-                KernelInfo(
-                    name=k.name,
-                    description=k.description,
-                    source=k.source,
-                    params=[ParamInfo(**p.model_dump()) for p in k.params],
-                    versions=[
-                        VersionInfo(
-                            name=v.name, doc=v.doc, plan_kind=v.plan_kind, stages=[s.name for s in v.stages]
-                        )
-                        for v in k.versions
-                    ],
-                )
-            )
-        from ..modes import MODES
-
-        return KernelList(kernels=out, modes={name: True for name in MODES})
 
 
 def register_info(mcp: MCPServer, tc: ToolContext) -> None:

@@ -225,7 +225,7 @@ class EventMode(Mode):
         if cc.use_cuda:
             cc.device.clocks_before = nvidia_smi.clocks(index)
         tr = record_kineto(cc)
-        found, by, notes = find_stages(cc.req, tr, cc.use_cuda, cc.tests)
+        found, by, notes = find_stages(cc.req, tr, cc.use_cuda, cc.output_tail, cc.work_dir, tests=cc.tests)
         engine = "CUPTI via torch.profiler" if cc.use_cuda else "torch.profiler, CPU only"
         stages = stage_results(cc.static, found, engine)
         for n in notes:

@@ -313,7 +313,15 @@ class TimelineMode(Mode):
             else "torch.profiler, CPU activity only (no GPU)"
         )
         stages, tl, warnings, by, tr = _command_timeline(
-            cc.req, cc.static, tr, engine, cc.use_cuda, cc.device.sm_count, cc.tests
+            cc.req,
+            cc.static,
+            tr,
+            engine,
+            cc.use_cuda,
+            cc.device.sm_count,
+            cc.output_tail,
+            cc.work_dir,
+            tests=cc.tests,
         )
         result = cc.result(stages, timeline=tl.to_dict())
         result.warnings += warnings
@@ -341,7 +349,7 @@ class TimelineMode(Mode):
         engine = f"Nsight Systems {profiler.get('nsys_version') or ''}".strip()
         try:
             stages, tl, warnings, by, tr = _command_timeline(
-                req, static, tr, engine, True, fields["device"].get("sm_count"), capture.get("tests")
+                req, static, tr, engine, True, fields["device"].get("sm_count"), tests=capture.get("tests")
             )
         except ExpectedError as e:
             raise ModeError(str(e), e.kind) from None

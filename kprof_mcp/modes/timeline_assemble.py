@@ -13,7 +13,15 @@ from ..models import ProfileResult, ResultWarning, StageResult, Timing
 
 
 def _command_timeline(
-    req, static, tr, engine: str, use_cuda: bool, sm_count: int | None, tests: list[str] | None = None
+    req,
+    static,
+    tr,
+    engine: str,
+    use_cuda: bool,
+    sm_count: int | None,
+    output_tail: str = "",
+    work_dir=None,
+    tests: list[str] | None = None,
 ):
     """A command's trace (either recorder) → (stage results, the timeline over the stages' span,
     warnings, "range" | "kernel", that span's trace): stages from ranges (or kernels), and the
@@ -22,7 +30,7 @@ def _command_timeline(
     from ..analysis.command import stages_window
     from ..capture.recording import find_stages, stage_results
 
-    found, by, notes = find_stages(req, tr, use_cuda, tests)
+    found, by, notes = find_stages(req, tr, use_cuda, output_tail, work_dir, tests=tests)
     stages = stage_results(static, found, engine)
     if by == "range":  # the timeline questions about the stages' span, not the process's start-up
         tr = stages_window(tr, found)

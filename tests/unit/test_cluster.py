@@ -333,7 +333,7 @@ def test_kprof_worker_and_the_cli_speak_tls_with_certificate_files(tmp_path):
             env=env,
         )
         assert r.returncode == 0, r.stderr
-        out = json.loads(r.stdout[r.stdout.index("\n{") + 1 :])
+        out = json.loads(r.stdout)  # --json: stdout is the one document
         assert out["result"]["profiler"]["cluster"]["worker"].startswith("tls://")
     finally:
         w.terminate()
@@ -450,7 +450,7 @@ def test_the_cli_and_the_python_api_run_on_the_cluster_too(cluster, tmp_path):
         env=env,
     )
     assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout[r.stdout.index("\n{") + 1 :])
+    out = json.loads(r.stdout)  # --json: stdout is the one document
     assert out["result"]["profiler"]["cluster"]["worker"].startswith("tcp://")
     assert tmp_path in Path(out["profile_dir"]).parents and Path(out["profile_dir"], "report.md").is_file()
     bad = subprocess.run(
