@@ -107,7 +107,7 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: ar
     if outcome.result.device.kind != "cuda":
         # soft_wrap: never broken at the console's width (80 columns when stderr is not a terminal)
         err.print(
-            "[bold yellow]No GPU: this ran on the CPU (Triton interpreter). The times are CPU times and "
+            "[bold yellow]No GPU: CPU wall time (Triton kernels through its interpreter, torch on the CPU). The times "
             "say nothing about GPU performance.[/]",
             soft_wrap=True,
         )

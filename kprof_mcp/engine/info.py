@@ -218,7 +218,9 @@ def device_info(engine: Engine) -> dict[str, Any]:
         info["spec_note"] = (
             "no NVIDIA GPU visible (nvidia-smi absent or lists none)" if not gpus else "KPROF_FORCE_CPU=1"
         )
-        info["timing"] = "CPU wall clock (Triton interpreter / torch CPU); no GPU roofline"
+        info["timing"] = (
+            "CPU wall time, no GPU (Triton kernels through its interpreter, torch on the CPU); no GPU roofline"
+        )
     info["clock_control"] = (
         "clock_control='base' (default) locks the SM clock for every run: event, nsys, "
         "compare and sweep at the device's sustained clock (devices.json sustained_sm_mhz, "
