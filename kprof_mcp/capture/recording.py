@@ -97,11 +97,13 @@ def pytest_summary(tail: str) -> str | None:
     import re
 
     for line in reversed(tail.splitlines()):
-        m = re.fullmatch(
-            r"=+ (.*\b(?:passed|failed|skipped|error|errors|deselected|no tests ran)\b.*) =+", line.strip()
-        )
-        if m:
-            return m.group(1)
+        text = line.strip().strip("=").strip()  # "=== 3 failed in 0.1s ===", or bare under -q
+        if re.fullmatch(
+            r"(?:\d+ (?:passed|failed|skipped|errors?|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s.*"
+            r"|no tests ran in [\d.]+s.*",
+            text,
+        ):
+            return text
     return None
 
 

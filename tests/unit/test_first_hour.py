@@ -178,3 +178,16 @@ def test_cli_errors_speak_of_cli_options(workspace, tmp_path):
     (workspace / "raises.py").write_text("raise RuntimeError('this one.')\n")
     cp = _kprof(workspace, "run", "--", "python", "raises.py")
     assert cp.returncode == 2 and "this one. Its traceback" in cp.stderr and ".. " not in cp.stderr
+
+
+def test_pytest_summary_is_read_with_and_without_q():
+    from kprof_mcp.capture.recording import pytest_summary
+
+    assert (
+        pytest_summary("F\nFAILED t.py::test_bad - assert 1 == 2\n1 failed in 0.96s") == "1 failed in 0.96s"
+    )
+    assert pytest_summary("==== 2 passed, 1 failed, 3 warnings in 1.20s ====") == (
+        "2 passed, 1 failed, 3 warnings in 1.20s"
+    )
+    assert pytest_summary("=== no tests ran in 0.01s ===") == "no tests ran in 0.01s"
+    assert pytest_summary("collected 3 items\nFAILED t.py::x - assert 1 == 2") is None
