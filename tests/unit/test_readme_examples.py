@@ -186,3 +186,75 @@ def test_example_runs_verbatim(example: Example, tmp_path: Path):
         f"{example}: exit {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
     )
     _check_output(example, proc, workspace)
+
+
+# ----------------------------------------------------------------------------- inline commands
+# `kprof ...` in running text. A span is a complete command, run here verbatim (the venv's bin on
+# PATH, the repository's examples/ copied into the workspace), unless it is a template (an
+# upper-case placeholder such as KERNEL, DIR or NAME, `[...]`, `<...>` or `...`) or names a
+# subcommand in prose (`kprof run`, `kprof init`, a bare option).
+INLINE = re.compile(r"`(kprof(?: [^`\n]*)?)`")
+TEMPLATE = re.compile(r"\b[A-Z]{3,}\b|\[|<|\.\.\.|…")
+
+
+def _inline() -> list[Example]:
+    out = []
+    for path in SOURCES:
+        text = path.read_text()
+        for m in INLINE.finditer(text):
+            out.append(Example(f"{path.name}:{text.count(chr(10), 0, m.start()) + 1}", m.group(1), None))
+    return out
+
+
+def _is_reference(cmd: str) -> bool:
+    words = cmd.split()
+    return len(words) <= 2 and (
+        len(words) == 1 or words[1].startswith("-") or words[1] in ("run", "init", "worker", "noise")
+    )
+
+
+INLINE_RUN = sorted(
+    {
+        e.command: e for e in _inline() if not TEMPLATE.search(e.command) and not _is_reference(e.command)
+    }.values(),
+    key=lambda e: e.command,
+)
+
+
+def test_inline_commands_are_found_and_each_is_run_or_a_template():
+    spans = _inline()
+    assert len(spans) >= 10
+    for e in spans:
+        assert (
+            e.command in {r.command for r in INLINE_RUN}
+            or TEMPLATE.search(e.command)
+            or _is_reference(e.command)
+        ), e
+    assert {"kprof list", "kprof device", "kprof classify --tc 5 --dram 85"} <= {
+        e.command for e in INLINE_RUN
+    }
+
+
+@pytest.mark.parametrize("example", INLINE_RUN, ids=[e.command for e in INLINE_RUN])
+def test_inline_command_runs_verbatim(example: Example, tmp_path: Path):
+    workspace = tmp_path / "ws"
+    shutil.copytree(ROOT / "examples", workspace / "examples")
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "KPROF_FORCE_CPU": "1",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    proc = subprocess.run(
+        ["bash", "-c", example.command],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=CALL_TIMEOUT_S,
+    )
+    assert proc.returncode == 0, (
+        f"{example}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    )
+    assert (proc.stdout + proc.stderr).strip(), f"{example}: printed nothing"
