@@ -20,6 +20,7 @@ from typing import Any
 from ..models import ProfileResult, ResultWarning, StageResult
 from . import diagnosis as dx
 from .accounting import account
+from .occupancy import Occupancy, of_result
 
 # A stage whose best opportunity is below this is at its roof: the key issue names the limiter.
 KEY_ISSUE_MIN_GAIN_PCT = 5.0
@@ -92,6 +93,7 @@ class Assessment:
     flops: float
     bytes_model: float
     over_peak: tuple[OverPeak, ...] = ()
+    occupancy: dict[str, Occupancy] = field(default_factory=dict)
 
     @property
     def achieved_flops_per_s(self) -> float | None:
@@ -494,4 +496,5 @@ def assess(result: ProfileResult) -> Assessment:
         total_time_ns=result.total_time_ns(),
         flops=sum(s.flops for s in result.stages),
         bytes_model=sum(s.bytes_model for s in result.stages),
+        occupancy=of_result(result),
     )

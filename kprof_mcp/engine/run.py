@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import clocks, runner, safefs, store
 from ..locks import Cancelled, device_lock, lock_name
-from ..models import EventOptions, ProfileRequest, ProfileResult, ResultWarning
+from ..models import OPTIONS_BY_MODE, EventOptions, ProfileRequest, ProfileResult, ResultWarning
 from ..modes import ModeError, get_mode
+from ..parsers.ncu import COUNTERS_HINT
 from ..render import render_contract, render_report
 from ..render.diagnosis import Assessment, assess
 from ..tools import nvidia_smi
@@ -77,10 +78,69 @@ def run_checked(
     control = engine._control(control)
     try:
         with device_lock(lock_name(spec.cpu, control), control, on_progress):
-            with held_clocks(spec.req.mode, spec.req.clock_control, spec.cpu, control) as clock:
-                return run_locked(engine, spec, on_progress, control, clock)
+            try:
+                with held_clocks(spec.req.mode, spec.req.clock_control, spec.cpu, control) as clock:
+                    return run_locked(engine, spec, on_progress, control, clock)
+            except CountersDenied as denied:  # still under the device's lock
+                fallback = counters_fallback_spec(engine, spec, denied)
+                if on_progress:
+                    on_progress(
+                        0.5,
+                        "Nsight Compute cannot read the GPU performance counters (ERR_NVGPUCTRPERM): "
+                        f"timing in mode {fallback.req.mode!r} (CUPTI) instead",
+                    )
+                with held_clocks(
+                    fallback.req.mode, fallback.req.clock_control, fallback.cpu, control
+                ) as clock:
+                    return run_locked(engine, fallback, on_progress, control, clock, denied.record(spec.req))
     except Cancelled as e:
         raise KprofError(str(e)) from None
+
+
+class CountersDenied(Exception):
+    """The mode's profiler could not read the GPU's performance counters (ERR_NVGPUCTRPERM) and
+    the mode names a fallback (:attr:`Mode.counters_fallback`): :func:`run_checked` profiles again
+    in it. ``log``: the profiler's output; ``failed_dir``: the failed run's directory, if any."""
+
+    def __init__(self, message: str, log: str, failed_dir: Path | None = None):
+        super().__init__(message)
+        self.log, self.failed_dir = log, failed_dir
+
+    def record(self, req: ProfileRequest) -> dict[str, Any]:
+        """What ``result.profiler["counters_fallback"]`` keeps of the denied run."""
+        errors = [ln.strip() for ln in self.log.splitlines() if ln.startswith("==ERROR==")]
+        return {
+            "requested_mode": req.mode,
+            "counters": "denied (ERR_NVGPUCTRPERM)",
+            "profiler_errors": errors[:5],
+            "reason": str(self)[:600],
+        }
+
+
+def counters_fallback_spec(engine: Engine, spec: ProfileSpec, denied: CountersDenied) -> ProfileSpec:
+    """The same request in the mode's fallback (annotation: event), its options converted (the
+    fallback mode's defaults, then what its preflight fills), the denied run's partial directory
+    removed (its profiler's errors are kept in the fallback's ``result.profiler``)."""
+    import dataclasses
+    import shutil
+
+    from ..modes import preflight_env
+
+    name = get_mode(spec.req.mode).counters_fallback
+    assert name is not None
+    req = spec.req.model_copy(update={"options": OPTIONS_BY_MODE[name](mode=name)})
+    try:
+        req = req.with_options(
+            **get_mode(name).preflight(
+                preflight_env(req, spec.cpu, engine.config.force_cpu, nvidia_smi.gpus())
+            )
+        )
+    except ModeError as e:
+        raise KprofError(f"{denied} Falling back to mode {name!r} failed too: {e}") from None
+    d = denied.failed_dir
+    if d is not None and d.name.endswith(".partial") and d.is_dir() and not d.is_symlink():
+        shutil.rmtree(d, ignore_errors=True)
+    return dataclasses.replace(spec, req=req)
 
 
 @contextmanager
@@ -143,10 +203,12 @@ def run_locked(
     on_progress: runner.ProgressFn | None,
     control: runner.RunControl | None,
     clock: clocks.ClockState | None = None,
+    fallback: dict[str, Any] | None = None,
 ) -> ProfileOutcome:
     """Run a checked profile with the device's lock (and clocks) held: check the request again,
     prepare it outside the profiler where the mode asks for that, run the profiled child, let
-    the mode complete the directory, then write the result and its reports."""
+    the mode complete the directory, then write the result and its reports. ``fallback``: this
+    run stands in for one whose counters were denied (:class:`CountersDenied`)."""
     guard(engine, spec)  # again under the lock: the request may have waited in the queue
     req = spec.req
     mode = get_mode(req.mode)
@@ -166,12 +228,17 @@ def run_locked(
                 req, prep = _prepare(spec, req, launch, warm, prep_key, Path(scratch), on_progress, control)
             record = _run_profiled(spec, req, mode, launch, prep, prep_key, on_progress, control)
             work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
-            mode.after_run(req, record, launch, work_dir, on_progress, control, spec.timeout)
+            try:
+                mode.after_run(req, record, launch, work_dir, on_progress, control, spec.timeout)
+            except ModeError as e:
+                if e.kind == "counters_not_permitted" and mode.counters_fallback:
+                    raise CountersDenied(str(e), record.get("log", ""), work_dir) from None
+                raise
         except ModeError as e:
             raise KprofError(str(e)) from None
     if not spec.cpu and not launch.prefix and not req.command:
         store.mark_prepared(prep_key)  # compiled and autotuned without instrumentation
-    return _finish(spec, req, record, work_dir, final_dir, clock, engine.config.render_profiles)
+    return _finish(spec, req, record, work_dir, final_dir, clock, engine.config.render_profiles, fallback)
 
 
 def _prepare(
@@ -243,6 +310,9 @@ def _run_profiled(
             prep.join()
             if prep.error() is not None:  # the child only reported that preparation failed
                 raise KprofError(str(prep.error())) from None
+        log = e.detail.get("log", "")
+        if mode.counters_fallback and mode.counters_denied(log):
+            raise CountersDenied(str(e), log) from None
         explain = getattr(mode, "explain_failure", None)
         raise KprofError(explain(str(e), e.detail.get("log", "")) if explain else str(e)) from None
     if prep is not None:
@@ -268,6 +338,27 @@ def _note_clock(result: ProfileResult, clock: clocks.ClockState) -> None:
         result.warnings.append(ResultWarning(kind="clocks", message=clock.note))
 
 
+def _note_fallback(result: ProfileResult, fallback: dict[str, Any]) -> None:
+    """Say in the result that it stands in for a profile whose counters were denied: what was
+    measured instead, what was not, and how to let the profiler read counters."""
+    result.profiler["counters_fallback"] = fallback
+    result.warnings.insert(
+        0,
+        ResultWarning(
+            kind="metrics_missing",
+            message=(
+                f"Nsight Compute could not read the GPU performance counters (ERR_NVGPUCTRPERM), so "
+                f"this {fallback['requested_mode']!r} profile ran in mode {result.mode!r} instead: "
+                "measured are the kernels' times (CUPTI); beside them stand the compiled kernel's "
+                "static facts (registers, spills, shared memory, theoretical occupancy from the "
+                "launch) and the roofline of the FLOP/byte model. Not measured (n/a): TC%, SM%, "
+                "DRAM%, achieved occupancy, L2 hit rate, Nsight Compute's rules. To read counters: "
+                f"{COUNTERS_HINT}."
+            ),
+        ),
+    )
+
+
 def _finish(
     spec: ProfileSpec,
     req: ProfileRequest,
@@ -276,12 +367,15 @@ def _finish(
     final_dir: Path,
     clock: clocks.ClockState | None,
     render: bool = True,
+    fallback: dict[str, Any] | None = None,
 ) -> ProfileOutcome:
-    """Complete the result (the command's output, the noise floor, the clocks), render its
-    contract and report (unless ``render`` is off: a cluster worker's, whose server renders),
-    and give the directory its final name."""
+    """Complete the result (the command's output, the noise floor, the clocks, the counters
+    fallback), render its contract and report (unless ``render`` is off: a cluster worker's, whose
+    server renders), and give the directory its final name."""
     try:
         result = store.load_result(work_dir, "profile")
+        if fallback is not None:
+            _note_fallback(result, fallback)
         if req.command:  # what the command printed: the report keeps its tail
             result.command["output_tail"] = output_tail(record.get("log", ""))
         if result.device.kind == "cuda":  # the between-profile spread measured on this GPU (kprof noise)
@@ -290,7 +384,7 @@ def _finish(
             result.noise_floor = noise.floors(result.device.name, result)
         if clock is not None:
             _note_clock(result, clock)
-        if req.command or clock is not None or result.noise_floor:
+        if req.command or clock is not None or result.noise_floor or fallback is not None:
             store.write_result(work_dir, result)
         if not render:
             store.finish_profile(work_dir, final_dir, {})

@@ -104,6 +104,9 @@ class Mode:
     compare_role = "none"
     timing_note: str | None = None  # above report.md's timing table
     samples_note: str = ""  # after it
+    # Where this mode's profiler cannot read the GPU's performance counters (ERR_NVGPUCTRPERM),
+    # the mode the engine profiles in instead (kprof_mcp.engine.run); None: the error stands.
+    counters_fallback: str | None = None
 
     # ------------------------------------------------------------------ parent
     def preflight(self, env: PreflightEnv) -> dict[str, Any]:
@@ -124,6 +127,10 @@ class Mode:
         timeout_s: float,
     ) -> None:
         """Complete ``work_dir`` after the capture child exited (default: it is complete)."""
+
+    def counters_denied(self, log: str) -> bool:
+        """Whether the profiler's log says the GPU's performance counters could not be read."""
+        return False
 
     def report(
         self, result: ProfileResult, assessment: Assessment, others: list[ProfileResult]

@@ -58,6 +58,9 @@ class NsightMode(Mode):
 
     def __init__(self, name: str, summary: str, full_set: bool):
         self.name, self.summary, self.full_set = name, summary, full_set
+        # annotation (the default) falls back to event mode's CUPTI timing where counters are
+        # denied; ncu mode's whole point is counters, so its error stands.
+        self.counters_fallback = None if full_set else "event"
 
     # ------------------------------------------------------------------ parent
     def preflight(self, env: PreflightEnv) -> dict[str, Any]:
@@ -141,6 +144,10 @@ class NsightMode(Mode):
         return Launch(
             prefix=cmd, locks_clocks=req.clock_control == "base", profiler=profiler, scratch=scratch
         )
+
+    def counters_denied(self, log: str) -> bool:
+        failure = ncu_parser.log_failure(ncu_parser.parse_log(log), log, report_exists=False)
+        return failure is not None and failure.kind == "counters_not_permitted"
 
     def explain_failure(self, message: str, log: str) -> str:
         """A failed run of the child under ncu: ncu's own reason first when its log has one."""

@@ -46,6 +46,7 @@ __all__ = [
     "ACCOUNTING",
     "ACCOUNTING_COUNTS",
     "ANNOTATION_SECTIONS",
+    "COUNTERS_HINT",
     "METRICS",
     "MSG_TYPES",
     "RANGE_PREFIX",
@@ -84,6 +85,13 @@ class NcuLog:
     warnings: list[str] = field(default_factory=list)
 
 
+# How to let Nsight Compute read the counters (ERR_NVGPUCTRPERM), as the error and the
+# annotation fallback's warning say it.
+COUNTERS_HINT = (
+    "run the server as root, or allow profiling for all users (load the nvidia driver with "
+    "NVreg_RestrictProfilingToAdminUsers=0, see https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+)
+
 _PASSES_RE = re.compile(r'==PROF== Profiling "(?P<k>[^"]+)".*?- (?P<n>\d+) passes?')
 
 
@@ -106,10 +114,8 @@ def log_failure(log: NcuLog, text: str, report_exists: bool) -> NcuError | None:
     if "ERR_NVGPUCTRPERM" in joined:
         return NcuError(
             "counters_not_permitted",
-            "Nsight Compute cannot read the GPU performance counters (ERR_NVGPUCTRPERM): run the "
-            "server as root, or allow profiling for all users (load the nvidia driver with "
-            "NVreg_RestrictProfilingToAdminUsers=0, see "
-            "https://developer.nvidia.com/ERR_NVGPUCTRPERM). mode='event' works without counters.",
+            f"Nsight Compute cannot read the GPU performance counters (ERR_NVGPUCTRPERM): {COUNTERS_HINT}. "
+            "mode='event' works without counters.",
         )
     if re.search(r"clock control|--clock-control", joined, re.I) and log.errors:
         return NcuError(

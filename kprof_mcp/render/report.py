@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..analysis.occupancy import LABEL
 from ..models import ProfileResult
 from .contract import render_contract
 from .diagnosis import Assessment, assess
@@ -252,6 +253,7 @@ def render_report(
         ],
         rrows,
     )
+    out += occupancy_lines(a)
     if any(s.resources is None for s in result.stages):
         out.append("")
         out.append(
@@ -308,3 +310,48 @@ def render_report(
     out += ["", "## Warnings"]
     out += [f"- {w.message}" for w in a.warnings] or ["- none"]
     return "\n".join(out) + "\n"
+
+
+def occupancy_lines(a: Assessment) -> list[str]:
+    """Each stage's theoretical occupancy (:mod:`kprof_mcp.analysis.occupancy`), labelled as the
+    launch's ceiling, not a measurement; nothing where none was computed."""
+    if not a.occupancy:
+        return []
+    arch = next(iter(a.occupancy.values())).arch
+    out = [
+        "",
+        f"Occupancy, {LABEL}: the blocks of each stage's kernel that fit on one SM by {arch}'s limits "
+        "(registers allocated per warp in units of 256 over 4 sub-partitions; shared memory per block "
+        "plus 1 KB reserved, in units of 128 B, against the SM's full carveout; max warps and blocks per SM):",
+        "",
+    ]
+    rows = [
+        [
+            name,
+            o.warps_per_block,
+            o.limits["registers"],
+            o.limits["shared_memory"],
+            o.limits["warps"],
+            o.limits["blocks"],
+            o.blocks_per_sm,
+            o.warps_per_sm,
+            f"{o.occupancy_pct:.1f}",
+            o.limited_by.replace("_", " "),
+        ]
+        for name, o in a.occupancy.items()
+    ]
+    return out + table(
+        [
+            "Stage",
+            "Warps/block",
+            "Blocks by registers",
+            "by shared mem",
+            "by warps",
+            "by blocks",
+            "Blocks/SM",
+            "Warps/SM",
+            "Theoretical occupancy %",
+            "Limited by",
+        ],
+        rows,
+    )

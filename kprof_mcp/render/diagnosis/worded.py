@@ -170,6 +170,7 @@ def word_assessment(a: _a.Assessment) -> Assessment:
         flops=a.flops,
         bytes_model=a.bytes_model,
         over_peak=a.over_peak,
+        occupancy=a.occupancy,
     )
 
 
