@@ -13,8 +13,9 @@ rm -rf $H/repo $H/site $H/ws; mkdir -p $H/ws
 cp -r "$PWD" $H/repo
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target $H/site .whl/*.whl >/dev/null 2>&1
 chown -R kprofu:kprofu $H/repo $H/site $H/ws
-NCU=$(command -v ncu); echo "ncu: $NCU" >> $L/env.txt
-ENV="export PYTHONPATH=$H/site:$H/repo PATH=$(dirname "$NCU"):\$PATH; cd $H/ws"
+NCU=$(command -v ncu); PY=$(command -v python3); echo "ncu: $NCU; python3: $PY" >> $L/env.txt
+# root's python3 (the machine's torch environment) and ncu, first on the user's PATH
+ENV="export PYTHONPATH=$H/site:$H/repo PATH=$(dirname "$PY"):$(dirname "$NCU"):\$PATH; cd $H/ws"
 su kprofu -c "$ENV; id; nvidia-smi -lgc 1305,1305; echo lgc rc=\$?" > $L/user.txt 2>&1
 su kprofu -c "$ENV; timeout 400 python3 -m kprof_mcp.cli profile matmul --mode annotation --json" \
   > $L/matmul_annotation.json 2> $L/matmul_annotation.err; echo "matmul rc=$?"
