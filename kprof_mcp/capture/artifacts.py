@@ -13,7 +13,9 @@ from .. import safefs
 from ..analysis.fingerprint import fingerprint
 from ..models import ProfileResult, Resources
 from ..parsers import triton as triton_meta
+from ..parsers.sass import instruction_mix
 from ..protocol import ExpectedError
+from ..tools.sass import sass_listing
 
 
 def new_run_dir(out_root: str, final_dir: Path) -> Path:
@@ -28,7 +30,8 @@ def new_run_dir(out_root: str, final_dir: Path) -> Path:
 
 
 def write_compiled(ret: Any, dest: Path) -> Resources | None:
-    """TTIR/TTGIR/LLIR/PTX/cubin of the launch's ``CompiledKernel`` and its resources.json."""
+    """TTIR/TTGIR/LLIR/PTX/cubin of the launch's ``CompiledKernel``, its SASS listing
+    (``kernel.sass``, with the static instruction mix in the resources) and resources.json."""
     files = triton_meta.compiled_files(ret)
     if files is None:
         return None
@@ -39,6 +42,11 @@ def write_compiled(ret: Any, dest: Path) -> Resources | None:
         else:
             (dest / name).write_text(content)
     res = triton_meta.resources(ret)
+    cubin = dest / "kernel.cubin"
+    listing = sass_listing(cubin) if cubin.is_file() else None
+    if listing:
+        (dest / "kernel.sass").write_text(listing)
+        res = res.model_copy(update={"sass_mix": instruction_mix(listing).classes})
     (dest / "resources.json").write_text(res.model_dump_json(indent=2))
     return res
 

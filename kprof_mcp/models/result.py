@@ -50,6 +50,9 @@ class Resources(BaseModel):
     shared_memory_bytes: int | None = None
     num_warps: int | None = None
     num_stages: int | None = None
+    # Instructions of the kernel's SASS listing by class (tensor_core, fp_arith, global_mem, ...):
+    # static counts, not executed ones (parsers/sass.py); None where no cubin was compiled.
+    sass_mix: dict[str, int] | None = None
 
     @property
     def local_spill_bytes(self) -> int | None:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from ..analysis.occupancy import LABEL
 from ..models import ProfileResult
+from ..parsers.sass import CLASSES
+from ..parsers.sass import LABEL as SASS_LABEL
 from .contract import render_contract
 from .diagnosis import Assessment, assess
 from .markdown import NA, num, table
@@ -254,6 +256,7 @@ def render_report(
         rrows,
     )
     out += occupancy_lines(a)
+    out += sass_mix_lines(result)
     if any(s.resources is None for s in result.stages):
         out.append("")
         out.append(
@@ -355,3 +358,21 @@ def occupancy_lines(a: Assessment) -> list[str]:
         ],
         rows,
     )
+
+
+def sass_mix_lines(result: ProfileResult) -> list[str]:
+    """Each compiled stage's static instruction mix (its SASS listing by class, from the cubin:
+    ``compiled/<stage>/kernel.sass``), labelled as the code's shape, not executed counts."""
+    mixes = {s.name: s.resources.sass_mix for s in result.stages if s.resources and s.resources.sass_mix}
+    if not mixes:
+        return []
+    order = [*CLASSES, "uniform", "other", "nop"]
+    cols = [c for c in order if any(c in m for m in mixes.values())]
+    rows = [[name, *(m.get(c, 0) for c in cols), sum(m.values())] for name, m in mixes.items()]
+    return [
+        "",
+        f"Instructions by class, {SASS_LABEL}: each instruction the compiler emitted counted once (a loop "
+        "body once however often it runs); the listing is `compiled/<stage>/kernel.sass`.",
+        "",
+        *table(["Stage", *cols, "total"], rows),
+    ]

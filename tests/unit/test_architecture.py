@@ -186,6 +186,7 @@ ALLOWED = {
         "kprof_mcp.kernel",
         "kprof_mcp.protocol",
         "kprof_mcp.safefs",
+        "kprof_mcp.tools",  # cuobjdump over a compiled kernel's cubin (its SASS listing)
     },
     "kprof_mcp.modes": {
         "kprof_mcp.models",

@@ -1,0 +1,35 @@
+"""A kernel's SASS listing: ``cuobjdump -sass`` over its cubin. Triton ships cuobjdump in
+``triton/backends/nvidia/bin`` (found without importing triton); the CUDA toolkit's on PATH
+otherwise. It reads the cubin alone: no GPU and no driver needed."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+from pathlib import Path
+
+
+def cuobjdump() -> Path | None:
+    """Triton's cuobjdump, else one on PATH, else None."""
+    spec = importlib.util.find_spec("triton")
+    if spec is not None and spec.origin:
+        p = Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+        if p.is_file():
+            return p
+    found = shutil.which("cuobjdump")
+    return Path(found) if found else None
+
+
+def sass_listing(cubin: Path, timeout_s: float = 60.0) -> str | None:
+    """The SASS listing of ``cubin``, or None when no cuobjdump is found or it fails."""
+    tool = cuobjdump()
+    if tool is None:
+        return None
+    try:
+        cp = subprocess.run(
+            [str(tool), "-sass", str(cubin)], capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return cp.stdout if cp.returncode == 0 and cp.stdout.strip() else None
