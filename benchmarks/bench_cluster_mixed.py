@@ -111,15 +111,22 @@ def _figures(tool: str, s: dict) -> dict:
             cl = json.loads((Path(d) / "result.json").read_text()).get("profiler", {}).get("cluster")
             if cl:
                 f["span"] = {"worker": cl["worker"], "started": cl["started"], "finished": cl["finished"]}
-    elif tool == "compare_versions":
+    elif tool == "compare_versions":  # get_profile gives its directory: compare.json
+        r = json.loads((Path(s["profile_dir"]) / "compare.json").read_text())
         f["comparisons"] = {
             f"{c['version']} vs {c['baseline']}": [c["verdict"], c["speedup"], c["ci_low"], c["ci_high"]]
-            for c in s.get("comparisons", [])
+            for c in r["comparisons"]
         }
-        f["medians"] = {f"version {v['version']}": v["median_us"] for v in s.get("versions", [])}
-    elif tool == "sweep":
-        param = s.get("param")
-        f["medians"] = {f"{param}={r.get(param)} {r['version']}": r["time_us"] for r in s.get("rows", [])}
+        f["medians"] = {f"version {v['version']}": v["median_ns"] / 1e3 for v in r["versions"]}
+    elif tool == "sweep":  # get_profile gives its directory: sweep.json, a result per point
+        r = json.loads((Path(s["profile_dir"]) / "sweep.json").read_text())
+        f["medians"] = {
+            f"point {r['param']}={p['params'][r['param']]} {p['version']}": p["stages"][0]["timing"][
+                "median_ns"
+            ]
+            / 1e3
+            for p in r["points"]
+        }
     return f
 
 
