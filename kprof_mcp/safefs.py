@@ -22,6 +22,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+# repr(value) cut to a limit: error messages quote input, never all of it. Defined with the models
+# (the bottom layer, which imports nothing else from kprof) and used from here by everything else.
+from .models.options import clip  # noqa: F401
+
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -32,15 +36,6 @@ class UnsafePath(Exception):
 
 class Missing(UnsafePath):
     """A component of the path does not exist."""
-
-
-def clip(value: object, limit: int = 200) -> str:
-    """``repr(value)`` cut to ``limit`` characters: error messages quote input, never all of it."""
-    try:
-        text = repr(value)
-    except Exception:  # noqa: BLE001 — a value whose repr fails is still named
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 20] + f"…' ({len(text)} chars)"
 
 
 def parts_under(root: Path, path: str | os.PathLike[str]) -> list[str]:

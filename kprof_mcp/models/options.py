@@ -28,8 +28,8 @@ TIMELINE_ENGINES = ("auto", "nsys", "kineto")  # nsys mode's recorders (NsysOpti
 
 
 def clip(value: object, limit: int = 200) -> str:
-    """``repr(value)`` cut to ``limit`` characters (as ``kprof_mcp.safefs.clip``: models import
-    nothing else from kprof)."""
+    """``repr(value)`` cut to ``limit`` characters: error messages quote input, never all of it
+    (``kprof_mcp.safefs.clip`` is this one)."""
     try:
         text = repr(value)
     except Exception:  # noqa: BLE001 — a value whose repr fails is still named
