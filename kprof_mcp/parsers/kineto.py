@@ -37,6 +37,25 @@ def _df(rows: list[dict[str, Any]], cols: list[str]):
     return pd.DataFrame(rows, columns=cols)
 
 
+# The columns of a Trace's kernels table, in order.
+KERNEL_COLUMNS = [
+    "name",
+    "start",
+    "dur",
+    "end",
+    "stream",
+    "device",
+    "correlation",
+    "grid_blocks",
+    "block_threads",
+    "regs",
+    "smem",
+    "blocks_per_sm",
+    "warps_per_sm",
+    "occupancy_est_pct",
+]
+
+
 def load_trace(path: Path) -> Trace:
     """Parse a Kineto chrome trace (``torch.profiler ... export_chrome_trace``)."""
     data = json.loads(Path(path).read_text())
@@ -85,22 +104,7 @@ def load_trace(path: Path) -> Trace:
             ranges.append({**base, "tid": e.get("tid")})
         elif cat == "cpu_op":
             cpu_ops.append({**base, "tid": e.get("tid")})
-    kcols = [
-        "name",
-        "start",
-        "dur",
-        "end",
-        "stream",
-        "device",
-        "correlation",
-        "grid_blocks",
-        "block_threads",
-        "regs",
-        "smem",
-        "blocks_per_sm",
-        "warps_per_sm",
-        "occupancy_est_pct",
-    ]
+    kcols = KERNEL_COLUMNS
     return Trace(
         kernels=_df(kernels, kcols).sort_values("start", ignore_index=True),
         memops=_df(memops, ["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"]),

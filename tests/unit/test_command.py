@@ -282,25 +282,10 @@ def test_timeline_picture_draws_kernels_that_belong_to_no_stage(tmp_path, monkey
     import pandas as pd
 
     from kprof_mcp.analysis import timeline as tl
-    from kprof_mcp.parsers.kineto import Trace
+    from kprof_mcp.parsers.kineto import KERNEL_COLUMNS, Trace
     from kprof_mcp.render.plots import plot_timeline
 
-    kcols = [
-        "name",
-        "start",
-        "dur",
-        "end",
-        "stream",
-        "device",
-        "correlation",
-        "grid_blocks",
-        "block_threads",
-        "regs",
-        "smem",
-        "blocks_per_sm",
-        "warps_per_sm",
-        "occupancy_est_pct",
-    ]
+    kcols = KERNEL_COLUMNS
     k = pd.DataFrame([["k", 0.0, 1e3, 1e3, 7, 0, 1, 1, 128, 32, 0, 1, 4, 50.0]], columns=kcols)
     api = pd.DataFrame(
         [["cudaLaunchKernel", -500.0, 10.0, -490.0, 1, 1]],
