@@ -17,6 +17,29 @@ from ..render.sweep import SweepSummary, sweep_summary
 from .errors import _ann
 from .toolctx import ToolContext
 
+# The arguments compare_versions and sweep share (their schemas as each had them).
+TimingClock = Annotated[
+    str,
+    Field(
+        description="'base' (default: the SM clock locked at the device's sustained clock for the timing, "
+        "reset after) or 'none' (clocks free)"
+    ),
+]
+TimeLimit = Annotated[float | None, Field(ge=1, le=86400, description="time limit (default 900)")]
+
+
+def wait_within(gives: str) -> Any:
+    """``wait_s``: answer with ``gives`` within this many seconds, else a job id."""
+    return Annotated[
+        float | None,
+        Field(
+            ge=0,
+            le=55,
+            description=f"answer within this many seconds: {gives} if done, else a job_id for get_profile "
+            "(default 45)",
+        ),
+    ]
+
 
 def register_batch(mcp: MCPServer, tc: ToolContext) -> None:
     """compare_versions, measure_noise and sweep."""
@@ -91,27 +114,9 @@ def register_batch(mcp: MCPServer, tc: ToolContext) -> None:
                 ge=3, le=200, description="rounds at most; each times every version once, in rotating order"
             ),
         ] = 20,
-        wait_s: Annotated[
-            float | None,
-            Field(
-                ge=0,
-                le=55,
-                description="answer within this many seconds: the "
-                "verdict if done, else a job_id for "
-                "get_profile (default 45)",
-            ),
-        ] = None,
-        timeout_s: Annotated[
-            float | None, Field(ge=1, le=86400, description="time limit (default 900)")
-        ] = None,
-        clock_control: Annotated[
-            str,
-            Field(
-                description="'base' (default: the SM clock locked at the device's "
-                "sustained clock for the timing, reset after) or 'none' "
-                "(clocks free)"
-            ),
-        ] = "base",
+        wait_s: wait_within("the verdict") = None,
+        timeout_s: TimeLimit = None,
+        clock_control: TimingClock = "base",
     ) -> Annotated[CallToolResult, CompareSummary]:
         """Is version B faster than version A? Times every version in ONE process on the SAME
         inputs, each checked against the reference first, interleaved round by round in rotating
@@ -214,27 +219,9 @@ def register_batch(mcp: MCPServer, tc: ToolContext) -> None:
             float | None,
             Field(ge=20, le=10000, description="timing budget per stage and point (default 300)"),
         ] = None,
-        wait_s: Annotated[
-            float | None,
-            Field(
-                ge=0,
-                le=55,
-                description="answer within this many seconds: the "
-                "table and plot if done, else a job_id "
-                "for get_profile (default 45)",
-            ),
-        ] = None,
-        timeout_s: Annotated[
-            float | None, Field(ge=1, le=86400, description="time limit (default 900)")
-        ] = None,
-        clock_control: Annotated[
-            str,
-            Field(
-                description="'base' (default: the SM clock locked at the device's "
-                "sustained clock for the timing, reset after) or 'none' "
-                "(clocks free)"
-            ),
-        ] = "base",
+        wait_s: wait_within("the table and plot") = None,
+        timeout_s: TimeLimit = None,
+        clock_control: TimingClock = "base",
     ) -> Annotated[CallToolResult, SweepSummary]:
         """Profile one or more versions across the values of one parameter (sizes, tile counts):
         each point checked against the reference, then timed as event mode times it (kernel time
