@@ -253,7 +253,7 @@ def test_batches_timed_while_throttled_are_set_aside_when_clocks_are_free():
         min_runs=5,
         budget_ms=1000,
         warmup_ms=0,
-        target_rel_iqr=1.0,
+        target_rel_iqr=1e9,  # any spread converges: five CPU-timed no-ops on a loaded machine vary a lot
     )
     readings = iter([1000.0, 1980.0, 1980.0, 1980.0])
     t = Timer(None, False, req, "cpu", clock_reader=lambda: next(readings))
