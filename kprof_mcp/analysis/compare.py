@@ -8,16 +8,29 @@ every version: rounds are the independent units, and whatever shifted a round sh
 versions), then runs within each chosen round. Resampling runs alone (ignoring rounds) gave
 intervals too narrow under drift: 17 of 20 identical pairs "significant" in the fake-timer test.
 
-Pure: numbers in, numbers out; tested with a fake timer on the CPU (tests/unit/test_compare.py).
+Pure: numbers in, numbers out (the words are render/compare.py's); tested with a fake timer on the CPU (tests/unit/test_compare.py).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
-from ..models import Comparison
-
 DEFAULT_RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """``version`` against ``baseline``: speed-up = baseline median ÷ version median (> 1: faster),
+    its bootstrap interval and the verdict; :func:`kprof_mcp.render.compare.comparison` words it."""
+
+    version: str
+    baseline: str
+    speedup: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    verdict: str  # 'faster', 'slower' or 'no significant difference'
 
 
 def _medians(rng, base: Sequence[Sequence[float]], other: Sequence[Sequence[float]], n: int):
@@ -56,10 +69,11 @@ def compare(
     confidence: float = 0.95,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
-) -> Comparison:
+) -> Ratio:
     """``version`` vs ``baseline``: speed-up (baseline median ÷ version median) with a
     stratified-bootstrap ``confidence`` interval; the verdict is 'faster'/'slower' when the
-    interval excludes 1, else 'no significant difference'."""
+    interval excludes 1, else 'no significant difference'. Numbers only: the sentence is
+    :func:`kprof_mcp.render.compare.comparison`'s."""
     import numpy as np
 
     pairs = [(b, v) for b, v in zip(base_rounds, rounds) if len(b) and len(v)]
@@ -73,24 +87,8 @@ def compare(
     ratios = mb / mv
     alpha = (1.0 - confidence) / 2.0
     lo, hi = (float(x) for x in np.quantile(ratios, [alpha, 1.0 - alpha]))
-    pct = f"{100 * confidence:.0f} % CI {lo:.3f}–{hi:.3f}"
-    if lo > 1.0:
-        verdict, sentence = "faster", f"{version} is {speedup:.3f}× faster than {baseline} ({pct})"
-    elif hi < 1.0:
-        # The slow-down and its interval in the same unit (1/ratio reverses the bounds).
-        verdict, sentence = (
-            "slower",
-            (
-                f"{version} is {1 / speedup:.3f}× slower than {baseline} "
-                f"({100 * confidence:.0f} % CI {1 / hi:.3f}–{1 / lo:.3f}× slower)"
-            ),
-        )
-    else:
-        verdict, sentence = (
-            "no significant difference",
-            f"no significant difference between {version} and {baseline} (speed-up {speedup:.3f}, {pct})",
-        )
-    return Comparison(
+    verdict = "faster" if lo > 1.0 else "slower" if hi < 1.0 else "no significant difference"
+    return Ratio(
         version=version,
         baseline=baseline,
         speedup=speedup,
@@ -98,7 +96,6 @@ def compare(
         ci_high=hi,
         confidence=confidence,
         verdict=verdict,
-        sentence=sentence,
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 from ..analysis.compare import compare, rotation
 from ..models import CompareArm, CompareRequest, CompareResult, ResultWarning, VersionTiming
 from ..protocol import ExpectedError, progress
+from ..render.compare import comparison
 
 Measure = Callable[[str, int], list[float]]  # (version, runs) -> per-run ns
 
@@ -220,7 +221,9 @@ def run(req: CompareRequest) -> dict[str, Any]:
         )
         for a in arms
     ]
-    comparisons = [compare(names[0], rounds[names[0]], n, rounds[n], seed=req.seed) for n in names[1:]]
+    comparisons = [
+        comparison(compare(names[0], rounds[names[0]], n, rounds[n], seed=req.seed)) for n in names[1:]
+    ]
     if not use_cuda:
         warnings.append(
             ResultWarning(

@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 from pydantic import BaseModel, Field
 
+from ..analysis.compare import Ratio
 from ..models import CompareResult, Comparison, CounterRow, ProfileResult
 from .diagnosis import assess
 from .markdown import table
@@ -77,6 +79,27 @@ def compare_summary(r: CompareResult, **fields) -> CompareSummary:
         profiles=r.profiles,
         **fields,
     )
+
+
+def comparison(r: Ratio) -> Comparison:
+    """A comparison's numbers with its verdict worded: the speed-up (or the slow-down, its interval
+    turned into the same unit: 1/ratio reverses the bounds) and its confidence interval."""
+    pct = f"{100 * r.confidence:.0f} % CI"
+    if r.verdict == "faster":
+        sentence = (
+            f"{r.version} is {r.speedup:.3f}× faster than {r.baseline} ({pct} {r.ci_low:.3f}–{r.ci_high:.3f})"
+        )
+    elif r.verdict == "slower":
+        sentence = (
+            f"{r.version} is {1 / r.speedup:.3f}× slower than {r.baseline} "
+            f"({pct} {1 / r.ci_high:.3f}–{1 / r.ci_low:.3f}× slower)"
+        )
+    else:
+        sentence = (
+            f"no significant difference between {r.version} and {r.baseline} "
+            f"(speed-up {r.speedup:.3f}, {pct} {r.ci_low:.3f}–{r.ci_high:.3f})"
+        )
+    return Comparison(**dataclasses.asdict(r), sentence=sentence)
 
 
 def verdict_sentence(c: Comparison, device_kind: str) -> str:

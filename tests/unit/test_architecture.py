@@ -203,6 +203,7 @@ ALLOWED = {
         "kprof_mcp.models",
         "kprof_mcp.parsers",
         "kprof_mcp.analysis",
+        "kprof_mcp.render",  # a comparison's verdict worded (render.compare.comparison) into compare.json
         "kprof_mcp.capture",
         "kprof_mcp.modes",
         "kprof_mcp.kernel",

@@ -10,6 +10,7 @@ import pytest
 from kprof_mcp.analysis.compare import compare, rotation
 from kprof_mcp.child.compare import interleave
 from kprof_mcp.engine import KprofError
+from kprof_mcp.render.compare import comparison
 
 
 class FakeGPU:
@@ -64,8 +65,10 @@ def test_a_real_speedup_is_found_with_a_ci_that_holds_it():
         hits += c.ci_low <= 1.09 <= c.ci_high
     assert hits >= 17  # a 95 % interval holds the truth in most repeats
     c = compare("v1", r["v1"], "v3", r["v3"])
+    c = comparison(c)  # the numbers worded (render's)
     assert c.sentence.startswith("v3 is 1.0") and "× faster than v1 (95 % CI 1.0" in c.sentence
     slower = compare("v3", r["v3"], "v1", r["v1"])
+    slower = comparison(slower)
     assert slower.verdict == "slower" and slower.ci_high < 1.0 and "× slower than v3" in slower.sentence
     # The slow-down's interval is in the slow-down's unit and holds it.
     import re
