@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -206,6 +207,21 @@ def _run(
     return ended if ended is not None else _run_once(args, timeout_s, on_progress, control, prefix)
 
 
+@dataclass(frozen=True)
+class Record:
+    """A child command that succeeded: the directories of its ok-record (``--result``, see
+    :mod:`kprof_mcp.protocol`) and how its process ended. All that the engine and the modes read of
+    a run."""
+
+    work_dir: str = ""  # the profile's ``.partial`` directory, while it is written
+    profile_dir: str = ""  # the name it gets when it is complete
+    correctness: dict[str, Any] | None = None  # a preparation run's correctness check (prepare_only)
+    log: str = ""  # what the process printed (a profiler wrapping it included), its stderr last
+    returncode: int | None = None  # the process' exit status (a profiler's, when one wrapped it)
+    wall_s: float = 0.0  # the process' wall time
+    warm_worker: bool = False  # it ran in a warm worker (:mod:`kprof_mcp.warm`)
+
+
 def _read_record(path: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
@@ -267,8 +283,8 @@ def run_profile(
     locks_clocks: bool = False,
     command: str = "run",
     fresh: bool = False,
-) -> dict[str, Any]:
-    """Run one profile in a child; return the child's ok-record or raise :class:`WorkerError`.
+) -> Record:
+    """Run one profile in a child; return its :class:`Record` or raise :class:`WorkerError`.
 
     ``prefix`` is a profiler's argument vector that launches the child (``ncu ... python -m
     kprof_mcp.child run``); what the profiler prints comes back in the record's ``log``.
@@ -306,11 +322,15 @@ def run_profile(
     rc, stderr = ended.rc, ended.err
     log = ended.out[-200_000:] + stderr
     if record and record.get("status") == "ok" and (rc == 0 or prefix):
-        record["log"] = log
-        record["returncode"] = rc
-        record["wall_s"] = round(ended.wall, 3)
-        record["warm_worker"] = ended.warm
-        return record
+        return Record(
+            work_dir=record.get("work_dir", ""),
+            profile_dir=record.get("profile_dir", ""),
+            correctness=record.get("correctness"),
+            log=log,
+            returncode=rc,
+            wall_s=round(ended.wall, 3),
+            warm_worker=ended.warm,
+        )
     if record and record.get("status") == "error":
         raise WorkerError(
             record.get("kind", "crash"),
@@ -347,7 +367,7 @@ def finish(
     profiler: dict[str, Any],
     timeout_s: float = 600.0,
     control: RunControl | None = None,
-) -> dict[str, Any]:
+) -> None:
     """Read a profiler's output in a child process (``python -m kprof_mcp.child finish``; the
     control's warm worker when it has one)."""
     if control is not None:
@@ -377,7 +397,7 @@ def finish(
         if ended.stopped:
             raise WorkerError("timeout", f"reading the Nsight Compute report took over {timeout_s:.0f} s")
     if ended.rc == 0 and record and record.get("status") == "ok":
-        return record
+        return
     if record and record.get("status") == "error":
         raise WorkerError(record.get("kind", "crash"), record.get("message", "unknown error"))
     raise WorkerError(

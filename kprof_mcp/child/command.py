@@ -67,10 +67,10 @@ def run(req: ProfileRequest) -> dict[str, Any]:
     )
     cc.phase("import_torch_device")
     try:
-        extra = mode.capture_command(cc)
+        mode.capture_command(cc)
     except ModeError as e:
         raise ExpectedError(e.kind, str(e)) from None
-    return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir), **(extra or {})}
+    return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
 
 
 def main(argv: list[str]) -> int:

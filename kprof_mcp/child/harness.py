@@ -267,8 +267,8 @@ def run(req: ProfileRequest) -> dict[str, Any]:
         phases_s=phases,
         _mark=mark,
     )
-    extra = mode.capture(cap)
-    return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir), **(extra or {})}
+    mode.capture(cap)
+    return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
 
 
 def _wait_for_preparation(req: ProfileRequest, gate: Path, poll_s: float = 0.005) -> ProfileRequest:

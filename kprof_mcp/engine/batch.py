@@ -49,7 +49,7 @@ def run_child(
             after = then(control) if then is not None else None
     except (Cancelled, runner.WorkerError) as e:
         raise KprofError(str(e)) from None
-    return Path(record["work_dir"]), Path(record["profile_dir"]), after
+    return Path(record.work_dir), Path(record.profile_dir), after
 
 
 def check_compare(

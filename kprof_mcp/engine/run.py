@@ -182,7 +182,7 @@ class _Preparation:
         said: dict[str, Any]
         try:
             record = runner.run_profile(prep_req, timeout, None, control=control)
-            said = {"ok": True, "correctness": record.get("correctness")}
+            said = {"ok": True, "correctness": record.correctness}
         except Exception as e:  # noqa: BLE001 — reported by error(); the child must hear of it either way
             self._error = e
             said = {"ok": False, "message": str(e)}
@@ -227,12 +227,12 @@ def run_locked(
             if prepare:
                 req, prep = _prepare(spec, req, launch, warm, prep_key, Path(scratch), on_progress, control)
             record = _run_profiled(spec, req, mode, launch, prep, prep_key, on_progress, control)
-            work_dir, final_dir = Path(record["work_dir"]), Path(record["profile_dir"])
+            work_dir, final_dir = Path(record.work_dir), Path(record.profile_dir)
             try:
                 mode.after_run(req, record, launch, work_dir, on_progress, control, spec.timeout)
             except ModeError as e:
                 if e.kind == "counters_not_permitted" and mode.counters_fallback:
-                    raise CountersDenied(str(e), record.get("log", ""), work_dir) from None
+                    raise CountersDenied(str(e), record.log, work_dir) from None
                 raise
         except ModeError as e:
             raise KprofError(str(e)) from None
@@ -277,8 +277,8 @@ def _prepare(
     except runner.WorkerError as e:
         raise KprofError(str(e)) from None
     store.mark_prepared(prep_key)
-    if done.get("warm_worker") and done.get("correctness"):
-        req = req.model_copy(update={"correctness_checked": done["correctness"]})
+    if done.warm_worker and done.correctness:
+        req = req.model_copy(update={"correctness_checked": done.correctness})
     return req, None
 
 
@@ -291,7 +291,7 @@ def _run_profiled(
     prep_key: str,
     on_progress: runner.ProgressFn | None,
     control: runner.RunControl | None,
-) -> dict[str, Any]:
+) -> runner.Record:
     """Run the profiled child (under the mode's profiler, if any) and wait for a preparation
     beside it; a failure is reported as the preparation's or as the mode explains it."""
     try:
@@ -362,7 +362,7 @@ def _note_fallback(result: ProfileResult, fallback: dict[str, Any]) -> None:
 def _finish(
     spec: ProfileSpec,
     req: ProfileRequest,
-    record: dict[str, Any],
+    record: runner.Record,
     work_dir: Path,
     final_dir: Path,
     clock: clocks.ClockState | None,
@@ -377,7 +377,7 @@ def _finish(
         if fallback is not None:
             _note_fallback(result, fallback)
         if req.command:  # what the command printed: the report keeps its tail
-            result.command["output_tail"] = output_tail(record.get("log", ""))
+            result.command["output_tail"] = output_tail(record.log)
         if result.device.kind == "cuda":  # the between-profile spread measured on this GPU (kprof noise)
             from .. import noise
 

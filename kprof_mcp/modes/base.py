@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # types only: modes are imported by the server, which must no
     from ..capture.context import Capture
     from ..models import ModeOptions, ProfileRequest, ProfileResult
     from ..render.report import ModeReport
-    from ..runner import ProgressFn, RunControl
+    from ..runner import ProgressFn, Record, RunControl
 
 
 class ModeError(Exception):
@@ -119,7 +119,7 @@ class Mode:
     def after_run(
         self,
         req: ProfileRequest,
-        record: dict[str, Any],
+        record: Record,
         launch: Launch,
         work_dir: Path,
         on_progress: ProgressFn | None,
@@ -140,9 +140,8 @@ class Mode:
         return ModeReport(timing_note=self.timing_note, samples_note=self.samples_note)
 
     # ------------------------------------------------------------------ child
-    def capture(self, cap: Capture) -> dict[str, Any]:
-        """Measure; write ``result.json`` (or what ``read_output`` needs) into ``cap.work_dir``.
-        Returns extra fields for the ok-record sent to the parent."""
+    def capture(self, cap: Capture) -> None:
+        """Measure; write ``result.json`` (or what ``read_output`` needs) into ``cap.work_dir``."""
         raise NotImplementedError
 
     def cache_control(self, result: ProfileResult) -> str:
@@ -159,7 +158,7 @@ class Mode:
         """The prefix that wraps a command's child (``python -m kprof_mcp.child command``)."""
         return Launch()
 
-    def capture_command(self, cc: Any) -> dict[str, Any]:
+    def capture_command(self, cc: Any) -> None:
         """Child: run the command (``cc.run()``, a :class:`kprof_mcp.capture.recording.CommandCapture`)
         inside this mode's recording; write ``result.json`` (or what ``read_output`` needs)."""
         raise ModeError(f"mode {self.name!r} cannot profile a command")

@@ -12,8 +12,6 @@ two modes share one trace reader. Without a GPU the wall clock times the Triton 
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..capture.timer import L2_FLUSH_BYTES, CuptiUnavailable, Timer  # noqa: F401  (re-exported)
 from ..models import (
     DeviceState,
@@ -92,7 +90,7 @@ class EventMode(Mode):
             else "none (CPU)"
         )
 
-    def capture(self, cap) -> dict[str, Any]:
+    def capture(self, cap) -> None:
         from ..capture.artifacts import write_params_and_samples
         from ..tools import nvidia_smi
 
@@ -210,10 +208,9 @@ class EventMode(Mode):
         result = cap.result(stages, plan_total=plan_total)
         cap.progress(0.95, "writing artifacts")
         write_params_and_samples(cap.work_dir, result, self.cache_control(result))
-        return {}
 
     # ------------------------------------------------------------------ a user's command
-    def capture_command(self, cc) -> dict[str, Any]:
+    def capture_command(self, cc) -> None:
         """The command once under torch.profiler: each stage's samples are its range occurrences'
         kernel times from CUPTI (or, with no range, each launch of a kernel), as the application
         ran them: no L2 flush between them, no repeat runs. On the CPU: each range's wall time."""
@@ -242,4 +239,3 @@ class EventMode(Mode):
         result = cc.result(stages)
         result.command["stages_from"] = by
         write_params_and_samples(cc.work_dir, result, "none: the command's own runs, caches as it left them")
-        return {}

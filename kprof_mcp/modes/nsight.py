@@ -162,18 +162,18 @@ class NsightMode(Mode):
         report = (launch.scratch or work_dir) / "profile.ncu-rep"
         if report.is_file():
             shutil.move(str(report), work_dir / REPORT_FILE)
-        (work_dir / "ncu.log").write_text(record.get("log", ""))
+        (work_dir / "ncu.log").write_text(record.log)
         profiler = dict(
             launch.profiler,
-            profiled_process_wall_s=record.get("wall_s"),
-            ncu_exit_code=record.get("returncode"),
+            profiled_process_wall_s=record.wall_s,
+            ncu_exit_code=record.returncode,
             nvidia_smi_before=(nvidia_smi.gpus() or [{}])[0],
         )
         (work_dir / "profiler.json").write_text(json.dumps(profiler, indent=2, default=str))
         if on_progress:
             on_progress(0.93, "reading the Nsight Compute report")
         try:
-            runner.finish(req.model_dump_json(), work_dir, record.get("log", ""), profiler, control=control)
+            runner.finish(req.model_dump_json(), work_dir, record.log, profiler, control=control)
         except runner.WorkerError as e:
             raise ModeError(f"{e} (partial artifacts kept in {work_dir})", e.kind) from None
 
@@ -186,7 +186,7 @@ class NsightMode(Mode):
     def cache_control(self, result: ProfileResult) -> str:
         return cache_control(result)
 
-    def capture(self, cap) -> dict[str, Any]:
+    def capture(self, cap) -> None:
         """Launch each stage ``req.options.ncu_launches`` times inside its NVTX range, the only launches
         Nsight Compute profiles (``--nvtx-include kprof_<stage>/``); everything before (JIT,
         autotuning, the correctness run) ran outside any range and is not profiled. ncu replays
@@ -224,7 +224,6 @@ class NsightMode(Mode):
             "stages": json.loads(json.dumps(cap.stages, default=lambda o: o.model_dump())),
         }
         (cap.work_dir / "capture.json").write_text(json.dumps(capture, indent=2, default=str))
-        return {"captured": True}
 
     def read_output(
         self, req: ProfileRequest, work_dir: Path, log: str, profiler: dict[str, Any]
@@ -234,7 +233,7 @@ class NsightMode(Mode):
         return read_output(req, work_dir, log, profiler, self.full_set)
 
     # ------------------------------------------------------------------ a user's command
-    def capture_command(self, cc) -> dict[str, Any]:
+    def capture_command(self, cc) -> None:
         """Run the command under ncu (it wraps this process); the report is read afterwards."""
         dev = cc.device
         dev.clocks_locked = cc.req.clock_control == "base"
@@ -249,4 +248,3 @@ class NsightMode(Mode):
         kprof.CROSS_THREAD = True  # ranges seen by every thread's launches (autograd's backward too)
         cc.run()
         cc.capture_json()
-        return {"captured": True}

@@ -111,7 +111,7 @@ class TimelineMode(Mode):
             return
         from .. import runner
 
-        log = record.get("log", "")
+        log = record.log
         (work_dir / "nsys.log").write_text(log)
         rep = (launch.scratch or work_dir) / REPORT_FILE
         if not rep.is_file():
@@ -134,8 +134,8 @@ class TimelineMode(Mode):
             raise ModeError(f"{e} (the report is kept in {work_dir / REPORT_FILE})", "nsys_failed") from None
         profiler = dict(
             launch.profiler,
-            profiled_process_wall_s=record.get("wall_s"),
-            nsys_exit_code=record.get("returncode"),
+            profiled_process_wall_s=record.wall_s,
+            nsys_exit_code=record.returncode,
         )
         (work_dir / "profiler.json").write_text(json.dumps(profiler, indent=2, default=str))
         if on_progress:
@@ -151,12 +151,12 @@ class TimelineMode(Mode):
         return ModeReport(sections=timeline_sections(result))
 
     # ------------------------------------------------------------------ child
-    def capture(self, cap) -> dict[str, Any]:
+    def capture(self, cap) -> None:
         if cap.req.options.nsys_path and cap.use_cuda:
             return self._capture_nvtx(cap)
         return self._capture_kineto(cap)
 
-    def _capture_nvtx(self, cap) -> dict[str, Any]:
+    def _capture_nvtx(self, cap) -> None:
         """Under ``nsys profile``: warm-up, then the recorded iterations inside NVTX ranges; the
         trace is read afterwards from the export (:meth:`read_output`)."""
         torch, req = cap.torch, cap.req
@@ -189,9 +189,8 @@ class TimelineMode(Mode):
             "stages": json.loads(json.dumps(cap.stages, default=lambda o: o.model_dump())),
         }
         (cap.work_dir / "capture.json").write_text(json.dumps(capture, indent=2, default=str))
-        return {"captured": True}
 
-    def _capture_kineto(self, cap) -> dict[str, Any]:
+    def _capture_kineto(self, cap) -> None:
         from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
         torch, req, use_cuda = cap.torch, cap.req, cap.use_cuda
@@ -246,7 +245,6 @@ class TimelineMode(Mode):
         cap.phase("timeline_analysis")
         result.phases_s = dict(cap.phases_s)
         write_timeline(cap.work_dir, tr, tl, result, self.cache_control(result))
-        return {}
 
     def read_output(self, req, work_dir: Path, log: str, profiler: dict[str, Any]) -> ProfileResult:
         """The Nsight Systems recording (SQLite export) → the same result the Kineto path builds."""
@@ -297,13 +295,13 @@ class TimelineMode(Mode):
     def command_launch(self, req, scratch: Path) -> Launch:
         return self.launch(req, [], scratch)
 
-    def capture_command(self, cc) -> dict[str, Any]:
+    def capture_command(self, cc) -> None:
         """Under Nsight Systems: run the command, the trace is read afterwards. Otherwise the
         command under torch.profiler, analysed here."""
         if cc.req.options.nsys_path and cc.use_cuda:
             cc.run()
             cc.capture_json()
-            return {"captured": True}
+            return
         from ..capture.recording import record_kineto
 
         tr = record_kineto(cc)
@@ -327,7 +325,6 @@ class TimelineMode(Mode):
         result.warnings += warnings
         result.command["stages_from"] = by
         write_timeline(cc.work_dir, tr, tl, result, self.cache_control(result))
-        return {}
 
     def _read_command(self, req, work_dir: Path, profiler: dict[str, Any]) -> ProfileResult:
         from ..analysis.command import stage_static

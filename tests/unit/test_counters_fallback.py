@@ -50,14 +50,13 @@ def denied(monkeypatch, workspace):
         work = workspace / "out/profiles" / req["mode"] / "vector_add" / "n=4096" / "t-v1.partial"
         work.mkdir(parents=True)
         (work / "capture.json").write_text("{}")
-        return {
-            "status": "ok",
-            "work_dir": str(work),
-            "profile_dir": str(work.with_name("t-v1")),
-            "log": PERM_LOG,
-            "returncode": 1,
-            "wall_s": 1.0,
-        }
+        return runner.Record(
+            work_dir=str(work),
+            profile_dir=str(work.with_name("t-v1")),
+            log=PERM_LOG,
+            returncode=1,
+            wall_s=1.0,
+        )
 
     monkeypatch.setattr(NsightMode, "launch", launch)
     monkeypatch.setattr(runner, "run_profile", run_profile)
