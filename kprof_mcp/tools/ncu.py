@@ -255,8 +255,8 @@ def import_ncu_report(ncu: Path | None = None):
         import ncu_report  # type: ignore[import-not-found]
 
         return ncu_report, f"ncu_report (Python package, {getattr(ncu_report, '__file__', '?')})"
-    except ImportError:
-        pass
+    except ImportError as e:
+        why = f"{type(e).__name__}: {e}"[:300]
     ncu = ncu or find_ncu()
     if ncu is not None:
         for extras in _extras_dirs(Path(ncu)):
@@ -269,7 +269,10 @@ def import_ncu_report(ncu: Path | None = None):
                 continue
             finally:
                 sys.path.remove(str(extras))
-    return None, "ncu_report not importable (pip install ncu-report, or Nsight Compute's extras/python)"
+    return (
+        None,
+        f"ncu_report not importable ({why}; pip install ncu-report, or Nsight Compute's extras/python)",
+    )
 
 
 def _extras_dirs(ncu: Path) -> list[Path]:
@@ -301,31 +304,25 @@ def read_report(
     if mod is None:
         if ncu is None:
             raise NcuError("parser_missing", f"cannot read {path}: {origin}")
+        try:
+            text = details_csv(path, ncu)
+        except NcuError as e:
+            raise NcuError(e.kind, f"{e}; and {origin}") from None
         return records_from_details(
-            parse_details_csv(details_csv(path, ncu)), chosen
+            parse_details_csv(text), chosen
         ), f"ncu --import --csv (fallback: {origin})"
     return ncu_parser.read_report(mod, path, chosen, want_source), origin
 
 
 def details_csv(path: Path, ncu: Path) -> str:
     """``ncu --import`` details page as CSV in base units (all sections, all metrics)."""
-    cp = subprocess.run(
-        [
-            str(ncu),
-            "--import",
-            str(path),
-            "--csv",
-            "--page",
-            "details",
-            "--print-units",
-            "base",
-            "--print-details",
-            "all",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    argv = [str(ncu), "--import", str(path), "--csv", "--page", "details", "--print-units", "base"]
+    try:
+        cp = subprocess.run(argv + ["--print-details", "all"], capture_output=True, text=True, timeout=300)
+    except OSError as e:  # the ncu that recorded it is not on this machine
+        raise NcuError("parser_missing", f"cannot read {path}: {ncu} cannot run ({e})") from None
+    except subprocess.TimeoutExpired:
+        raise NcuError("corrupt_report", f"ncu --import {path} did not finish within 300 s") from None
     if cp.returncode != 0:
         raise NcuError("corrupt_report", f"ncu --import {path} failed: {cp.stderr.strip()[:400]}")
     return cp.stdout

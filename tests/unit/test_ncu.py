@@ -128,6 +128,21 @@ def test_corrupt_report_is_a_clear_error(tmp_path):
     assert e.value.kind == "corrupt_report"
 
 
+def test_a_report_that_no_parser_here_can_read_is_a_clear_error(tmp_path, monkeypatch):
+    """ncu_report not importable and the ncu that recorded the report absent from this machine (a
+    recording read back elsewhere): an NcuError saying both, never a FileNotFoundError."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ncu_report", None)  # import ncu_report raises ImportError
+    report = tmp_path / "profile.ncu-rep"
+    report.write_bytes(b"\x00")
+    with pytest.raises(ncu_parser.NcuError) as e:
+        ncu.read_report(report, ncu=tmp_path / "cuda-13.0" / "bin" / "ncu")
+    assert e.value.kind == "parser_missing"
+    said = str(e.value)
+    assert "bin/ncu cannot run" in said and "ncu_report not importable (ModuleNotFoundError" in said, said
+
+
 def test_csv_fallback_reads_metrics_rules_sections_and_ranges():
     launches = ncu_parser.parse_details_csv((FIX / "ncu_matmul_v1_details.csv").read_text())
     assert len(launches) == 1  # the NVLink free-text tables after the launch are not launches
