@@ -182,7 +182,8 @@ def _verdict_row(name: str, prev, cur, floor: dict | None) -> list[Any]:
     """A stage's (or the whole profile's) verdict: faster / slower / no significant change."""
     from ..analysis.noise import verdict
 
-    v, used = verdict(prev.median_ns, cur.median_ns, _ci_of(prev, cur), (floor or {}).get("pct"))
+    spread = 100.0 * max(prev.rel_iqr, cur.rel_iqr)  # stands in for a floor not measured on this GPU
+    v, used = verdict(prev.median_ns, cur.median_ns, _ci_of(prev, cur), (floor or {}).get("pct"), spread)
     if floor and floor.get("from"):  # which A/A series set the floor, and whether it is of the stage's class
         cls = {
             "same": f"{floor.get('bound')}-bound, as this stage",
@@ -211,7 +212,9 @@ def _verdicts(result: ProfileResult, baseline: ProfileResult) -> list[str]:
     return [
         "",
         "Verdict per stage (time in µs, previous → current; faster/slower only when the change exceeds the "
-        "noise floor and the CI excludes no change" + (f"; floor from {src}" if src else "") + "):",
+        "noise floor (with none measured, the profiles' own spread) and the CI excludes no change"
+        + (f"; floor from {src}" if src else "")
+        + "):",
     ] + table(["Stage", "Time (µs)", "Verdict", "Used"], rows)
 
 

@@ -84,6 +84,29 @@ def test_verdict(prev, cur, ci, floor, want):
         assert f"noise floor {floor:.2f} %" in used
 
 
+@pytest.mark.parametrize(
+    "prev,cur,ci,floor,spread,want",
+    [
+        # Two H100 event profiles of vector_add v0/v1 (the same code): a CI that excludes 1 and a change
+        # far inside each profile's own spread. With no floor measured, the spread guards the verdict.
+        (70.27e3, 70.34e3, (0.9985, 0.9995), None, 1.5, "no significant change"),
+        (260.55e3, 253.80e3, (1.025, 1.030), None, 1.5, "faster"),  # matmul v0 → v1: +2.7 %, over 1.5 %
+        (253.80e3, 260.55e3, (0.971, 0.976), None, 1.5, "slower"),
+        (70.27e3, 70.34e3, (0.9985, 0.9995), 0.05, 1.5, "slower"),  # a measured floor wins over the spread
+    ],
+)
+def test_the_profiles_spread_stands_in_for_a_floor_not_measured(prev, cur, ci, floor, spread, want):
+    v, used = verdict(prev, cur, ci, floor, spread)
+    assert v == want, used
+    if floor is None:
+        assert "the profiles' own spread (IQR/median up to 1.50 %) stands in for it" in used
+        assert "understates" not in used
+    else:
+        assert "stands in" not in used and f"noise floor {floor:.2f} %" in used
+    if want == "no significant change":
+        assert "a change inside the profiles' spread: compare_versions" in used
+
+
 def test_kprof_noise_on_the_cpu_stores_a_floor_that_the_next_profile_carries(tmp_path):
     env = dict(
         os.environ,
@@ -150,3 +173,13 @@ def test_the_contract_gives_a_verdict_per_stage_with_what_it_used():
     # The same two profiles with a floor larger than the change: no significant change.
     v1.noise_floor["stages"]["matmul"]["pct"] = abs(change) + 1
     assert "**no significant change**" in render.render_contract(v1, v0)
+    # No floor measured on that GPU: the two profiles' own spread stands in for it, and the row says so.
+    v1.noise_floor = {}
+    row = next(
+        ln
+        for ln in render.render_contract(v1, v0).split("Verdict per stage")[1].splitlines()
+        if ln.startswith("| matmul |")
+    )
+    spread = 100 * max(v0.stages[0].timing.rel_iqr, v1.stages[0].timing.rel_iqr)
+    assert f"IQR/median up to {spread:.2f} %) stands in for it" in row
+    assert ("**no significant change**" in row) == (abs(change) <= spread), (change, spread, row)
