@@ -10,13 +10,14 @@ memory-bound kernels move 0.05–0.2 %. So a floor is kept per class (compute- o
 model) as well as per time scale. A change smaller than the floor cannot be called a change by
 profiling twice; ``compare_versions`` (interleaved in one process) measures such differences.
 
-Pure: A/A times in, a floor out; two profiles, a CI and a floor in, a verdict out.
+Pure: A/A times in, a floor out; two profiles, a CI and a floor in, a verdict out (worded in render/noise.py).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -69,55 +70,51 @@ def floor_for(
     }
 
 
-def verdict(
+@dataclass(frozen=True)
+class Judgement:
+    """A stage timed ``prev_ns`` before and ``cur_ns`` now, judged (:func:`judge`); worded by
+    :func:`kprof_mcp.render.noise.judgement_words`."""
+
+    verdict: (
+        str  # 'faster', 'slower', 'no significant change', 'unknown' (nothing to judge by), 'n/a' (no time)
+    )
+    change_pct: float  # 100 × (prev ÷ cur − 1): > 0 faster
+    ci: tuple[float, float] | None  # the 95 % CI of the speed-up prev ÷ cur from both profiles' samples
+    floor_pct: float | None  # the noise floor measured on this GPU
+    spread_pct: float | None  # the larger of the two profiles' own IQR/median, in %
+
+    @property
+    def guard_pct(self) -> float | None:
+        """What a change must exceed: the measured floor, else the profiles' own spread."""
+        return self.floor_pct if self.floor_pct is not None else self.spread_pct
+
+    @property
+    def inside_guard(self) -> bool:
+        return self.guard_pct is not None and abs(self.change_pct) <= self.guard_pct
+
+
+def judge(
     prev_ns: float,
     cur_ns: float,
     ci: tuple[float, float] | None,
     floor_pct: float | None,
     spread_pct: float | None = None,
-) -> tuple[str, str]:
-    """(verdict, what it used) for a stage timed ``prev_ns`` before and ``cur_ns`` now. ``ci``: the
-    95 % CI of the speed-up prev/cur from both profiles' samples (None: not computable);
-    ``floor_pct``: the measured noise floor (None: none measured); ``spread_pct``: the larger of the
-    two profiles' own IQR/median, in %, which stands in for the floor when none was measured.
+) -> Judgement:
+    """A stage timed ``prev_ns`` before and ``cur_ns`` now. ``ci``: the 95 % CI of the speed-up
+    prev/cur from both profiles' samples (None: not computable); ``floor_pct``: the measured noise
+    floor (None: none measured); ``spread_pct``: the larger of the two profiles' own IQR/median, in %,
+    which stands in for the floor when none was measured.
 
     Faster (or slower) only when the change is larger than the floor and the CI excludes no change;
     otherwise "no significant change". The CI alone never decides: runs within one profile are
     autocorrelated, so it is narrower than the spread between profiles (vector_add on an H100:
     70.27 → 70.34 µs, CI 0.999–1.000, from two profiles of the same code)."""
     if prev_ns <= 0 or cur_ns <= 0:
-        return "n/a", "no time"
-    change = 100.0 * (prev_ns / cur_ns - 1.0)
-    used = []
-    significant = True
-    guard = floor_pct if floor_pct is not None else spread_pct
-    if floor_pct is not None:
-        used.append(f"noise floor {floor_pct:.2f} %")
-    if guard is not None:
-        significant &= abs(change) > guard
-    if ci is not None:
-        used.append(f"95 % CI {ci[0]:.3f}–{ci[1]:.3f}")
-        significant &= not (ci[0] <= 1.0 <= ci[1])
+        return Judgement("n/a", 0.0, ci, floor_pct, spread_pct)
+    j = Judgement("", 100.0 * (prev_ns / cur_ns - 1.0), ci, floor_pct, spread_pct)
     if floor_pct is None and ci is None:
-        return (
-            "unknown",
-            "no noise floor measured on this GPU and no samples for a CI: run kprof noise, or compare_versions",
-        )
-    if floor_pct is None and spread_pct is not None:
-        used.append(
-            f"no noise floor measured on this GPU (kprof noise): the profiles' own spread (IQR/median up to "
-            f"{spread_pct:.2f} %) stands in for it"
-        )
-    elif floor_pct is None:
-        used.append(
-            "no noise floor measured on this GPU (kprof noise): the CI alone understates the between-profile "
-            "spread"
-        )
+        return replace(j, verdict="unknown")
+    significant = not j.inside_guard and not (ci is not None and ci[0] <= 1.0 <= ci[1])
     if not significant:
-        if guard is not None and abs(change) <= guard:
-            inside = "the floor" if floor_pct is not None else "the profiles' spread"
-            used.append(
-                f"a change inside {inside}: compare_versions (interleaved in one process) can resolve it"
-            )
-        return "no significant change", "; ".join(used)
-    return ("faster" if change > 0 else "slower"), "; ".join(used)
+        return replace(j, verdict="no significant change")
+    return replace(j, verdict="faster" if j.change_pct > 0 else "slower")

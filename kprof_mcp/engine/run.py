@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import clocks, runner, safefs, store
+from ..analysis.baseline import against
 from ..locks import Cancelled, device_lock, lock_name
 from ..models import OPTIONS_BY_MODE, EventOptions, ProfileRequest, ProfileResult, ResultWarning
 from ..modes import ModeError, get_mode
@@ -37,13 +38,15 @@ class Rendered:
 def render_profile(
     result: ProfileResult, baseline: ProfileResult | None = None, others: list[ProfileResult] | None = None
 ) -> Rendered:
-    """Assess a result once and render its contract and report.md (with its mode's sections)."""
+    """Assess a result (and set it against its baseline) once; render its contract and report.md (with its
+    mode's sections)."""
     a = assess(result)
+    vs = against(result, baseline) if baseline is not None else None  # once: its bootstrap is not free
     mode_report = get_mode(result.mode).report(result, a, others or [])
     return Rendered(
         a,
-        render_contract(result, baseline, assessment=a),
-        render_report(result, baseline, assessment=a, mode=mode_report),
+        render_contract(result, baseline, assessment=a, vs=vs),
+        render_report(result, baseline, assessment=a, mode=mode_report, vs=vs),
     )
 
 

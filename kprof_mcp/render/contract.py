@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.baseline import StageVerdict, VsBaseline, against
 from ..models import ProfileResult
 from .diagnosis import Assessment, KeyIssue, RankedOpportunity, RootCause, assess
 from .markdown import CPU_WALL_TIME, NA, num, table
+from .noise import judgement_words
 
 
 def config_columns(result: ProfileResult) -> list[str]:
@@ -67,9 +69,14 @@ def opportunity_name(o: RankedOpportunity, a: Assessment) -> str:
 
 
 def render_contract(
-    result: ProfileResult, baseline: ProfileResult | None = None, *, assessment: Assessment | None = None
+    result: ProfileResult,
+    baseline: ProfileResult | None = None,
+    *,
+    assessment: Assessment | None = None,
+    vs: VsBaseline | None = None,
 ) -> str:
-    """The Profiler Output Contract, in SPEC.md's exact shape."""
+    """The Profiler Output Contract, in SPEC.md's exact shape (``vs``: ``result`` against ``baseline``,
+    computed once by the caller, else here)."""
     a = assessment or assess(result)
     cols = config_columns(result)
     lines = [f"## Profile: {result.kernel} {result.version}", "", "### Configuration"]
@@ -127,7 +134,7 @@ def render_contract(
     else:
         lines.append("1. None triggered — every measured metric is within its healthy range")
     lines += ["", "### vs Baseline (if applicable)"]
-    lines += render_baseline_table(result, baseline)
+    lines += render_baseline_table(result, baseline, vs)
     return "\n".join(lines) + "\n"
 
 
@@ -144,26 +151,10 @@ def _change(prev: float | None, cur: float | None, lower_is_better: bool, noise:
     return txt
 
 
-def _comparison(a, b):
-    """The bootstrap comparison of two Timings' raw samples (previous a, current b), when both kept
-    them: the same timing method, ≥ 4 samples a side; else None."""
-    from ..analysis.compare import compare
-
-    if a is None or b is None or a.method != b.method or len(a.samples_ns) < 4 or len(b.samples_ns) < 4:
-        return None
-    return compare("previous", [a.samples_ns], "current", [b.samples_ns], resamples=1000)
-
-
-def _baseline_ci(baseline: ProfileResult, result: ProfileResult) -> str | None:
+def _baseline_ci(vs: VsBaseline) -> str | None:
     """The speed-up's 95 % bootstrap CI from both profiles' raw samples, when both kept them
     (same timing method, one stage or a whole-plan time, ≥ 4 samples a side)."""
-
-    def timing(r: ProfileResult):
-        return (
-            r.plan_total if r.plan_total is not None else (r.stages[0].timing if len(r.stages) == 1 else None)
-        )
-
-    c = _comparison(timing(baseline), timing(result))
+    c = vs.whole
     if c is None:
         return None
     return (
@@ -172,18 +163,9 @@ def _baseline_ci(baseline: ProfileResult, result: ProfileResult) -> str | None:
     )
 
 
-def _ci_of(a, b) -> tuple[float, float] | None:
-    """The 95 % CI of the speed-up a/b (see :func:`_comparison`)."""
-    c = _comparison(a, b)
-    return None if c is None else (c.ci_low, c.ci_high)
-
-
-def _verdict_row(name: str, prev, cur, floor: dict | None) -> list[Any]:
-    """A stage's (or the whole profile's) verdict: faster / slower / no significant change."""
-    from ..analysis.noise import verdict
-
-    spread = 100.0 * max(prev.rel_iqr, cur.rel_iqr)  # stands in for a floor not measured on this GPU
-    v, used = verdict(prev.median_ns, cur.median_ns, _ci_of(prev, cur), (floor or {}).get("pct"), spread)
+def _verdict_row(sv: StageVerdict) -> list[Any]:
+    """A stage's verdict: faster / slower / no significant change, and what it used."""
+    used, floor = judgement_words(sv.judgement), sv.floor
     if floor and floor.get("from"):  # which A/A series set the floor, and whether it is of the stage's class
         cls = {
             "same": f"{floor.get('bound')}-bound, as this stage",
@@ -194,18 +176,13 @@ def _verdict_row(name: str, prev, cur, floor: dict | None) -> list[Any]:
             f"noise floor {floor['pct']:.2f} % ({floor['from']}" + (f"; {cls}" if cls else "") + ")",
             1,
         )
-    return [name, f"{prev.median_ns / 1e3:.2f} → {cur.median_ns / 1e3:.2f}", f"**{v}**", used]
+    return [sv.stage, f"{sv.prev_ns / 1e3:.2f} → {sv.cur_ns / 1e3:.2f}", f"**{sv.judgement.verdict}**", used]
 
 
-def _verdicts(result: ProfileResult, baseline: ProfileResult) -> list[str]:
+def _verdicts(result: ProfileResult, vs: VsBaseline) -> list[str]:
     """The verdict table under the vs-Baseline table (issue 27): per stage, from both profiles'
     samples (CI) and this GPU's measured noise floor."""
-    floors = result.noise_floor.get("stages", {}) if result.noise_floor else {}
-    rows = []
-    prev = {s.name: s for s in baseline.stages}
-    for s in result.stages:
-        if s.name in prev:
-            rows.append(_verdict_row(s.name, prev[s.name].timing, s.timing, floors.get(s.name)))
+    rows = [_verdict_row(sv) for sv in vs.stages]
     if not rows:
         return []
     src = result.noise_floor.get("source") if result.noise_floor else None
@@ -221,7 +198,11 @@ def _verdicts(result: ProfileResult, baseline: ProfileResult) -> list[str]:
 NO_BASELINE = "no baseline (first profile of this version, or none given)"
 
 
-def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None) -> list[str]:
+def render_baseline_table(
+    result: ProfileResult, baseline: ProfileResult | None, vs: VsBaseline | None = None
+) -> list[str]:
+    """The vs-Baseline table, the verdict per stage and the baseline's line; ``vs``: ``result``
+    against ``baseline`` (:func:`kprof_mcp.analysis.baseline.against`), computed here when not given."""
     header = ["Metric", "Previous", "Current", "Change"]
     if baseline is None:  # SPEC's heading stays; an empty table would be an empty section
         return [NO_BASELINE]
@@ -299,10 +280,11 @@ def render_baseline_table(result: ProfileResult, baseline: ProfileResult | None)
                 "figure, or profile the baseline again"
             )
         notes.append(note)
-    ci = _baseline_ci(baseline, result)
+    vs = vs or against(result, baseline)
+    ci = _baseline_ci(vs)
     if ci:
         notes.append(ci)
-    lines += _verdicts(result, baseline)
+    lines += _verdicts(result, vs)
     lines.append("")
     lines.append(
         f"Baseline: {baseline.kernel} {baseline.version} ({baseline.profile_dir}); timing spread up to "

@@ -5,7 +5,48 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..analysis.noise import Judgement, judge
 from .markdown import table
+
+
+def judgement_words(j: Judgement) -> str:
+    """What a baseline verdict used, worded: the floor, the CI, or the spread standing in for the floor."""
+    if j.verdict == "n/a":
+        return "no time"
+    if j.verdict == "unknown":
+        return "no noise floor measured on this GPU and no samples for a CI: run kprof noise, or compare_versions"
+    used = []
+    if j.floor_pct is not None:
+        used.append(f"noise floor {j.floor_pct:.2f} %")
+    if j.ci is not None:
+        used.append(f"95 % CI {j.ci[0]:.3f}–{j.ci[1]:.3f}")
+    if j.floor_pct is None and j.spread_pct is not None:
+        used.append(
+            f"no noise floor measured on this GPU (kprof noise): the profiles' own spread (IQR/median up to "
+            f"{j.spread_pct:.2f} %) stands in for it"
+        )
+    elif j.floor_pct is None:
+        used.append(
+            "no noise floor measured on this GPU (kprof noise): the CI alone understates the between-profile "
+            "spread"
+        )
+    if j.verdict == "no significant change" and j.inside_guard:
+        inside = "the floor" if j.floor_pct is not None else "the profiles' spread"
+        used.append(f"a change inside {inside}: compare_versions (interleaved in one process) can resolve it")
+    return "; ".join(used)
+
+
+def verdict(
+    prev_ns: float,
+    cur_ns: float,
+    ci: tuple[float, float] | None,
+    floor_pct: float | None,
+    spread_pct: float | None = None,
+) -> tuple[str, str]:
+    """(verdict, what it used) for a stage timed ``prev_ns`` before and ``cur_ns`` now:
+    :func:`kprof_mcp.analysis.noise.judge`, worded."""
+    j = judge(prev_ns, cur_ns, ci, floor_pct, spread_pct)
+    return j.verdict, judgement_words(j)
 
 
 class NoiseCase(BaseModel):

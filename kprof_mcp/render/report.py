@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..analysis.baseline import VsBaseline
 from ..analysis.occupancy import LABEL
 from ..models import ProfileResult
 from ..parsers.sass import CLASSES
@@ -77,6 +78,7 @@ def render_report(
     *,
     assessment: Assessment | None = None,
     mode: ModeReport | None = None,
+    vs: VsBaseline | None = None,
 ) -> str:
     """``report.md``: the contract, then the mode's own sections (Nsight Compute metrics and
     rules, the timeline, ...), then the roofline, timing, resources, tiling, device and
@@ -84,7 +86,7 @@ def render_report(
     a = assessment or assess(result)
     mode = mode or ModeReport()
     out = [
-        render_contract(result, baseline, assessment=a).rstrip("\n"),
+        render_contract(result, baseline, assessment=a, vs=vs).rstrip("\n"),
         "",
         "---",
         "",

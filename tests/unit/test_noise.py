@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kprof_mcp.analysis.noise import floor_for, spread, verdict
+from kprof_mcp.analysis.noise import floor_for, spread
+from kprof_mcp.render.noise import verdict  # analysis.noise.judge, worded
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -108,3 +108,18 @@ def test_devlog_entry_compares_with_previous():
 
 def test_golden_dir_is_committed():
     assert Path(GOLDEN).is_dir()
+
+
+def test_a_profile_is_set_against_its_baseline_once(monkeypatch):
+    """The baseline's bootstrap runs once per profile (engine.run.render_profile), not once per
+    section that shows it (the contract, and report.md which holds the contract)."""
+    from kprof_mcp.analysis import baseline as vs_baseline
+    from kprof_mcp.engine.run import render_profile
+
+    calls = []
+    real = vs_baseline.compare
+    monkeypatch.setattr(vs_baseline, "compare", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    r = render_profile(h100_result("matmul", "v1"), h100_result("matmul", "v0"))
+    assert calls == ["previous"], calls  # one stage: the stage's and the whole profile's CI are one
+    assert r.contract.count("Verdict per stage") == 1 and r.report.count("Verdict per stage") == 1
+    assert r.contract.split("### vs Baseline")[1] in r.report
