@@ -7,7 +7,7 @@ the CLI's help and CPU-only commands.
 ``tests/fixtures/golden/outputs.json.gz``, recorded before the structure of issue 28 changed (at
 b4dd435, with this same file): a refactor that changes one byte of what users see fails there.
 Re-recorded only for an intended change, named in that commit (since b4dd435: the baseline verdict
-without a measured floor, guarded by the profiles' own spread; 4 outputs).
+without a measured floor, guarded by the profiles' own spread, 4 outputs; `kprof worker --json`, its help).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 

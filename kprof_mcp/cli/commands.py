@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -85,7 +86,18 @@ def cmd_worker(
         else [g if g is not None else "cpu" for g in detect_slots()]
     )
     tls = (a.tls_ca, a.tls_cert, a.tls_key) if a.tls_ca else None
-    return worker_main(a.scheduler, gpus, tls=tls)
+
+    def started(workers: list[dict]) -> None:
+        if a.json:  # one document, once the workers are started; the command then runs until stopped
+            print(json.dumps({"scheduler": a.scheduler, "workers": workers}), flush=True)
+        else:
+            for w in workers:
+                print(
+                    f"started Dask worker {w['name']} (GPU {w['gpu']}, pid {w['pid']}) for {a.scheduler}",
+                    flush=True,
+                )
+
+    return worker_main(a.scheduler, gpus, tls=tls, on_started=started)
 
 
 def cmd_init(

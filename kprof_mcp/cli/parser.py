@@ -201,6 +201,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     wk.add_argument("--tls-ca", default=None)
     wk.add_argument("--tls-cert", default=None)
     wk.add_argument("--tls-key", default=None)
+    wk.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document on stdout once the workers are started (scheduler; each worker's "
+        "name, GPU and pid) and nothing else; the command then runs until stopped",
+    )
     nz = sub.add_parser(
         "noise",
         help="measure this GPU's noise floor: A/A event profiles, alternating; stored "

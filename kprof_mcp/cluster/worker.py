@@ -8,6 +8,8 @@ import shutil
 import socket
 import tempfile
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from .. import lifeline
 
@@ -35,14 +37,16 @@ def worker_main(
     nthreads: int = 1,
     tls: tuple[str, str, str] | None = None,
     extra: list[str] | None = None,
+    on_started: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> int:
     """Start one Dask worker per GPU (``CUDA_VISIBLE_DEVICES=<gpu>``, resource ``GPU=1``) and wait;
-    Ctrl-C or SIGTERM stops them all."""
+    Ctrl-C or SIGTERM stops them all. ``on_started`` hears of the workers once they are started
+    (``name``, ``gpu``, ``pid`` each). Their own output goes to stderr: stdout stays the caller's."""
     import signal
     import subprocess
     import sys
 
-    procs = []
+    procs, started = [], []
     # The workers' workspaces, removed when this command ends even if a worker could not tidy up.
     root = tempfile.mkdtemp(prefix="kprof-workers-")
     for i, g in enumerate(gpus):
@@ -62,7 +66,7 @@ def worker_main(
             "--resources",
             "GPU=1",
             "--name",
-            f"kprof-{socket.gethostname()}-{os.getpid()}-{i}-gpu{g}",
+            name := f"kprof-{socket.gethostname()}-{os.getpid()}-{i}-gpu{g}",
             "--no-nanny",
             "--preload",
             PRELOAD,
@@ -74,8 +78,17 @@ def worker_main(
         # with this command however it ends; see dask_setup.
         env, lifeline_fds = lifeline.for_child(env)
         procs.append(
-            subprocess.Popen(cmd + list(extra or []), env=env, pass_fds=lifeline_fds, start_new_session=True)
+            subprocess.Popen(
+                cmd + list(extra or []),
+                env=env,
+                pass_fds=lifeline_fds,
+                start_new_session=True,
+                stdout=sys.stderr.fileno(),
+            )
         )
+        started.append({"name": name, "gpu": g, "pid": procs[-1].pid})
+    if on_started is not None:
+        on_started(started)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -1,6 +1,7 @@
 """Profiling jobs on a Dask cluster: a local cluster of 3 worker processes, each advertising one
 ``GPU`` resource, running event-mode profiles on the CPU through the real JobManager and engine."""
 
+import json
 import os
 import signal
 import time
@@ -495,20 +496,29 @@ def test_kprof_worker_starts_one_dask_worker_per_gpu_with_the_resource(cluster):
                 cluster.scheduler_address,
                 "--gpus",
                 "cpu,cpu",
+                "--json",
             ],
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            text=True,
         )
         try:
+            said = json.loads(p.stdout.readline())  # --json: one document once the workers are started
+            assert said["scheduler"] == cluster.scheduler_address and [w["gpu"] for w in said["workers"]] == [
+                "cpu",
+                "cpu",
+            ]
             t0 = time.monotonic()
             while len(c.scheduler_info()["workers"]) < before + 2:
                 assert time.monotonic() - t0 < 90 and p.poll() is None
                 time.sleep(0.5)
             new = [w for w in c.scheduler_info()["workers"].values() if "kprof-" in str(w.get("name"))]
             assert len(new) == 2 and all(w["resources"] == {"GPU": 1} for w in new)
+            assert sorted(w["name"] for w in new) == sorted(w["name"] for w in said["workers"])
         finally:
             p.terminate()
             p.wait(30)
+        assert p.stdout.read() == ""  # nothing else on stdout: the Dask workers' own output went to stderr
         t0 = time.monotonic()
         while len(c.scheduler_info()["workers"]) > before:
             assert time.monotonic() - t0 < 60
