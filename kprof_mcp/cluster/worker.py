@@ -47,6 +47,10 @@ def worker_main(
     import sys
 
     procs, started = [], []
+    try:
+        to_stderr = sys.stderr.fileno()  # the workers' stdout: this command's stdout stays its own
+    except (AttributeError, OSError, ValueError):  # a stderr with no descriptor (captured): inherit
+        to_stderr = None
     # The workers' workspaces, removed when this command ends even if a worker could not tidy up.
     root = tempfile.mkdtemp(prefix="kprof-workers-")
     for i, g in enumerate(gpus):
@@ -83,7 +87,7 @@ def worker_main(
                 env=env,
                 pass_fds=lifeline_fds,
                 start_new_session=True,
-                stdout=sys.stderr.fileno(),
+                stdout=to_stderr,
             )
         )
         started.append({"name": name, "gpu": g, "pid": procs[-1].pid})
