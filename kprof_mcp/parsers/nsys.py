@@ -26,7 +26,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .kineto import Trace
+from .kineto import KERNEL_COLUMNS, Trace
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -40,23 +40,6 @@ NVTX_PUSH_POP = 59  # ENUM_NSYS_EVENT_TYPE NvtxPushPopRange
 NVTX_START_END = 60  # NvtxStartEndRange
 NVTX_RANGE_TYPES = (NVTX_PUSH_POP, NVTX_START_END)
 
-# The same columns, in the same order, as kineto.load_trace gives.
-KERNEL_COLS = [
-    "name",
-    "start",
-    "dur",
-    "end",
-    "stream",
-    "device",
-    "correlation",
-    "grid_blocks",
-    "block_threads",
-    "regs",
-    "smem",
-    "blocks_per_sm",
-    "warps_per_sm",
-    "occupancy_est_pct",
-]
 MEMOP_COLS = ["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"]
 API_COLS = ["name", "start", "dur", "end", "correlation", "tid"]
 RANGE_COLS = ["name", "start", "dur", "end", "tid"]
@@ -346,7 +329,7 @@ def load_sqlite(path: Path) -> Trace:
     finally:
         con.close()
     return Trace(
-        kernels=_frame(kernels, KERNEL_COLS),
+        kernels=_frame(kernels, KERNEL_COLUMNS),  # the columns, in the order, load_trace gives
         memops=_frame(memops, MEMOP_COLS),
         api=_frame(api, API_COLS),
         ranges=_frame(ranges, RANGE_COLS),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ..analysis.noise import Judgement, judge
+from ..analysis.noise import Judgement
 from .markdown import table
 
 
@@ -34,19 +34,6 @@ def judgement_words(j: Judgement) -> str:
         inside = "the floor" if j.floor_pct is not None else "the profiles' spread"
         used.append(f"a change inside {inside}: compare_versions (interleaved in one process) can resolve it")
     return "; ".join(used)
-
-
-def verdict(
-    prev_ns: float,
-    cur_ns: float,
-    ci: tuple[float, float] | None,
-    floor_pct: float | None,
-    spread_pct: float | None = None,
-) -> tuple[str, str]:
-    """(verdict, what it used) for a stage timed ``prev_ns`` before and ``cur_ns`` now:
-    :func:`kprof_mcp.analysis.noise.judge`, worded."""
-    j = judge(prev_ns, cur_ns, ci, floor_pct, spread_pct)
-    return j.verdict, judgement_words(j)
 
 
 class NoiseCase(BaseModel):

@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from kprof_mcp.analysis.noise import floor_for, spread
-from kprof_mcp.render.noise import verdict  # analysis.noise.judge, worded
+from kprof_mcp.analysis.noise import floor_for, judge, spread
+from kprof_mcp.render.noise import judgement_words
+
+
+def verdict(*args):
+    """(verdict, what it used): the judgement and its words, as the contract shows them."""
+    j = judge(*args)
+    return j.verdict, judgement_words(j)
+
 
 ROOT = Path(__file__).resolve().parents[2]
 

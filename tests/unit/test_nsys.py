@@ -53,7 +53,7 @@ def test_reads_the_recording_into_the_kineto_model(trace):
     assert isinstance(tr, kineto.Trace)
     assert tr.num_sms == 132 and tr.device_name == "NVIDIA H100 80GB HBM3"
     # Same columns as kineto.load_trace; times float ns, kernels sorted by start.
-    assert list(tr.kernels.columns) == P.KERNEL_COLS and list(tr.memops.columns) == P.MEMOP_COLS
+    assert list(tr.kernels.columns) == P.KERNEL_COLUMNS and list(tr.memops.columns) == P.MEMOP_COLS
     assert list(tr.api.columns) == P.API_COLS and list(tr.ranges.columns) == P.RANGE_COLS
     assert list(tr.cpu_ops.columns) == P.CPU_OP_COLS and tr.cpu_ops.empty
     for df in (tr.kernels, tr.api, tr.ranges, tr.memops):
@@ -207,7 +207,7 @@ def test_missing_tables_give_empty_frames_with_the_columns(tmp_path):
         ],
     )
     tr = P.load_sqlite(db)
-    assert tr.kernels.empty and list(tr.kernels.columns) == P.KERNEL_COLS
+    assert tr.kernels.empty and list(tr.kernels.columns) == P.KERNEL_COLUMNS
     assert tr.api.empty and tr.memops.empty and list(tr.memops.columns) == P.MEMOP_COLS
     assert tr.ranges[["name", "start", "dur", "tid"]].values.tolist() == [
         ["kprof_a", 100.0, 200.0, 7],

@@ -147,6 +147,24 @@ def _check_output(e: Example, proc: subprocess.CompletedProcess, workspace: Path
         assert proc.stdout.strip(), f"{e}: printed nothing\nstderr:\n{proc.stderr[-2000:]}"
 
 
+def _bash(example: Example, workspace: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """The example's command, verbatim, through bash in ``workspace``; a time-out fails the test."""
+    try:
+        return subprocess.run(
+            ["bash", "-c", example.command],
+            cwd=workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=CALL_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(
+            f"{example}: timed out after {CALL_TIMEOUT_S}s\nstdout:\n{exc.stdout}\nstderr:\n{exc.stderr}"
+        )
+
+
 @pytest.mark.parametrize(
     "example",
     [pytest.param(e, marks=[pytest.mark.inspector] if "inspector" in e.command else []) for e in RUNNABLE],
@@ -164,20 +182,7 @@ def test_example_runs_verbatim(example: Example, tmp_path: Path):
             pytest.skip(reason)
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("npm_config_yes", None)  # the example itself must not need it
-    try:
-        proc = subprocess.run(
-            ["bash", "-c", example.command],
-            cwd=workspace,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=CALL_TIMEOUT_S,
-        )
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(
-            f"{example}: timed out after {CALL_TIMEOUT_S}s\nstdout:\n{exc.stdout}\nstderr:\n{exc.stderr}"
-        )
+    proc = _bash(example, workspace, env)
     if proc.returncode != 0 and example.command.startswith("npx ") and NETWORK_ERRORS.search(proc.stderr):
         pytest.skip(
             f"the npm registry cannot be reached, so npx cannot fetch the Inspector: {proc.stderr[-500:]}"
@@ -245,15 +250,7 @@ def test_inline_command_runs_verbatim(example: Example, tmp_path: Path):
         "KPROF_FORCE_CPU": "1",
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
-    proc = subprocess.run(
-        ["bash", "-c", example.command],
-        cwd=workspace,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=CALL_TIMEOUT_S,
-    )
+    proc = _bash(example, workspace, env)
     assert proc.returncode == 0, (
         f"{example}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
     )
