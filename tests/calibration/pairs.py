@@ -182,6 +182,41 @@ COMMAND_PAIRS = [
     ),
 ]
 ALL_PAIRS = PAIRS + ACCOUNTING_PAIRS + COMMAND_PAIRS
+# Issue 36 (timelines by replay): commands whose causes only a replay of the recorded dependency graph
+# estimates well (a sync hidden in every layer, an allocation per step, a pageable copy per step).
+# Recorded into recorded-replay/ (record.py --pairs ... --out tests/calibration/recorded-replay).
+REPLAY_PAIRS = [
+    Pair(
+        "shape sync",
+        "shape_sync.py",
+        "bad",
+        "good",
+        "sync",
+        mode="nsys",
+        command=True,
+        planted="8 layers each selecting h[h > t] (a data-dependent shape: nonzero syncs the host every layer)",
+    ),
+    Pair(
+        "alloc per step",
+        "alloc_loop.py",
+        "bad",
+        "good",
+        "cuda_api",
+        mode="nsys",
+        command=True,
+        planted="varying batch lengths with torch.cuda.empty_cache() each step: cudaMalloc/cudaFree every step",
+    ),
+    Pair(
+        "pageable copy",
+        "pageable_copy.py",
+        "bad",
+        "good",
+        "copy",
+        mode="nsys",
+        command=True,
+        planted="a 32 MiB batch copied from pageable numpy memory each step (fix: pinned, non_blocking, prefetched)",
+    ),
+]
 COMMANDS_DIR = Path(__file__).resolve().parent / "commands"
 
 # The accounting set (recorded-accounting/: every pair above and these, recorded on 2026-11-24 with
@@ -218,4 +253,9 @@ HALF = {
     "unfused chain": "holdout",
     "heavy spills": "holdout",
     "healthy memory-bound": "holdout",
+    # Issue 36's replay pairs: halves set before they were recorded (2026-11-25). The replay has no
+    # fitted constant; the alloc loop is "fit" because the transforms' list was chosen with it in view.
+    "shape sync": "holdout",
+    "alloc per step": "fit",
+    "pageable copy": "holdout",
 }
