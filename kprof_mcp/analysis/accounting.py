@@ -18,6 +18,14 @@ Pure: a function of the numbers in ``StageResult.accounting`` (see
   one 128-byte line, up to 32 when every thread touches its own sector.
 * **Shared memory.** Bank conflicts per wavefront.
 * **Divergence.** Active threads per executed warp instruction (32: none).
+* **Work per op class and per pipe** (issue 36, the machine model's inputs): thread-level
+  instructions by op class (FP64 DFMA/DADD/DMUL, FP32 FFMA/FADD/FMUL, FP16 HFMA2/HADD2/HMUL2,
+  integer, conversions) and warp instructions issued to each pipe (FMA, ALU, FP64, XU, LSU, ...), the
+  work to set against each pipe's throughput per SM per clock.
+* **Memory levels.** Utilisation of L1TEX, L2 and DRAM (% of peak) and the bytes L2 and shared
+  memory moved; local-memory (spill) requests.
+* **SM activity.** The share of the kernel's time an average SM was active: pipe % are of active
+  cycles, so a pipe's share of the kernel's time is its % times this fraction.
 * **Occupancy limits.** The blocks per SM that registers, shared memory, the warp count and the
   block count each allow (launch statistics): the smallest names what limits occupancy.
 """
@@ -26,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..parsers.ncu import STALL_REASONS
+from ..parsers.ncu_metrics import INST_PIPES, OP_CLASSES, STALL_REASONS
 
 # What each stall reason means, in the words a kernel engineer uses, and which family it belongs to.
 STALL_MEANING = {
@@ -88,6 +96,29 @@ class Accounting:
     # Blocks per SM that each resource allows (registers, shared_mem, warps, blocks): the smallest
     # is what limits occupancy.
     occupancy_limits: dict[str, float] = field(default_factory=dict)
+    # Thread-level instructions (predicate on) by op class: ffma, fadd, fmul, dfma, dadd, dmul, hfma,
+    # hadd, hmul, integer, conversion (ncu_metrics.OP_CLASSES); empty in recordings made before
+    # issue 36, a class absent when its counter was not collected.
+    op_counts: dict[str, float] = field(default_factory=dict)
+    # Warp instructions issued to each pipe: fma, fmaheavy, alu, fp64, xu, lsu, uniform
+    # (ncu_metrics.INST_PIPES), and the tensor pipe's hmma, gmma, dmma.
+    pipe_inst: dict[str, float] = field(default_factory=dict)
+    # Memory level -> utilisation, % of its peak: l1 (of the SM's active cycles), l2 and dram
+    # (of elapsed cycles).
+    levels: dict[str, float] = field(default_factory=dict)
+    # Memory level -> bytes moved: l2 (every L2 access), shared (shared-memory data, SASS level).
+    level_bytes: dict[str, float] = field(default_factory=dict)
+    local_requests: float | None = None  # local-memory load + store requests (warp level): spills
+    sm_cycles_active: float | None = None  # an average SM's active cycles
+    sm_cycles_elapsed: float | None = None  # an average SM's elapsed cycles
+
+    @property
+    def sm_active_frac(self) -> float | None:
+        """The share of the kernel's time an average SM had work (1: busy throughout). A pipe's %
+        (of active cycles) times this is its share of the elapsed time."""
+        if self.sm_cycles_active is None or not self.sm_cycles_elapsed:
+            return None
+        return min(1.0, self.sm_cycles_active / self.sm_cycles_elapsed)
 
     @property
     def occupancy_limiter(self) -> tuple[str, float] | None:
@@ -163,8 +194,10 @@ def _sum(*vals: float | None) -> float | None:
     return sum(got) if got else None
 
 
-def account(acc: dict[str, float], tc_pct: float | None = None) -> Accounting:
-    """The accounting of one stage from its raw counters (``StageResult.accounting``)."""
+def account(acc: dict[str, float], tc_pct: float | None = None, dram_pct: float | None = None) -> Accounting:
+    """The accounting of one stage from its raw counters (``StageResult.accounting``); ``tc_pct``
+    and ``dram_pct`` (the stage's own metrics, not accounting counters) join the pipes and the
+    memory levels."""
     raw = {r: acc.get(f"stall_{r}") for r in STALL_REASONS}
     total = sum(v for v in raw.values() if v is not None and v > 0)
     stalls = sorted(
@@ -195,4 +228,28 @@ def account(acc: dict[str, float], tc_pct: float | None = None) -> Accounting:
             for k in ("occ_limit_registers", "occ_limit_shared_mem", "occ_limit_warps", "occ_limit_blocks")
             if acc.get(k) is not None
         },
+        op_counts={op: v for op in OP_CLASSES if (v := acc.get(f"{op}_thread_inst")) is not None},
+        pipe_inst={
+            name: v
+            for name, key in (
+                *((p, f"pipe_{p}_inst") for p in INST_PIPES),
+                ("hmma", "hmma_inst"),
+                ("gmma", "gmma_inst"),
+                ("dmma", "dmma_inst"),
+            )
+            if (v := acc.get(key)) is not None
+        },
+        levels={
+            name: v
+            for name, v in (("l1", acc.get("l1_pct")), ("l2", acc.get("l2_pct")), ("dram", dram_pct))
+            if v is not None
+        },
+        level_bytes={
+            name: v
+            for name, key in (("l2", "l2_bytes"), ("shared", "shared_bytes"))
+            if (v := acc.get(key)) is not None
+        },
+        local_requests=_sum(acc.get("local_ld_requests"), acc.get("local_st_requests")),
+        sm_cycles_active=acc.get("sm_cycles_active"),
+        sm_cycles_elapsed=acc.get("sm_cycles_elapsed"),
     )

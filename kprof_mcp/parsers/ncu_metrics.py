@@ -66,6 +66,10 @@ STALL_REASONS = (
     "not_selected",
     "selected",
 )
+# Thread-level instruction counts by op class (``<op>_thread_inst``), and the pipes whose warp
+# instructions are counted (``pipe_<pipe>_inst``).
+OP_CLASSES = ("ffma", "fadd", "fmul", "dfma", "dadd", "dmul", "hfma", "hadd", "hmul", "integer", "conversion")
+INST_PIPES = ("fma", "fmaheavy", "alu", "fp64", "xu", "lsu", "uniform")
 ACCOUNTING: dict[str, tuple[str, ...]] = {
     **{
         f"stall_{r}": (f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio",)
@@ -101,6 +105,34 @@ ACCOUNTING: dict[str, tuple[str, ...]] = {
     # divergence: active threads per executed warp instruction (32: none)
     "threads_per_inst": ("smsp__thread_inst_executed_per_inst_executed.ratio",),
     "divergent_branch_targets": ("smsp__sass_branch_targets_threads_divergent.sum",),
+    # Work per op class (issue 36: the machine model's inputs). Thread-level instructions with the
+    # predicate on (one per active lane): FP64 (DFMA/DADD/DMUL run on the FP64 pipe), FP32
+    # (FADD/FMUL/FFMA), FP16 (HFMA2/HADD2/HMUL2 count per instruction, two lanes of work each),
+    # integer (IMAD, IADD3, ISETP, LEA, shifts: the ALU/FMA pipes' index arithmetic) and
+    # conversions (F2F, I2F, F2I: a float64 kernel fed float32 data does two per element).
+    **{
+        f"{op}_thread_inst": (f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum",)
+        for op in OP_CLASSES
+        if op != "ffma"  # listed above
+    },
+    # Warp instructions issued to each pipe: the pipes' work, to set against their throughput per
+    # SM per clock (XU: MUFU transcendentals, conversions; FP64: DFMA/DADD/DMUL, and double-precision
+    # MMA on the tensor pipe as DMMA; LSU: every load/store/atomic through L1TEX and shared memory).
+    **{f"pipe_{p}_inst": (f"sm__inst_executed_pipe_{p}.sum",) for p in INST_PIPES},
+    "dmma_inst": ("sm__inst_executed_pipe_tensor_op_dmma.sum",),
+    # local memory (spills, dynamically indexed arrays): warp-level requests to L1TEX
+    "local_ld_requests": ("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",),
+    "local_st_requests": ("l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",),
+    # Memory levels: utilisation of L1TEX (% of peak while the SM was active) and L2 (% of elapsed
+    # peak: the slices serve every SM) (DRAM is dram_pct), and the bytes each level moved.
+    "l1_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active",),
+    "l2_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",),
+    "l2_bytes": ("lts__t_bytes.sum",),
+    "shared_bytes": ("sm__sass_data_bytes_mem_shared.sum",),
+    # SM activity: an SM's average active and elapsed cycles. Pipe % is of active cycles; times
+    # active/elapsed it is of the kernel's time (idle SMs: too few blocks, the tail).
+    "sm_cycles_active": ("sm__cycles_active.avg",),
+    "sm_cycles_elapsed": ("sm__cycles_elapsed.avg",),
     # what limits occupancy: blocks per SM each resource allows (launch statistics, no replay pass)
     "occ_limit_registers": ("launch__occupancy_limit_registers",),
     "occ_limit_shared_mem": ("launch__occupancy_limit_shared_mem",),
@@ -125,6 +157,19 @@ ACCOUNTING_COUNTS = (
     "shared_bank_conflicts",
     "shared_wavefronts",
     "divergent_branch_targets",
+    *(
+        f"{op}_thread_inst"
+        for op in OP_CLASSES
+        if op != "ffma"  # listed above
+    ),
+    *(f"pipe_{p}_inst" for p in INST_PIPES),
+    "dmma_inst",
+    "local_ld_requests",
+    "local_st_requests",
+    "l2_bytes",
+    "shared_bytes",
+    "sm_cycles_active",  # per-SM averages: a stage's kernels run one after another, their cycles add
+    "sm_cycles_elapsed",
 )
 
 # Launch and occupancy metrics come from the launch itself, not from hardware counters, and

@@ -282,3 +282,51 @@ def test_latency_advice_says_pipelining_when_warps_wait_on_global_memory():
     b = _metrics("bank_conflicts")  # mio_throttle first: not a global-memory wait
     lat = next(o for o in dx.opportunities(b, dx.LATENCY_BOUND) if o.cause == "latency")
     assert lat.name.startswith("Expose more parallelism")
+
+
+def test_recordings_made_before_the_machine_model_counters_give_empty_fields():
+    """Every new field is optional: the issue-26 recordings hold none of the issue-36 counters but
+    FFMA (and HMMA/GMMA), which they asked for by name."""
+    a = account(_bad("GEMM_on_the_FMA_pipes").stages[0].accounting)
+    assert a.op_counts == {"ffma": 2.0**36}  # 2·M·N·K / 2 for the 4096³ fp32 GEMM: 2^36 FFMA
+    assert set(a.pipe_inst) <= {"hmma", "gmma"} and a.levels == {} and a.level_bytes == {}
+    assert a.local_requests is None and a.sm_active_frac is None
+    assert a.pipes["fma"] > 50  # the old fields are still read
+
+
+def test_work_per_op_class_and_pipe_levels_and_sm_activity_are_read_from_their_counters():
+    """Each raw counter lands in its field; the FP64 kernel's work shows as DFMA and FP64-pipe
+    instructions, the SM's idle tail as an active fraction below one."""
+    from kprof_mcp.parsers.ncu_metrics import ACCOUNTING, ACCOUNTING_COUNTS, INST_PIPES, OP_CLASSES
+
+    raw = {f"{op}_thread_inst": float(i + 1) for i, op in enumerate(OP_CLASSES)}
+    raw |= {f"pipe_{p}_inst": 100.0 + i for i, p in enumerate(INST_PIPES)}
+    raw |= {"hmma_inst": 7.0, "dmma_inst": 9.0, "l1_pct": 40.0, "l2_pct": 30.0, "l2_bytes": 1e9}
+    raw |= {"shared_bytes": 2e6, "local_ld_requests": 3.0, "local_st_requests": 4.0}
+    raw |= {"sm_cycles_active": 750.0, "sm_cycles_elapsed": 1000.0}
+    assert set(raw) <= set(ACCOUNTING)
+    assert all(k in ACCOUNTING_COUNTS for k in raw if not k.endswith("_pct"))  # counts add up over kernels
+    a = account(raw, tc_pct=5.0, dram_pct=80.0)
+    assert a.op_counts == {op: float(i + 1) for i, op in enumerate(OP_CLASSES)}
+    assert a.op_counts["dfma"] == 4.0 and a.ffma_thread_inst == a.op_counts["ffma"] == 1.0
+    assert a.pipe_inst == {**{p: 100.0 + i for i, p in enumerate(INST_PIPES)}, "hmma": 7.0, "dmma": 9.0}
+    assert a.levels == {"l1": 40.0, "l2": 30.0, "dram": 80.0}
+    assert a.level_bytes == {"l2": 1e9, "shared": 2e6}
+    assert a.local_requests == 7.0 and a.sm_active_frac == 0.75
+    assert account({"sm_cycles_active": 1.0}).sm_active_frac is None  # no elapsed: unknown, not 100 %
+
+
+def test_a_stage_of_several_kernels_adds_their_work_and_cycles():
+    """The counts of a stage launch's kernels add up (instructions, bytes, cycles); utilisations are
+    weighted by duration."""
+    from kprof_mcp.modes.nsight_stages import _combine
+    from kprof_mcp.parsers.ncu_records import KernelRecord
+
+    def rec(dur, dfma, l2, active, elapsed):
+        m = {"duration_ns": dur, "dfma_thread_inst": dfma, "l2_pct": l2}
+        m |= {"sm_cycles_active": active, "sm_cycles_elapsed": elapsed}
+        return KernelRecord(name="k", nvtx_ranges=[], metrics=m, metric_source={})
+
+    out = _combine([rec(100.0, 10.0, 20.0, 90.0, 100.0), rec(300.0, 30.0, 60.0, 150.0, 300.0)])
+    assert out["dfma_thread_inst"] == 40.0 and out["l2_pct"] == 50.0
+    assert out["sm_cycles_active"] == 240.0 and out["sm_cycles_elapsed"] == 400.0

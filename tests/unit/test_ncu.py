@@ -294,14 +294,26 @@ def test_accounting_from_a_full_report_of_our_matmul():
     """ncu mode (--set full) collects every accounting counter: the stall shares add up to one and
     the figures are the report's own (matmul v1, bf16, tensor cores busy, coalesced loads)."""
     from kprof_mcp.analysis.accounting import account
+    from kprof_mcp.parsers import ncu_metrics
 
     (r,), _ = ncu.read_report(FIX / "ncu_matmul_v1" / "profile.ncu-rep")
     missing = [k for k in ncu_parser.ACCOUNTING if r.metrics.get(k) is None]
     # recorded before kprof asked for them by name: --set full alone lacks the instruction counts
-    assert missing == ["ffma_thread_inst", "hmma_inst", "gmma_inst"], missing
+    # (per op class and per pipe) and the bytes of L2 and shared memory
+    named_only = {"hmma_inst", "gmma_inst", "dmma_inst", "l2_bytes", "shared_bytes"}
+    named_only |= {f"{op}_thread_inst" for op in ncu_metrics.OP_CLASSES}
+    named_only |= {f"pipe_{p}_inst" for p in ncu_metrics.INST_PIPES}
+    assert set(missing) == named_only, missing
     a = account(
-        {k: v for k in ncu_parser.ACCOUNTING if (v := r.metrics.get(k)) is not None}, r.metrics["tc_pct"]
+        {k: v for k in ncu_parser.ACCOUNTING if (v := r.metrics.get(k)) is not None},
+        r.metrics["tc_pct"],
+        r.metrics["dram_pct"],
     )
+    # the memory levels and the SM activity the machine model reads (issue 36) are in --set full
+    assert set(a.levels) == {"l1", "l2", "dram"} and 50 < a.levels["l1"] < 60 and 35 < a.levels["l2"] < 45
+    assert a.levels["dram"] == r.metrics["dram_pct"]
+    assert 0.9 < a.sm_active_frac < 1.0 and a.local_requests == 0.0
+    assert a.op_counts == {} and a.pipe_inst == {} and a.level_bytes == {}
     assert abs(sum(st.share for st in a.stalls) - 1.0) < 1e-9
     assert a.stalls[0].share >= a.stalls[-1].share
     assert a.pipes["tensor"] > 50 and a.pipes["fma"] < 20  # a tensor-core GEMM
