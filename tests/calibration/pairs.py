@@ -196,6 +196,18 @@ REPLAY_PAIRS = [
         command=True,
         planted="8 layers each selecting h[h > t] (a data-dependent shape: nonzero syncs the host every layer)",
     ),
+    # The same at --n 1024 (recorded first, 2026-11-25): GPU work far shorter than the host's, so the
+    # loop is launch-bound with or without the syncs and the fix measured no gain.
+    Pair(
+        "shape sync, launch-bound",
+        "shape_sync.py",
+        "bad",
+        "good",
+        "launch",
+        mode="nsys",
+        command=True,
+        planted="as shape sync with 1024-wide layers: the host's launches, not the syncs, bound the step",
+    ),
     Pair(
         "alloc per step",
         "alloc_loop.py",
@@ -256,6 +268,7 @@ HALF = {
     # Issue 36's replay pairs: halves set before they were recorded (2026-11-25). The replay has no
     # fitted constant; the alloc loop is "fit" because the transforms' list was chosen with it in view.
     "shape sync": "holdout",
+    "shape sync, launch-bound": "holdout",
     "alloc per step": "fit",
     "pageable copy": "holdout",
 }
