@@ -194,6 +194,12 @@ def _run_once(
         return Ended(stopped=stopped, rc=proc.returncode, out="".join(other), err=err.read(), wall=wall)
 
 
+def run_child(args: list[str], timeout_s: float, on_progress: ProgressFn | None = None) -> Ended:
+    """``python -m kprof_mcp.child ARGS`` in a fresh process of its own group (never a warm
+    worker), killed at ``timeout_s``: for a child that is no profile (``calibrate``)."""
+    return _run_once(args, timeout_s, on_progress)
+
+
 def _run(
     args: list[str],
     timeout_s: float,

@@ -4,9 +4,11 @@ from ..lifeline import watch
 
 watch()  # before anything else: this process (and what it starts) dies with its parent
 
-if len(sys.argv) > 1 and sys.argv[1] in ("compare", "sweep", "serve", "command"):
+if len(sys.argv) > 1 and sys.argv[1] in ("compare", "sweep", "serve", "command", "calibrate"):
     if sys.argv[1] == "command":
         from .command import main as command_main
+    elif sys.argv[1] == "calibrate":
+        from .calibrate import main as command_main
     elif sys.argv[1] == "compare":
         from .compare import main as command_main
     elif sys.argv[1] == "sweep":

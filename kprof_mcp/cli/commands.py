@@ -212,8 +212,24 @@ def cmd_noise(
 def cmd_device(
     engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
 ) -> int:
-    """`kprof device` (JSON with or without --json)."""
-    _print_json(engine.device_info())
+    """`kprof device` (JSON with or without --json); `--calibrate`: measured peaks beside the table."""
+    if not a.calibrate:
+        _print_json(engine.device_info())
+        return 0
+    from ..engine.calibrate import rows_for
+    from ..render.calibration import calibration_markdown
+
+    in_range("timeout_s", a.timeout_s, 1, 86400, "seconds")
+    timeout = a.timeout_s if a.timeout_s is not None else 600.0
+    doc, path = engine.calibrate(
+        a.clock_control, timeout, lambda f, m: print(f"  {100 * f:3.0f}% {m}", file=sys.stderr)
+    )
+    if a.json:
+        _print_json(doc)
+    else:
+        rows, note = rows_for(doc)
+        print(calibration_markdown(doc, rows, note))
+    print(f"calibration: {path}", file=sys.stderr)
     return 0
 
 

@@ -224,11 +224,23 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     nz.add_argument("--clock-control", default="base", choices=["base", "none"])
     _json(nz)
     _timeout(nz)
-    _json(
-        sub.add_parser(
-            "device", help="active device, peaks, ridge points, profilers (JSON)", allow_abbrev=False
-        )
+    dv = sub.add_parser(
+        "device", help="active device, peaks, ridge points, profilers (JSON)", allow_abbrev=False
     )
+    dv.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="measure each pipe's and memory level's peak with microbenchmarks on the GPU (about a minute), "
+        "write out/device/calibration-<device>.json and show it beside the machine table",
+    )
+    dv.add_argument(
+        "--clock-control",
+        default="base",
+        choices=["base", "none"],
+        help="--calibrate: base (default) locks the SM clock at the device's sustained clock; none: free",
+    )
+    _json(dv)
+    _timeout(dv)
     r = sub.add_parser("read-params", help="print a profile's params.json", allow_abbrev=False)
     r.add_argument("profile_dir")
     _json(r)

@@ -366,3 +366,12 @@ class Engine:
     def device_info(self) -> dict[str, Any]:
         """The active device (via nvidia-smi, no torch import), its table peaks, clocks and profilers."""
         return info.device_info(self)
+
+    def calibrate(
+        self, clock_control: str = "base", timeout_s: float = 600.0, on_progress=None
+    ) -> tuple[dict[str, Any], Path]:
+        """Measure each pipe's and memory level's peak on the GPU (``kprof device --calibrate``):
+        the document, written to ``<workspace>/out/device/calibration-<key>.json``, and its path."""
+        from . import calibrate
+
+        return calibrate.calibrate(self, clock_control, timeout_s, on_progress)

@@ -57,3 +57,24 @@ def energy_reader(smi_id: str) -> Callable[[], float | None] | None:
         return float(mj.value)
 
     return read if read() is not None else None
+
+
+def sm_clock_reader(smi_id: str) -> Callable[[], float | None] | None:
+    """A function returning the current SM clock in MHz (``nvmlDeviceGetClockInfo``,
+    ``NVML_CLOCK_SM``) of nvidia-smi's GPU ``smi_id``; None when NVML is unavailable."""
+    lib = _lib()
+    handle = _handle(lib, smi_id) if lib is not None else None
+    if handle is None:
+        return None
+
+    def read() -> float | None:
+        mhz = ctypes.c_uint()
+        try:
+            # 1: NVML_CLOCK_SM
+            if lib.nvmlDeviceGetClockInfo(handle, ctypes.c_int(1), ctypes.byref(mhz)) != 0:
+                return None
+        except AttributeError:
+            return None
+        return float(mhz.value) or None
+
+    return read if read() is not None else None
