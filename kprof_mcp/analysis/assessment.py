@@ -20,7 +20,9 @@ from typing import Any
 from ..models import ProfileResult, ResultWarning, StageResult
 from . import diagnosis as dx
 from .accounting import account
+from .machine_inputs import elem_bytes, machine_for, model_inputs
 from .occupancy import Occupancy, of_result
+from .peaks import OverPeak, _over_peak, clock_ratio
 
 # A stage whose best opportunity is below this is at its roof: the key issue names the limiter.
 KEY_ISSUE_MIN_GAIN_PCT = 5.0
@@ -107,14 +109,6 @@ class Assessment:
         return next(s for s in self.stages if s.stage.name == name)
 
 
-def clock_ratio(s: StageResult, max_sm_mhz: float | None) -> float:
-    """The SM clock the stage ran at over the device's maximum (Nsight Compute locks it to
-    base: ~0.8 on an H100); 1 when not measured (event mode runs at whatever boost gives)."""
-    if not s.sm_clock_hz or not max_sm_mhz:
-        return 1.0
-    return min(1.0, s.sm_clock_hz / 1e6 / max_sm_mhz)
-
-
 def sol_ns(s: StageResult, max_sm_mhz: float | None = None) -> float | None:
     """The stage's speed-of-light time at the clocks it ran: max(FLOPs / (peak FLOP/s x clock
     ratio), model bytes / peak bytes/s), and never under the device's shortest launch times the
@@ -142,18 +136,6 @@ def _local_share(s: StageResult) -> float | None:
     return None
 
 
-_ELEM_BYTES = {
-    "float64": 8,
-    "float32": 4,
-    "tfloat32": 4,
-    "bfloat16": 2,
-    "float16": 2,
-    "float8": 1,
-    "int8": 1,
-    "int32": 4,
-}
-
-
 def _attainable_sol_ns(s: StageResult, max_sm_mhz: float | None) -> float | None:
     """The model's bytes at 90 % of peak bandwidth, its FLOPs at 95 % of the peak at the clock the
     stage ran: what tuned kernels reach (None without a model)."""
@@ -173,58 +155,21 @@ def _evidence(s: StageResult, max_sm_mhz: float | None) -> dict[str, Any]:
     """What the catalogue weighs the accounting against (see ``diagnosis.accounting_causes``)."""
     if not s.accounting:
         return {}
-    ratio = clock_ratio(s, max_sm_mhz)
     return dict(
         accounting=account(s.accounting, s.tc_pct),
-        tensor_work=s.tensor_cores,
         flops=s.flops or None,
-        elem_bytes=_ELEM_BYTES.get(s.dtype),
+        elem_bytes=elem_bytes(s.dtype),
         attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz),
-        tensor_peak_flops_per_s=s.peak_flops_per_s * ratio if s.peak_flops_per_s and s.tensor_cores else None,
     )
 
 
-OVER_PEAK_TOLERANCE = 1.02  # counters and clocks read a little over: 2 % before it is called an error
-
-
-@dataclass(frozen=True)
-class OverPeak:
-    """A stage whose model over its measured time passes a device peak: bytes/s and/or FLOP/s
-    with the peak they pass (FLOP/s against the peak at the clock it ran); None where within."""
-
-    stage: str
-    bytes_per_s: float | None
-    peak_bytes_per_s: float | None
-    flops_per_s: float | None
-    peak_flops_per_s: float | None
-
-
-def _over_peak(result: ProfileResult, max_sm_mhz: float | None) -> list[OverPeak]:
-    """A stage whose model FLOPs or bytes over its measured time exceed the device's peak (at the
-    clock it ran) cannot be: its time covers less work than its model (a range timed by one of its
-    kernels, work skipped or cached), or the model is wrong. render words it as a ``matching``
-    warning; it is never shown as a figure above 100 %."""
-    out = []
-    for s in result.stages:
-        if s.timing.median_ns <= 0:
-            continue
-        bw = s.peak_bytes_per_s and s.achieved_bytes_per_s > OVER_PEAK_TOLERANCE * s.peak_bytes_per_s
-        peak_f = s.peak_flops_per_s * clock_ratio(s, max_sm_mhz) if s.peak_flops_per_s else None
-        fl = peak_f and s.achieved_flops_per_s > OVER_PEAK_TOLERANCE * peak_f
-        if bw or fl:
-            out.append(
-                OverPeak(
-                    s.name,
-                    s.achieved_bytes_per_s if bw else None,
-                    s.peak_bytes_per_s if bw else None,
-                    s.achieved_flops_per_s if fl else None,
-                    peak_f if fl else None,
-                )
-            )
-    return out
-
-
-def stage_metrics(s: StageResult, max_sm_mhz: float | None = None, kernel_busy: float = 1.0) -> dx.Metrics:
+def stage_metrics(
+    s: StageResult,
+    max_sm_mhz: float | None = None,
+    kernel_busy: float = 1.0,
+    result: ProfileResult | None = None,
+    machine: Any = None,
+) -> dx.Metrics:
     """What the classifier sees: counters when measured, else the roofline estimate from the
     FLOP/byte model (a lower bound on real traffic); and the time model (measured time,
     speed-of-light time at the clocks it ran, grid, SMs, spill share). A persistent stage's
@@ -237,6 +182,7 @@ def stage_metrics(s: StageResult, max_sm_mhz: float | None = None, kernel_busy: 
         grid_blocks=None if s.persistent else s.grid_blocks,
         sm_count=s.sm_count,
         kernel_busy=kernel_busy,
+        **model_inputs(s, result, machine, clock_ratio(s, max_sm_mhz)),
     )
     if s.counters_measured:
         if s.measured_local_bytes is not None:
@@ -326,6 +272,8 @@ def assess_stage(
     share: float = 1.0,
     max_sm_mhz: float | None = None,
     kernel_busy: float = 1.0,
+    result: ProfileResult | None = None,
+    machine: Any = None,
 ) -> StageAssessment:
     """One stage: its metrics, diagnosis and key issue (``launch``: the timeline's launch
     verdict, when the profile has one; ``max_sm_mhz``: the device's maximum SM clock, to put
@@ -336,7 +284,7 @@ def assess_stage(
         # A command's stage timed without counters and without a FLOP/byte model: nothing to
         # place on the roofline and nothing measured to classify with.
         return StageAssessment(s, None, None, KeyIssue("no_model"), share)
-    m = stage_metrics(s, max_sm_mhz, kernel_busy)
+    m = stage_metrics(s, max_sm_mhz, kernel_busy, result, machine)
     d = _rounded(dx.diagnose(m))
     if s.counters_measured:
         top = d.opportunities[0] if d.opportunities else None
@@ -477,9 +425,17 @@ def assess(result: ProfileResult) -> Assessment:
     except (TypeError, ValueError):
         max_mhz = None
     busy = _kernel_busy(result)
+    machine = machine_for(result)
     stages = [
         assess_stage(
-            s, result.device.kind, launch, s.timing.median_ns / total, max_mhz, busy.get(s.name, 1.0)
+            s,
+            result.device.kind,
+            launch,
+            s.timing.median_ns / total,
+            max_mhz,
+            busy.get(s.name, 1.0),
+            result,
+            machine,
         )
         for s in result.stages
     ]

@@ -14,6 +14,7 @@ from ..analysis.fingerprint import fingerprint
 from ..models import ProfileResult, Resources
 from ..parsers import triton as triton_meta
 from ..parsers.sass import instruction_mix
+from ..parsers.ttir import ir_ops
 from ..protocol import ExpectedError
 from ..tools.sass import sass_listing
 
@@ -42,6 +43,9 @@ def write_compiled(ret: Any, dest: Path) -> Resources | None:
         else:
             (dest / name).write_text(content)
     res = triton_meta.resources(ret)
+    ttir = files.get("kernel.ttir")
+    if isinstance(ttir, str):
+        res = res.model_copy(update={"ir_ops": ir_ops(ttir)})
     cubin = dest / "kernel.cubin"
     listing = sass_listing(cubin) if cubin.is_file() else None
     if listing:

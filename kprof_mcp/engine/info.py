@@ -42,7 +42,7 @@ def classify(
     tensor_work: bool = False,
     flops: float | None = None,
     dtype: str | None = None,
-    tensor_peak_tflops: float | None = None,
+    arch: str | None = None,
 ) -> Diagnosis:
     """SPEC.md's classification and the ranked opportunities the given metrics support, with
     the same time model as a profile (:func:`kprof_mcp.analysis.diagnosis.opportunities`):
@@ -76,7 +76,7 @@ def classify(
             raise KprofError(f"{name}={safefs.clip(v)} must be a positive integer")
     if local_bytes_share_pct is not None and not 0 <= local_bytes_share_pct <= 100:
         raise KprofError(f"local_bytes_share_pct={local_bytes_share_pct} is outside 0..100")
-    evidence = classify_evidence(accounting, tensor_work, flops, dtype, tensor_peak_tflops, tc_pct)
+    evidence = classify_evidence(accounting, tensor_work, flops, dtype, arch, tc_pct)
     m = dx.Metrics(
         tc_pct=tc_pct,
         dram_pct=dram_pct,
@@ -101,19 +101,28 @@ def classify_evidence(
     tensor_work: bool,
     flops: float | None,
     dtype: str | None,
-    tensor_peak_tflops: float | None,
+    arch: str | None,
     tc_pct: float | None,
 ) -> dict[str, Any]:
     """The accounting evidence ``classify`` was given, checked: the keys of a profile's
     ``accounting`` (kprof_mcp.parsers.ncu.ACCOUNTING), finite numbers ≥ 0."""
     import math
 
+    from .. import machines
     from ..analysis.accounting import account
-    from ..analysis.assessment import _ELEM_BYTES
+    from ..analysis.machine_inputs import _ELEM_BYTES
     from ..parsers.ncu import ACCOUNTING
 
+    machine = machines.load(arch) if arch else None
+    if arch and machine is None:
+        raise KprofError(
+            f"arch={safefs.clip(arch)}: one of {sorted(machines.table().get('archs') or {})} (kprof_mcp/machines.json)"
+        )
+    if dtype is not None and dtype not in _ELEM_BYTES:
+        raise KprofError(f"dtype={safefs.clip(dtype)}: one of {sorted(_ELEM_BYTES)}")
+    model = dict(machine=machine, dtype=dtype, tensor_work=bool(tensor_work))
     if not accounting:
-        return {}
+        return model
     if not isinstance(accounting, dict):
         raise KprofError(
             "accounting: give a profile's accounting, {\"stall_long_scoreboard\": 3.1, "
@@ -127,17 +136,14 @@ def classify_evidence(
     for k, v in accounting.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
             raise KprofError(f"accounting[{k!r}]={safefs.clip(v)} must be a finite number >= 0")
-    if dtype is not None and dtype not in _ELEM_BYTES:
-        raise KprofError(f"dtype={safefs.clip(dtype)}: one of {sorted(_ELEM_BYTES)}")
-    for name, v in (("flops", flops), ("tensor_peak_tflops", tensor_peak_tflops)):
+    for name, v in (("flops", flops),):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1e21):
             raise KprofError(f"{name}={safefs.clip(v)} must be a positive number")
     return dict(
+        model,
         accounting=account({k: float(v) for k, v in accounting.items()}, tc_pct),
-        tensor_work=bool(tensor_work),
         flops=flops,
         elem_bytes=_ELEM_BYTES.get(dtype or ""),
-        tensor_peak_flops_per_s=tensor_peak_tflops * 1e12 if tensor_peak_tflops else None,
     )
 
 

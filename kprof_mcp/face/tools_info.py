@@ -141,7 +141,7 @@ def register_info(mcp: MCPServer, tc: ToolContext) -> None:
                 description="where the time went, as a profile's result.json stage 'accounting' holds it (Nsight "
                 "Compute: stall_<reason> cycles per issued instruction, pipe_<x>_pct, ffma_thread_inst, "
                 "hmma_inst, l2_atom_sectors, global_ld_sectors, shared_bank_conflicts, shared_wavefronts, "
-                "...): the catalogue's causes (fma_dot, atomics, small_tiles, bank_conflicts) are ranked "
+                "...): the catalogue's causes (atomics, small_tiles, bank_conflicts) and the machine model's moves (move_work, with arch) are ranked "
                 "from it"
             ),
         ] = None,
@@ -150,10 +150,12 @@ def register_info(mcp: MCPServer, tc: ToolContext) -> None:
         dtype: Annotated[
             str | None, Field(description="element type of the operands, e.g. 'float16'")
         ] = None,
-        tensor_peak_tflops: Annotated[
-            float | None,
+        arch: Annotated[
+            str | None,
             Field(
-                description="the tensor-core peak for this dtype at the clock it ran, TFLOP/s (for fma_dot)"
+                description="the GPU architecture the metrics were measured on (sm_80, sm_86, sm_89, sm_90, "
+                "sm_100, sm_120): its machine model (pipes' rates, which pipe can take another's work) "
+                "weighs moving the limiter's work"
             ),
         ] = None,
     ) -> Diagnosis:
@@ -186,7 +188,7 @@ def register_info(mcp: MCPServer, tc: ToolContext) -> None:
                 tensor_work,
                 flops,
                 dtype,
-                tensor_peak_tflops,
+                arch,
             )
         except KprofError as e:
             raise ToolError(str(e)) from None

@@ -53,6 +53,10 @@ class Resources(BaseModel):
     # Instructions of the kernel's SASS listing by class (tensor_core, fp_arith, global_mem, ...):
     # static counts, not executed ones (parsers/sass.py); None where no cubin was compiled.
     sass_mix: dict[str, int] | None = None
+    # What the kernel's TTIR says its work is, by source line (parsers/ttir.py): dots and their input
+    # precision, libdevice calls, fast math, fp64 arithmetic, integer division, 64-bit index math,
+    # atomics; static, as {"kind", "detail", "line", "count"}. None where no TTIR was compiled.
+    ir_ops: list[dict[str, Any]] | None = None
 
     @property
     def local_spill_bytes(self) -> int | None:

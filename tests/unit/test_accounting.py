@@ -37,7 +37,7 @@ def test_stall_shares_are_the_warps_time_and_sum_to_one():
 @pytest.mark.parametrize(
     "pair, cause",
     [
-        ("GEMM_on_the_FMA_pipes", "fma_dot"),
+        ("GEMM_on_the_FMA_pipes", "move_work"),
         ("contended_atomics", "atomics"),
         ("serialised_reduction", "atomics"),
         ("small_tiles", "small_tiles"),
@@ -66,16 +66,13 @@ def test_each_catalogue_cause_is_opportunity_one_of_its_pair_with_its_evidence(p
 )
 def test_the_catalogue_stays_silent_where_its_evidence_is_absent(pair):
     causes = {c for *_, c in dx.accounting_causes(_metrics(pair), dx.classify(_metrics(pair)))}
-    assert not causes & {"fma_dot", "atomics", "bank_conflicts"}, causes
+    assert not causes & {"atomics", "bank_conflicts"}, causes
 
 
 def test_gates_on_either_side():
     m = _metrics("GEMM_on_the_FMA_pipes")
-    assert [c for *_, c in dx.accounting_causes(m, dx.COMPUTE_BOUND)] == ["fma_dot"]
-    # an FMA loop that is not a dot (the tail pair's FMA chain: FMA pipe 99 %) is not told to use tensor cores
-    assert dx.accounting_causes(replace(m, tensor_work=False), dx.COMPUTE_BOUND) == []
-    # the tensor pipe busy: the dot already runs there
-    assert dx.accounting_causes(replace(m, tc_pct=40.0), dx.COMPUTE_BOUND) == []
+    # The dot on the FMA pipes is the machine model's move now (limiter.what_if_moves), not a catalogue cause.
+    assert dx.accounting_causes(m, dx.COMPUTE_BOUND) == []
     a = _metrics("bank_conflicts")
     assert [c for *_, c in dx.accounting_causes(a, dx.LATENCY_BOUND)] == ["bank_conflicts"]
     few = replace(a.accounting, bank_conflicts_per_wavefront=0.2)
@@ -159,9 +156,9 @@ def test_classify_bottleneck_ranks_with_the_same_catalogue():
         tensor_work=True,
         flops=g.flops,
         dtype="float32",
-        tensor_peak_tflops=gm.tensor_peak_flops_per_s / 1e12,
+        arch="sm_90",
     )
-    assert d.opportunities[0].cause == "fma_dot"
+    assert d.opportunities[0].cause == "move_work"
     for bad, needle in [
         ({"nope": 1.0}, "unknown key"),
         ({"stall_wait": -1.0}, "finite number"),

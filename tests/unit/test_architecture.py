@@ -143,6 +143,7 @@ LAYERS = [
     "tools",
     "parsers",
     "models",
+    "machines",
     "devices",
     "protocol",
 ]
@@ -173,9 +174,15 @@ ALLOWED = {
     "kprof_mcp.protocol": set(),
     "kprof_mcp.models": set(),
     "kprof_mcp.devices": set(),
+    "kprof_mcp.machines": set(),
     "kprof_mcp.parsers": {"kprof_mcp.models"},
     "kprof_mcp.tools": {"kprof_mcp.parsers", "kprof_mcp.models"},
-    "kprof_mcp.analysis": {"kprof_mcp.models", "kprof_mcp.parsers"},
+    "kprof_mcp.analysis": {
+        "kprof_mcp.models",
+        "kprof_mcp.parsers",
+        "kprof_mcp.machines",
+        "kprof_mcp.devices",
+    },
     "kprof_mcp.render": {"kprof_mcp.models", "kprof_mcp.analysis", "kprof_mcp.parsers"},
     # The capture layer sits below both the modes and the child's entry points: the Timer and the
     # capture context once lived in modes/ and child/, which then imported each other.

@@ -15,7 +15,6 @@ from .metrics import (
 # instruction mix, atomics, shared-memory conflicts), each with the evidence that proves it and the
 # share of the time that evidence says it owns. No constant here was fitted on the calibration
 # pairs: the thresholds are gates ("is it there at all"), the shares come from the counters.
-FMA_DOT_MIN_PIPE_PCT = 30.0  # the FMA pipe busy enough for the dot to be what it runs
 MEMORY_WAIT_MIN_SHARE = 0.5  # warps waiting on memory/each other own most of the time
 ATOMIC_MIN_SECTOR_SHARE = 0.01  # atomics are a visible part of the global traffic
 BANK_CONFLICT_MIN_PER_WAVEFRONT = 0.25
@@ -54,11 +53,6 @@ def top_stalls(m: Metrics) -> tuple[tuple[str, float], ...]:
 def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, dict]]:
     """(cause, share, facts) of each catalogue cause the accounting proves.
 
-    * **tensor cores idle on dot-heavy work** (``fma_dot``): the stage's work suits tensor cores
-      (its model says so), Nsight Compute counts FFMAs for at least half its FLOPs, the tensor pipe
-      is idle (< 5 %) and the FMA pipe busy (≥ 30 %). The FMA pipe owns u = its utilisation of
-      the time; on tensor cores that math runs k times faster, k = the tensor-core peak at this
-      clock ÷ the FMA peak the counters imply (FFMA/s ÷ u) → share u·(1 − 1/k).
     * **contended atomics** (``atomics``): global atomics/reductions are ≥ 1 % of the global
       sectors, neither DRAM nor the SMs are busy (< 60 %) and warps wait on memory or each other
       for ≥ 50 % of their time: the atomics' serialisation owns that waiting → share = the
@@ -81,33 +75,8 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, dic
     out: list[tuple[str, float, dict]] = []
     compute, _ = compute_utilisation(m)
     tc = m.tc_pct or 0.0
-    fma = a.pipes.get("fma")
-    if (
-        m.tensor_work
-        and m.flops
-        and a.ffma_thread_inst
-        and fma is not None
-        and fma >= FMA_DOT_MIN_PIPE_PCT
-        and tc < 5.0
-        and 2.0 * a.ffma_thread_inst >= 0.5 * m.flops
-        and m.time_ns
-        and m.tensor_peak_flops_per_s
-    ):
-        u = fma / 100.0
-        fma_peak = 2.0 * a.ffma_thread_inst / (m.time_ns * 1e-9) / u
-        k = max(1.0, m.tensor_peak_flops_per_s / fma_peak)
-        out.append(
-            (
-                "fma_dot",
-                min(u * (1.0 - 1.0 / k), cap),
-                {
-                    "fma_pct": fma,
-                    "tc_pct": tc,
-                    "ffma_flops_over_model": 2 * a.ffma_thread_inst / m.flops,
-                    "speedup": k,
-                },
-            )
-        )
+    # A dot on the FMA pipes (issue 26's ``fma_dot``) is the machine model's move of the FMA pipe's work
+    # to the tensor cores now (limiter.what_if_moves), estimated from the pipes' rates.
     share = a.atomic_sector_share
     busy = max(m.dram_pct or 0.0, compute or 0.0)
     if (

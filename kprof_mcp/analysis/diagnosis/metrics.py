@@ -76,8 +76,34 @@ class Metrics:
     tensor_work: bool = False
     flops: float | None = None
     elem_bytes: float | None = None
-    tensor_peak_flops_per_s: float | None = None
     attainable_sol_ns: float | None = None
+    # The machine model (issue 36: kprof_mcp.machines, analysis.diagnosis.limiter): the architecture's
+    # pipes and moves, and what the what-ifs weigh: the stage's dtype, its kernels' names, its model's
+    # elements and bytes, the FMA pipe's ridge (FLOP/byte), the SM clock it ran at, the launch's
+    # theoretical occupancy, the shortest launch (no gain goes under it) and the speed-of-light time of
+    # the best legal mix of pipes (the work on the fastest pipe that can do it: a dot on tensor cores).
+    machine: Any = field(default=None, compare=False)
+    dtype: str | None = None
+    kernel_names: tuple[str, ...] = ()
+    elements: float | None = None
+    bytes_model: float | None = None
+    fma_ridge: float | None = None
+    sm_clock_hz: float | None = None
+    theoretical_occupancy_pct: float | None = None
+    floor_ns: float | None = None
+    best_sol_ns: float | None = None
+    # What the kernel's TTIR says its work is, by source line (parsers/ttir.py): evidence of a move's work
+    # (a dot on FMA pipes, libdevice calls, fp64 math, integer division) and the line to edit.
+    ir_ops: tuple[Any, ...] = ()
+
+    @property
+    def best_headroom(self) -> float | None:
+        """The largest share of the time any change could remove, the work on its best legal pipes:
+        1 − T_best/T (the speed-of-light bound; never less than :attr:`headroom`)."""
+        h = self.headroom
+        if self.time_ns is None or self.best_sol_ns is None or self.time_ns <= 0:
+            return h
+        return max(h or 0.0, 1.0 - self.best_sol_ns / self.time_ns)
 
     @property
     def attainable_headroom(self) -> float | None:
@@ -122,11 +148,20 @@ class Facts:
     last_wave_efficiency: float | None = None
     launches_per_occurrence: float | None = None
     limiter: str | None = None
+    lines: tuple[str, ...] | None = None
     local_share: float | None = None
     local_spill_bytes: float | None = None
     memory_stalls: bool | None = None
     memory_wait: float | None = None
     metric: str | None = None
+    move: str | None = None
+    next_limiter: str | None = None
+    per_element: tuple[Any, ...] | None = None
+    advice: str | None = None
+    condition: str | None = None
+    resource: str | None = None
+    target: str | None = None
+    util_pct: float | None = None
     occupancy_pct: float | None = None
     ops: list[Any] | None = None
     over_fetch_ratio: float | None = None
@@ -183,6 +218,7 @@ class RootCauseFacts:
     unhealthy: tuple[tuple[str, float], ...] = ()
     l2_hit_pct: float | None = None
     over_fetch_ratio: float | None = None
+    limiter: Any = None  # analysis.diagnosis.limiter.Limiter: the resource (or stall family) that limits
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from .catalogue import (
     top_stalls,
     uncoalesced,
 )
+from .limiter import PIPES, fill_share, limiter, what_if_moves
 from .metrics import (
     _DRAM_ATTAINABLE_PCT,
     COMPUTE_BOUND,
@@ -89,19 +90,27 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     compute, source = compute_utilisation(m)
     h = m.headroom
     cap = METRICS_ONLY_MAX_SHARE if h is None else h
+    # A specific cause may take the stage to the speed of light of its best legal mix of pipes (a dot
+    # moved to tensor cores beats the FMA roof); generic advice only to the roof of the pipes it uses.
+    best = m.best_headroom
+    cap_specific = METRICS_ONLY_MAX_SHARE if best is None else best
+    lim = limiter(m)
     specific: list[Opportunity] = []
 
     def add(into: list[Opportunity], cause: str, share: float, facts: dict, spec: bool) -> None:
         # Kernel-level causes act only while kernels run: in a timeline's span, not in its gaps.
-        share = min(share * m.kernel_busy, cap)
+        share = min(share * m.kernel_busy, cap_specific if spec else cap)
         if share >= MIN_SHARE:
             into.append(Opportunity(cause, gain_pct(share), share, spec, Facts(**facts)))
 
     if m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count:
+        filled = fill_share(m, lim)
         add(
             specific,
             "few_blocks",
-            1.0 - m.grid_blocks / m.sm_count,
+            1.0 - m.grid_blocks / m.sm_count
+            if filled is None
+            else max(filled, 1.0 - m.grid_blocks / m.sm_count),
             {"grid_blocks": m.grid_blocks, "sm_count": m.sm_count},
             True,
         )
@@ -153,6 +162,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             add(specific, "fusion", 1.0 - 1.0 / over, {"kernels": m.kernels, "time_over_roof": over}, True)
     for cause, share, facts in accounting_causes(m, bottleneck):
         add(specific, cause, share, facts, True)
+    for cause, share, facts in what_if_moves(m, lim):
+        add(specific, cause, share, facts, True)
 
     explained = max((o.share for o in specific), default=0.0)
     generic: list[Opportunity] = []
@@ -173,7 +184,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             _share_of_gap(compute, m.compute_attainable_pct)
             if h is None
             else min(_share_of_gap(compute, m.compute_attainable_pct), max(0.0, h - explained)),
-            {"source": source, "compute_pct": compute},
+            {"source": source, "compute_pct": compute, **_pipe_facts(lim)},
             False,
         )
     if bottleneck == LATENCY_BOUND:
@@ -196,18 +207,25 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             }
             add(generic, "latency", latency, facts, False)
         if m.occupancy_pct is not None and m.occupancy_pct < OCCUPANCY_HEALTHY_PCT:
-            limiter = m.accounting.occupancy_limiter if m.accounting is not None else None
+            occ_limiter = m.accounting.occupancy_limiter if m.accounting is not None else None
             add(
                 generic,
                 "occupancy",
                 0.5 * latency,
-                {"occupancy_pct": m.occupancy_pct, "limiter": limiter},
+                {"occupancy_pct": m.occupancy_pct, "limiter": occ_limiter},
                 False,
             )
     out = specific + generic
     # Largest gain first; on a tie a specific cause before generic advice.
     out.sort(key=lambda o: (round(o.est_gain_pct, 1), o.specific), reverse=True)
     return out
+
+
+def _pipe_facts(lim) -> dict:
+    """The limiting pipe (or issue slots) and its use, for compute-roof advice: which unit to relieve."""
+    if lim is None or lim.source != "counters" or lim.resource not in (*PIPES, "issue"):
+        return {}
+    return {"resource": lim.resource, "util_pct": 100.0 * lim.util, "per_element": lim.per_element}
 
 
 def root_cause(m: Metrics, bottleneck: str) -> RootCauseFacts:
@@ -240,6 +258,7 @@ def root_cause(m: Metrics, bottleneck: str) -> RootCauseFacts:
         worst,
         m.l2_hit_pct,
         m.over_fetch_ratio,
+        limiter(m),
     )
 
 

@@ -96,16 +96,6 @@ def _over_fetch(f: Facts) -> Words:
     )
 
 
-def _fma_dot(f: Facts) -> Words:
-    return (
-        'Run the dot on tensor cores: tl.dot(..., input_precision="tf32") for fp32 inputs (or bf16/'
-        "fp16 operands); in PyTorch allow TF32 (torch.backends.cuda.matmul.allow_tf32) or use bf16",
-        f"pipe_fma={_fmt(f.fma_pct)}%, tc_pct={_fmt(f.tc_pct)}%, "
-        f"FFMA FLOPs/model={f.ffma_flops_over_model:.2f}",
-        f"the matmul runs on the FMA pipes; tensor cores are {f.speedup:.1f}x faster here",
-    )
-
-
 def _atomics(f: Facts) -> Words:
     return (
         "Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a "
@@ -153,7 +143,62 @@ def _dram_roof(f: Facts) -> Words:
     )
 
 
+# The machine model's resources (analysis.diagnosis.limiter; kprof_mcp/machines.json), as a kernel
+# engineer names them.
+RESOURCE_NAMES = {
+    "fma": "FMA (FP32) pipe",
+    "fp64": "FP64 pipe",
+    "alu": "ALU (integer/logic) pipe",
+    "xu": "XU pipe (MUFU: transcendentals, conversions)",
+    "lsu": "LSU (load/store) pipe",
+    "tensor": "tensor pipe",
+    "issue": "instruction issue slots",
+    "dram": "DRAM bandwidth",
+    "l2": "L2 bandwidth",
+    "l1": "L1/shared bandwidth",
+    "tensor_fp64": "FP64 tensor cores (DMMA)",
+    "tensor_tf32": "tensor cores at TF32",
+    "tensor_fp16": "tensor cores at fp16",
+    "tensor_bf16": "tensor cores at bf16",
+    "tensor_fp8": "tensor cores at fp8",
+    "tensor_int8": "tensor cores at int8",
+}
+
+
+def resource_name(key: str | None) -> str:
+    return RESOURCE_NAMES.get(key or "", key or "")
+
+
+def _per_element(f: Facts) -> str:
+    per = f.per_element or ()
+    return (" (" + ", ".join(f"{v:.3g} {k}" for k, v in per[:3]) + " per element)") if per else ""
+
+
+def _move_work(f: Facts) -> Words:
+    src, dst = resource_name(f.resource), resource_name(f.target)
+    model = " (from the FLOP/byte model, no counters)" if f.source == "model" else ""
+    nxt = f"; then the {resource_name(f.next_limiter)} limits" if f.next_limiter else ""
+    at = f" at {', '.join(f.lines[:3])}" if f.lines else ""
+    return (
+        f"Move the {src}'s work to the {dst}{at}: {f.advice}",
+        f"{f.resource}={_fmt(f.util_pct)}% of its peak{_per_element(f)}{model}; the {dst} do that work "
+        f"{f.speedup:.1f}x faster{nxt}",
+        f"the {src} limits the stage; legal when {f.condition}",
+    )
+
+
 def _compute_roof(f: Facts) -> Words:
+    if f.resource is not None:
+        return (
+            f"Cut the work of the {resource_name(f.resource)} or raise its efficiency"
+            + (
+                " (tile sizes, pipelining stages, warp specialisation)"
+                if f.resource == "tensor"
+                else " (fewer instructions per element: vectorise, hoist invariant math, cheaper ops)"
+            ),
+            f"{f.resource}={_fmt(f.util_pct)}% of its peak{_per_element(f)}, {f.source}={_fmt(f.compute_pct)}",
+            f"compute-bound: the {resource_name(f.resource)} is the limit",
+        )
     return (
         "Raise tensor-core efficiency (tile sizes, pipelining stages, warp specialisation)"
         if f.source == "tc_pct"
@@ -309,7 +354,7 @@ WORDS: dict[str, Callable[[dict[str, Any]], Words]] = {
     "spills": _spills,
     "fusion": _fusion,
     "over_fetch": _over_fetch,
-    "fma_dot": _fma_dot,
+    "move_work": _move_work,
     "atomics": _atomics,
     "small_tiles": _small_tiles,
     "bank_conflicts": _bank_conflicts,

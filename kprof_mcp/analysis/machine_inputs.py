@@ -1,0 +1,110 @@
+"""What the machine model (``analysis.diagnosis.limiter``) needs of a stage besides its counters: the
+architecture's machine (``kprof_mcp.machines``), the stage's dtype, kernels, elements, the FMA pipe's
+ridge, the clock it ran at, its theoretical occupancy, the launch floor and the speed-of-light time of
+the best legal mix of pipes. Pure: a :class:`~kprof_mcp.models.ProfileResult` in, numbers out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import machines
+from ..devices import DeviceSpec, load_devices
+from ..machines import Machine
+from ..models import ProfileResult, StageResult
+from .diagnosis.limiter import DOT_NAMES
+
+_ELEM_BYTES = {
+    "float64": 8,
+    "float32": 4,
+    "tfloat32": 4,
+    "bfloat16": 2,
+    "float16": 2,
+    "float8": 1,
+    "int8": 1,
+    "int32": 4,
+}
+
+
+def elem_bytes(dtype: str | None) -> int | None:
+    return _ELEM_BYTES.get(dtype or "")
+
+
+def _spec(key: str | None) -> DeviceSpec | None:
+    return next((d for d in load_devices() if d.key == key), None) if key else None
+
+
+def arch_of(result: ProfileResult) -> str | None:
+    """``sm_90`` from the device's compute capability (or its devices.json row)."""
+    cc = result.device.compute_capability
+    if cc and "." in cc:
+        major, minor = cc.split(".", 1)
+        return f"sm_{major}{minor}"
+    spec = _spec(result.device.spec_key)
+    return spec.arch if spec else None
+
+
+def machine_for(result: ProfileResult) -> Machine | None:
+    """The machine the result ran on (None: CPU, or an architecture the table does not know)."""
+    if result.device.kind != "cuda":
+        return None
+    return machines.load(arch_of(result), result.device.spec_key)
+
+
+def _looks_like_dot(s: StageResult) -> bool:
+    """The stage's model or a kernel's name says its work is dot products (the counters' evidence is
+    weighed by ``limiter.dot_work``)."""
+    names = [*s.ncu_kernels, *(k.name for k in s.kernel_times)]
+    if s.resources and s.resources.kernel_name:
+        names.append(s.resources.kernel_name)
+    return s.tensor_cores or any(k in n.lower() for n in names for k in DOT_NAMES)
+
+
+def best_sol_ns(
+    s: StageResult, spec: DeviceSpec | None, clock_ratio: float, fma_ridge: float | None
+) -> float | None:
+    """The speed of light of the stage's work on the best pipes that may legally do it: a dot on the
+    tensor cores at its dtype (TF32 for fp32), fp64 elementwise math at the FP32 rate (when fp32
+    accuracy is enough), anything else at its own pipe; the model's bytes at the DRAM peak; never
+    under the launch floor. None without a FLOP/byte model or a device row."""
+    if spec is None or not s.has_model or not s.peak_bytes_per_s:
+        return None
+    dot = _looks_like_dot(s)
+    peaks = [spec.peak_flops_per_s(s.dtype, dot), s.peak_flops_per_s]
+    if s.dtype == "float64":
+        peaks.append(spec.peak_flops_per_s("float32", dot))
+    peak = max((p for p in peaks if p), default=None)
+    t_math = s.flops / (peak * clock_ratio) if peak else 0.0
+    t_mem = s.bytes_model / s.peak_bytes_per_s
+    launches = sum(k.launches_per_run for k in s.kernel_times) or 1.0
+    return max(1e9 * max(t_math, t_mem), (s.min_kernel_ns or 0.0) * launches)
+
+
+def model_inputs(
+    s: StageResult, result: ProfileResult | None, machine: Machine | None, clock_ratio: float
+) -> dict[str, Any]:
+    """The machine model's fields of :class:`~kprof_mcp.analysis.diagnosis.Metrics` for one stage."""
+    spec = _spec(result.device.spec_key) if result is not None else None
+    fma_ridge = (
+        spec.peak_flops_per_s("float32", False) / spec.peak_bytes_per_s
+        if spec and spec.peak_flops_per_s("float32", False)
+        else None
+    )
+    eb = elem_bytes(s.dtype)
+    names = tuple(dict.fromkeys([*s.ncu_kernels, *(k.name for k in s.kernel_times)]))
+    if s.resources and s.resources.kernel_name and s.resources.kernel_name not in names:
+        names = (*names, s.resources.kernel_name)
+    launches = sum(k.launches_per_run for k in s.kernel_times) or 1.0
+    return dict(
+        machine=machine,
+        tensor_work=s.tensor_cores,
+        dtype=s.dtype,
+        kernel_names=names,
+        elements=s.bytes_model / eb if eb and s.bytes_model else None,
+        bytes_model=s.bytes_model or None,
+        fma_ridge=fma_ridge,
+        sm_clock_hz=s.sm_clock_hz,
+        theoretical_occupancy_pct=s.theoretical_occupancy_pct,
+        floor_ns=(s.min_kernel_ns or 0.0) * launches or None,
+        best_sol_ns=best_sol_ns(s, spec, clock_ratio, fma_ridge),
+        ir_ops=tuple(s.resources.ir_ops or ()) if s.resources else (),
+    )

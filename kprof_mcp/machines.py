@@ -1,0 +1,139 @@
+"""The model of the machine (``machines.json``): per architecture, each execution pipe's and memory
+level's throughput per SM per clock, and which pipe can do which work instead of another (a *move*),
+with the condition under which the move is legal. docs/machine-model.md gives every figure's source.
+
+Measured peaks (``kprof device --calibrate``) are recorded beside the table, one file per device
+(``calibrated/<device key>.json``, shipped for the devices we measured); :func:`load` uses a measured
+rate where one exists and keeps the table's beside it (:attr:`Rate.table`), so the difference can be
+shown. Pure data: nothing here reads a device.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One pipe's or memory level's peak: ``rate`` per SM per clock (a chip-wide level: per clock;
+    DRAM: None, its bandwidth is the device's ``peak_gbps``), in ``unit``; ``table`` is the
+    documented figure when ``rate`` was measured on this device."""
+
+    key: str
+    rate: float | None
+    unit: str
+    source: str
+    counter: str | None = None  # the accounting's pipe whose utilisation counts this one's work
+    table: float | None = None  # the documented rate, when ``rate`` is a measured one
+    measured: bool = False
+
+
+@dataclass(frozen=True)
+class Move:
+    """Work ``src`` does that ``dst`` can do instead: ``per_op`` units of ``dst`` work per unit of
+    ``src`` work, legal ``when`` (in words); ``work`` says which of the source pipe's work moves
+    (``any``: all of it; ``dot``: dot products; ``transcendental``; ``index``: integer index math)."""
+
+    key: str
+    src: str
+    dst: str
+    work: str
+    per_op: float
+    when: str
+    advice: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Machine:
+    arch: str
+    name: str
+    pipes: dict[str, Rate] = field(hash=False)
+    levels: dict[str, Rate] = field(hash=False)
+    moves: tuple[Move, ...] = ()
+    device_key: str | None = None  # whose measured peaks are folded in (None: the table alone)
+
+    def rate(self, key: str) -> float | None:
+        r = self.pipes.get(key) or self.levels.get(key)
+        return r.rate if r is not None else None
+
+    def moves_from(self, src: str) -> list[Move]:
+        return [mv for mv in self.moves if mv.src == src and mv.dst in self.pipes]
+
+    def differences(self) -> list[tuple[str, float, float]]:
+        """(key, table rate, measured rate) where a measured rate differs from the table by > 3 %."""
+        out = []
+        for r in list(self.pipes.values()) + list(self.levels.values()):
+            if r.measured and r.table and r.rate and abs(r.rate / r.table - 1.0) > 0.03:
+                out.append((r.key, r.table, r.rate))
+        return out
+
+
+def _read(name: str) -> dict | None:
+    try:
+        return json.loads(resources.files("kprof_mcp").joinpath(name).read_text())
+    except (FileNotFoundError, OSError, ValueError):
+        return None
+
+
+@cache
+def table() -> dict:
+    """The raw table (``{}`` when it is absent: then no machine is modelled)."""
+    return _read("machines.json") or {}
+
+
+@cache
+def calibrated(device_key: str | None) -> dict:
+    """The measured peaks recorded for ``device_key`` (``kprof device --calibrate``), or ``{}``."""
+    if not device_key:
+        return {}
+    return _read(f"calibrated/{device_key}.json") or {}
+
+
+def _rates(entries: dict, measured: dict) -> dict[str, Rate]:
+    out = {}
+    for key, e in entries.items():
+        m = measured.get(key) or {}
+        got = m.get("rate") if isinstance(m, dict) else None
+        out[key] = Rate(
+            key=key,
+            rate=float(got) if got else (float(e["rate"]) if e.get("rate") is not None else None),
+            unit=str(e.get("unit", "")),
+            source=str(e.get("source", "")),
+            counter=e.get("counter"),
+            table=float(e["rate"]) if got and e.get("rate") is not None else None,
+            measured=bool(got),
+        )
+    return out
+
+
+@cache
+def load(arch: str | None, device_key: str | None = None) -> Machine | None:
+    """The machine of ``arch`` (``sm_90``...), with ``device_key``'s measured peaks folded in; None
+    when the table does not know the architecture."""
+    spec = (table().get("archs") or {}).get(arch or "")
+    if not spec:
+        return None
+    measured = calibrated(device_key).get("measured") or {}
+    pipes = _rates(spec.get("pipes") or {}, measured)
+    levels = _rates(spec.get("memory") or {}, measured)
+    moves = tuple(
+        Move(
+            key=mv["key"],
+            src=mv["from"],
+            dst=mv["to"],
+            work=mv.get("work", "any"),
+            per_op=float(mv.get("per_op", 1.0)),
+            when=mv.get("when", ""),
+            advice=mv.get("advice", ""),
+            source=mv.get("source", ""),
+        )
+        for mv in table().get("moves") or []
+        if mv.get("from") in pipes and mv.get("to") in pipes
+    )
+    return Machine(
+        arch or "", str(spec.get("name", arch)), pipes, levels, moves, device_key if measured else None
+    )
