@@ -31,6 +31,10 @@ class Pair:
     # bad|good`` through profile_command, stages its ranges; ``models`` the stages' FLOP/byte models.
     command: bool = False
     models: dict = field(default_factory=dict)
+    # Issue 36: the limiter resource the diagnosis must name for the bad version (a pipe: "fp64",
+    # "fma", "alu", "xu", "lsu", "tensor"; a memory level: "dram", "l2", "l1"), set from the kernel's
+    # design before it was recorded.
+    resource: str | None = None
 
 
 PAIRS = [
@@ -181,7 +185,55 @@ COMMAND_PAIRS = [
         planted="eager bias+GELU+scale+residual: 4 memory-bound kernels (fix: one Triton kernel)",
     ),
 ]
-ALL_PAIRS = PAIRS + ACCOUNTING_PAIRS + COMMAND_PAIRS
+# Issue 36 (causes from a model of the machine): work on one pipe that another pipe (or no
+# instruction at all) can do, in classes the sets above lack, walked from Nsight Compute's rules
+# (pipe utilisation, instruction statistics) and the CUDA C++ Best Practices Guide (arithmetic
+# instructions: precision, fast math, division; the matrix units). "move_work": the fix moves the
+# limiter's work to another resource or removes it; ``resource`` is the limiter the diagnosis must
+# name, set from each kernel's design (its docstring) before anything was recorded. Recorded into
+# recorded-model/ (record.py --pairs ... --out tests/calibration/recorded-model).
+MODEL_PAIRS = [
+    Pair(
+        "fp64 where fp32 suffices",
+        "calib_fp64",
+        "v0",
+        "v1",
+        "move_work",
+        resource="fp64",
+        planted="a 256-step FMA chain per element computed in float64 (DFMA on the FP64 pipe); fix: float32",
+    ),
+    Pair(
+        "precise transcendentals",
+        "calib_precise_math",
+        "v0",
+        "v1",
+        "move_work",
+        resource="fma",
+        planted="32 libdevice sin/cos per element (range reduction + polynomial on the FMA/ALU pipes); "
+        "fix: sin.approx/cos.approx on the XU pipe",
+    ),
+    Pair(
+        "dot as multiply-and-sum",
+        "calib_outer_sum",
+        "v0",
+        "v1",
+        "move_work",
+        resource="fma",
+        planted="fp16 GEMM whose K slices are tl.sum(a[:, :, None] * b[None, :, :], axis=1) in fp32 (FFMA); "
+        "fix: tl.dot on the tensor cores",
+    ),
+    Pair(
+        "integer division per element",
+        "calib_int_div",
+        "v0",
+        "v1",
+        "move_work",
+        resource="alu",
+        planted="6-d permute dividing each element's int64 index by 5 runtime sizes; fix: contiguous rows, "
+        "coordinates once per program",
+    ),
+]
+ALL_PAIRS = PAIRS + ACCOUNTING_PAIRS + COMMAND_PAIRS + MODEL_PAIRS
 # Issue 36 (timelines by replay): commands whose causes only a replay of the recorded dependency graph
 # estimates well (a sync hidden in every layer, an allocation per step, a pageable copy per step).
 # Recorded into recorded-replay/ (record.py --pairs ... --out tests/calibration/recorded-replay).
@@ -271,4 +323,10 @@ HALF = {
     "shape sync, launch-bound": "holdout",
     "alloc per step": "fit",
     "pageable copy": "holdout",
+    # Issue 36's model pairs: halves assigned before any number of theirs was looked at (2026-11-25),
+    # alternating in the order they were designed.
+    "fp64 where fp32 suffices": "fit",
+    "precise transcendentals": "holdout",
+    "dot as multiply-and-sum": "fit",
+    "integer division per element": "holdout",
 }

@@ -1,0 +1,82 @@
+"""Calibration pair — a dot product written as a broadcast multiply and a sum (issue 36: the FMA
+pipe the limiter, the tensor cores the alternative): C = A @ B, A [M, K] and B [K, N] row-major
+fp16, C [M, N] fp16, fp32 accumulation, M = N = K = 2048 by default.
+
+Planted problem (v0): a tiled Triton GEMM (64x64 tiles of C, K in slices of 16, 8 warps, 2
+stages, grouped launch order) that accumulates each slice as
+``tl.sum(a.to(fp32)[:, :, None] * b.to(fp32)[None, :, :], axis=1)``: the outer products spelled
+out. Triton keeps the reduction inside each thread and emits one FFMA per multiply-add (M·N·K
+FFMA: 8.6e9 at the defaults) on the SIMT FP32 pipes; the tensor cores idle.
+
+Fix (v1): the same kernel, tiles, warps, stages, grid and loads with ``tl.dot(a, b, acc)``: fp16
+MMA on the tensor cores (HGMMA on Hopper), fp32 accumulation. The CUDA C++ Best Practices
+Guide's "use the hardware's matrix units" and Nsight Compute's tensor-pipe rule name it.
+
+Model: 2·M·N·K FLOPs on the tensor cores (``tensor_cores=True``: the fp16 tensor peak is the roof
+of this work); (M·K + K·N + M·N)·2 bytes (each operand read once, C written once).
+Tolerance: the fp16 default (2e-3 relative L2; both versions accumulate exact fp16 products in
+fp32, C rounded to fp16: ~3e-4).
+
+Expected on an H100 SXM (per design): v0 ≥ M·N·K / (128 FFMA per SM per clock × 132 × 1.98 GHz)
+≈ 256 µs (the FMA pipe's floor; shared-memory loads of the operands add issue slots); v1's
+tensor-core time is ~20 µs at the fp16 peak, so the next limiter (L2/shared traffic of 64x64
+tiles, latency) bounds it: ~60-100 µs, ≈ 3-4×.
+"""
+
+from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
+
+
+def _make_inputs(params, device):
+    import torch
+
+    g = torch.Generator(device=device).manual_seed(0)
+    M, N, K = params["M"], params["N"], params["K"]
+    a = torch.randn(M, K, generator=g, device=device, dtype=torch.float32).half()
+    b = torch.randn(K, N, generator=g, device=device, dtype=torch.float32).half()
+    # Poisoned output: NaN wherever the kernel fails to write shows up in the check.
+    c = torch.full((M, N), float("nan"), device=device, dtype=torch.float16)
+    return {"a": a, "b": b, "c": c}
+
+
+def _reference(inputs, params):
+    return (inputs["a"].double() @ inputs["b"].double()).half()
+
+
+def _build(version):
+    def build(inputs, params):
+        from . import impl
+
+        return getattr(impl, f"build_{version}")(inputs, params)
+
+    return build
+
+
+_STAGE = StageModel(
+    "gemm",
+    flops=lambda p: 2.0 * p["M"] * p["N"] * p["K"],
+    bytes=lambda p: 2.0 * (p["M"] * p["K"] + p["K"] * p["N"] + p["M"] * p["N"]),
+    tensor_cores=True,
+)
+
+KERNEL = KernelPackage(
+    name="calib_outer_sum",
+    description="Calibration (planted: a dot as broadcast-multiply-and-sum): fp16 GEMM whose K slices are "
+                "tl.sum(a[:, :, None] * b[None, :, :], axis=1) in fp32 on the FMA pipes (v0) vs tl.dot on the "
+                "tensor cores (v1), same tiles",
+    params=(
+        Param("M", 2048, min=1, max=1 << 15, doc="rows of A and C"),
+        Param("N", 2048, min=1, max=1 << 15, doc="columns of B and C"),
+        Param("K", 2048, min=1, max=1 << 15, doc="inner dimension"),
+        DTYPE_PARAM("float16", choices=("float16",)),
+    ),
+    make_inputs=_make_inputs,
+    reference=_reference,
+    versions=(
+        Version("v0", "planted: each K slice accumulated as tl.sum(a[:, :, None] * b[None, :, :], axis=1) in fp32: "
+                      "one FFMA per multiply-add on the FMA pipes, tensor cores idle; 64x64x16 tiles, 8 warps",
+                (_STAGE,), _build("v0")),
+        Version("v1", "fix: the same kernel, tiles and grid with tl.dot(a, b, acc): fp16 MMA on the tensor cores",
+                (_STAGE,), _build("v1")),
+    ),
+    memory_bytes=lambda p: 2.0 * (p["M"] * p["K"] + p["K"] * p["N"] + p["M"] * p["N"]),
+)
