@@ -108,9 +108,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         add(
             specific,
             "few_blocks",
-            1.0 - m.grid_blocks / m.sm_count
-            if filled is None
-            else max(filled, 1.0 - m.grid_blocks / m.sm_count),
+            1.0 - m.grid_blocks / m.sm_count if filled is None else filled,
             {"grid_blocks": m.grid_blocks, "sm_count": m.sm_count},
             True,
         )
