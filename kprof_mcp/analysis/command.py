@@ -24,8 +24,13 @@ from typing import Any
 from ..parsers.kineto import Trace
 from .timeline import LAUNCH_APIS, RANGE_PREFIX
 
-# Ranges the profiler or torch put there themselves: never a user's stage.
+# Ranges the profiler, torch or a library put there themselves: never a user's stage. CUB and Thrust
+# (CCCL 2.8+) push an NVTX range in their "CCCL" domain around each device algorithm
+# (cub::DeviceSelect::Flagged for torch.nonzero and boolean-mask indexing, cub::DeviceReduce::Sum):
+# taken as stages, they hid the user's range around them (the innermost range wins).
 _INTERNAL = (
+    "cub::",
+    "thrust::",
     "ProfilerStep#",
     "## ",
     "Torch-Compiled Region",
