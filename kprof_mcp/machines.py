@@ -93,8 +93,14 @@ def calibrated(device_key: str | None) -> dict:
     return _read(f"calibrated/{device_key}.json") or {}
 
 
-def _rates(entries: dict, measured: dict) -> dict[str, Rate]:
+def _rates(entries: dict, measured: dict, measured_only: tuple[str, ...] = ()) -> dict[str, Rate]:
     out = {}
+    for key in measured_only:
+        m = measured.get(key) or {}
+        if key not in entries and isinstance(m, dict) and m.get("rate"):
+            out[key] = Rate(
+                key, float(m["rate"]), str(m.get("unit", "")), str(m.get("method", "")), measured=True
+            )
     for key, e in entries.items():
         m = measured.get(key) or {}
         got = m.get("rate") if isinstance(m, dict) else None
@@ -119,7 +125,8 @@ def load(arch: str | None, device_key: str | None = None) -> Machine | None:
         return None
     measured = calibrated(device_key).get("measured") or {}
     pipes = _rates(spec.get("pipes") or {}, measured)
-    levels = _rates(spec.get("memory") or {}, measured)
+    # Scattered-sector DRAM bandwidth exists only as a measurement (no datasheet gives it).
+    levels = _rates(spec.get("memory") or {}, measured, ("dram_sector",))
     moves = tuple(
         Move(
             key=mv["key"],

@@ -114,7 +114,7 @@ def compare(
         )
     for name, m in measured.items():
         if name not in table:
-            level = "memory" if name in ("dram", "l2", "l1", "shared") else "pipes"
+            level = "memory" if name in ("dram", "dram_sector", "l2", "l1", "shared") else "pipes"
             rate = None if "skipped" in m else float(m["rate"])
             rows.append(Row(name, level, str(m.get("unit", "")), None, rate, m.get("skipped")))
     return rows

@@ -107,4 +107,13 @@ def model_inputs(
         floor_ns=(s.min_kernel_ns or 0.0) * launches or None,
         best_sol_ns=best_sol_ns(s, spec, clock_ratio, fma_ridge),
         ir_ops=tuple(s.resources.ir_ops or ()) if s.resources else (),
+        dram_sector_pct=_sector_pct(machine, s),
     )
+
+
+def _sector_pct(machine: Machine | None, s: StageResult) -> float | None:
+    """The measured scattered-sector DRAM bandwidth (``kprof device --calibrate``), % of the peak."""
+    r = machine.levels.get("dram_sector") if machine is not None else None
+    if r is None or not r.rate or not s.peak_bytes_per_s:
+        return None
+    return min(100.0, 100.0 * r.rate / s.peak_bytes_per_s)

@@ -288,6 +288,24 @@ def _memory(ctx: Ctx, name: str, l2_bytes: int | None) -> dict[str, Any]:
             "bytes/s",
             "Tensor.copy_ of 1 GiB fp32 (read + write counted); CUDA events, best of 7",
         )
+    if name == "dram_sector":
+        # Scattered sector traffic: one 4-byte element from a random 32-byte sector of a 4 GiB buffer per
+        # index (index_select). What an uncoalesced or gathering kernel gets from DRAM: every sector
+        # fetched, its index read and its element written, counted in bytes.
+        elems, n = 1 << 30, 1 << 26
+        src = torch.ones(elems, device="cuda")
+        idx = torch.randint(0, elems, (n,), device="cuda")
+        out = torch.empty(n, device="cuda")
+        t = time_it(torch, lambda: torch.index_select(src, 0, idx, out=out), ctx.sampler)
+        del src, idx, out
+        return _entry(
+            ctx,
+            n * (32 + 8 + 4),
+            t,
+            "bytes_per_s",
+            "bytes/s (32-byte sectors fetched + 8-byte indices read + 4-byte elements written)",
+            f"torch.index_select of {n} random elements from 4 GiB fp32: a 32-byte sector each; CUDA events, best of {REPS}",
+        )
     if name == "shared":
         return {
             "skipped": "no shared-memory bandwidth benchmark: Triton gives no direct shared-memory load (its tl.dot staging is not a bandwidth test)"
@@ -329,7 +347,7 @@ PIPES = ("fma", "fp64", "fp16", "alu", "xu")
 # datasheet rate (docs/evidence/h100-calibrate), torch's int8 path and no peak; `--only` still runs it.
 TENSORS = ("tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8")
 OPTIONAL = ("tensor_int8",)
-MEMORY = ("dram", "l2", "l1", "shared")
+MEMORY = ("dram", "dram_sector", "l2", "l1", "shared")
 
 
 def _sass_counter() -> Callable[[Any], dict[str, int] | None]:

@@ -99,7 +99,8 @@ ACCOUNTING_PAIRS = [
         "calib_fma_gemm",
         "v0",
         "v1",
-        "fma_dot",
+        "move_work",  # issue 26's fma_dot, the machine model's move of the FMA pipe's work since issue 36
+        resource="fma",
         planted="fp32 tl.dot with input_precision='ieee': the dot runs on the FMA pipes, tensor cores idle",
     ),
     Pair(

@@ -22,15 +22,19 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from pairs import ACCOUNTING_CAUSE, ALL_PAIRS, HALF, PAIRS  # noqa: E402
+from pairs import ACCOUNTING_CAUSE, ALL_PAIRS, HALF, MODEL_PAIRS, PAIRS, REPLAY_PAIRS  # noqa: E402
 from record import slug  # noqa: E402
 
+from kprof_mcp.analysis.assessment import assess as assess_facts  # noqa: E402
 from kprof_mcp.models import ProfileResult  # noqa: E402
 from kprof_mcp.render.diagnosis import assess  # noqa: E402
 
 RECORDED = HERE / "recorded"
 HOLDOUT = HERE / "recorded-holdout"  # earlier kernel versions, not used to set the model's constants
 ACCOUNTING = HERE / "recorded-accounting"  # issue 26: every pair, with the accounting counters
+MODEL = HERE / "recorded-model"  # issue 36: classes only a model of the machine names (pipes' work moved)
+REPLAY = HERE / "recorded-replay"  # issue 36: timeline causes a replay of the recorded trace estimates
+SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
 BEGIN, END = "<!-- calibration-table:begin -->", "<!-- calibration-table:end -->"
 HOLDOUT_BEGIN, HOLDOUT_END = "<!-- calibration-holdout:begin -->", "<!-- calibration-holdout:end -->"
@@ -78,27 +82,43 @@ def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict
     return out
 
 
+def recorded_in(p) -> Path:
+    """Where a pair's recordings are."""
+    return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
+
+
+def _measured(where: Path) -> dict:
+    f = where / "measured.json"
+    return json.loads(f.read_text())["pairs"] if f.exists() else {}
+
+
+def _matches(o, cause: str, resource: str | None) -> bool:
+    """Opportunity ``o`` (the assessment's, with facts) names ``cause`` (and, for a move of a pipe's
+    work, the pipe the design put the limit on)."""
+    if o.cause != cause:
+        return False
+    return resource is None or o.opportunity.facts.resource == resource
+
+
 def accounting_rows(half: str) -> list[dict]:
-    """Issue 26's table: every pair of ``half`` ("fit" or "holdout") from recorded-accounting/,
-    assessed now; a pair counts only when opportunity 1 names the cause the fix removes. A
+    """The set's table (issues 26 and 36): every pair of ``half`` ("fit" or "holdout") from
+    recorded-accounting/, recorded-model/ and recorded-replay/, assessed now; a pair counts only when
+    opportunity 1 names the cause the fix removes (and, for a move, the pipe it moves from). A
     timeline pair's measured gain is its two recorded timelines' totals (event mode times kernels
     only, and its fix removes launch gaps, not kernel time)."""
-    measured = json.loads((ACCOUNTING / "measured.json").read_text())["pairs"]
     out = []
-    for p in ALL_PAIRS:
+    for p in SET_PAIRS:
         if HALF.get(p.name) != half:
             continue
-        m = measured.get(p.name, {})
-        bad_f, good_f = (
-            ACCOUNTING / slug(p.name) / "bad.result.json",
-            ACCOUNTING / slug(p.name) / "good.result.json",
-        )
+        where = recorded_in(p)
+        m = _measured(where).get(p.name, {})
+        bad_f, good_f = (where / slug(p.name) / "bad.result.json", where / slug(p.name) / "good.result.json")
         cause = ACCOUNTING_CAUSE.get(p.name, p.cause)
         row = {
             "pair": p.name,
             "kernel": f"{p.kernel} {p.bad}" + (f"→{p.good}" if p.good else ""),
             "mode": p.mode,
-            "planted": p.planted,
+            "planted": p.planted + (f" [limit: {p.resource} pipe]" if p.resource else ""),
             "cause": cause,
             "measured": m.get("measured_gain_pct"),
             "recorded": bad_f.exists(),
@@ -109,12 +129,16 @@ def accounting_rows(half: str) -> list[dict]:
             )
             row["measured"] = 100.0 * (tb / tg - 1.0)
         if bad_f.exists():
-            opps = list(assess(ProfileResult.model_validate_json(bad_f.read_text())).opportunities)
+            result = ProfileResult.model_validate_json(bad_f.read_text())
+            opps = list(assess(result).opportunities)
+            facts = list(assess_facts(result).opportunities)
             top = opps[0] if opps else None
             row["top"] = top.name if top else "none"
             row["top_cause"] = top.cause if top else None
             row["top_est"] = top.est_gain_pct if top else 0.0
-            row["rank"] = next((i for i, o in enumerate(opps, 1) if cause and o.cause == cause), None)
+            row["rank"] = next(
+                (i for i, o in enumerate(facts, 1) if cause and _matches(o, cause, p.resource)), None
+            )
             row["planted_est"] = opps[row["rank"] - 1].est_gain_pct if row["rank"] else None
         if good_f.exists():  # what the fixed version is told: the next thing to do, or nothing large
             after = list(assess(ProfileResult.model_validate_json(good_f.read_text())).opportunities)

@@ -4,7 +4,6 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 from __future__ import annotations
 
 from .metrics import (
-    DRAM_SATURATED_PCT,
     METRICS_ONLY_MAX_SHARE,
     TC_HEALTHY_PCT,
     Metrics,
@@ -82,7 +81,7 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, dic
     if (
         share is not None
         and share >= ATOMIC_MIN_SECTOR_SHARE
-        and busy < DRAM_SATURATED_PCT
+        and busy < m.scattered_dram_pct
         and a.memory_wait >= MEMORY_WAIT_MIN_SHARE
     ):
         out.append(

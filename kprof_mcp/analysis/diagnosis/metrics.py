@@ -26,10 +26,11 @@ _COMPUTE_ATTAINABLE_PCT = 95.0
 # clock, which no kernel sustains: power limits hold an H100's clock down under tensor-core load.
 # Our matmul v3 (bf16 4096³, event mode, H100 SXM) ran at 725 TFLOP/s = 73 % of 989.4.
 _ROOFLINE_COMPUTE_ATTAINABLE_PCT = 75.0
-# DRAM throughput at which scattered (sector-sized) traffic saturates the memory system: on an
-# H100 a strided transpose and a random gather both ran at 59-62 % of the datasheet peak while
-# their time was all DRAM traffic (removing 6-7x over-fetch made them 8.5-9.5x faster). An
-# over-fetching stage at this throughput or more spends all of its time on DRAM traffic.
+# DRAM throughput at which scattered (sector-sized) traffic saturates the memory system, % of the
+# datasheet peak: a property of the machine, measured by `kprof device --calibrate` (dram_sector: random
+# 32-byte sectors, Metrics.dram_sector_pct). Devices without that measurement take this figure, first
+# seen on an H100 where a strided transpose and a random gather both ran at 59-62 % of the peak while their
+# time was all DRAM traffic.
 DRAM_SATURATED_PCT = 60.0
 # Without a measured time and a speed-of-light bound (classify_bottleneck on a few metrics), a
 # cause is credited at most this share of the time: 95 % → at most 1900 % faster.
@@ -95,6 +96,12 @@ class Metrics:
     # What the kernel's TTIR says its work is, by source line (parsers/ttir.py): evidence of a move's work
     # (a dot on FMA pipes, libdevice calls, fp64 math, integer division) and the line to edit.
     ir_ops: tuple[Any, ...] = ()
+    dram_sector_pct: float | None = None  # scattered-sector DRAM bandwidth, % of the peak (measured)
+
+    @property
+    def scattered_dram_pct(self) -> float:
+        """The DRAM throughput, % of peak, at which scattered sector traffic saturates DRAM."""
+        return self.dram_sector_pct or DRAM_SATURATED_PCT
 
     @property
     def best_headroom(self) -> float | None:

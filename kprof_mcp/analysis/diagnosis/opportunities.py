@@ -16,7 +16,6 @@ from .metrics import (
     _DRAM_ATTAINABLE_PCT,
     COMPUTE_BOUND,
     DRAM_HEALTHY_PCT,
-    DRAM_SATURATED_PCT,
     L2_HIT_HEALTHY_PCT,
     LATENCY_BOUND,
     MEMORY_BOUND,
@@ -70,7 +69,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
       only the compiler's spill count) 10 % plus 5 % per doubling over 128 bytes.
     * DRAM over-fetch (measured DRAM bytes ÷ model bytes r > 1.25, not compute-bound): the
       removable traffic share 1 − 1/r, of the time DRAM is busy: all of it when memory-bound or
-      at :data:`DRAM_SATURATED_PCT` (60 %) of peak or more (scattered sector traffic saturates
+      at the scattered-sector bandwidth (measured: ``kprof device --calibrate``'s dram_sector; else
+      :data:`DRAM_SATURATED_PCT`, 60 %) of peak or more (scattered sector traffic saturates
       DRAM there: an H100 strided transpose at 62 % with r = 7.0 says +600 %, its fix measured
       +846 %), dram%/60 of it below (MLA decode at DRAM 17.5 % and r = 3.9 says 28 %;
       removing most of its over-fetch gained 2.4 %: low-throughput stages are bounded by
@@ -133,7 +133,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         busy = (
             1.0
             if bottleneck == MEMORY_BOUND or m.dram_pct is None
-            else min(1.0, m.dram_pct / DRAM_SATURATED_PCT)
+            else min(1.0, m.dram_pct / m.scattered_dram_pct)
         )
         facts = {"over_fetch_ratio": m.over_fetch_ratio, "l2_hit_pct": m.l2_hit_pct}
         if m.kernels >= 2:

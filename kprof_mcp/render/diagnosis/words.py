@@ -388,6 +388,34 @@ def metric_text(metric: str, value: float) -> str:
     return f"{metric}={_fmt(value)}"
 
 
+_FAMILY = {
+    "memory": "waiting on global/local memory",
+    "shared": "waiting on shared memory or the MIO queue",
+    "sync": "waiting at barriers and fences",
+    "latency": "waiting on dependent instructions' latency",
+    "control": "branches and instruction fetch",
+    "compute": "a busy math pipe",
+    "other": "other stalls",
+}
+
+
+def _limiter_text(lim) -> str:
+    """The machine model's limiter (analysis.diagnosis.limiter) as one sentence, with its evidence."""
+    per = ", ".join(f"{v:.3g} {k}" for k, v in lim.per_element[:2])
+    per = f": {per} per element" if per else ""
+    if lim.bound:
+        return f"The stage is limited by the {resource_name(lim.resource)} at {100 * lim.util:.0f}% of its peak{per}."
+    fam = (
+        f"; {100 * lim.family_share:.0f}% of the warps' time goes to {_FAMILY.get(lim.family, lim.family)}"
+        if lim.family and lim.family_share
+        else ""
+    )
+    return (
+        f"No unit is near its peak (the busiest, the {resource_name(lim.resource)}, at {100 * lim.util:.0f}%)"
+        f"{fam}: latency dominates."
+    )
+
+
 def root_cause_text(rc: RootCauseFacts) -> str:
     """At most two sentences naming the limiting resource and the strongest symptom."""
     label = "tensor-pipe" if rc.compute_source == "tc_pct" else "SM"
@@ -397,7 +425,10 @@ def root_cause_text(rc: RootCauseFacts) -> str:
     if rc.compute_pct is not None:
         parts.append(f"{label} utilisation at {_fmt(rc.compute_pct)}%")
     measured = " and ".join(parts) if parts else "no utilisation counters were measured"
-    if rc.bottleneck == MEMORY_BOUND:
+    lim = rc.limiter
+    if lim is not None and lim.source == "counters":
+        first = _limiter_text(lim)
+    elif rc.bottleneck == MEMORY_BOUND:
         first = f"The stage is limited by device-memory bandwidth ({measured})."
     elif rc.bottleneck == COMPUTE_BOUND:
         first = f"The stage is limited by arithmetic throughput ({measured})."
