@@ -67,21 +67,28 @@ def _idle(tr, found) -> dict[str, Any]:
     """Where a command's wall time went (:mod:`kprof_mcp.analysis.idle`): over its stages' kept
     occurrences (first start to last end), or with no ranges over the whole recorded process (its
     first CUDA call to its last GPU activity: start-up, module loading and the host's own work are
-    then part of the answer)."""
-    from ..analysis import idle
+    then part of the answer). ``replay``: each idle cause's replayed step time over the same window
+    (:func:`kprof_mcp.analysis.replay.gains`), from which the diagnosis takes its estimates."""
+    from ..analysis import idle, replay
 
     spans = [st.span for st in found if st.span]
     if spans:
         lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
+        occ = max(st.occurrences for st in found)
         return {
-            **idle.breakdown(tr, lo, hi, max(st.occurrences for st in found)).to_dict(),
+            **idle.breakdown(tr, lo, hi, occ).to_dict(),
             "scope": "ranges",
+            "replay": replay.gains(tr, lo, hi, occ),
         }
     starts = [float(df["start"].min()) for df in (tr.api, tr.kernels) if not df.empty]
     ends = [float(df["end"].max()) for df in (tr.api, tr.kernels, tr.memops) if not df.empty]
     if not starts:
         return {}
-    return {**idle.breakdown(tr, min(starts), max(ends), 1, process=True).to_dict(), "scope": "process"}
+    return {
+        **idle.breakdown(tr, min(starts), max(ends), 1, process=True).to_dict(),
+        "scope": "process",
+        "replay": replay.gains(tr, min(starts), max(ends), 1),
+    }
 
 
 def _median(xs: list[float]) -> float | None:
@@ -174,13 +181,13 @@ def assemble(
         warn("timeline", note)
     iters_rows = tr.ranges[tr.ranges["name"] == tl_lib.ITER_RANGE] if not tr.ranges.empty else tr.ranges
     if use_cuda and len(iters_rows):
-        from ..analysis import idle
+        from ..analysis import idle, replay
 
+        lo, hi = float(iters_rows["start"].min()), float(iters_rows["end"].max())
         tl.idle = {
-            **idle.breakdown(
-                tr, float(iters_rows["start"].min()), float(iters_rows["end"].max()), len(iters_rows)
-            ).to_dict(),
+            **idle.breakdown(tr, lo, hi, len(iters_rows)).to_dict(),
             "scope": "iterations",
+            "replay": replay.gains(tr, lo, hi, len(iters_rows)),
         }
     return stage_results, plan_total, tl, warnings
 

@@ -83,8 +83,13 @@ def test_a_sync_per_step_names_the_sync_and_its_share_is_what_overlap_can_remove
     assert {r["call"] for r in ev["sync_calls"]} >= {"cudaStreamSynchronize", "cudaMemcpyAsync"}
     assert ev["sync_gaps"] >= tl.idle["occurrences"]  # at least one drained GPU per step
     (top, *_) = dx.idle_opportunities(tl.idle)
+    # The share is the replay's (issue 36): the step replayed with the syncs dropped.
+    rp = tl.idle["replay"]
+    assert top.share == pytest.approx(1.0 - rp["step_ns"]["sync"] / rp["recorded_ns"])
+    # Without the replay (older recordings): the idle time overlap could hide, min(idle after syncs, busy).
+    old = dx.idle_opportunities({k: v for k, v in tl.idle.items() if k != "replay"})[0]
     busy, sync, w = tl.idle["busy_ns"], tl.idle["parts_ns"]["sync"], tl.idle["window_ns"]
-    assert top.share == pytest.approx(min(sync, busy) / w)
+    assert old.cause == "sync" and old.share == pytest.approx(min(sync, busy) / w)
     assert "cudaStreamSynchronize" in top.trigger and top.name.startswith("Stop synchronising every step")
 
 

@@ -59,10 +59,23 @@ def timeline_opportunities(tl: dict, plan_kind: str, headroom: float | None = No
     return out
 
 
+def _replayed_shares(rp: dict) -> dict[str, float]:
+    """Per cause, the share of the recorded step that replaying the trace without it removes
+    (:mod:`kprof_mcp.analysis.replay`): 1 − replayed / recorded, never below 0."""
+    rec = float(rp.get("recorded_ns") or 0.0)
+    if rec <= 0:
+        return {}
+    return {c: max(0.0, 1.0 - float(ns) / rec) for c, ns in (rp.get("step_ns") or {}).items() if ns}
+
+
 def idle_opportunities(idle: dict) -> list[Opportunity]:
-    """Causes from a timeline's idle breakdown (:mod:`kprof_mcp.analysis.idle`), each a share of
-    the window's wall time: the GPU idle time its host state owns. No cause can claim more than
-    the idle time it owns, so none passes the speed-of-light bound of a timeline (a GPU never idle).
+    """Causes from a timeline's idle breakdown (:mod:`kprof_mcp.analysis.idle`). Which causes are
+    there is the breakdown's (a cause needs idle time of its own, at least ``MIN_SHARE`` of the
+    window); how much each is worth is the replay's when ``idle["replay"]`` holds one
+    (:mod:`kprof_mcp.analysis.replay`: the recorded run re-timed with the cause removed, gain =
+    recorded step / replayed step − 1). Without it (older recordings), each is a share of the
+    window's wall time: the GPU idle time its host state owns (the rules below). No cause can claim
+    more than the idle time it owns, so none passes the speed-of-light bound of a timeline.
 
     * sync: a sync (or a device-to-host copy) per step drains the GPU, and the host's work after it
       cannot overlap GPU work. Without the sync the step takes max(host, GPU) instead of their sum:
@@ -85,10 +98,14 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     occ = max(1, int(idle.get("occurrences") or 1))
     busy_pct = 100.0 * float(idle.get("busy_ns") or 0.0) / window
     out: list[Opportunity] = []
+    replayed = _replayed_shares(idle.get("replay") or {})
 
     def add(cause: str, ns: float, facts: dict) -> None:
-        # Every idle cause's facts: the share of the wall time it owns and the GPU's busy share.
+        # Every idle cause's facts: the share of the wall time it owns and the GPU's busy share. Its
+        # estimate: the replay's (the step replayed without the cause) when the trace was replayed.
         share = min(ns / window, METRICS_ONLY_MAX_SHARE)
+        if cause in replayed and share >= MIN_SHARE:
+            share = min(replayed[cause], METRICS_ONLY_MAX_SHARE)
         if share >= MIN_SHARE:
             facts = {"idle_pct": 100.0 * ns / window, **facts, "gpu_busy_pct": busy_pct}
             out.append(Opportunity(cause, gain_pct(share), share, True, Facts(**facts)))

@@ -1,0 +1,306 @@
+"""Timelines by replay (kprof_mcp.analysis.replay, issue 36): the recorded run re-timed as a
+dependency graph, with each idle cause removed. On the command pairs recorded with Nsight Systems
+on an H100 (tests/calibration/recorded-accounting/*/ and recorded-replay/*/, {bad,good}.sqlite.gz,
+measured.json: the fix's gain measured without a profiler) and on hand-built traces whose replay
+is known exactly.
+
+The table (per pair: measured gain, the old idle-share estimate, the replay's, and the gain the two
+recorded traces show) is printed by ``pytest -s tests/unit/test_replay.py -k table``."""
+
+import gzip
+import json
+import shutil
+import statistics
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kprof_mcp.analysis import idle, replay
+from kprof_mcp.analysis.command import range_stages
+from kprof_mcp.analysis.diagnosis.timeline import idle_opportunities
+from kprof_mcp.analysis.timeline import cut
+from kprof_mcp.parsers import nsys
+from kprof_mcp.parsers.kineto import KERNEL_COLUMNS, Trace
+
+CAL = Path(__file__).resolve().parents[1] / "calibration"
+# (folder, pair directory, measured.json name, the planted cause)
+PAIRS = [
+    ("recorded-accounting", "sync_per_step", "sync per step", "sync"),
+    ("recorded-accounting", "host_bound_loop", "host-bound loop", "host"),
+    ("recorded-accounting", "launch_bound_loop", "launch-bound loop", "launch"),
+    ("recorded-accounting", "unfused_chain", "unfused chain", "fusion"),
+    ("recorded-replay", "shape_sync", "shape sync", "sync"),
+    ("recorded-replay", "shape_sync__launch_bound", "shape sync, launch-bound", "launch"),
+    ("recorded-replay", "alloc_per_step", "alloc per step", "cuda_api"),
+    ("recorded-replay", "pageable_copy", "pageable copy", "copy"),
+]
+IDS = [p[1] for p in PAIRS]
+_CACHE: dict = {}
+
+
+def _load(folder: str, pair: str, role: str, tmp: Path):
+    """The recorded trace, its stages' window (the same the idle breakdown uses) and occurrences."""
+    key = (folder, pair, role)
+    if key not in _CACHE:
+        db = tmp / f"{pair}_{role}.sqlite"
+        with gzip.open(CAL / folder / pair / f"{role}.sqlite.gz", "rb") as src, open(db, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        tr = nsys.load_sqlite(db)
+        stages, _ = range_stages(tr, [], True, 1)
+        lo, hi = min(s.span[0] for s in stages), max(s.span[1] for s in stages)
+        _CACHE[key] = (tr, lo, hi, max(s.occurrences for s in stages))
+    return _CACHE[key]
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory):
+    return tmp_path_factory.mktemp("replay")
+
+
+@pytest.mark.parametrize("role", ["bad", "good"])
+@pytest.mark.parametrize("folder,pair,_name,_cause", PAIRS, ids=IDS)
+def test_replaying_the_recorded_graph_unchanged_gives_back_the_recorded_step(
+    folder, pair, _name, _cause, role, tmp
+):
+    tr, lo, hi, occ = _load(folder, pair, role, tmp)
+    g = replay.build(tr, lo, hi, occ)
+    assert len(g.calls) >= 20 and len(g.ops) >= occ
+    r = replay.replay(g)
+    assert r.step_ns == pytest.approx(g.recorded_span_ns() / occ, rel=0.05)
+    # Every GPU operation starts where it was recorded (its bound offsets are read from the recording).
+    assert max(abs(e - o.end) for e, o in zip(r.op_end, g.ops)) < 1.0
+
+
+@pytest.mark.parametrize("folder,pair,_name,_cause", PAIRS, ids=IDS)
+def test_removing_a_cause_never_makes_the_step_slower(folder, pair, _name, _cause, tmp):
+    tr, lo, hi, occ = _load(folder, pair, "bad", tmp)
+    g = replay.build(tr, lo, hi, occ)
+    base = replay.replay(g).step_ns
+    for cause, t in replay.TRANSFORMS.items():
+        assert replay.replay(g, t).step_ns <= base * (1 + 1e-9), cause
+    # Nor does removing every cause at once make it slower than removing one.
+    allof = replay.replay(g, lambda x: _compose(x, *replay.TRANSFORMS.values())).step_ns
+    assert allof <= min(replay.replay(g, t).step_ns for t in replay.TRANSFORMS.values()) * (1 + 1e-9)
+
+
+def _compose(g, *ts):
+    for t in ts:
+        g = t(g)
+    return g
+
+
+@pytest.mark.parametrize(
+    "pair,cause",
+    [
+        ("sync_per_step", "sync"),
+        ("host_bound_loop", "host"),
+        ("launch_bound_loop", "launch"),
+        ("pageable_copy", "copy"),
+    ],
+)
+def test_the_planted_cause_is_the_replays_largest_where_its_fix_was_measured_to_pay(pair, cause, tmp):
+    folder = next(p[0] for p in PAIRS if p[1] == pair)
+    tr, lo, hi, occ = _load(folder, pair, "bad", tmp)
+    gains = replay.gains(tr, lo, hi, occ)
+    best = min(gains["step_ns"], key=gains["step_ns"].get)
+    assert best == cause
+    assert gains["recorded_ns"] / gains["step_ns"][cause] - 1 > 0.3
+
+
+def test_a_pageable_copy_is_replayed_at_the_pinned_rate_of_the_trace_or_the_link(tmp):
+    tr, lo, hi, occ = _load("recorded-replay", "pageable_copy", "good", tmp)
+    g = replay.build(tr, lo, hi, occ)
+    assert g.pinned_source.startswith("the trace's")
+    assert 30e9 < g.pinned_h2d_bytes_per_s < 64e9  # 32 MiB pinned copies on an H100's PCIe Gen5 x16
+    tr, lo, hi, occ = _load("recorded-replay", "pageable_copy", "bad", tmp)
+    g = replay.build(tr, lo, hi, occ)
+    assert g.pinned_source == "the PCIe link's payload rate"
+    assert g.pinned_h2d_bytes_per_s == pytest.approx(replay.pcie_bytes_per_s("NVIDIA H100 80GB HBM3"))
+    pinned = replay.pin_copies(g)
+    pageable = [j for j, o in enumerate(g.ops) if "Pageable" in o.name]
+    assert pageable and all(pinned.ops[j].dur < g.ops[j].dur / 5 for j in pageable)
+
+
+def test_table_measured_old_and_replayed_gains(tmp):
+    """Prints the table; asserts only that every row was computed."""
+    rows = []
+    for folder, pair, name, cause in PAIRS:
+        meas = json.loads((CAL / folder / "measured.json").read_text())["pairs"][name]
+        tr, lo, hi, occ = _load(folder, pair, "bad", tmp)
+        gains = replay.gains(tr, lo, hi, occ)
+        ib = idle.breakdown(cut(tr, lo, hi), lo, hi, occ).to_dict()
+        old = {o.cause: o.est_gain_pct for o in idle_opportunities(ib)}
+        new = {o.cause: o.est_gain_pct for o in idle_opportunities({**ib, "replay": gains})}
+        good = replay.build(*_load(folder, pair, "good", tmp))
+        good_trace = good.recorded_span_ns() / good.occurrences
+        steps = meas["step_ns"]
+        rows.append(
+            (
+                name,
+                cause,
+                meas["measured_gain_pct"],
+                100 * (gains["recorded_ns"] / good_trace - 1),
+                max(old, key=old.get) if old else "-",
+                old.get(cause, 0.0),
+                max(new, key=new.get) if new else "-",
+                new.get(cause, 0.0),
+                gains["recorded_ns"] / statistics.median(steps["bad"]),
+            )
+        )
+    print()
+    print(
+        f"{'pair':26s} {'cause':8s} {'measured':>9s} {'traces':>8s} | {'old top':8s} {'old est':>8s} "
+        f"| {'new top':8s} {'replay':>8s} | profiled/unprofiled step"
+    )
+    for r in rows:
+        print(
+            f"{r[0]:26s} {r[1]:8s} {r[2]:8.1f}% {r[3]:7.1f}% | {r[4]:8s} {r[5]:7.1f}% | {r[6]:8s} {r[7]:7.1f}% | {r[8]:.2f}"
+        )
+    assert len(rows) == len(PAIRS)
+
+
+# --------------------------------------------------------------------------- hand-built traces
+
+
+def _trace(api: list[tuple], kernels: list[tuple], memops: list[tuple] = ()) -> Trace:
+    """api: (name, start, end, correlation); kernels/memops: (name, start, end, stream, correlation[, bytes])."""
+    a = pd.DataFrame(
+        [{"name": n, "start": s, "dur": e - s, "end": e, "correlation": c, "tid": 1} for n, s, e, c in api]
+    )
+    k = pd.DataFrame(
+        [
+            {
+                **{c: None for c in KERNEL_COLUMNS},
+                "name": n,
+                "start": s,
+                "dur": e - s,
+                "end": e,
+                "stream": st,
+                "correlation": c,
+            }
+            for n, s, e, st, c in kernels
+        ],
+        columns=KERNEL_COLUMNS,
+    )
+    m = pd.DataFrame(
+        [
+            {
+                "name": n,
+                "start": s,
+                "dur": e - s,
+                "end": e,
+                "kind": "memcpy",
+                "stream": st,
+                "correlation": c,
+                "bytes": b,
+            }
+            for n, s, e, st, c, b in memops
+        ],
+        columns=["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"],
+    )
+    empty = pd.DataFrame(columns=["name", "start", "dur", "end", "tid"])
+    return Trace(k, m, a, empty, empty, 132, "NVIDIA H100 80GB HBM3")
+
+
+U = 1000.0  # hand-built traces in microseconds: host stretches of 100 us or more are host work
+
+
+def _sync_loop(steps: int = 3) -> Trace:
+    """Each step (1000 us): a launch (0-10), its kernel (15-415), a synchronise that waits for it
+    (15-420, returning 5 us after it), then 580 us of host work: 1000."""
+    api, kernels = [], []
+    for i in range(steps):
+        t = 1000.0 * i
+        api += [
+            ("cudaLaunchKernel", t * U, (t + 10) * U, i),
+            ("cudaStreamSynchronize", (t + 15) * U, (t + 420) * U, None),
+        ]
+        kernels.append(("k", (t + 15) * U, (t + 415) * U, 7, i))
+    return _trace(api, kernels)
+
+
+def test_a_sync_per_step_dropped_lets_the_host_work_overlap_the_kernels():
+    g = replay.build(_sync_loop(), 0.0, 3000 * U, 3)
+    assert replay.replay(g).step_ns == pytest.approx(1000 * U)
+    assert [len(c.covers) for c in g.calls if c.kind == "sync"] == [1, 1, 1]
+    assert g.calls[1].ret == pytest.approx(5 * U)  # returned 5 us after its kernel ended
+    # Without the first two syncs the host issues every 10 + 5 + 5 + 580 = 600 us and the kernels
+    # (400 us) keep up; the last sync waits for the last kernel (1215-1615), then 5 + 580 us.
+    r = replay.replay(g, replay.drop_syncs)
+    assert r.span_ns == pytest.approx((1615 + 5 + 580) * U)
+    # The host work follows a read of the GPU's value: it is the sync's, host_ahead leaves it.
+    assert replay.replay(g, replay.host_ahead).step_ns == pytest.approx(1000 * U)
+    assert replay.replay(g, replay.reuse_allocations).step_ns == pytest.approx(1000 * U)
+    assert replay.replay(g, replay.pin_copies).step_ns == pytest.approx(1000 * U)
+
+
+def test_host_work_before_a_launch_leaves_the_critical_path():
+    # No sync: 580 us of host work, a launch (420-430), its kernel (435-835), every 1000 us.
+    api = [("cudaLaunchKernel", (1000.0 * i + 420) * U, (1000.0 * i + 430) * U, i) for i in range(3)]
+    kernels = [("k", (1000.0 * i + 435) * U, (1000.0 * i + 835) * U, 7, i) for i in range(3)]
+    g = replay.build(_trace(api, kernels), 0.0, 3000 * U, 3)
+    assert replay.replay(g).span_ns == pytest.approx(3000 * U)
+    # The launches go back to back (10 us each); the kernels, 15 us after their call, then bound it.
+    r = replay.replay(g, replay.host_ahead)
+    assert r.span_ns == pytest.approx((15 + 3 * 400) * U)
+
+
+def test_a_pageable_copy_becomes_a_prefetch_at_the_link_rate():
+    # 64 MB from pageable memory: a 10 ms host-blocking copy (6.4 GB/s), the synchronise PyTorch
+    # adds after it, then a 5 ms kernel.
+    mb = 64e6
+    api = [
+        ("cudaMemcpyAsync", 0.0, 10_000 * U, 1),
+        ("cudaStreamSynchronize", 10_050 * U, 10_060 * U, None),
+        ("cudaLaunchKernel", 10_100 * U, 10_110 * U, 2),
+    ]
+    memops = [("Memcpy HtoD (Pageable -> Device)", 100 * U, 9_990 * U, 7, 1, mb)]
+    kernels = [("k", 10_120 * U, 15_120 * U, 7, 2)]
+    g = replay.build(_trace(api, kernels, memops), 0.0, 15_120 * U, 1)
+    assert replay.replay(g).span_ns == pytest.approx(15_120 * U)
+    bw = replay.pcie_bytes_per_s("NVIDIA H100 80GB HBM3")
+    assert 55e9 < bw < 58e9  # Gen5 x16 payload rate
+    r = replay.replay(g, replay.pin_copies)
+    # The copy (mb / bw on a copy engine, from 100 us) no longer gates the kernel, the sync after
+    # it goes too, its call costs the launch floor (10 us): host 10 + 50 + 10 + 40 + 10, the kernel
+    # 20 us after its call.
+    copy_end = 100 * U + mb / bw * 1e9
+    assert r.op_end[0] == pytest.approx(copy_end)
+    assert r.span_ns == pytest.approx(max(copy_end, (110 + 20 + 5000) * U))
+
+
+def test_graph_launches_cost_the_launch_floor_and_no_gap():
+    # 10 launches of 30 ns each 20 ns apart (dispatcher time), kernels of 5 ns: launch-bound.
+    api = [("cudaLaunchKernel", 50.0 * i, 50.0 * i + 30 + (10 if i == 0 else 0), i) for i in range(10)]
+    kernels = [("k", 50.0 * i + 35, 50.0 * i + 40, 7, i) for i in range(10)]
+    g = replay.build(_trace(api, kernels), 0.0, 500.0, 1)
+    assert g.launch_floor_ns == 30.0
+    r = replay.replay(g, replay.graph_launches)
+    # Host: 10 launches x 30 ns back to back; the last kernel 35 ns after its call (issue floor).
+    assert r.op_end[-1] == pytest.approx(9 * 30 + 35 + 5)
+    assert r.span_ns < replay.replay(g).span_ns
+
+
+def test_allocations_reused_remove_their_calls_and_the_device_wide_wait_of_cudaFree():
+    api = [
+        ("cudaMalloc", 0.0, 100.0, None),
+        ("cudaLaunchKernel", 110.0, 120.0, 1),
+        ("cudaFree", 130.0, 600.0, None),  # waits for the kernel (125-580), then 20 ns
+    ]
+    kernels = [("k", 125.0, 580.0, 7, 1)]
+    g = replay.build(_trace(api, kernels), 0.0, 600.0, 1)
+    assert g.calls[2].covers == [0] and g.calls[2].ret == pytest.approx(20.0)
+    r = replay.replay(g, replay.reuse_allocations)
+    assert r.span_ns == pytest.approx(10 + 10 + 5 + 455)  # the kernel, issued without the malloc first
+
+
+def test_the_diagnosis_takes_the_replays_gain_and_falls_back_on_the_idle_share():
+    g = replay.gains(_sync_loop(), 0.0, 3000 * U, 3)
+    ib = idle.breakdown(_sync_loop(), 0.0, 3000 * U, 3).to_dict()
+    old = {o.cause: o for o in idle_opportunities(ib)}
+    new = {o.cause: o for o in idle_opportunities({**ib, "replay": g})}
+    assert "sync" in new and set(new) <= set(old)  # which causes: the breakdown's
+    want = 1.0 - g["step_ns"]["sync"] / g["recorded_ns"]
+    assert new["sync"].share == pytest.approx(want)
+    assert new["sync"].est_gain_pct == pytest.approx(100 * (g["recorded_ns"] / g["step_ns"]["sync"] - 1))
