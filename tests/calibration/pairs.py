@@ -327,7 +327,10 @@ HALF = {
     # Issue 36's model pairs: halves assigned before any number of theirs was looked at (2026-11-25),
     # alternating in the order they were designed.
     "fp64 where fp32 suffices": "fit",
-    "precise transcendentals": "holdout",
+    # These two were assigned "holdout", but the what-if of a move of code (limiter._code_move: the freed
+    # issue slots are everything the stage's model does not need) was revised after their numbers were seen
+    # (2026-11-25): they are fit pairs now. recorded-heldout/ (HELDOUT_PAIRS) is the clean hold-out.
+    "precise transcendentals": "fit",
     "dot as multiply-and-sum": "fit",
-    "integer division per element": "holdout",
+    "integer division per element": "fit",
 }

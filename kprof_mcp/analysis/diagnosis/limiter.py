@@ -260,8 +260,9 @@ def ir_lines(m, kind: str, detail=lambda d: True) -> tuple[str, ...]:
 
 
 def _precise(d: str) -> bool:
-    name = d.removeprefix("__nv_").removesuffix("f")
-    return name in TRANSCENDENTALS or name.removeprefix("fast_") in TRANSCENDENTALS
+    """A libdevice call of a precise transcendental (``__nv_sinf``; ``__nv_fast_sinf`` is MUFU's)."""
+    name = d.removeprefix("__nv_")
+    return not name.startswith("fast_") and name.removesuffix("f") in TRANSCENDENTALS
 
 
 def evidence_lines(m, mv) -> tuple[str, ...] | None:
@@ -329,6 +330,70 @@ def _tensor_for(dtype: str) -> str:
     )
 
 
+# Moves whose work is a stretch of code spread over several pipes (a libdevice function, integer
+# division, an IEEE division), not one pipe's instructions: the op classes ``per_op`` counts from (the
+# table's per_op is destination ops per source-pipe op of that code).
+CODE_OPS = {
+    "transcendental": ("ffma", "fadd", "fmul"),
+    "index": ("integer",),
+    "division": ("ffma", "fmul"),
+}
+
+
+def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
+    """A move of code (``CODE_OPS``), the TTIR naming its lines. What-if: the SMs issue only what the
+    stage's model needs (one op per FLOP, one memory op per element) plus the destination's ops
+    (``per_op`` per source op of the code); every other issued instruction was the code's. The freed
+    issue time comes off T where the issue slots limit (issue-bound), or in proportion where no unit is
+    near its peak (latency-bound: the time goes with the instructions at the kernel's cycles per
+    instruction); never under the destination pipe's time for the new ops, nor any other resource's.
+    None without the instruction mix (recordings before issue 36) or the TTIR's evidence."""
+    a = m.accounting
+    if a is None or not a.op_counts or not a.inst_executed:
+        return None
+    lines = evidence_lines(m, mv)
+    if not lines:
+        return None
+    issued = a.inst_executed * (a.threads_per_inst or 32.0)
+    src_ops = sum(a.op_counts.get(c, 0.0) for c in CODE_OPS[mv.work])
+    if not issued or src_ops < 0.1 * issued:  # gate: the code is a visible part of what the SMs issue
+        return None
+    need = (m.flops or 0.0) + (m.elements or 0.0)
+    new_ops = src_ops * mv.per_op
+    freed_f = max(0.0, (issued - need - new_ops) / issued)
+    T = m.time_ns
+    busy = {u.key: u.util * T for u in lim.uses}
+    if lim.bound and lim.resource == "issue":
+        freed, basis = busy["issue"] * freed_f, "issue"
+    elif not lim.bound:
+        freed, basis = T * freed_f, "cpi"
+    else:
+        return None  # a memory level or one pipe limits: removing code does not shorten it
+    keep = 1.0 - freed_f
+    after = {k: (v * keep if k in PIPES or k == "issue" else v) for k, v in busy.items()}
+    r_dst = m.machine.rate(mv.dst)
+    if m.sm_count and m.sm_clock_hz and r_dst:
+        dst_key = "tensor" if mv.dst.startswith("tensor") else mv.dst
+        after[dst_key] = after.get(dst_key, 0.0) + 1e9 * new_ops / (r_dst * m.sm_count * m.sm_clock_hz)
+    new_t = max(T - freed, max(after.values(), default=0.0), m.floor_ns or 0.0)
+    nxt = max(after, key=lambda k: after[k]) if after else None
+    facts = {
+        "resource": mv.src,
+        "util_pct": 100.0 * (busy.get(mv.src, 0.0) / T),
+        "target": mv.dst,
+        "move": mv.key,
+        "speedup": (1.0 / mv.per_op) if mv.per_op else None,
+        "next_limiter": nxt,
+        "per_element": per_element(m, "issue" if basis == "issue" else mv.src),
+        "lines": lines,
+        "advice": mv.advice,
+        "condition": mv.when,
+        "source": lim.source,
+        "value": 100.0 * freed_f,  # the share of the issued instructions the move frees, %
+    }
+    return max(0.0, 1.0 - new_t / T), facts
+
+
 def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
     """(cause, share, facts) for each legal move of a limiting pipe's work to another pipe: the best
     destination per source. Shares are of the stage's time, from T' = max(T − Δ, next limiter)."""
@@ -340,6 +405,12 @@ def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
     for src in {u.key for u in lim.uses if u.key in PIPES}:
         for mv in m.machine.moves_from(src):
             u_src = busy.get(src, 0.0) / T
+            if mv.work in CODE_OPS and not (mv.work == "transcendental" and mv.src == "xu"):
+                got = _code_move(m, mv, lim)
+                if got is not None and got[0] > best.get(src, (-1.0, {}))[0]:
+                    best[src] = got
+                if got is not None or (m.accounting is not None and m.accounting.op_counts):
+                    continue  # with the instruction mix the code's own what-if decides
             if not _legal(m, mv, lim, u_src):
                 continue
             r_src, r_dst = m.machine.rate(mv.src), m.machine.rate(mv.dst)
