@@ -219,9 +219,11 @@ MODEL_PAIRS = [
         "v0",
         "v1",
         "move_work",
+        # the design's limiter; recorded with Triton 3.6 the product is reduced across threads through
+        # shared memory with spills (L1 97.7 %, LSU): see calib_outer_sum's docstring
         resource="fma",
-        planted="fp16 GEMM whose K slices are tl.sum(a[:, :, None] * b[None, :, :], axis=1) in fp32 (FFMA); "
-        "fix: tl.dot on the tensor cores",
+        planted="fp16 GEMM whose K slices are summed outer products, tl.sum(a[:, :, None] * b[None, :, :], "
+        "axis=1) in fp32; fix: tl.dot on the tensor cores",
     ),
     Pair(
         "integer division per element",

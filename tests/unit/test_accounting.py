@@ -327,3 +327,48 @@ def test_a_stage_of_several_kernels_adds_their_work_and_cycles():
     out = _combine([rec(100.0, 10.0, 20.0, 90.0, 100.0), rec(300.0, 30.0, 60.0, 150.0, 300.0)])
     assert out["dfma_thread_inst"] == 40.0 and out["l2_pct"] == 50.0
     assert out["sm_cycles_active"] == 240.0 and out["sm_cycles_elapsed"] == 400.0
+
+
+MODEL = Path(__file__).resolve().parents[1] / "calibration" / "recorded-model"
+
+
+def _model(pair: str, role: str = "bad"):
+    r = ProfileResult.model_validate_json((MODEL / pair / f"{role}.result.json").read_text())
+    s = r.stages[0]
+    return r, account(s.accounting, s.tc_pct, s.dram_pct)
+
+
+def test_recorded_fp64_chain_is_its_dfma_count_on_the_fp64_pipe_and_the_fix_moves_it_to_ffma():
+    """H100, 2026-11-25 (recorded-model/): v0's work is one DFMA per step per element (2^24 · 256),
+    the FP64 pipe at 91 % of its peak; v1 does the same count as FFMA, the FMA pipe at 92 %."""
+    r, a = _model("fp64_where_fp32_suffices")
+    assert a.op_counts["dfma"] == 2**24 * 256 and a.op_counts["ffma"] == 0
+    assert max(a.pipes, key=lambda k: a.pipes[k] if k != "shared" else 0) == "fp64" and a.pipes["fp64"] > 85
+    assert a.pipe_inst["fp64"] == pytest.approx(2**24 * 256 / 32, rel=0.01)  # warp instructions
+    assert 0.95 < a.sm_active_frac <= 1.0 and set(a.levels) == {"l1", "l2", "dram"}
+    assert r.profiler["passes_per_launch"] == [18]  # the issue-36 counters add no replay pass
+    _, g = _model("fp64_where_fp32_suffices", "good")
+    assert g.op_counts["ffma"] == 2**24 * 256 and g.op_counts["dfma"] == 0 and g.pipes["fma"] > 85
+
+
+def test_recorded_precise_transcendentals_load_the_fma_alu_pipes_and_the_fix_the_xu_pipe():
+    """v0's libdevice sin/cos: FFMA/FMUL/integer work (FMA pipe on top, the SM issuing ~95 % of
+    cycles), one F2I per call; v1's sin.approx/cos.approx: the XU pipe at 96 %, 32 MUFU per element."""
+    _, a = _model("precise_transcendentals")
+    top = max(("fma", "alu", "xu", "fp64", "lsu"), key=lambda k: a.pipes[k])
+    assert top == "fma" and a.issue_active_pct > 90
+    assert a.op_counts["conversion"] == 2**24 * 32  # one F2I per sin or cos in the range reduction
+    _, g = _model("precise_transcendentals", "good")
+    assert g.pipes["xu"] > 90 and g.pipe_inst["xu"] == pytest.approx(2**24 * 32 / 32, rel=0.01)
+
+
+def test_recorded_integer_division_is_the_integer_work_per_element_that_the_fix_removes():
+    """v0: ~131 integer thread instructions per element (five 32-bit divisions and the 64-bit
+    offsets), 10 XU ops per element; v1 divides once per program: 12x fewer integer instructions."""
+    n = 24 * 20 * 35 * 7 * 11 * 13
+    _, a = _model("integer_division_per_element")
+    assert 120 < a.op_counts["integer"] / n < 140
+    lanes = -(-n // 1024) * 1024  # the last program's masked lanes divide too
+    assert a.op_counts["conversion"] == 10 * lanes  # I2F and F2I around each of the 5 divisions
+    _, g = _model("integer_division_per_element", "good")
+    assert a.op_counts["integer"] > 10 * g.op_counts["integer"]

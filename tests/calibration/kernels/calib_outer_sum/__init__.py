@@ -1,15 +1,15 @@
-"""Calibration pair — a dot product written as a broadcast multiply and a sum (issue 36: the FMA
-pipe the limiter, the tensor cores the alternative): C = A @ B, A [M, K] and B [K, N] row-major
+"""Calibration pair — a dot product written as a broadcast multiply and a sum (issue 36: designed
+with the FMA pipe the limiter and the tensor cores the alternative; recorded, L1/shared memory is
+the limiter, see below): C = A @ B, A [M, K] and B [K, N] row-major
 fp16, C [M, N] fp16, fp32 accumulation, M = N = K = 2048 by default.
 
 Planted problem (v0): a tiled Triton GEMM (64x64 tiles of C, K in slices of 16, 8 warps, 2
-stages, grouped launch order) that accumulates each slice as
-``tl.sum(a.to(fp32)[:, :, None] * b.to(fp32)[None, :, :], axis=1)``: the outer products spelled
-out. Triton keeps the reduction inside each thread and emits one FFMA per multiply-add (M·N·K
-FFMA: 8.6e9 at the defaults) on the SIMT FP32 pipes; the tensor cores idle.
+stages, grouped launch order) that accumulates each slice as the outer products spelled out: the
+A and B tiles loaded as [64, 16, 1] and [1, 16, 64], converted to fp32, multiplied with
+broadcasting and summed over K (``tl.sum(a * b, axis=1)``); the tensor cores idle.
 
-Fix (v1): the same kernel, tiles, warps, stages, grid and loads with ``tl.dot(a, b, acc)``: fp16
-MMA on the tensor cores (HGMMA on Hopper), fp32 accumulation. The CUDA C++ Best Practices
+Fix (v1): the same kernel, tiles, warps, stages and grid with 2-d tiles and ``tl.dot(a, b, acc)``:
+fp16 MMA on the tensor cores (HGMMA on Hopper), fp32 accumulation. The CUDA C++ Best Practices
 Guide's "use the hardware's matrix units" and Nsight Compute's tensor-pipe rule name it.
 
 Model: 2·M·N·K FLOPs on the tensor cores (``tensor_cores=True``: the fp16 tensor peak is the roof
@@ -17,11 +17,20 @@ of this work); (M·K + K·N + M·N)·2 bytes (each operand read once, C written 
 Tolerance: the fp16 default (2e-3 relative L2; both versions accumulate exact fp16 products in
 fp32, C rounded to fp16: ~3e-4).
 
-Expected on an H100 SXM (per design): v0 ≥ M·N·K / (128 FFMA per SM per clock × 132 × 1.98 GHz)
-≈ 256 µs (the FMA pipe's floor; shared-memory loads of the operands add issue slots); v1's
-tensor-core time is ~20 µs at the fp16 peak, so the next limiter (L2/shared traffic of 64x64
-tiles, latency) bounds it: ~60-100 µs, ≈ 3-4×.
+Designed as FMA-pipe work (one FFMA per multiply-add, M·N·K = 8.6e9: Triton 3.9 compiles v0 so,
+256 FFMA per slice per thread, no spills, checked offline with ptxas for sm_90). Recorded on an
+H100 SXM with Triton 3.6 (2026-11-25, tests/calibration/recorded-model), the design did not hold:
+
+* this form (3-d loads): Triton 3.6 puts K across threads, materialises the [64, 16, 64] product
+  (255 registers, 2.1e8 local-memory requests: spills) and reduces it through shared memory:
+  FFMA 8.6e9 but FADD 2.1e10, LSU 1.7e9 warp instructions, L1 97.7 % of peak, stalls MIO
+  throttle 47 % / short scoreboard 36 %: v0 49.3 ms (annotation), 60.1 ms (event) against v1's
+  0.20 ms. The limiter is L1/shared memory, not the FMA pipe;
+* the first form, ``tl.sum(a.to(fp32)[:, :, None] * b.to(fp32)[None, :, :], axis=1)`` on 2-d
+  tiles, is recognised by Triton 3.6's combine pass (sum of broadcast products -> dot): v0 then
+  ran a TF32 dot (2.1e6 GMMA, 0 FFMA) at 459 µs vs v1's 181 µs (docs/evidence/model-pairs/).
 """
+
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
 

@@ -4,9 +4,14 @@ One kernel for both versions: a tiled GEMM, C = A @ B (fp16 operands, fp32 accum
 C), one program per BLOCK_M x BLOCK_N tile of C in grouped launch order, a K loop over
 BLOCK_K-wide slices. The constexpr ``USE_DOT`` picks how a slice's product is accumulated:
 
-    v0 (USE_DOT=False): ``tl.sum(a[:, :, None] * b[None, :, :], axis=1)`` with a and b converted
-        to fp32: the outer products written out as a broadcast multiply and a reduction over K,
-        FFMA/FMUL/FADD (and shuffles where K spans lanes) on the SIMT pipes;
+    v0 (USE_DOT=False): the tiles loaded as [BLOCK_M, BLOCK_K, 1] and [1, BLOCK_K, BLOCK_N],
+        converted to fp32, multiplied with broadcasting and summed over K (``tl.sum(..., axis=1)``):
+        the outer products spelled out (Triton 3.6 on an H100 reduces them across threads through
+        shared memory, with spills: see the package's docstring). (Written
+        as ``tl.sum(a[:, :, None] * b[None, :, :], axis=1)`` on 2-d tiles, Triton 3.6's combine pass
+        recognises the pattern and emits a dot, fp32 operands on the tensor cores as TF32: recorded
+        on the H100, 2026-11-25. The 3-d loads keep the written form: the pattern wants the
+        broadcast operands to come from expand_dims.)
     v1 (USE_DOT=True): ``tl.dot(a, b, acc)``: fp16 MMA on the tensor cores, fp32 accumulation.
 
 Same tiles, warps, stages, grid and loads in both.
@@ -38,19 +43,32 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + (offs_m[:, None].to(tl.int64) * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None].to(tl.int64) * stride_bk + offs_n[None, :] * stride_bn)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        k_left = K - k * BLOCK_K
-        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
-        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
-        if USE_DOT:
+    if USE_DOT:
+        a_ptrs = a_ptr + (offs_m[:, None].to(tl.int64) * stride_am + offs_k[None, :] * stride_ak)
+        b_ptrs = b_ptr + (offs_k[:, None].to(tl.int64) * stride_bk + offs_n[None, :] * stride_bn)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            k_left = K - k * BLOCK_K
+            a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
+            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
             acc = tl.dot(a, b, acc)
-        else:
-            acc += tl.sum(a.to(tl.float32)[:, :, None] * b.to(tl.float32)[None, :, :], axis=1)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
+            a_ptrs += BLOCK_K * stride_ak
+            b_ptrs += BLOCK_K * stride_bk
+    else:
+        # The same tiles, loaded as [BLOCK_M, BLOCK_K, 1] and [1, BLOCK_K, BLOCK_N] (the loads are
+        # the same bytes and vectors as above): the outer products of each K slice, summed over K.
+        m3 = offs_m[:, None, None]
+        k3 = offs_k[None, :, None]
+        n3 = offs_n[None, None, :]
+        a_ptrs = a_ptr + (m3.to(tl.int64) * stride_am + k3 * stride_ak)
+        b_ptrs = b_ptr + (k3.to(tl.int64) * stride_bk + n3 * stride_bn)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            k_left = K - k * BLOCK_K
+            a = tl.load(a_ptrs, mask=(m3 < M) & (k3 < k_left), other=0.0)
+            b = tl.load(b_ptrs, mask=(k3 < k_left) & (n3 < N), other=0.0)
+            acc += tl.sum(a.to(tl.float32) * b.to(tl.float32), axis=1)
+            a_ptrs += BLOCK_K * stride_ak
+            b_ptrs += BLOCK_K * stride_bk
     c_ptrs = c_ptr + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(tl.float16), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
