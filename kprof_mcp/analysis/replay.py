@@ -57,7 +57,7 @@ from typing import Any, Callable
 
 from ..parsers.kineto import Trace
 from .idle import FIRST_CALL_PREFIXES, FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X, HOST_WORK_MIN_NS, SYNC_APIS
-from .timeline import LAUNCH_APIS
+from .timeline import LAUNCH_APIS, _union
 
 ALLOC_APIS = (
     "cudaMalloc",
@@ -124,6 +124,7 @@ class Graph:
     launch_floor_ns: float  # the fastest launch call in the window
     pinned_h2d_bytes_per_s: float
     pinned_source: str
+    kernel_busy_ns: float = 0.0  # the recorded kernels' union: what they occupied, contention included
 
     def recorded_span_ns(self) -> float:
         return max([self.hi] + [o.end for o in self.ops]) - self.lo
@@ -244,9 +245,9 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
         if pinned
         else (pcie_bytes_per_s(tr.device_name), "the PCIe link's payload rate")
     )
-    return Graph(
-        lo, hi, calls, ops, tails, max(1, occurrences), launch_durs[0] if launch_durs else 0.0, bw, src
-    )
+    busy = _union([(o.start, o.end) for o in ops if o.kind == "kernel"])
+    floor = launch_durs[0] if launch_durs else 0.0
+    return Graph(lo, hi, calls, ops, tails, max(1, occurrences), floor, bw, src, sum(e - s for s, e in busy))
 
 
 def _place(calls: list[Call], ops: list[Op], lo: float) -> None:
@@ -343,7 +344,10 @@ def replay(g: Graph, transform: Callable[[Graph], Graph] | None = None) -> Repla
         call_end[i] = end
         thread_at[c.tid] = end
     host_end = max([thread_at[t] + g.tails.get(t, 0.0) for t in thread_at], default=g.hi)
-    span = max([host_end] + op_end) - g.lo
+    # Kernels keep their recorded durations, which hold the contention of those that overlapped: no
+    # replay may pack them tighter than they were (two kernels sharing the SMs do not both keep their
+    # time). Their recorded union bounds the span from below.
+    span = max(max([host_end] + op_end) - g.lo, g.kernel_busy_ns)
     return Replayed(span, span / g.occurrences, call_end, op_end)
 
 

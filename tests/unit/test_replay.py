@@ -304,3 +304,14 @@ def test_the_diagnosis_takes_the_replays_gain_and_falls_back_on_the_idle_share()
     want = 1.0 - g["step_ns"]["sync"] / g["recorded_ns"]
     assert new["sync"].share == pytest.approx(want)
     assert new["sync"].est_gain_pct == pytest.approx(100 * (g["recorded_ns"] / g["step_ns"]["sync"] - 1))
+
+
+def test_kernels_that_shared_the_gpu_are_never_packed_tighter_than_they_ran():
+    # Two streams' kernels of 100 us each, recorded half overlapped (their union 150 us: each was
+    # slowed by the other); launches 40 us apart. A CUDA graph would launch them together, but
+    # their recorded durations hold the contention: the span stays at least their union.
+    api = [("cudaLaunchKernel", 0.0, 30 * U, 1), ("cudaLaunchKernel", 40 * U, 45 * U, 2)]
+    kernels = [("a", 5 * U, 105 * U, 7, 1), ("b", 55 * U, 155 * U, 13, 2)]
+    g = replay.build(_trace(api, kernels), 0.0, 155 * U, 1)
+    assert g.kernel_busy_ns == pytest.approx(150 * U)
+    assert replay.replay(g, replay.graph_launches).span_ns == pytest.approx(150 * U)

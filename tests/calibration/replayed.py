@@ -1,0 +1,45 @@
+"""A recorded command's idle breakdown with the replay's estimates (issue 36), recomputed from its
+kept Nsight Systems SQLite: the result.json files recorded before the replay existed carry
+``timeline.idle`` without ``replay``, so a re-assessment that wants the replay's estimates takes
+the idle dict from here (the same code path that reads a trace on the GPU machine:
+modes.timeline_assemble._command_timeline).
+
+    from replayed import idle_with_replay
+    result["timeline"]["idle"] = idle_with_replay(pair_dir, "bad")
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def idle_with_replay(pair_dir: Path, role: str) -> dict[str, Any] | None:
+    """``pair_dir/<role>.result.json``'s timeline idle dict recomputed from ``<role>.sqlite.gz``
+    (with ``replay``); None when the pair kept no SQLite."""
+    from kprof_mcp.analysis.command import stage_static
+    from kprof_mcp.models import ProfileRequest
+    from kprof_mcp.modes.timeline_assemble import _command_timeline
+    from kprof_mcp.parsers import nsys
+
+    gz = Path(pair_dir) / f"{role}.sqlite.gz"
+    if not gz.exists():
+        return None
+    recorded = json.loads((Path(pair_dir) / f"{role}.result.json").read_text())
+    req = ProfileRequest(**recorded["request"])
+    dev = recorded["device"]
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "trace.sqlite"
+        with gzip.open(gz, "rb") as src, open(db, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        tr = nsys.load_sqlite(db)
+
+    def static(name):
+        return stage_static(name, req.stage_models.get(name), dev, {"bytes_per_s": 3.35e12})
+
+    _, tl, _, _, _ = _command_timeline(req, static, tr, "Nsight Systems", True, dev.get("sm_count"))
+    return tl.idle
