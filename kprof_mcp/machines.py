@@ -125,6 +125,15 @@ def load(arch: str | None, device_key: str | None = None) -> Machine | None:
         return None
     measured = calibrated(device_key).get("measured") or {}
     pipes = _rates(spec.get("pipes") or {}, measured)
+    part = (table().get("parts") or {}).get(device_key or "") or {}
+    if part.get("geforce"):
+        # GeForce parts run tensor math with fp32 accumulation at half the architecture's rate.
+        for key, scale in (table().get("geforce_scale") or {}).items():
+            r = pipes.get(key)
+            if r is not None and r.rate and not r.measured:
+                pipes[key] = Rate(
+                    r.key, r.rate * float(scale), r.unit, r.source + f" (GeForce: x{scale})", r.counter
+                )
     # Scattered-sector DRAM bandwidth exists only as a measurement (no datasheet gives it).
     levels = _rates(spec.get("memory") or {}, measured, ("dram_sector",))
     moves = tuple(

@@ -272,6 +272,10 @@ def _gemm(ctx: Ctx, name: str) -> dict[str, Any]:
     return _entry(ctx, gemm_flops(n, n, n), t, "sm", unit, f"{how}, {n}^3; CUDA events, best of {REPS}")
 
 
+def triton_cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
 def _memory(ctx: Ctx, name: str, l2_bytes: int | None) -> dict[str, Any]:
     torch = ctx.torch
     if name == "dram":
@@ -289,22 +293,33 @@ def _memory(ctx: Ctx, name: str, l2_bytes: int | None) -> dict[str, Any]:
             "Tensor.copy_ of 1 GiB fp32 (read + write counted); CUDA events, best of 7",
         )
     if name == "dram_sector":
-        # Scattered sector traffic: one 4-byte element from a random 32-byte sector of a 4 GiB buffer per
-        # index (index_select). What an uncoalesced or gathering kernel gets from DRAM: every sector
-        # fetched, its index read and its element written, counted in bytes.
-        elems, n = 1 << 30, 1 << 26
-        src = torch.ones(elems, device="cuda")
-        idx = torch.randint(0, elems, (n,), device="cuda")
-        out = torch.empty(n, device="cuda")
-        t = time_it(torch, lambda: torch.index_select(src, 0, idx, out=out), ctx.sampler)
+        # Scattered traffic: one random 4-byte element per index from a 4 GiB buffer, gathered by a Triton
+        # kernel: what an uncoalesced or gathering kernel asks of DRAM. Counted in the bytes DRAM moves, as
+        # Nsight Compute's dram% counts them: a 64-byte access per element (measured with ncu on an H100:
+        # 72 bytes read per index, docs/evidence/h100-calibrate/dram_sector_ncu.log), the 8-byte index and
+        # the 4-byte element written. The throughput at which such traffic saturates DRAM bounds over-fetch.
+        from . import calibrate_kernels as ck
+
+        rows, n, block = 1 << 30, 1 << 24, 128
+        src = torch.ones(rows, 1, device="cuda")
+        idx = torch.randint(0, rows, (n,), device="cuda")
+        out = torch.empty(n, 1, device="cuda")
+        grid = (triton_cdiv(n, block),)
+
+        def gather() -> Any:
+            return ck.gather_rows_kernel[grid](src, idx, out, n, ROW=1, BLOCK=block, num_warps=4)
+
+        compiled = gather()
+        t = time_it(torch, gather, ctx.sampler)
         del src, idx, out
         return _entry(
             ctx,
-            n * (32 + 8 + 4),
+            n * (64 + 8 + 4),
             t,
             "bytes_per_s",
-            "bytes/s (32-byte sectors fetched + 8-byte indices read + 4-byte elements written)",
-            f"torch.index_select of {n} random elements from 4 GiB fp32: a 32-byte sector each; CUDA events, best of {REPS}",
+            "bytes/s as DRAM moves them (a 64-byte access per random 4-byte element + index + element written)",
+            f"Triton gather_rows_kernel: {n} random 4-byte elements of a 4 GiB fp32 buffer; CUDA events, best of {REPS}",
+            ctx.sass(compiled),
         )
     if name == "shared":
         return {

@@ -147,3 +147,15 @@ def reread_kernel(
             chunk = (pid + i * STRIDE) % N_CHUNKS
         acc += tl.load(src_ptr + chunk.to(tl.int64) * BLOCK + ar, cache_modifier=CACHE)
     tl.store(out_ptr + pid, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def gather_rows_kernel(src_ptr, idx_ptr, out_ptr, n, ROW: tl.constexpr, BLOCK: tl.constexpr):
+    """out[i, :] = src[idx[i], :] for ``ROW``-element fp32 rows: each row one random ``4·ROW``-byte
+    DRAM access (two 32-byte sectors for ROW = 16), as an uncoalesced or gathering kernel makes."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    rows = tl.load(idx_ptr + offs, mask=mask, other=0)
+    cols = tl.arange(0, ROW)
+    vals = tl.load(src_ptr + rows[:, None] * ROW + cols[None, :], mask=mask[:, None])
+    tl.store(out_ptr + offs[:, None] * ROW + cols[None, :], vals, mask=mask[:, None])

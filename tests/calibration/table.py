@@ -24,6 +24,7 @@ sys.path.insert(0, str(HERE))
 
 from pairs import ACCOUNTING_CAUSE, ALL_PAIRS, HALF, MODEL_PAIRS, PAIRS, REPLAY_PAIRS  # noqa: E402
 from record import slug  # noqa: E402
+from replayed import idle_with_replay  # noqa: E402
 
 from kprof_mcp.analysis.assessment import assess as assess_facts  # noqa: E402
 from kprof_mcp.models import ProfileResult  # noqa: E402
@@ -92,6 +93,19 @@ def _measured(where: Path) -> dict:
     return json.loads(f.read_text())["pairs"] if f.exists() else {}
 
 
+def load(f: Path) -> ProfileResult:
+    """A recorded result, its timeline's idle breakdown re-read from the kept Nsight Systems SQLite
+    (``<role>.sqlite.gz``) with today's code: the replay's estimates (issue 36) and today's stages, as
+    the tool would give them now. Results without a SQLite are read as recorded."""
+    r = ProfileResult.model_validate_json(f.read_text())
+    role = f.name.split(".")[0]
+    if r.timeline.get("idle") and (f.parent / f"{role}.sqlite.gz").exists():
+        idle = idle_with_replay(f.parent, role)
+        if idle:
+            r = r.model_copy(update={"timeline": {**r.timeline, "idle": idle}})
+    return r
+
+
 def _matches(o, cause: str, resource: str | None) -> bool:
     """Opportunity ``o`` (the assessment's, with facts) names ``cause`` (and, for a move of a pipe's
     work, the pipe the design put the limit on)."""
@@ -129,7 +143,7 @@ def accounting_rows(half: str) -> list[dict]:
             )
             row["measured"] = 100.0 * (tb / tg - 1.0)
         if bad_f.exists():
-            result = ProfileResult.model_validate_json(bad_f.read_text())
+            result = load(bad_f)
             opps = list(assess(result).opportunities)
             facts = list(assess_facts(result).opportunities)
             top = opps[0] if opps else None
@@ -141,7 +155,7 @@ def accounting_rows(half: str) -> list[dict]:
             )
             row["planted_est"] = opps[row["rank"] - 1].est_gain_pct if row["rank"] else None
         if good_f.exists():  # what the fixed version is told: the next thing to do, or nothing large
-            after = list(assess(ProfileResult.model_validate_json(good_f.read_text())).opportunities)
+            after = list(assess(load(good_f)).opportunities)
             row["after"] = (after[0].cause or "generic", after[0].est_gain_pct) if after else ("none", 0.0)
         row["judge"] = judge(row)
         out.append(row)
