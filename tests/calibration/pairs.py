@@ -284,6 +284,62 @@ REPLAY_PAIRS = [
         planted="a 32 MiB batch copied from pageable numpy memory each step (fix: pinned, non_blocking, prefetched)",
     ),
 ]
+# A held-out set (2026-11-25, helper E): four pairs in classes none of the sets above has, walked from
+# Nsight Compute's rules (issue slots, instruction statistics) and the CUDA C++ Best Practices Guide
+# (division, fast math, batching small work, host-device transfers). Causes and ``resource`` set from
+# each design (the kernels' docstrings: SASS read with Triton 3.9 without a GPU) before recording;
+# nothing of the model was chosen with them in view. Not in ALL_PAIRS: recorded into
+# recorded-heldout/ (record.py --pairs ... --out tests/calibration/recorded-heldout) to judge it.
+HELDOUT_PAIRS = [
+    Pair(
+        "IEEE division per step",
+        "calib_fdiv",
+        "v0",
+        "v1",
+        "move_work",
+        resource="issue",
+        planted="tl.div_rn(y + x, d) 64 times per element with a loop-invariant d (div.rn.f32: MUFU.RCP, FCHK, "
+        "Newton FFMAs, a slow-path branch: ~12 instructions per step); fix: r = 1/d once, a multiply per step",
+    ),
+    Pair(
+        "precise pow",
+        "calib_pow",
+        "v0",
+        "v1",
+        "move_work",
+        resource="issue",
+        planted="16 libdevice powf per element (~75 instructions each on the FMA, ALU and XU pipes); "
+        "fix: fast_powf (exp2(e log2 x): two MUFU)",
+    ),
+    Pair(
+        "per-item matmuls",
+        "per_item_matmul.py",
+        "bad",
+        "good",
+        "launch",
+        mode="nsys",
+        command=True,
+        models={
+            "matmuls": {"flops": 2.68435456e8, "bytes": 1.048576e7, "dtype": "bfloat16", "tensor_cores": True}
+        },
+        planted="256 small bf16 matmuls (64x128 @ 128x64) launched one per item from Python, then stacked "
+        "(fix: one torch.bmm)",
+    ),
+    Pair(
+        "host snapshot per step",
+        "host_snapshot.py",
+        "bad",
+        "good",
+        "copy",
+        mode="nsys",
+        command=True,
+        models={
+            "step": {"flops": 3.4359738368e10, "bytes": 1.216e8, "dtype": "bfloat16", "tensor_cores": True}
+        },
+        planted="logits.cpu() of a 32 MiB fp32 tensor every step for logging (pageable device-to-host copy and "
+        "a sync; fix: keep it on the GPU, read the logged values once after the loop)",
+    ),
+]
 COMMANDS_DIR = Path(__file__).resolve().parent / "commands"
 
 # The accounting set (recorded-accounting/: every pair above and these, recorded on 2026-11-24 with
@@ -335,4 +391,9 @@ HALF = {
     "precise transcendentals": "fit",
     "dot as multiply-and-sum": "fit",
     "integer division per element": "fit",
+    # The held-out set (HELDOUT_PAIRS): every pair "heldout", set before recording (2026-11-25).
+    "IEEE division per step": "heldout",
+    "precise pow": "heldout",
+    "per-item matmuls": "heldout",
+    "host snapshot per step": "heldout",
 }
