@@ -270,16 +270,18 @@ def test_a_pageable_copy_becomes_a_prefetch_at_the_link_rate():
     assert r.span_ns == pytest.approx(max(copy_end, (110 + 20 + 5000) * U))
 
 
-def test_graph_launches_cost_the_launch_floor_and_no_gap():
+def test_graph_launches_cost_one_launch_and_kernels_run_back_to_back_at_the_gpu_floor():
     # 10 launches of 30 ns each 20 ns apart (dispatcher time), kernels of 5 ns: launch-bound.
     api = [("cudaLaunchKernel", 50.0 * i, 50.0 * i + 30 + (10 if i == 0 else 0), i) for i in range(10)]
     kernels = [("k", 50.0 * i + 35, 50.0 * i + 40, 7, i) for i in range(10)]
     g = replay.build(_trace(api, kernels), 0.0, 500.0, 1)
     assert g.launch_floor_ns == 30.0
+    g.gpu_floor_ns = 8.0
     r = replay.replay(g, replay.graph_launches)
-    # Host: 10 launches x 30 ns back to back; the last kernel 35 ns after its call (issue floor).
-    assert r.op_end[-1] == pytest.approx(9 * 30 + 35 + 5)
-    assert r.span_ns < replay.replay(g).span_ns
+    # A graph: no per-kernel host calls; the kernels back to back from the first one's issue offset (35 ns),
+    # each held to the GPU's floor of 8 ns; the one graph launch (30 ns) at the host's end.
+    assert r.op_end[-1] == pytest.approx(35 + 10 * 8)
+    assert r.span_ns == pytest.approx(35 + 10 * 8) and r.span_ns < replay.replay(g).span_ns
 
 
 def test_allocations_reused_remove_their_calls_and_the_device_wide_wait_of_cudaFree():
