@@ -22,7 +22,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from pairs import ACCOUNTING_CAUSE, ALL_PAIRS, HALF, MODEL_PAIRS, PAIRS, REPLAY_PAIRS  # noqa: E402
+from pairs import ACCOUNTING_CAUSE, ALL_PAIRS, HALF, HELDOUT_PAIRS, MODEL_PAIRS, PAIRS, REPLAY_PAIRS  # noqa: E402
 from record import slug  # noqa: E402
 from replayed import idle_with_replay  # noqa: E402
 
@@ -35,12 +35,16 @@ HOLDOUT = HERE / "recorded-holdout"  # earlier kernel versions, not used to set 
 ACCOUNTING = HERE / "recorded-accounting"  # issue 26: every pair, with the accounting counters
 MODEL = HERE / "recorded-model"  # issue 36: classes only a model of the machine names (pipes' work moved)
 REPLAY = HERE / "recorded-replay"  # issue 36: timeline causes a replay of the recorded trace estimates
+HELDOUT = (
+    HERE / "recorded-heldout"
+)  # issue 36: pairs in new classes, built and recorded by someone else, judged once
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
 BEGIN, END = "<!-- calibration-table:begin -->", "<!-- calibration-table:end -->"
 HOLDOUT_BEGIN, HOLDOUT_END = "<!-- calibration-holdout:begin -->", "<!-- calibration-holdout:end -->"
 FIT_BEGIN, FIT_END = "<!-- accounting-fit:begin -->", "<!-- accounting-fit:end -->"
 HELD_BEGIN, HELD_END = "<!-- accounting-holdout:begin -->", "<!-- accounting-holdout:end -->"
+BACK_BEGIN, BACK_END = "<!-- heldback:begin -->", "<!-- heldback:end -->"
 
 
 def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict]:
@@ -85,6 +89,8 @@ def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict
 
 def recorded_in(p) -> Path:
     """Where a pair's recordings are."""
+    if p in HELDOUT_PAIRS:
+        return HELDOUT
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
 
 
@@ -106,60 +112,69 @@ def load(f: Path) -> ProfileResult:
     return r
 
 
-def _matches(o, cause: str, resource: str | None) -> bool:
-    """Opportunity ``o`` (the assessment's, with facts) names ``cause`` (and, for a move of a pipe's
-    work, the pipe the design put the limit on)."""
+def _matches(o, cause: str, resource: str | None, limiter: str | None) -> bool:
+    """Opportunity ``o`` (the assessment's, with facts) names ``cause`` and, where the pair names the
+    resource that limits its bad version, that resource: the pipe a move takes the work from, or the
+    limiter the root cause names."""
     if o.cause != cause:
         return False
-    return resource is None or o.opportunity.facts.resource == resource
+    return resource is None or resource in (o.opportunity.facts.resource, limiter)
 
 
 def accounting_rows(half: str) -> list[dict]:
     """The set's table (issues 26 and 36): every pair of ``half`` ("fit" or "holdout") from
-    recorded-accounting/, recorded-model/ and recorded-replay/, assessed now; a pair counts only when
-    opportunity 1 names the cause the fix removes (and, for a move, the pipe it moves from). A
-    timeline pair's measured gain is its two recorded timelines' totals (event mode times kernels
-    only, and its fix removes launch gaps, not kernel time)."""
-    out = []
-    for p in SET_PAIRS:
-        if HALF.get(p.name) != half:
-            continue
-        where = recorded_in(p)
-        m = _measured(where).get(p.name, {})
-        bad_f, good_f = (where / slug(p.name) / "bad.result.json", where / slug(p.name) / "good.result.json")
-        cause = ACCOUNTING_CAUSE.get(p.name, p.cause)
-        row = {
-            "pair": p.name,
-            "kernel": f"{p.kernel} {p.bad}" + (f"→{p.good}" if p.good else ""),
-            "mode": p.mode,
-            "planted": p.planted + (f" [limit: {p.resource} pipe]" if p.resource else ""),
-            "cause": cause,
-            "measured": m.get("measured_gain_pct"),
-            "recorded": bad_f.exists(),
-        }
-        if p.mode == "nsys" and not p.command and good_f.exists():
-            tb, tg = (
-                ProfileResult.model_validate_json(f.read_text()).total_time_ns() for f in (bad_f, good_f)
-            )
-            row["measured"] = 100.0 * (tb / tg - 1.0)
-        if bad_f.exists():
-            result = load(bad_f)
-            opps = list(assess(result).opportunities)
-            facts = list(assess_facts(result).opportunities)
-            top = opps[0] if opps else None
-            row["top"] = top.name if top else "none"
-            row["top_cause"] = top.cause if top else None
-            row["top_est"] = top.est_gain_pct if top else 0.0
-            row["rank"] = next(
-                (i for i, o in enumerate(facts, 1) if cause and _matches(o, cause, p.resource)), None
-            )
-            row["planted_est"] = opps[row["rank"] - 1].est_gain_pct if row["rank"] else None
-        if good_f.exists():  # what the fixed version is told: the next thing to do, or nothing large
-            after = list(assess(load(good_f)).opportunities)
-            row["after"] = (after[0].cause or "generic", after[0].est_gain_pct) if after else ("none", 0.0)
-        row["judge"] = judge(row)
-        out.append(row)
-    return out
+    recorded-accounting/, recorded-model/ and recorded-replay/, assessed now."""
+    return [_row(p) for p in SET_PAIRS if HALF.get(p.name) == half]
+
+
+def heldout_rows() -> list[dict]:
+    """The held-back set (recorded-heldout/): classes the set does not have, built and recorded by
+    someone who did not work on the model, their causes set before recording; judged as they come."""
+    return [_row(p) for p in HELDOUT_PAIRS]
+
+
+def _row(p) -> dict:
+    """One pair's row: its bad version assessed now, against the measured gain of its fix. A pair
+    counts only when opportunity 1 names the cause the fix removes (and, where the pair names it, the
+    resource that limits the bad version). A timeline pair's measured gain is its two recorded
+    timelines' totals (event mode times kernels only, and its fix removes launch gaps, not kernel
+    time); a command's, its step time without a profiler."""
+    where = recorded_in(p)
+    m = _measured(where).get(p.name, {})
+    bad_f, good_f = (where / slug(p.name) / "bad.result.json", where / slug(p.name) / "good.result.json")
+    cause = ACCOUNTING_CAUSE.get(p.name, p.cause)
+    row = {
+        "pair": p.name,
+        "kernel": f"{p.kernel} {p.bad}" + (f"→{p.good}" if p.good else ""),
+        "mode": p.mode,
+        "planted": p.planted + (f" [limit: {p.resource}]" if p.resource else ""),
+        "cause": cause,
+        "measured": m.get("measured_gain_pct"),
+        "recorded": bad_f.exists(),
+    }
+    if p.mode == "nsys" and not p.command and good_f.exists():
+        tb, tg = (ProfileResult.model_validate_json(f.read_text()).total_time_ns() for f in (bad_f, good_f))
+        row["measured"] = 100.0 * (tb / tg - 1.0)
+    if bad_f.exists():
+        result = load(bad_f)
+        opps = list(assess(result).opportunities)
+        assessed = assess_facts(result)
+        facts = list(assessed.opportunities)
+        rc = assessed.root_cause.facts
+        limiter = rc.limiter.resource if rc is not None and rc.limiter is not None else None
+        top = opps[0] if opps else None
+        row["top"] = top.name if top else "none"
+        row["top_cause"] = top.cause if top else None
+        row["top_est"] = top.est_gain_pct if top else 0.0
+        row["rank"] = next(
+            (i for i, o in enumerate(facts, 1) if cause and _matches(o, cause, p.resource, limiter)), None
+        )
+        row["planted_est"] = opps[row["rank"] - 1].est_gain_pct if row["rank"] else None
+    if good_f.exists():  # what the fixed version is told: the next thing to do, or nothing large
+        after = list(assess(load(good_f)).opportunities)
+        row["after"] = (after[0].cause or "generic", after[0].est_gain_pct) if after else ("none", 0.0)
+    row["judge"] = judge(row)
+    return row
 
 
 def judge(r: dict) -> dict:
@@ -241,6 +256,7 @@ def sections() -> dict[tuple[str, str], str]:
         (HOLDOUT_BEGIN, HOLDOUT_END): text(rows(HOLDOUT, only_recorded=True)),
         (FIT_BEGIN, FIT_END): text(accounting_rows("fit")),
         (HELD_BEGIN, HELD_END): text(accounting_rows("holdout")),
+        (BACK_BEGIN, BACK_END): text(heldout_rows()),
     }
 
 
@@ -261,6 +277,7 @@ def main() -> int:
                 HOLDOUT_BEGIN: "\nHold-out set (recorded-holdout/: earlier kernel versions, not used to set the model):",
                 FIT_BEGIN: "\nAccounting set, fit half (recorded-accounting/):",
                 HELD_BEGIN: "\nAccounting set, hold-out half (recorded-accounting/):",
+                BACK_BEGIN: "\nHeld-back set (recorded-heldout/: new classes, built and recorded by someone else):",
             }[begin]
         )
         print(t)

@@ -149,10 +149,15 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             # and the next reads it back. Fusing them is what removes that traffic.
             add(specific, "fusion", removable * busy, {"kernels": m.kernels, **facts}, True)
         else:
-            # What-if: the DRAM-busy time goes, and the model's bytes (1/r of today's) stream back coalesced,
-            # at the rate a streaming kernel reaches (90 % of peak; the H100's measured copy: 89.8 %), not at
-            # the scattered rate today's traffic saturates at.
-            after = 0.0 if m.dram_pct is None else m.dram_pct / (ratio * _DRAM_ATTAINABLE_PCT)
+            # What-if: the DRAM-busy time goes and the model's bytes (1/r of today's) come back. Uncoalesced
+            # traffic (~a sector per thread per request), or traffic at or under the scattered saturation, is
+            # scattered: fixed, it streams coalesced at the rate a streaming
+            # kernel reaches (90 % of peak; the H100's measured copy: 89.8 %). Above it, it already streams,
+            # and keeps its efficiency (1/r of the busy time).
+            scattered = bool(uncoalesced(m)) or (
+                m.dram_pct is not None and m.dram_pct <= m.scattered_dram_pct
+            )
+            after = m.dram_pct / (ratio * _DRAM_ATTAINABLE_PCT) if scattered else busy / ratio
             share = max(removable * busy, busy - min(busy, after))
             add(specific, "over_fetch", share, {**facts, "uncoalesced": uncoalesced(m)}, True)
 

@@ -181,7 +181,7 @@ def _move_work(f: Facts) -> Words:
     at = f" at {', '.join(f.lines[:3])}" if f.lines else ""
     return (
         f"Move the {src}'s work to the {dst}{at}: {f.advice}",
-        f"{f.resource}={_fmt(f.util_pct)}% of its peak{_per_element(f)}{model}; the {dst} do that work "
+        f"{f.resource}={_fmt(f.util_pct)}% of its peak over the stage's time{_per_element(f)}{model}; the {dst} do that work "
         f"{f.speedup:.1f}x faster{nxt}",
         f"the {src} limits the stage; legal when {f.condition}",
     )
@@ -196,7 +196,8 @@ def _compute_roof(f: Facts) -> Words:
                 if f.resource == "tensor"
                 else " (fewer instructions per element: vectorise, hoist invariant math, cheaper ops)"
             ),
-            f"{f.resource}={_fmt(f.util_pct)}% of its peak{_per_element(f)}, {f.source}={_fmt(f.compute_pct)}",
+            f"{f.resource}={_fmt(f.util_pct)}% of its peak over the stage's time{_per_element(f)} "
+            f"({f.source}={_fmt(f.compute_pct)}, of the SMs' active cycles)",
             f"compute-bound: the {resource_name(f.resource)} is the limit",
         )
     return (
