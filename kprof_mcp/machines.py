@@ -45,6 +45,22 @@ class Move:
     when: str
     advice: str
     source: str = ""
+    # Per function, the pipes' ops of its precise and fast versions (``{"powf": {"precise": {"fma": 37,
+    # ...}, "fast": {"xu": 2, ...}}}``): the move's per_op for the functions a kernel calls.
+    per_call: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def per_op_for(self, names: list[str]) -> float:
+        """``per_op`` for a kernel calling ``names`` (libdevice symbols, one per call site): the fast
+        versions' destination ops per source op of the precise ones, over the functions the table
+        counts; the move's own per_op where it counts none."""
+        src = dst = 0.0
+        for n in names:
+            fn = self.per_call.get(n.removeprefix("__nv_"))
+            if isinstance(fn, dict) and isinstance(fn.get("precise"), dict):
+                fast = next((v for k, v in fn.items() if k.startswith("fast") and isinstance(v, dict)), {})
+                src += float(fn["precise"].get(self.src, 0.0))
+                dst += float(fast.get(self.dst, 0.0))
+        return dst / src if src and dst else self.per_op
 
 
 @dataclass(frozen=True)
@@ -146,6 +162,7 @@ def load(arch: str | None, device_key: str | None = None) -> Machine | None:
             when=mv.get("when", ""),
             advice=mv.get("advice", ""),
             source=mv.get("source", ""),
+            per_call=mv.get("per_call") or {},
         )
         for mv in table().get("moves") or []
         if mv.get("from") in pipes and mv.get("to") in pipes

@@ -374,10 +374,26 @@ def reuse_allocations(g: Graph) -> Graph:
     return g
 
 
+def _bulk_d2h(o: Op) -> bool:
+    """A pageable device-to-host copy of a whole tensor (1 MiB or more): a per-step snapshot, not a value
+    the host reads to decide (``.item()`` and small reads are the sync cause's)."""
+    return o.kind == "memcpy" and _pageable(o.name) and "DtoH" in o.name and o.nbytes >= MIB
+
+
 def pin_copies(g: Graph) -> Graph:
+    """Pageable host-to-device copies pinned and prefetched on a copy engine; per-step device-to-host
+    copies of whole tensors (``.cpu()`` of a tensor for logging) kept on the GPU: the copy and its wait
+    go (the values are read once, after the loop)."""
     g = _copy(g)
     after: dict[Any, bool] = {}  # a thread's last call was a pageable copy made asynchronous
     for c in g.calls:
+        bulk = [j for j in c.ops if _bulk_d2h(g.ops[j])]
+        for j in bulk:
+            g.ops[j].dur = 0.0
+        if bulk:
+            c.covers, c.dur, c.ret = [], min(c.dur, g.launch_floor_ns), min(c.ret, g.launch_floor_ns)
+            after[c.tid] = True
+            continue
         pageable = [j for j in c.ops if g.ops[j].kind == "memcpy" and _pageable(g.ops[j].name)]
         for j in pageable:
             o = g.ops[j]
@@ -475,6 +491,7 @@ def gains(
         return {}
     return {
         "recorded_ns": g.recorded_span_ns() / g.occurrences,
+        "d2h_bulk_ns": sum(o.dur for o in g.ops if _bulk_d2h(o)) / g.occurrences,
         "identity_ns": replay(g).step_ns,
         "step_ns": {cause: replay(g, t).step_ns for cause, t in TRANSFORMS.items()},
         "launch_floor_ns": g.launch_floor_ns,

@@ -11,8 +11,9 @@ the IR at that line, not executions):
 * ``libdevice``: a ``tt.extern_elementwise`` call (``__nv_sinf``, ``__nv_powf``...): libdevice's precise
   functions, polynomial code on the FMA pipe; ``math``: ``math.exp``/``math.sin``... (the fast path:
   MUFU approximations on the XU pipe).
-* ``fdiv``: a floating-point division (IEEE-rounded: a reciprocal and Newton steps on the FMA pipe);
-  ``f64``: double-precision arithmetic (``arith.*f`` on ``f64``); ``int_div``: integer division or
+* ``fdiv``/``fsqrt``: an IEEE-rounded division or square root (``tl.div_rn``/``tl.sqrt_rn``: a
+  reciprocal, Newton steps on the FMA pipe, a check and a slow path; a plain ``/`` is ``div.full.f32``,
+  cheap, and not listed); ``f64``: double-precision arithmetic (``arith.*f`` on ``f64``); ``int_div``: integer division or
   remainder (``arith.divsi/remsi/divui/remui``; tens of ALU/FMA-pipe instructions each, more on i64);
   ``i64``: other 64-bit integer arithmetic (index math); ``atomic``: ``tt.atomic_rmw``/``tt.atomic_cas``.
 
@@ -40,6 +41,7 @@ _EXTERN = re.compile(r'tt\.extern_elementwise.*symbol = "([^"]+)"')
 _DOT = re.compile(r"\btt\.dot(?:_scaled)?\b")
 _PRECISION = re.compile(r"inputPrecision = (\w+)")
 _DOT_TYPE = re.compile(r":\s*tensor<[^>]*x(\w+)>\s*\*")
+_PRECISE = re.compile(r"\btt\.precise_(divf|sqrt)\b")
 _ATOMIC = re.compile(r"\btt\.atomic_(rmw|cas)\s*(\w+)?")
 
 
@@ -102,8 +104,10 @@ def ir_ops(ttir: str) -> list[dict]:
             found = ("math", mm.group(1))
         elif (f := _ARITH_F.search(s)) and _elem_type(s) == "f64":
             found = ("f64", f.group(1))
-        elif (f := _ARITH_F.search(s)) and f.group(1) == "divf":
-            found = ("fdiv", _elem_type(s))
+        elif p := _PRECISE.search(s):
+            # tl.div_rn / tl.sqrt_rn: IEEE-rounded (div.rn.f32: a reciprocal, Newton steps, a check and a
+            # slow path); a plain `/` is arith.divf, div.full.f32 (a reciprocal and a multiply): cheap.
+            found = ("fdiv" if p.group(1) == "divf" else "fsqrt", f"precise {_elem_type(s)}".strip())
         elif (i := _ARITH_I.search(s)) and _elem_type(s) == "i64":
             found = ("i64", i.group(1))
         if found:

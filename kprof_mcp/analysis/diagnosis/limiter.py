@@ -359,7 +359,9 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
     if not issued or src_ops < 0.1 * issued:  # gate: the code is a visible part of what the SMs issue
         return None
     need = (m.flops or 0.0) + (m.elements or 0.0)
-    new_ops = src_ops * mv.per_op
+    calls = [str(op.get("detail")) for op in m.ir_ops if op.get("kind") == "libdevice"]
+    per_op = mv.per_op_for(calls) if mv.work == "transcendental" else mv.per_op
+    new_ops = src_ops * per_op
     freed_f = max(0.0, (issued - need - new_ops) / issued)
     T = m.time_ns
     busy = {u.key: u.util * T for u in lim.uses}
@@ -382,7 +384,7 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
         "util_pct": 100.0 * (busy.get(mv.src, 0.0) / T),
         "target": mv.dst,
         "move": mv.key,
-        "speedup": (1.0 / mv.per_op) if mv.per_op else None,
+        "speedup": (1.0 / per_op) if per_op else None,
         "next_limiter": nxt,
         "per_element": per_element(m, "issue" if basis == "issue" else mv.src),
         "lines": lines,

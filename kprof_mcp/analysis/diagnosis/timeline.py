@@ -87,8 +87,9 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
       between calls): CUDA graphs or fusion remove it. Only with more than one launch per
       occurrence (with one, the gap is the loop around the work).
     * first_call: module loading, JIT, first launches inside the window: one-off, not per step.
-    * copy_h2d: the host staging host-to-device copies while the GPU waits, plus copy time no kernel
-      overlaps.
+    * copy: the host staging host-to-device copies while the GPU waits, plus copy time no kernel
+      overlaps; and per-step device-to-host copies of whole tensors (1 MiB or more: a snapshot for
+      logging), which the host waits for.
     * other_api: other CUDA calls (allocation, frees) while the GPU waits.
     """
     window = float(idle.get("window_ns") or 0.0)
@@ -137,7 +138,10 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     first = float(parts.get("first_call") or 0.0)
     add("first_call", first, {"calls": ev.get("first_call_calls") or []})
     copy = float(parts.get("copy_h2d") or 0.0) + float(ev.get("h2d_exposed_ns") or 0.0)
-    add("copy", copy, {"copies": ev.get("h2d_copies", 0)})
+    # Per-step device-to-host copies of whole tensors (the replay measured them): the host waits for them
+    # as for a sync, but the copy itself, not the drained queue, is the cost.
+    d2h = float((idle.get("replay") or {}).get("d2h_bulk_ns") or 0.0) * occ
+    add("copy", copy + d2h, {"copies": ev.get("h2d_copies", 0), "value": d2h / occ if d2h else None})
     other = float(parts.get("other_api") or 0.0)
     add("cuda_api", other, {"calls": ev.get("other_calls") or []})
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)

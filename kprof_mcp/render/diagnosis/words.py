@@ -15,6 +15,7 @@ from ...analysis.diagnosis import (
     rule_cause,
 )
 from ...analysis.diagnosis import rule_not_ranked as _rule_not_ranked
+from ..markdown import us
 
 
 def _fmt(v: float) -> str:
@@ -332,6 +333,13 @@ def _first_call(f: Facts) -> Words:
 
 
 def _copy(f: Facts) -> Words:
+    if f.value:  # per-step device-to-host copies of whole tensors
+        return (
+            "Keep per-step snapshots on the GPU (reduce or log on the device, copy once after the loop), or "
+            "copy device-to-host into pinned memory with non_blocking=True",
+            _idle(f, f"d2h_copy_time_per_step={us(f.value)} us, {f.copies} host-to-device copies"),
+            "device-to-host copies of whole tensors every step, waited for by the host",
+        )
     return (
         "Copy host-to-device from pinned memory with non_blocking=True, ahead of use on a side stream",
         _idle(f, f"h2d_copy_time_not_overlapped={_per(f)}, {f.copies} copies"),
