@@ -367,10 +367,13 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
     busy = {u.key: u.util * T for u in lim.uses}
     if lim.bound and lim.resource == "issue":
         freed, basis = busy["issue"] * freed_f, "issue"
+    elif lim.bound and lim.resource in PIPES:
+        # A pipe limits (a division's MUFU.RCP on the XU pipe): the code's share of its work goes with it.
+        freed, basis = busy[lim.resource] * freed_f, lim.resource
     elif not lim.bound:
         freed, basis = T * freed_f, "cpi"
     else:
-        return None  # a memory level or one pipe limits: removing code does not shorten it
+        return None  # a memory level limits: removing code does not shorten it
     keep = 1.0 - freed_f
     after = {k: (v * keep if k in PIPES or k == "issue" else v) for k, v in busy.items()}
     r_dst = m.machine.rate(mv.dst)
@@ -386,7 +389,7 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
         "move": mv.key,
         "speedup": (1.0 / per_op) if per_op else None,
         "next_limiter": nxt,
-        "per_element": per_element(m, "issue" if basis == "issue" else mv.src),
+        "per_element": per_element(m, basis if basis in ("issue", lim.resource) else mv.src),
         "lines": lines,
         "advice": mv.advice,
         "condition": mv.when,

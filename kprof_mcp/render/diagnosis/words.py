@@ -180,6 +180,13 @@ def _move_work(f: Facts) -> Words:
     model = " (from the FLOP/byte model, no counters)" if f.source == "model" else ""
     nxt = f"; then the {resource_name(f.next_limiter)} limits" if f.next_limiter else ""
     at = f" at {', '.join(f.lines[:3])}" if f.lines else ""
+    if f.target == f.resource:  # the same pipe, less work: a cheaper form of the code
+        return (
+            f"Replace the code{at or ' limiting the ' + src}: {f.advice}",
+            f"{f.resource}={_fmt(f.util_pct)}% of its peak over the stage's time{_per_element(f)}{model}; "
+            f"{f.speedup:.1f}x fewer ops{nxt}",
+            f"the {src}'s work is code a cheaper form replaces; legal when {f.condition}",
+        )
     return (
         f"Move the {src}'s work to the {dst}{at}: {f.advice}",
         f"{f.resource}={_fmt(f.util_pct)}% of its peak over the stage's time{_per_element(f)}{model}; the {dst} do that work "
