@@ -7,7 +7,11 @@ the CLI's help and CPU-only commands.
 ``tests/fixtures/golden/outputs.json.gz``, recorded before the structure of issue 28 changed (at
 b4dd435, with this same file): a refactor that changes one byte of what users see fails there.
 Re-recorded only for an intended change, named in that commit (since b4dd435: the baseline verdict
-without a measured floor, guarded by the profiles' own spread, 4 outputs; `kprof worker --json`, its help).
+without a measured floor, guarded by the profiles' own spread, 4 outputs; `kprof worker --json`, its help;
+issue 36, 54 outputs: the root cause names the machine model's limiter, generic compute advice names the
+limiting pipe, the timeline's idle causes are the replay's gains, result.json holds the new accounting
+counters, resources' ir_ops and the idle breakdown's replay, classify_bottleneck takes arch, `kprof device`
+has --calibrate).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 

@@ -205,8 +205,12 @@ def test_latency_bound_over_fetch_gain_is_bounded_by_how_busy_dram_is():
     )
     assert d.bottleneck == A.LATENCY_BOUND
     gains = {o.cause: o.est_gain_pct for o in d.opportunities}
-    f = 17.5 / A.DRAM_SATURATED_PCT * (1 - 1 / 3.90)
-    assert gains["over_fetch"] == pytest.approx((1 / (1 - f) - 1) * 100)  # ~28 %
+    # Issue 36's what-if: the DRAM-busy time goes and the model's bytes (1/3.9 of today's) stream back
+    # coalesced at 90 % of peak: share = busy - 17.5 / (3.9 x 90), ~32 % (still above the 2.4 % measured:
+    # the stage is bounded by something else, which no counter given here shows).
+    busy = 17.5 / A.DRAM_SATURATED_PCT
+    f = busy - 17.5 / (3.90 * 90.0)
+    assert gains["over_fetch"] == pytest.approx((1 / (1 - f) - 1) * 100)
     # calib_transpose v0 on the H100: latency-bound at DRAM 61.7 % (saturated by scattered sectors),
     # 7.03x over-fetch: all of the removable traffic counts (measured gain of the fix: +846 %)
     t = A.diagnose(

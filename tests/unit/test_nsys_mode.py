@@ -52,7 +52,27 @@ def test_nsight_systems_recording_reads_back_to_the_recorded_result(name, tmp_pa
     recorded_contract = recorded_contract.replace(
         "| Metric | Previous | Current | Change |\n|---|---|---|---|\n", NO_BASELINE + "\n"
     )
+    # Since issue 36 the idle causes' estimates are the replay's (the recorded run re-timed without the
+    # cause): tiny_chain's launch gain 1350.9 % -> 1347.2 %; two_streams' 10 % launch gain (one launch gap
+    # per stream) replays at less than the SMs' latency advice, which takes its place.
+    for old, new in INTENDED.get(name, ()):
+        assert old in recorded_contract
+        recorded_contract = recorded_contract.replace(old, new)
     assert render.render_contract(result) == recorded_contract
+
+
+INTENDED = {
+    "tiny_chain_v0": (("est. 1350.9% gain", "est. 1347.2% gain"),),
+    "two_streams_v0": (
+        (
+            "3. Cut launch overhead: capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile "
+            "mode='reduce-overhead') or fuse the small kernels — est. 10.0% gain — trigger: "
+            "gpu_idle_in_launches=9.1% of the wall time, 2.0 launches per occurrence; gpu_busy_pct=90.9",
+            "3. [branch_a] Expose more parallelism to hide latency (more loads in flight, more blocks, fewer "
+            "syncs) — est. 7.3% gain — trigger: compute_pct=34.9",
+        ),
+    ),
+}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -183,13 +183,13 @@ def _move_work(f: Facts) -> Words:
     if f.target == f.resource:  # the same pipe, less work: a cheaper form of the code
         return (
             f"Replace the code{at or ' limiting the ' + src}: {f.advice}",
-            f"{f.resource}={_fmt(f.util_pct)}% of its peak over the stage's time{_per_element(f)}{model}; "
+            f"{f.resource}={_fmt(f.util_pct)}% of peak over the elapsed time{_per_element(f)}{model}; "
             f"{f.speedup:.1f}x fewer ops{nxt}",
             f"the {src}'s work is code a cheaper form replaces; legal when {f.condition}",
         )
     return (
         f"Move the {src}'s work to the {dst}{at}: {f.advice}",
-        f"{f.resource}={_fmt(f.util_pct)}% of its peak over the stage's time{_per_element(f)}{model}; the {dst} do that work "
+        f"{f.resource}={_fmt(f.util_pct)}% of peak over the elapsed time{_per_element(f)}{model}; the {dst} do that work "
         f"{f.speedup:.1f}x faster{nxt}",
         f"the {src} limits the stage; legal when {f.condition}",
     )
@@ -204,8 +204,8 @@ def _compute_roof(f: Facts) -> Words:
                 if f.resource == "tensor"
                 else " (fewer instructions per element: vectorise, hoist invariant math, cheaper ops)"
             ),
-            f"{f.resource}={_fmt(f.util_pct)}% of its peak over the stage's time{_per_element(f)} "
-            f"({f.source}={_fmt(f.compute_pct)}, of the SMs' active cycles)",
+            f"{f.resource}={_fmt(f.util_pct)}% of peak over the elapsed time{_per_element(f)} "
+            f"({f.source}={_fmt(f.compute_pct)})",
             f"compute-bound: the {resource_name(f.resource)} is the limit",
         )
     return (
