@@ -7,7 +7,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
 (date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; python3 -c "import torch,triton;print(torch.__version__,triton.__version__)"; git log -1 --format=%H 2>/dev/null) > $OUT/env.txt 2>&1
 for k in calib_fdiv calib_fp64; do
-  timeout 200 python3 -m kprof_mcp.cli profile tests/calibration/kernels/$k --version v0 --mode annotation > $OUT/$k.contract.md 2> $OUT/$k.log
+  timeout 110 python3 -m kprof_mcp.cli profile tests/calibration/kernels/$k --version v0 --mode annotation > $OUT/$k.contract.md 2> $OUT/$k.log
   echo "$k rc=$?"
 done
 d=$(ls -d out/profiles/*/*/* 2>/dev/null | head -5); echo "$d"
