@@ -176,3 +176,9 @@ def test_no_gain_passes_the_speed_of_light_of_the_best_legal_mix(pair):
                 o.cause,
                 pair,
             )
+
+
+def test_no_use_passes_its_peak_even_when_a_counter_reads_over_it():
+    m = _m(_acc(fp64=101.3, issue_active_pct=100.4), dram_pct=100.9)
+    lim = limiter(m)
+    assert all(0.0 <= u.util <= 1.0 for u in lim.uses) and lim.util == 1.0

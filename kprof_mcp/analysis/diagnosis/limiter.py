@@ -58,12 +58,16 @@ DOT_NAMES = ("gemm", "matmul", "_mm_", "mm_kernel", "dot", "conv", "bmm", "linea
 
 @dataclass(frozen=True)
 class Use:
-    """One resource's use: ``util`` of its peak over the stage's time (0-1); ``source``
-    ``counters`` or ``model`` (the FLOP/byte model, no counters)."""
+    """One resource's use: ``util`` of its peak over the stage's time (0-1: counters that read a little
+    over their peak are held to it, so no figure built on a use passes 100 %); ``source`` ``counters`` or
+    ``model`` (the FLOP/byte model, no counters)."""
 
     key: str
     util: float
     source: str = "counters"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "util", min(1.0, max(0.0, self.util)))
 
 
 @dataclass(frozen=True)
