@@ -11,7 +11,8 @@ from kprof_mcp import machines
 from kprof_mcp.analysis.accounting import account
 from kprof_mcp.analysis.assessment import assess, stage_metrics
 from kprof_mcp.analysis.diagnosis import Metrics, opportunities
-from kprof_mcp.analysis.diagnosis.limiter import NEAR_PEAK, fill_share, limiter, what_if_moves
+from kprof_mcp.analysis.diagnosis.limiter import NEAR_PEAK, limiter, what_if_moves
+from kprof_mcp.analysis.diagnosis.parallelism import fill_share, occupancy_share
 from kprof_mcp.analysis.machine_inputs import machine_for
 from kprof_mcp.models import ProfileResult
 
@@ -182,3 +183,17 @@ def test_no_use_passes_its_peak_even_when_a_counter_reads_over_it():
     m = _m(_acc(fp64=101.3, issue_active_pct=100.4), dram_pct=100.9)
     lim = limiter(m)
     assert all(0.0 <= u.util <= 1.0 for u in lim.uses) and lim.util == 1.0
+
+
+def test_lifting_the_occupancy_limit_is_littles_law_to_the_next_limit():
+    # Registers allow 2 blocks per SM, shared memory 8: lifted, 4x the warps in flight (12 % -> 48 %),
+    # so a latency-bound stage's time / 4, floored at its busiest resource at the attainable rate.
+    acc = {**_acc(fma=10.0, issue_active_pct=12.0), "occ_limit_registers": 2.0, "occ_limit_shared_mem": 8.0}
+    m = _m(acc, occupancy_pct=12.0, dram_pct=5.0)
+    share = occupancy_share(m, limiter(m))
+    assert share == pytest.approx(0.75)
+    # with DRAM at 40 % the floor is 40/90 of the time
+    m2 = _m(acc, occupancy_pct=12.0, dram_pct=40.0)
+    assert occupancy_share(m2, limiter(m2)) == pytest.approx(1.0 - 0.4 / 0.9)
+    # a grid with no more blocks per SM than the limit already allows gains nothing
+    assert occupancy_share(replace(m, grid_blocks=200), limiter(m)) is None

@@ -461,26 +461,3 @@ def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
             if share > best.get(src, (-1.0, {}))[0]:
                 best[src] = (share, facts)
     return [("move_work", share, facts) for share, facts in best.values()]
-
-
-def fill_share(m, lim: Limiter | None) -> float | None:
-    """Too few blocks (grid < SMs): the share of the time that filling every SM at the launch's
-    theoretical occupancy removes, by Little's law, floored at the busiest resource's work at the rate
-    tuned kernels reach. None when the occupancy figures are missing (the caller falls back to the
-    SMs' idle share)."""
-    if lim is None or not m.grid_blocks or not m.sm_count or m.grid_blocks >= m.sm_count:
-        return None
-    if m.occupancy_pct is None or not m.theoretical_occupancy_pct or not m.time_ns:
-        return None
-    frac = _active_frac(m)
-    w_now = m.occupancy_pct / 100.0 * frac
-    w_new = m.theoretical_occupancy_pct / 100.0
-    if w_now <= 0 or w_new <= w_now:
-        return None
-    T = m.time_ns
-    floor = max(
-        (u.util * T / ATTAINABLE.get(u.key, ATTAINABLE_PIPE) for u in lim.uses),
-        default=0.0,
-    )
-    new_t = max(T * w_now / w_new, floor, m.floor_ns or 0.0)
-    return max(0.0, 1.0 - new_t / T)

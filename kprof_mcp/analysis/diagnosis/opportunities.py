@@ -11,7 +11,7 @@ from .catalogue import (
     top_stalls,
     uncoalesced,
 )
-from .limiter import PIPES, fill_share, limiter, what_if_moves
+from .limiter import PIPES, limiter, what_if_moves
 from .metrics import (
     _DRAM_ATTAINABLE_PCT,
     COMPUTE_BOUND,
@@ -39,6 +39,7 @@ from .metrics import (
     locality_issue,
     unhealthy_metrics,
 )
+from .parallelism import fill_share, occupancy_share
 
 
 def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity]:
@@ -224,10 +225,11 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             add(generic, "latency", latency, facts, False)
         if m.occupancy_pct is not None and m.occupancy_pct < OCCUPANCY_HEALTHY_PCT:
             occ_limiter = m.accounting.occupancy_limiter if m.accounting is not None else None
+            lifted = occupancy_share(m, lim)
             add(
                 generic,
                 "occupancy",
-                0.5 * latency,
+                min(lifted, latency) if lifted is not None else 0.5 * latency,
                 {"occupancy_pct": m.occupancy_pct, "limiter": occ_limiter},
                 False,
             )

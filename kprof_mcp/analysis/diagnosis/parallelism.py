@@ -1,0 +1,58 @@
+"""Parallelism what-ifs (issue 36): Little's law. A latency-bound kernel's throughput follows the warps
+it keeps in flight, so with W' warps in flight instead of W its time becomes T·W/W' — never below the
+busiest resource's work at the rate tuned kernels reach (90 % of DRAM, 95 % of a pipe), nor the launch
+floor. Two changes add warps: filling every SM (too few blocks) and lifting what limits occupancy
+(registers, shared memory, warps or blocks per SM) to the next limit. Pure: numbers in, a share out."""
+
+from __future__ import annotations
+
+from .limiter import ATTAINABLE, ATTAINABLE_PIPE, Limiter, _active_frac
+
+
+def _floor(m, lim: Limiter) -> float:
+    T = m.time_ns
+    work = max((u.util * T / ATTAINABLE.get(u.key, ATTAINABLE_PIPE) for u in lim.uses), default=0.0)
+    return max(work, m.floor_ns or 0.0)
+
+
+def fill_share(m, lim: Limiter | None) -> float | None:
+    """Too few blocks (grid < SMs): the share of the time that filling every SM at the launch's
+    theoretical occupancy removes, by Little's law, floored at the busiest resource's work at the rate
+    tuned kernels reach. None when the occupancy figures are missing (the caller falls back to the
+    SMs' idle share)."""
+    if lim is None or not m.grid_blocks or not m.sm_count or m.grid_blocks >= m.sm_count:
+        return None
+    if m.occupancy_pct is None or not m.theoretical_occupancy_pct or not m.time_ns:
+        return None
+    frac = _active_frac(m)
+    w_now = m.occupancy_pct / 100.0 * frac
+    w_new = m.theoretical_occupancy_pct / 100.0
+    if w_now <= 0 or w_new <= w_now:
+        return None
+    T = m.time_ns
+    return max(0.0, 1.0 - max(T * w_now / w_new, _floor(m, lim)) / T)
+
+
+def occupancy_share(m, lim: Limiter | None) -> float | None:
+    """Low occupancy while latency-bound: the share of the time that lifting the resource that limits
+    occupancy (the launch statistics' blocks per SM by registers, shared memory, warps, blocks) to the next
+    limit removes, by Little's law: achieved occupancy grows with the blocks an SM can hold, at most to
+    every warp slot and to the blocks the grid has per SM. None without the launch statistics."""
+    a = m.accounting
+    if lim is None or a is None or not a.occupancy_limits or not m.occupancy_pct or not m.time_ns:
+        return None
+    limits = a.occupancy_limits
+    name = min(limits, key=lambda k: limits[k])
+    now = limits[name]
+    others = [v for k, v in limits.items() if k != name]
+    if not now or not others or min(others) <= now:
+        return None
+    ratio = min(others) / now
+    if m.grid_blocks and m.sm_count:
+        ratio = min(ratio, max(1.0, m.grid_blocks / m.sm_count / now))
+    w_now = m.occupancy_pct / 100.0
+    w_new = min(1.0, w_now * ratio)
+    if w_new <= w_now:
+        return None
+    T = m.time_ns
+    return max(0.0, 1.0 - max(T * w_now / w_new, _floor(m, lim)) / T)
