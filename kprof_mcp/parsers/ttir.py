@@ -92,7 +92,9 @@ def ir_ops(ttir: str) -> list[dict]:
             t = _DOT_TYPE.search(s)
             dtype = t.group(1) if t else ""
             p = _PRECISION.search(s)
-            prec = p.group(1) if p else ("ieee" if dtype == "f32" else "")
+            # The input precision means something only for fp32 operands (tf32, tf32x3 or ieee); fp16/bf16/fp8
+            # dots carry the attribute's default, which says nothing.
+            prec = (p.group(1) if p else "ieee") if dtype == "f32" else ""
             found = ("dot", f"{dtype} {prec}".strip())
         elif e := _EXTERN.search(s):
             found = ("libdevice", e.group(1))
@@ -116,12 +118,3 @@ def ir_ops(ttir: str) -> list[dict]:
         {"kind": k, "detail": d, "line": w, "count": n}
         for (k, d, w), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1]))
     ]
-
-
-def lines_of(ops: list[dict] | None, kind: str, detail_prefix: str = "") -> list[str]:
-    """The source lines holding ``kind`` ops (whose detail starts with ``detail_prefix``), in order."""
-    seen: dict[str, None] = {}
-    for op in ops or []:
-        if op.get("kind") == kind and str(op.get("detail", "")).startswith(detail_prefix) and op.get("line"):
-            seen[op["line"]] = None
-    return list(seen)

@@ -58,6 +58,9 @@ def test_a_compiled_kernel_gets_its_sass_listing_and_static_mix(tmp_path):
     mix = res.sass_mix
     assert mix["tensor_core"] >= 1 and mix["global_load"] >= 2 and mix["atomic"] >= 1, mix
     assert Resources.model_validate_json((d / "resources.json").read_text()).sass_mix == mix
+    # ...and the TTIR's operations by source line (parsers/ttir): the fp16 dot and the atomic
+    ops = {(o["kind"], o["detail"], o["line"]) for o in res.ir_ops}
+    assert ops == {("dot", "f16", "compile_dot.py:14"), ("atomic", "fadd", "compile_dot.py:14")}, ops
 
 
 def test_report_shows_the_mix_labelled_as_static(tmp_path):
