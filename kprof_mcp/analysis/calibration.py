@@ -71,11 +71,6 @@ def parse(doc: Any) -> dict[str, Any]:
     return doc
 
 
-def measured_rates(doc: dict[str, Any]) -> dict[str, float]:
-    """Each measured resource's rate (the best timing), skipped ones left out."""
-    return {k: float(m["rate"]) for k, m in doc["measured"].items() if "skipped" not in m}
-
-
 def table_rates(
     arch_table: dict[str, Any] | None, peak_gbps: float | None = None
 ) -> dict[str, tuple[str, float | None, str]]:
@@ -118,27 +113,3 @@ def compare(
             rate = None if "skipped" in m else float(m["rate"])
             rows.append(Row(name, level, str(m.get("unit", "")), None, rate, m.get("skipped")))
     return rows
-
-
-def effective(arch_table: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]:
-    """``arch_table`` with each measured rate in place of the documented one (the documented one
-    kept as ``table_rate``, the measurement's clock and date beside it): the table the model uses."""
-    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in arch_table.items()}
-    if not doc:
-        return out
-    rates = measured_rates(doc)
-    for level in LEVELS:
-        entries = {k: dict(v) for k, v in (arch_table.get(level) or {}).items()}
-        for name, e in entries.items():
-            if name in rates:
-                e["table_rate"] = e.get("rate")
-                e["rate"] = rates[name]
-                e["measured"] = {
-                    "device": doc.get("device"),
-                    "date": doc.get("date"),
-                    "sm_clock_mhz": doc["measured"][name].get("sm_clock_mhz"),
-                }
-                if name == "dram":
-                    e["unit"] = "bytes/s"
-        out[level] = entries
-    return out

@@ -1,6 +1,5 @@
 """What the machine model (``analysis.diagnosis.limiter``) needs of a stage besides its counters: the
-architecture's machine (``kprof_mcp.machines``), the stage's dtype, kernels, elements, the FMA pipe's
-ridge, the clock it ran at, its theoretical occupancy, the launch floor and the speed-of-light time of
+architecture's machine (``kprof_mcp.machines``), the stage's dtype, kernels, elements, the clock it ran at, its theoretical occupancy, the launch floor and the speed-of-light time of
 the best legal mix of pipes. Pure: a :class:`~kprof_mcp.models.ProfileResult` in, numbers out."""
 
 from __future__ import annotations
@@ -50,18 +49,21 @@ def machine_for(result: ProfileResult) -> Machine | None:
     return machines.load(arch_of(result), result.device.spec_key)
 
 
-def _looks_like_dot(s: StageResult) -> bool:
-    """The stage's model or a kernel's name says its work is dot products (the counters' evidence is
-    weighed by ``limiter.dot_work``)."""
+def kernel_names(s: StageResult) -> tuple[str, ...]:
+    """The stage's kernels' names, each once: Nsight Compute's, CUPTI's, the compiled kernel's."""
     names = [*s.ncu_kernels, *(k.name for k in s.kernel_times)]
     if s.resources and s.resources.kernel_name:
         names.append(s.resources.kernel_name)
-    return s.tensor_cores or any(k in n.lower() for n in names for k in DOT_NAMES)
+    return tuple(dict.fromkeys(names))
 
 
-def best_sol_ns(
-    s: StageResult, spec: DeviceSpec | None, clock_ratio: float, fma_ridge: float | None
-) -> float | None:
+def _looks_like_dot(s: StageResult) -> bool:
+    """The stage's model or a kernel's name says its work is dot products (the counters' evidence is
+    weighed by ``limiter.dot_work``)."""
+    return s.tensor_cores or any(k in n.lower() for n in kernel_names(s) for k in DOT_NAMES)
+
+
+def best_sol_ns(s: StageResult, spec: DeviceSpec | None, clock_ratio: float) -> float | None:
     """The speed of light of the stage's work on the best pipes that may legally do it: a dot on the
     tensor cores at its dtype (TF32 for fp32), fp64 elementwise math at the FP32 rate (when fp32
     accuracy is enough), anything else at its own pipe; the model's bytes at the DRAM peak; never
@@ -84,28 +86,19 @@ def model_inputs(
 ) -> dict[str, Any]:
     """The machine model's fields of :class:`~kprof_mcp.analysis.diagnosis.Metrics` for one stage."""
     spec = _spec(result.device.spec_key) if result is not None else None
-    fma_ridge = (
-        spec.peak_flops_per_s("float32", False) / spec.peak_bytes_per_s
-        if spec and spec.peak_flops_per_s("float32", False)
-        else None
-    )
     eb = elem_bytes(s.dtype)
-    names = tuple(dict.fromkeys([*s.ncu_kernels, *(k.name for k in s.kernel_times)]))
-    if s.resources and s.resources.kernel_name and s.resources.kernel_name not in names:
-        names = (*names, s.resources.kernel_name)
     launches = sum(k.launches_per_run for k in s.kernel_times) or 1.0
     return dict(
         machine=machine,
         tensor_work=s.tensor_cores,
         dtype=s.dtype,
-        kernel_names=names,
+        kernel_names=kernel_names(s),
         elements=s.bytes_model / eb if eb and s.bytes_model else None,
         bytes_model=s.bytes_model or None,
-        fma_ridge=fma_ridge,
         sm_clock_hz=s.sm_clock_hz,
         theoretical_occupancy_pct=s.theoretical_occupancy_pct,
         floor_ns=(s.min_kernel_ns or 0.0) * launches or None,
-        best_sol_ns=best_sol_ns(s, spec, clock_ratio, fma_ridge),
+        best_sol_ns=best_sol_ns(s, spec, clock_ratio),
         ir_ops=tuple(s.resources.ir_ops or ()) if s.resources else (),
         dram_sector_pct=_sector_pct(machine, s),
     )

@@ -8,12 +8,13 @@ the project) let the model use measured peaks without a GPU: :func:`shipped`."""
 
 from __future__ import annotations
 
+import copy
 import json
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import clocks, runner, safefs
+from .. import clocks, machines, runner, safefs
 from ..analysis.calibration import CalibrationError, Row, compare, parse
 from ..devices import load_devices, try_match_device
 from ..tools import nvidia_smi
@@ -21,10 +22,6 @@ from .config import KprofError
 
 if TYPE_CHECKING:
     from .facade import Engine
-
-PKG = Path(__file__).resolve().parent.parent
-CALIBRATED = PKG / "calibrated"
-MACHINES = PKG / "machines.json"
 
 
 def device_key(name: str | None) -> str:
@@ -37,18 +34,18 @@ def device_key(name: str | None) -> str:
 
 def shipped(key: str) -> dict[str, Any] | None:
     """The calibration shipped for devices.json's ``key`` (``kprof_mcp/calibrated/KEY.json``), or None."""
-    p = CALIBRATED / f"{key}.json"
-    if not key.replace("_", "").isalnum() or not p.is_file():
+    if not key.replace("_", "").isalnum():
         return None
-    return parse(json.loads(p.read_text()))
+    doc = machines.calibrated(key)
+    return parse(copy.deepcopy(doc)) if doc else None  # the loader's copy is cached: never handed out
 
 
 def arch_table(arch: str | None) -> tuple[dict[str, Any] | None, str | None]:
     """The machine table's entry for ``arch`` (``kprof_mcp/machines.json``) and, when there is
     none, why."""
-    if not MACHINES.is_file():
+    archs = machines.table().get("archs")
+    if not archs:
         return None, "no machine table (kprof_mcp/machines.json) in this kprof: measured rates only"
-    archs = json.loads(MACHINES.read_text()).get("archs") or {}
     if arch not in archs:
         return None, f"the machine table has no {arch}: measured rates only"
     return archs[arch], None

@@ -13,6 +13,7 @@ the near-roof GEMM's best opportunity at most 15 %.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -99,10 +100,12 @@ def _measured(where: Path) -> dict:
     return json.loads(f.read_text())["pairs"] if f.exists() else {}
 
 
+@functools.cache
 def load(f: Path) -> ProfileResult:
     """A recorded result, its timeline's idle breakdown re-read from the kept Nsight Systems SQLite
     (``<role>.sqlite.gz``) with today's code: the replay's estimates (issue 36) and today's stages, as
-    the tool would give them now. Results without a SQLite are read as recorded."""
+    the tool would give them now. Results without a SQLite are read as recorded. Read once per process
+    (every section of the table and every test reads the same recordings)."""
     r = ProfileResult.model_validate_json(f.read_text())
     role = f.name.split(".")[0]
     if r.timeline.get("idle") and (f.parent / f"{role}.sqlite.gz").exists():

@@ -334,6 +334,24 @@ def _tensor_for(dtype: str) -> str:
     )
 
 
+def _move_facts(m, mv, lim: Limiter, util: float, speedup, after: dict, lines, per_el) -> dict:
+    """A move's facts (worded by render/diagnosis): the source pipe and its use, the destination, the
+    next limiter after the move, the work per element, the source lines, the advice and its condition."""
+    return {
+        "resource": mv.src,
+        "util_pct": 100.0 * util,
+        "target": mv.dst,
+        "move": mv.key,
+        "speedup": speedup,
+        "next_limiter": max(after, key=lambda k: after[k]) if after else None,
+        "per_element": per_el,
+        "lines": lines,
+        "advice": mv.advice,
+        "condition": mv.when,
+        "source": lim.source,
+    }
+
+
 # Moves whose work is a stretch of code spread over several pipes (a libdevice function, integer
 # division, an IEEE division), not one pipe's instructions: the op classes ``per_op`` counts from (the
 # table's per_op is destination ops per source-pipe op of that code).
@@ -385,21 +403,17 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
         dst_key = "tensor" if mv.dst.startswith("tensor") else mv.dst
         after[dst_key] = after.get(dst_key, 0.0) + 1e9 * new_ops / (r_dst * m.sm_count * m.sm_clock_hz)
     new_t = max(T - freed, max(after.values(), default=0.0), m.floor_ns or 0.0)
-    nxt = max(after, key=lambda k: after[k]) if after else None
-    facts = {
-        "resource": mv.src,
-        "util_pct": 100.0 * (busy.get(mv.src, 0.0) / T),
-        "target": mv.dst,
-        "move": mv.key,
-        "speedup": (1.0 / per_op) if per_op else None,
-        "next_limiter": nxt,
-        "per_element": per_element(m, basis if basis in ("issue", lim.resource) else mv.src),
-        "lines": lines,
-        "advice": mv.advice,
-        "condition": mv.when,
-        "source": lim.source,
-        "value": 100.0 * freed_f,  # the share of the issued instructions the move frees, %
-    }
+    facts = _move_facts(
+        m,
+        mv,
+        lim,
+        busy.get(mv.src, 0.0) / T,
+        (1.0 / per_op) if per_op else None,
+        after,
+        lines,
+        per_element(m, basis if basis in ("issue", lim.resource) else mv.src),
+    )
+    facts["value"] = 100.0 * freed_f  # the share of the issued instructions the move frees, %
     return max(0.0, 1.0 - new_t / T), facts
 
 
@@ -444,20 +458,9 @@ def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
                 )
             new_t = max(T - (moved - added), max(after.values(), default=0.0), m.floor_ns or 0.0)
             share = max(0.0, 1.0 - new_t / T)
-            nxt = max(after, key=lambda k: after[k]) if after else None
-            facts = {
-                "resource": src,
-                "util_pct": 100.0 * u_src,
-                "target": mv.dst,
-                "move": mv.key,
-                "speedup": r_dst / (r_src * mv.per_op) if mv.per_op else None,
-                "next_limiter": nxt,
-                "per_element": per_element(m, src),
-                "lines": evidence_lines(m, mv) or None,
-                "advice": mv.advice,
-                "condition": mv.when,
-                "source": lim.source,
-            }
+            speedup = r_dst / (r_src * mv.per_op) if mv.per_op else None
+            lines = evidence_lines(m, mv) or None
+            facts = _move_facts(m, mv, lim, u_src, speedup, after, lines, per_element(m, src))
             if share > best.get(src, (-1.0, {}))[0]:
                 best[src] = (share, facts)
     return [("move_work", share, facts) for share, facts in best.values()]

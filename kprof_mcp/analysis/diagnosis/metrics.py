@@ -80,7 +80,7 @@ class Metrics:
     attainable_sol_ns: float | None = None
     # The machine model (issue 36: kprof_mcp.machines, analysis.diagnosis.limiter): the architecture's
     # pipes and moves, and what the what-ifs weigh: the stage's dtype, its kernels' names, its model's
-    # elements and bytes, the FMA pipe's ridge (FLOP/byte), the SM clock it ran at, the launch's
+    # elements and bytes, the SM clock it ran at, the launch's
     # theoretical occupancy, the shortest launch (no gain goes under it) and the speed-of-light time of
     # the best legal mix of pipes (the work on the fastest pipe that can do it: a dot on tensor cores).
     machine: Any = field(default=None, compare=False)
@@ -88,7 +88,6 @@ class Metrics:
     kernel_names: tuple[str, ...] = ()
     elements: float | None = None
     bytes_model: float | None = None
-    fma_ridge: float | None = None
     sm_clock_hz: float | None = None
     theoretical_occupancy_pct: float | None = None
     floor_ns: float | None = None
