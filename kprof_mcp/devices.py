@@ -22,7 +22,7 @@ _TENSOR_PEAK_KEY = {
     "float8_e4m3fn": "float8",
     "float8_e5m2": "float8",
     "int8": "int8",
-    "float64": "float64",
+    "float64": "float64_tensor",
 }
 
 
@@ -62,7 +62,10 @@ class DeviceSpec:
 
     def peak_flops_per_s(self, dtype: str, tensor_cores: bool) -> float | None:
         """Peak FLOP/s for the stage's arithmetic, or None when the datasheet has no such rate."""
-        tflops = self.peak_tflops.get(self.peak_key(dtype, tensor_cores))
+        key = self.peak_key(dtype, tensor_cores)
+        tflops = self.peak_tflops.get(key)
+        if tflops is None and key == "float64_tensor":  # no FP64 tensor cores: the DFMA rate
+            tflops = self.peak_tflops.get("float64")
         return None if tflops is None else tflops * 1e12
 
     @property
