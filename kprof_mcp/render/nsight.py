@@ -50,7 +50,7 @@ def where_the_time_went(result: ProfileResult) -> list[str]:
         if a.inst_executed:
             mix = f"instructions: {a.inst_executed:.4g} warp-level"
             if a.tensor_inst is not None:
-                mix += f", tensor-core (HMMA+GMMA) {a.tensor_inst:.4g}"
+                mix += f", tensor-core (HMMA/GMMA) {a.tensor_inst:.4g}"
             if a.ffma_thread_inst is not None:
                 mix += f", FFMA {a.ffma_thread_inst / 32:.4g} (warp equivalents)"
             facts.append(mix)

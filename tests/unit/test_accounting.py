@@ -375,3 +375,16 @@ def test_recorded_integer_division_is_the_integer_work_per_element_that_the_fix_
     assert a.op_counts["conversion"] == 10 * lanes  # I2F and F2I around each of the 5 divisions
     _, g = _model("integer_division_per_element", "good")
     assert a.op_counts["integer"] > 10 * g.op_counts["integer"]
+
+
+def test_hopper_tensor_instructions_are_counted_once():
+    """On sm_90 the HMMA pipe counter includes the GMMA instructions (equal in every recording with
+    GMMA work): the tensor-pipe count is the larger, not the sum."""
+    path = Path(__file__).resolve().parents[1] / "calibration" / "recorded-accounting"
+    stage = json.loads((path / "GEMM_on_the_FMA_pipes" / "good.result.json").read_text())["stages"][0]
+    raw = stage["accounting"]
+    assert raw["hmma_inst"] == raw["gmma_inst"] > 0
+    assert account(raw).tensor_inst == raw["hmma_inst"]
+    no_gmma = {k: v for k, v in raw.items() if k != "gmma_inst"}
+    assert account(no_gmma).tensor_inst == raw["hmma_inst"]
+    assert account({k: v for k, v in raw.items() if k not in ("hmma_inst", "gmma_inst")}).tensor_inst is None
