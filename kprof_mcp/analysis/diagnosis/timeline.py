@@ -68,14 +68,36 @@ def _replayed_shares(rp: dict) -> dict[str, float]:
     return {c: max(0.0, 1.0 - float(ns) / rec) for c, ns in (rp.get("step_ns") or {}).items() if ns}
 
 
+def _batch(replayed: dict[str, float], idle: dict) -> dict:
+    """The launch cause's other fix, batching a run of launches of one kernel into one
+    (:mod:`kprof_mcp.analysis.replay.batch`): where the replay found a run, its kernel, launches per
+    run, grid and the share of the GPU each launch filled (``waves_per_sm``) go into the launch
+    cause's facts, and where batching replays faster than a CUDA graph its share is the launch
+    cause's (``move="batch"``). Changes ``replayed`` in place."""
+    run = (idle.get("replay") or {}).get("batch")
+    if not run:
+        return {}
+    facts = {
+        "kernel": run["kernel"],
+        "kernels": run["launches_per_run"],
+        "grid_blocks": run.get("grid_blocks"),
+        "waves_per_sm": run.get("fill"),
+    }
+    if replayed.get("batch", 0.0) > replayed.get("launch", 0.0):
+        replayed["launch"] = replayed["batch"]
+        facts["move"] = "batch"
+    return facts
+
+
 def idle_opportunities(idle: dict) -> list[Opportunity]:
     """Causes from a timeline's idle breakdown (:mod:`kprof_mcp.analysis.idle`). Which causes are
     there is the breakdown's (a cause needs idle time of its own, at least ``MIN_SHARE`` of the
     window); how much each is worth is the replay's when ``idle["replay"]`` holds one
     (:mod:`kprof_mcp.analysis.replay`: the recorded run re-timed with the cause removed, gain =
-    recorded step / replayed step − 1). Without it (older recordings), each is a share of the
-    window's wall time: the GPU idle time its host state owns (the rules below). No cause can claim
-    more than the idle time it owns, so none passes the speed-of-light bound of a timeline.
+    recorded step / replayed step − 1; the replayed step, never below the kernels' recorded busy
+    time, bounds it). Without it (older recordings), each is a share of the window's wall time: the
+    GPU idle time its host state owns (the rules below), at most ``METRICS_ONLY_MAX_SHARE``. No cause
+    can claim more than the idle time it owns, so none passes the speed-of-light bound of a timeline.
 
     * sync: a sync (or a device-to-host copy) per step drains the GPU, and the host's work after it
       cannot overlap GPU work. Without the sync the step takes max(host, GPU) instead of their sum:
@@ -85,7 +107,9 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
       GPU's busy time: host work that stays when the syncs go).
     * launch: idle while the host is in launch calls or issuing the next operation (< 100 us
       between calls): CUDA graphs or fusion remove it. Only with more than one launch per
-      occurrence (with one, the gap is the loop around the work).
+      occurrence (with one, the gap is the loop around the work). Where the replay found a run of
+      launches of one kernel that each fill part of the GPU, batching them into one launch is the
+      other fix: the better of the two replays is the estimate (:func:`_batch`).
     * first_call: module loading, JIT, first launches inside the window: one-off, not per step.
     * copy: the host staging host-to-device copies while the GPU waits, plus copy time no kernel
       overlaps; and per-step device-to-host copies of whole tensors (1 MiB or more: a snapshot for
@@ -103,10 +127,13 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
 
     def add(cause: str, ns: float, facts: dict) -> None:
         # Every idle cause's facts: the share of the wall time it owns and the GPU's busy share. Its
-        # estimate: the replay's (the step replayed without the cause) when the trace was replayed.
+        # estimate: the replay's (the step replayed without the cause) when the trace was replayed,
+        # not held to METRICS_ONLY_MAX_SHARE: the replayed step is a measured what-if with its own
+        # floor (the kernels' recorded busy time, the host calls that stay), the bound the cap stands
+        # in for where no time was measured.
         share = min(ns / window, METRICS_ONLY_MAX_SHARE)
         if cause in replayed and share >= MIN_SHARE:
-            share = min(replayed[cause], METRICS_ONLY_MAX_SHARE)
+            share = replayed[cause]
         if share >= MIN_SHARE:
             facts = {"idle_pct": 100.0 * ns / window, **facts, "gpu_busy_pct": busy_pct}
             out.append(Opportunity(cause, gain_pct(share), share, True, Facts(**facts)))
@@ -134,7 +161,8 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     )
     # One launch per occurrence: the gap between occurrences is the loop around them, not the work's.
     launch = float(parts.get("launch") or 0.0) if float(ev.get("launches") or 0) > occ else 0.0
-    add("launch", launch, {"launches_per_occurrence": float(ev.get("launches") or 0) / occ})
+    batch = _batch(replayed, idle)  # before add(): it may raise the launch cause's replayed share
+    add("launch", launch, {"launches_per_occurrence": float(ev.get("launches") or 0) / occ, **batch})
     first = float(parts.get("first_call") or 0.0)
     add("first_call", first, {"calls": ev.get("first_call_calls") or []})
     copy = float(parts.get("copy_h2d") or 0.0) + float(ev.get("h2d_exposed_ns") or 0.0)

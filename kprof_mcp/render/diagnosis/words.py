@@ -295,14 +295,16 @@ def _launch(f: Facts) -> Words:
             f"gpu_busy_pct={_fmt(f.gpu_busy_pct)}",
             "the GPU waits for the host between kernels",
         )
-    return (
-        "Cut launch overhead: capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile "
-        "mode='reduce-overhead') or fuse the small kernels",
-        _idle(
-            f, f"gpu_idle_in_launches={_per(f)}, {_fmt(f.launches_per_occurrence)} launches per occurrence"
-        ),
-        "each kernel takes about as long as the host needs to issue the next",
-    )
+    trigger = f"gpu_idle_in_launches={_per(f)}, {_fmt(f.launches_per_occurrence)} launches per occurrence"
+    fix = "capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile mode='reduce-overhead') or fuse the small kernels"
+    hint = "each kernel takes about as long as the host needs to issue the next"
+    if f.kernel is not None:  # a run of launches of one kernel (analysis.replay.batch)
+        name = f.kernel.split("<")[0].split("(")[0].split("::")[-1].strip()[:60]
+        batch = f"launch the {f.kernels} launches of {name} in a row as one batched kernel (torch.bmm, a batched or grouped GEMM, torch.vmap, a persistent kernel over the items; fuse them if each reads the last one's output)"
+        fix = f"{batch}, or {fix}" if f.move == "batch" else f"{fix}, or {batch}"
+        trigger += f", {f.kernels} launches of {name} each filling {_fmt(100 * f.waves_per_sm)}% of the GPU"
+        hint = "many launches one after the other, each filling a small part of the GPU"
+    return "Cut launch overhead: " + fix, _idle(f, trigger), hint
 
 
 def _sync(f: Facts) -> Words:

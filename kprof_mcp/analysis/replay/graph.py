@@ -1,8 +1,5 @@
-"""Timelines by replay (issue 36): the recorded run as a dependency graph, re-timed with a cause
-removed. The gain of a cause is the recorded span over the replayed span, minus one: a what-if
-computed on the run's own events, with no share fitted on calibration pairs.
-
-The graph (:func:`build`), from a :class:`~kprof_mcp.parsers.kineto.Trace` and a window:
+"""The recorded run of a window as a dependency graph (:func:`build`) and its re-timing
+(:func:`replay`); the package's docstring says what each part stands for.
 
 * **host**: per host thread, its CUDA API calls in order, each with the host time spent outside
   CUDA before it (``gap``: Python, the dispatcher, the user's own work) and its own duration.
@@ -11,40 +8,18 @@ The graph (:func:`build`), from a :class:`~kprof_mcp.parsers.kineto.Trace` and a
   on its stream's end + a gap, and, after a ``cudaStreamWaitEvent``, the end of the other stream's
   operation it waited for). Which of these bound it is read from the recording; the bound one
   keeps its recorded offset, the others their floors (the smallest issue latency and stream gap
-  seen in the window), so an identity replay gives back every recorded start exactly.
+  seen in the window), so an identity replay gives back every recorded start exactly. A kernel
+  also keeps its launch shape (grid and block) and the share of the GPU it could fill
+  (``fill``: its blocks over the SMs times the blocks per SM its registers, shared memory and
+  warps allow, :mod:`kprof_mcp.analysis.occupancy`; at most 1).
 * **waits**: a synchronising call (stream/device/event synchronise, ``cudaFree``, a blocking
   copy: pageable, or the synchronous ``cudaMemcpy``) covers, per stream, the last operation issued
   before it that had ended when it returned. Replayed, it returns ``ret`` after the latest of its
   start and its covered operations' new ends, ``ret`` being the host time it spent after the wait
   (all of it when it did not wait).
-
-:func:`replay` re-times a graph by one forward pass in recorded order (every dependency points to
-something recorded earlier: a discrete-event simulation with no queue to keep). The transforms,
-one per idle cause of :mod:`kprof_mcp.analysis.idle` (:data:`TRANSFORMS`), each return a changed
-copy of the graph:
-
-* ``sync`` — :func:`drop_syncs`: every wait but the window's last returns without waiting (the
-  value stays on the GPU; the last read is the one the host needs).
-* ``cuda_api`` — :func:`reuse_allocations`: ``cudaMalloc``/``cudaFree``/``cudaHostAlloc`` (and
-  their driver forms) cost nothing: buffers are allocated once and reused.
-* ``copy`` — :func:`pin_copies`: a pageable host-to-device copy becomes an asynchronous copy from
-  pinned memory on a copy engine, prefetched a step ahead (its stream no longer waits for it): its
-  GPU time is its bytes at the pinned bandwidth (the fastest pinned copy of 1 MiB or more in the
-  trace, else :func:`pcie_bytes_per_s`), its host call costs a launch.
-* ``launch`` — :func:`graph_launches`: a CUDA graph: each launch and memset call costs the measured
-  launch floor (the window's fastest launch call), the other cheap calls and the dispatcher time
-  between them (host stretches under ``HOST_WORK_MIN_NS``) nothing, and operations follow each
-  other on their stream with no gap.
-* ``host`` — :func:`host_ahead`: the host's own stretches (``HOST_WORK_MIN_NS`` or longer) run on
-  workers ahead of the loop, or on the GPU: they leave the critical path. Not those that follow a
-  read of the GPU's values (a synchronise, a device-to-host copy) before the GPU is fed again: that
-  idle stretch is the sync's (idle.py gives it to ``sync``), and :func:`drop_syncs` overlaps it.
-* ``first_call`` — :func:`skip_first_calls`: module loading and first launches cost what a launch
-  costs.
-
-Not modelled: the launch queue's depth (a host that runs far ahead is not stopped after ~1,000
-pending launches), arguments the trace does not record (which stream a synchronise names: the
-covered operations stand for it), and a fix that changes the GPU's own work (fusion).
+* **steps**: the starts of the window's step ranges (a range name with exactly ``occurrences``
+  starts in the window: the kept occurrences of a stage, or a package plan's iterations), which
+  a what-if may not reach across (``cuts``).
 
 Pure: tables in, numbers out. Times are ns.
 """
@@ -55,10 +30,11 @@ import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from ..devices import DEFAULT_MIN_KERNEL_NS
-from ..parsers.kineto import Trace
-from .idle import FIRST_CALL_PREFIXES, FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X, HOST_WORK_MIN_NS, SYNC_APIS
-from .timeline import LAUNCH_APIS, _union
+from ...devices import DEFAULT_MIN_KERNEL_NS, try_match_device
+from ...parsers.kineto import Trace
+from ..idle import FIRST_CALL_PREFIXES, FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X, SYNC_APIS
+from ..occupancy import sm_limits, theoretical
+from ..timeline import LAUNCH_APIS, _union
 
 ALLOC_APIS = (
     "cudaMalloc",
@@ -94,6 +70,8 @@ class Op:
     dep: int | None = None  # an op of another stream it waited for (cudaStreamWaitEvent)
     lag: float = 0.0  # offset after that op's end
     prev: int | None = None  # the previous op on its stream
+    shape: tuple[Any, Any] = (None, None)  # a kernel's (grid blocks, block threads)
+    fill: float = 1.0  # the share of the GPU a kernel's blocks could fill (see the module docstring)
 
 
 @dataclass
@@ -127,6 +105,7 @@ class Graph:
     pinned_source: str
     kernel_busy_ns: float = 0.0  # the recorded kernels' union: what they occupied, contention included
     gpu_floor_ns: float = DEFAULT_MIN_KERNEL_NS  # the shortest a kernel takes on the GPU (devices.json)
+    cuts: list[float] = field(default_factory=list)  # the steps' starts (see the module docstring)
 
     def recorded_span_ns(self) -> float:
         return max([self.hi] + [o.end for o in self.ops]) - self.lo
@@ -163,6 +142,8 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
     lo = float(api["start"].min()) if lo is None else float(lo)
     hi = float(api["end"].max()) if hi is None else float(hi)
     rows = api[(api["start"] >= lo) & (api["start"] <= hi)].sort_values("start", kind="stable")
+    spec, _ = try_match_device(tr.device_name)
+    fill = _filler(tr, spec.arch if spec else None, tr.num_sms or (spec.sm_count if spec else None))
     gpu: dict[Any, list[dict[str, Any]]] = {}
     for df, kind in ((tr.kernels, "kernel"), (tr.memops, None)):
         if df.empty:
@@ -176,6 +157,8 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
                     "start": float(r.start),
                     "end": float(r.end),
                     "bytes": _num(getattr(r, "bytes", None)),
+                    "shape": (getattr(r, "grid_blocks", None), getattr(r, "block_threads", None)),
+                    "fill": fill(r) if kind else 1.0,
                 }
             )
     launch_durs = sorted(float(d) for n, d in zip(rows["name"], rows["dur"]) if n in LAUNCH_APIS)
@@ -225,6 +208,8 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
                     o["end"],
                     0.0,
                     0.0,
+                    shape=o["shape"],
+                    fill=o["fill"],
                 )
             )
             if waited_event.pop(tid, False):
@@ -249,7 +234,58 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
     )
     busy = _union([(o.start, o.end) for o in ops if o.kind == "kernel"])
     floor = launch_durs[0] if launch_durs else 0.0
-    return Graph(lo, hi, calls, ops, tails, max(1, occurrences), floor, bw, src, sum(e - s for s, e in busy))
+    return Graph(
+        lo,
+        hi,
+        calls,
+        ops,
+        tails,
+        max(1, occurrences),
+        floor,
+        bw,
+        src,
+        sum(e - s for s, e in busy),
+        spec.min_kernel_ns if spec else DEFAULT_MIN_KERNEL_NS,
+        _cuts(tr, lo, hi, occurrences),
+    )
+
+
+def _int(v: Any) -> int | None:
+    return int(v) if v is not None and v == v else None
+
+
+def _filler(tr: Trace, arch: str | None, sms: int | None) -> Callable[[Any], float]:
+    """A kernel row → the share of the GPU its blocks could fill: blocks / (SMs x blocks per SM), at
+    most 1, the blocks per SM being what its registers, shared memory and warps allow (one when the
+    trace does not say); 1 when the SM count is unknown."""
+    limits = sm_limits(arch)
+
+    def fill(r: Any) -> float:
+        grid, threads = _int(getattr(r, "grid_blocks", None)), _int(getattr(r, "block_threads", None))
+        if not sms or not grid:
+            return 1.0
+        occ = theoretical(
+            _int(getattr(r, "regs", None)),
+            _int(getattr(r, "smem", None)),
+            -(-threads // 32) if threads else None,
+            limits,
+        )
+        per_sm = occ.blocks_per_sm if occ and occ.blocks_per_sm > 0 else 1
+        return min(1.0, grid / (sms * per_sm))
+
+    return fill
+
+
+def _cuts(tr: Trace, lo: float, hi: float, occurrences: int) -> list[float]:
+    """The steps' starts: those of every range name with exactly ``occurrences`` (> 1) starts in the
+    window (a command's kept stage occurrences, a package plan's iterations)."""
+    r = tr.ranges
+    if occurrences < 2 or r is None or r.empty:
+        return []
+    r = r[(r["start"] >= lo) & (r["start"] <= hi)]
+    counts = r["name"].value_counts()
+    steps = set(counts[counts == occurrences].index)
+    return sorted({float(s) for n, s in zip(r["name"], r["start"]) if n in steps})
 
 
 def _place(calls: list[Call], ops: list[Op], lo: float) -> None:
@@ -355,146 +391,3 @@ def replay(g: Graph, transform: Callable[[Graph], Graph] | None = None) -> Repla
 
 def _copy(g: Graph) -> Graph:
     return replace(g, calls=[replace(c) for c in g.calls], ops=[replace(o) for o in g.ops])
-
-
-def drop_syncs(g: Graph) -> Graph:
-    """Every wait but the window's last returns without waiting (see the module docstring)."""
-    g = _copy(g)
-    waits = [c for c in g.calls if c.covers and _is_read(g, c)]
-    for c in waits[:-1]:
-        c.covers, c.dur = [], c.ret
-    return g
-
-
-def reuse_allocations(g: Graph) -> Graph:
-    g = _copy(g)
-    for c in g.calls:
-        if c.kind == "alloc":
-            c.covers, c.dur, c.ret = [], 0.0, 0.0
-    return g
-
-
-def _bulk_d2h(o: Op) -> bool:
-    """A pageable device-to-host copy of a whole tensor (1 MiB or more): a per-step snapshot, not a value
-    the host reads to decide (``.item()`` and small reads are the sync cause's)."""
-    return o.kind == "memcpy" and _pageable(o.name) and "DtoH" in o.name and o.nbytes >= MIB
-
-
-def pin_copies(g: Graph) -> Graph:
-    """Pageable host-to-device copies pinned and prefetched on a copy engine; per-step device-to-host
-    copies of whole tensors (``.cpu()`` of a tensor for logging) kept on the GPU: the copy and its wait
-    go (the values are read once, after the loop)."""
-    g = _copy(g)
-    after: dict[Any, bool] = {}  # a thread's last call was a pageable copy made asynchronous
-    for c in g.calls:
-        bulk = [j for j in c.ops if _bulk_d2h(g.ops[j])]
-        for j in bulk:
-            g.ops[j].dur = 0.0
-        if bulk:
-            c.covers, c.dur, c.ret = [], min(c.dur, g.launch_floor_ns), min(c.ret, g.launch_floor_ns)
-            after[c.tid] = True
-            continue
-        pageable = [j for j in c.ops if g.ops[j].kind == "memcpy" and _pageable(g.ops[j].name)]
-        for j in pageable:
-            o = g.ops[j]
-            if o.nbytes > 0:
-                o.dur = min(o.dur, o.nbytes / g.pinned_h2d_bytes_per_s * 1e9)
-            if _h2d(o.name):  # prefetched on a copy engine: its stream no longer waits for it
-                o.stream = ("copy engine", "HtoD")
-        if pageable and all(_h2d(g.ops[j].name) for j in pageable):
-            c.covers, c.dur = [], min(c.dur, g.launch_floor_ns)
-            after[c.tid] = True
-        elif after.pop(c.tid, False) and c.kind == "sync":
-            c.covers, c.dur = [], c.ret  # the synchronise PyTorch adds after a pageable copy goes with it
-    # Ops that followed a prefetched copy on its old stream follow the op before it instead.
-    moved = {j for j, o in enumerate(g.ops) if o.stream == ("copy engine", "HtoD")}
-    last_copy = None
-    for j, o in enumerate(g.ops):
-        while o.prev in moved and j not in moved:
-            o.prev = g.ops[o.prev].prev
-        if j in moved:
-            o.prev, last_copy = last_copy, j
-    return g
-
-
-def graph_launches(g: Graph) -> Graph:
-    """The launches captured as a CUDA graph: the host issues one graph launch per occurrence (the
-    window's fastest launch call) instead of a call per kernel, with no Python or dispatcher time between
-    them, and the GPU runs the kernels back to back, none shorter than the device's measured launch
-    floor (an empty kernel: 0.83 µs on an H100)."""
-    g = _copy(g)
-    for c in g.calls:
-        if c.kind in ("launch", "memset", "other") and c.gap < HOST_WORK_MIN_NS:
-            c.gap = 0.0
-        if c.kind in ("launch", "memset"):
-            c.dur = c.ret = 0.0
-        elif c.kind == "other" and not c.covers:
-            c.dur = c.ret = 0.0
-    for o in g.ops:
-        o.gap = 0.0
-        o.issue = min(o.issue, min((p.issue for p in g.ops), default=0.0))
-        if o.kind == "kernel":
-            o.dur = max(o.dur, g.gpu_floor_ns)
-    g.tails = {t: v + g.launch_floor_ns * g.occurrences / max(1, len(g.tails)) for t, v in g.tails.items()}
-    return g
-
-
-def _is_read(g: Graph, c: Call) -> bool:
-    """A synchronise, or a copy the host waits for that is not a host-to-device one: the host reads
-    a value of the GPU's (idle.py's ``sync`` state)."""
-    return c.kind == "sync" or (
-        c.kind == "copy" and bool(c.covers) and not any(_h2d(g.ops[j].name) for j in c.ops)
-    )
-
-
-def host_ahead(g: Graph) -> Graph:
-    g = _copy(g)
-    drained: dict[Any, bool] = {}  # the thread read a GPU value and has not fed the GPU since
-    for c in g.calls:
-        if c.gap >= HOST_WORK_MIN_NS and not drained.get(c.tid):
-            c.gap = 0.0
-        if _is_read(g, c):
-            drained[c.tid] = True
-        elif c.ops:
-            drained[c.tid] = False
-    g.tails = {t: (0.0 if v >= HOST_WORK_MIN_NS and not drained.get(t) else v) for t, v in g.tails.items()}
-    return g
-
-
-def skip_first_calls(g: Graph) -> Graph:
-    g = _copy(g)
-    for c in g.calls:
-        if c.kind == "first":
-            c.dur = c.ret = min(c.dur, g.launch_floor_ns) if c.name in LAUNCH_APIS else 0.0
-    return g
-
-
-# The idle causes (analysis/diagnosis/timeline.py's keys) and the transform that removes each.
-TRANSFORMS: dict[str, Callable[[Graph], Graph]] = {
-    "sync": drop_syncs,
-    "host": host_ahead,
-    "launch": graph_launches,
-    "copy": pin_copies,
-    "cuda_api": reuse_allocations,
-    "first_call": skip_first_calls,
-}
-
-
-def gains(
-    tr: Trace, lo: float | None = None, hi: float | None = None, occurrences: int = 1
-) -> dict[str, Any]:
-    """Each cause's replayed step time (the timeline dict's ``idle["replay"]``): ``recorded_ns``
-    (the window's span per occurrence), ``identity_ns`` (replayed with nothing removed: equal
-    unless the graph missed a dependency), ``step_ns`` per cause, and the pinned bandwidth used."""
-    g = build(tr, lo, hi, occurrences)
-    if not g.calls:
-        return {}
-    return {
-        "recorded_ns": g.recorded_span_ns() / g.occurrences,
-        "d2h_bulk_ns": sum(o.dur for o in g.ops if _bulk_d2h(o)) / g.occurrences,
-        "identity_ns": replay(g).step_ns,
-        "step_ns": {cause: replay(g, t).step_ns for cause, t in TRANSFORMS.items()},
-        "launch_floor_ns": g.launch_floor_ns,
-        "pinned_h2d_bytes_per_s": g.pinned_h2d_bytes_per_s,
-        "pinned_source": g.pinned_source,
-    }

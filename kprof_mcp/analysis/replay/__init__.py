@@ -1,0 +1,131 @@
+"""Timelines by replay (issue 36): the recorded run as a dependency graph, re-timed with a cause
+removed. The gain of a cause is the recorded span over the replayed span, minus one: a what-if
+computed on the run's own events, with no share fitted on calibration pairs.
+
+* :mod:`.graph` — the graph (:func:`build`) of a :class:`~kprof_mcp.parsers.kineto.Trace` and a
+  window: per host thread its CUDA calls and the host time between them, the GPU operations per
+  stream with what bound each one's start, the waits and what each covered, the steps' starts; and
+  :func:`replay`, which re-times a graph by one forward pass in recorded order (every dependency
+  points to something recorded earlier: a discrete-event simulation with no queue to keep).
+* :mod:`.transforms` — the what-ifs of the idle causes of :mod:`kprof_mcp.analysis.idle`.
+* :mod:`.batch` — the what-if of batching a launch loop into one kernel.
+
+The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
+
+* ``sync`` — :func:`drop_syncs`: every wait but the window's last returns without waiting (the
+  value stays on the GPU; the last read is the one the host needs).
+* ``cuda_api`` — :func:`reuse_allocations`: ``cudaMalloc``/``cudaFree``/``cudaHostAlloc`` (and
+  their driver forms) cost nothing: buffers are allocated once and reused.
+* ``copy`` — :func:`pin_copies`: a pageable host-to-device copy becomes an asynchronous copy from
+  pinned memory on a copy engine, prefetched a step ahead (its stream no longer waits for it): its
+  GPU time is its bytes at the pinned bandwidth (the fastest pinned copy of 1 MiB or more in the
+  trace, else :func:`pcie_bytes_per_s`), its host call costs a launch. A per-step device-to-host
+  copy of a whole tensor (a snapshot) stays on the GPU: the copy, its wait and the host work that
+  consumes it go.
+* ``launch`` — :func:`graph_launches`: a CUDA graph: the host issues one graph launch per
+  occurrence (the window's fastest launch call) instead of a call per kernel, the other cheap calls
+  and the dispatcher time between them (host stretches under ``HOST_WORK_MIN_NS``) cost nothing, and
+  operations follow each other on their stream with no gap.
+* ``batch`` — :func:`batch_launches`: each run of eight or more launches of one kernel that fills
+  part of the GPU is one launch at full fill, without the loop's host time. The diagnosis takes it
+  as the launch cause's other fix (the better of the two is the estimate).
+* ``host`` — :func:`host_ahead`: the host's own stretches (``HOST_WORK_MIN_NS`` or longer) run on
+  workers ahead of the loop, or on the GPU: they leave the critical path. Not those that follow a
+  read of the GPU's values (a synchronise, a device-to-host copy) before the GPU is fed again: that
+  idle stretch is the sync's (idle.py gives it to ``sync``), and :func:`drop_syncs` overlaps it.
+* ``first_call`` — :func:`skip_first_calls`: module loading and first launches cost what a launch
+  costs.
+
+Not modelled: the launch queue's depth (a host that runs far ahead is not stopped after ~1,000
+pending launches), arguments the trace does not record (which stream a synchronise names: the
+covered operations stand for it; whether a run's items are independent), and a fix that changes the
+GPU's own work (fusion).
+
+**The profiler's own host time stays.** Under Nsight Systems the host runs slower: on the recorded
+pairs a profiled step took 1.0× to 10× its unprofiled time, most in the fixed variants, whose host side
+then bounds the step. That time is not in the API calls' recorded durations (bringing every call down
+to the fastest of its name in the window moves the sync-per-step pair's estimate from +35.8 % to
++41.1 % for +78.3 % measured, and the launch-bound loop's the wrong way, +1122 % to +951 % for +1088 %):
+it is in the host time between calls, Python's and the user's own, and nothing in the trace measures
+what that time would be unprofiled. So no correction is applied: a host-side estimate is for the
+profiled host, and a host-bound replayed step is an upper bound of the unprofiled one.
+
+Pure: tables in, numbers out. Times are ns.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ...parsers.kineto import Trace
+from .batch import batch_launches, runs, summary
+from .graph import Call, Graph, Op, Replayed, build, pcie_bytes_per_s, replay
+from .transforms import (
+    _bulk_d2h,
+    drop_syncs,
+    graph_launches,
+    host_ahead,
+    pin_copies,
+    reuse_allocations,
+    skip_first_calls,
+)
+
+__all__ = [
+    "TRANSFORMS",
+    "Call",
+    "Graph",
+    "Op",
+    "Replayed",
+    "batch_launches",
+    "build",
+    "drop_syncs",
+    "gains",
+    "graph_launches",
+    "host_ahead",
+    "pcie_bytes_per_s",
+    "pin_copies",
+    "replay",
+    "reuse_allocations",
+    "runs",
+    "skip_first_calls",
+]
+
+# The idle causes (analysis/diagnosis/timeline.py's keys) and the transform that removes each;
+# ``batch`` is the launch cause's other fix.
+TRANSFORMS: dict[str, Callable[[Graph], Graph]] = {
+    "sync": drop_syncs,
+    "host": host_ahead,
+    "launch": graph_launches,
+    "batch": batch_launches,
+    "copy": pin_copies,
+    "cuda_api": reuse_allocations,
+    "first_call": skip_first_calls,
+}
+
+
+def gains(
+    tr: Trace, lo: float | None = None, hi: float | None = None, occurrences: int = 1
+) -> dict[str, Any]:
+    """Each cause's replayed step time (the timeline dict's ``idle["replay"]``): ``recorded_ns``
+    (the window's span per occurrence), ``identity_ns`` (replayed with nothing removed: equal
+    unless the graph missed a dependency), ``step_ns`` per cause, the pinned bandwidth used, and
+    ``batch``: the run of launches batching would make one (:func:`.batch.summary`); ``batch`` and
+    its step only where the window has such a run."""
+    g = build(tr, lo, hi, occurrences)
+    if not g.calls:
+        return {}
+    run = summary(g)
+    out = {
+        "recorded_ns": g.recorded_span_ns() / g.occurrences,
+        "d2h_bulk_ns": sum(o.dur for o in g.ops if _bulk_d2h(o)) / g.occurrences,
+        "identity_ns": replay(g).step_ns,
+        "step_ns": {
+            cause: replay(g, t).step_ns for cause, t in TRANSFORMS.items() if run or cause != "batch"
+        },
+        "launch_floor_ns": g.launch_floor_ns,
+        "pinned_h2d_bytes_per_s": g.pinned_h2d_bytes_per_s,
+        "pinned_source": g.pinned_source,
+    }
+    if run:
+        out["batch"] = run
+    return out

@@ -1,0 +1,140 @@
+"""The what-if of batching a launch loop: a step that launches the same kernel many times in a row,
+each launch on a part of the GPU (``[a[i] @ w[i] for i in range(B)]``, per-head or per-expert code
+written as a Python loop), done as one launch over all the items (``torch.bmm``, a batched or grouped
+GEMM, ``torch.vmap``, a persistent kernel looping over the items).
+
+A **run** (:func:`runs`): on one host thread, ``MIN_RUN`` or more consecutive launch calls of the same
+kernel — same name, grid and block, on the same stream — with nothing between them but calls that
+neither launch nor wait (the dispatcher's ``cuKernelGetAttribute``, ``cudaStreamIsCapturing``), and
+no step's start between two of them (the graph's ``cuts``: the items of one step, not one item per
+step). Each launch must leave the GPU partly idle: its blocks fill less than the GPU (``Op.fill`` < 1,
+from the launch's blocks per SM) or it lasts about as long as an empty kernel (at most
+``NEAR_FLOOR_X`` times the device's ``min_kernel_ns``), so that its duration is mostly the launch's
+fixed cost. That is the whole legality gate: the trace does not say whether the items are
+independent. A chain where each launch reads the last one's output (``y = y + 1`` a hundred times)
+is a run too; its fix is fusion, whose one kernel is no longer than the batched one.
+
+Replayed batched (:func:`batch_launches`): the run's first launch issues one kernel whose duration is
+the run's work at full fill, Σ duration × fill, never below the longest of its kernels (an item does
+not get faster) nor the device's shortest kernel; the other N − 1 launch calls, the calls between
+them and the host time between them (the loop's own Python and dispatcher time, as recorded: the
+host-side gaps between consecutive launches of the run) cost nothing. The kernels' recorded busy time,
+which bounds every replay from below, loses what the run's kernels no longer take.
+"""
+
+from __future__ import annotations
+
+import bisect
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from .graph import Graph, _copy
+
+MIN_RUN = 8  # launches in a row: fewer is not a loop over items
+NEAR_FLOOR_X = 2.0  # a kernel this close to an empty one's time is mostly its launch's fixed cost
+
+
+@dataclass
+class Run:
+    """Consecutive launches of one kernel on one thread (see the module docstring)."""
+
+    tid: Any
+    key: tuple[Any, ...]  # (kernel name, (grid, block), stream)
+    launches: list[int] = field(default_factory=list)  # their calls
+    calls: list[int] = field(default_factory=list)  # every call from the first launch to the last
+
+
+def _partial(g: Graph, r: Run) -> bool:
+    ops = [g.ops[g.calls[i].ops[0]] for i in r.launches]
+    return all(o.fill < 1.0 or o.dur <= NEAR_FLOOR_X * g.gpu_floor_ns for o in ops)
+
+
+def runs(g: Graph) -> list[Run]:
+    """The graph's runs of launches that batching would make one (see the module docstring)."""
+    found: list[Run] = []
+    open_: dict[Any, Run] = {}
+
+    def close(tid: Any) -> None:
+        r = open_.pop(tid, None)
+        if r and len(r.launches) >= MIN_RUN and _partial(g, r):
+            r.calls = r.calls[: r.calls.index(r.launches[-1]) + 1]
+            found.append(r)
+
+    for i, c in enumerate(g.calls):
+        cur = open_.get(c.tid)
+        # A launch the profiler held up (a "first" launch by its duration) is still one of the loop's.
+        if c.kind in ("launch", "first") and len(c.ops) == 1 and g.ops[c.ops[0]].kind == "kernel":
+            o = g.ops[c.ops[0]]
+            key = (o.name, o.shape, o.stream)
+            if cur and cur.key == key and not _cut_between(g, g.calls[cur.launches[-1]].start, c.start):
+                cur.launches.append(i)
+                cur.calls.append(i)
+                continue
+            close(c.tid)
+            open_[c.tid] = Run(c.tid, key, [i], [i])
+        elif cur and c.kind == "other" and not c.ops and not c.covers:
+            cur.calls.append(i)
+        else:
+            close(c.tid)
+    for tid in list(open_):
+        close(tid)
+    return sorted(found, key=lambda r: r.launches[0])
+
+
+def _cut_between(g: Graph, a: float, b: float) -> bool:
+    """A step starts after ``a`` and at or before ``b``."""
+    k = bisect.bisect_right(g.cuts, a)
+    return k < len(g.cuts) and g.cuts[k] <= b
+
+
+def batched_ns(g: Graph, r: Run) -> float:
+    """The run's kernels as one launch at full fill (see the module docstring)."""
+    ops = [g.ops[g.calls[i].ops[0]] for i in r.launches]
+    work = sum(o.dur * o.fill for o in ops)
+    return max(work, max(o.dur for o in ops), g.gpu_floor_ns)
+
+
+def batch_launches(g: Graph) -> Graph:
+    """Every run launched as one kernel over its items (see the module docstring)."""
+    found = runs(g)
+    g = _copy(g)
+    for r in found:
+        ops = [g.calls[i].ops[0] for i in r.launches]
+        d = batched_ns(g, r)
+        g.kernel_busy_ns = max(0.0, g.kernel_busy_ns - sum(g.ops[j].dur for j in ops) + d)
+        g.ops[ops[0]].dur = d
+        for j in ops[1:]:  # empty, right after the batched kernel on its stream
+            g.ops[j].dur = g.ops[j].gap = g.ops[j].issue = 0.0
+        for i in r.calls[1:]:
+            c = g.calls[i]
+            c.gap = c.dur = c.ret = 0.0
+    return g
+
+
+def summary(g: Graph) -> dict[str, Any] | None:
+    """The run whose batching frees the most recorded time, as facts: its kernel, launches per run,
+    runs per occurrence, grid and fill, the host time between two of its launches (median) and its
+    kernels' time against the batched kernel's; None without a run."""
+    found = runs(g)
+    if not found:
+        return None
+
+    def freed(r: Run) -> float:
+        return g.calls[r.calls[-1]].end - g.calls[r.calls[0]].start
+
+    best = max(found, key=freed)
+    same = [r for r in found if r.key == best.key]
+    ops = [g.ops[g.calls[i].ops[0]] for i in best.launches]
+    grid = best.key[1][0]
+    gaps = [g.calls[b].start - g.calls[a].end for a, b in zip(best.launches, best.launches[1:])]
+    return {
+        "kernel": str(best.key[0]),
+        "launches_per_run": len(best.launches),
+        "runs_per_occurrence": len(same) / g.occurrences,
+        "grid_blocks": int(grid) if grid is not None and grid == grid else None,
+        "fill": float(ops[0].fill),
+        "host_gap_ns": float(statistics.median(gaps)),
+        "kernels_ns": float(sum(o.dur for o in ops)),
+        "batched_ns": float(batched_ns(g, best)),
+    }

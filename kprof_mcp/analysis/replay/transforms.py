@@ -1,0 +1,138 @@
+"""The what-ifs of the replay, one per idle cause (the package's docstring lists them): each returns
+a changed copy of the graph, which :func:`~kprof_mcp.analysis.replay.graph.replay` re-times."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..idle import HOST_WORK_MIN_NS
+from ..timeline import LAUNCH_APIS
+from .graph import MIB, Call, Graph, Op, _copy, _h2d, _pageable
+
+
+def drop_syncs(g: Graph) -> Graph:
+    """Every wait but the window's last returns without waiting (see the package docstring)."""
+    g = _copy(g)
+    waits = [c for c in g.calls if c.covers and _is_read(g, c)]
+    for c in waits[:-1]:
+        c.covers, c.dur = [], c.ret
+    return g
+
+
+def reuse_allocations(g: Graph) -> Graph:
+    g = _copy(g)
+    for c in g.calls:
+        if c.kind == "alloc":
+            c.covers, c.dur, c.ret = [], 0.0, 0.0
+    return g
+
+
+def _bulk_d2h(o: Op) -> bool:
+    """A pageable device-to-host copy of a whole tensor (1 MiB or more): a per-step snapshot, not a value
+    the host reads to decide (``.item()`` and small reads are the sync cause's)."""
+    return o.kind == "memcpy" and _pageable(o.name) and "DtoH" in o.name and o.nbytes >= MIB
+
+
+def pin_copies(g: Graph) -> Graph:
+    """Pageable host-to-device copies pinned and prefetched on a copy engine; per-step device-to-host
+    copies of whole tensors (``.cpu()`` of a tensor for logging) kept on the GPU: the copy and its wait
+    go (the values are read once, after the loop), and so does the host's work that consumes them.
+
+    That work is the host time from the copy's return to the thread's next CUDA call past the
+    synchronise PyTorch adds after the copy (and, when none follows, the thread's tail): the code that
+    has the snapshot in hand — converting, logging or inspecting it, and for a pageable snapshot the
+    release of the previous step's host buffer and the first touch of the next one's pages. With the
+    snapshot kept on the GPU there is nothing on the host to consume until after the loop (a value read
+    from it is read on the GPU), so that stretch leaves the step with the copy. Only after a copy of a
+    whole tensor (:func:`_bulk_d2h`): the host work after a small read (``.item()``) depends on the
+    value and stays (:func:`drop_syncs` overlaps it with the GPU). The trace does not say what the host
+    did: work that merely follows the snapshot (the next batch made on the host) would go with it."""
+    g = _copy(g)
+    after: dict[Any, bool] = {}  # a thread's last call was a pageable copy made asynchronous
+    consumer: dict[Any, bool] = {}  # a snapshot's copy returned; the host work consuming it runs
+    for c in g.calls:
+        if consumer.get(c.tid):
+            c.gap = 0.0
+            if c.kind != "sync":  # the synchronise PyTorch adds after the copy is the copy's own
+                consumer.pop(c.tid)
+        bulk = [j for j in c.ops if _bulk_d2h(g.ops[j])]
+        for j in bulk:
+            g.ops[j].dur = 0.0
+        if bulk:
+            c.covers, c.dur, c.ret = [], min(c.dur, g.launch_floor_ns), min(c.ret, g.launch_floor_ns)
+            after[c.tid] = consumer[c.tid] = True
+            continue
+        pageable = [j for j in c.ops if g.ops[j].kind == "memcpy" and _pageable(g.ops[j].name)]
+        for j in pageable:
+            o = g.ops[j]
+            if o.nbytes > 0:
+                o.dur = min(o.dur, o.nbytes / g.pinned_h2d_bytes_per_s * 1e9)
+            if _h2d(o.name):  # prefetched on a copy engine: its stream no longer waits for it
+                o.stream = ("copy engine", "HtoD")
+        if pageable and all(_h2d(g.ops[j].name) for j in pageable):
+            c.covers, c.dur = [], min(c.dur, g.launch_floor_ns)
+            after[c.tid] = True
+        elif after.pop(c.tid, False) and c.kind == "sync":
+            c.covers, c.dur = [], c.ret  # the synchronise PyTorch adds after a pageable copy goes with it
+    # Ops that followed a prefetched copy on its old stream follow the op before it instead.
+    moved = {j for j, o in enumerate(g.ops) if o.stream == ("copy engine", "HtoD")}
+    last_copy = None
+    for j, o in enumerate(g.ops):
+        while o.prev in moved and j not in moved:
+            o.prev = g.ops[o.prev].prev
+        if j in moved:
+            o.prev, last_copy = last_copy, j
+    g.tails = {t: (0.0 if consumer.get(t) else v) for t, v in g.tails.items()}
+    return g
+
+
+def graph_launches(g: Graph) -> Graph:
+    """The launches captured as a CUDA graph: the host issues one graph launch per occurrence (the
+    window's fastest launch call) instead of a call per kernel, with no Python or dispatcher time between
+    them, and the GPU runs the kernels back to back, none shorter than the device's measured launch
+    floor (an empty kernel: 0.83 µs on an H100)."""
+    g = _copy(g)
+    for c in g.calls:
+        if c.kind in ("launch", "memset", "other") and c.gap < HOST_WORK_MIN_NS:
+            c.gap = 0.0
+        if c.kind in ("launch", "memset"):
+            c.dur = c.ret = 0.0
+        elif c.kind == "other" and not c.covers:
+            c.dur = c.ret = 0.0
+    for o in g.ops:
+        o.gap = 0.0
+        o.issue = min(o.issue, min((p.issue for p in g.ops), default=0.0))
+        if o.kind == "kernel":
+            o.dur = max(o.dur, g.gpu_floor_ns)
+    g.tails = {t: v + g.launch_floor_ns * g.occurrences / max(1, len(g.tails)) for t, v in g.tails.items()}
+    return g
+
+
+def _is_read(g: Graph, c: Call) -> bool:
+    """A synchronise, or a copy the host waits for that is not a host-to-device one: the host reads
+    a value of the GPU's (idle.py's ``sync`` state)."""
+    return c.kind == "sync" or (
+        c.kind == "copy" and bool(c.covers) and not any(_h2d(g.ops[j].name) for j in c.ops)
+    )
+
+
+def host_ahead(g: Graph) -> Graph:
+    g = _copy(g)
+    drained: dict[Any, bool] = {}  # the thread read a GPU value and has not fed the GPU since
+    for c in g.calls:
+        if c.gap >= HOST_WORK_MIN_NS and not drained.get(c.tid):
+            c.gap = 0.0
+        if _is_read(g, c):
+            drained[c.tid] = True
+        elif c.ops:
+            drained[c.tid] = False
+    g.tails = {t: (0.0 if v >= HOST_WORK_MIN_NS and not drained.get(t) else v) for t, v in g.tails.items()}
+    return g
+
+
+def skip_first_calls(g: Graph) -> Graph:
+    g = _copy(g)
+    for c in g.calls:
+        if c.kind == "first":
+            c.dur = c.ret = min(c.dur, g.launch_floor_ns) if c.name in LAUNCH_APIS else 0.0
+    return g
