@@ -22,6 +22,7 @@ from kprof_mcp.analysis.diagnosis.timeline import idle_opportunities
 from kprof_mcp.analysis.timeline import cut
 from kprof_mcp.parsers import nsys
 from kprof_mcp.parsers.kineto import KERNEL_COLUMNS, Trace
+from kprof_mcp.render.diagnosis import words
 
 CAL = Path(__file__).resolve().parents[1] / "calibration"
 # (folder, pair directory, measured.json name, the planted cause)
@@ -34,6 +35,8 @@ PAIRS = [
     ("recorded-replay", "shape_sync__launch_bound", "shape sync, launch-bound", "launch"),
     ("recorded-replay", "alloc_per_step", "alloc per step", "cuda_api"),
     ("recorded-replay", "pageable_copy", "pageable copy", "copy"),
+    ("recorded-heldout", "per_item_matmuls", "per-item matmuls", "launch"),
+    ("recorded-heldout", "host_snapshot_per_step", "host snapshot per step", "copy"),
 ]
 IDS = [p[1] for p in PAIRS]
 _CACHE: dict = {}
@@ -163,8 +166,11 @@ def test_table_measured_old_and_replayed_gains(tmp):
 # --------------------------------------------------------------------------- hand-built traces
 
 
-def _trace(api: list[tuple], kernels: list[tuple], memops: list[tuple] = ()) -> Trace:
-    """api: (name, start, end, correlation); kernels/memops: (name, start, end, stream, correlation[, bytes])."""
+def _trace(
+    api: list[tuple], kernels: list[tuple], memops: list[tuple] = (), ranges: list[tuple] = ()
+) -> Trace:
+    """api: (name, start, end, correlation); kernels: (name, start, end, stream, correlation[, {column:
+    value}]); memops: (name, start, end, stream, correlation, bytes); ranges: (name, start, end)."""
     a = pd.DataFrame(
         [{"name": n, "start": s, "dur": e - s, "end": e, "correlation": c, "tid": 1} for n, s, e, c in api]
     )
@@ -178,8 +184,9 @@ def _trace(api: list[tuple], kernels: list[tuple], memops: list[tuple] = ()) -> 
                 "end": e,
                 "stream": st,
                 "correlation": c,
+                **(more[0] if more else {}),
             }
-            for n, s, e, st, c in kernels
+            for n, s, e, st, c, *more in kernels
         ],
         columns=KERNEL_COLUMNS,
     )
@@ -200,7 +207,8 @@ def _trace(api: list[tuple], kernels: list[tuple], memops: list[tuple] = ()) -> 
         columns=["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"],
     )
     empty = pd.DataFrame(columns=["name", "start", "dur", "end", "tid"])
-    return Trace(k, m, a, empty, empty, 132, "NVIDIA H100 80GB HBM3")
+    r = pd.DataFrame([{"name": n, "start": s, "dur": e - s, "end": e, "tid": 1} for n, s, e in ranges])
+    return Trace(k, m, a, r if ranges else empty, empty, 132, "NVIDIA H100 80GB HBM3")
 
 
 U = 1000.0  # hand-built traces in microseconds: host stretches of 100 us or more are host work
@@ -317,3 +325,191 @@ def test_kernels_that_shared_the_gpu_are_never_packed_tighter_than_they_ran():
     g = replay.build(_trace(api, kernels), 0.0, 155 * U, 1)
     assert g.kernel_busy_ns == pytest.approx(150 * U)
     assert replay.replay(g, replay.graph_launches).span_ns == pytest.approx(150 * U)
+
+
+# --------------------------------------------------------------------------- batching a launch loop
+
+
+def _loop(n: int = 10, grid: int = 33, kernel_us: float = 8.0, names=("k",), ranges=()) -> Trace:
+    """``n`` launches 20 us apart (5 us each, then 15 us of Python), each kernel ``kernel_us`` from
+    6 us after its call on ``grid`` blocks (no registers or shared memory known: one block per SM), then a
+    synchronise at n x 20 us that returns 10 us later."""
+    api = [("cudaLaunchKernel", 20.0 * i * U, (20.0 * i + 5) * U, i) for i in range(n)]
+    api.append(("cudaStreamSynchronize", 20.0 * n * U, (20.0 * n + 10) * U, None))
+    kernels = [
+        (
+            names[i % len(names)],
+            (20.0 * i + 6) * U,
+            (20.0 * i + 6 + kernel_us) * U,
+            7,
+            i,
+            {"grid_blocks": grid},
+        )
+        for i in range(n)
+    ]
+    return _trace(api, kernels, ranges=ranges)
+
+
+def test_a_run_of_partial_launches_is_replayed_as_one_launch_at_full_fill_without_the_loops_host_time():
+    g = replay.build(_loop(), 0.0, 210 * U, 1)
+    assert replay.replay(g).span_ns == pytest.approx(210 * U)
+    (run,) = replay.runs(g)
+    assert run.launches == list(range(10)) and g.ops[0].fill == pytest.approx(33 / 132)
+    b = replay.batch_launches(g)
+    # One kernel of 10 x 8 us x 33/132 = 20 us from 6 us; the other nine calls and the 15 us of Python
+    # between the launches cost nothing; the synchronise starts 15 us after the first launch's end, waits
+    # for the batched kernel (26 us) and returns 10 us later.
+    assert b.ops[0].dur == pytest.approx(20 * U) and all(o.dur == 0 for o in b.ops[1:])
+    assert b.kernel_busy_ns == pytest.approx(20 * U)
+    assert replay.replay(b).span_ns == pytest.approx((26 + 10) * U)
+    gains = replay.gains(_loop(), 0.0, 210 * U, 1)
+    assert gains["batch"]["launches_per_run"] == 10 and gains["batch"]["host_gap_ns"] == pytest.approx(15 * U)
+    assert gains["step_ns"]["batch"] == pytest.approx(36 * U)
+
+
+def test_the_batched_kernel_is_never_shorter_than_its_longest_item():
+    # Two blocks of 132 SMs: 10 x 8 us x 2/132 = 1.2 us of work at full fill, but an item takes 8 us.
+    b = replay.batch_launches(replay.build(_loop(grid=2), 0.0, 210 * U, 1))
+    assert b.ops[0].dur == pytest.approx(8 * U)
+
+
+@pytest.mark.parametrize(
+    "trace,why",
+    [
+        (_loop(n=7), "fewer than eight launches"),
+        (_loop(names=("k", "k2")), "two kernels taking turns (an eager chain of different ops)"),
+        (_loop(grid=264), "each launch fills the GPU and lasts longer than an empty kernel"),
+        (_loop(n=12, ranges=[("step", 0.0, 120 * U), ("step", 120 * U, 250 * U)]), "a step starts mid-run"),
+    ],
+    ids=["short", "alternating", "full", "steps"],
+)
+def test_no_run_where_the_launches_are_not_a_loop_over_items(trace, why):
+    hi = float(trace.api["end"].max())
+    g = replay.build(trace, 0.0, hi, 2 if len(trace.ranges) else 1)
+    assert replay.runs(g) == [], why
+    assert "batch" not in replay.gains(trace, 0.0, hi, 2 if len(trace.ranges) else 1)
+
+
+def test_a_full_grid_that_lasts_about_an_empty_kernel_is_partial_and_runs_cut_at_steps_are_counted_apart():
+    assert len(replay.runs(replay.build(_loop(grid=264, kernel_us=1.0), 0.0, 210 * U, 1))) == 1
+    steps = [("step", 0.0, 160 * U), ("step", 160 * U, 330 * U)]
+    g = replay.build(_loop(n=16, ranges=steps), 0.0, 330 * U, 2)
+    assert [r.launches for r in replay.runs(g)] == [list(range(8)), list(range(8, 16))]
+
+
+def test_per_item_matmuls_are_one_batched_launch_per_step(tmp):
+    """The held-back pair: 256 cuBLAS launches per step of 8 blocks of 384 threads with 164 KB of shared
+    memory (one block per SM: 8 of the 132 SMs), then torch.stack; fixed by one torch.bmm."""
+    tr, lo, hi, occ = _load("recorded-heldout", "per_item_matmuls", "bad", tmp)
+    g = replay.build(tr, lo, hi, occ)
+    runs = replay.runs(g)
+    assert len(runs) == occ and {len(r.launches) for r in runs} == {256}
+    first = g.calls[runs[0].launches[0]].ops[0]
+    assert g.ops[first].shape == (8, 384) and g.ops[first].fill == pytest.approx(8 / 132)
+    b = replay.batch_launches(g)
+    items = [g.ops[g.calls[i].ops[0]].dur for i in runs[0].launches]
+    assert b.ops[first].dur == pytest.approx(max(sum(items) * 8 / 132, max(items)))
+    assert all(b.calls[i].gap == b.calls[i].dur == 0 for i in runs[0].calls[1:])
+    gains = replay.gains(tr, lo, hi, occ)
+    run = gains["batch"]
+    assert run["launches_per_run"] == 256 and run["grid_blocks"] == 8 and run["runs_per_occurrence"] == 1
+    # 256 kernels of ~3.2 us become one of ~49 us and the loop's ~48 us of host time per item goes: what
+    # stays is the step's host time outside the loop (stacking and freeing the 256 results, ~1 ms profiled).
+    assert run["kernels_ns"] > 10 * run["batched_ns"]
+    assert gains["recorded_ns"] / gains["step_ns"]["batch"] > 10
+    # The diagnosis: the launch cause names the run; its estimate is the better of the two replays.
+    ib = idle.breakdown(cut(tr, lo, hi), lo, hi, occ).to_dict()
+    launch = {o.cause: o for o in idle_opportunities({**ib, "replay": gains})}["launch"]
+    assert launch.facts.kernel.startswith("nvjet") and launch.facts.kernels == 256
+    best = min(gains["step_ns"]["launch"], gains["step_ns"]["batch"])
+    assert launch.est_gain_pct == pytest.approx(100 * (gains["recorded_ns"] / best - 1))
+    name, trigger, _ = words(launch)
+    assert "256 launches of nvjet_sm90_tst_64x8_64x16_1x4_h_bz_NNT in a row as one batched kernel" in name
+    assert "each filling 6.1% of the GPU" in trigger
+
+
+@pytest.mark.parametrize(
+    "folder,pair,role",
+    [
+        ("recorded-accounting", "launch_bound_loop", "bad"),  # mul and add taking turns, 100 per step
+        ("recorded-replay", "shape_sync__launch_bound", "bad"),  # a launch-bound step of 39 kernels
+        ("recorded-heldout", "per_item_matmuls", "good"),  # one bmm per step, filling the GPU
+        ("recorded-accounting", "sync_per_step", "bad"),
+    ],
+    ids=["launch_bound_loop", "shape_sync__launch_bound", "per_item_matmuls_good", "sync_per_step"],
+)
+def test_no_run_in_recorded_loops_of_different_kernels_or_full_launches(folder, pair, role, tmp):
+    tr, lo, hi, occ = _load(folder, pair, role, tmp)
+    assert replay.runs(replay.build(tr, lo, hi, occ)) == []
+    assert "batch" not in replay.gains(tr, lo, hi, occ)
+
+
+def test_batching_leads_the_launch_advice_where_it_replays_faster_than_a_graph():
+    run = {"kernel": "void k<float>(float*)", "launches_per_run": 64, "grid_blocks": 4, "fill": 4 / 132}
+    idle_ = {
+        "window_ns": 1000.0,
+        "busy_ns": 100.0,
+        "occurrences": 1,
+        "parts_ns": {"launch": 800.0},
+        "evidence": {"launches": 64},
+        "replay": {"recorded_ns": 1000.0, "step_ns": {"launch": 500.0, "batch": 40.0}, "batch": run},
+    }
+    (o,) = idle_opportunities(idle_)
+    assert o.cause == "launch" and o.facts.move == "batch" and o.share == pytest.approx(0.96)
+    assert o.est_gain_pct == pytest.approx(2400.0)  # a replayed share is not held to 95 %
+    assert words(o)[0].startswith("Cut launch overhead: launch the 64 launches of k in a row as one batched")
+    slower = {**idle_, "replay": {**idle_["replay"], "step_ns": {"launch": 500.0, "batch": 600.0}}}
+    (o,) = idle_opportunities(slower)
+    assert o.facts.move is None and o.share == pytest.approx(0.5)
+    assert words(o)[0].startswith("Cut launch overhead: capture the step as a CUDA graph")
+
+
+# --------------------------------------------------------------------------- a per-step snapshot
+
+
+def _snapshot(nbytes: float, copy_end: float) -> Trace:
+    """A kernel (15-415 us), a device-to-host copy of ``nbytes`` into pageable memory after it (420 us to
+    ``copy_end``, its call returning 20 us later), PyTorch's synchronise after it, 1000 us of host work,
+    then the next launch and its kernel."""
+    t = copy_end + 20
+    api = [
+        ("cudaLaunchKernel", 0.0, 10 * U, 1),
+        ("cudaMemcpyAsync", 20 * U, t * U, 2),
+        ("cudaStreamSynchronize", (t + 5) * U, (t + 10) * U, None),
+        ("cudaLaunchKernel", (t + 1010) * U, (t + 1020) * U, 3),
+    ]
+    kernels = [("k", 15 * U, 415 * U, 7, 1), ("k", (t + 1025) * U, (t + 1425) * U, 7, 3)]
+    memops = [("Memcpy DtoH (Device -> Pageable)", 420 * U, copy_end * U, 7, 2, nbytes)]
+    return _trace(api, kernels, memops)
+
+
+def test_a_snapshot_kept_on_the_gpu_takes_the_host_work_that_consumes_it_along():
+    tr = _snapshot(32 * 2**20, 10_400)
+    g = replay.build(tr, 0.0, 11_845 * U, 1)
+    assert replay.replay(g).span_ns == pytest.approx(11_845 * U)
+    r = replay.replay(g, replay.pin_copies)
+    # The copy's call costs the launch floor (10 us), the synchronise returns at once (5 us), the 1000 us
+    # after it go: the next launch at 35 us, its kernel after the first one's end (415 + 5 us): 425-825.
+    assert r.span_ns == pytest.approx(825 * U)
+
+
+def test_the_host_work_after_a_small_read_stays():
+    # A 4-byte read (.item()): the value is the host's to decide with; the work after it depends on it.
+    tr = _snapshot(4, 425)
+    g = replay.build(tr, 0.0, 1870 * U, 1)
+    assert replay.replay(g).span_ns == pytest.approx(1870 * U)
+    assert replay.replay(g, replay.pin_copies).span_ns > 1860 * U
+
+
+def test_the_recorded_snapshot_loses_its_copy_and_the_host_work_after_it(tmp):
+    tr, lo, hi, occ = _load("recorded-heldout", "host_snapshot_per_step", "bad", tmp)
+    g = replay.build(tr, lo, hi, occ)
+    pinned = replay.pin_copies(g)
+    copies = [i for i, c in enumerate(g.calls) if c.kind == "copy" and c.covers]
+    # After each 32 MiB copy and its synchronise, ~1.5 ms of host work (the snapshot's processing) until
+    # the next CUDA call: gone with the copy.
+    after = [i + 2 for i in copies if i + 2 < len(g.calls)]
+    assert after and min(g.calls[i].gap for i in after) > 1e6
+    assert all(pinned.calls[i].gap == 0 for i in after)
+    gains = replay.gains(tr, lo, hi, occ)
+    assert gains["recorded_ns"] / gains["step_ns"]["copy"] > 30

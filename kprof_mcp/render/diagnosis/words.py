@@ -299,7 +299,7 @@ def _launch(f: Facts) -> Words:
     fix = "capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile mode='reduce-overhead') or fuse the small kernels"
     hint = "each kernel takes about as long as the host needs to issue the next"
     if f.kernel is not None:  # a run of launches of one kernel (analysis.replay.batch)
-        name = f.kernel.split("<")[0].split("(")[0].split("::")[-1].strip()[:60]
+        name = (f.kernel.split("<")[0].split("(")[0].split("::")[-1].split() or [f.kernel])[-1][:60]
         batch = f"launch the {f.kernels} launches of {name} in a row as one batched kernel (torch.bmm, a batched or grouped GEMM, torch.vmap, a persistent kernel over the items; fuse them if each reads the last one's output)"
         fix = f"{batch}, or {fix}" if f.move == "batch" else f"{fix}, or {batch}"
         trigger += f", {f.kernels} launches of {name} each filling {_fmt(100 * f.waves_per_sm)}% of the GPU"
