@@ -12,6 +12,10 @@ issue 36, 54 outputs: the root cause names the machine model's limiter, generic 
 limiting pipe, the timeline's idle causes are the replay's gains, result.json holds the new accounting
 counters, resources' ir_ops and the idle breakdown's replay, classify_bottleneck takes arch, `kprof device`
 has --calibrate).
+Intended changes awaiting the next re-recording, one line each:
+- the replay's batch what-if: nsys/tiny_chain_v0 (contract.md, report.md, summary.json, files/result.json): its 200
+  add_const_kernel launches in a row are a run; the launch cause leads with one batched/fused kernel at +10429.7 %
+  (was the CUDA graph's +1347.2 %), result.json's idle replay holds step_ns.batch and the run (replay.batch).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 
