@@ -397,3 +397,83 @@ HALF = {
     "per-item matmuls": "heldout",
     "host snapshot per step": "heldout",
 }
+# A second held-back set (2026-11-26, a helper who did not work on the model): six pairs in classes none
+# of the sets above has, walked from Nsight Compute's rules (memory workload: a narrower type;
+# occupancy: the block-slot limit; uncoalesced global access on the store side) and the CUDA C++ Best
+# Practices Guide (do not compute known zeros; minimise device-memory traffic; overlap transfers with
+# computation through streams). Causes and ``resource`` set from each design (the packages' and
+# scripts' docstrings) before recording, without reading the diagnosis; ``resource`` None where the
+# design names no single busy pipe or memory level. Not in ALL_PAIRS: recorded into
+# recorded-heldout2/ (record.py --pairs ... --out tests/calibration/recorded-heldout2).
+HELDOUT2_PAIRS = [
+    Pair(
+        "fp32 I/O where bf16 suffices",
+        "calib_wide_io",
+        "v0",
+        "v1",
+        "over_fetch",
+        resource="dram",
+        planted="a memory-bound gated residual out = h + gate * y on a [16384, 4096] stream whose model is bf16, "
+        "run on float32 copies of h, y and out: 12 bytes per element where 6 suffice (DRAM bytes = 2x the model); "
+        "fix: the same kernel on the bf16 tensors (fp32 math, bf16 I/O)",
+    ),
+    Pair(
+        "one row per one-warp program",
+        "calib_row_programs",
+        "v0",
+        "v1",
+        "occupancy",
+        planted="L2-normalising 2^21 rows of 64 bf16 with one row (128 bytes) per num_warps=1 program: the SM's "
+        "32 block slots cap it at 32 warps and ~4 KB of loads in flight per SM, and every 256 bytes cost a "
+        "block launch; fix: 32 rows per 4-warp program",
+    ),
+    Pair(
+        "MMAs on causal zero tiles",
+        "calib_causal_gemm",
+        "v0",
+        "v1",
+        "move_work",
+        resource="tensor",
+        planted="Y = P @ V with P [8192, 8192] causal (zeros above the diagonal) run as a dense tiled GEMM: half "
+        "the tensor-pipe work multiplies zero tiles (the FLOP model counts the non-zeros); fix: the K loop "
+        "stopped at the diagonal block (the work removed from the limiting pipe)",
+    ),
+    Pair(
+        "uncoalesced stores",
+        "calib_cast_transpose",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="an fp32 -> bf16 cast-transpose written row-wise: coalesced loads, every 2-byte store M*2 bytes "
+        "from its neighbour (32 sectors per warp store; L2 merges them, so DRAM bytes stay near the model and "
+        "the store path — L1 wavefronts and L2 sector writes, estimated alike — is the limit); fix: 64x64 tiles "
+        "through tl.trans, coalesced stores",
+    ),
+    Pair(
+        "layout round trip per layer",
+        "layout_roundtrip.py",
+        "bad",
+        "good",
+        "fusion",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.07e9, "bytes": 5.37e8, "dtype": "bfloat16"}},
+        planted="4 LayerNorms on channels-first [16, 1024, 2048] bf16 activations, each wrapped in "
+        "transpose(1, 2).contiguous() and back: two transposing copies per memory-bound kernel, 3x the stage's "
+        "bytes (no cause names a redundant copy; 'fusion' is the nearest: the stage's kernels move its bytes "
+        "several times over); fix: convert to channels-last once before the loop",
+    ),
+    Pair(
+        "copy and compute on one stream",
+        "serial_copy.py",
+        "bad",
+        "good",
+        "copy",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 8.246e11, "bytes": 6.71e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a 64 MiB batch uploaded each step from pinned memory with non_blocking=True, but on the "
+        "compute's stream: copy and GEMMs serialise (no sync, no pageable memory); fix: the next batch's copy on "
+        "a side stream one step ahead (event + record_stream), overlapping the compute",
+    ),
+]
