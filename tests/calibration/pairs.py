@@ -397,7 +397,7 @@ HALF = {
     "per-item matmuls": "heldout",
     "host snapshot per step": "heldout",
 }
-# A second held-back set (2026-11-26, a helper who did not work on the model): six pairs in classes none
+# A second held-back set (2026-11-25, a helper who did not work on the model): six pairs in classes none
 # of the sets above has, walked from Nsight Compute's rules (memory workload: a narrower type;
 # occupancy: the block-slot limit; uncoalesced global access on the store side) and the CUDA C++ Best
 # Practices Guide (do not compute known zeros; minimise device-memory traffic; overlap transfers with

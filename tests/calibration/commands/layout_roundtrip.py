@@ -10,6 +10,9 @@ Stage ``step`` (one ``kprof.range`` per step): LAYERS = 4 LayerNorms over C = 10
 positions, bf16: each reads and writes the tensor once, 4 · 2 · 16·1024·2048 · 2 B = 5.37e8 bytes
 (about 8 FLOPs per element per layer, 1.07e9 FLOPs); the bad variant moves three times the bytes.
 
+Measured (H100 SXM, torch 2.11, 2026-11-25, wall time per step as record.py times it): bad 2233 µs, good
+319 µs (+600 %; each transposing copy costs more than its LayerNorm). Both variants' outputs identical.
+
     python layout_roundtrip.py --variant bad --steps 20
 """
 

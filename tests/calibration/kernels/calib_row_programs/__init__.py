@@ -22,6 +22,8 @@ defaults), 3 FLOPs per element (square, add, scale).
 Expected on an H100 SXM (per design): v1 streams at ~3 TB/s → ~180 µs; v0 is latency-bound at
 ~4 KB in flight per SM (≲ 1 TB/s) and block-launch-bound: ~3-4x slower. No pipe or memory level
 is busy in v0 (resource: none; cause: occupancy, limited by the block slots).
+Measured (H100 SXM, torch 2.11, Triton 3.6, 2026-11-25): quick check (do_bench median, L2 flushed) v0 1265 µs,
+v1 182 µs (6.9x, more than the design's 3-4x); recorded event medians v0 1475 µs, v1 180 µs (+718 %).
 """
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version

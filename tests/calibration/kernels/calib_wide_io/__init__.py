@@ -23,6 +23,8 @@ Expected on an H100 SXM (per design; ~3.0 TB/s streaming, read + write): v0 805 
 v1 403 MB ≈ 135 µs: ≈ 2x. Both at ~90 % of DRAM bandwidth; the limiter of v0 is DRAM (resource
 "dram"), its fix a narrower type.
 Tolerance: the output's dtype (bf16: 1e-2 relative L2; v0's fp32 output is far inside it).
+Measured (H100 SXM, torch 2.11, Triton 3.6, 2026-11-25): quick check (do_bench median, L2 flushed) v0 279 µs,
+v1 143 µs (1.95x); recorded event medians v0 278 µs, v1 142 µs (+96 %).
 """
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
