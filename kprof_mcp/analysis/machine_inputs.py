@@ -11,6 +11,7 @@ from ..devices import DeviceSpec, load_devices
 from ..machines import Machine
 from ..models import ProfileResult, StageResult
 from .diagnosis.limiter import DOT_NAMES
+from .diagnosis.static_mix import Listing
 
 _ELEM_BYTES = {
     "float64": 8,
@@ -101,6 +102,48 @@ def model_inputs(
         best_sol_ns=best_sol_ns(s, spec, clock_ratio),
         ir_ops=tuple(s.resources.ir_ops or ()) if s.resources else (),
         dram_sector_pct=_sector_pct(machine, s),
+        listing=listing(s, result, machine, spec),
+    )
+
+
+def sm_clock_hz(s: StageResult, result: ProfileResult | None, spec: DeviceSpec | None) -> float | None:
+    """The SM clock the stage ran at: measured (Nsight Compute), else the one kprof locked, else the
+    device's maximum (event mode runs at whatever boost gives), else the clock its datasheet FP32 peak
+    implies (peak / (SMs x 256 FLOP per clock per SM))."""
+    if s.sm_clock_hz:
+        return s.sm_clock_hz
+    dev = result.device if result is not None else None
+    if dev is not None and dev.sm_clock_lock_mhz:
+        return dev.sm_clock_lock_mhz * 1e6
+    try:
+        return float(dev.clocks_before.get("clocks.max.sm")) * 1e6
+    except (AttributeError, TypeError, ValueError):
+        pass
+    fp32 = spec.peak_tflops.get("float32") if spec is not None else None
+    return fp32 * 1e12 / (spec.sm_count * 256.0) if fp32 and spec.sm_count else None
+
+
+def listing(
+    s: StageResult, result: ProfileResult | None, machine: Machine | None, spec: DeviceSpec | None
+) -> Listing | None:
+    """What the static model (``diagnosis.static_mix``) reads of the stage's compiled kernel: its SASS
+    mix, the clock, the element size and the memory levels' bytes per clock per SM."""
+    res = s.resources
+    if res is None or not res.sass_mix or machine is None:
+        return None
+    clock = sm_clock_hz(s, result, spec)
+    sms = s.sm_count or (spec.sm_count if spec is not None else None)
+    per_sm_clock = clock * sms if clock and sms else None
+    l2 = machine.rate("l2")
+    return Listing(
+        classes=dict(res.sass_mix),
+        loops=dict(res.sass_loop_mix) if res.sass_loop_mix is not None else None,
+        clock_hz=clock,
+        elem_bytes=float(elem_bytes(s.dtype) or 4),
+        dram_per_clock=s.peak_bytes_per_s / per_sm_clock if s.peak_bytes_per_s and per_sm_clock else None,
+        l2_per_clock=l2 / sms if l2 and sms else None,
+        shared_per_clock=machine.rate("shared") or 128.0,
+        flops=s.flops or 0.0,
     )
 
 

@@ -50,7 +50,8 @@ def write_compiled(ret: Any, dest: Path) -> Resources | None:
     listing = sass_listing(cubin) if cubin.is_file() else None
     if listing:
         (dest / "kernel.sass").write_text(listing)
-        res = res.model_copy(update={"sass_mix": instruction_mix(listing).classes})
+        mix = instruction_mix(listing)
+        res = res.model_copy(update={"sass_mix": mix.classes, "sass_loop_mix": mix.loop_classes})
     (dest / "resources.json").write_text(res.model_dump_json(indent=2))
     return res
 

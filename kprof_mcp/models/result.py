@@ -53,6 +53,9 @@ class Resources(BaseModel):
     # Instructions of the kernel's SASS listing by class (tensor_core, fp_arith, global_mem, ...):
     # static counts, not executed ones (parsers/sass.py); None where no cubin was compiled.
     sass_mix: dict[str, int] | None = None
+    # The same count over the instructions inside the listing's loops (backward branches): the code that
+    # runs once per trip. None where no cubin was compiled, or before it was recorded; {} without a loop.
+    sass_loop_mix: dict[str, int] | None = None
     # What the kernel's TTIR says its work is, by source line (parsers/ttir.py): dots and their input
     # precision, libdevice calls, fast math, fp64 arithmetic, integer division, 64-bit index math,
     # atomics; static, as {"kind", "detail", "line", "count"}. None where no TTIR was compiled.

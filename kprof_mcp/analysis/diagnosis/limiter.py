@@ -6,7 +6,9 @@ delivered over the stage's time: Nsight Compute's pipe utilisation (% of peak ov
 cycles, times the SMs' active share of the elapsed time), its issue-active %, and the memory levels'
 throughput %. u·T is the time the resource's work takes at its peak: its *busy time* t. Without
 counters (event mode, counters blocked) the uses come from the FLOP/byte model instead — the math at the
-pipe its dtype runs on, the model's bytes at DRAM — and say so (``source="model"``).
+pipe its dtype runs on, the model's bytes at DRAM — and say so (``source="model"``); where the kernel's
+static SASS mix and TTIR name special work the FLOP/byte model cannot explain, the issue slots and pipes
+come from the static mix (:mod:`.static_mix`, ``source="static"``) and the same moves run on them.
 
 **The limiter** is the resource nearest its peak when one is at least :data:`NEAR_PEAK` busy (SPEC's
 healthy threshold); otherwise the stall family that owns the largest share of the warps' time
@@ -40,6 +42,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..accounting import STALL_MEANING
+from . import static_mix
+from .static_mix import DOT_NAMES, ir_lines
 
 # A resource at least this busy is the limiter (SPEC.md's healthy threshold for TC/compute %).
 NEAR_PEAK = 0.60
@@ -52,15 +56,13 @@ ATTAINABLE_PIPE = 0.95
 # Nsight Compute's FP16+tensor shared pipe, not shared memory: it is not a resource of its own.
 PIPES = ("fma", "fp64", "alu", "xu", "lsu", "tensor")
 MEMORY = ("dram", "l2", "l1")
-# Names of dot-product kernels (cuBLAS/CUTLASS/Triton/torch): evidence that FFMAs are dot products.
-DOT_NAMES = ("gemm", "matmul", "_mm_", "mm_kernel", "dot", "conv", "bmm", "linear")
 
 
 @dataclass(frozen=True)
 class Use:
     """One resource's use: ``util`` of its peak over the stage's time (0-1: counters that read a little
-    over their peak are held to it, so no figure built on a use passes 100 %); ``source`` ``counters`` or
-    ``model`` (the FLOP/byte model, no counters)."""
+    over their peak are held to it, so no figure built on a use passes 100 %); ``source`` ``counters``,
+    ``model`` (the FLOP/byte model, no counters) or ``static`` (the static SASS mix, no counters)."""
 
     key: str
     util: float
@@ -99,7 +101,8 @@ def _active_frac(m) -> float:
 
 
 def uses(m) -> list[Use]:
-    """Each resource's use, from the counters when measured, else from the FLOP/byte model."""
+    """Each resource's use, from the counters when measured, else from the FLOP/byte model (the static
+    mix's issue slots and pipes where it names work that model cannot explain)."""
     a = m.accounting
     out: list[Use] = []
     if a is not None and a.measured:
@@ -125,7 +128,10 @@ def uses(m) -> list[Use]:
         out.append(Use(math, compute / 100.0, "model"))
     if m.dram_pct is not None:
         out.append(Use("dram", m.dram_pct / 100.0, "model"))
-    return out
+    static = static_mix.uses(m, out)
+    if static is None:
+        return out
+    return [Use(k, u, static_mix.SOURCE) for k, u in static] + [u for u in out if u.key == "dram"]
 
 
 def model_pipe(m) -> str | None:
@@ -254,15 +260,6 @@ def source_of_limit(m, lim: Limiter) -> str | None:
 TRANSCENDENTALS = ("sin", "cos", "tan", "exp", "log", "pow", "tanh", "erf", "sinh", "cosh", "rsqrt", "sqrt")
 
 
-def ir_lines(m, kind: str, detail=lambda d: True) -> tuple[str, ...]:
-    """Source lines of the kernel's TTIR ops of ``kind`` whose detail passes ``detail``."""
-    seen: dict[str, None] = {}
-    for op in m.ir_ops:
-        if op.get("kind") == kind and detail(str(op.get("detail", ""))) and op.get("line"):
-            seen[op["line"]] = None
-    return tuple(seen)
-
-
 def _precise(d: str) -> bool:
     """A libdevice call of a precise transcendental (``__nv_sinf``; ``__nv_fast_sinf`` is MUFU's)."""
     name = d.removeprefix("__nv_")
@@ -369,18 +366,24 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
     issue time comes off T where the issue slots limit (issue-bound), or in proportion where no unit is
     near its peak (latency-bound: the time goes with the instructions at the kernel's cycles per
     instruction); never under the destination pipe's time for the new ops, nor any other resource's.
-    None without the instruction mix (recordings before issue 36) or the TTIR's evidence."""
+    None without the instruction mix (recordings before issue 36; in event mode, the static mix's
+    estimate where it applies) or the TTIR's evidence."""
     a = m.accounting
-    if a is None or not a.op_counts or not a.inst_executed:
+    if a is not None and a.op_counts and a.inst_executed:
+        issued = a.inst_executed * (a.threads_per_inst or 32.0)
+        src_ops = sum(a.op_counts.get(c, 0.0) for c in CODE_OPS[mv.work])
+        flops = m.flops or 0.0
+    elif (counts := static_mix.code_counts(m, mv, lim)) is not None:
+        issued, src_ops = counts  # without counters: the static mix's estimate over the measured time
+        flops = m.listing.flops
+    else:
         return None
     lines = evidence_lines(m, mv)
     if not lines:
         return None
-    issued = a.inst_executed * (a.threads_per_inst or 32.0)
-    src_ops = sum(a.op_counts.get(c, 0.0) for c in CODE_OPS[mv.work])
     if not issued or src_ops < 0.1 * issued:  # gate: the code is a visible part of what the SMs issue
         return None
-    need = (m.flops or 0.0) + (m.elements or 0.0)
+    need = flops + (m.elements or 0.0)
     calls = [str(op.get("detail")) for op in m.ir_ops if op.get("kind") == "libdevice"]
     per_op = mv.per_op_for(calls) if mv.work == "transcendental" else mv.per_op
     new_ops = src_ops * per_op
@@ -399,9 +402,10 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
     keep = 1.0 - freed_f
     after = {k: (v * keep if k in PIPES or k == "issue" else v) for k, v in busy.items()}
     r_dst = m.machine.rate(mv.dst)
-    if m.sm_count and m.sm_clock_hz and r_dst:
+    clock = m.sm_clock_hz or (m.listing.clock_hz if m.listing is not None else None)
+    if m.sm_count and clock and r_dst:
         dst_key = "tensor" if mv.dst.startswith("tensor") else mv.dst
-        after[dst_key] = after.get(dst_key, 0.0) + 1e9 * new_ops / (r_dst * m.sm_count * m.sm_clock_hz)
+        after[dst_key] = after.get(dst_key, 0.0) + 1e9 * new_ops / (r_dst * m.sm_count * clock)
     new_t = max(T - freed, max(after.values(), default=0.0), m.floor_ns or 0.0)
     facts = _move_facts(
         m,
@@ -419,7 +423,8 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
 
 def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
     """(cause, share, facts) for each legal move of a limiting pipe's work to another pipe: the best
-    destination per source. Shares are of the stage's time, from T' = max(T − Δ, next limiter)."""
+    destination per source. Shares are of the stage's time, from T' = max(T − Δ, next limiter).
+    Without counters, also the contended atomics the static mix shows (:func:`.static_mix.atomics`)."""
     if lim is None or m.machine is None or not m.time_ns:
         return []
     T = m.time_ns
@@ -432,8 +437,12 @@ def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
                 got = _code_move(m, mv, lim)
                 if got is not None and got[0] > best.get(src, (-1.0, {}))[0]:
                     best[src] = got
-                if got is not None or (m.accounting is not None and m.accounting.op_counts):
-                    continue  # with the instruction mix the code's own what-if decides
+                if (
+                    got is not None
+                    or lim.source == static_mix.SOURCE
+                    or (m.accounting and m.accounting.op_counts)
+                ):
+                    continue  # with the instruction mix (or the static one) the code's own what-if decides
             if not _legal(m, mv, lim, u_src):
                 continue
             r_src, r_dst = m.machine.rate(mv.src), m.machine.rate(mv.dst)
@@ -463,4 +472,6 @@ def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
             facts = _move_facts(m, mv, lim, u_src, speedup, after, lines, per_element(m, src))
             if share > best.get(src, (-1.0, {}))[0]:
                 best[src] = (share, facts)
-    return [("move_work", share, facts) for share, facts in best.values()]
+    out = [("move_work", share, facts) for share, facts in best.values()]
+    got = static_mix.atomics(m, [u for u in lim.uses if u.source != static_mix.SOURCE])
+    return out + ([("atomics", got[0], got[1])] if got else [])

@@ -96,6 +96,9 @@ class Metrics:
     # (a dot on FMA pipes, libdevice calls, fp64 math, integer division) and the line to edit.
     ir_ops: tuple[Any, ...] = ()
     dram_sector_pct: float | None = None  # scattered-sector DRAM bandwidth, % of the peak (measured)
+    # The kernel's static SASS mix (analysis.diagnosis.static_mix.Listing): the machine model's pipes
+    # without counters (event mode). None where no listing was compiled.
+    listing: Any = field(default=None, compare=False)
 
     @property
     def scattered_dram_pct(self) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from . import static_mix
 from .catalogue import (
     MEMORY_LATENCY_STALLS,
     accounting_causes,
@@ -67,7 +68,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
       waves the blocks' own spread hides most of the tail).
     * register spills: local-memory bytes as a share of all L1 traffic (time of a memory- or
       latency-bound stage follows its memory traffic). With no traffic counters (event mode:
-      only the compiler's spill count) 10 % plus 5 % per doubling over 128 bytes.
+      only the compiler's spill count) the spills' share of the memory time of one pass over the
+      kernel's SASS listing (``static_mix.spill_share``), else 10 % plus 5 % per doubling over 128 bytes.
     * DRAM over-fetch (measured DRAM bytes ÷ model bytes r > 1.25, not compute-bound): the
       removable traffic share 1 − 1/r, of the time DRAM is busy: all of it when memory-bound or
       at the scattered-sector bandwidth (measured: ``kprof device --calibrate``'s dram_sector; else
@@ -121,6 +123,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     if m.local_spill_bytes is not None and m.local_spill_bytes > SPILL_HEALTHY_BYTES:
         if m.local_share is not None:
             share, facts = m.local_share, {"local_share": m.local_share}
+        elif (static := static_mix.spill_share(m)) is not None:  # no counters: the SASS listing's share
+            share, facts = static, {"local_share": static, "source": static_mix.SOURCE}
         else:
             share = 0.10 + 0.05 * max(0.0, math.log2(max(m.local_spill_bytes, 1.0) / 128.0))
             facts = {"local_spill_bytes": m.local_spill_bytes}

@@ -53,9 +53,16 @@ def _tail(f: Facts) -> Words:
     )
 
 
+# Where a figure came from when no counter measured it (static: analysis.diagnosis.static_mix.LABEL).
+_SOURCE_NOTE = {
+    "model": " (from the FLOP/byte model, no counters)",
+    "static": " (static SASS mix / TTIR, no counters)",
+}
+
+
 def _spills(f: Facts) -> Words:
     trigger = (
-        f"local_bytes_share={100 * f.local_share:.1f}%"
+        f"local_bytes_share={100 * f.local_share:.1f}%{_SOURCE_NOTE.get(f.source or '', '')}"
         if f.local_share is not None
         else f"local_spill_bytes={int(f.local_spill_bytes)}"
     )
@@ -98,13 +105,18 @@ def _over_fetch(f: Facts) -> Words:
 
 
 def _atomics(f: Facts) -> Words:
+    if f.atomic_l2_sectors is None:  # no counters: the SASS listing's atomics (contention is in the data)
+        trigger = f"global atomics {100 * (f.atomic_share or 0):.0f}% of the SASS listing's global accesses"
+        return (_ATOMICS, trigger + _SOURCE_NOTE["static"], "warps may wait on serialised atomics (at most)")
     return (
-        "Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a "
-        "shared-memory accumulator), then one atomic per block and address",
+        _ATOMICS,
         f"atomic L2 sectors={f.atomic_l2_sectors:.3g} ({100 * f.atomic_share:.1f}% of global sectors), "
         f"memory/sync waits {100 * f.memory_wait:.0f}% of warp time",
         "warps wait on serialised atomics to the same addresses",
     )
+
+
+_ATOMICS = "Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a shared-memory accumulator), then one atomic per block and address"  # noqa: E501
 
 
 def _small_tiles(f: Facts) -> Words:
@@ -177,7 +189,7 @@ def _per_element(f: Facts) -> str:
 
 def _move_work(f: Facts) -> Words:
     src, dst = resource_name(f.resource), resource_name(f.target)
-    model = " (from the FLOP/byte model, no counters)" if f.source == "model" else ""
+    model = _SOURCE_NOTE.get(f.source or "", "")
     nxt = f"; then the {resource_name(f.next_limiter)} limits" if f.next_limiter else ""
     at = f" at {', '.join(f.lines[:3])}" if f.lines else ""
     if f.target == f.resource:  # the same pipe, less work: a cheaper form of the code
