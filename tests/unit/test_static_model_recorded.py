@@ -169,6 +169,7 @@ WITHIN_2X = (
     "IEEE_division_per_step",
     "heavy_spills",
     "register_spills",
+    "serialised_reduction",
 )
 OVER_2X = {
     "precise_transcendentals": "the listing's cold Payne-Hanek path (integer, LDL/STL) dilutes the FP share",
