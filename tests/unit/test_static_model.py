@@ -201,6 +201,12 @@ def test_contended_atomics_from_the_listing():
     assert sm.atomics(replace(m, listing=_lst(busy, {})), limiter(m).uses) is None
 
 
+def test_the_same_near_peak_as_the_limiter():
+    from kprof_mcp.analysis.diagnosis.limiter import NEAR_PEAK
+
+    assert sm.NEAR_PEAK == NEAR_PEAK
+
+
 def test_no_figure_passes_its_peak():
     for classes in (FP64, {"mufu": 500, "fp32": 10}, {"integer": 900, "fp32": 5, "global_load": 1}):
         m = _m(classes=classes, loops={}, ir=({"kind": "libdevice", "detail": "__nv_sinf", "line": "a:1"},))

@@ -440,7 +440,7 @@ def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
                 if (
                     got is not None
                     or lim.source == static_mix.SOURCE
-                    or (m.accounting and m.accounting.op_counts)
+                    or (m.accounting is not None and m.accounting.op_counts)
                 ):
                     continue  # with the instruction mix (or the static one) the code's own what-if decides
             if not _legal(m, mv, lim, u_src):

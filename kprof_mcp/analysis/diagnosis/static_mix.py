@@ -10,19 +10,19 @@ listing recorded before loops were counted (``sass_loop_mix`` None) is taken who
 **One pass of it.** One warp executing that code once takes, of one SM's clocks: N/4 issue slots (four
 schedulers); n_p·32/rate_p on each pipe p (its classes' instructions, the rates of ``machines.json``:
 fp32 and fp16 on the FMA pipe, fp64 on the FP64 pipe, MUFU and conversions on the XU pipe, integer and
-float compare/select on the ALU, memory instructions on the LSU); its global accesses × 32 threads × the element's bytes at DRAM's bytes
-per clock per SM (one element per thread per access, the heaviest memory can be made to look: Triton's
-vector accesses move 4-8), its local accesses × 32 × 4 B at L2's bytes per clock per SM (spills
-live in L1 and L2), its shared accesses × 32 × 4 B at 128 B per clock. The resource with the longest
-time is the pass's limiter: an instruction resource (the issue slots or a pipe) says the code outweighs
-even scalar memory traffic (the LSU pipe on top is memory's side: its instructions are memory's).
+float compare/select on the ALU, memory instructions on the LSU); its global accesses × 32 threads ×
+the element's bytes at DRAM's bytes per clock per SM (one element per thread per access, the heaviest
+memory can be made to look: Triton's vector accesses move 4-8), its local accesses × 32 × 4 B at L2's
+bytes per clock per SM (spills live in L1 and L2), its shared accesses × 32 × 4 B at 128 B per clock.
+The resource with the longest time is the pass's limiter: an instruction resource (the issue slots or a
+math pipe) says the code outweighs even scalar memory traffic (the LSU pipe on top is memory's side).
 
 **Static uses.** Where the listing (or its TTIR) names special work (fp64 math, MUFU, a dot on the FMA
 pipes, code the TTIR pins to a line: precise libdevice functions, integer division, IEEE division),
 carries no tensor-core instruction (their work is the FLOP/byte model's), its pass is limited by an
 instruction resource and the FLOP/byte model explains less than NEAR_PEAK of the time, the pass's
 limiter is taken busy over the whole measured time (the model's one assumption: an upper bound; the
-issue-bound recordings measured 71-99 %) and every other instruction resource in proportion to its
+issue-bound recordings measured 70-99 %) and every other instruction resource in proportion to its
 pass time: u_r = t_r / t_top. DRAM keeps the FLOP/byte model's use; the tensor pipe has none (the
 listing holds no tensor-core instruction). Anything else stays on the FLOP/byte model as before.
 
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 SOURCE = "static"
 LABEL = "static SASS mix / TTIR, no counters"
-NEAR_PEAK = 0.60  # as limiter.NEAR_PEAK (imported there from here would make a cycle)
+NEAR_PEAK = 0.60  # limiter.NEAR_PEAK's value (the limiter imports this module; tested equal)
 ISSUE_PER_CLOCK = 4.0  # warp instructions per clock per SM: one per scheduler
 WARP = 32.0
 LOCAL_ACCESS_BYTES = 4.0  # a spilled register
