@@ -1,7 +1,12 @@
 """A profile against its baseline, as facts, computed once (:func:`against`, called by
 ``engine.run.render_profile``) and worded by ``render/contract.py``: the whole profile's speed-up with
 its bootstrap CI from both profiles' raw samples, and each stage's :class:`~.noise.Judgement` against
-this GPU's noise floor (or, with none measured, the two profiles' own spread)."""
+this GPU's noise floor (or, with none measured, the two profiles' own spread).
+
+Refused, with the reason (issue 37): a pair that does not measure the same thing (:func:`mismatch`:
+other parameters, another device, another mode) unless the caller allows it, and then the differences
+head the verdict; and a profile whose integrity checks after timing failed (:func:`untrusted`), always:
+its times are not the kernel's work, so no verdict may call it faster."""
 
 from __future__ import annotations
 
@@ -26,6 +31,79 @@ class StageVerdict:
 class VsBaseline:
     whole: Ratio | None  # one stage's or the whole plan's speed-up and CI; None without samples to compare
     stages: tuple[StageVerdict, ...]  # the stages both profiles have, in the current profile's order
+    refused: str | None = None  # why no verdict is given (then whole is None and stages empty)
+    mismatch: tuple[str, ...] = ()  # what differs, compared anyway because the caller allowed it
+
+
+def untrusted(result: ProfileResult) -> list[str]:
+    """Why ``result``'s times cannot be set against another's: the integrity checks after its timed runs
+    that failed (``correctness["after_timing"]``, :mod:`kprof_mcp.capture.integrity`); [] when none did or
+    none ran."""
+    after = (result.correctness or {}).get("after_timing") or {}
+    return [c.get("message", "") for c in after.get("checks", []) if not c.get("ok")]
+
+
+def mismatch_of(
+    baseline: ProfileResult,
+    params: dict[str, Any],
+    mode: str,
+    device_kind: str | None,
+    device_names: list[str] | None,
+) -> list[str]:
+    """What makes ``baseline`` measure something else than a profile of ``params`` in ``mode`` on a
+    device of ``device_kind`` ('cuda' or 'cpu'; None: not known yet) among ``device_names`` (the GPU
+    models it may run on; None: not known): other parameters, another mode, another device."""
+    out = []
+    if baseline.params != params:
+        diff = {
+            k: (baseline.params.get(k), params.get(k))
+            for k in sorted(set(baseline.params) | set(params))
+            if baseline.params.get(k) != params.get(k)
+        }
+        out.append(f"other parameters (baseline, this profile): {diff}")
+    if baseline.mode != mode:
+        out.append(f"another mode: the baseline ran in {baseline.mode}, this profile in {mode}")
+    if device_kind == "cpu" or (device_kind == "cuda" and baseline.device.kind == "cuda" and device_names):
+        from .fingerprint import refusal  # another GPU model, or a GPU's baseline where there is none
+
+        why = refusal(baseline, [] if device_kind == "cpu" else list(device_names or []))
+        if why:
+            out.append(f"another device: {why}")
+    elif device_kind == "cuda" and baseline.device.kind != "cuda":
+        out.append(
+            f"another device: the baseline ran on the CPU ({baseline.device.name}: CPU wall time), this "
+            "profile on a GPU"
+        )
+    return out
+
+
+def mismatch(baseline: ProfileResult, result: ProfileResult) -> list[str]:
+    """What makes ``baseline`` and ``result`` measure different things (see :func:`mismatch_of`)."""
+    return mismatch_of(baseline, result.params, result.mode, result.device.kind, [result.device.name])
+
+
+def refusal_words(reasons: list[str]) -> str:
+    return (
+        "the baseline measured something else — "
+        + "; ".join(reasons)
+        + ": its times are not comparable with this profile's. Profile the baseline again with the same "
+        "parameters, device and mode, or pass allow_mismatch (--allow-mismatch) to compare anyway"
+    )
+
+
+def integrity_refusal(result: ProfileResult, baseline: ProfileResult) -> str | None:
+    """Why no verdict may be given between the two because either failed its integrity checks, or None."""
+    said = []
+    for who, r in (("this profile", result), ("the baseline", baseline)):
+        after = (r.correctness or {}).get("after_timing") or {}
+        failed = [c.get("check", "?") for c in after.get("checks", []) if not c.get("ok")]
+        if failed:
+            said.append(
+                f"{who} failed its integrity checks after timing ({', '.join(failed)}; see its contract)"
+            )
+    if not said:
+        return None
+    return " and ".join(said) + ": its times are not the kernel's work, so no verdict is given"
 
 
 def samples_ratio(a: Timing | None, b: Timing | None) -> Ratio | None:
@@ -36,9 +114,17 @@ def samples_ratio(a: Timing | None, b: Timing | None) -> Ratio | None:
     return compare("previous", [a.samples_ns], "current", [b.samples_ns], resamples=1000)
 
 
-def against(result: ProfileResult, baseline: ProfileResult) -> VsBaseline:
+def against(result: ProfileResult, baseline: ProfileResult, allow_mismatch: bool = False) -> VsBaseline:
     """``result`` against ``baseline``: the speed-up's CI (one stage, or the whole-plan time) and a
-    verdict per stage from both profiles' samples and the floor ``result`` carries."""
+    verdict per stage from both profiles' samples and the floor ``result`` carries; refused (no CI, no
+    verdict) when either failed its integrity checks, or when they measure different things and
+    ``allow_mismatch`` is off."""
+    bad = integrity_refusal(result, baseline)
+    if bad:
+        return VsBaseline(None, (), refused=bad)
+    differ = mismatch(baseline, result)
+    if differ and not allow_mismatch:
+        return VsBaseline(None, (), refused=refusal_words(differ))
 
     def timing(r: ProfileResult) -> Timing | None:
         return (
@@ -66,4 +152,4 @@ def against(result: ProfileResult, baseline: ProfileResult) -> VsBaseline:
             spread,
         )
         stages.append(StageVerdict(s.name, a.median_ns, b.median_ns, j, floor))
-    return VsBaseline(whole, tuple(stages))
+    return VsBaseline(whole, tuple(stages), mismatch=tuple(differ))

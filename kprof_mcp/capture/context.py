@@ -59,6 +59,7 @@ class Capture(Steps):
     correctness: dict[str, Any]
     created_at: str
     autotuned_here: list[str]  # stages whose autotuner benchmarked configs in this process
+    inputs: dict[str, Any] = field(default_factory=dict)  # what the plan was built on (make_inputs)
 
     # ------------------------------------------------------------------ running the plan
     def stage_callable(self, stage) -> Callable[[], Any]:
@@ -76,6 +77,31 @@ class Capture(Steps):
 
     def run_plan(self, sync: bool = True, wrap=None) -> list[Any]:
         return run_plan(self.torch, self.plan, self.streams, self.use_cuda, sync, wrap, self.stage_callable)
+
+    def guard(self):
+        """The integrity checks around this plan's timing (:class:`kprof_mcp.capture.integrity.Guard`):
+        built right before timing, asked after it."""
+        from .integrity import Guard
+
+        return Guard(
+            self.torch,
+            self.use_cuda,
+            self.pkg,
+            self.params,
+            self.inputs,
+            self.plan.output,
+            self.run_plan,
+            list((self.streams or {}).values()),
+        )
+
+    def integrity_after_timing(self, guard) -> None:
+        """The checks after the timed runs, once: their record in ``correctness["after_timing"]`` and
+        each failure an ``integrity`` warning."""
+        record = guard.after()
+        self.correctness = dict(self.correctness, after_timing=record)
+        for c in record["checks"]:
+            if not c["ok"]:
+                self.warn("integrity", f"integrity check '{c['check']}' failed after timing: {c['message']}")
 
     # ------------------------------------------------------------------ results
     def result(self, stages: list, **extra: Any) -> ProfileResult:

@@ -4,8 +4,11 @@ in one process, on the same inputs, timed round by round in rotating order.
 Loads the package once, builds the inputs once, builds every version's plan on them, runs each
 once (JIT, autotune) and checks it against the reference, then warms each up and times the
 whole plan of each — the kernels' own time from CUPTI on a GPU (L2 flushed before every run,
-outside it), the wall clock on the CPU — in ``rounds`` rounds of ``runs_per_round`` runs. The
-statistics are :mod:`kprof_mcp.analysis.compare`'s; the markdown is :mod:`kprof_mcp.render.compare`'s.
+outside it), the wall clock on the CPU — in ``rounds`` rounds of ``runs_per_round`` runs. After the
+timing, each version's integrity checks (:mod:`kprof_mcp.capture.integrity`: its last run against its
+first, one run on fresh inputs with its outputs poisoned, the persisting-L2 carve-out); a version that
+fails one gets no verdict, nor does any version against a baseline that fails. The statistics are
+:mod:`kprof_mcp.analysis.compare`'s; the markdown is :mod:`kprof_mcp.render.compare`'s.
 """
 
 from __future__ import annotations
@@ -122,6 +125,7 @@ def run(req: CompareRequest) -> dict[str, Any]:
     fns: dict[str, Callable[[], Any]] = {}
     kinds: dict[str, str] = {}
     correctness: dict[str, Any] = {}
+    plans: dict[str, tuple[Any, Any]] = {}
     for i, a in enumerate(arms):
         progress(0.1 + 0.2 * i / len(arms), f"{a.label}: first run (JIT, autotune) and correctness check")
         inputs, ref = built[_key(params[a.label])]
@@ -137,7 +141,14 @@ def run(req: CompareRequest) -> dict[str, Any]:
             )
         fns[a.label] = lambda p=plan, s=streams: run_plan(torch, p, s, use_cuda, sync=False)
         kinds[a.label] = plan.kind
+        plans[a.label] = (plan, streams)
     names = [a.label for a in arms]
+    guards = {
+        a.label: _guard(
+            torch, use_cuda, pkg, params[a.label], built[_key(params[a.label])][0], *plans[a.label], i
+        )
+        for i, a in enumerate(arms)
+    }  # the first run's outputs kept, the persisting-L2 carve-out reset (once more by each)
     warnings: list[ResultWarning] = []
     index = dev.index or 0
 
@@ -207,6 +218,23 @@ def run(req: CompareRequest) -> dict[str, Any]:
                 got = timers[n].energy(fns[n], reader, windows=1)
                 for k, v in got.items():
                     energy[n].setdefault(k, []).extend(v)
+    progress(0.96, "integrity checks: each version's last run against its first, one run on fresh inputs")
+    for g in guards.values():  # every repeat check before any fresh input replaces the shared ones
+        g.repeat()
+    failed: dict[str, list[str]] = {}
+    for n, g in guards.items():
+        g.fresh()
+        record = g.record()
+        correctness[n] = dict(correctness[n], after_timing=record)
+        failed[n] = [c["message"] for c in record["checks"] if not c["ok"]]
+        for c in record["checks"]:
+            if not c["ok"]:
+                warnings.append(
+                    ResultWarning(
+                        kind="integrity",
+                        message=f"{n}: integrity check '{c['check']}' failed after timing: {c['message']}",
+                    )
+                )
     method = {"cupti": "cupti_kernel_sum", "cpu": "cpu_wall_clock"}[engine]
     by_params = len(distinct) > 1
     timings = [
@@ -222,7 +250,12 @@ def run(req: CompareRequest) -> dict[str, Any]:
         for a in arms
     ]
     comparisons = [
-        comparison(compare(names[0], rounds[names[0]], n, rounds[n], seed=req.seed)) for n in names[1:]
+        comparison(
+            compare(names[0], rounds[names[0]], n, rounds[n], seed=req.seed),
+            dev.kind,
+            _refusal(names[0], n, failed),
+        )
+        for n in names[1:]
     ]
     if not use_cuda:
         warnings.append(
@@ -282,6 +315,32 @@ def run(req: CompareRequest) -> dict[str, Any]:
     work_dir = new_run_dir(req.out_root, final_dir)
     write(work_dir, result)
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
+
+
+def _guard(torch, use_cuda: bool, pkg, params, inputs, plan, streams, index: int):
+    """One arm's integrity checks (:class:`kprof_mcp.capture.integrity.Guard`); each arm its own seed."""
+    from ..capture.context import run_plan
+    from ..capture.integrity import SEED_OFFSET, Guard
+
+    return Guard(
+        torch,
+        use_cuda,
+        pkg,
+        params,
+        inputs,
+        plan.output,
+        lambda: run_plan(torch, plan, streams, use_cuda),
+        list((streams or {}).values()),
+        seed_offset=SEED_OFFSET + index,
+    )
+
+
+def _refusal(base: str, version: str, failed: dict[str, list[str]]) -> str | None:
+    """Why no verdict may be given on ``version`` against ``base``: either failed its integrity checks."""
+    said = [f"{n} failed its integrity checks after timing" for n in (version, base) if failed.get(n)]
+    if not said:
+        return None
+    return " and ".join(said) + " (see the warnings): its times are not the work its first run was checked on"
 
 
 def _key(params) -> str:

@@ -264,6 +264,7 @@ def run(req: ProfileRequest) -> dict[str, Any]:
         correctness=correctness,
         created_at=stamp,
         autotuned_here=tuned,
+        inputs=inputs,
         phases_s=phases,
         _mark=mark,
     )

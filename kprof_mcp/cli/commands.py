@@ -268,7 +268,7 @@ def cmd_devlog(
     engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
 ) -> int:
     """`kprof devlog`."""
-    path, entry = engine.update_devlog(a.kernel, a.profile_dir, a.issue, a.insight)
+    path, entry = engine.update_devlog(a.kernel, a.profile_dir, a.issue, a.insight, a.allow_mismatch)
     if a.json:
         _print_json({"path": str(path), "entry": entry})
         return 0

@@ -103,6 +103,7 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: ar
             timeline_iters=a.timeline_iters,
             timeline_engine=a.timeline_engine,
             timeout_s=a.timeout_s,
+            allow_mismatch=a.allow_mismatch,
         )
     if outcome.result.device.kind != "cuda":
         # soft_wrap: never broken at the console's width (80 columns when stderr is not a terminal)

@@ -73,7 +73,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         help="base: SM clock locked for the run (ncu's base in annotation/ncu, the device's sustained "
         "clock in event/nsys), reset after; none: clocks free (under MIG)",
     )
-    p.add_argument("--baseline", default=None, help="an earlier profile_dir to compare with")
+    p.add_argument(
+        "--baseline",
+        default=None,
+        help="an earlier profile_dir to compare with (refused if of other parameters, device or mode)",
+    )
+    p.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="compare with a baseline of other parameters, device or mode anyway; what differs heads the verdict",
+    )
     _json(p)
     _timeout(p)
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -267,5 +276,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     d.add_argument("profile_dir")
     d.add_argument("--issue", action="append", default=[])
     d.add_argument("--insight", action="append", default=[])
+    d.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="compare with the log's last entry even if it measured other parameters, device or mode",
+    )
     _json(d)
     return ap, p

@@ -242,7 +242,7 @@ class ClusterRunner:
             result.warnings.append(note)
         store.write_result(final_dir, result)
         # The one rendering (the worker's engine renders none): the server's baseline and siblings are here.
-        r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
+        r = render_profile(result, spec.base, store.sibling_versions(result, final_dir), spec.allow_mismatch)
         (final_dir / "report.md").write_text(r.report)
         (final_dir / "contract.md").write_text(r.contract)
         return ProfileOutcome(

@@ -136,6 +136,7 @@ class Engine:
         timeline_iters: int = 5,
         control: runner.RunControl | None = None,
         timeline_engine: str = "auto",
+        allow_mismatch: bool = False,
     ) -> ProfileOutcome:
         """Check correctness, then measure every stage in ``mode``; write the artifacts; return
         the contract.
@@ -155,6 +156,7 @@ class Engine:
             clock_control,
             timeline_iters,
             timeline_engine,
+            allow_mismatch,
         )
         return self.execute(spec, on_progress, control)
 
@@ -177,9 +179,11 @@ class Engine:
         clock_control: str = "base",
         timeline_iters: int = 5,
         timeline_engine: str = "auto",
+        allow_mismatch: bool = False,
     ) -> ProfileSpec:
         """Validate every argument of a profile (fast; nothing runs on the GPU) and return what
-        :meth:`run_checked` needs. Every bad input raises :class:`KprofError` saying what is valid."""
+        :meth:`run_checked` needs. Every bad input raises :class:`KprofError` saying what is valid; a
+        baseline of other parameters, device or mode among them unless ``allow_mismatch``."""
         return profile.check_profile(
             self,
             kernel,
@@ -192,6 +196,7 @@ class Engine:
             clock_control,
             timeline_iters,
             timeline_engine,
+            allow_mismatch,
         )
 
     # ------------------------------------------------------------------ a user's command
@@ -358,9 +363,12 @@ class Engine:
         profile_dir: str,
         issues: list[str] | None = None,
         insights: list[str] | None = None,
+        allow_mismatch: bool = False,
     ) -> tuple[Path, str]:
-        """Append SPEC.md's devlog template to ``docs/kernels/<kernel>.md`` under a file lock."""
-        return info.update_devlog(self, kernel, profile_dir, issues, insights)
+        """Append SPEC.md's devlog template to ``docs/kernels/<kernel>.md`` under a file lock. "vs
+        Previous" is the last entry measured the same way (parameters, device, mode); with
+        ``allow_mismatch``, the last entry whatever it measured, the differences heading it."""
+        return info.update_devlog(self, kernel, profile_dir, issues, insights, allow_mismatch)
 
     # ------------------------------------------------------------------ device
     def device_info(self) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from ..devices import load_devices, try_match_device
 from ..kernel.api import NAME_RE
 from ..models import Diagnosis
 from ..modes import MODES
-from ..render import last_devlog_metrics, render_devlog_entry
+from ..render import render_devlog_entry
+from ..render.devlog import previous_entry
 from ..render.diagnosis import assess, diagnose
 from ..tools import ncu as ncu_tool
 from ..tools import nsys as nsys_tool
@@ -153,6 +154,7 @@ def update_devlog(
     profile_dir: str,
     issues: list[str] | None = None,
     insights: list[str] | None = None,
+    allow_mismatch: bool = False,
 ) -> tuple[Path, str]:
     """See :meth:`Engine.update_devlog`."""
     if not isinstance(kernel, str) or not NAME_RE.match(kernel):
@@ -178,7 +180,7 @@ def update_devlog(
     def entry_for(text: str) -> str:
         return render_devlog_entry(
             result,
-            last_devlog_metrics(text, result),
+            previous_entry(text, result, bool(allow_mismatch)),
             [i.strip() for i in issues or []],
             [i.strip() for i in insights or []],
             ref,

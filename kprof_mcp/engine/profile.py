@@ -31,6 +31,7 @@ def check_profile(
     clock_control: str = "base",
     timeline_iters: int = 5,
     timeline_engine: str = "auto",
+    allow_mismatch: bool = False,
 ) -> ProfileSpec:
     """See :meth:`Engine.check_profile`."""
     try:
@@ -39,12 +40,6 @@ def check_profile(
         raise KprofError(str(e)) from None
     in_range("timeout_s", timeout_s, 1, 86400, "seconds")
     base = load_result(engine, baseline, "baseline") if baseline else None
-    if base is not None and not engine.config.remote_gpus:
-        from ..analysis.fingerprint import refusal
-
-        why = refusal(base, [] if target_cpu(engine) else [g.get("name", "") for g in nvidia_smi.gpus()])
-        if why:
-            raise KprofError(f"baseline {safefs.clip(baseline)}: {why}")
     source = resolve_kernel(engine, kernel)
     desc = describe(engine, source)
     versions = desc.version_names()
@@ -54,6 +49,8 @@ def check_profile(
         raise KprofError(f"kernel {desc.name!r} has no version {safefs.clip(version)}; valid: {versions}")
     checked = validate_params(desc, params)
     cpu = target_cpu(engine)
+    if base is not None and not allow_mismatch:
+        _refuse_mismatched(engine, base, baseline, checked, mode, cpu)
     budget = engine.config.budget_ms if engine.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
     try:  # the mode's options and the shared fields, checked by the request's models
         req = ProfileRequest(
@@ -91,4 +88,23 @@ def check_profile(
         stages=[st.name for st in stages],
         timeout=float(timeout_s or engine.config.timeout_s),
         baseline=baseline,
+        allow_mismatch=bool(allow_mismatch),
     )
+
+
+def _refuse_mismatched(
+    engine: Engine, base, baseline: str, params: dict[str, Any], mode: str, cpu: bool
+) -> None:
+    """A baseline that measured something else — other parameters, another mode, another device (this
+    machine's, or a cluster's GPUs when known only at the end) — refused with the reason before anything
+    runs (issue 37); ``allow_mismatch`` skips this."""
+    from ..analysis.baseline import mismatch_of, refusal_words
+
+    if engine.config.remote_gpus:  # the device is the worker's: judged when the result comes back
+        kind, names = None, None
+    else:
+        kind = "cpu" if cpu else "cuda"
+        names = None if cpu else [g.get("name", "") for g in nvidia_smi.gpus()]
+    why = mismatch_of(base, params, mode, kind, names)
+    if why:
+        raise KprofError(f"baseline {safefs.clip(baseline)}: {refusal_words(why)}")

@@ -36,12 +36,17 @@ class Rendered:
 
 
 def render_profile(
-    result: ProfileResult, baseline: ProfileResult | None = None, others: list[ProfileResult] | None = None
+    result: ProfileResult,
+    baseline: ProfileResult | None = None,
+    others: list[ProfileResult] | None = None,
+    allow_mismatch: bool = False,
 ) -> Rendered:
     """Assess a result (and set it against its baseline) once; render its contract and report.md (with its
-    mode's sections)."""
+    mode's sections). ``allow_mismatch``: a baseline of other parameters, device or mode is compared
+    (the differences heading the verdict) rather than refused."""
     a = assess(result)
-    vs = against(result, baseline) if baseline is not None else None  # once: its bootstrap is not free
+    # once: its bootstrap is not free
+    vs = against(result, baseline, allow_mismatch) if baseline is not None else None
     mode_report = get_mode(result.mode).report(result, a, others or [])
     return Rendered(
         a,
@@ -392,7 +397,7 @@ def _finish(
         if not render:
             store.finish_profile(work_dir, final_dir, {})
             return ProfileOutcome(result=result, assessment=None, contract="", profile_dir=final_dir)
-        r = render_profile(result, spec.base, store.sibling_versions(result, final_dir))
+        r = render_profile(result, spec.base, store.sibling_versions(result, final_dir), spec.allow_mismatch)
         store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract})
     except store.StoreError as e:
         raise KprofError(str(e)) from None

@@ -30,6 +30,7 @@ class ProfileSpec:
     stages: list[str]
     timeout: float
     baseline: str | None = None
+    allow_mismatch: bool = False  # a baseline of other parameters, device or mode compared, not refused
 
     def run(
         self, engine: Engine, on_progress: runner.ProgressFn | None, control: runner.RunControl | None

@@ -203,13 +203,21 @@ def register_info(mcp: MCPServer, tc: ToolContext) -> None:
         insights: Annotated[
             list[str] | None, Field(description="why the change worked or not; guidance for the next step")
         ] = None,
+        allow_mismatch: Annotated[
+            bool,
+            Field(
+                description="fill 'vs Previous' from the log's last entry even where it measured other "
+                "parameters, another device or another mode; what differs then heads it"
+            ),
+        ] = False,
     ) -> DevlogResult:
         """Append a performance entry (SPEC.md's devlog template: duration, TFLOP/s, GB/s,
         occupancy, TC util, bottleneck, issues, insights) to docs/kernels/<kernel>.md in the
-        workspace. 'vs Previous' is filled from the log's last entry. Appends only; safe
+        workspace. 'vs Previous' is filled from the log's last entry measured the same way (parameters,
+        device, mode); where none was, the entry says why it compares with none. Appends only; safe
         under concurrent calls (file lock, atomic replace)."""
         try:
-            path, entry = engine.update_devlog(kernel, profile_dir, issues, insights)
+            path, entry = engine.update_devlog(kernel, profile_dir, issues, insights, allow_mismatch)
         except KprofError as e:
             raise ToolError(str(e)) from None
         return DevlogResult(path=str(path), entry=entry)

@@ -63,9 +63,17 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
             str | None,
             Field(
                 description="profile_dir of an earlier run to compare with; the contract then has a filled "
-                "'vs Baseline' table"
+                "'vs Baseline' table. One of other parameters, another device or another mode is refused "
+                "(see allow_mismatch)"
             ),
         ] = None,
+        allow_mismatch: Annotated[
+            bool,
+            Field(
+                description="compare with a baseline of other parameters, device or mode anyway; what "
+                "differs then heads the verdict"
+            ),
+        ] = False,
         ncu_launches: Annotated[
             int,
             Field(
@@ -164,6 +172,7 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
                     clock_control,
                     timeline_iters,
                     timeline_engine,
+                    allow_mismatch,
                 )
             )
         except KprofError as e:

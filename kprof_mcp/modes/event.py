@@ -114,6 +114,8 @@ class EventMode(Mode):
                 throttle_mhz = None
 
         energy = energy_reader(nvidia_smi.smi_id(index)) if cap.use_cuda else None
+        # The first run's outputs kept, the persisting-L2 carve-out reset; checked after the timed runs.
+        guard = cap.guard()
         trace_dir = cap.work_dir / "cupti"
         stages: list[StageResult] = []
         cupti_ok = cap.use_cuda
@@ -201,6 +203,8 @@ class EventMode(Mode):
                     "stream, so they say nothing about the overlap; only the whole-plan time "
                     "reflects it (use mode 'nsys' for the timeline)",
                 )
+        cap.progress(0.9, "integrity checks: the last run against the first, one run on fresh inputs")
+        cap.integrity_after_timing(guard)
         if cap.use_cuda:
             cap.device.clocks_after = nvidia_smi.clocks(index)
         cap.warnings += quality_warnings(cap.device, stages, plan_total)

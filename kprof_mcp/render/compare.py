@@ -81,10 +81,18 @@ def compare_summary(r: CompareResult, **fields) -> CompareSummary:
     )
 
 
-def comparison(r: Ratio) -> Comparison:
+def comparison(r: Ratio, device_kind: str = "cuda", refused: str | None = None) -> Comparison:
     """A comparison's numbers with its verdict worded: the speed-up (or the slow-down, its interval
-    turned into the same unit: 1/ratio reverses the bounds) and its confidence interval."""
+    turned into the same unit: 1/ratio reverses the bounds) and its confidence interval. ``refused``:
+    why no verdict may be given (an arm failed its integrity checks after timing): the verdict is
+    'refused' and the sentence says why. On the CPU the sentence is :func:`verdict_sentence`'s."""
     pct = f"{100 * r.confidence:.0f} % CI"
+    if refused:
+        sentence = (
+            f"no verdict on {r.version} against {r.baseline} (speed-up {r.speedup:.3f} as timed): {refused}"
+        )
+        c = Comparison(**dict(dataclasses.asdict(r), verdict="refused"), sentence=sentence)
+        return c.model_copy(update={"sentence": verdict_sentence(c, device_kind)})
     if r.verdict == "faster":
         sentence = (
             f"{r.version} is {r.speedup:.3f}× faster than {r.baseline} ({pct} {r.ci_low:.3f}–{r.ci_high:.3f})"
@@ -99,14 +107,15 @@ def comparison(r: Ratio) -> Comparison:
             f"no significant difference between {r.version} and {r.baseline} "
             f"(speed-up {r.speedup:.3f}, {pct} {r.ci_low:.3f}–{r.ci_high:.3f})"
         )
-    return Comparison(**dataclasses.asdict(r), sentence=sentence)
+    c = Comparison(**dataclasses.asdict(r), sentence=sentence)
+    return c.model_copy(update={"sentence": verdict_sentence(c, device_kind)})
 
 
 def verdict_sentence(c: Comparison, device_kind: str) -> str:
     """A comparison's verdict as a reader should take it: on a GPU the child's sentence; on the
     CPU prefixed "CPU:" with the figure labelled a CPU wall time, since a CPU ratio says nothing
-    about the versions on a GPU."""
-    if device_kind == "cuda":
+    about the versions on a GPU (once: a sentence worded on the CPU already is)."""
+    if device_kind == "cuda" or c.sentence.startswith("CPU: "):
         return c.sentence
     return f"CPU: {c.sentence}: CPU wall time, not a GPU figure"
 
@@ -123,10 +132,13 @@ def render_compare(r: CompareResult) -> str:
     else:
         out += table(cols, [[r.params.get(c) for c in cols]])
     out += ["", "### Verdict", ""]
-    if r.device.kind == "cuda":
-        out += [f"- **{c.sentence}**" for c in r.comparisons]
-    else:  # not bold: a CPU ratio is no verdict on GPU speed
-        out += [f"- {verdict_sentence(c, r.device.kind)}" for c in r.comparisons]
+    # Not bold: a CPU ratio is no verdict on GPU speed, and a refused one is none at all.
+    out += [
+        f"- **{c.sentence}**"
+        if r.device.kind == "cuda" and c.verdict != "refused"
+        else f"- {verdict_sentence(c, r.device.kind)}"
+        for c in r.comparisons
+    ]
     out += ["", "### Versions", ""]
     rows = []
     for t in r.versions:
@@ -137,7 +149,11 @@ def render_compare(r: CompareResult) -> str:
                 f"{t.median_ns / 1e3:.3f}",
                 f"{100 * t.rel_iqr:.2f}",
                 t.runs,
-                "baseline" if t is base else f"{c.speedup:.3f}" if c else "",
+                "baseline"
+                if t is base
+                else f"{c.speedup:.3f}" + (" (refused)" if c.verdict == "refused" else "")
+                if c
+                else "",
                 "" if t is base else f"{c.ci_low:.3f}–{c.ci_high:.3f}" if c else "",
             ]
         )

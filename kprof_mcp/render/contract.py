@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.baseline import StageVerdict, VsBaseline, against
+from ..analysis.baseline import StageVerdict, VsBaseline, against, untrusted
 from ..models import ProfileResult
 from .diagnosis import Assessment, KeyIssue, RankedOpportunity, RootCause, assess
 from .markdown import CPU_WALL_TIME, NA, num, table
@@ -98,6 +98,9 @@ def render_contract(
         )
     lines += table(["Stage", "Duration (us)", "TC%", "DRAM%", "Occ%", "Bottleneck", "Key Issue"], rows)
     lines.append("")
+    failed = untrusted(result)
+    if failed:
+        lines += [integrity_line(failed), ""]
     if a.bottleneck is None:
         no_model = result.device.kind == "cuda" and a.main is not None and a.main.key_issue.kind == "no_model"
         reason = (
@@ -138,33 +141,46 @@ def render_contract(
     return "\n".join(lines) + "\n"
 
 
-def _change(prev: float | None, cur: float | None, lower_is_better: bool, noise: float = 0.0) -> str:
+def integrity_line(failed: list[str]) -> str:
+    """The contract's line for a profile whose integrity checks after timing failed (issue 37)."""
+    return (
+        "**Integrity**: FAILED after timing — "
+        + "; ".join(failed)
+        + ". The times above are not the kernel's work: no verdict (baseline, compare_versions) calls this "
+        "version faster."
+    )
+
+
+def _change(
+    prev: float | None, cur: float | None, lower_is_better: bool, noise: float = 0.0, cpu: bool = False
+) -> str:
     if prev is None or cur is None or prev == 0:
         return NA
     pct = 100.0 * (cur - prev) / prev
     txt = f"{pct:+.1f}%"
     if lower_is_better and cur > 0:
         speed = prev / cur
-        txt += f" ({speed:.2f}x {'faster' if speed >= 1 else 'slower'})"
+        txt += f" ({'CPU: ' if cpu else ''}{speed:.2f}x {'faster' if speed >= 1 else 'slower'})"
     if abs(pct) <= 100.0 * noise:
         txt += " (within noise)"
     return txt
 
 
-def _baseline_ci(vs: VsBaseline) -> str | None:
+def _baseline_ci(vs: VsBaseline, cpu: bool = False) -> str | None:
     """The speed-up's 95 % bootstrap CI from both profiles' raw samples, when both kept them
     (same timing method, one stage or a whole-plan time, ≥ 4 samples a side)."""
     c = vs.whole
     if c is None:
         return None
-    return (
+    return ("CPU: " if cpu else "") + (
         f"speed-up {c.speedup:.3f} (95 % CI {c.ci_low:.3f}–{c.ci_high:.3f}, {c.verdict}; bootstrap of the two "
         "profiles' raw samples, taken in separate processes: compare_versions gives the same-process verdict)"
     )
 
 
-def _verdict_row(sv: StageVerdict) -> list[Any]:
-    """A stage's verdict: faster / slower / no significant change, and what it used."""
+def _verdict_row(sv: StageVerdict, cpu: bool = False) -> list[Any]:
+    """A stage's verdict: faster / slower / no significant change, and what it used; on the CPU
+    prefixed "CPU:" and never bold (a CPU wall time says nothing of the GPU)."""
     used, floor = judgement_words(sv.judgement), sv.floor
     if floor and floor.get("from"):  # which A/A series set the floor, and whether it is of the stage's class
         cls = {
@@ -176,13 +192,14 @@ def _verdict_row(sv: StageVerdict) -> list[Any]:
             f"noise floor {floor['pct']:.2f} % ({floor['from']}" + (f"; {cls}" if cls else "") + ")",
             1,
         )
-    return [sv.stage, f"{sv.prev_ns / 1e3:.2f} → {sv.cur_ns / 1e3:.2f}", f"**{sv.judgement.verdict}**", used]
+    verdict = f"CPU: {sv.judgement.verdict}" if cpu else f"**{sv.judgement.verdict}**"
+    return [sv.stage, f"{sv.prev_ns / 1e3:.2f} → {sv.cur_ns / 1e3:.2f}", verdict, used]
 
 
 def _verdicts(result: ProfileResult, vs: VsBaseline) -> list[str]:
     """The verdict table under the vs-Baseline table (issue 27): per stage, from both profiles'
     samples (CI) and this GPU's measured noise floor."""
-    rows = [_verdict_row(sv) for sv in vs.stages]
+    rows = [_verdict_row(sv, result.device.kind != "cuda") for sv in vs.stages]
     if not rows:
         return []
     src = result.noise_floor.get("source") if result.noise_floor else None
@@ -206,10 +223,22 @@ def render_baseline_table(
     header = ["Metric", "Previous", "Current", "Change"]
     if baseline is None:  # SPEC's heading stays; an empty table would be an empty section
         return [NO_BASELINE]
+    vs = vs or against(result, baseline)
+    which = f"Baseline: {baseline.kernel} {baseline.version} ({baseline.profile_dir})"
+    if vs.refused:
+        return [f"Refused: {vs.refused}.", "", which + "."]
+    cpu = result.device.kind != "cuda"
+    lines: list[str] = []
+    if vs.mismatch:
+        lines += [
+            "Compared despite a mismatch (allow_mismatch): " + "; ".join(vs.mismatch) + ". The verdict below "
+            "is not of like with like.",
+            "",
+        ]
     rows: list[list[Any]] = []
     noise = max([s.timing.rel_iqr for s in result.stages + baseline.stages] or [0.0])
     pt, ct = baseline.total_time_ns(), result.total_time_ns()
-    rows.append(["Duration (us)", f"{pt / 1e3:.2f}", f"{ct / 1e3:.2f}", _change(pt, ct, True, noise)])
+    rows.append(["Duration (us)", f"{pt / 1e3:.2f}", f"{ct / 1e3:.2f}", _change(pt, ct, True, noise, cpu)])
     prev_stages = {s.name: s for s in baseline.stages}
     for s in result.stages:
         p = prev_stages.get(s.name)
@@ -221,7 +250,7 @@ def render_baseline_table(
                     f"{s.name} duration (us)",
                     f"{p.timing.median_ns / 1e3:.2f}",
                     f"{s.timing.median_ns / 1e3:.2f}",
-                    _change(p.timing.median_ns, s.timing.median_ns, True, noise),
+                    _change(p.timing.median_ns, s.timing.median_ns, True, noise, cpu),
                 ]
             )
         rows.append(
@@ -247,17 +276,10 @@ def render_baseline_table(
         ):
             if a is not None or b is not None:
                 rows.append([label, num(a), num(b), NA if a is None or b is None else f"{b - a:+.1f} pts"])
-    lines = table(header, rows)
+    lines += table(header, rows)
     notes = []
     if baseline.kernel != result.kernel:
         notes.append(f"baseline is kernel {baseline.kernel!r}, not {result.kernel!r}")
-    if baseline.params != result.params:
-        diff = {
-            k: (baseline.params.get(k), result.params.get(k))
-            for k in set(baseline.params) | set(result.params)
-            if baseline.params.get(k) != result.params.get(k)
-        }
-        notes.append(f"parameters differ (previous, current): {diff}")
     from ..analysis.fingerprint import differences
 
     env = differences(baseline, result)
@@ -265,8 +287,6 @@ def render_baseline_table(
         notes.append(
             "environments differ (" + "; ".join(env) + "): part of the change may be the environment's"
         )
-    if baseline.mode != result.mode:
-        notes.append(f"modes differ: {baseline.mode} vs {result.mode}")
     prev_m, cur_m = (
         sorted({s.timing.method for s in baseline.stages}),
         sorted({s.timing.method for s in result.stages}),
@@ -280,14 +300,14 @@ def render_baseline_table(
                 "figure, or profile the baseline again"
             )
         notes.append(note)
-    vs = vs or against(result, baseline)
-    ci = _baseline_ci(vs)
+    ci = _baseline_ci(vs, cpu)
     if ci:
         notes.append(ci)
     lines += _verdicts(result, vs)
     lines.append("")
     lines.append(
-        f"Baseline: {baseline.kernel} {baseline.version} ({baseline.profile_dir}); timing spread up to "
-        f"{100 * noise:.1f}% IQR/median" + ("; " + "; ".join(notes) if notes else "") + "."
+        f"{which}; timing spread up to {100 * noise:.1f}% IQR/median"
+        + ("; " + "; ".join(notes) if notes else "")
+        + "."
     )
     return lines
