@@ -21,6 +21,13 @@ Example (see ``kernels/vector_add``)::
         ),
         memory_bytes=lambda p: 3 * p["n"] * p.itemsize,
     )
+
+Inputs are made once and the plan is built on them. After timing, the profiler checks the plan
+once more on fresh values (issue 37: a version that caches its output fails): it calls
+``make_inputs(params, device, seed=N)`` where ``make_inputs`` takes a ``seed`` keyword, else
+``make_inputs(params, device)`` with every seed it sets through torch shifted by N, and copies the
+new values into the tensors the plan was built on. A generator whose values do not depend on a torch
+seed gives the same inputs (the check then runs on those, and says so).
 """
 
 from __future__ import annotations
@@ -218,7 +225,8 @@ class KernelPackage:
     name: str
     description: str
     params: tuple[Param, ...]
-    make_inputs: Callable[[Params, Any], dict[str, Any]]
+    # (params, device) -> dict of tensors; may take a ``seed`` keyword (0 the first time; see the module doc)
+    make_inputs: Callable[..., dict[str, Any]]
     reference: Callable[[dict[str, Any], Params], Any]
     versions: tuple[Version, ...]
     memory_bytes: Callable[[Params], float]
