@@ -225,7 +225,8 @@ class KernelPackage:
     name: str
     description: str
     params: tuple[Param, ...]
-    # (params, device) -> dict of tensors; may take a ``seed`` keyword, left at its default for the first inputs (see the module doc)
+    # (params, device) -> dict of tensors; may take a ``seed`` keyword, left at its default for the
+    # first inputs (see the module doc)
     make_inputs: Callable[..., dict[str, Any]]
     reference: Callable[[dict[str, Any], Params], Any]
     versions: tuple[Version, ...]
