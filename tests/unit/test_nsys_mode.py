@@ -62,7 +62,21 @@ def test_nsight_systems_recording_reads_back_to_the_recorded_result(name, tmp_pa
 
 
 INTENDED = {
-    "tiny_chain_v0": (("est. 1350.9% gain", "est. 1347.2% gain"),),
+    # Since the replay's batch what-if: the 200 add_const_kernel launches in a row (4 blocks each) are one
+    # batched (here: fused) kernel's work; the graph stays the other fix, at +1347.2 %.
+    "tiny_chain_v0": (
+        (
+            "Cut launch overhead: capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile "
+            "mode='reduce-overhead') or fuse the small kernels — est. 1350.9% gain — trigger: "
+            "gpu_idle_in_launches=93.1% of the wall time, 200.0 launches per occurrence;",
+            "Cut launch overhead: launch the 200 launches of add_const_kernel in a row as one batched kernel "
+            "(torch.bmm, a batched or grouped GEMM, torch.vmap, a persistent kernel over the items; fuse them if "
+            "each reads the last one's output), or capture the step as a CUDA graph (torch.cuda.CUDAGraph, "
+            "torch.compile mode='reduce-overhead') or fuse the small kernels — est. 10429.7% gain — trigger: "
+            "gpu_idle_in_launches=93.1% of the wall time, 200.0 launches per occurrence, 200 launches of "
+            "add_const_kernel each filling 0.2% of the GPU;",
+        ),
+    ),
     "two_streams_v0": (
         (
             "3. Cut launch overhead: capture the step as a CUDA graph (torch.cuda.CUDAGraph, torch.compile "
