@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..parsers.kineto import Trace
+from . import idle_sources
 from .timeline import LAUNCH_APIS, _union
 
 # The boundary between per-launch host overhead and host work. An eager PyTorch operation costs
@@ -92,6 +93,9 @@ class IdleBreakdown:
     gaps: int  # idle gaps in the window
     occurrences: int = 1  # repetitions of the measured work in the window (range occurrences, iterations)
     evidence: dict[str, Any] = field(default_factory=dict)
+    # PARTS -> the Python line whose CUDA calls own most of that idle time (analysis.idle_sources);
+    # empty unless the recording has each call's line (Nsight Systems with Python backtraces).
+    sources: dict[str, Any] = field(default_factory=dict)
 
     def share(self, part: str) -> float:
         return self.parts_ns.get(part, 0.0) / self.window_ns if self.window_ns > 0 else 0.0
@@ -105,6 +109,7 @@ class IdleBreakdown:
             "gaps": self.gaps,
             "occurrences": self.occurrences,
             "evidence": self.evidence,
+            **({"sources": self.sources} if self.sources else {}),
         }
 
 
@@ -132,19 +137,32 @@ class _Set:
         return None
 
 
-def _subtract(pieces: list[tuple[float, float]], cut: _Set) -> tuple[list[tuple[float, float]], float]:
-    """``pieces`` minus ``cut``; returns (what is left, the length removed)."""
-    left, removed = [], 0.0
+def _split(pieces: list[tuple[float, float]], cut: _Set) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """``pieces`` minus ``cut``; returns (what is left, what was taken)."""
+    left, taken = [], []
     for lo, hi in pieces:
         cur = lo
         for s, e in cut.overlapping(lo, hi):
             if s > cur:
                 left.append((cur, s))
-            removed += e - s
+            taken.append((s, e))
             cur = max(cur, e)
         if cur < hi:
             left.append((cur, hi))
-    return left, removed
+    return left, taken
+
+
+def _length(pieces: list[tuple[float, float]]) -> float:
+    total = 0.0
+    for s, e in pieces:
+        total += e - s
+    return total
+
+
+def _subtract(pieces: list[tuple[float, float]], cut: _Set) -> tuple[list[tuple[float, float]], float]:
+    """``pieces`` minus ``cut``; returns (what is left, the length removed)."""
+    left, taken = _split(pieces, cut)
+    return left, _length(taken)
 
 
 def breakdown(
@@ -178,6 +196,7 @@ def breakdown(
         k: [] for k in ("first_call", "copy_h2d", "sync", "launch", "other")
     }
     calls: list[tuple[float, float]] = []
+    lined: list[idle_sources.Call] = []  # every call with its category and Python line (when recorded)
     if api is not None:
         memkind = {}
         if not tr.memops.empty:
@@ -192,6 +211,7 @@ def breakdown(
         long_launch = max(FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X * med_launch)
         counts: dict[str, dict[str, list[float]]] = {k: {} for k in cats}
         first_call_at = float(api["start"].min()) if process else None
+        has_lines = "source" in api.columns
         for r, name, launch in zip(api.itertuples(), names, is_launch):
             if name.startswith(POLL_APIS):
                 continue
@@ -211,6 +231,13 @@ def breakdown(
                 cat = "other"
             cats[cat].append(iv)
             calls.append(iv)
+            if has_lines:
+                src, op = getattr(r, "source", None), getattr(r, "op", None)
+                lined.append(
+                    idle_sources.Call(
+                        iv[0], iv[1], cat, src if isinstance(src, str) else None, op if isinstance(op, str) else None
+                    )
+                )
             if lo <= iv[0] <= hi:
                 label = (
                     f"{name} (a first launch: loads its module)" if cat == "first_call" and launch else name
@@ -236,20 +263,26 @@ def breakdown(
     out_starts = [s for s, _ in outside]
 
     parts = {k: 0.0 for k in PARTS}
+    owned = idle_sources.Owned()
     sync_gaps, host_stretches = 0, []
     for a, b in gaps:
         pieces = [(a, b)]
-        pieces, t = _subtract(pieces, sets["first_call"])
-        parts["first_call"] += t
-        pieces, t = _subtract(pieces, sets["copy_h2d"])
-        parts["copy_h2d"] += t
+        pieces, taken = _split(pieces, sets["first_call"])
+        parts["first_call"] += _length(taken)
+        owned.add("first_call", taken)
+        pieces, taken = _split(pieces, sets["copy_h2d"])
+        parts["copy_h2d"] += _length(taken)
+        owned.add("copy_h2d", taken)
         if sets["sync"].containing(a, SYNC_RETURN_NS) is not None:
-            parts["sync"] += sum(e - s for s, e in pieces)
+            rest = sum(e - s for s, e in pieces)
+            parts["sync"] += rest
+            owned.sync_gaps.append((a, rest))
             sync_gaps += 1
             continue
         for cat, part in (("sync", "sync"), ("launch", "launch"), ("other", "other_api")):
-            pieces, t = _subtract(pieces, sets[cat])
-            parts[part] += t
+            pieces, taken = _split(pieces, sets[cat])
+            parts[part] += _length(taken)
+            owned.add(part, taken)
         for s, e in pieces:
             i = bisect.bisect_right(out_starts, s) - 1
             # A stretch before the window's first call or after its last has no known length: its
@@ -258,8 +291,10 @@ def breakdown(
             full = outside[i][1] - outside[i][0] if bounded else e - s
             if full < HOST_WORK_MIN_NS:
                 parts["launch"] += e - s
+                owned.short.append((s, e))
             else:
                 parts["host"] += e - s
+                owned.host.append((s, e))
                 if bounded:
                     host_stretches.append(full)
     ev["sync_ops"] = _sync_ops(tr, cats["sync"], lo, hi)
@@ -278,6 +313,7 @@ def breakdown(
         _, hidden = _subtract([(float(r.start), float(r.end))], kern)
         exposed += float(r.end) - float(r.start) - hidden
     ev["h2d_exposed_ns"] = exposed
+    sources = idle_sources.attribute(lined, owned, lo, hi, SYNC_RETURN_NS) if lined else {}
     return IdleBreakdown(
         window_ns=window,
         busy_ns=busy_ns,
@@ -286,6 +322,7 @@ def breakdown(
         gaps=len(gaps),
         occurrences=max(1, occurrences),
         evidence=ev,
+        sources=sources,
     )
 
 

@@ -8,7 +8,8 @@ model                         modes           fields
 :class:`EventOptions`         event           none of its own
 :class:`NsightOptions`        annotation, ncu ``ncu_path``, ``ncu_launches``, ``max_kernels``
 :class:`NsysOptions`          nsys            ``timeline_iters``, ``timeline_engine``,
-                                              ``nsys_path``, ``timeline_fallback``
+                                              ``nsys_path``, ``timeline_fallback``,
+                                              ``python_backtrace``
 ============================  ==============  ==============================================
 
 A mode's class (``kprof_mcp.modes``) names its model (``Mode.options_model``); this module names
@@ -46,6 +47,17 @@ def int_in(name: str, lo: int, hi: int, what: str = "give an integer") -> Before
         return value
 
     return BeforeValidator(check)
+
+
+def _bool(name: str):
+    """A field that takes True or False only (no 0/1, no strings)."""
+
+    def check(value: Any) -> Any:
+        if not isinstance(value, bool):
+            raise ValueError(f"{name}={clip(value)}: true or false")
+        return value
+
+    return check
 
 
 def _for_command(info: ValidationInfo) -> bool:
@@ -109,6 +121,11 @@ class NsysOptions(ModeOptions):
     timeline_engine: Annotated[str, BeforeValidator(_timeline_engine)] = "auto"
     nsys_path: str | None = None
     timeline_fallback: str | None = None
+    # Nsight Systems only: record the Python stack of every CUDA call (--python-backtrace=cuda with
+    # CUDA backtraces and CPU sampling), so each idle cause names the line that made its calls. Off
+    # by default: on an H100 it cost ~8 us per CUDA call (a 32-launch step 878 -> 1353 us), time the
+    # timeline then shows as launch overhead (tests/fixtures/nsys-backtrace/README.md).
+    python_backtrace: Annotated[bool, BeforeValidator(_bool("python_backtrace"))] = False
 
 
 OPTIONS: tuple[type[ModeOptions], ...] = (EventOptions, NsightOptions, NsysOptions)

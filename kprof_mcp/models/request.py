@@ -51,6 +51,7 @@ FLAT_ORDER = (
     "timeline_engine",
     "nsys_path",
     "timeline_fallback",
+    "python_backtrace",
     "command",
     "command_cwd",
     "include",

@@ -92,7 +92,7 @@ class TimelineMode(Mode):
             return Launch()
         nsys = Path(req.options.nsys_path)
         base = scratch / "timeline"
-        cmd = nsys_tool.profile_prefix(nsys, base)
+        cmd = nsys_tool.profile_prefix(nsys, base, req.options.python_backtrace)
         profiler = {
             "engine": "Nsight Systems",
             "nsys_version": nsys_tool.version(nsys),
@@ -128,7 +128,11 @@ class TimelineMode(Mode):
         nsys = Path(req.options.nsys_path)
         try:
             nsys_tool.export_sqlite(
-                nsys, work_dir / REPORT_FILE, work_dir / SQLITE_FILE, timeout_s=min(600, timeout_s)
+                nsys,
+                work_dir / REPORT_FILE,
+                work_dir / SQLITE_FILE,
+                timeout_s=min(600, timeout_s),
+                include_json=req.options.python_backtrace,
             )
         except nsys_tool.NsysError as e:
             raise ModeError(f"{e} (the report is kept in {work_dir / REPORT_FILE})", "nsys_failed") from None

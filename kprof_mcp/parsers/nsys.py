@@ -9,7 +9,8 @@ columns): ``CUPTI_ACTIVITY_KIND_KERNEL`` (kernels), ``CUPTI_ACTIVITY_KIND_MEMCPY
 and driver API calls, whose names lose nsys's ``_v<N>`` suffix: ``cudaLaunchKernel_v7000`` ->
 ``cudaLaunchKernel``), ``NVTX_EVENTS`` (push/pop and start/end ranges; marks are left out),
 ``StringIds`` (every name), ``TARGET_INFO_GPU`` (SM count, device name) and the
-``ENUM_CUDA_MEMCPY_OPER`` / ``ENUM_CUDA_MEM_KIND`` labels. Times are ns as nsys recorded them
+``ENUM_CUDA_MEMCPY_OPER`` / ``ENUM_CUDA_MEM_KIND`` labels. A recording with Python backtraces
+(:mod:`.nsys_backtrace`) gives each API call its Python line and op (``source``, ``op`` columns). Times are ns as nsys recorded them
 (from the start of the recording session, unless the export was time-normalised).
 
 Also the pure halves of :mod:`kprof_mcp.tools.nsys`: which libraries ``ldd`` reports missing,
@@ -26,6 +27,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from . import nsys_backtrace
 from .kineto import KERNEL_COLUMNS, Trace
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -42,6 +44,7 @@ NVTX_RANGE_TYPES = (NVTX_PUSH_POP, NVTX_START_END)
 
 MEMOP_COLS = ["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"]
 API_COLS = ["name", "start", "dur", "end", "correlation", "tid"]
+SOURCE_COLS = ["source", "op"]  # added to the API calls of a recording with Python backtraces
 RANGE_COLS = ["name", "start", "dur", "end", "tid"]
 CPU_OP_COLS = ["name", "start", "dur", "end", "tid"]
 
@@ -237,13 +240,20 @@ def _memops(con, tables) -> list[dict[str, Any]]:
     return rows
 
 
-def _api(con, tables, strings) -> list[dict[str, Any]]:
+def _api(con, tables, strings, sources: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The CUDA API calls; a recording with backtraces repeats each backtraced call as a row of its
+    own event class (:mod:`.nsys_backtrace`), left out here. With ``sources``, each call's Python
+    line and op (None where it has none)."""
     if RUNTIME_TABLE not in tables:
         return []
     cols = _columns(con, RUNTIME_TABLE)
     sel = ", ".join(f'"{c}"' if c in cols else "NULL" for c in ("correlationId", "nameId", "globalTid"))
-    return [
-        {
+    where = ""
+    if "eventClass" in cols and "callchainId" in cols:
+        where = f" WHERE eventClass != {nsys_backtrace.backtrace_class(con, tables)}"
+    rows = []
+    for start, end, corr, name_id, tid in con.execute(f'SELECT start, "end", {sel} FROM {RUNTIME_TABLE}{where}'):
+        row = {
             "name": api_name(strings.get(name_id)),
             "start": start,
             "dur": end - start,
@@ -251,8 +261,42 @@ def _api(con, tables, strings) -> list[dict[str, Any]]:
             "correlation": corr,
             "tid": tid,
         }
-        for start, end, corr, name_id, tid in con.execute(f'SELECT start, "end", {sel} FROM {RUNTIME_TABLE}')
-    ]
+        if sources:
+            src = sources.get(corr) or {}
+            row["source"], row["op"] = src.get("source"), src.get("op")
+        rows.append(row)
+    if sources:
+        _inherit_sources(rows)
+    return rows
+
+
+# A call nsys did not backtrace belongs to the backtraced call that follows it this soon on its
+# thread (PyTorch loads a kernel's library, cuLibraryLoadData, just before it launches it).
+INHERIT_NEXT_NS = 100_000
+
+
+def _inherit_sources(rows: list[dict[str, Any]]) -> None:
+    """A call nsys did not backtrace (driver calls, ``cudaStreamIsCapturing``) takes the line and op
+    of the backtraced call around it on its thread, else of the one that starts within
+    :data:`INHERIT_NEXT_NS` after it ends (the op it prepared: a first launch's ``cuLibraryLoadData``)."""
+    import bisect
+
+    by_tid: dict[Any, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["source"] is not None:
+            by_tid.setdefault(r["tid"], []).append(r)
+    for lined in by_tid.values():
+        lined.sort(key=lambda r: r["start"])
+    starts = {tid: [r["start"] for r in lined] for tid, lined in by_tid.items()}
+    for r in rows:
+        if r["source"] is not None or r["tid"] not in by_tid:
+            continue
+        lined, at = by_tid[r["tid"]], starts[r["tid"]]
+        i = bisect.bisect_right(at, r["start"]) - 1
+        if i >= 0 and lined[i]["end"] >= r["end"]:
+            r["source"], r["op"] = lined[i]["source"], lined[i]["op"]
+        elif i + 1 < len(lined) and lined[i + 1]["start"] - r["end"] <= INHERIT_NEXT_NS:
+            r["source"], r["op"] = lined[i + 1]["source"], lined[i + 1]["op"]
 
 
 def _ranges(con, tables, strings) -> list[dict[str, Any]]:
@@ -321,7 +365,8 @@ def load_sqlite(path: Path) -> Trace:
             strings = dict(con.execute("SELECT id, value FROM StringIds")) if "StringIds" in tables else {}
             kernels = _kernels(con, tables, strings)
             memops = _memops(con, tables)
-            api = _api(con, tables, strings)
+            sources = nsys_backtrace.sources(con, tables, strings)
+            api = _api(con, tables, strings, sources)
             ranges = _ranges(con, tables, strings)
             num_sms, device_name = _gpu(con, tables, kernels)
         except sqlite3.Error as e:
@@ -331,7 +376,7 @@ def load_sqlite(path: Path) -> Trace:
     return Trace(
         kernels=_frame(kernels, KERNEL_COLUMNS),  # the columns, in the order, load_trace gives
         memops=_frame(memops, MEMOP_COLS),
-        api=_frame(api, API_COLS),
+        api=_frame(api, API_COLS + (SOURCE_COLS if sources else [])),
         ranges=_frame(ranges, RANGE_COLS),
         cpu_ops=_frame([], CPU_OP_COLS),
         num_sms=num_sms,

@@ -232,17 +232,31 @@ def check_nsys() -> NsysCheck:
 # ----------------------------------------------------------------------------- command lines
 
 
-def profile_prefix(nsys: Path, output_base: Path) -> list[str]:
+# With python_backtrace (NsysOptions): the Python stack of every CUDA call. nsys 2025.3 records one
+# only with CUDA backtraces and CPU sampling on (its help: "tracing and backtraces of the selected
+# API and CPU sampling must be enabled"; with --sample=none it records none, silently); all:1 takes
+# every call, the launches too (the default threshold is 80 us), and the slowest sampling rate keeps
+# the samples, which kprof does not read, few. Read by kprof_mcp.parsers.nsys_backtrace.
+BACKTRACE_FLAGS = (
+    "--sample=process-tree",
+    "--sampling-period=16000000",
+    "--cudabacktrace=all:1",
+    "--python-backtrace=cuda",
+)
+
+
+def profile_prefix(nsys: Path, output_base: Path, python_backtrace: bool = False) -> list[str]:
     """The ``nsys profile`` argument vector; the program and its arguments follow it. CUDA and
     NVTX tracing, every CUDA graph node as its own kernel, no CPU sampling or context switches,
-    ``<output_base>.nsys-rep`` overwritten."""
+    ``<output_base>.nsys-rep`` overwritten. ``python_backtrace``: each CUDA call's Python stack
+    too (:data:`BACKTRACE_FLAGS`; CPU sampling at its slowest rate)."""
     return [
         str(nsys),
         "profile",
         "-t",
         "cuda,nvtx",
         "--cuda-graph-trace=node",
-        "--sample=none",
+        *(BACKTRACE_FLAGS if python_backtrace else ("--sample=none",)),
         "--cpuctxsw=none",
         "--force-overwrite",
         "true",
@@ -257,16 +271,20 @@ def _tail(text: str | bytes | None, n: int = 800) -> str:
     return (text or "").strip()[-n:]
 
 
-def export_sqlite(nsys: Path, rep: Path, out: Path, timeout_s: float = 300) -> Path:
+def export_sqlite(
+    nsys: Path, rep: Path, out: Path, timeout_s: float = 300, include_json: bool = False
+) -> Path:
     """``nsys export --type sqlite`` of ``rep`` into ``out`` (overwritten); returns the file
-    written. Raises :class:`NsysError` with the end of nsys's output when it fails, runs out of
-    time or writes nothing."""
+    written. ``include_json``: NVTX payloads as JSON (``--include-json true``: the Python
+    backtraces, which have no other export form). Raises :class:`NsysError` with the end of nsys's
+    output when it fails, runs out of time or writes nothing."""
     out = Path(out)
     written = [out] if out.suffix == ".sqlite" else [out, out.with_name(out.name + ".sqlite")]
     for w in written:
         if w.is_file():
             w.unlink()  # --force-overwrite would replace it; gone, a failed export cannot pass for a new one
-    cmd = [str(nsys), "export", "--type", "sqlite", "--force-overwrite", "true", "-o", str(out), str(rep)]
+    cmd = [str(nsys), "export", "--type", "sqlite", *(("--include-json", "true") if include_json else ())]
+    cmd += ["--force-overwrite", "true", "-o", str(out), str(rep)]
     try:
         cp = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as e:
