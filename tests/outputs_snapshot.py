@@ -15,7 +15,8 @@ has --calibrate).
 Intended changes awaiting the next re-recording, one line each:
 - the replay's batch what-if: nsys/tiny_chain_v0 (contract.md, report.md, summary.json, files/result.json): its 200
   add_const_kernel launches in a row are a run; the launch cause leads with one batched/fused kernel at +10429.7 %
-  (was the CUDA graph's +1347.2 %), result.json's idle replay holds step_ns.batch and the run (replay.batch).
+  (was the CUDA graph's +1347.2 %; the batched kernel, 1.09 us, is the fused v1's 1.06 us), result.json's idle
+  replay holds step_ns.batch and the run (replay.batch).
 - the static SASS mix's loops: every files/result.json of ncu/* and nsys/* (12 outputs) gains
   "sass_loop_mix": null in each stage's resources (Resources.sass_loop_mix: the listing's instructions
   inside its loops; the fixtures were recorded without a listing, so no event-mode output changes).
