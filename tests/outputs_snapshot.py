@@ -20,6 +20,10 @@ Intended changes awaiting the next re-recording, one line each:
 - the static SASS mix's loops: every files/result.json of ncu/* and nsys/* (12 outputs) gains
   "sass_loop_mix": null in each stage's resources (Resources.sass_loop_mix: the listing's instructions
   inside its loops; the fixtures were recorded without a listing, so no event-mode output changes).
+- issue 37's allow_mismatch (a baseline or devlog entry of other parameters, device or mode refused unless
+  allowed): cli/profile_help.txt, cli/profile_vector_add_mode_warp.txt (usage), cli/devlog_help.txt gain
+  --allow-mismatch; mcp/tool_profile_kernel.json and mcp/tool_update_devlog.json gain the allow_mismatch
+  argument and the words on the refusal (5 outputs; no contract changes: the recorded vs-prev pairs match).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 
