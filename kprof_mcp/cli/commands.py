@@ -60,6 +60,7 @@ def cmd_run(
         clock_control=a.clock_control,
         timeline_engine=a.timeline_engine,
         warmup_occurrences=a.warmup,
+        python_backtrace=a.python_backtrace,
     )
     if a.json:
         _print_json(_profile_document(out))

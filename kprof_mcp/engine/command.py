@@ -62,6 +62,7 @@ def check_command(
     clock_control: str = "base",
     timeline_engine: str = "auto",
     warmup_occurrences: int = 1,
+    python_backtrace: bool = False,
 ) -> ProfileSpec:
     """See :meth:`Engine.check_command`."""
     try:
@@ -112,6 +113,7 @@ def check_command(
             include=include,
             stage_models=models,
             warmup_occurrences=warmup_occurrences,
+            python_backtrace=python_backtrace,
         )
     except ValidationError as e:
         raise KprofError(validation_message(e)) from None

@@ -218,6 +218,7 @@ class Engine:
         clock_control: str = "base",
         timeline_engine: str = "auto",
         warmup_occurrences: int = 1,
+        python_backtrace: bool = False,
     ) -> ProfileSpec:
         """Validate a ``profile_command`` request: an argument vector starting with ``python`` (a
         script under the workspace, or ``-m module``), a working directory under the workspace,
@@ -234,6 +235,7 @@ class Engine:
             clock_control,
             timeline_engine,
             warmup_occurrences,
+            python_backtrace,
         )
 
     def run_checked(

@@ -244,6 +244,14 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
                 "first-call set-up); default 1; never a pytest test's single occurrence",
             ),
         ] = 1,
+        python_backtrace: Annotated[
+            bool,
+            Field(
+                description="nsys with Nsight Systems: record each CUDA call's Python stack, so every cause "
+                "of the GPU's idle time (sync, allocation, copy, launches) names the line that made its "
+                "calls; costs ~8 µs per CUDA call, which the timeline shows as launch overhead"
+            ),
+        ] = False,
         wait_s: Annotated[
             float | None,
             Field(
@@ -298,6 +306,7 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
                     clock_control,
                     timeline_engine,
                     warmup_occurrences,
+                    python_backtrace,
                 )
             )
         except KprofError as e:

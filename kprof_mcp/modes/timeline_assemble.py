@@ -99,11 +99,18 @@ def _median(xs: list[float]) -> float | None:
 
 def _fallback_note(req, on_gpu: bool) -> str:
     """Why the Kineto recorder ran instead of Nsight Systems."""
+    lines = (
+        "; python_backtrace needs Nsight Systems: no Python line was recorded"
+        if getattr(req.options, "python_backtrace", False)
+        else ""
+    )
     if not on_gpu:
-        return "not used: no GPU (CPU activity only, from torch.profiler)"
+        return "not used: no GPU (CPU activity only, from torch.profiler)" + lines
     return (
-        req.options.timeline_fallback or "not used"
-    ) + "; the timeline comes from CUPTI via torch.profiler"
+        (req.options.timeline_fallback or "not used")
+        + "; the timeline comes from CUPTI via torch.profiler"
+        + lines
+    )
 
 
 def assemble(

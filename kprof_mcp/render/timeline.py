@@ -258,4 +258,57 @@ def where_the_wall_time_went(idle: dict) -> list[str]:
         )
     if calls:
         out += [""] + [f"- {c}" for c in calls]
+    out += _source_lines(idle.get("sources") or {})
     return out
+
+
+_PART_SHORT = {
+    "first_call": "one-off calls",
+    "copy_h2d": "host-to-device copies",
+    "sync": "after a sync",
+    "launch": "launches",
+    "other_api": "other CUDA calls",
+    "host": "host work",
+}
+
+
+def source_words(src: dict | None) -> str:
+    """An idle cause's line for its trigger (analysis.idle_sources), or nothing without backtraces."""
+    if not src or not src.get("line"):
+        return ""
+    op = f" via {src['op']}" if src.get("op") else ""
+    where = f"between {src['after']} and {src['line']}" if src.get("after") else f"{src['line']}{op}"
+    return f"; source_line={where} x{src.get('calls', 0)}, {100 * float(src.get('share') or 0):.0f}% of its idle time"
+
+
+def _source_lines(sources: dict) -> list[str]:
+    """Each idle part's Python line (kprof_mcp.analysis.idle_sources): the line whose CUDA calls own
+    most of that idle time, from a recording with Python backtraces (python_backtrace=True)."""
+    rows = []
+    for part, label in _PART_SHORT.items():
+        src = sources.get(part)
+        if not src or not src.get("line"):
+            continue
+        op = f", {src['op']}" if src.get("op") and part != "host" else ""
+        where = (
+            f"the host's own Python between `{src['after']}` and `{src['line']}`"
+            if part == "host" and src.get("after")
+            else f"`{src['line']}`{op}"
+        )
+        rows.append(
+            [
+                label,
+                where,
+                str(src.get("calls", 0)),
+                us(float(src.get("idle_ns") or 0.0)),
+                f"{100 * float(src.get('share') or 0):.0f}",
+                str(src.get("lines", 1)),
+            ]
+        )
+    if not rows:
+        return []
+    return [
+        "",
+        "Where in the Python code (each idle part's CUDA calls, from Nsight Systems' Python backtraces: the "
+        "line whose calls own most of that idle time; host work is Python between two CUDA calls, named by them):",
+    ] + table(["Part", "Line", "Calls", "Idle owned (µs)", "% of the part's", "Lines seen"], rows)

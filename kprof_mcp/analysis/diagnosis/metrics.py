@@ -181,6 +181,9 @@ class Facts:
     shared_wait: float | None = None
     sm_count: int | None = None
     source: str | None = None
+    # An idle cause's Python line (analysis.idle_sources: line, op, calls, idle_ns, share; host work
+    # also "after"), from a recording with Python backtraces.
+    source_line: dict[str, Any] | None = None
     speedup: float | None = None
     speedup_pct: float | None = None
     stalls: tuple[Any, ...] | None = None

@@ -16,6 +16,7 @@ from ...analysis.diagnosis import (
 )
 from ...analysis.diagnosis import rule_not_ranked as _rule_not_ranked
 from ..markdown import us
+from ..timeline import source_words
 
 
 def _fmt(v: float) -> str:
@@ -286,10 +287,9 @@ def _streams(f: Facts) -> Words:
     )
 
 
-# The idle breakdown's causes (analysis.diagnosis.idle_opportunities): each trigger ends with the
-# GPU's busy share of the window.
+# The idle causes (diagnosis.idle_opportunities): triggers end with the Python line, the GPU's busy share.
 def _idle(f: Facts, trigger: str) -> str:
-    return f"{trigger}; gpu_busy_pct={_fmt(f.gpu_busy_pct)}"
+    return f"{trigger}{source_words(f.source_line)}; gpu_busy_pct={_fmt(f.gpu_busy_pct)}"
 
 
 def _per(f: Facts) -> str:
