@@ -24,6 +24,8 @@ Intended changes awaiting the next re-recording, one line each:
   allowed): cli/profile_help.txt, cli/profile_vector_add_mode_warp.txt (usage), cli/devlog_help.txt gain
   --allow-mismatch; mcp/tool_profile_kernel.json and mcp/tool_update_devlog.json gain the allow_mismatch
   argument and the words on the refusal (5 outputs; no contract changes: the recorded vs-prev pairs match).
+- nsys --python-backtrace (issue 36 item 5): cli/run_help.txt gains `[--python-backtrace]` and its help line
+  (kprof run's opt-in for each idle cause's Python line); no recorded output changes (none has backtraces).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 
