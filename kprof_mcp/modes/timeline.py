@@ -9,7 +9,9 @@ timeline question is answered by :mod:`kprof_mcp.analysis.timeline` whichever re
   cuda,nvtx --cuda-graph-trace=node`` with NVTX ranges; afterwards the parent exports the
   ``.nsys-rep`` to SQLite and a reading child (:meth:`TimelineMode.read_output`) parses it
   (:mod:`kprof_mcp.parsers.nsys`). Both files are kept: a person opens ``timeline.nsys-rep`` in
-  the Nsight Systems GUI.
+  the Nsight Systems GUI. With ``python_backtrace`` each CUDA call's Python stack is recorded too
+  (:data:`kprof_mcp.tools.nsys.BACKTRACE_FLAGS`, exported with ``--include-json``), and each idle
+  cause names its line (:mod:`kprof_mcp.analysis.idle_sources`).
 * **CUPTI via torch.profiler** (Kineto): when no usable Nsight Systems is found (the report says
   why: typically its importer missing ``libpfm4``/``libdw1``/``libelf1`` in a container), when
   ``timeline_engine='kineto'`` is asked for, and on the CPU (CPU activity only).
