@@ -51,7 +51,9 @@ _FREED = ("dealloc", "clear", "subclass_dealloc")
 def backtrace_class(con: sqlite3.Connection, tables: set[str]) -> int:
     """The ``eventClass`` of the backtrace rows in the runtime table (67 in nsys 2025.3)."""
     if "ENUM_NSYS_EVENT_CLASS" in tables:
-        row = con.execute("SELECT id FROM ENUM_NSYS_EVENT_CLASS WHERE name = ?", (BACKTRACE_CLASS,)).fetchone()
+        row = con.execute(
+            "SELECT id FROM ENUM_NSYS_EVENT_CLASS WHERE name = ?", (BACKTRACE_CLASS,)
+        ).fetchone()
         if row:
             return int(row[0])
     return BACKTRACE_CLASS_ID
@@ -96,13 +98,14 @@ def user_source(frames: list[Frame], native: list[str] | None = None) -> tuple[s
     return None, op
 
 
-def _python_domains(con: sqlite3.Connection) -> set[int]:
+def _python_domains(con: sqlite3.Connection, strings: dict[int, str]) -> set[int]:
+    """The NVTX domains nsys created for the Python backtraces (their name as text or a StringId)."""
     return {
         int(d)
-        for (d,) in con.execute(
-            "SELECT domainId FROM NVTX_EVENTS WHERE eventType = ? AND text = ?", (NVTX_DOMAIN_CREATE, PYTHON_DOMAIN)
+        for d, text, text_id in con.execute(
+            "SELECT domainId, text, textId FROM NVTX_EVENTS WHERE eventType = ?", (NVTX_DOMAIN_CREATE,)
         )
-        if d is not None
+        if d is not None and PYTHON_DOMAIN in (text, strings.get(text_id))
     }
 
 
@@ -129,9 +132,9 @@ def sources(con: sqlite3.Connection, tables: set[str], strings: dict[int, str]) 
         return {}
     cols = {r[1] for r in con.execute(f'PRAGMA table_info("{RUNTIME_TABLE}")')}
     nvtx_cols = {r[1] for r in con.execute('PRAGMA table_info("NVTX_EVENTS")')}
-    if "callchainId" not in cols or not {"jsonText", "domainId"} <= nvtx_cols:
+    if "callchainId" not in cols or not {"jsonText", "domainId", "text", "textId"} <= nvtx_cols:
         return {}
-    domains = _python_domains(con)
+    domains = _python_domains(con, strings)
     if not domains:
         return {}
     cls = backtrace_class(con, tables)

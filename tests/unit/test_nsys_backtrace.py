@@ -281,3 +281,16 @@ def test_export_asks_for_the_json_payloads_only_with_backtraces(tmp_path):
     assert args.read_text().startswith("export --type sqlite --include-json true --force-overwrite true -o ")
     N.export_sqlite(fake, rep, tmp_path / "b.sqlite")
     assert args.read_text().startswith("export --type sqlite --force-overwrite true -o ")
+
+
+def test_an_export_without_the_json_payloads_has_no_lines_but_each_call_once(db, tmp_path):
+    # `nsys export` without --include-json: the marks are there, their stacks are not
+    bare = tmp_path / "bare.sqlite"
+    shutil.copy(db, bare)
+    with sqlite3.connect(bare) as con:
+        con.execute("UPDATE NVTX_EVENTS SET jsonText = NULL")
+    tr = P.load_sqlite(bare)
+    assert list(tr.api.columns) == P.API_COLS
+    assert (tr.api["name"] == "cudaLaunchKernel").sum() == 364  # the backtrace rows still left out
+    lo, hi, occ = _steps(tr)
+    assert "sources" not in idle.breakdown(tr, lo, hi, occ).to_dict()
