@@ -1,0 +1,45 @@
+# Issue 37, item 2 on the GPU machine: the integrity checks around timing, through the kprof CLI in event
+# mode, on the tampered scale-copy package (tests/fixtures/user_kernels/tampered: honest, cache, stale,
+# l2persist). Run from the repository root through the device tool with .whl carried:
+#   bash docs/evidence/integrity/run.sh
+# Writes 8 files to $OUT: env.txt, <version>.contract.md (4), baseline.contract.md (stale against honest),
+# compare.md (honest vs stale vs l2persist) and log.txt (stderr, each result's integrity record, the
+# refusals). About 2 minutes.
+set -x
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
+export PYTHONPATH=/tmp/site:$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
+(date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; python3 -c "import torch,triton;print(torch.__version__,triton.__version__)"; git log -1 --format=%H 2>/dev/null) > $OUT/env.txt 2>&1
+PKG=tests/fixtures/user_kernels/tampered
+N=8388608  # 32 MiB of fp32 in x: fits a persisting-L2 carve-out on an H100 (l2persist)
+LOG=$OUT/log.txt
+kprof() { timeout 120 python3 -m kprof_mcp.cli "$@"; }
+integrity() {  # the integrity record and the warnings of the profile in $1
+  python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1] + "/result.json"))
+print(json.dumps(r["correctness"].get("after_timing"), indent=1))
+for w in r["warnings"]:
+    print(f"[{w['kind']}] {w['message']}")
+print("stage times (us):", [round(s["timing"]["median_ns"] / 1e3, 2) for s in r["stages"]], [s["timing"]["method"] for s in r["stages"]])
+PY
+}
+for v in honest cache stale l2persist; do
+  kprof profile $PKG --version $v --mode event --n $N --quiet > $OUT/$v.contract.md 2> /tmp/$v.err
+  echo "== $v rc=$?" >> $LOG; cat /tmp/$v.err >> $LOG
+  d=$(sed -n 's/^profile_dir: //p' /tmp/$v.err); echo "$v=$d" >> /tmp/dirs
+  [ -n "$d" ] && integrity "$d" >> $LOG 2>&1
+done
+HONEST=$(sed -n 's/^honest=//p' /tmp/dirs)
+# A tampered profile against an honest baseline: no verdict.
+kprof profile $PKG --version stale --mode event --n $N --quiet --baseline "$HONEST" > $OUT/baseline.contract.md 2>> $LOG
+echo "== baseline rc=$?" >> $LOG
+# A baseline of other parameters: refused before anything runs; with --allow-mismatch, compared under a heading.
+echo "== mismatch (refused)" >> $LOG
+kprof profile $PKG --version honest --mode event --n 4194304 --quiet --baseline "$HONEST" >> $LOG 2>&1; echo "rc=$?" >> $LOG
+echo "== mismatch (--allow-mismatch): the vs-Baseline section" >> $LOG
+kprof profile $PKG --version honest --mode event --n 4194304 --quiet --baseline "$HONEST" --allow-mismatch 2>/dev/null | sed -n '/### vs Baseline/,$p' >> $LOG
+# compare_versions: stale and l2persist refused; cache launches nothing in its timed runs, so CUPTI refuses it.
+kprof compare $PKG honest stale l2persist --n $N > $OUT/compare.md 2>> $LOG; echo "== compare rc=$?" >> $LOG
+echo "== compare with cache" >> $LOG
+kprof compare $PKG honest cache --n $N >> $LOG 2>&1; echo "rc=$?" >> $LOG
+ls -la $OUT
