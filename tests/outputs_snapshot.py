@@ -23,7 +23,8 @@ Intended changes awaiting the next re-recording, one line each:
 - issue 37's allow_mismatch (a baseline or devlog entry of other parameters, device or mode refused unless
   allowed): cli/profile_help.txt, cli/profile_vector_add_mode_warp.txt (usage), cli/devlog_help.txt gain
   --allow-mismatch; mcp/tool_profile_kernel.json and mcp/tool_update_devlog.json gain the allow_mismatch
-  argument and the words on the refusal (5 outputs; no contract changes: the recorded vs-prev pairs match).
+  argument and the words on the refusal (5 outputs; no contract changes: the recorded vs-prev pairs match);
+  mcp/tool_compare_versions.json: a comparison's verdict may be 'refused' (an arm failed its integrity checks).
 - nsys --python-backtrace (issue 36 item 5): cli/run_help.txt gains `[--python-backtrace]` and its help line
   (kprof run's opt-in for each idle cause's Python line); no recorded output changes (none has backtraces).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two

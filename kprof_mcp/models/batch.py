@@ -63,7 +63,10 @@ class Comparison(BaseModel):
     ci_low: float
     ci_high: float
     confidence: float = 0.95
-    verdict: str = Field(description="'faster', 'slower' or 'no significant difference'")
+    verdict: str = Field(
+        description="'faster', 'slower', 'no significant difference', or 'refused' (either side failed its "
+        "integrity checks after timing: no verdict)"
+    )
     sentence: str
 
 
