@@ -312,6 +312,12 @@ def render_report(
                 for o in result.correctness.get("outputs", [])
             ),
         ]
+        after = result.correctness.get("after_timing")
+        if after:  # the integrity checks after the timed runs (kprof_mcp/capture/integrity.py)
+            out += ["", "After the timed runs (integrity checks):"]
+            out += [
+                f"- {c['check']}: {'ok' if c['ok'] else 'FAILED'} — {c['message']}" for c in after["checks"]
+            ]
     out += ["", "## Warnings"]
     out += [f"- {w.message}" for w in a.warnings] or ["- none"]
     return "\n".join(out) + "\n"

@@ -269,6 +269,11 @@ def test_event_profiles_flag_tampered_versions_in_json_and_contract(engine, tamp
     assert honest.result.correctness["after_timing"]["ok"] is True
     assert not [w for w in honest.result.warnings if w.kind == "integrity"]
     assert "Integrity" not in honest.contract
+    report = (honest.profile_dir / "report.md").read_text()
+    assert (
+        "After the timed runs (integrity checks):\n- repeat: ok — " in report
+        and "- fresh_inputs: ok — " in report
+    )
     for version in ("cache", "stale"):
         o = engine.profile(tampered, version, {"n": 2048}, "event", baseline=str(honest.profile_dir))
         assert o.result.correctness["after_timing"]["ok"] is False
@@ -285,7 +290,10 @@ def test_event_profiles_flag_tampered_versions_in_json_and_contract(engine, tamp
             "Refused: this profile failed its integrity checks after timing (fresh_inputs"
         )
         assert "faster" not in vs.replace("calls this version faster", "") and "Verdict per stage" not in vs
-        assert "Integrity" in (o.profile_dir / "report.md").read_text()
+        report = (o.profile_dir / "report.md").read_text()
+        assert (
+            "**Integrity**: FAILED" in report and "- fresh_inputs: FAILED — one run on fresh inputs" in report
+        )
 
 
 def test_compare_versions_refuses_to_call_a_tampered_version_faster(engine, tampered):
