@@ -23,7 +23,16 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from pairs import ACCOUNTING_CAUSE, ALL_PAIRS, HALF, HELDOUT_PAIRS, MODEL_PAIRS, PAIRS, REPLAY_PAIRS  # noqa: E402
+from pairs import (  # noqa: E402
+    ACCOUNTING_CAUSE,
+    ALL_PAIRS,
+    HALF,
+    HELDOUT2_PAIRS,
+    HELDOUT_PAIRS,
+    MODEL_PAIRS,
+    PAIRS,
+    REPLAY_PAIRS,
+)
 from record import slug  # noqa: E402
 from replayed import idle_with_replay  # noqa: E402
 
@@ -39,6 +48,7 @@ REPLAY = HERE / "recorded-replay"  # issue 36: timeline causes a replay of the r
 HELDOUT = (
     HERE / "recorded-heldout"
 )  # issue 36: pairs in new classes, built and recorded by someone else, judged once
+HELDOUT2 = HERE / "recorded-heldout2"  # issue 36: a second such set (2026-11-25 21:30 UTC), judged once
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
 BEGIN, END = "<!-- calibration-table:begin -->", "<!-- calibration-table:end -->"
@@ -46,6 +56,7 @@ HOLDOUT_BEGIN, HOLDOUT_END = "<!-- calibration-holdout:begin -->", "<!-- calibra
 FIT_BEGIN, FIT_END = "<!-- accounting-fit:begin -->", "<!-- accounting-fit:end -->"
 HELD_BEGIN, HELD_END = "<!-- accounting-holdout:begin -->", "<!-- accounting-holdout:end -->"
 BACK_BEGIN, BACK_END = "<!-- heldback:begin -->", "<!-- heldback:end -->"
+BACK2_BEGIN, BACK2_END = "<!-- heldback2:begin -->", "<!-- heldback2:end -->"
 
 
 def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict]:
@@ -92,6 +103,8 @@ def recorded_in(p) -> Path:
     """Where a pair's recordings are."""
     if p in HELDOUT_PAIRS:
         return HELDOUT
+    if p in HELDOUT2_PAIRS:
+        return HELDOUT2
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
 
 
@@ -134,6 +147,12 @@ def heldout_rows() -> list[dict]:
     """The held-back set (recorded-heldout/): classes the set does not have, built and recorded by
     someone who did not work on the model, their causes set before recording; judged as they come."""
     return [_row(p) for p in HELDOUT_PAIRS]
+
+
+def heldout2_rows() -> list[dict]:
+    """The second held-back set (recorded-heldout2/), built and recorded like the first by a helper
+    who did not read the model, after the model's changes of that session were designed."""
+    return [_row(p) for p in HELDOUT2_PAIRS]
 
 
 def _row(p) -> dict:
@@ -260,6 +279,7 @@ def sections() -> dict[tuple[str, str], str]:
         (FIT_BEGIN, FIT_END): text(accounting_rows("fit")),
         (HELD_BEGIN, HELD_END): text(accounting_rows("holdout")),
         (BACK_BEGIN, BACK_END): text(heldout_rows()),
+        (BACK2_BEGIN, BACK2_END): text(heldout2_rows()),
     }
 
 
@@ -281,6 +301,7 @@ def main() -> int:
                 FIT_BEGIN: "\nAccounting set, fit half (recorded-accounting/):",
                 HELD_BEGIN: "\nAccounting set, hold-out half (recorded-accounting/):",
                 BACK_BEGIN: "\nHeld-back set (recorded-heldout/: new classes, built and recorded by someone else):",
+                BACK2_BEGIN: "\nSecond held-back set (recorded-heldout2/: new classes, built and recorded by someone else):",
             }[begin]
         )
         print(t)

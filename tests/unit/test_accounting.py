@@ -388,3 +388,29 @@ def test_hopper_tensor_instructions_are_counted_once():
     no_gmma = {k: v for k, v in raw.items() if k != "gmma_inst"}
     assert account(no_gmma).tensor_inst == raw["hmma_inst"]
     assert account({k: v for k, v in raw.items() if k not in ("hmma_inst", "gmma_inst")}).tensor_inst is None
+
+
+def test_uncoalesced_stores_at_a_bound_l2_are_over_fetch_at_l2():
+    """A cast-transpose storing 2-byte values a row apart (32 sectors per store request): L2 merges
+    the sectors, so DRAM bytes stay near the model while L2, at 90 % of its peak, moves ~10x them.
+    The what-if scales the cache levels by model/L2 bytes: T'/T = max(1 - u_l2 (1 - 1/r), next use)."""
+    from kprof_mcp.analysis.diagnosis.catalogue import uncoalesced_l2_share
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    f = Path(__file__).resolve().parents[1] / "calibration" / "recorded-heldout2" / "uncoalesced_stores"
+    r = ProfileResult.model_validate_json((f / "bad.result.json").read_text())
+    a = assess(r)
+    m = a.stages[0].metrics
+    lim = limiter(m)
+    assert lim.resource == "l2" and lim.bound
+    keep = m.bytes_model / m.accounting.level_bytes["l2"]
+    expected = 1.0 - max(
+        1.0 - lim.util * (1.0 - keep),
+        max(u.util * (keep if u.key in ("l1", "l2") else 1.0) for u in lim.uses),
+    )
+    assert uncoalesced_l2_share(m, lim) == pytest.approx(expected) and expected > 0.5
+    top = a.stages[0].diagnosis.opportunities[0]
+    assert top.cause == "over_fetch" and "L2 traffic" in top.name
+    # without the uncoalesced evidence (the same traffic from coalesced accesses), nothing is claimed
+    acc = replace(m.accounting, st_sectors_per_request=2.0)
+    assert uncoalesced_l2_share(replace(m, accounting=acc), lim) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .metrics import (
     METRICS_ONLY_MAX_SHARE,
+    OVER_FETCH_HEALTHY,
     TC_HEALTHY_PCT,
     Metrics,
     compute_utilisation,
@@ -38,6 +39,28 @@ def uncoalesced(m: Metrics) -> tuple[tuple[str, float], ...]:
         for k, v in (("loads", a.ld_sectors_per_request), ("stores", a.st_sectors_per_request))
         if v is not None and v >= UNCOALESCED_SECTORS_PER_REQUEST
     )
+
+
+def uncoalesced_l2_share(m: Metrics, lim) -> float | None:
+    """What-if for uncoalesced accesses whose traffic L2 absorbs (the sectors merge there, so DRAM
+    bytes stay near the model and DRAM over-fetch sees nothing): the limiter ``lim`` is L2 or L1 at
+    least NEAR_PEAK busy, a global access class touches nearly a sector per thread (:func:`uncoalesced`)
+    and L2 moved r > 1.25 times the model's bytes. Coalesced, the same accesses move the model's bytes:
+    the cache levels' uses scale by 1/r (L1's wavefronts shrink with the sectors they carry; an
+    approximation where coalesced and uncoalesced accesses share L1), every other use stays, and
+
+        T'/T = max(1 − u_lim·(1 − 1/r), the largest use after the change)
+
+    → share 1 − T'/T. None when it does not apply."""
+    a = m.accounting
+    if a is None or lim is None or not lim.bound or lim.resource not in ("l2", "l1") or not uncoalesced(m):
+        return None
+    l2 = a.level_bytes.get("l2")
+    if not l2 or not m.bytes_model or l2 <= OVER_FETCH_HEALTHY * m.bytes_model:
+        return None
+    keep = m.bytes_model / l2
+    after = [u.util * (keep if u.key in ("l2", "l1") else 1.0) for u in lim.uses]
+    return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), max(after, default=0.0)))
 
 
 def top_stalls(m: Metrics) -> tuple[tuple[str, float], ...]:

@@ -11,6 +11,7 @@ from .catalogue import (
     accounting_causes,
     top_stalls,
     uncoalesced,
+    uncoalesced_l2_share,
 )
 from .limiter import PIPES, limiter, what_if_moves
 from .metrics import (
@@ -166,6 +167,11 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             share = max(removable * busy, busy - min(busy, after))
             add(specific, "over_fetch", share, {**facts, "uncoalesced": uncoalesced(m)}, True)
 
+    if (l2_share := uncoalesced_l2_share(m, lim)) is not None:
+        a = m.accounting
+        ratio_l2 = a.level_bytes["l2"] / m.bytes_model
+        facts = {"over_fetch_ratio": ratio_l2, "uncoalesced": uncoalesced(m), "resource": "l2"}
+        add(specific, "over_fetch", l2_share, facts, True)
     if (
         m.kernels >= 2
         and m.over_fetch_ratio is None

@@ -6,14 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...analysis.diagnosis import (
-    COMPUTE_BOUND,
-    MEMORY_BOUND,
-    Facts,
-    Opportunity,
-    RootCauseFacts,
-    rule_cause,
-)
+from ...analysis.diagnosis import COMPUTE_BOUND, MEMORY_BOUND, Facts, Opportunity, RootCauseFacts, rule_cause
 from ...analysis.diagnosis import rule_not_ranked as _rule_not_ranked
 from ..markdown import us
 from ..timeline import source_words
@@ -97,11 +90,12 @@ def _fusion(f: Facts) -> Words:
 def _over_fetch(f: Facts) -> Words:
     worst = f.uncoalesced or ()
     why = "; uncoalesced " + ", ".join(f"{k} ({v:.1f} sectors/request)" for k, v in worst) if worst else ""
+    lvl = "L2" if f.resource == "l2" else "DRAM"  # uncoalesced accesses at a bound L2 (catalogue)
     return (
-        "Cut DRAM traffic above the model (coalesced/vectorised access, reuse through shared "
+        f"Cut {lvl} traffic above the model (coalesced/vectorised access, reuse through shared "
         "memory or L2: grouped launch order, larger tiles)",
-        f"dram_bytes/model={f.over_fetch_ratio:.2f}{why}",
-        f"more DRAM traffic than the algorithm needs{_l2(f)}",
+        f"{lvl.lower()}_bytes/model={f.over_fetch_ratio:.2f}{why}",
+        f"more {lvl} traffic than the algorithm needs{_l2(f) if lvl == 'DRAM' else ''}",
     )
 
 
