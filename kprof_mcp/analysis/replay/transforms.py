@@ -34,7 +34,9 @@ def _bulk_d2h(o: Op) -> bool:
 
 
 def pin_copies(g: Graph) -> Graph:
-    """Pageable host-to-device copies pinned and prefetched on a copy engine; per-step device-to-host
+    """Pageable host-to-device copies pinned and prefetched on a copy engine (and pinned uploads of 1 MiB
+    or more issued on a stream that runs kernels, where copy and compute take turns: prefetched a step
+    ahead on a side stream, they overlap the compute); per-step device-to-host
     copies of whole tensors (``.cpu()`` of a tensor for logging) kept on the GPU: the copy and its wait
     go (the values are read once, after the loop), and so does the host's work that consumes them.
 
@@ -48,6 +50,7 @@ def pin_copies(g: Graph) -> Graph:
     value and stays (:func:`drop_syncs` overlaps it with the GPU). The trace does not say what the host
     did: work that merely follows the snapshot (the next batch made on the host) would go with it."""
     g = _copy(g)
+    compute = {o.stream for o in g.ops if o.kind == "kernel"}
     after: dict[Any, bool] = {}  # a thread's last call was a pageable copy made asynchronous
     consumer: dict[Any, bool] = {}  # a snapshot's copy returned; the host work consuming it runs
     for c in g.calls:
@@ -68,6 +71,10 @@ def pin_copies(g: Graph) -> Graph:
             if o.nbytes > 0:
                 o.dur = min(o.dur, o.nbytes / g.pinned_h2d_bytes_per_s * 1e9)
             if _h2d(o.name):  # prefetched on a copy engine: its stream no longer waits for it
+                o.stream = ("copy engine", "HtoD")
+        for j in c.ops:  # a pinned upload of a batch on the compute's stream: prefetched on a side stream
+            o = g.ops[j]
+            if o.kind == "memcpy" and _h2d(o.name) and o.nbytes >= MIB and o.stream in compute:
                 o.stream = ("copy engine", "HtoD")
         if pageable and all(_h2d(g.ops[j].name) for j in pageable):
             c.covers, c.dur = [], min(c.dur, g.launch_floor_ns)
