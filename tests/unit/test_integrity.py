@@ -316,3 +316,42 @@ def test_compare_versions_refuses_to_call_a_tampered_version_faster(engine, tamp
     out = engine.compare(tampered, ["cache", "honest"], {"n": 2048}, budget_ms=200, rounds=3)
     (c,) = out.result.comparisons
     assert c.verdict == "refused" and "cache failed its integrity checks" in c.sentence
+
+
+# One small case of every shipped package: no honest version is flagged (a version that builds derived
+# data from its inputs at build time would be: the fresh values would not reach it).
+SHIPPED = [
+    ("vector_add", {"n": 1000, "dtype": "float32"}),
+    ("matmul", {"M": 70, "N": 50, "K": 90, "dtype": "float16"}),
+    ("two_streams", {"n": 1024, "iters": 7, "dtype": "float32"}),
+    ("tiny_chain", {"n": 1000, "k": 5, "dtype": "float32"}),
+    ("softmax", {"M": 37, "N": 1000, "dtype": "float32"}),
+    ("mla_decode", {"b": 2, "s": 1, "t": 100, "h": 16, "d": 64, "p": 16, "dtype": "float16"}),
+]
+
+
+@pytest.mark.parametrize(
+    "kernel,params,version",
+    [
+        pytest.param(k, p, v.name, id=f"{k}-{v.name}")
+        for k, p in SHIPPED
+        for v in packages.load(packages.available()[k]).versions
+    ],
+)
+def test_no_shipped_version_is_flagged(kernel, params, version):
+    import torch
+
+    pkg = packages.load(packages.available()[kernel])
+    p = pkg.validate_params(params)
+    inputs = pkg.make_inputs(p, "cpu")
+    plan = pkg.version(version).build(inputs, p)
+
+    def run():
+        return run_plan(torch, plan, None, False)
+
+    run()
+    guard = Guard(torch, False, pkg, p, inputs, plan.output, run)
+    run()
+    rec = guard.after()
+    assert rec["ok"], rec["checks"]
+    assert next(c for c in rec["checks"] if c["check"] == "fresh_inputs")["inputs_varied"]
