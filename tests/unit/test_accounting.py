@@ -414,3 +414,28 @@ def test_uncoalesced_stores_at_a_bound_l2_are_over_fetch_at_l2():
     # without the uncoalesced evidence (the same traffic from coalesced accesses), nothing is claimed
     acc = replace(m.accounting, st_sectors_per_request=2.0)
     assert uncoalesced_l2_share(replace(m, accounting=acc), lim) is None
+
+
+def test_tensor_work_above_the_flop_model_is_removed_as_a_what_if():
+    """P @ V with a causal P run as a dense GEMM: the tensor pipe at 67 % of its peak at the clock the
+    stage ran did r ~ 2x the model's FLOPs (the non-zeros). The what-if skips the excess: the tensor pipe
+    and the memory levels scale by 1/r. A GEMM whose pipe work matches its model claims nothing."""
+    from kprof_mcp.analysis.diagnosis.catalogue import excess_tensor_work
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    f = (
+        Path(__file__).resolve().parents[1]
+        / "calibration"
+        / "recorded-heldout2"
+        / "MMAs_on_causal_zero_tiles"
+    )
+    a = assess(ProfileResult.model_validate_json((f / "bad.result.json").read_text()))
+    m = a.stages[0].metrics
+    lim = limiter(m)
+    share, r = excess_tensor_work(m, lim)
+    u = next(x.util for x in lim.uses if x.key == "tensor")
+    assert r == pytest.approx(u * 4096 * m.sm_count * m.sm_clock_hz * m.time_ns * 1e-9 / m.flops)
+    assert 1.9 < r < 2.3 and 0.25 < share <= u * (1 - 1 / r) + 1e-9
+    assert a.stages[0].diagnosis.opportunities[0].cause == "move_work"
+    near_roof = assess(_bad("near_roof_GEMM")).stages[0].metrics
+    assert excess_tensor_work(near_roof, limiter(near_roof)) is None

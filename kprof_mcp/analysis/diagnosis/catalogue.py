@@ -63,6 +63,41 @@ def uncoalesced_l2_share(m: Metrics, lim) -> float | None:
     return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), max(after, default=0.0)))
 
 
+TENSOR_PIPES = {
+    "float32": "tensor_tf32",
+    "tfloat32": "tensor_tf32",
+    "float16": "tensor_fp16",
+    "bfloat16": "tensor_bf16",
+}
+
+
+def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
+    """What-if for tensor-core work the stage's FLOP model does not count (MMAs on tiles that are zero
+    by construction — causal, masked or padded — or recomputed): the tensor pipe, the limiter or busy
+    at least NEAR_PEAK, did r = u·P·T / F > 1.25 times the model's F FLOPs (P: the pipe's documented
+    peak for the dtype at the clock the stage ran, the figure its utilisation counter is a share of).
+    Skipped, that work frees the tensor pipe and the operand traffic it consumed: the tensor pipe and
+    the memory levels scale by 1/r, the other uses stay, and
+
+        T'/T = max(1 − u·(1 − 1/r), the largest use after the change)
+
+    → (share 1 − T'/T, r). None when it does not apply (or the FLOP model is the thing to fix)."""
+    if lim is None or not m.tensor_work or not m.flops or not m.time_ns or m.machine is None:
+        return None
+    rate = m.machine.pipes.get(TENSOR_PIPES.get(m.dtype or "", ""))
+    u = next((x.util for x in lim.uses if x.key == "tensor" and x.source == "counters"), None)
+    clock = m.sm_clock_hz
+    if rate is None or u is None or u < 0.6 or not clock or not m.sm_count:
+        return None
+    peak = (rate.table or rate.rate) * m.sm_count * clock
+    r = u * peak * m.time_ns * 1e-9 / m.flops
+    if r <= OVER_FETCH_HEALTHY:
+        return None
+    keep = 1.0 / r
+    after = [x.util * (keep if x.key in ("tensor", "dram", "l2", "l1") else 1.0) for x in lim.uses]
+    return max(0.0, 1.0 - max(1.0 - u * (1.0 - keep), max(after, default=0.0))), r
+
+
 def top_stalls(m: Metrics) -> tuple[tuple[str, float], ...]:
     """For generic advice, the evidence that would decide it: the (at most two) warp states that own
     the time (annotation/ncu), as (reason, share)."""

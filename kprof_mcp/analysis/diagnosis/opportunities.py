@@ -9,6 +9,7 @@ from . import static_mix
 from .catalogue import (
     MEMORY_LATENCY_STALLS,
     accounting_causes,
+    excess_tensor_work,
     top_stalls,
     uncoalesced,
     uncoalesced_l2_share,
@@ -167,6 +168,17 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             share = max(removable * busy, busy - min(busy, after))
             add(specific, "over_fetch", share, {**facts, "uncoalesced": uncoalesced(m)}, True)
 
+    if (excess := excess_tensor_work(m, lim)) is not None:
+        facts = {
+            "resource": "tensor",
+            "target": "tensor",
+            "util_pct": 100.0 * next(u.util for u in lim.uses if u.key == "tensor"),
+            "speedup": excess[1],
+            "advice": "skip the MMAs on tiles that are zero by construction (stop a causal K loop at the "
+            "diagonal, mask-aware tiling, no padded work) and recomputed ones",
+            "condition": "the tensor work above the FLOP model is wasted; if the model undercounts, fix the model",
+        }
+        add(specific, "move_work", excess[0], facts, True)
     if (l2_share := uncoalesced_l2_share(m, lim)) is not None:
         a = m.accounting
         ratio_l2 = a.level_bytes["l2"] / m.bytes_model
