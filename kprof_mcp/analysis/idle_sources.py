@@ -8,7 +8,8 @@ owns it, and each cause names the line whose calls own most of its idle time:
   idle instants (the ``cudaMalloc``, the pageable ``cudaMemcpy``, the launches of the storm); a
   launch's short stretch of Python between calls (< ``HOST_WORK_MIN_NS``) is the next call's;
 * **sync**: the synchronising call (``.item()``'s copy and stream sync, ``torch.cuda.synchronize``)
-  in which the idle gap began: the whole rest of the gap is its;
+  in which the idle gap began: the whole rest of the gap is its (a sync call inside a gap begun
+  elsewhere: the part it overlaps);
 * **host**: the host's own work is Python between two CUDA calls, which a CUDA backtrace does not
   see: the line of the call that ended the stretch (where the host came back to the GPU) is named,
   with the line of the call before it (``after``).
@@ -123,12 +124,14 @@ def attribute(calls: list[Call], owned: Owned, lo: float, hi: float, sync_slack:
     lined = [c for c in calls if c.source is not None]  # the calls the stretches are credited to
     lined_starts = [c.start for c in lined]
     acc = {part: _Acc() for part in ("first_call", "copy_h2d", "sync", "launch", "other_api", "host")}
-    for cat, part in INTERVAL_PARTS.items():
+    # A sync's idle time is mostly the rest of a gap begun in it (below); a gap begun elsewhere can
+    # still overlap a sync call (counted with the gaps, not as a call).
+    for cat, part in (*INTERVAL_PARTS.items(), ("sync", "sync")):
         iv = sorted(owned.intervals.get(part, []))
         ivs = [s for s, _ in iv]
         for c in calls:
             if c.cat == cat and lo <= c.start <= hi:
-                acc[part].credit(c, _overlap(iv, ivs, c.start, c.end) if iv else 0.0)
+                acc[part].credit(c, _overlap(iv, ivs, c.start, c.end) if iv else 0.0, count=cat != "sync")
 
     def next_call(t: float) -> Call | None:  # the first call with a line from t on
         i = bisect.bisect_left(lined_starts, t)
@@ -145,10 +148,13 @@ def attribute(calls: list[Call], owned: Owned, lo: float, hi: float, sync_slack:
         if c is not None:
             acc["launch"].credit(c, e - s, count=False)
     syncs = [c for c in calls if c.cat == "sync"]
-    for a, ns in owned.sync_gaps:
-        hit = [c for c in syncs if c.start <= a <= c.end + sync_slack]
-        if hit:
-            acc["sync"].credit(max(hit, key=lambda c: c.start), ns)
+    sync_starts = [c.start for c in syncs]
+    for a, ns in owned.sync_gaps:  # the latest sync begun by the gap's start that had not returned
+        i = bisect.bisect_right(sync_starts, a) - 1
+        while i >= 0 and syncs[i].end + sync_slack < a and a - syncs[i].start < 1e9:
+            i -= 1
+        if i >= 0 and syncs[i].end + sync_slack >= a:
+            acc["sync"].credit(syncs[i], ns)
     for s, e in owned.host:
         c, before = next_call(e), prev_call(s)
         if c is not None:
