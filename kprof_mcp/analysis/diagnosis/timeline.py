@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..idle_sources import source_of
 from .metrics import METRICS_ONLY_MAX_SHARE, MIN_SHARE, Facts, Opportunity, gain_pct
 
 
@@ -135,7 +136,12 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
         if cause in replayed and share >= MIN_SHARE:
             share = replayed[cause]
         if share >= MIN_SHARE:
-            facts = {"idle_pct": 100.0 * ns / window, **facts, "gpu_busy_pct": busy_pct}
+            facts = {
+                "idle_pct": 100.0 * ns / window,
+                **facts,
+                "gpu_busy_pct": busy_pct,
+                "source_line": source_of(idle, cause),  # the Python line (python_backtrace), else None
+            }
             out.append(Opportunity(cause, gain_pct(share), share, True, Facts(**facts)))
 
     sync = float(parts.get("sync") or 0.0)
