@@ -137,7 +137,9 @@ class _Set:
         return None
 
 
-def _split(pieces: list[tuple[float, float]], cut: _Set) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+def _split(
+    pieces: list[tuple[float, float]], cut: _Set
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
     """``pieces`` minus ``cut``; returns (what is left, what was taken)."""
     left, taken = [], []
     for lo, hi in pieces:
@@ -235,7 +237,11 @@ def breakdown(
                 src, op = getattr(r, "source", None), getattr(r, "op", None)
                 lined.append(
                     idle_sources.Call(
-                        iv[0], iv[1], cat, src if isinstance(src, str) else None, op if isinstance(op, str) else None
+                        iv[0],
+                        iv[1],
+                        cat,
+                        src if isinstance(src, str) else None,
+                        op if isinstance(op, str) else None,
                     )
                 )
             if lo <= iv[0] <= hi:

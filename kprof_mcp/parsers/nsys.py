@@ -252,7 +252,9 @@ def _api(con, tables, strings, sources: dict[int, dict[str, Any]]) -> list[dict[
     if "eventClass" in cols and "callchainId" in cols:
         where = f" WHERE eventClass != {nsys_backtrace.backtrace_class(con, tables)}"
     rows = []
-    for start, end, corr, name_id, tid in con.execute(f'SELECT start, "end", {sel} FROM {RUNTIME_TABLE}{where}'):
+    for start, end, corr, name_id, tid in con.execute(
+        f'SELECT start, "end", {sel} FROM {RUNTIME_TABLE}{where}'
+    ):
         row = {
             "name": api_name(strings.get(name_id)),
             "start": start,
