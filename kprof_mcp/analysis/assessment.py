@@ -22,7 +22,7 @@ from . import diagnosis as dx
 from .accounting import account
 from .machine_inputs import elem_bytes, machine_for, model_inputs
 from .occupancy import Occupancy, of_result
-from .peaks import OverPeak, _over_peak, clock_ratio
+from .peaks import SUSPECT, OverPeak, _over_peak, clock_ratio, suspect_reasons
 
 # A stage whose best opportunity is below this is at its roof: the key issue names the limiter.
 KEY_ISSUE_MIN_GAIN_PCT = 5.0
@@ -36,6 +36,7 @@ class KeyIssue:
     worth 5 %: ``values`` has the bottleneck's own ``metric`` and ``value``), ``healthy`` (counters
     measured, nothing triggered), ``launch_bound`` (the timeline shows the host cannot feed the
     GPU), ``roofline`` (no counters: % of peak from the FLOP/byte model), ``cpu`` (CPU timing)
+    ``suspect`` (its figures cannot be its kernel's work: ``values['reason']``, issue 37),
     ``no_peaks`` (device not in devices.json) or ``no_model`` (a command's stage with neither a
     FLOP/byte model nor counters).
     """
@@ -73,7 +74,8 @@ class RankedOpportunity:
 
 @dataclass(frozen=True)
 class RootCause:
-    """``kind``: ``diagnosis`` (counters), ``roofline`` (estimated from the FLOP/byte model;
+    """``kind``: ``suspect`` (the main stage's figures are not its kernel's work: ``values`` has its
+    ``stage`` and ``reason``), ``diagnosis`` (counters), ``roofline`` (estimated from the FLOP/byte model;
     ``values`` has the intensity, ridge and region), ``launch_bound`` (timeline) or ``none``
     (nothing to classify with; ``values['reason']`` is ``cpu`` or ``no_peaks``)."""
 
@@ -323,6 +325,17 @@ def assess_stage(
     return StageAssessment(s, m, d, issue, share)
 
 
+def _suspected(sa: StageAssessment, why: str | None) -> StageAssessment:
+    """A stage whose figures cannot be its kernel's work (issue 37, :func:`.peaks.suspect_reasons`):
+    bottleneck ``suspect``, the reason as its key issue, and no opportunity on it."""
+    if why is None:
+        return sa
+    from dataclasses import replace
+
+    d = sa.diagnosis and replace(sa.diagnosis, bottleneck=SUSPECT, opportunities=())
+    return replace(sa, diagnosis=d, key_issue=KeyIssue("suspect", values={"reason": why}))
+
+
 def overall_gain(stage_gain_pct: float, share: float) -> float:
     """Amdahl: the whole profile's gain when a stage taking ``share`` of the time gets
     ``stage_gain_pct`` % faster."""
@@ -333,7 +346,7 @@ def overall_gain(stage_gain_pct: float, share: float) -> float:
 def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[RankedOpportunity]:
     out: list[tuple[RankedOpportunity, int, bool]] = []
     for sa in stages:
-        if sa.diagnosis is None:
+        if sa.diagnosis is None or sa.diagnosis.bottleneck == SUSPECT:
             continue
         h = sa.metrics.headroom if sa.metrics else None
         explained = max((o.share for o in sa.diagnosis.opportunities if o.specific), default=0.0)
@@ -374,6 +387,10 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
 def _root_cause(result: ProfileResult, main: StageAssessment) -> RootCause:
     if main.diagnosis is None:
         return RootCause("none", None, {"reason": main.key_issue.kind})
+    if main.key_issue.kind == "suspect":
+        return RootCause(
+            "suspect", None, {"stage": main.stage.name, "reason": main.key_issue.values["reason"]}
+        )
     launch = _launch(result)
     if launch.get("launch_bound"):
         return RootCause("launch_bound", main.diagnosis.root_cause, dict(launch))
@@ -439,6 +456,8 @@ def assess(result: ProfileResult) -> Assessment:
         )
         for s in result.stages
     ]
+    suspects = suspect_reasons(result)
+    stages = [_suspected(sa, suspects.get(sa.stage.name)) for sa in stages]
     main = max(stages, key=lambda sa: sa.stage.timing.median_ns)
     return Assessment(
         stages=tuple(stages),

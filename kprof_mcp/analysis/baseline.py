@@ -16,6 +16,7 @@ from typing import Any
 from ..models import ProfileResult, Timing
 from .compare import Ratio, compare
 from .noise import Judgement, judge
+from .peaks import suspect_reasons
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ def refusal_words(reasons: list[str]) -> str:
 
 
 def integrity_refusal(result: ProfileResult, baseline: ProfileResult) -> str | None:
-    """Why no verdict may be given between the two because either failed its integrity checks, or None."""
+    """Why no verdict may be given between the two because either failed its integrity checks or has a
+    suspect stage (no kernel recorded, a figure over a device peak: :func:`.peaks.suspect_reasons`), or None."""
     said = []
     for who, r in (("this profile", result), ("the baseline", baseline)):
         after = (r.correctness or {}).get("after_timing") or {}
@@ -100,6 +102,11 @@ def integrity_refusal(result: ProfileResult, baseline: ProfileResult) -> str | N
         if failed:
             said.append(
                 f"{who} failed its integrity checks after timing ({', '.join(failed)}; see its contract)"
+            )
+        sus = suspect_reasons(r)
+        if sus:
+            said.append(
+                f"{who} has suspect stages ({'; '.join(f'{k}: {v}' for k, v in sus.items())}; see its contract)"
             )
     if not said:
         return None

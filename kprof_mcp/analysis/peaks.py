@@ -54,3 +54,43 @@ def _over_peak(result: ProfileResult, max_sm_mhz: float | None) -> list[OverPeak
                 )
             )
     return out
+
+
+SUSPECT = "suspect"  # the bottleneck of a stage whose figures cannot be (issue 37)
+NO_KERNEL = "no kernel recorded in the timed runs: the time is CUDA events around launches, not a kernel's"
+OVER_PEAK_CAUSES = "work skipped, cached, off the timed stream, or a wrong FLOP/byte model"
+
+
+def max_sm_mhz(result: ProfileResult) -> float | None:
+    try:
+        return float(result.device.clocks_before.get("clocks.max.sm"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _no_kernel(result: ProfileResult, s: StageResult) -> bool:
+    """Event mode could not see the stage's kernels (CUPTI saw none in its timed runs, its warning says
+    'kernel time not measured'): the stage's time is CUDA events around launches."""
+    if result.device.kind != "cuda" or s.timing.method != "cuda_events" or s.kernel_times:
+        return False
+    return any(
+        w.kind == "timing" and w.message.startswith("kernel time not measured") for w in result.warnings
+    )
+
+
+def suspect_reasons(result: ProfileResult) -> dict[str, str]:
+    """Per stage whose figures cannot be a kernel's work, why (no figure above a peak in the words):
+    no kernel recorded in its timed runs, or its model over its time passes a device peak."""
+    out: dict[str, str] = {}
+    for s in result.stages:
+        if _no_kernel(result, s):
+            out[s.name] = NO_KERNEL
+    for o in _over_peak(result, max_sm_mhz(result)):
+        what = " and ".join(
+            w
+            for w, v in (("DRAM bandwidth", o.bytes_per_s), ("FLOP/s at the clock it ran", o.flops_per_s))
+            if v is not None
+        )
+        why = f"its model over its measured time passes the device's peak {what}: {OVER_PEAK_CAUSES}"
+        out[o.stage] = f"{out[o.stage]}; {why}" if o.stage in out else why
+    return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis.baseline import StageVerdict, VsBaseline, against, untrusted
+from ..analysis.peaks import SUSPECT
 from ..models import ProfileResult
 from .diagnosis import Assessment, KeyIssue, RankedOpportunity, RootCause, assess
 from .markdown import CPU_WALL_TIME, NA, num, table
@@ -17,6 +18,15 @@ def config_columns(result: ProfileResult) -> list[str]:
     return [k for k in result.param_order if k != "dtype"] + (["dtype"] if "dtype" in result.params else [])
 
 
+OVER_PEAK = "n/a (over peak)"
+
+
+def pct_of_peak(v: float | None, digits: int = 1) -> str:
+    """A percentage of a device peak as printed: never a figure above 100 % (issue 37: such a stage is
+    ``suspect``, its key issue says why)."""
+    return OVER_PEAK if v is not None and v > 100.0 else num(v, digits)
+
+
 def key_issue_text(k: KeyIssue) -> str:
     if k.kind == "trigger":
         return k.trigger or NA
@@ -26,6 +36,8 @@ def key_issue_text(k: KeyIssue) -> str:
         return "all measured metrics healthy"
     if k.kind == "cpu":
         return f"{CPU_WALL_TIME}: no GPU roofline"
+    if k.kind == "suspect":
+        return f"suspect: {k.values['reason']}"
     if k.kind == "no_peaks":
         return "unknown device: no peaks, no roofline"
     if k.kind == "no_model":
@@ -39,12 +51,18 @@ def key_issue_text(k: KeyIssue) -> str:
         )
     unit = "tensor" if v.get("tensor_cores") else "FP32"
     return (
-        f"roofline est.: {num(v.get('pct_peak_bandwidth'))}% of peak DRAM BW, {num(v.get('pct_peak_flops'))}% "
+        f"roofline est.: {pct_of_peak(v.get('pct_peak_bandwidth'))}% of peak DRAM BW, "
+        f"{pct_of_peak(v.get('pct_peak_flops'))}% "
         f"of {unit} peak (model bytes/FLOPs; no counters in this mode)"
     )
 
 
 def root_cause_text(rc: RootCause) -> str:
+    if rc.kind == "suspect":
+        return (
+            f"none can be given: stage {rc.values['stage']} is suspect — {rc.values['reason']}. Check that every "
+            "timed run does the work (fresh inputs, no cached output, the timed stream), then profile again."
+        )
     if rc.kind == "roofline":
         v = rc.values
         return (
@@ -89,8 +107,8 @@ def render_contract(
             [
                 s.name,
                 f"{s.timing.median_ns / 1e3:.2f}",
-                num(s.tc_pct),
-                num(s.dram_pct),
+                pct_of_peak(s.tc_pct),
+                pct_of_peak(s.dram_pct),
                 num(s.occupancy_pct),
                 sa.diagnosis.bottleneck if sa.diagnosis else NA,
                 key_issue_text(sa.key_issue),
@@ -134,6 +152,10 @@ def render_contract(
         ]
     elif a.bottleneck is None:
         lines.append(f"1. {NA} — no GPU measurements to rank opportunities from")
+    elif a.bottleneck == SUSPECT:
+        lines.append(
+            f"1. {NA} — the dominant stage is suspect: its figures are not its kernel's work (Key Issue)"
+        )
     else:
         lines.append("1. None triggered — every measured metric is within its healthy range")
     lines += ["", "### vs Baseline (if applicable)"]

@@ -11,7 +11,7 @@ from ..analysis.occupancy import LABEL
 from ..models import ProfileResult
 from ..parsers.sass import CLASSES
 from ..parsers.sass import LABEL as SASS_LABEL
-from .contract import render_contract
+from .contract import pct_of_peak, render_contract
 from .diagnosis import Assessment, assess
 from .markdown import NA, num, table
 
@@ -109,10 +109,10 @@ def render_report(
                 num(s.ridge_flop_per_byte, 1),
                 f"{s.achieved_flops_per_s / 1e12:.3f}",
                 f"{s.achieved_bytes_per_s / 1e9:.1f}",
-                num(s.pct_peak_flops),
-                num(s.pct_peak_bandwidth),
+                pct_of_peak(s.pct_peak_flops),
+                pct_of_peak(s.pct_peak_bandwidth),
                 s.roofline_region or NA,
-                num(s.pct_of_roofline),
+                pct_of_peak(s.pct_of_roofline),
             ]
         )
     out += table(

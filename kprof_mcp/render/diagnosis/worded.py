@@ -179,12 +179,12 @@ def over_peak_warning(o: _a.OverPeak) -> ResultWarning:
     over = []
     if o.bytes_per_s is not None:
         over.append(
-            f"{o.bytes_per_s / 1e9:.0f} GB/s = {100 * o.bytes_per_s / o.peak_bytes_per_s:.0f} % of peak bandwidth"
+            f"{o.bytes_per_s / 1e9:.0f} GB/s, over the peak bandwidth ({o.peak_bytes_per_s / 1e9:.0f} GB/s)"
         )
     if o.flops_per_s is not None:
         over.append(
-            f"{o.flops_per_s / 1e12:.1f} TFLOP/s = {100 * o.flops_per_s / o.peak_flops_per_s:.0f} % of "
-            "peak at the clock it ran"
+            f"{o.flops_per_s / 1e12:.1f} TFLOP/s, over the peak at the clock it ran "
+            f"({o.peak_flops_per_s / 1e12:.1f} TFLOP/s)"
         )
     return ResultWarning(
         kind="matching",
