@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..models import ProfileResult, StageResult
+from .diagnosis.metrics import SUSPECT  # noqa: F401  (the bottleneck of a stage whose figures cannot be)
 
 
 def clock_ratio(s: StageResult, max_sm_mhz: float | None) -> float:
@@ -56,7 +57,6 @@ def _over_peak(result: ProfileResult, max_sm_mhz: float | None) -> list[OverPeak
     return out
 
 
-SUSPECT = "suspect"  # the bottleneck of a stage whose figures cannot be (issue 37)
 NO_KERNEL = "no kernel recorded in the timed runs: the time is CUDA events around launches, not a kernel's"
 OVER_PEAK_CAUSES = "work skipped, cached, off the timed stream, or a wrong FLOP/byte model"
 

@@ -387,7 +387,11 @@ class ProfileResult(BaseModel):
 class Diagnosis(BaseModel):
     """Structured output of classify_bottleneck and of each profile's stages."""
 
-    bottleneck: str = Field(description="'Memory-bound', 'Compute-bound' or 'Latency-bound'")
+    bottleneck: str = Field(
+        description="'Memory-bound', 'Compute-bound', 'Latency-bound', or 'suspect' (a profile's stage "
+        "whose figures cannot be its kernel's work: no kernel recorded in its timed runs, or a figure above a "
+        "device peak; its Key Issue says why and no opportunity ranks on it)",
+    )
     locality_issue: bool = Field(description="True when the L2 hit rate is under 80 %")
     unhealthy: list[str] = Field(description="metric=value for each metric outside its healthy range")
     opportunities: list[OpportunityModel] = Field(description="ranked by estimated gain, largest first")

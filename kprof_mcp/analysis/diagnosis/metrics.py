@@ -42,6 +42,9 @@ MIN_SHARE = 0.01
 MEMORY_BOUND = "Memory-bound"
 COMPUTE_BOUND = "Compute-bound"
 LATENCY_BOUND = "Latency-bound"
+# Not a classification: a profile's stage whose figures are not its kernel's work (issue 37), set by
+# analysis/assessment.py from analysis/peaks.py's suspect_reasons; never returned by classify.
+SUSPECT = "suspect"
 
 
 @dataclass(frozen=True)
