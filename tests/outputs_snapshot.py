@@ -27,6 +27,9 @@ Intended changes awaiting the next re-recording, one line each:
   mcp/tool_compare_versions.json: a comparison's verdict may be 'refused' (an arm failed its integrity checks).
 - nsys --python-backtrace (issue 36 item 5): cli/run_help.txt gains `[--python-backtrace]` and its help line
   (kprof run's opt-in for each idle cause's Python line); no recorded output changes (none has backtraces).
+- issue 37's suspect stages (no kernel recorded in the timed runs, a figure above a device peak):
+  mcp/tool_classify_bottleneck.json's bottleneck description names 'suspect' (1 output; no recorded result
+  is suspect, none prints a percentage of a peak above 100 %: tests/unit/test_suspect.py).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 
