@@ -9,12 +9,26 @@ from ..models import ProfileResult, StageResult
 from .diagnosis.metrics import SUSPECT  # noqa: F401  (the bottleneck of a stage whose figures cannot be)
 
 
+def ran_at_mhz(s: StageResult) -> float | None:
+    """The SM clock the stage ran at: Nsight Compute's (``sm_clock_hz``), else the median of the clocks
+    event mode read per timed batch (``timing.sm_clock_mhz``); None when neither was recorded."""
+    if s.sm_clock_hz:
+        return s.sm_clock_hz / 1e6
+    mhz = sorted(v for v in s.timing.sm_clock_mhz if v and v > 0)
+    if not mhz:
+        return None
+    n = len(mhz)
+    return mhz[n // 2] if n % 2 else 0.5 * (mhz[n // 2 - 1] + mhz[n // 2])
+
+
 def clock_ratio(s: StageResult, max_sm_mhz: float | None) -> float:
-    """The SM clock the stage ran at over the device's maximum (Nsight Compute locks it to
-    base: ~0.8 on an H100); 1 when not measured (event mode runs at whatever boost gives)."""
-    if not s.sm_clock_hz or not max_sm_mhz:
+    """The SM clock the stage ran at (:func:`ran_at_mhz`) over the device's maximum (Nsight Compute
+    locks it to base: ~0.8 on an H100; event mode under a lock, 1305 MHz: ~0.66); 1 when not measured.
+    Compute peaks scale by it, DRAM's does not (memory clocks are not locked)."""
+    mhz = ran_at_mhz(s)
+    if not mhz or not max_sm_mhz:
         return 1.0
-    return min(1.0, s.sm_clock_hz / 1e6 / max_sm_mhz)
+    return min(1.0, mhz / max_sm_mhz)
 
 
 OVER_PEAK_TOLERANCE = 1.02  # counters and clocks read a little over: 2 % before it is called an error

@@ -126,3 +126,16 @@ def test_no_contract_prints_a_peak_above_100_unless_suspect(path):
     suspect = {sa.stage.name for sa in a.stages if sa.diagnosis and sa.diagnosis.bottleneck == SUSPECT}
     for ln in _over_100(render_contract(r, assessment=a)):
         assert any(f"| {n} |" in ln for n in suspect), ln
+
+
+def test_clock_ratio_uses_the_clock_event_mode_read():
+    """Issue 37 item 3: without Nsight Compute's clock, the median of the SM clocks read per timed batch."""
+    from kprof_mcp.analysis.peaks import clock_ratio, ran_at_mhz
+
+    r = _load(EVENT / "result.json")
+    s = r.stages[0]
+    assert ran_at_mhz(s) is None and clock_ratio(s, 1980.0) == 1.0
+    t = s.timing.model_copy(update={"sm_clock_mhz": [1305.0, 1305.0, 1290.0, 1980.0, 1305.0]})
+    locked = s.model_copy(update={"timing": t})
+    assert ran_at_mhz(locked) == 1305.0
+    assert clock_ratio(locked, 1980.0) == pytest.approx(1305.0 / 1980.0)
