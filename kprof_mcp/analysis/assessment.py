@@ -22,7 +22,15 @@ from . import diagnosis as dx
 from .accounting import account
 from .machine_inputs import elem_bytes, machine_for, model_inputs
 from .occupancy import Occupancy, of_result
-from .peaks import SUSPECT, OverPeak, _over_peak, clock_ratio, suspect_reasons
+from .peaks import (
+    SUSPECT,
+    OverPeak,
+    _over_peak,
+    clock_ratio,
+    pct_peak_flops_at_clock,
+    ran_at_mhz,
+    suspect_reasons,
+)
 
 # A stage whose best opportunity is below this is at its roof: the key issue names the limiter.
 KEY_ISSUE_MIN_GAIN_PCT = 5.0
@@ -204,8 +212,13 @@ def stage_metrics(
             **timing,
             **_evidence(s, max_sm_mhz),
         )
+    ratio = clock_ratio(s, max_sm_mhz)  # the compute peak at the clock the stage ran; DRAM's is not scaled
     est = dx.roofline_metrics(
-        s.achieved_flops_per_s, s.achieved_bytes_per_s, s.peak_flops_per_s, s.peak_bytes_per_s, s.tensor_cores
+        s.achieved_flops_per_s,
+        s.achieved_bytes_per_s,
+        s.peak_flops_per_s * ratio if s.peak_flops_per_s else s.peak_flops_per_s,
+        s.peak_bytes_per_s,
+        s.tensor_cores,
     )
     kernels = max(1, len(s.ncu_kernels), len(s.kernel_times))
     return dx.Metrics(
@@ -318,7 +331,9 @@ def assess_stage(
             "roofline",
             values={
                 "pct_peak_bandwidth": s.pct_peak_bandwidth,
-                "pct_peak_flops": s.pct_peak_flops,
+                "pct_peak_flops": pct_peak_flops_at_clock(s, max_sm_mhz),
+                "pct_peak_flops_nominal": s.pct_peak_flops,
+                "clock_mhz": ran_at_mhz(s) if clock_ratio(s, max_sm_mhz) < 1.0 else None,
                 "tensor_cores": s.tensor_cores,
             },
         )

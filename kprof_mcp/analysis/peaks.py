@@ -31,6 +31,14 @@ def clock_ratio(s: StageResult, max_sm_mhz: float | None) -> float:
     return min(1.0, mhz / max_sm_mhz)
 
 
+def pct_peak_flops_at_clock(s: StageResult, max_sm_mhz: float | None) -> float | None:
+    """The stage's model FLOP/s, % of the FLOP peak at the SM clock it ran (:func:`clock_ratio`): the one
+    place a % of a FLOP peak without counters is computed (``s.pct_peak_flops`` is the nominal one)."""
+    if s.pct_peak_flops is None:
+        return None
+    return s.pct_peak_flops / clock_ratio(s, max_sm_mhz)
+
+
 OVER_PEAK_TOLERANCE = 1.02  # counters and clocks read a little over: 2 % before it is called an error
 
 

@@ -50,10 +50,15 @@ def key_issue_text(k: KeyIssue) -> str:
             f"{num((v.get('launch_interval_median_ns') or 0) / 1e3, 2)} µs"
         )
     unit = "tensor" if v.get("tensor_cores") else "FP32"
+    clock = (
+        f" at {v['clock_mhz']:.0f} MHz ({pct_of_peak(v.get('pct_peak_flops_nominal'))}% of the boost-clock peak)"
+        if v.get("clock_mhz")
+        else ""
+    )
     return (
         f"roofline est.: {pct_of_peak(v.get('pct_peak_bandwidth'))}% of peak DRAM BW, "
         f"{pct_of_peak(v.get('pct_peak_flops'))}% "
-        f"of {unit} peak (model bytes/FLOPs; no counters in this mode)"
+        f"of {unit} peak{clock} (model bytes/FLOPs; no counters in this mode)"
     )
 
 

@@ -139,3 +139,24 @@ def test_clock_ratio_uses_the_clock_event_mode_read():
     locked = s.model_copy(update={"timing": t})
     assert ran_at_mhz(locked) == 1305.0
     assert clock_ratio(locked, 1980.0) == pytest.approx(1305.0 / 1980.0)
+
+
+def test_key_issue_at_the_clock_the_stage_ran():
+    """matmul in event mode at 1600 MHz: its % of tensor peak is at 1600 MHz, the boost-clock
+    figure beside it."""
+    import glob
+
+    from kprof_mcp.analysis.peaks import max_sm_mhz
+
+    path = glob.glob(str(TESTS / "fixtures" / "h100_event" / "matmul" / "*" / "*-v1" / "result.json"))[0]
+    r = _load(Path(path))
+    s = r.stages[0]
+    boost = max_sm_mhz(r)
+    nominal = s.pct_peak_flops
+    t = s.timing.model_copy(update={"sm_clock_mhz": [1600.0] * 5})
+    r = r.model_copy(update={"stages": [s.model_copy(update={"timing": t})]})
+    ki = assess(r).main.key_issue
+    assert ki.values["clock_mhz"] == 1600.0
+    assert ki.values["pct_peak_flops"] == pytest.approx(nominal * boost / 1600.0)
+    text = render_contract(r)
+    assert f"% of tensor peak at 1600 MHz ({nominal:.1f}% of the boost-clock peak)" in text
