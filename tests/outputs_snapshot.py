@@ -30,6 +30,10 @@ Intended changes awaiting the next re-recording, one line each:
 - issue 37's suspect stages (no kernel recorded in the timed runs, a figure above a device peak):
   mcp/tool_classify_bottleneck.json's bottleneck description names 'suspect' (1 output; no recorded result
   is suspect, none prints a percentage of a peak above 100 %: tests/unit/test_suspect.py).
+- issue 37 item 3, % of the FLOP peak at the clock the stage ran: report.md's Roofline table of the 9 recordings
+  with Nsight Compute's SM clock (ncu/{annotation,ncu}_{matmul,vector_add}_v{0,1}, h100_commands/
+  annotation_pkg_softmax_v2) shows "% peak FLOP/s" at that clock with the boost-clock figure beside it
+  ("6.7 at 1570 MHz (5.3 at boost)").
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..analysis.baseline import VsBaseline
 from ..analysis.occupancy import LABEL
+from ..analysis.peaks import clock_ratio, max_sm_mhz, pct_peak_flops_at_clock, ran_at_mhz
 from ..models import ProfileResult
 from ..parsers.sass import CLASSES
 from ..parsers.sass import LABEL as SASS_LABEL
@@ -63,6 +64,14 @@ def command_section(result: ProfileResult) -> list[str]:
     return out + [""]
 
 
+def flops_pct_text(s, max_mhz: float | None) -> str:
+    """% of the FLOP peak at the clock the stage ran, the boost-clock figure beside it where they differ."""
+    if clock_ratio(s, max_mhz) >= 1.0:
+        return pct_of_peak(s.pct_peak_flops)
+    at = pct_peak_flops_at_clock(s, max_mhz)
+    return f"{pct_of_peak(at)} at {ran_at_mhz(s):.0f} MHz ({pct_of_peak(s.pct_peak_flops)} at boost)"
+
+
 def energy_range(vals: list[float], digits: int) -> str:
     """median [min–max] of energy or power figures."""
     import statistics
@@ -99,6 +108,7 @@ def render_report(
     out += mode.sections
     out.append("## Roofline (model FLOPs and bytes over measured median time)")
     rows = []
+    max_mhz = max_sm_mhz(result)
     for s in result.stages:
         rows.append(
             [
@@ -109,7 +119,7 @@ def render_report(
                 num(s.ridge_flop_per_byte, 1),
                 f"{s.achieved_flops_per_s / 1e12:.3f}",
                 f"{s.achieved_bytes_per_s / 1e9:.1f}",
-                pct_of_peak(s.pct_peak_flops),
+                flops_pct_text(s, max_mhz),
                 pct_of_peak(s.pct_peak_bandwidth),
                 s.roofline_region or NA,
                 pct_of_peak(s.pct_of_roofline),

@@ -160,3 +160,4 @@ def test_key_issue_at_the_clock_the_stage_ran():
     assert ki.values["pct_peak_flops"] == pytest.approx(nominal * boost / 1600.0)
     text = render_contract(r)
     assert f"% of tensor peak at 1600 MHz ({nominal:.1f}% of the boost-clock peak)" in text
+    assert f"at 1600 MHz ({nominal:.1f} at boost)" in render_report(r)
