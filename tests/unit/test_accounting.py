@@ -186,7 +186,7 @@ def test_a_figure_above_the_peak_is_called_an_attribution_error():
         len(w) == 1
         and w[0].kind == "matching"
         and w[0].stage == s.name
-        and "% of peak bandwidth" in w[0].message
+        and "over the peak bandwidth" in w[0].message
     )
     # every recorded profile of the accounting set is within the peaks
     for d in REC.iterdir():
