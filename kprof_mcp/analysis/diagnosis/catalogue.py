@@ -3,6 +3,7 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 
 from __future__ import annotations
 
+from .limiter import NEAR_PEAK, _tensor_for
 from .metrics import (
     METRICS_ONLY_MAX_SHARE,
     OVER_FETCH_HEALTHY,
@@ -63,14 +64,6 @@ def uncoalesced_l2_share(m: Metrics, lim) -> float | None:
     return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), max(after, default=0.0)))
 
 
-TENSOR_PIPES = {
-    "float32": "tensor_tf32",
-    "tfloat32": "tensor_tf32",
-    "float16": "tensor_fp16",
-    "bfloat16": "tensor_bf16",
-}
-
-
 def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
     """What-if for tensor-core work the stage's FLOP model does not count (MMAs on tiles that are zero
     by construction — causal, masked or padded — or recomputed): the tensor pipe, the limiter or busy
@@ -84,10 +77,10 @@ def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
     → (share 1 − T'/T, r). None when it does not apply (or the FLOP model is the thing to fix)."""
     if lim is None or not m.tensor_work or not m.flops or not m.time_ns or m.machine is None:
         return None
-    rate = m.machine.pipes.get(TENSOR_PIPES.get(m.dtype or "", ""))
+    rate = m.machine.pipes.get(_tensor_for(m.dtype or ""))
     u = next((x.util for x in lim.uses if x.key == "tensor" and x.source == "counters"), None)
     clock = m.sm_clock_hz
-    if rate is None or u is None or u < 0.6 or not clock or not m.sm_count:
+    if rate is None or u is None or u < NEAR_PEAK or not clock or not m.sm_count:
         return None
     peak = (rate.table or rate.rate) * m.sm_count * clock
     r = u * peak * m.time_ns * 1e-9 / m.flops
