@@ -91,9 +91,16 @@ def max_sm_mhz(result: ProfileResult) -> float | None:
 
 
 def _no_kernel(result: ProfileResult, s: StageResult) -> bool:
-    """Event mode could not see the stage's kernels (CUPTI saw none in its timed runs, its warning says
-    'kernel time not measured'): the stage's time is CUDA events around launches."""
-    if result.device.kind != "cuda" or s.timing.method != "cuda_events" or s.kernel_times:
+    """CUPTI recorded no kernel in the stage's timed runs (or could not run) and CUDA events around its
+    launches stand in: ``Timing.kernel_recorded`` is False (set where the timer falls back: event
+    mode, the sweep child)."""
+    if result.device.kind != "cuda":
+        return False
+    if s.timing.kernel_recorded is not None:
+        return not s.timing.kernel_recorded
+    # A result recorded before ``kernel_recorded`` existed: only the fallback's warning says so
+    # ('kernel time not measured', event mode); no other way to tell for those.
+    if s.timing.method != "cuda_events" or s.kernel_times:
         return False
     return any(
         w.kind == "timing" and w.message.startswith("kernel time not measured") for w in result.warnings

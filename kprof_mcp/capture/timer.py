@@ -20,6 +20,17 @@ class CuptiUnavailable(RuntimeError):
     """torch.profiler recorded no kernel activity (CUPTI missing or refused)."""
 
 
+class NoKernelInRuns(CuptiUnavailable):
+    """CUPTI recorded kernels, but not in every timed run: a run launched no kernel (its work skipped
+    or cached) or its launches could not be matched to it. CUPTI works: only this stage goes untimed."""
+
+
+def events_in_place_of_kernels(timing: Timing) -> Timing:
+    """A CUDA-event timing standing in for a kernel time CUPTI did not record
+    (``kernel_recorded=False``: the stage's figures are not a kernel's, analysis/peaks.py)."""
+    return timing.model_copy(update={"kernel_recorded": False})
+
+
 class Timer:
     """Times a callable until the spread is small or a budget is spent; keeps raw samples.
 
@@ -113,7 +124,7 @@ class Timer:
         if tr.kernels.empty:
             raise CuptiUnavailable("torch.profiler recorded no GPU kernel (CUPTI unavailable or refused)")
         if len(sums) != n:
-            raise CuptiUnavailable(
+            raise NoKernelInRuns(
                 f"CUPTI saw kernels in {len(sums)} of {n} runs (a run launched no kernel, or "
                 "launches could not be matched to runs)"
             )
@@ -241,6 +252,8 @@ class Timer:
             l2_flushed=self.use_cuda,
             stop_reason=stop,
             sm_clock_mhz=list(self.clocks),
+            # CUPTI saw kernels in every run (else NoKernelInRuns); the other engines record none.
+            kernel_recorded=True if self.engine == "cupti" else None,
         )
 
     def kernel_times(self) -> list[KernelTime]:

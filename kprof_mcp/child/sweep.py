@@ -21,9 +21,9 @@ from ..protocol import ExpectedError, progress
 
 def run(req: SweepRequest) -> dict[str, Any]:
     from ..capture.artifacts import new_run_dir, params_dirname
-    from ..capture.timer import CuptiUnavailable, Timer
+    from ..capture.timer import CuptiUnavailable, Timer, events_in_place_of_kernels
     from ..kernel.api import ParamError
-    from .compare import build_checked, open_package
+    from .compare import _guard, build_checked, open_package
     from .harness import _check_memory, _static, device_state
 
     torch, use_cuda, pkg, versions = open_package(req.kernel_source, req.versions, req.force_cpu)
@@ -47,6 +47,7 @@ def run(req: SweepRequest) -> dict[str, Any]:
     )
     engine = "cupti" if use_cuda else "cpu"
     flush = None
+    integrity: list[ResultWarning] = []
     points: list[ProfileResult] = []
     skipped: list[dict[str, Any]] = []
     total = len(req.values) * len(versions)
@@ -59,12 +60,14 @@ def run(req: SweepRequest) -> dict[str, Any]:
             continue
         inputs = pkg.make_inputs(params, "cuda" if use_cuda else "cpu")
         ref = pkg.reference(inputs, params)
+        here: list[tuple[ProfileResult, Any]] = []  # this value's points and their integrity checks
         for j, version in enumerate(versions):
             progress(0.05 + 0.9 * (i * len(versions) + j) / total, f"{req.param}={value}: {version.name}")
-            plan, _, ok, wrong = build_checked(torch, pkg, version, inputs, params, ref, use_cuda)
+            plan, streams, ok, wrong = build_checked(torch, pkg, version, inputs, params, ref, use_cuda)
             if wrong is not None:
                 skipped.append({"value": value, "version": version.name, "reason": f"wrong result: {wrong}"})
                 continue
+            guard = _guard(torch, use_cuda, pkg, params, inputs, plan, streams, j)
             stages = []
             for stage, model in zip(plan.stages, version.stages):
                 static = _static(stage, model, params, dev, spec, None, stage.tiling)
@@ -77,23 +80,25 @@ def run(req: SweepRequest) -> dict[str, Any]:
                     engine = "events"
                     t = Timer(torch, use_cuda, timing_req, engine, flush_buf=flush)
                     timing, kernels = t.time(stage.fn), []
+                if use_cuda and engine == "events":  # CUDA events in place of a kernel time: 'suspect'
+                    timing = events_in_place_of_kernels(timing)
                 stages.append(StageResult(timing=timing, kernel_times=kernels, **static))
-            points.append(
-                ProfileResult(
-                    kernel=pkg.name,
-                    version=version.name,
-                    mode="event",
-                    plan_kind=plan.kind,
-                    params=params.as_dict(),
-                    param_order=[p.name for p in pkg.params],
-                    device=dev,
-                    stages=stages,
-                    correctness=ok,
-                    created_at=stamp,
-                )
+            point = ProfileResult(
+                kernel=pkg.name,
+                version=version.name,
+                mode="event",
+                plan_kind=plan.kind,
+                params=params.as_dict(),
+                param_order=[p.name for p in pkg.params],
+                device=dev,
+                stages=stages,
+                correctness=ok,
+                created_at=stamp,
             )
+            here.append((point, guard))
             del plan
-        del inputs, ref
+        points += checked(here, f"{req.param}={value}", integrity)
+        del inputs, ref, here
         if use_cuda:
             torch.cuda.empty_cache()
     warnings = []
@@ -112,6 +117,7 @@ def run(req: SweepRequest) -> dict[str, Any]:
                 "each launch (launch latency included)",
             )
         )
+    warnings += integrity
     if not points:
         raise ExpectedError(
             "params",
@@ -143,6 +149,29 @@ def run(req: SweepRequest) -> dict[str, Any]:
     work_dir = new_run_dir(req.out_root, final_dir)
     (work_dir / "sweep.json").write_text(result.model_dump_json(indent=2))
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
+
+
+def checked(
+    here: list[tuple[ProfileResult, Any]], where: str, flagged: list[ResultWarning]
+) -> list[ProfileResult]:
+    """One value's points after their integrity checks (:mod:`kprof_mcp.capture.integrity`, as
+    compare_versions makes them: the versions share the inputs, so every repeat check comes before any
+    fresh input replaces them): each point's record in ``correctness["after_timing"]``, each failure an
+    ``integrity`` warning on the point and one in ``flagged`` (the sweep's) naming the version and value."""
+    for _, guard in here:
+        guard.repeat()
+    out = []
+    for point, guard in here:
+        guard.fresh()
+        record = guard.record()
+        point.correctness = dict(point.correctness, after_timing=record)
+        for c in record["checks"]:
+            if not c["ok"]:
+                said = f"integrity check '{c['check']}' failed after timing: {c['message']}"
+                point.warnings.append(ResultWarning(kind="integrity", message=said))
+                flagged.append(ResultWarning(kind="integrity", message=f"{point.version} at {where}: {said}"))
+        out.append(point)
+    return out
 
 
 def main(argv: list[str]) -> int:

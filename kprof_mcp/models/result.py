@@ -87,6 +87,13 @@ class Timing(BaseModel):
     method: str  # "cupti_kernel_sum", "cuda_events", "cpu_wall_clock", or a mode's own description
     l2_flushed: bool
     stop_reason: str  # "converged", "budget", "max_runs"
+    kernel_recorded: bool | None = Field(
+        default=None,
+        description="True: CUPTI recorded the kernels of every timed run (the samples are their time); "
+        "False: CUPTI was asked and recorded none in some run, or could not run, and CUDA events around "
+        "the launches stand in (the time is not a kernel's: the stage is 'suspect'); null: no kernel "
+        "recorder was asked (the CPU, a CUDA-event or Nsight timing), or a result recorded before this field",
+    )
     sm_clock_mhz: list[float] = Field(
         default_factory=list, description="SM clock read after each timed batch (nvidia-smi), when recorded"
     )

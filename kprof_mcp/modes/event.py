@@ -12,7 +12,13 @@ two modes share one trace reader. Without a GPU the wall clock times the Triton 
 
 from __future__ import annotations
 
-from ..capture.timer import L2_FLUSH_BYTES, CuptiUnavailable, Timer  # noqa: F401  (re-exported)
+from ..capture.timer import (  # noqa: F401  (L2_FLUSH_BYTES, CuptiUnavailable re-exported)
+    L2_FLUSH_BYTES,
+    CuptiUnavailable,
+    NoKernelInRuns,
+    Timer,
+    events_in_place_of_kernels,
+)
 from ..models import (
     DeviceState,
     EventOptions,
@@ -133,7 +139,8 @@ class EventMode(Mode):
                 else req
             )
             launch = Timer(torch, True, launch_req, "events").time(stage.fn)
-            timing, kernels = launch, []
+            # stand_in: no kernel time, CUDA events in its place (Timing.kernel_recorded False).
+            timing, kernels, stand_in = launch, [], not cupti_ok
             if cupti_ok:
                 # Right after the CUDA-event timer on the same stage: warm already (3 runs suffice).
                 t = Timer(
@@ -163,18 +170,28 @@ class EventMode(Mode):
                             + ". They share the GPU with the stage and may slow it, or be work the runs did "
                             "not wait for.",
                         )
+                except NoKernelInRuns as e:  # this stage's runs: CUPTI works, later stages keep it
+                    stand_in = True
+                    cap.warn(
+                        "timing",
+                        f"kernel time not measured for stage {stage.name} ({e}); its time is CUDA events "
+                        "around each launch, which include launch latency (a few µs)",
+                        stage.name,
+                    )
                 except CuptiUnavailable as e:
-                    cupti_ok = False
+                    cupti_ok, stand_in = False, True
                     cap.warn(
                         "timing",
                         f"kernel time not measured ({e}); stage times are CUDA events around each "
                         "launch, which include launch latency (a few µs)",
                     )
+            if stand_in:
+                timing = events_in_place_of_kernels(launch)
             timing = timing.model_copy(update=Timer(torch, True, req).energy(stage.fn, energy))
             stages.append(
                 StageResult(
                     timing=timing,
-                    launch_timing=launch if timing is not launch else None,
+                    launch_timing=None if stand_in else launch,
                     kernel_times=kernels,
                     **static,
                 )
@@ -196,6 +213,8 @@ class EventMode(Mode):
                     cap.warn("timing", f"whole-plan kernel time not measured ({e}); CUDA events instead")
             if plan_total is None:
                 plan_total = Timer(torch, cap.use_cuda, req).time(whole)
+                if cap.use_cuda:
+                    plan_total = events_in_place_of_kernels(plan_total)
             if cap.plan.kind == "concurrent":
                 cap.warn(
                     "concurrency",

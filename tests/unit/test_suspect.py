@@ -42,6 +42,8 @@ def _cached() -> ProfileResult:
 
 
 def _no_kernel() -> ProfileResult:
+    """As recorded before ``Timing.kernel_recorded`` existed: only the fallback's warning says no kernel was
+    recorded (test_kernel_recorded.py tests the field)."""
     r = _cached()
     w = ResultWarning(
         kind="timing",
