@@ -326,6 +326,9 @@ WARNING_KINDS = (
     "matching",
     "timeline",
     "artifact",
+    "integrity",  # an integrity check after timing failed (kprof_mcp/capture/integrity.py)
+    "timing",  # a stage's time is not its kernels' (no kernel seen by CUPTI or ncu: CUDA events instead)
+    "inputs",  # compare_versions: the arms ran on different parameters, each on its own inputs
     "note",
 )
 

@@ -40,6 +40,43 @@ __all__ = [
 ]
 
 
+LAUNCH_RUNS = 5  # CUDA-event runs per stage outside the profiled ranges (after one warm-up)
+
+
+def unprofiled_launch_times(cap, runs: int = LAUNCH_RUNS) -> dict[str, dict[str, Any]]:
+    """Each stage launched ``runs`` times outside every NVTX range (Nsight Compute profiles none of
+    them), each run timed with CUDA events on the current stream (the wall clock on the CPU): the
+    figure :func:`.nsight_stages.unprofiled_stage` gives a stage of which ncu profiled no kernel,
+    marked as such. Timing fields for ``capture.json``, by stage."""
+    import time
+
+    torch, out = cap.torch, {}
+    for stage in cap.plan.stages:
+        stage.fn()  # warm, and on the current stream as event mode times it
+        samples = []
+        for _ in range(runs):
+            if cap.use_cuda:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                stage.fn()
+                end.record()
+                end.synchronize()
+                samples.append(float(start.elapsed_time(end)) * 1e6)
+            else:
+                t0 = time.perf_counter_ns()
+                stage.fn()
+                samples.append(float(time.perf_counter_ns() - t0))
+        out[stage.name] = {
+            "samples_ns": samples,
+            "method": "cuda_events" if cap.use_cuda else "cpu_wall_clock",
+            "l2_flushed": False,
+            "stop_reason": f"{runs} launches outside the profiled ranges, after the integrity checks",
+        }
+    if cap.use_cuda:
+        torch.cuda.synchronize()
+    return out
+
+
 class NsightMode(Mode):
     needs = "Nsight Compute (ncu) and an NVIDIA GPU"
     options_model = NsightOptions
@@ -190,7 +227,15 @@ class NsightMode(Mode):
         """Launch each stage ``req.options.ncu_launches`` times inside its NVTX range, the only launches
         Nsight Compute profiles (``--nvtx-include kprof_<stage>/``); everything before (JIT,
         autotuning, the correctness run) ran outside any range and is not profiled. ncu replays
-        each profiled launch once per counter pass, restoring memory in between."""
+        each profiled launch once per counter pass, restoring memory in between, so the memory a
+        launch leaves is that of one run.
+
+        Around the profiled launches, outside every range (so never profiled), the integrity checks
+        event mode makes (:mod:`kprof_mcp.capture.integrity`): before, the first run's outputs kept and
+        the persisting-L2 carve-out reset; after, the last profiled launch's outputs against the first
+        run's, one run on fresh inputs with the outputs poisoned, the carve-out read. Then each stage
+        timed with CUDA events (:func:`unprofiled_launch_times`): the figure of a stage whose launches
+        in its range launched nothing (a cached result), which the report then marks suspect."""
         torch, req = cap.torch, cap.req
         if cap.autotuned_here:
             cap.warn(
@@ -209,6 +254,7 @@ class NsightMode(Mode):
             if req.clock_control == "base"
             else "ncu --clock-control none: clocks free (boost and thermals move results)"
         )
+        guard = cap.guard()  # outside the ranges: its copies are not profiled
         torch.cuda.synchronize()
         for i, stage in enumerate(cap.plan.stages):
             cap.progress(0.3 + 0.6 * i / len(cap.plan.stages), f"Nsight Compute profiling stage {stage.name}")
@@ -219,9 +265,16 @@ class NsightMode(Mode):
                 torch.cuda.nvtx.range_pop()
                 torch.cuda.synchronize()
         cap.phase("ncu_profiled_launches")
+        cap.progress(
+            0.9, "integrity checks outside the profiled ranges: the last launch against the first run"
+        )
+        cap.integrity_after_timing(guard)
+        launch_timing = unprofiled_launch_times(cap)
+        cap.phase("integrity_checks")
         capture = {
             "result": cap.fields_json(),
             "stages": json.loads(json.dumps(cap.stages, default=lambda o: o.model_dump())),
+            "launch_timing": launch_timing,
         }
         (cap.work_dir / "capture.json").write_text(json.dumps(capture, indent=2, default=str))
 

@@ -13,23 +13,36 @@ from ..parsers.ncu import KernelRecord, NcuError
 from ..tools import ncu as ncu_tool
 from .base import ModeError
 from .nsight_artifacts import REPORT_FILE, _write_nsight_artifacts
-from .nsight_stages import _occurrences, match_stages, stage_result
+from .nsight_stages import _occurrences, match_stages, stage_result, unprofiled_stage
 
 
 def read_output(
     req: ProfileRequest, work_dir: Path, log_text: str, profiler: dict[str, Any], full: bool
 ) -> ProfileResult:
     """Build ``result.json`` and the Nsight artifacts of a captured run in ``work_dir``."""
-    capture, log, records, parser = _load(req, work_dir, log_text, profiler, full, None)
+    launch_timing = _captured(work_dir).get("launch_timing")
+    capture, log, records, parser = _load(
+        req, work_dir, log_text, profiler, full, None, empty_ok=launch_timing is not None
+    )
     chosen = profiler.get("metrics_chosen", {})
     stage_names = [s["name"] for s in capture["stages"]]
     by_stage, warnings = match_stages(records, stage_names, req.options.ncu_launches)
     stages: list[StageResult] = []
     for static in capture["stages"]:
-        res, w = stage_result(static, by_stage[static["name"]], req.options.ncu_launches, chosen)
+        recs = by_stage[static["name"]]
+        if not recs and launch_timing and static["name"] in launch_timing:
+            # Its launches in its range launched nothing (a cached result, work skipped): no kernel
+            # figure exists; the CUDA-event time outside the ranges stands, said and marked suspect.
+            res, w = unprofiled_stage(static, launch_timing[static["name"]], req.options.ncu_launches)
+        else:
+            res, w = stage_result(static, recs, req.options.ncu_launches, chosen)
         stages.append(res)
         warnings += w
     return _assemble(req, work_dir, capture, log, parser, profiler, stages, warnings, by_stage, full)
+
+
+def _captured(work_dir: Path) -> dict[str, Any]:
+    return json.loads((work_dir / "capture.json").read_text())
 
 
 def _load(
@@ -39,14 +52,19 @@ def _load(
     profiler: dict[str, Any],
     full: bool,
     no_report: str | None,
+    empty_ok: bool = False,
 ):
     """capture.json, ncu's log and the report's kernel records of a captured run; an actionable
     error when ncu failed or wrote no report (``no_report``: the message for a command that
-    launched nothing, where ncu's own 'nothing profiled' is no failure of ncu)."""
-    capture = json.loads((work_dir / "capture.json").read_text())
+    launched nothing, where ncu's own 'nothing profiled' is no failure of ncu). ``empty_ok``: a
+    package's run whose stages have a time from outside the profiled ranges: ncu profiling no
+    kernel at all gives no records (each stage then says it), not an error."""
+    capture = _captured(work_dir)
     report = work_dir / REPORT_FILE
     log = ncu_parser.parse_log(log_text)
     failure = ncu_parser.log_failure(log, log_text, report.is_file())
+    if empty_ok and failure is not None and failure.kind == "nothing_profiled" and not report.is_file():
+        return capture, log, [], "none: Nsight Compute profiled no kernel (no report)"
     if failure is not None and not (no_report and failure.kind == "nothing_profiled"):
         raise ModeError(str(failure), failure.kind)
     if not report.is_file():

@@ -216,3 +216,26 @@ def _occurrences(recs: list[KernelRecord], entered: int | None = None) -> int:
         if n % period == 0 and all(names[i] == names[i % period] for i in range(n)):
             return n // period
     return 1
+
+
+def unprofiled_stage(
+    static: dict[str, Any], launch_timing: dict[str, Any], launches: int
+) -> tuple[StageResult, list[ResultWarning]]:
+    """A stage of which Nsight Compute profiled no kernel in its range: its ``launches`` there launched
+    nothing (a result cached after the first call, work skipped when the inputs repeat) or only work
+    that is no kernel. No counter and no kernel duration exist; its time is the CUDA events around its
+    launches outside the profiled ranges (:func:`kprof_mcp.modes.nsight.unprofiled_launch_times`),
+    with a ``timing`` warning that says so (the diagnosis marks the stage suspect:
+    :func:`kprof_mcp.analysis.peaks.suspect_reasons`)."""
+    name = static["name"]
+    timing = Timing(**{k: launch_timing[k] for k in ("samples_ns", "method", "l2_flushed", "stop_reason")})
+    warning = ResultWarning(
+        kind="timing",
+        stage=name,
+        message=f"kernel time not measured for stage {name}: Nsight Compute profiled no kernel in its NVTX "
+        f"range {ncu_parser.range_name(name)!r}, so its {launches} launch(es) there launched none (a result "
+        "cached after the first call, or work skipped when the inputs repeat) and no counter was read; its "
+        f"time is CUDA events around {timing.runs} launches outside the profiled ranges, which include "
+        "launch latency",
+    )
+    return StageResult(timing=timing, **static, missing_metrics=list(SHOWN.values())), [warning]

@@ -167,6 +167,7 @@ class TimelineMode(Mode):
         trace is read afterwards from the export (:meth:`read_output`)."""
         torch, req = cap.torch, cap.req
         nvtx = torch.cuda.nvtx
+        guard = cap.guard()  # the first run's outputs kept, the persisting-L2 carve-out reset
         for _ in range(PROFILER_WARMUP):  # outside any range: not analysed
             cap.run_plan()
         cap.phase("timeline_warmup")
@@ -190,6 +191,8 @@ class TimelineMode(Mode):
             nvtx.range_pop()
         torch.cuda.synchronize()
         cap.phase("timeline_record")
+        # After the last iteration range: the trace is cut to the iterations (iterations_window).
+        self._integrity(cap, guard)
         capture = {
             "result": cap.fields_json(),
             "stages": json.loads(json.dumps(cap.stages, default=lambda o: o.model_dump())),
@@ -200,6 +203,7 @@ class TimelineMode(Mode):
         from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
         torch, req, use_cuda = cap.torch, cap.req, cap.use_cuda
+        guard = cap.guard()  # the first run's outputs kept, the persisting-L2 carve-out reset
         for _ in range(PROFILER_WARMUP):  # warm-up outside the recording
             cap.run_plan()
         cap.phase("timeline_warmup")
@@ -236,6 +240,7 @@ class TimelineMode(Mode):
         trace_path = cap.work_dir / "trace.json"
         prof.export_chrome_trace(str(trace_path))
         cap.phase("timeline_record")
+        self._integrity(cap, guard)  # the recording has ended: none of its launches is in the trace
         cap.progress(0.8, "analysing the timeline")
         tr = tl_lib.iterations_window(kineto.load_trace(trace_path))
         engine = (
@@ -251,6 +256,14 @@ class TimelineMode(Mode):
         cap.phase("timeline_analysis")
         result.phases_s = dict(cap.phases_s)
         write_timeline(cap.work_dir, tr, tl, result, self.cache_control(result))
+
+    @staticmethod
+    def _integrity(cap, guard) -> None:
+        """The integrity checks after the recorded iterations (:mod:`kprof_mcp.capture.integrity`): the
+        last iteration's outputs against the first run's, one run on fresh inputs, the carve-out read."""
+        cap.progress(0.75, "integrity checks: the last iteration against the first run, one on fresh inputs")
+        cap.integrity_after_timing(guard)
+        cap.phase("integrity_checks")
 
     def read_output(self, req, work_dir: Path, log: str, profiler: dict[str, Any]) -> ProfileResult:
         """The Nsight Systems recording (SQLite export) → the same result the Kineto path builds."""
