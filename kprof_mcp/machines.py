@@ -152,6 +152,8 @@ def load(arch: str | None, device_key: str | None = None) -> Machine | None:
                 )
     # Scattered-sector DRAM bandwidth exists only as a measurement (no datasheet gives it).
     levels = _rates(spec.get("memory") or {}, measured, ("dram_sector",))
+    # The block scheduler: thread blocks dispatched per SM clock for the chip (a "level" of the chip).
+    levels.update(_rates(spec.get("scheduler") or {}, measured))
     moves = tuple(
         Move(
             key=mv["key"],

@@ -97,6 +97,7 @@ def model_inputs(
         elements=s.bytes_model / eb if eb and s.bytes_model else None,
         bytes_model=s.bytes_model or None,
         sm_clock_hz=s.sm_clock_hz,
+        clock_hz=sm_clock_hz(s, result, spec),
         theoretical_occupancy_pct=s.theoretical_occupancy_pct,
         floor_ns=(s.min_kernel_ns or 0.0) * launches or None,
         best_sol_ns=best_sol_ns(s, spec, clock_ratio),

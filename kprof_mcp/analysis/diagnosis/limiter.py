@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..accounting import STALL_MEANING
-from . import static_mix
+from . import dispatch, static_mix
 from .static_mix import DOT_NAMES, ir_lines
 
 # A resource at least this busy is the limiter (SPEC.md's healthy threshold for TC/compute %).
@@ -102,7 +102,14 @@ def _active_frac(m) -> float:
 
 def uses(m) -> list[Use]:
     """Each resource's use, from the counters when measured, else from the FLOP/byte model (the static
-    mix's issue slots and pipes where it names work that model cannot explain)."""
+    mix's issue slots and pipes where it names work that model cannot explain); and the block
+    scheduler's, from the grid and its dispatch rate (:mod:`.dispatch`), in every case."""
+    got = _uses(m)
+    blocks = dispatch.use(m)
+    return got + [Use(dispatch.KEY, blocks, "grid")] if blocks is not None else got
+
+
+def _uses(m) -> list[Use]:
     a = m.accounting
     out: list[Use] = []
     if a is not None and a.measured:

@@ -92,6 +92,7 @@ class Metrics:
     elements: float | None = None
     bytes_model: float | None = None
     sm_clock_hz: float | None = None
+    clock_hz: float | None = None  # the SM clock it ran at: measured, locked, else the device's maximum
     theoretical_occupancy_pct: float | None = None
     floor_ns: float | None = None
     best_sol_ns: float | None = None

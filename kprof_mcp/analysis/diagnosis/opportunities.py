@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from . import static_mix
+from . import dispatch, static_mix
 from .catalogue import (
     MEMORY_LATENCY_STALLS,
     accounting_causes,
@@ -14,7 +14,7 @@ from .catalogue import (
     uncoalesced,
     uncoalesced_l2_share,
 )
-from .limiter import PIPES, limiter, what_if_moves
+from .limiter import ATTAINABLE, ATTAINABLE_PIPE, PIPES, limiter, what_if_moves
 from .metrics import (
     _DRAM_ATTAINABLE_PCT,
     COMPUTE_BOUND,
@@ -119,6 +119,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         )
     elif m.grid_blocks is None and m.waves_per_sm is not None and m.waves_per_sm < WAVES_HEALTHY:
         add(specific, "few_blocks", 1.0 - m.waves_per_sm, {"waves_per_sm": m.waves_per_sm}, True)
+    if (blocks := dispatch.fewer_blocks(m, lim, ATTAINABLE, ATTAINABLE_PIPE)) is not None:
+        add(specific, "occupancy", blocks[0], blocks[1], True)  # the block scheduler bounds it
     if m.waves_measured and m.waves_per_sm is not None and 1.0 <= m.waves_per_sm < TAIL_MAX_WAVES:
         w = m.waves_per_sm
         add(specific, "tail", 1.0 - w / math.ceil(w), {"waves_per_sm": w}, True)
@@ -245,7 +247,11 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
                 "stalls": top_stalls(m),
             }
             add(generic, "latency", latency, facts, False)
-        if m.occupancy_pct is not None and m.occupancy_pct < OCCUPANCY_HEALTHY_PCT:
+        if (
+            m.occupancy_pct is not None
+            and m.occupancy_pct < OCCUPANCY_HEALTHY_PCT
+            and not any(o.cause == "occupancy" for o in specific)
+        ):
             occ_limiter = m.accounting.occupancy_limiter if m.accounting is not None else None
             lifted = occupancy_share(m, lim)
             add(

@@ -10,6 +10,7 @@ from ...analysis.diagnosis import COMPUTE_BOUND, MEMORY_BOUND, Facts, Opportunit
 from ...analysis.diagnosis import rule_not_ranked as _rule_not_ranked
 from ..markdown import us
 from ..timeline import source_words
+from .names import RESOURCE_NAMES, resource_name  # noqa: F401 (re-exported)
 
 
 def _fmt(v: float) -> str:
@@ -51,6 +52,7 @@ def _tail(f: Facts) -> Words:
 _SOURCE_NOTE = {
     "model": " (from the FLOP/byte model, no counters)",
     "static": " (static SASS mix / TTIR, no counters)",
+    "grid": " (the grid at the block scheduler's measured rate)",
 }
 
 
@@ -151,32 +153,6 @@ def _dram_roof(f: Facts) -> Words:
     )
 
 
-# The machine model's resources (analysis.diagnosis.limiter; kprof_mcp/machines.json), as a kernel
-# engineer names them.
-RESOURCE_NAMES = {
-    "fma": "FMA (FP32) pipe",
-    "fp64": "FP64 pipe",
-    "alu": "ALU (integer/logic) pipe",
-    "xu": "XU pipe (MUFU: transcendentals, conversions)",
-    "lsu": "LSU (load/store) pipe",
-    "tensor": "tensor pipe",
-    "issue": "instruction issue slots",
-    "dram": "DRAM bandwidth",
-    "l2": "L2 bandwidth",
-    "l1": "L1/shared bandwidth",
-    "tensor_fp64": "FP64 tensor cores (DMMA)",
-    "tensor_tf32": "tensor cores at TF32",
-    "tensor_fp16": "tensor cores at fp16",
-    "tensor_bf16": "tensor cores at bf16",
-    "tensor_fp8": "tensor cores at fp8",
-    "tensor_int8": "tensor cores at int8",
-}
-
-
-def resource_name(key: str | None) -> str:
-    return RESOURCE_NAMES.get(key or "", key or "")
-
-
 def _per_element(f: Facts) -> str:
     per = f.per_element or ()
     return (" (" + ", ".join(f"{v:.3g} {k}" for k, v in per[:3]) + " per element)") if per else ""
@@ -250,6 +226,15 @@ def _occupancy(f: Facts) -> Words:
     """The resource that limits occupancy when the launch statistics say (annotation/ncu), else the
     generic list."""
     hint, trigger = "too few warps to hide latency", f"occupancy_pct={_fmt(f.occupancy_pct)}"
+    if f.resource == "blocks":  # the block scheduler bounds it (analysis.diagnosis.dispatch)
+        occ = f"; the SMs hold {_fmt(f.occupancy_pct)}% of their warps" if f.occupancy_pct is not None else ""
+        return (
+            "Give each program more work (several rows or tiles per program, more warps per block): "
+            "a grid of a few waves of full blocks",
+            f"grid_blocks={f.grid_blocks}: the block scheduler at {_fmt(f.util_pct)}% of its rate"
+            f"{_SOURCE_NOTE['grid']}{occ}; then the {resource_name(f.next_limiter)} limits",
+            "blocks are dispatched about one per clock for the chip: tiny programs leave the SMs empty",
+        )
     if f.limiter is None:
         return (
             "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)",
@@ -450,7 +435,7 @@ def root_cause_text(rc: RootCauseFacts) -> str:
         parts.append(f"{label} utilisation at {_fmt(rc.compute_pct)}%")
     measured = " and ".join(parts) if parts else "no utilisation counters were measured"
     lim = rc.limiter
-    if lim is not None and lim.source == "counters":
+    if lim is not None and (lim.source == "counters" or lim.resource == "blocks" and lim.bound):
         first = _limiter_text(lim)
     elif rc.bottleneck == MEMORY_BOUND:
         first = f"The stage is limited by device-memory bandwidth ({measured})."
