@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-LEVELS = ("pipes", "memory")
+LEVELS = ("pipes", "memory", "scheduler")
 
 
 class CalibrationError(ValueError):

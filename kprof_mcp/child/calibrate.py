@@ -272,6 +272,16 @@ def _gemm(ctx: Ctx, name: str) -> dict[str, Any]:
     return _entry(ctx, gemm_flops(n, n, n), t, "sm", unit, f"{how}, {n}^3; CUDA events, best of {REPS}")
 
 
+def _blocks(ctx: Ctx) -> dict[str, Any]:
+    """The block scheduler: 2^22 one-warp blocks that do nothing, dispatched as fast as the chip can."""
+    from . import calibrate_kernels as ck
+
+    out, grid = ctx.torch.zeros(1, device="cuda", dtype=ctx.torch.int32), 1 << 22
+    t = time_it(ctx.torch, lambda: ck.empty_kernel[(grid,)](out, -1, num_warps=1), ctx.sampler)
+    method = f"Triton empty_kernel: {grid} one-warp blocks that do nothing; CUDA events, best of {REPS}"
+    return _entry(ctx, float(grid), t, "chip", "thread blocks dispatched per SM clock (chip)", method)
+
+
 def triton_cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -363,6 +373,7 @@ PIPES = ("fma", "fp64", "fp16", "alu", "xu")
 TENSORS = ("tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8")
 OPTIONAL = ("tensor_int8",)
 MEMORY = ("dram", "dram_sector", "l2", "l1", "shared")
+SCHEDULER = ("blocks",)
 
 
 def _sass_counter() -> Callable[[Any], dict[str, int] | None]:
@@ -407,7 +418,11 @@ def run(
         fallback = 0.0
     sampler = ClockSampler(nvml.sm_clock_reader(smi))
     ctx = Ctx(torch, props.multi_processor_count, sampler, fallback or 1.0, _sass_counter())
-    names = [n for n in (*PIPES, *TENSORS, *OPTIONAL, *MEMORY) if (n in only if only else n not in OPTIONAL)]
+    names = [
+        n
+        for n in (*PIPES, *TENSORS, *OPTIONAL, *MEMORY, *SCHEDULER)
+        if (n in only if only else n not in OPTIONAL)
+    ]
     measured: dict[str, Any] = {}
     try:
         for i, name in enumerate(names):
@@ -418,6 +433,8 @@ def run(
                     measured[name] = _pipe(ctx, name)
                 elif name in TENSORS or name in OPTIONAL:
                     measured[name] = _gemm(ctx, name)
+                elif name in SCHEDULER:
+                    measured[name] = _blocks(ctx)
                 else:
                     measured[name] = _memory(ctx, name, spec.l2_bytes if spec else None)
             except Exception as e:  # noqa: BLE001 — one benchmark failing leaves the others standing

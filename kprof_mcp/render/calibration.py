@@ -24,7 +24,8 @@ def calibration_markdown(doc: dict[str, Any], rows: list[Row], table_note: str |
         "",
         f"SM clock during the run: {doc.get('sm_clock_mhz')} MHz ({doc.get('clock_source', 'clock source unknown')}); "
         f"{doc.get('date')}; torch {v.get('torch')}, Triton {v.get('triton')}, CUDA {v.get('cuda')}, driver {v.get('driver')}.",
-        "Pipes: ops per clock per SM; shared/L1: bytes per clock per SM; L2: bytes per clock (chip); DRAM: bytes per second.",
+        "Pipes: ops per clock per SM; shared/L1: bytes per clock per SM; L2: bytes per clock (chip); DRAM: bytes per second; "
+        "blocks: thread blocks dispatched per SM clock (chip).",
     ]
     if doc.get("clock_note"):
         lines.append(str(doc["clock_note"]))

@@ -164,3 +164,19 @@ def test_cli_calibrate_without_a_gpu_fails_and_writes_nothing(tmp_path):
     assert cp.returncode != 0
     assert "needs an NVIDIA GPU" in cp.stderr and "nothing was measured" in cp.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_block_scheduler_is_a_row_of_the_table_and_its_benchmark_launches_empty_blocks(monkeypatch):
+    """`blocks` (thread blocks dispatched per SM clock, chip-wide) is compared like a level; the
+    benchmark's kernel does nothing in any block (run through Triton's interpreter)."""
+    by = {r.name: r for r in compare({"measured": {}}, machines.table()["archs"]["sm_90"])}
+    assert by["blocks"].table == pytest.approx(1.07) and by["blocks"].measured is None
+    assert "blocks" in cal.SCHEDULER
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from kprof_mcp.child import calibrate_kernels as ck
+
+    out = torch.full((1,), 7, dtype=torch.int32)
+    ck.empty_kernel[(64,)](out, -1)
+    assert out.item() == 7  # no block stored
+    ck.empty_kernel[(64,)](out, 5)
+    assert out.item() == 5  # the branch is real: the block whose id is the flag stores it
