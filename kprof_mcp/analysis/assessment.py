@@ -14,7 +14,7 @@ formatting, scaling and wording belong to :mod:`kprof_mcp.render`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..models import ProfileResult, ResultWarning, StageResult
@@ -23,9 +23,12 @@ from .accounting import account
 from .machine_inputs import elem_bytes, machine_for, model_inputs
 from .occupancy import Occupancy, of_result
 from .peaks import (
+    ROOFLINE_COMPUTE_ATTAINABLE_LOCKED_PCT,
     SUSPECT,
+    AtClock,
     OverPeak,
     _over_peak,
+    at_clock,
     clock_ratio,
     pct_peak_flops_at_clock,
     ran_at_mhz,
@@ -61,6 +64,7 @@ class StageAssessment:
     diagnosis: dx.Diagnosis | None  # None when nothing can be classified (CPU timing, unknown device)
     key_issue: KeyIssue
     share: float  # of the summed stage time: weights this stage's gains in the whole profile
+    at_clock: AtClock | None = None  # its % of the peaks at the clock it ran (set by assess)
 
 
 @dataclass(frozen=True)
@@ -221,11 +225,14 @@ def stage_metrics(
         s.tensor_cores,
     )
     kernels = max(1, len(s.ncu_kernels), len(s.kernel_times))
+    locked = result is not None and bool(result.device.sm_clock_lock_mhz) and ratio < 1.0
     return dx.Metrics(
         tc_pct=est.tc_pct,
         dram_pct=est.dram_pct,
         compute_pct=est.compute_pct,
-        compute_attainable_pct=est.compute_attainable_pct,
+        compute_attainable_pct=ROOFLINE_COMPUTE_ATTAINABLE_LOCKED_PCT
+        if locked
+        else est.compute_attainable_pct,
         local_spill_bytes=spill,
         waves_per_sm=waves,
         kernels=kernels,
@@ -237,8 +244,6 @@ def stage_metrics(
 def _rounded(d: dx.Diagnosis) -> dx.Diagnosis:
     """Gains at 0.1 % resolution, as they are shown: ranking on unshown digits would order ties
     arbitrarily."""
-    from dataclasses import replace
-
     return replace(
         d, opportunities=tuple(replace(o, est_gain_pct=round(o.est_gain_pct, 1)) for o in d.opportunities)
     )
@@ -345,8 +350,6 @@ def _suspected(sa: StageAssessment, why: str | None) -> StageAssessment:
     bottleneck ``suspect``, the reason as its key issue, and no opportunity on it."""
     if why is None:
         return sa
-    from dataclasses import replace
-
     d = sa.diagnosis and replace(sa.diagnosis, bottleneck=SUSPECT, opportunities=())
     return replace(sa, diagnosis=d, key_issue=KeyIssue("suspect", values={"reason": why}))
 
@@ -472,7 +475,10 @@ def assess(result: ProfileResult) -> Assessment:
         for s in result.stages
     ]
     suspects = suspect_reasons(result)
-    stages = [_suspected(sa, suspects.get(sa.stage.name)) for sa in stages]
+    stages = [
+        replace(_suspected(sa, suspects.get(sa.stage.name)), at_clock=at_clock(sa.stage, max_mhz))
+        for sa in stages
+    ]
     main = max(stages, key=lambda sa: sa.stage.timing.median_ns)
     return Assessment(
         stages=tuple(stages),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..analysis.baseline import VsBaseline
 from ..analysis.occupancy import LABEL
-from ..analysis.peaks import clock_ratio, max_sm_mhz, pct_peak_flops_at_clock, ran_at_mhz
+from ..analysis.peaks import AtClock
 from ..models import ProfileResult
 from ..parsers.sass import CLASSES
 from ..parsers.sass import LABEL as SASS_LABEL
@@ -64,12 +64,11 @@ def command_section(result: ProfileResult) -> list[str]:
     return out + [""]
 
 
-def flops_pct_text(s, max_mhz: float | None) -> str:
-    """% of the FLOP peak at the clock the stage ran, the boost-clock figure beside it where they differ."""
-    if clock_ratio(s, max_mhz) >= 1.0:
-        return pct_of_peak(s.pct_peak_flops)
-    at = pct_peak_flops_at_clock(s, max_mhz)
-    return f"{pct_of_peak(at)} at {ran_at_mhz(s):.0f} MHz ({pct_of_peak(s.pct_peak_flops)} at boost)"
+def at_clock_text(c: AtClock, at: float | None, nominal: float | None) -> str:
+    """A % of a compute roof at the clock the stage ran, the boost-clock figure beside it where they differ."""
+    if c.clock_mhz is None or pct_of_peak(at) == pct_of_peak(nominal):
+        return pct_of_peak(at)
+    return f"{pct_of_peak(at)} at {c.clock_mhz:.0f} MHz ({pct_of_peak(nominal)} at boost)"
 
 
 def energy_range(vals: list[float], digits: int) -> str:
@@ -108,8 +107,8 @@ def render_report(
     out += mode.sections
     out.append("## Roofline (model FLOPs and bytes over measured median time)")
     rows = []
-    max_mhz = max_sm_mhz(result)
-    for s in result.stages:
+    for sa in a.stages:
+        s, c = sa.stage, sa.at_clock
         rows.append(
             [
                 s.name,
@@ -119,10 +118,10 @@ def render_report(
                 num(s.ridge_flop_per_byte, 1),
                 f"{s.achieved_flops_per_s / 1e12:.3f}",
                 f"{s.achieved_bytes_per_s / 1e9:.1f}",
-                flops_pct_text(s, max_mhz),
-                pct_of_peak(s.pct_peak_bandwidth),
+                at_clock_text(c, c.pct_peak_flops, c.pct_peak_flops_nominal),
+                pct_of_peak(c.pct_peak_bandwidth),
                 s.roofline_region or NA,
-                pct_of_peak(s.pct_of_roofline),
+                at_clock_text(c, c.pct_of_roofline, c.pct_of_roofline_nominal),
             ]
         )
     out += table(

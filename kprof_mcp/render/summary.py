@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..analysis.peaks import AtClock
 from ..models import ProfileResult, ResultWarning
 from .contract import opportunity_name
 from .diagnosis import Assessment, assess
@@ -41,8 +42,37 @@ class StageSummary(BaseModel):
     )
     achieved_tflops: float
     achieved_gbps: float = Field(description="model bytes / median time")
-    pct_peak_flops: float | None = None
-    pct_peak_bandwidth: float | None = None
+    pct_peak_flops: float | None = Field(
+        default=None,
+        description="model FLOP/s, % of the FLOP peak at the SM clock the stage ran (sm_clock_mhz_ran); null "
+        "above 100 % (no such figure is a result: the stage is 'suspect', its key issue says why)",
+    )
+    pct_peak_bandwidth: float | None = Field(
+        default=None,
+        description="model bytes/s, % of peak DRAM bandwidth (not clock-scaled); null above 100 %",
+    )
+    pct_of_roofline: float | None = Field(
+        default=None,
+        description="model FLOP/s over min(FLOP peak at the clock it ran, intensity x peak bandwidth), %; "
+        "null above 100 %",
+    )
+    sm_clock_mhz_ran: float | None = Field(
+        default=None,
+        description="the SM clock the % figures are at, where it is under the one the datasheet peak "
+        "assumes (Nsight Compute's measured clock, else the median clock read per timed batch); null: at "
+        "the datasheet peak, and then no *_nominal figure",
+    )
+    pct_peak_flops_nominal: float | None = Field(
+        default=None, description="pct_peak_flops against the datasheet (boost-clock) peak, beside it"
+    )
+    pct_of_roofline_nominal: float | None = Field(
+        default=None, description="pct_of_roofline against the datasheet (boost-clock) peak, beside it"
+    )
+    kernel_recorded: bool | None = Field(
+        default=None,
+        description="false: CUPTI recorded no kernel in the timed runs and CUDA events stand in (the stage "
+        "is 'suspect'); true: the kernels' own time; null: no kernel recorder was asked",
+    )
     bottleneck: str | None = None
     tc_pct: float | None = None
     dram_pct: float | None = None
@@ -108,6 +138,24 @@ def _med(vals: list[float]) -> float | None:
     return float(statistics.median(vals)) if vals else None
 
 
+def _at_clock(c: AtClock | None) -> dict[str, float | None]:
+    """The stage's % of the peaks at the clock it ran (analysis/peaks.py), none above 100 %."""
+    if c is None:
+        return {}
+
+    def pct(v: float | None) -> float | None:
+        return None if v is None or v > 100.0 else v
+
+    return dict(
+        pct_peak_flops=pct(c.pct_peak_flops),
+        pct_peak_bandwidth=pct(c.pct_peak_bandwidth),
+        pct_of_roofline=pct(c.pct_of_roofline),
+        sm_clock_mhz_ran=c.clock_mhz,
+        pct_peak_flops_nominal=pct(c.pct_peak_flops_nominal),
+        pct_of_roofline_nominal=pct(c.pct_of_roofline_nominal),
+    )
+
+
 def profile_summary(
     result: ProfileResult, assessment: Assessment | None = None, **fields: Any
 ) -> ProfileSummary:
@@ -136,8 +184,8 @@ def profile_summary(
                 launch_inclusive_us=s.launch_timing.median_ns / 1e3 if s.launch_timing is not None else None,
                 achieved_tflops=s.achieved_flops_per_s / 1e12,
                 achieved_gbps=s.achieved_bytes_per_s / 1e9,
-                pct_peak_flops=s.pct_peak_flops,
-                pct_peak_bandwidth=s.pct_peak_bandwidth,
+                **_at_clock(sa.at_clock),
+                kernel_recorded=s.timing.kernel_recorded,
                 bottleneck=sa.diagnosis.bottleneck if sa.diagnosis else None,
                 tc_pct=s.tc_pct,
                 dram_pct=s.dram_pct,

@@ -147,7 +147,7 @@ def _key_issue(k: _a.KeyIssue) -> KeyIssue:
 
 def _stage(sa: _a.StageAssessment) -> StageAssessment:
     d = word_diagnosis(sa.diagnosis) if sa.diagnosis is not None else None
-    return StageAssessment(sa.stage, sa.metrics, d, _key_issue(sa.key_issue), sa.share)
+    return StageAssessment(sa.stage, sa.metrics, d, _key_issue(sa.key_issue), sa.share, sa.at_clock)
 
 
 def _ranked(o: _a.RankedOpportunity) -> RankedOpportunity:
