@@ -34,6 +34,15 @@ Intended changes awaiting the next re-recording, one line each:
   with Nsight Compute's SM clock (ncu/{annotation,ncu}_{matmul,vector_add}_v{0,1}, h100_commands/
   annotation_pkg_softmax_v2) shows "% peak FLOP/s" at that clock with the boost-clock figure beside it
   ("6.7 at 1570 MHz (5.3 at boost)").
+- issue 37 item 1's structured flag: every files/result.json (12 outputs: ncu/*, nsys/*) gains
+  "kernel_recorded": null in each Timing; every summary.json (34 outputs: event/*, h100_commands/*, h100_timeline/*, ncu/*,
+  nsys/*) gains the stage's kernel_recorded; mcp/tool_get_profile.json and mcp/tool_profile_kernel.json
+  gain the new StageSummary fields in their schemas.
+- issue 37 item 3 everywhere: every summary.json's stages gain pct_of_roofline, sm_clock_mhz_ran,
+  pct_peak_flops_nominal, pct_of_roofline_nominal, and pct_peak_flops is at the clock the stage ran (ncu's
+  measured clock for ncu/* and annotation: e.g. ncu/ncu_matmul_v1 83.5 instead of 58.3); report.md's '% of
+  roofline' of ncu/{annotation,ncu}_matmul_v{0,1} at Nsight Compute's clock with the boost-clock figure
+  beside it ("83.5 at 1383 MHz (58.3 at boost)"; memory-bound stages unchanged: their roof is DRAM's).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 
