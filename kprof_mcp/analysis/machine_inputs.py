@@ -104,7 +104,25 @@ def model_inputs(
         ir_ops=tuple(s.resources.ir_ops or ()) if s.resources else (),
         dram_sector_pct=_sector_pct(machine, s),
         listing=listing(s, result, machine, spec),
+        copy_share=copy_share(s, result),
     )
+
+
+# Kernels that only move data (PyTorch's copy/transpose kernels: ``.contiguous()``, ``.to()``, ``copy_``):
+# a layout or dtype round trip is work a fused kernel does not have to do.
+COPY_WORDS = ("direct_copy_kernel", "copy_kernel", "transpose")
+
+
+def copy_share(s: StageResult, result: ProfileResult | None) -> float | None:
+    """The share of a timeline stage's kernel time in kernels that only copy data (their names,
+    :data:`COPY_WORDS`), from the run's kernel summary over the stage's kernels; None without a
+    timeline, or when the stage has no copy kernel or only copies."""
+    summary = ((result.timeline or {}).get("kernel_summary") or []) if result is not None else []
+    names = set(s.ncu_kernels)
+    rows = [k for k in summary if k.get("name") in names and k.get("total_ns")]
+    total = sum(float(k["total_ns"]) for k in rows)
+    copies = sum(float(k["total_ns"]) for k in rows if any(w in str(k["name"]) for w in COPY_WORDS))
+    return copies / total if total and 0 < copies < total else None
 
 
 def sm_clock_hz(s: StageResult, result: ProfileResult | None, spec: DeviceSpec | None) -> float | None:

@@ -93,6 +93,7 @@ class Metrics:
     bytes_model: float | None = None
     sm_clock_hz: float | None = None
     clock_hz: float | None = None  # the SM clock it ran at: measured, locked, else the device's maximum
+    copy_share: float | None = None  # a timeline stage's kernel time in kernels that only copy data
     theoretical_occupancy_pct: float | None = None
     floor_ns: float | None = None
     best_sol_ns: float | None = None
@@ -147,6 +148,7 @@ class Facts:
     compute_pct: float | None = None
     conflicts_per_wavefront: float | None = None
     copies: int | None = None
+    copy_share: float | None = None
     dram_pct: float | None = None
     ffma_flops_over_model: float | None = None
     fma_pct: float | None = None

@@ -74,6 +74,13 @@ def _l2(f: Facts) -> str:
 
 
 def _fusion(f: Facts) -> Words:
+    if f.copy_share is not None:  # kernels that only copy data (a layout round trip)
+        return (
+            "Drop the copy kernels of this stage (keep one layout, or fuse the transpose into the kernel "
+            "that reads it)",
+            f"copy kernels {100 * f.copy_share:.0f}% of its kernel time, time/bytes_at_roof={f.time_over_roof:.2f}",
+            "data copied to another layout and back through DRAM",
+        )
     if f.time_over_roof is not None:  # no counters: from the kernels' times
         return (
             f"Fuse the {f.kernels} kernels of this stage into one (torch.compile, or one Triton "
