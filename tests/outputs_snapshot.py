@@ -43,6 +43,8 @@ Intended changes awaiting the next re-recording, one line each:
   measured clock for ncu/* and annotation: e.g. ncu/ncu_matmul_v1 83.5 instead of 58.3); report.md's '% of
   roofline' of ncu/{annotation,ncu}_matmul_v{0,1} at Nsight Compute's clock with the boost-clock figure
   beside it ("83.5 at 1383 MHz (58.3 at boost)"; memory-bound stages unchanged: their roof is DRAM's).
+- issue 37's warning kinds: mcp/tool_get_profile.json and mcp/tool_profile_kernel.json, the warning's `kind`
+  description is WARNING_KINDS joined, now with integrity, timing and inputs (kinds the code already emitted).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 

@@ -337,10 +337,7 @@ class ResultWarning(BaseModel):
     """Something that limits how far a result can be trusted, typed so that an agent can act on
     it without parsing prose. ``kind`` is one of :data:`WARNING_KINDS`."""
 
-    kind: str = Field(
-        description="device | clocks | noise | few_runs | resolution | no_spread | concurrency | "
-        "autotune | metrics_missing | matching | timeline | artifact | note"
-    )
+    kind: str = Field(description=" | ".join(WARNING_KINDS))
     message: str
     stage: str | None = Field(default=None, description="the stage it concerns; null for the whole profile")
 

@@ -225,10 +225,13 @@ def unprofiled_stage(
     nothing (a result cached after the first call, work skipped when the inputs repeat) or only work
     that is no kernel. No counter and no kernel duration exist; its time is the CUDA events around its
     launches outside the profiled ranges (:func:`kprof_mcp.modes.nsight.unprofiled_launch_times`),
-    with a ``timing`` warning that says so (the diagnosis marks the stage suspect:
-    :func:`kprof_mcp.analysis.peaks.suspect_reasons`)."""
+    ``kernel_recorded`` False, with a ``timing`` warning that says so (the diagnosis marks the stage
+    suspect: :func:`kprof_mcp.analysis.peaks.suspect_reasons`)."""
     name = static["name"]
-    timing = Timing(**{k: launch_timing[k] for k in ("samples_ns", "method", "l2_flushed", "stop_reason")})
+    timing = Timing(
+        **{k: launch_timing[k] for k in ("samples_ns", "method", "l2_flushed", "stop_reason")},
+        kernel_recorded=False,  # CUDA events in place of a kernel time (analysis/peaks.py: 'suspect')
+    )
     warning = ResultWarning(
         kind="timing",
         stage=name,

@@ -163,6 +163,7 @@ def test_a_stage_ncu_profiled_nothing_of_is_suspect_with_its_launch_time_and_int
     result = _recorded_run(tmp_path, nothing_profiled=True, launch_timing=True)()
     (s,) = result.stages
     assert s.timing.method == "cuda_events" and s.timing.median_ns == 3020.0 and not s.ncu_kernels
+    assert s.timing.kernel_recorded is False
     assert s.tc_pct is None and s.dram_pct is None and s.missing_metrics == list(SHOWN.values())
     (w,) = [w for w in result.warnings if w.kind == "timing"]
     assert w.stage == "add" and w.message.startswith("kernel time not measured for stage add")
