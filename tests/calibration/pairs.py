@@ -477,3 +477,88 @@ HELDOUT2_PAIRS = [
         "a side stream one step ahead (event + record_stream), overlapping the compute",
     ),
 ]
+# A third held-back set (2026-11-26, a helper who did not work on the model and did not read the diagnosis):
+# six pairs in classes none of the sets above has, walked from Nsight Compute's rules (workload imbalance
+# between SMs; thread divergence; warp stalls on memory barriers; DRAM bytes far above the unique footprint)
+# and the CUDA C++ Best Practices Guide (keep every multiprocessor busy; uniform control flow per warp;
+# minimise device-memory traffic and reuse data on chip; the narrowest type that suffices). Causes and
+# ``resource`` set from each design (the packages' and scripts' docstrings) before recording; ``resource``
+# None where the design names no single busy pipe or memory level. Not in ALL_PAIRS: recorded into
+# recorded-heldout3/ (record.py --pairs ... --out tests/calibration/recorded-heldout3).
+HELDOUT3_PAIRS = [
+    Pair(
+        "imbalanced segments",
+        "calib_segment_imbalance",
+        "v0",
+        "v1",
+        "tail",
+        planted="segment sums of a power-law ragged tensor (GNN aggregation, 65536 Zipf segments of [rows, 128] "
+        "bf16) with one program per segment: the hub's 65536 rows stream through one program on one SM long "
+        "after the other programs are done (a large grid, not a partial wave: 'tail' is the nearest cause, the "
+        "kernel's end is a long tail in which few SMs work); fix: work items of at most 1024 rows, partial sums "
+        "added with relaxed atomics",
+    ),
+    Pair(
+        "divergent step counts",
+        "calib_divergent_steps",
+        "v0",
+        "v1",
+        "move_work",
+        resource="xu",
+        planted="2^21 items each advanced by its own step count (8..512, mean 145) of an XU-heavy map (ex2, "
+        "rsqrt), 1024 items per program looping to the program's largest count with tl.where: every lane runs "
+        "~512 steps; fix: the items sorted by step count (permutation made with the data), each program loops "
+        "about as long as its items need (the XU work of finished lanes removed)",
+    ),
+    Pair(
+        "acq_rel atomics",
+        "calib_atomic_order",
+        "v0",
+        "v1",
+        "atomics",
+        planted="an embedding gradient's scatter-add (2^19 x 128 bf16 rows into 2^17 fp32 rows, little "
+        "contention) with tl.atomic_add's default sem='acq_rel': a MEMBAR.ALL.GPU before and a CCTL.IVALL after "
+        "each of a thread's 16 atomics, which run one round trip after another (no pipe or memory level busy); "
+        "fix: sem='relaxed' (fire-and-forget REDs)",
+    ),
+    Pair(
+        "input re-read per class",
+        "calib_class_passes",
+        "v0",
+        "v1",
+        "over_fetch",
+        resource="dram",
+        planted="per-class sums of a 2^27-element bf16 score map over uint8 labels (8 classes) with a grid of "
+        "(chunks, classes): every chunk is read once per class, the readers a pass apart (no L2 reuse): DRAM "
+        "bytes ~8x the model; fix: one program per chunk computing all 8 classes' sums in registers",
+    ),
+    Pair(
+        "float64 by type promotion",
+        "window_promotion.py",
+        "bad",
+        "good",
+        "over_fetch",
+        mode="nsys",
+        command=True,
+        resource="dram",
+        models={"step": {"flops": 1.2e9, "bytes": 1.35e9, "dtype": "float32"}},
+        planted="a log-power spectrogram front end (64 clips x 10 s, n_fft 1024, hop 256) whose Hann window "
+        "came from numpy as float64: frames * window promotes the float32 frames, so the FFT runs in complex128 "
+        "and the power and log in float64 before .float(): every memory-bound kernel of the step moves 2x the "
+        "model's (float32) bytes; fix: the window in float32 (one .float())",
+    ),
+    Pair(
+        "attention matrix materialised",
+        "naive_attention.py",
+        "bad",
+        "good",
+        "fusion",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 3.44e10, "bytes": 1.34e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="causal attention written by hand (B=16, H=16, T=1024, d=64, bf16): q @ k^T, scale, masked_fill, "
+        "softmax, @ v materialise the 537 MB score matrix and move it ~8 times per step through memory-bound "
+        "kernels (the stage's bytes ~30x the model's); fix: F.scaled_dot_product_attention(is_causal=True), one "
+        "fused flash kernel",
+    ),
+]

@@ -26,7 +26,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
-from pairs import ALL_PAIRS, COMMANDS_DIR, HELDOUT2_PAIRS, HELDOUT_PAIRS, KERNELS_DIR, REPLAY_PAIRS  # noqa: E402
+from pairs import (  # noqa: E402
+    ALL_PAIRS,
+    COMMANDS_DIR,
+    HELDOUT2_PAIRS,
+    HELDOUT3_PAIRS,
+    HELDOUT_PAIRS,
+    KERNELS_DIR,
+    REPLAY_PAIRS,
+)
 
 from kprof_mcp.engine import Config, Engine, KprofError  # noqa: E402
 
@@ -117,7 +125,7 @@ def main() -> int:
     eng = Engine(Config(workspace=ws, kernel_dirs=[KERNELS_DIR], timeout_s=300))
     measured_path = out / "measured.json"
     measured = json.loads(measured_path.read_text()) if measured_path.exists() else {"pairs": {}}
-    for p in ALL_PAIRS + REPLAY_PAIRS + HELDOUT_PAIRS + HELDOUT2_PAIRS:
+    for p in ALL_PAIRS + REPLAY_PAIRS + HELDOUT_PAIRS + HELDOUT2_PAIRS + HELDOUT3_PAIRS:
         if a.pairs and p.name not in a.pairs:
             continue
         d = out / slug(p.name)
