@@ -22,10 +22,10 @@ SMALL = {
         {"S": 1, "Lmax": 1, "D": 1, "dtype": "float16"},
     ],
     "calib_divergent_steps": [{"n": 3000, "dtype": "float32"}, {"n": 1, "dtype": "float32"}],
-    "calib_atomic_order": [
-        {"N": 100, "D": 128, "V": 7, "dtype": "float16"},  # contended: ~14 rows per target
-        {"N": 33, "D": 20, "V": 1000, "dtype": "float16"},
-        {"N": 1, "D": 1, "V": 1, "dtype": "float16"},
+    "calib_split_k": [
+        {"T": 4096, "M": 256, "N": 128, "dtype": "float16"},
+        {"T": 1000, "M": 70, "N": 130, "dtype": "float16"},  # ragged tiles and K slices
+        {"T": 1, "M": 1, "N": 1, "dtype": "float16"},
     ],
     "calib_class_passes": [
         {"N": 40000, "C": 8, "dtype": "float16"},  # 3 chunks, the last ragged
@@ -102,17 +102,14 @@ def test_divergent_steps_v1_is_the_same_items_sorted_by_step_count():
     assert not torch.equal(again["x"], inputs["x"])
 
 
-def test_atomic_order_differs_only_in_the_semantics():
-    (s0,), (s1,) = (
-        _run("calib_atomic_order", {"N": 64, "D": 16, "V": 5, "dtype": "float16"}, v)[3].stages
-        for v in ("v0", "v1")
-    )
-    assert {k: v for k, v in s0.tiling.items() if k != "SEM"} == {
-        k: v for k, v in s1.tiling.items() if k != "SEM"
+def test_split_k_v0_one_program_per_output_tile_v1_32_per_tile():
+    params = {"T": 4096, "M": 256, "N": 256, "dtype": "float16"}
+    (s0,), (s1,) = (_run("calib_split_k", params, v)[3].stages for v in ("v0", "v1"))
+    assert (s0.tiling["SPLIT_K"], s0.grid_blocks) == (1, 4)
+    assert (s1.tiling["SPLIT_K"], s1.grid_blocks) == (32, 128)
+    assert {k: v for k, v in s0.tiling.items() if k not in ("SPLIT_K", "programs")} == {
+        k: v for k, v in s1.tiling.items() if k not in ("SPLIT_K", "programs")
     }
-    assert (s0.tiling["SEM"], s1.tiling["SEM"]) == ("acq_rel", "relaxed")
-    src = (Path(__file__).parent / "kernels" / "calib_atomic_order" / "impl.py").read_text()
-    assert "tl.atomic_add(" in src and "sem=SEM" in src
 
 
 def test_class_passes_v0_reads_each_chunk_once_per_class():
@@ -130,16 +127,15 @@ def test_models_are_the_work_at_the_defaults(name):
     p = pkg.validate_params({})
     (st,) = pkg.version("v0").stages
     assert [s.stages for s in pkg.versions] == [pkg.version("v0").stages] * 2  # one model for both
-    assert not st.tensor_cores
+    assert st.tensor_cores == (name == "calib_split_k")
     if name == "calib_segment_imbalance":
         rows = sum(max(1, p["Lmax"] // r) for r in range(1, p["S"] + 1))
         assert rows == 736974
         assert st.flops(p) == rows * 128 and st.bytes(p) == rows * 128 * 2 + 4 * p["S"] * 128
     elif name == "calib_divergent_steps":
         assert st.flops(p) == pytest.approx(8 * p["n"] * 1016 / 7) and st.bytes(p) == 12 * p["n"]
-    elif name == "calib_atomic_order":
-        assert st.flops(p) == p["N"] * p["D"]
-        assert st.bytes(p) == p["N"] * p["D"] * 2 + 4 * p["N"] + 4 * p["V"] * p["D"]
+    elif name == "calib_split_k":
+        assert st.flops(p) == 2 * 256 * 256 * 65536 and st.bytes(p) == 2 * 256 * 65536 * 2 + 4 * 256 * 256
     else:
         assert st.flops(p) == p["N"] and st.bytes(p) == 3 * p["N"]
 

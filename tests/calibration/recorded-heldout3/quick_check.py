@@ -21,7 +21,7 @@ from kprof_mcp.kernel.api import Params  # noqa: E402
 
 t0 = time.time()
 print(torch.cuda.get_device_name(), torch.__version__, triton.__version__, flush=True)
-for name in ("calib_segment_imbalance", "calib_divergent_steps", "calib_atomic_order", "calib_class_passes"):
+for name in ("calib_segment_imbalance", "calib_divergent_steps", "calib_split_k", "calib_class_passes"):
     pkg = __import__(name).KERNEL
     p = pkg.validate_params({})
     assert isinstance(p, Params)
