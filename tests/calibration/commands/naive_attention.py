@@ -13,6 +13,9 @@ read and y written once, 4·B·H·T·d·2 = 1.34e8. The scores are 268M elements
 variant moves them ~8 times (the first GEMM's write, scale, mask and softmax reading and writing, the
 second GEMM's read), ~4.3 GB per step.
 
+Measured (H100 SXM, torch 2.11, 2026-11-26, wall time per step as record.py times it): bad 2491 µs, good
+106 µs (+2245 %). The variants' outputs agree to 0.016 (bf16; of ~4.6).
+
     python naive_attention.py --variant bad --steps 20
 """
 

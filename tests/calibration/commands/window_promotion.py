@@ -16,6 +16,9 @@ square, add, log (82 → 82 MB each), mean (read 82 MB): 1.35e9 bytes; FLOPs ~2.
 per frame plus ~6 per bin: 1.2e9. The bad variant moves ~2x those bytes (float64 / complex128
 tensors) plus the final cast.
 
+Measured (H100 SXM, torch 2.11, 2026-11-26, wall time per step as record.py times it): bad 1260 µs, good
+652 µs (+93 %). The variants' kept features agree to 4e-6 (of ~10).
+
     python window_promotion.py --variant bad --steps 20
 """
 

@@ -22,6 +22,9 @@ stream (~33.5 MB per SM at ~100-200 GB/s): ~250-300 µs: ≈ 8x. No pipe or memo
 wide in v0 (resource: none; cause: few_blocks).
 Tolerance: fp32 sums of 65536 products, on the tensor cores (their fp32 accumulation is not IEEE-exact)
 and in another order: 1e-4 relative.
+Measured (H100 SXM, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench median, L2 flushed) v0 615 µs,
+v1 44 µs (14x, more than the design's 8x); recorded event medians v0 845 µs, v1 44 µs (+1816 %). v0's
+relative error 7.6e-5 (one fp32 accumulator over 65536 tokens), v1's 2.1e-6.
 """
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
