@@ -31,6 +31,7 @@ from .peaks import (
     at_clock,
     clock_ratio,
     pct_peak_flops_at_clock,
+    peak_mhz,
     ran_at_mhz,
     suspect_reasons,
 )
@@ -455,10 +456,6 @@ def assess(result: ProfileResult) -> Assessment:
     """The whole profile's assessment (see the module docstring)."""
     total = sum(s.timing.median_ns for s in result.stages) or 1.0
     launch = _launch(result)
-    try:
-        max_mhz = float(result.device.clocks_before.get("clocks.max.sm"))
-    except (TypeError, ValueError):
-        max_mhz = None
     busy = _kernel_busy(result)
     machine = machine_for(result)
     stages = [
@@ -467,7 +464,7 @@ def assess(result: ProfileResult) -> Assessment:
             result.device.kind,
             launch,
             s.timing.median_ns / total,
-            max_mhz,
+            peak_mhz(result, s),
             busy.get(s.name, 1.0),
             result,
             machine,
@@ -476,7 +473,10 @@ def assess(result: ProfileResult) -> Assessment:
     ]
     suspects = suspect_reasons(result)
     stages = [
-        replace(_suspected(sa, suspects.get(sa.stage.name)), at_clock=at_clock(sa.stage, max_mhz))
+        replace(
+            _suspected(sa, suspects.get(sa.stage.name)),
+            at_clock=at_clock(sa.stage, peak_mhz(result, sa.stage)),
+        )
         for sa in stages
     ]
     main = max(stages, key=lambda sa: sa.stage.timing.median_ns)
@@ -488,7 +488,7 @@ def assess(result: ProfileResult) -> Assessment:
         root_cause=_root_cause(result, main),
         opportunities=tuple(_ranked(result, stages)),
         warnings=tuple(result.warnings),
-        over_peak=tuple(_over_peak(result, max_mhz)),
+        over_peak=tuple(_over_peak(result)),
         total_time_ns=result.total_time_ns(),
         flops=sum(s.flops for s in result.stages),
         bytes_model=sum(s.bytes_model for s in result.stages),

@@ -103,7 +103,7 @@ class OverPeak:
     peak_flops_per_s: float | None
 
 
-def _over_peak(result: ProfileResult, max_sm_mhz: float | None) -> list[OverPeak]:
+def _over_peak(result: ProfileResult) -> list[OverPeak]:
     """A stage whose model FLOPs or bytes over its measured time exceed the device's peak (at the
     clock it ran) cannot be: its time covers less work than its model (a range timed by one of its
     kernels, work skipped or cached), or the model is wrong. render words it as a ``matching``
@@ -113,7 +113,7 @@ def _over_peak(result: ProfileResult, max_sm_mhz: float | None) -> list[OverPeak
         if s.timing.median_ns <= 0:
             continue
         bw = s.peak_bytes_per_s and s.achieved_bytes_per_s > OVER_PEAK_TOLERANCE * s.peak_bytes_per_s
-        peak_f = s.peak_flops_per_s * clock_ratio(s, max_sm_mhz) if s.peak_flops_per_s else None
+        peak_f = s.peak_flops_per_s * clock_ratio(s, peak_mhz(result, s)) if s.peak_flops_per_s else None
         fl = peak_f and s.achieved_flops_per_s > OVER_PEAK_TOLERANCE * peak_f
         if bw or fl:
             out.append(
@@ -130,6 +130,25 @@ def _over_peak(result: ProfileResult, max_sm_mhz: float | None) -> list[OverPeak
 
 NO_KERNEL = "no kernel recorded in the timed runs: the time is CUDA events around launches, not a kernel's"
 OVER_PEAK_CAUSES = "work skipped, cached, off the timed stream, or a wrong FLOP/byte model"
+
+
+def peak_mhz(result: ProfileResult, s: StageResult) -> float | None:
+    """The SM clock the datasheet FLOP peak of the stage's arithmetic is quoted at: its part's in
+    ``machines.json`` (an H100 SXM's 16/8-bit and TF32 tensor figures at 1830 MHz, FP32 and FP64 at
+    1980 MHz), else the device's maximum SM clock. A % of a peak at the clock the stage ran scales the
+    peak by the ran clock over this one, so a GEMM at 92 % of its tensor pipe never reads 95 %."""
+    from .. import machines
+    from ..devices import load_devices
+
+    key = result.device.spec_key
+    part = (machines.table().get("parts") or {}).get(key or "") or {}
+    spec = next((d for d in load_devices() if d.key == key), None) if key else None
+    if part and spec is not None:
+        mhz = (part.get("clock_mhz_by_dtype") or {}).get(spec.peak_key(s.dtype, s.tensor_cores))
+        mhz = mhz or part.get("clock_mhz")
+        if mhz:
+            return float(mhz)
+    return max_sm_mhz(result)
 
 
 def max_sm_mhz(result: ProfileResult) -> float | None:
@@ -163,7 +182,7 @@ def suspect_reasons(result: ProfileResult) -> dict[str, str]:
     for s in result.stages:
         if _no_kernel(result, s):
             out[s.name] = NO_KERNEL
-    for o in _over_peak(result, max_sm_mhz(result)):
+    for o in _over_peak(result):
         what = " and ".join(
             w
             for w, v in (("DRAM bandwidth", o.bytes_per_s), ("FLOP/s at the clock it ran", o.flops_per_s))
