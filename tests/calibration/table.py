@@ -28,6 +28,7 @@ from pairs import (  # noqa: E402
     ALL_PAIRS,
     HALF,
     HELDOUT2_PAIRS,
+    HELDOUT3_PAIRS,
     HELDOUT_PAIRS,
     MODEL_PAIRS,
     PAIRS,
@@ -49,6 +50,7 @@ HELDOUT = (
     HERE / "recorded-heldout"
 )  # issue 36: pairs in new classes, built and recorded by someone else, judged once
 HELDOUT2 = HERE / "recorded-heldout2"  # issue 36: a second such set (2026-11-25 21:30 UTC), judged once
+HELDOUT3 = HERE / "recorded-heldout3"  # issue 36: a third (2026-11-26 00:50 UTC), judged once
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
 BEGIN, END = "<!-- calibration-table:begin -->", "<!-- calibration-table:end -->"
@@ -57,6 +59,7 @@ FIT_BEGIN, FIT_END = "<!-- accounting-fit:begin -->", "<!-- accounting-fit:end -
 HELD_BEGIN, HELD_END = "<!-- accounting-holdout:begin -->", "<!-- accounting-holdout:end -->"
 BACK_BEGIN, BACK_END = "<!-- heldback:begin -->", "<!-- heldback:end -->"
 BACK2_BEGIN, BACK2_END = "<!-- heldback2:begin -->", "<!-- heldback2:end -->"
+BACK3_BEGIN, BACK3_END = "<!-- heldback3:begin -->", "<!-- heldback3:end -->"
 
 
 def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict]:
@@ -105,6 +108,8 @@ def recorded_in(p) -> Path:
         return HELDOUT
     if p in HELDOUT2_PAIRS:
         return HELDOUT2
+    if p in HELDOUT3_PAIRS:
+        return HELDOUT3
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
 
 
@@ -153,6 +158,12 @@ def heldout2_rows() -> list[dict]:
     """The second held-back set (recorded-heldout2/), built and recorded like the first by a helper
     who did not read the model, after the model's changes of that session were designed."""
     return [_row(p) for p in HELDOUT2_PAIRS]
+
+
+def heldout3_rows() -> list[dict]:
+    """The third held-back set (recorded-heldout3/), built and recorded by a helper who did not read the
+    model, while that session's model changes were made; judged once after them."""
+    return [_row(p) for p in HELDOUT3_PAIRS]
 
 
 def _row(p) -> dict:
@@ -280,6 +291,7 @@ def sections() -> dict[tuple[str, str], str]:
         (HELD_BEGIN, HELD_END): text(accounting_rows("holdout")),
         (BACK_BEGIN, BACK_END): text(heldout_rows()),
         (BACK2_BEGIN, BACK2_END): text(heldout2_rows()),
+        (BACK3_BEGIN, BACK3_END): text(heldout3_rows()),
     }
 
 
@@ -302,6 +314,7 @@ def main() -> int:
                 HELD_BEGIN: "\nAccounting set, hold-out half (recorded-accounting/):",
                 BACK_BEGIN: "\nHeld-back set (recorded-heldout/: new classes, built and recorded by someone else):",
                 BACK2_BEGIN: "\nSecond held-back set (recorded-heldout2/: new classes, built and recorded by someone else):",
+                BACK3_BEGIN: "\nThird held-back set (recorded-heldout3/: new classes, built and recorded by someone else):",
             }[begin]
         )
         print(t)

@@ -185,6 +185,7 @@ class Facts:
     rule: str | None = None
     section: str | None = None
     shared_wait: float | None = None
+    sm_active_pct: float | None = None
     sm_count: int | None = None
     source: str | None = None
     # An idle cause's Python line (analysis.idle_sources: line, op, calls, idle_ns, share; host work

@@ -42,7 +42,7 @@ from .metrics import (
     locality_issue,
     unhealthy_metrics,
 )
-from .parallelism import fill_share, occupancy_share
+from .parallelism import balance_share, fill_share, occupancy_share
 
 
 def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity]:
@@ -121,9 +121,13 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         add(specific, "few_blocks", 1.0 - m.waves_per_sm, {"waves_per_sm": m.waves_per_sm}, True)
     if (blocks := dispatch.fewer_blocks(m, lim, ATTAINABLE, ATTAINABLE_PIPE)) is not None:
         add(specific, "occupancy", blocks[0], blocks[1], True)  # the block scheduler bounds it
+    balanced = balance_share(m, lim)
     if m.waves_measured and m.waves_per_sm is not None and 1.0 <= m.waves_per_sm < TAIL_MAX_WAVES:
         w = m.waves_per_sm
         add(specific, "tail", 1.0 - w / math.ceil(w), {"waves_per_sm": w}, True)
+    elif balanced is not None:  # many waves, SMs mostly idle: a few long programs
+        sm_active = 100.0 * m.accounting.sm_active_frac
+        add(specific, "tail", balanced, {"waves_per_sm": m.waves_per_sm, "sm_active_pct": sm_active}, True)
     if m.local_spill_bytes is not None and m.local_spill_bytes > SPILL_HEALTHY_BYTES:
         if m.local_share is not None:
             share, facts = m.local_share, {"local_share": m.local_share}

@@ -6,7 +6,7 @@ floor. Two changes add warps: filling every SM (too few blocks) and lifting what
 
 from __future__ import annotations
 
-from .limiter import ATTAINABLE, ATTAINABLE_PIPE, Limiter, _active_frac
+from .limiter import ATTAINABLE, ATTAINABLE_PIPE, NEAR_PEAK, Limiter, _active_frac
 
 
 def _floor(m, lim: Limiter) -> float:
@@ -56,3 +56,19 @@ def occupancy_share(m, lim: Limiter | None) -> float | None:
         return None
     T = m.time_ns
     return max(0.0, 1.0 - max(T * w_now / w_new, _floor(m, lim)) / T)
+
+
+def balance_share(m, lim: Limiter | None) -> float | None:
+    """Work unbalanced across the SMs (a grid of at least one full wave whose SMs were active under
+    :data:`~.limiter.NEAR_PEAK` of the elapsed time, measured: a few long programs run on while the
+    others are done): spread over every SM the same work takes the SMs' active share of the time —
+    T' = max(T × active share, the busiest resource's work at the rate tuned kernels reach, floor).
+    None without the measured active share, or with too few blocks (:func:`fill_share`'s case)."""
+    a = m.accounting
+    frac = a.sm_active_frac if a is not None else None
+    if lim is None or not frac or not m.time_ns or not m.grid_blocks or not m.sm_count:
+        return None
+    if m.grid_blocks < m.sm_count or frac >= NEAR_PEAK:
+        return None
+    T = m.time_ns
+    return max(0.0, 1.0 - max(T * min(1.0, frac), _floor(m, lim)) / T)

@@ -41,6 +41,12 @@ def _tail(f: Facts) -> Words:
             f"last_wave_efficiency={f.last_wave_efficiency:.2f}",
             "wave quantization",
         )
+    if f.sm_active_pct is not None:  # many waves, SMs mostly idle (analysis.diagnosis.parallelism)
+        return (
+            "Balance the work across programs (split long programs' work into bounded items, or sort it)",
+            f"sm_active={f.sm_active_pct:.1f}% of the elapsed time over {f.waves_per_sm:.1f} waves",
+            "a few long programs run on while the other SMs are idle",
+        )
     return (
         "Even out the last wave (grid a multiple of the SMs x blocks per SM, or a persistent grid)",
         f"waves_per_sm={f.waves_per_sm:.2f}",

@@ -1,0 +1,52 @@
+"""Work unbalanced across the SMs (analysis.diagnosis.parallelism.balance_share): a grid of many waves
+whose SMs were active a small share of the elapsed time — a few long programs run on alone. On the third
+held-back set's imbalanced-segments recordings (H100, 2026-11-26: one program per Zipf segment, the hub's
+65536 rows on one SM) and on the recorded tail-effect pair (1.1 waves: the wave tail's own what-if)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kprof_mcp.analysis.assessment import stage_metrics
+from kprof_mcp.analysis.diagnosis import opportunities
+from kprof_mcp.analysis.diagnosis.limiter import limiter
+from kprof_mcp.analysis.diagnosis.parallelism import _floor, balance_share
+from kprof_mcp.analysis.machine_inputs import machine_for
+from kprof_mcp.models import ProfileResult
+
+CAL = Path(__file__).resolve().parents[1] / "calibration"
+SEGMENTS = CAL / "recorded-heldout3" / "imbalanced_segments"
+
+
+def _metrics(f: Path):
+    r = ProfileResult.model_validate_json(f.read_text())
+    mhz = float(r.device.clocks_before.get("clocks.max.sm") or 0) or None
+    return stage_metrics(r.stages[0], mhz, 1.0, r, machine_for(r))
+
+
+def test_a_few_long_programs_are_the_first_cause_at_the_sms_active_share():
+    m = _metrics(SEGMENTS / "bad.result.json")
+    frac = m.accounting.sm_active_frac
+    assert m.waves_per_sm > 50 and frac < 0.25  # 55 waves, the SMs active 19.6 % of the time
+    lim = limiter(m)
+    share = balance_share(m, lim)
+    assert 1.0 - share == pytest.approx(max(frac, _floor(m, lim) / m.time_ns))
+    top = opportunities(m)[0]
+    assert top.cause == "tail" and top.facts.sm_active_pct == pytest.approx(100 * frac)
+    gain = json.loads((SEGMENTS.parent / "measured.json").read_text())["pairs"]["imbalanced segments"][
+        "measured_gain_pct"
+    ]
+    assert 0.5 <= top.est_gain_pct / gain <= 2.0  # +410 % for +383 % measured
+
+
+def test_the_balanced_version_is_not_told_to_balance():
+    m = _metrics(SEGMENTS / "good.result.json")
+    assert m.accounting.sm_active_frac > 0.9
+    assert balance_share(m, limiter(m)) is None
+
+
+def test_a_partial_last_wave_keeps_the_wave_tail_what_if():
+    m = _metrics(CAL / "recorded-accounting" / "tail_effect" / "bad.result.json")
+    tail = next(o for o in opportunities(m) if o.cause == "tail")
+    assert tail.facts.sm_active_pct is None and 1.0 <= tail.facts.waves_per_sm < 4.0
