@@ -104,12 +104,11 @@ def uses(m) -> list[Use]:
     """Each resource's use, from the counters when measured, else from the FLOP/byte model (the static
     mix's issue slots and pipes where it names work that model cannot explain); and the block
     scheduler's, from the grid and its dispatch rate (:mod:`.dispatch`), in every case."""
-    got = _uses(m)
     blocks = dispatch.use(m)
-    return got + [Use(dispatch.KEY, blocks, "grid")] if blocks is not None else got
+    return _uses(m, [Use(dispatch.KEY, blocks, "grid")] if blocks is not None else [])
 
 
-def _uses(m) -> list[Use]:
+def _uses(m, grid: list[Use]) -> list[Use]:
     a = m.accounting
     out: list[Use] = []
     if a is not None and a.measured:
@@ -127,7 +126,7 @@ def _uses(m) -> list[Use]:
                 out.append(Use(key, (frac if key == "l1" else 1.0) * levels[key] / 100.0))
         if m.dram_pct is not None:
             out.append(Use("dram", m.dram_pct / 100.0))
-        return out
+        return out + grid
     # No counters: the model's math at the pipe its dtype runs on, its bytes at DRAM.
     math = model_pipe(m)
     compute = m.tc_pct if m.tensor_work else m.compute_pct
@@ -135,10 +134,11 @@ def _uses(m) -> list[Use]:
         out.append(Use(math, compute / 100.0, "model"))
     if m.dram_pct is not None:
         out.append(Use("dram", m.dram_pct / 100.0, "model"))
-    static = static_mix.uses(m, out)
+    # The static mix explains time the FLOP/byte model and the block scheduler leave unexplained.
+    static = static_mix.uses(m, out + grid)
     if static is None:
-        return out
-    return [Use(k, u, static_mix.SOURCE) for k, u in static] + [u for u in out if u.key == "dram"]
+        return out + grid
+    return [Use(k, u, static_mix.SOURCE) for k, u in static] + [u for u in out if u.key == "dram"] + grid
 
 
 def model_pipe(m) -> str | None:
