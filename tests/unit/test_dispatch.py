@@ -113,3 +113,21 @@ def test_a_stage_that_is_not_dispatch_bound_gets_no_fewer_blocks_what_if():
     lim = limiter(m)
     assert lim.resource == "dram"
     assert dispatch.fewer_blocks(m, lim, {"dram": 0.9}, 0.95) is None
+
+
+def test_a_block_rate_measured_at_a_higher_clock_does_not_lower_the_peak(monkeypatch):
+    """Calibrated at 1980 MHz (0.84 blocks per clock on an H200), the table's 1.07 (at 1305 MHz) stays:
+    per clock the dispatcher is fastest at the lowest clock, and a lower peak would read a stage run at a
+    lower clock above 100 %."""
+    measured = {
+        "measured": {"blocks": {"rate": 0.84, "unit": "thread blocks dispatched per SM clock (chip)"}}
+    }
+    monkeypatch.setattr(machines, "calibrated", lambda key: measured if key == "X" else {})
+    machines.load.cache_clear()
+    try:
+        assert machines.load("sm_90", "X").rate("blocks") == pytest.approx(1.07)
+        measured["measured"]["blocks"]["rate"] = 1.2
+        machines.load.cache_clear()
+        assert machines.load("sm_90", "X").rate("blocks") == pytest.approx(1.2)
+    finally:
+        machines.load.cache_clear()
