@@ -172,6 +172,13 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             )
             after = m.dram_pct / (ratio * _DRAM_ATTAINABLE_PCT) if scattered else busy / ratio
             share = max(removable * busy, busy - min(busy, after))
+            if lim is not None and m.time_ns:  # the next limiter bounds it: the SMs' work stays
+                rest = [
+                    u.util / ATTAINABLE.get(u.key, ATTAINABLE_PIPE)
+                    for u in lim.uses
+                    if u.key in (*PIPES, "issue")
+                ]
+                share = min(share, 1.0 - max(rest, default=0.0))
             add(specific, "over_fetch", share, {**facts, "uncoalesced": uncoalesced(m)}, True)
 
     if (excess := excess_tensor_work(m, lim)) is not None:
