@@ -11,7 +11,8 @@ from kprof_mcp import machines
 from kprof_mcp.analysis.accounting import account
 from kprof_mcp.analysis.assessment import assess, stage_metrics
 from kprof_mcp.analysis.diagnosis import Metrics, opportunities
-from kprof_mcp.analysis.diagnosis.limiter import NEAR_PEAK, limiter, what_if_moves
+from kprof_mcp.analysis.diagnosis.limiter import NEAR_PEAK, limiter
+from kprof_mcp.analysis.diagnosis.moves import what_if_moves
 from kprof_mcp.analysis.diagnosis.parallelism import fill_share, occupancy_share
 from kprof_mcp.analysis.machine_inputs import machine_for
 from kprof_mcp.models import ProfileResult

@@ -4,7 +4,7 @@ named locations, call sites (tl.sum's body reports the caller's line) and all.""
 
 from pathlib import Path
 
-from kprof_mcp.analysis.diagnosis.limiter import TRANSCENDENTALS, _precise
+from kprof_mcp.analysis.diagnosis.moves import TRANSCENDENTALS, _precise
 from kprof_mcp.parsers.ttir import ir_ops
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "ttir"

@@ -14,7 +14,7 @@ from .catalogue import (
     uncoalesced,
     uncoalesced_l2_share,
 )
-from .limiter import ATTAINABLE, ATTAINABLE_PIPE, PIPES, limiter, what_if_moves
+from .limiter import ATTAINABLE, ATTAINABLE_PIPE, PIPES, limiter
 from .metrics import (
     _DRAM_ATTAINABLE_PCT,
     COMPUTE_BOUND,
@@ -42,6 +42,7 @@ from .metrics import (
     locality_issue,
     unhealthy_metrics,
 )
+from .moves import what_if_moves
 from .parallelism import balance_share, fill_share, occupancy_share
 
 
