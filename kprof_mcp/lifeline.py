@@ -7,8 +7,10 @@ the parent (so no forked helper holds it either). Every child is handed the read
 (:func:`watch`) is to start a daemon thread that blocks reading that pipe. Nobody ever writes to
 it, so the read returns only at end of file: when the parent is gone, by exit, an exception,
 SIGTERM or ``kill -9`` alike, since the kernel closes a dead process's descriptors. The thread
-then kills the child's whole process group, which takes with it whatever the child started and
-a profiler prefix (``ncu``, ``nsys``) that shares the group.
+then kills the child's descendants (:func:`kill_tree`: those that started a session of their own
+too) and its whole process group, which takes with it a profiler prefix (``ncu``, ``nsys``) that
+shares the group. A user's command runs below a subreaper (:mod:`kprof_mcp.sandbox`), so none of
+its processes can leave that subtree.
 
 A child of a child gets its own lifeline, to the process that started it. ``PR_SET_PDEATHSIG``
 is no substitute: it fires when the parent *thread* exits, and children are started from job
@@ -99,6 +101,7 @@ def _kill_group_at_eof(fd: int, then: str = "") -> None:
         return  # the descriptor was closed under us (by the child's own code): nothing to watch
     if then:
         _start_after_group_dies(then)
+    kill_tree(os.getpid())  # descendants in other sessions too (all of them below a subreaper)
     os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
@@ -125,3 +128,77 @@ def _start_after_group_dies(then: str) -> None:
         )
     except Exception:  # noqa: BLE001 — never keep the group alive for this
         pass
+
+
+# ------------------------------------------------------------------ a whole subtree
+def _parents() -> dict[int, int]:
+    """Every live (not zombie) process' parent, from ``/proc``."""
+    out: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rpartition(b")")[2].split()
+        except OSError:
+            continue  # gone meanwhile
+        if len(fields) > 1 and fields[0] != b"Z":
+            out[int(name)] = int(fields[1])
+    return out
+
+
+def descendants(root: int) -> list[int]:
+    """The live processes below ``root`` (children first found, grandchildren after)."""
+    children: dict[int, list[int]] = {}
+    for pid, ppid in _parents().items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            found.append(c)
+            todo.append(c)
+    return found
+
+
+def kill_tree(root: int, rounds: int = 50) -> int:
+    """SIGKILL every descendant of ``root`` (not ``root`` itself), those that left its session or
+    group (``setsid``) included; returns how many were killed. Each round stops what it finds
+    (a stopped process cannot fork) until a round finds nothing new, then kills them all; a
+    process whose parent dies meanwhile is re-parented to the nearest subreaper (the sandbox's
+    supervisor, :mod:`kprof_mcp.sandbox`) and still found below ``root`` while that one lives.
+    Orphans this process must reap (when it is the subreaper) are reaped here."""
+    seen: set[int] = set()
+    for _ in range(rounds):
+        new = [p for p in descendants(root) if p not in seen]
+        if not new:
+            break
+        for p in new:
+            try:
+                os.kill(p, signal.SIGSTOP)
+            except (ProcessLookupError, PermissionError):
+                pass
+        seen.update(new)
+    for p in seen:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if root == os.getpid():
+        _reap()
+    return len(seen)
+
+
+def _reap() -> None:
+    """Collect this process' dead children that nobody waits for (orphans handed to a subreaper)."""
+    import time
+
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            if not descendants(os.getpid()):
+                return
+            time.sleep(0.01)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import lifeline
+from . import lifeline, sandbox
 from .protocol import child_command, parse_progress
 from .tools.nvidia_smi import reset_clocks
 from .warm import Ended
@@ -40,6 +40,9 @@ class RunControl:
     def __init__(self, gpu: str | None = None, pool: WorkerPool | None = None):
         self.gpu = gpu
         self.pool = pool  # warm workers the children may run in (None: a fresh process each time)
+        # the workspace a user's command may read, set by an engine that confines commands (the
+        # server's; not `kprof run`'s): the command then runs under Landlock (kprof_mcp.sandbox)
+        self.workspace: Path | None = None
         self._cancelled = threading.Event()
         self.clock_reset: str | None = None  # what was done about clocks after a kill
 
@@ -81,6 +84,9 @@ def _env(control: RunControl | None = None) -> dict[str, str]:
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the child's descendants (those in sessions of their own too) and its process group."""
+    if proc.returncode is None:  # not reaped yet: its pid is still its own
+        lifeline.kill_tree(proc.pid)
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -156,16 +162,22 @@ def _run_once(
     on_progress: ProgressFn | None = None,
     control: RunControl | None = None,
     prefix: list[str] | None = None,
+    confine: _Confined | None = None,
 ) -> Ended:
     """Run ``python -m kprof_mcp.child ARGS`` (behind a profiler's ``prefix``) in a fresh process
-    of its own group; on time-out or cancellation the group is killed, and when this process dies
-    the child kills the group itself (its lifeline, passed through the prefix)."""
+    of its own group; on time-out or cancellation its tree and group are killed, and when this
+    process dies the child kills them itself (its lifeline, passed through the prefix).
+    ``confine``: a user's command, run under :mod:`kprof_mcp.sandbox`'s supervisor."""
     env, lifeline_fds = lifeline.for_child(_env(control), then=_clock_reset_argv(prefix, control))
+    argv = child_command(*args)
+    if confine is not None:
+        env = sandbox.command_env(env, confine.private_tmp)
+        argv = sandbox.wrap(confine.policy_file, argv)
     with tempfile.TemporaryFile("w+", prefix="kprof-stderr-", errors="replace") as err:
         other: list[str] = []
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            [*(prefix or []), *child_command(*args)],
+            [*(prefix or []), *argv],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=err,
@@ -211,6 +223,37 @@ def _run(
     pool = getattr(control, "pool", None)
     ended = pool.run(args, timeout_s, on_progress, control) if pool is not None and not prefix else None
     return ended if ended is not None else _run_once(args, timeout_s, on_progress, control, prefix)
+
+
+@dataclass(frozen=True)
+class _Confined:
+    """How a user's command is confined: the Landlock policy's file (None where Landlock is
+    missing: supervised only) and its private temporary directory."""
+
+    policy_file: Path | None
+    private_tmp: Path
+
+
+def _confined(
+    request_json: str, tmp: Path, control: RunControl | None, prefix: list[str] | None
+) -> _Confined:
+    """The confinement of a user's command whose request and result live in ``tmp``: it writes
+    there (its private tmp and caches below), in its working directory and in its mode's command
+    runs under ``out/``; it reads the workspace. Without a workspace in the control (`kprof run`)
+    or without Landlock, it is only supervised (every descendant dies with it)."""
+    req = json.loads(request_json)
+    cwd = Path(req.get("command_cwd") or os.getcwd())
+    runs = Path(req["out_root"]) / str(req.get("mode") or "event") / "command"
+    runs.mkdir(parents=True, exist_ok=True)
+    private = tmp / "private"
+    private.mkdir()
+    workspace = getattr(control, "workspace", None)
+    if workspace is None or not sandbox.available():
+        return _Confined(None, private)
+    policy = sandbox.command_policy(Path(workspace), cwd, runs, tmp, prefix)
+    policy_file = tmp / "policy.json"
+    policy_file.write_text(policy.to_json())
+    return _Confined(policy_file, private)
 
 
 @dataclass(frozen=True)
@@ -262,12 +305,13 @@ def _run_recorded(
     control: RunControl | None,
     prefix: list[str] | None = None,
     fresh: bool = False,
+    confine: _Confined | None = None,
 ) -> tuple[Ended, dict[str, Any] | None]:
     """Run a child command that writes its record to ``result`` (warm or fresh, see :func:`_run`;
     ``fresh``: always a new process), confirming a reused worker's failure in a fresh process;
     return how it ended and the record."""
-    if fresh:
-        ended = _run_once(args, timeout_s, on_progress, control, prefix)
+    if fresh or confine is not None:
+        ended = _run_once(args, timeout_s, on_progress, control, prefix, confine)
         return ended, _read_record(result)
     ended = _run(args, timeout_s, on_progress, control, prefix)
     record = _read_record(result)
@@ -307,7 +351,8 @@ def run_profile(
         res_path = Path(tmp) / "result.json"
         req_path.write_text(request_json)
         args = [command, "--request", str(req_path), "--result", str(res_path)]
-        ended, record = _run_recorded(args, res_path, timeout_s, on_progress, control, prefix, fresh)
+        confine = _confined(request_json, Path(tmp), control, prefix) if command == "command" else None
+        ended, record = _run_recorded(args, res_path, timeout_s, on_progress, control, prefix, fresh, confine)
         if ended.stopped:
             clocks = ""
             if locks_clocks:

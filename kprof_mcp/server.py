@@ -115,6 +115,26 @@ def _exit_after_clean_up(signum: int) -> None:
     os._exit(128 + signum)  # the shell's convention for "ended by this signal"
 
 
+def _check_confinement(ap: argparse.ArgumentParser, unconfined: bool) -> None:
+    """``--allow-commands`` runs commands confined by Landlock (:mod:`kprof_mcp.sandbox`); where
+    the kernel has none, only with ``--unconfined-commands``, said once on stderr."""
+    from . import sandbox
+
+    if sandbox.available():
+        return
+    why = (
+        f"this kernel has no usable Landlock (ABI {sandbox.abi()}, {sandbox.MIN_ABI} or later needed), "
+        "so profile_command's commands cannot be confined to the workspace"
+    )
+    if not unconfined:
+        ap.error(f"--allow-commands: {why}; pass --unconfined-commands too to run them unconfined")
+    print(
+        f"kprof-mcp: WARNING: {why}; --unconfined-commands: they run unconfined, as this user",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
     """The server (``pool``: warm workers already started by :mod:`kprof_mcp.launch`)."""
     import signal
@@ -161,6 +181,12 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
         "a bearer token, on loopback too",
     )
     ap.add_argument(
+        "--unconfined-commands",
+        action="store_true",
+        help="with --allow-commands on a kernel without Landlock (ABI 3 or later): run the commands "
+        "anyway, NOT confined (they may then read and write whatever this user may)",
+    )
+    ap.add_argument(
         "--workspace", default=None, help="root for profiles, devlogs and user kernels (default: cwd)"
     )
     ap.add_argument("--kernels-dir", action="append", default=[], help="extra directory of kernel packages")
@@ -198,6 +224,8 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
                 "--allow-commands over streamable-http needs a bearer token, on loopback too (any local process "
                 "could otherwise run code as this user): set KPROF_MCP_TOKEN or pass --token-file"
             )
+    if a.allow_commands:
+        _check_confinement(ap, a.unconfined_commands)
     gpus = [g.strip() for g in a.gpus.split(",") if g.strip()] if a.gpus else None
     cluster = None
     if a.cluster:

@@ -68,6 +68,8 @@ class Engine:
         control = control if control is not None else runner.RunControl()
         if control.pool is None:
             control.pool = self.pool
+        if self.config.confine_modules:  # a user's command runs confined (kprof_mcp.sandbox)
+            control.workspace = self.config.workspace
         return control
 
     # ------------------------------------------------------------------ kernels

@@ -136,6 +136,7 @@ LAYERS = [
     "locks",
     "runner",
     "warm",
+    "sandbox",
     "lifeline",
     "packages",
     "kernel",
