@@ -186,6 +186,11 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
     if m.sm_count and clock and r_dst:
         dst_key = "tensor" if mv.dst.startswith("tensor") else mv.dst
         after[dst_key] = after.get(dst_key, 0.0) + 1e9 * new_ops / (r_dst * m.sm_count * clock)
+    per_pipe = _per_pipe(m, mv, busy, max(0.0, src_ops - flops), clock)
+    if per_pipe:  # the code's per-pipe mix is known: each pipe's work recomputed from it
+        after.update(per_pipe)
+        if lim.bound and lim.resource in per_pipe:
+            freed = busy[lim.resource] - per_pipe[lim.resource]
     new_t = max(T - freed, max(after.values(), default=0.0), m.floor_ns or 0.0)
     facts = _move_facts(
         m,
@@ -199,6 +204,46 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
     )
     facts["value"] = 100.0 * freed_f  # the share of the issued instructions the move frees, %
     return max(0.0, 1.0 - new_t / T), facts
+
+
+def _per_pipe(m, mv, busy: dict, code_src_ops: float, clock: float | None) -> dict[str, float]:
+    """Each pipe's busy time after a move of code whose per-call instruction mix the table gives
+    (``per_call``: the precise code's ops per pipe and the replacement's): the code's calls are its
+    source-pipe ops beyond the model's FLOPs over the precise mix's source ops per call; every pipe of
+    the mix loses the code's ops and gains the replacement's, at its rate. {} without the mix, the
+    counters' instruction mix, or a clock (the uniform share of :func:`_code_move` stays)."""
+    if not mv.per_call or not m.sm_count or not clock or not code_src_ops or m.accounting is None:
+        return {}
+    if mv.work == "transcendental":
+        names = [
+            str(op.get("detail")).removeprefix("__nv_") for op in m.ir_ops if op.get("kind") == "libdevice"
+        ]
+    elif mv.work == "division":
+        names = ["x/y"] * sum(int(op.get("count") or 1) for op in m.ir_ops if op.get("kind") == "fdiv")
+    else:
+        return {}
+    precise: dict[str, float] = {}
+    fast: dict[str, float] = {}
+    for n in names:
+        fn = mv.per_call.get(n)
+        if not isinstance(fn, dict) or not isinstance(fn.get("precise"), dict):
+            return {}  # a call the table does not count: no per-pipe figure
+        repl = next((v for k, v in fn.items() if k.startswith("fast") and isinstance(v, dict)), {})
+        for p, v in fn["precise"].items():
+            precise[p] = precise.get(p, 0.0) + float(v)
+        for p, v in repl.items():
+            fast[p] = fast.get(p, 0.0) + float(v)
+    if not precise.get(mv.src):
+        return {}
+    calls = code_src_ops / precise[mv.src]  # per call site, summed over the sites
+    out = {}
+    for p in set(precise) | set(fast):
+        rate = m.machine.rate(p)
+        if p not in busy or not rate:
+            continue
+        t = 1e9 / (rate * m.sm_count * clock)  # ns per thread-op on this pipe, all SMs
+        out[p] = max(0.0, busy[p] - calls * precise.get(p, 0.0) * t) + calls * fast.get(p, 0.0) * t
+    return out
 
 
 def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
