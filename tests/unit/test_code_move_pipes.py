@@ -38,13 +38,14 @@ def _spy(monkeypatch):
     return seen
 
 
-def test_precise_sin_cos_leave_the_fma_and_alu_pipes_and_add_mufu(monkeypatch):
+def test_precise_sin_cos_leave_the_fma_and_alu_pipes_and_keep_their_mufu(monkeypatch):
+    """sinf: 14 FMA, 11 ALU, 1 XU (its F2I) precise; __sinf: 1 FMUL, 1 MUFU.SIN: the XU pipe keeps its work."""
     m = _metrics(CAL / "recorded-model" / "precise_transcendentals" / "bad.result.json")
     seen = _spy(monkeypatch)
     got = moves.what_if_moves(m, limiter(m))
     assert got and seen["mv"] == "precise_to_fast_math"
     busy, after = seen["busy"], seen["after"]
-    assert after["fma"] < 0.7 * busy["fma"] and after["alu"] < busy["alu"] and after["xu"] > busy["xu"]
+    assert after["fma"] < 0.7 * busy["fma"] and after["alu"] < busy["alu"] and after["xu"] >= busy["xu"]
 
 
 def test_the_division_s_xu_work_goes_with_it(monkeypatch):
