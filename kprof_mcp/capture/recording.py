@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import runpy
 import sys
 import time
 import traceback
@@ -141,6 +140,7 @@ class CommandCapture(Steps):
 
     def run(self) -> None:
         """Run the user's command once, as ``python ...`` would, in its working directory."""
+        from .command_target import prepare, refused
         from .pytest_stages import entered_tests, is_pytest, with_plugin
 
         kind, target, rest = parse_argv(self.req.command or [])
@@ -149,6 +149,10 @@ class CommandCapture(Steps):
             rest, plugin = with_plugin(rest)
         cwd = self.req.command_cwd or os.getcwd()
         os.chdir(cwd)
+        root = Path(self.req.command_root) if self.req.command_root else None
+        if root is not None and os.getcwd() != os.path.normpath(cwd):  # checked: no link on its way
+            raise refused(f"the working directory {clip(cwd)} is not the one checked (a link now?)")
+        argv, first, go = prepare(kind, target, rest, Path(cwd), root, self.work_dir)  # the file, read
         self.progress(0.2, f"running {' '.join(self.req.command or [])}")
         t0 = time.perf_counter()
         saved_argv, saved_path = list(sys.argv), list(sys.path)
@@ -156,15 +160,9 @@ class CommandCapture(Steps):
         sys.stdout, sys.stderr = _Tee(saved_out, kept), _Tee(saved_err, kept)
         code: Any = 0
         try:
-            if kind == "path":
-                script = Path(target) if Path(target).is_absolute() else Path(cwd) / target
-                sys.argv = [str(script), *rest]
-                sys.path.insert(0, str(script.parent))
-                runpy.run_path(str(script), run_name="__main__")
-            else:
-                sys.argv = [target, *rest]
-                sys.path.insert(0, cwd)
-                runpy.run_module(target, run_name="__main__", alter_sys=True)
+            sys.argv = argv
+            sys.path.insert(0, first)
+            code = go()
         except SystemExit as e:
             code = e.code
         except BaseException as e:  # noqa: BLE001 — the command's own failure, reported with its traceback

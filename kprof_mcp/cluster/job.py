@@ -51,6 +51,8 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
             if getattr(req, "command", None):
                 old = str(req.command_cwd or req.kernel_source)
                 update["command_cwd"] = str(source)
+                if getattr(req, "command_root", None):  # confined: the shipped directory is its workspace
+                    update["command_root"] = str(source)
                 update["command"] = [
                     str(source) + a[len(old) :] if a == old or a.startswith(old + os.sep) else a
                     for a in req.command

@@ -19,27 +19,9 @@ from .specs import ProfileSpec
 if TYPE_CHECKING:
     from .facade import Engine
 
-# python -m MODULE runs a module under the working directory, or one of these (their arguments
-# checked by _refused_option and for paths outside the workspace).
+# python -m MODULE runs a module under the working directory (as its file, by path), or one of
+# these by name (pytest: its arguments by allow-list, capture.pytest_stages.allowed_args).
 ALLOWED_MODULES = frozenset({"pytest"})
-
-
-def _refused_option(tool: str, arg: str, following: str) -> str | None:
-    """Why an allowed tool's option is refused (it would load code or options by name), or None."""
-    if tool != "pytest":
-        return None
-    if arg == "--pyargs":
-        return "it imports test packages by name from the installation, outside the workspace"
-    named = following if arg == "-p" else arg[2:] if arg.startswith("-p") else ""
-    if (arg == "-p" or (arg.startswith("-p") and len(arg) > 2)) and not (
-        named.startswith("no:") or named == "kprof.pytest_plugin"  # kprof's own: one stage per test
-    ):
-        return "it loads a plugin module by name (-p no:NAME, which disables one, is accepted)"
-    if (arg in ("-o", "--override-ini") and following.startswith("addopts")) or arg.startswith(
-        ("--override-ini=addopts", "-oaddopts")
-    ):
-        return "addopts can add any option"
-    return None
 
 
 def output_tail(log: str, lines: int = 30, chars: int = 4000) -> str:
@@ -114,6 +96,7 @@ def check_command(
             stage_models=models,
             warmup_occurrences=warmup_occurrences,
             python_backtrace=python_backtrace,
+            command_root=str(engine.config.workspace) if engine.config.confine_modules else None,
         )
     except ValidationError as e:
         raise KprofError(validation_message(e)) from None
@@ -175,7 +158,7 @@ def check_command_targets(engine: Engine, command: list[str], workdir: Path) -> 
             f"(its file under the workspace, e.g. pkg/train.py for pkg.train) or one of "
             f"{sorted(ALLOWED_MODULES)}; for other code, write a script in the workspace that calls it"
         )
-    _check_tool_args(engine, target, rest, workdir)
+    _check_pytest(engine, rest, workdir)
 
 
 def _workspace_module(engine: Engine, target: str, workdir: Path) -> Path | None:
@@ -207,17 +190,38 @@ def _workspace_module(engine: Engine, target: str, workdir: Path) -> Path | None
     return None
 
 
-def _check_tool_args(engine: Engine, tool: str, args: list[str], workdir: Path) -> None:
-    """An allowed tool's arguments may not reach outside the workspace: options that load code
-    by name are refused, and every argument that names a path (absolute, ``~``, with ``/`` or
-    ``..``; also after ``--opt=``) is confined like a script, relative to cwd."""
-    for i, a in enumerate(args):
-        why = _refused_option(tool, a, args[i + 1] if i + 1 < len(args) else "")
-        if why:
-            raise KprofError(f"{tool} option {safefs.clip(a)} is refused: {why}")
-        value = a.partition("=")[2] if a.startswith("--") else "" if a.startswith("-") else a
-        path = value.split("::")[0]
+def _check_pytest(engine: Engine, args: list[str], workdir: Path) -> None:
+    """A confined pytest's arguments: the allow-list (:func:`~kprof_mcp.capture.pytest_stages.allowed_args`),
+    each test path a .py file or a directory under the workspace reached with no link, nothing it
+    (or the working directory it collects without one) would load through a link leading out, and
+    the workspace's own ini (the one kprof passes with -c) no link."""
+    from ..capture.pytest_stages import allowed_args, link_out, workspace_ini
+
+    try:
+        paths = allowed_args(args)
+    except ValueError as e:
+        raise KprofError(str(e)) from None
+    ws = engine.config.workspace
+    for path in paths:
         if path.startswith("~"):
-            raise KprofError(f"{tool} argument {safefs.clip(a)}: '~' paths are outside the workspace")
-        if path.startswith("/") or "/" in path or path == "..":
-            confine(engine, path if Path(path).is_absolute() else str(workdir / path), f"{tool} argument")
+            raise KprofError(f"pytest argument {safefs.clip(path)}: '~' paths are outside the workspace")
+        p = confine(engine, path if Path(path).is_absolute() else str(workdir / path), "pytest test path")
+        if safefs.root_of(p, [ws]) is None:
+            raise KprofError(f"pytest test path {safefs.clip(path)} is outside the workspace {ws}")
+        k = safefs.kind(ws, p)
+        if k not in ("dir", "missing") and not (k == "file" and p.suffix == ".py"):
+            raise KprofError(
+                f"pytest test path {safefs.clip(path)}: give a test file (.py) or a directory; pytest would "
+                "run other files (.txt, .rst, .md) as doctests"
+            )
+    for path in paths or ["."]:
+        where = link_out(ws, confine(engine, str(workdir / path), "pytest test path"), walk=bool(paths))
+        if where:
+            raise KprofError(
+                f"pytest test path {safefs.clip(path)}: {where}; kprof collects only real files under the "
+                "workspace, never through a link leading out of it"
+            )
+    try:
+        workspace_ini(ws, workdir)
+    except safefs.UnsafePath as e:
+        raise KprofError(f"pytest's ini: {e}") from None

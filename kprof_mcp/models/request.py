@@ -118,6 +118,10 @@ class ProfileRequest(BaseModel):
     stage_models: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # a command's first occurrences of each range left out (JIT, set-up; event and nsys)
     warmup_occurrences: Annotated[int, int_in("warmup_occurrences", 0, 100, "an integer")] = 1
+    # A confined command (the server's profile_command): the workspace it was checked against. The
+    # child then runs ``python -m X`` only as X's file under the working directory, read once, and
+    # pytest with kprof's own --rootdir/--confcutdir/-c there. None: ``kprof run``, the user's own.
+    command_root: str | None = None
 
     @property
     def mode(self) -> str:
@@ -164,6 +168,8 @@ class ProfileRequest(BaseModel):
         if not isinstance(shared, dict) or "options" not in shared:
             return shared
         fields = {**OPTION_DEFAULTS, **shared.pop("options"), **shared}
+        if fields.get("command_root") is None:  # a kernel's request and `kprof run`'s keep their keys
+            fields.pop("command_root", None)
         return {**{k: fields.pop(k) for k in FLAT_ORDER if k in fields}, **fields}  # any other after them
 
     def with_options(self, **values: Any) -> ProfileRequest:

@@ -1,0 +1,97 @@
+"""What a command's child runs (issue 38): exactly the file that was checked.
+
+``python script.py`` and ``python -m pkg.mod`` (whose file lies under the working directory) run
+as their file, by path: read once here, every component opened without following a link, and
+what was read compiled and run as ``__main__`` — a script swapped for a link after the server's
+last check is refused, never run, and a workspace ``timeit.py`` is what ``python -m timeit`` runs
+(:func:`runpy.run_module` would run the standard library's, already imported in this process).
+``runpy``'s own ``_run_module_code`` sets ``__main__``'s globals, as ``run_path``/``run_module`` do.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import runpy
+from pathlib import Path
+from typing import Callable
+
+from .. import safefs
+from ..protocol import ExpectedError
+from ..safefs import clip
+
+
+def refused(message: str) -> ExpectedError:
+    return ExpectedError("command_refused", message + "; nothing was run.")
+
+
+def module_file(cwd: Path, target: str) -> Path | None:
+    """The file ``python -m target`` would run from the working directory (``a/b.py`` or
+    ``a/b/__main__.py`` for ``a.b``), reached with no link; None when it is not there."""
+    names = target.split(".")
+    if not all(n.isidentifier() for n in names):
+        raise refused(f"module {clip(target)} is not a dotted module name")
+    base = cwd.joinpath(*names)
+    for candidate in (base.with_name(names[-1] + ".py"), base / "__main__.py"):
+        try:
+            k = safefs.kind(cwd, candidate)
+        except safefs.UnsafePath as e:
+            raise refused(f"module {clip(target)}: {e}") from None
+        if k == "link":
+            raise refused(f"module {clip(target)}: {candidate.relative_to(cwd)} is a symbolic link")
+        if k == "file":
+            return candidate
+    return None
+
+
+def read(root: Path, path: Path) -> bytes:
+    """The file's content, read once through real directories under ``root`` (no link)."""
+    try:
+        return safefs.read_bytes(root, path)
+    except safefs.UnsafePath as e:
+        raise refused(f"{clip(str(path))}: {e}") from None
+
+
+def run_file(source: bytes, path: Path, package: str = "") -> None:
+    """Run ``source`` (read from ``path``) as ``__main__``, as ``python path`` would, or as
+    ``python -m`` would run the module's file when ``package`` names its package (imported first)."""
+    code = compile(source, str(path), "exec", dont_inherit=True)
+    if package:
+        importlib.import_module(package)
+    runpy._run_module_code(code, None, "__main__", None, package, str(path))  # noqa: SLF001
+
+
+def prepare(
+    kind: str, target: str, rest: list[str], cwd: Path, root: Path | None, run_dir: Path
+) -> tuple[list[str], str, Callable[[], int | None]]:
+    """The command's ``sys.argv``, the directory first on ``sys.path``, and what runs it (a
+    callable whose return value, or ``SystemExit``, is the exit status). ``root``: the workspace
+    of a confined command (the server's profile_command), else None (``kprof run``: a module not
+    under the working directory runs by name, pytest with the user's own options)."""
+    from .pytest_stages import Guard, confined, is_pytest
+
+    if kind == "path":
+        script = Path(os.path.normpath(Path(cwd, target)))
+        source = read(root or Path(os.sep), script)
+        return [str(script), *rest], str(script.parent), lambda: run_file(source, script)
+    found = module_file(cwd, target)
+    if found is not None:
+        source = read(cwd, found)
+        names = target.split(".")
+        package = ".".join(names if found.name == "__main__.py" else names[:-1])
+        return [str(found), *rest], str(cwd), lambda: run_file(source, found, package)
+    if root is None:
+
+        def by_name() -> None:
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+
+        return [target, *rest], str(cwd), by_name
+    if not is_pytest(kind, target):
+        raise refused(f"module {clip(target)} is not a file under the working directory {cwd}")
+    try:
+        args = confined(rest, root, cwd, run_dir)
+    except (ValueError, safefs.UnsafePath) as e:
+        raise refused(str(e)) from None
+    import pytest  # the installed one: cwd is not on sys.path yet
+
+    return ["pytest", *args], str(cwd), lambda: int(pytest.main(args, plugins=[Guard(root)]))
