@@ -59,6 +59,9 @@ SYSTEM_READ = (
 # Device nodes a program opens for writing: the usual character devices and the GPU's.
 DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 DEVICE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
+# Written beneath as files: cuInit() names its threads in /proc/<pid>/task/<tid>/comm and fails with
+# error 304 without it (Landlock rules bind to inodes: /proc/self would be the supervisor's alone).
+PROC_WRITE = ("/proc",)
 DEVICE_DIRS = ("/dev/shm",)
 # Caches a program writes under the home directory otherwise, pointed inside the private tmp.
 CACHE_VARS = {
@@ -75,7 +78,8 @@ CACHE_VARS = {
 @dataclass
 class Policy:
     """What the confined command may read (and execute) and write: directories, each with
-    everything beneath it; ``devices``: device files opened for writing."""
+    everything beneath it; ``devices``: device files opened for writing, and ``/proc``, whose
+    files (not directories) it may write as far as the user may."""
 
     read: list[str] = field(default_factory=list)
     write: list[str] = field(default_factory=list)
@@ -207,6 +211,13 @@ def _python_dirs() -> list[str]:
     for p in sys.path:
         if p and p != cwd and ("site-packages" in p or "dist-packages" in p or p.endswith(".zip")):
             dirs.add(p)
+    # the operator's own search paths for the server (a wheel directory, profiler libraries), never
+    # the home directory or / as a whole
+    never = {"/", str(Path.home()), cwd}
+    for var in ("PYTHONPATH", "LD_LIBRARY_PATH"):
+        dirs.update(
+            p for p in os.environ.get(var, "").split(os.pathsep) if p and os.path.isabs(p) and p not in never
+        )
     return sorted(dirs)
 
 
@@ -235,7 +246,7 @@ def command_policy(
         root = _tool_root(prefix[0])
         if root and root != "/":
             read.append(root)
-    devices = [p for p in DEVICE_FILES if os.path.exists(p)]
+    devices = [p for p in (*DEVICE_FILES, *PROC_WRITE) if os.path.exists(p)]
     for pattern in DEVICE_GLOBS:
         devices.extend(sorted(glob.glob(pattern)))
     write = [str(cwd), str(runs_dir), str(private_tmp), *(d for d in DEVICE_DIRS if os.path.isdir(d))]
