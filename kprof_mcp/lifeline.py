@@ -99,9 +99,9 @@ def _kill_group_at_eof(fd: int, then: str = "") -> None:
             pass
     except OSError:
         return  # the descriptor was closed under us (by the child's own code): nothing to watch
-    if then:
-        _start_after_group_dies(then)
     kill_tree(os.getpid())  # descendants in other sessions too (all of them below a subreaper)
+    if then:  # after the tree is gone (the detached helper is a descendant too), before the group
+        _start_after_group_dies(then)
     os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
