@@ -131,3 +131,18 @@ def test_a_block_rate_measured_at_a_higher_clock_does_not_lower_the_peak(monkeyp
         assert machines.load("sm_90", "X").rate("blocks") == pytest.approx(1.2)
     finally:
         machines.load.cache_clear()
+
+
+def test_event_mode_words_a_dispatch_bound_stage_without_occupancy_or_next_limiter():
+    """Event mode has no occupancy counter (the GPU run of calib_row_programs v0 in event mode raised
+    in the wording before this test): every opportunity of a dispatch-bound stage words without it."""
+    from kprof_mcp.render.diagnosis.words import words
+
+    m = _m(dram_pct=None, compute_pct=None)  # no counters, no FLOP/byte model uses: the grid alone
+    got = opportunities(m)
+    top = got[0]
+    assert top.cause == "occupancy" and top.facts.occupancy_pct is None and top.facts.next_limiter is None
+    for o in got:
+        name, trigger, hint = words(o)
+        assert name and trigger and hint
+    assert "then the" not in words(top)[1]

@@ -44,7 +44,8 @@ def _tail(f: Facts) -> Words:
     if f.sm_active_pct is not None:  # many waves, SMs mostly idle (analysis.diagnosis.parallelism)
         return (
             "Balance the work across programs (split long programs' work into bounded items, or sort it)",
-            f"sm_active={f.sm_active_pct:.1f}% of the elapsed time over {f.waves_per_sm:.1f} waves",
+            f"sm_active={f.sm_active_pct:.1f}% of the elapsed time"
+            + (f" over {f.waves_per_sm:.1f} waves" if f.waves_per_sm is not None else ""),
             "a few long programs run on while the other SMs are idle",
         )
     return (
@@ -238,16 +239,17 @@ _LIMITER_FIX = {
 def _occupancy(f: Facts) -> Words:
     """The resource that limits occupancy when the launch statistics say (annotation/ncu), else the
     generic list."""
-    hint, trigger = "too few warps to hide latency", f"occupancy_pct={_fmt(f.occupancy_pct)}"
     if f.resource == "blocks":  # the block scheduler bounds it (analysis.diagnosis.dispatch)
         occ = f"; the SMs hold {_fmt(f.occupancy_pct)}% of their warps" if f.occupancy_pct is not None else ""
         return (
             "Give each program more work (several rows or tiles per program, more warps per block): "
             "a grid of a few waves of full blocks",
             f"grid_blocks={f.grid_blocks}: the block scheduler at {_fmt(f.util_pct)}% of its rate"
-            f"{_SOURCE_NOTE['grid']}{occ}; then the {resource_name(f.next_limiter)} limits",
+            f"{_SOURCE_NOTE['grid']}{occ}"
+            + (f"; then the {resource_name(f.next_limiter)} limits" if f.next_limiter else ""),
             "blocks are dispatched about one per clock for the chip: tiny programs leave the SMs empty",
         )
+    hint, trigger = "too few warps to hide latency", f"occupancy_pct={_fmt(f.occupancy_pct)}"
     if f.limiter is None:
         return (
             "Raise occupancy (fewer registers or less shared memory per block, smaller tiles)",
