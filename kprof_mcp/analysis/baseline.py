@@ -44,6 +44,27 @@ def untrusted(result: ProfileResult) -> list[str]:
     return [c.get("message", "") for c in after.get("checks", []) if not c.get("ok")]
 
 
+def dtype_caveats(report: dict[str, Any] | None) -> list[str]:
+    """The outputs whose dtype is not the reference's, in words (a correctness record of
+    :func:`kprof_mcp.capture.correctness.check_correctness`; [] when every output has its dtype)."""
+    return [
+        f"output {e['index']} is {e['dtype']} where the reference returns {e['reference_dtype']}: the version "
+        "moves other bytes than the stage's model counts, so its % of peak and a comparison with a version "
+        f"writing {e['reference_dtype']} are not like for like"
+        for e in (report or {}).get("outputs", [])
+        if e.get("dtype") and e.get("reference_dtype")
+    ]
+
+
+def caveats(result: ProfileResult) -> list[str]:
+    """What makes ``result``'s times other work than its model's without failing a check: outputs of
+    another dtype than the reference's (:func:`kprof_mcp.capture.correctness.dtype_caveats`), and
+    kernels its timed runs did not launch running during them (another stream nobody waits for)."""
+    out = dtype_caveats(result.correctness)
+    out += [w.message for w in result.warnings if w.kind == "concurrency"]
+    return out
+
+
 def mismatch_of(
     baseline: ProfileResult,
     params: dict[str, Any],

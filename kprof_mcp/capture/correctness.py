@@ -19,6 +19,11 @@ def check_correctness(torch, out, ref, tolerance: float) -> dict[str, Any]:
     report: dict[str, Any] = {"ok": True, "tolerance_rel_l2": tolerance, "outputs": []}
     for i, (o, r) in enumerate(zip(outs, refs)):
         entry: dict[str, Any] = {"index": i, "shape": list(o.shape)}
+        od_name, rd_name = (str(getattr(t, "dtype", "")).removeprefix("torch.") for t in (o, r))
+        if od_name != rd_name:
+            # Within tolerance, but narrower or wider than the reference: the stage's byte model counts
+            # the reference's element size, so this version's traffic is not the model's (issue 37).
+            entry.update(dtype=od_name, reference_dtype=rd_name)
         if tuple(o.shape) != tuple(r.shape):
             entry.update(
                 ok=False, message=f"output {i} has shape {tuple(o.shape)}, reference {tuple(r.shape)}"

@@ -257,6 +257,12 @@ def run(req: CompareRequest) -> dict[str, Any]:
         )
         for n in names[1:]
     ]
+    from ..analysis.baseline import dtype_caveats
+
+    for n in names:  # within tolerance, but not the reference's dtype: not like for like
+        warnings += [
+            ResultWarning(kind="matching", message=f"{n}: {c}") for c in dtype_caveats(correctness[n])
+        ]
     if not use_cuda:
         warnings.append(
             ResultWarning(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.baseline import StageVerdict, VsBaseline, against, untrusted
+from ..analysis.baseline import StageVerdict, VsBaseline, against, caveats, untrusted
 from ..analysis.peaks import SUSPECT
 from ..models import ProfileResult
 from .diagnosis import Assessment, KeyIssue, RankedOpportunity, RootCause, assess
@@ -124,6 +124,9 @@ def render_contract(
     failed = untrusted(result)
     if failed:
         lines += [integrity_line(failed), ""]
+    said = caveats(result)
+    if said:
+        lines += ["**Caveat**: " + "; ".join(said) + ".", ""]
     if a.bottleneck is None:
         no_model = result.device.kind == "cuda" and a.main is not None and a.main.key_issue.kind == "no_model"
         reason = (
