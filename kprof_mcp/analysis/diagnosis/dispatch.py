@@ -2,8 +2,9 @@
 
 Every thread block of a launch is dispatched to an SM by the chip's block scheduler, at a rate of
 about one block per SM clock for the whole chip on sm_90 (``machines.json``'s ``scheduler.blocks``,
-measured by docs/evidence/machine-model/block_rate.py: an empty kernel's large grids). A grid of G
-blocks therefore needs G / (rate × clock) of the stage's time however little each block does; its
+measured by docs/evidence/machine-model/block_rate.py: an empty kernel's large grids), up to a ceiling
+in time (``max_per_s``: ~0.6 ns a block on sm_90 above ~1550 MHz). A grid of G blocks therefore needs
+G / min(rate × clock, ceiling) of the stage's time however little each block does; its
 *use* is that time over the stage's. A kernel whose programs each do a few hundred bytes of work (one
 short row per one-warp program) is bound by it: the SMs sit mostly empty while blocks trickle in, and
 no pipe or memory level is busy.
@@ -32,7 +33,17 @@ def busy_ns(m) -> float | None:
     clock = m.sm_clock_hz or m.clock_hz
     if not rate or not clock:
         return None
-    return 1e9 * m.grid_blocks / (rate * clock)
+    return 1e9 * m.grid_blocks / min(rate * clock, ceiling(m.machine) or float("inf"))
+
+
+def ceiling(machine) -> float | None:
+    """The dispatcher's ceiling in blocks per second where one was measured (``max_per_s``: on sm_90 the
+    rate stops following the SM clock above ~1550 MHz), else None."""
+    from ... import machines
+
+    spec = ((machines.table().get("archs") or {}).get(machine.arch) or {}).get("scheduler") or {}
+    got = (spec.get(KEY) or {}).get("max_per_s")
+    return float(got) if got else None
 
 
 def use(m) -> float | None:
