@@ -53,7 +53,7 @@ def unprofiled_launch_times(cap, runs: int = LAUNCH_RUNS) -> dict[str, dict[str,
     torch, out = cap.torch, {}
     for stage in cap.plan.stages:
         stage.fn()  # warm, and on the current stream as event mode times it
-        samples = []
+        samples, left = [], []
         for _ in range(runs):
             if cap.use_cuda:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -61,6 +61,11 @@ def unprofiled_launch_times(cap, runs: int = LAUNCH_RUNS) -> dict[str, dict[str,
                 stage.fn()
                 end.record()
                 end.synchronize()
+                # Work the timed stream did not wait for (a kernel on a private stream): the device is
+                # still busy after the timed stream's last event.
+                t0 = time.perf_counter_ns()
+                torch.cuda.synchronize()
+                left.append(float(time.perf_counter_ns() - t0))
                 samples.append(float(start.elapsed_time(end)) * 1e6)
             else:
                 t0 = time.perf_counter_ns()
@@ -71,6 +76,7 @@ def unprofiled_launch_times(cap, runs: int = LAUNCH_RUNS) -> dict[str, dict[str,
             "method": "cuda_events" if cap.use_cuda else "cpu_wall_clock",
             "l2_flushed": False,
             "stop_reason": f"{runs} launches outside the profiled ranges, after the integrity checks",
+            "left_running_ns": sorted(left)[len(left) // 2] if left else None,
         }
     if cap.use_cuda:
         torch.cuda.synchronize()

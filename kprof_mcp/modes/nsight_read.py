@@ -36,9 +36,36 @@ def read_output(
             res, w = unprofiled_stage(static, launch_timing[static["name"]], req.options.ncu_launches)
         else:
             res, w = stage_result(static, recs, req.options.ncu_launches, chosen)
+            w = [*w, *left_running(static["name"], res, (launch_timing or {}).get(static["name"]))]
         stages.append(res)
         warnings += w
     return _assemble(req, work_dir, capture, log, parser, profiler, stages, warnings, by_stage, full)
+
+
+# Device time left after the timed stream's last event, over the stage's kernel time, that says its
+# kernels ran on a stream the caller does not wait for (same-stream work leaves none: microseconds of
+# synchronisation). A gate ("is it there"), not a fitted share.
+LEFT_RUNNING = 0.5
+
+
+def left_running(name: str, res: StageResult, timing: dict[str, Any] | None) -> list[ResultWarning]:
+    """A ``concurrency`` warning when the device was still busy, after the timed stream's last event,
+    for at least :data:`LEFT_RUNNING` of the stage's profiled kernel time (and 5 µs): its kernels ran
+    on a stream that the caller's stream does not wait for (event mode sees this as kernels its runs
+    did not launch on the timed stream)."""
+    left = (timing or {}).get("left_running_ns")
+    kernel = res.timing.median_ns
+    if not left or not kernel or left < max(5e3, LEFT_RUNNING * kernel):
+        return []
+    return [
+        ResultWarning(
+            kind="concurrency",
+            stage=name,
+            message=f"stage {name}: the device stayed busy {left / 1e3:.1f} µs after the timed stream's last "
+            f"event (its profiled kernels take {kernel / 1e3:.1f} µs): they ran on a stream the caller's "
+            "stream does not wait for, so a caller reading the output right after the call races them",
+        )
+    ]
 
 
 def _captured(work_dir: Path) -> dict[str, Any]:
