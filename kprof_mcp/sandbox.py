@@ -59,9 +59,12 @@ SYSTEM_READ = (
 # Device nodes a program opens for writing: the usual character devices and the GPU's.
 DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 DEVICE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
-# Written beneath as files: cuInit() names its threads in /proc/<pid>/task/<tid>/comm and fails with
-# error 304 without it (Landlock rules bind to inodes: /proc/self would be the supervisor's alone).
-PROC_WRITE = ("/proc",)
+# cuInit() names its threads in /proc/<pid>/task/<tid>/comm and fails with error 304 without it. Landlock
+# rules bind to inodes (/proc/self would be the supervisor's), so the command's own /proc/<pid> is added
+# in the forked child, before it confines itself: its files (its threads' names, its own settings) are
+# writable, nothing else of /proc (not /proc/sys, not other processes'). A process the command starts
+# has another pid: it cannot name its threads, so CUDA does not initialise in the command's subprocesses.
+PROC_WRITE: tuple[str, ...] = ()
 DEVICE_DIRS = ("/dev/shm",)
 # Caches a program writes under the home directory otherwise, pointed inside the private tmp.
 CACHE_VARS = {
@@ -78,8 +81,8 @@ CACHE_VARS = {
 @dataclass
 class Policy:
     """What the confined command may read (and execute) and write: directories, each with
-    everything beneath it; ``devices``: device files opened for writing, and ``/proc``, whose
-    files (not directories) it may write as far as the user may."""
+    everything beneath it; ``devices``: device files opened for writing (and, added by the supervisor
+    after its fork, the command's own ``/proc/<pid>``)."""
 
     read: list[str] = field(default_factory=list)
     write: list[str] = field(default_factory=list)
@@ -292,6 +295,7 @@ def main(argv: list[str]) -> int:
     if pid == 0:  # the command: confined, then exec'd
         try:
             if ruleset >= 0:
+                _add_rule(ruleset, f"/proc/{os.getpid()}", FILE_RIGHTS, _handled(abi()))
                 restrict(ruleset)
                 os.close(ruleset)
             os.execvp(command[0], command)

@@ -37,6 +37,9 @@ attempt("list_home", lambda: os.listdir(os.path.expanduser("~")))
 attempt("signal_parent", lambda: os.kill(os.getppid(), 0))
 attempt("write_tmp", lambda: open(os.path.join(os.environ["TMPDIR"], "t"), "w").write("x"))
 attempt("write_cwd", lambda: open("in_cwd.txt", "w").write("x"))
+# cuInit names its threads: the command's own /proc/<pid> is writable, nothing else of /proc.
+attempt("name_own_thread", lambda: open(f"/proc/{os.getpid()}/task/{os.getpid()}/comm", "w").write("probe"))
+attempt("proc_of_parent", lambda: open(f"/proc/{os.getppid()}/oom_score_adj", "w").write("1000"))
 json.dump(report, open("report.json", "w"))
 """
 
@@ -100,6 +103,8 @@ def test_a_command_writes_and_reads_only_where_it_may(ws):
         "signal_parent": "PermissionError" if sandbox.abi() >= 6 else "done",
         "write_tmp": "done",
         "write_cwd": "done",
+        "name_own_thread": "done",
+        "proc_of_parent": "PermissionError",
     }
     assert (outside / "victim.txt").read_text() == "precious"
 
