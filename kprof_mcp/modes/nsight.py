@@ -65,7 +65,9 @@ def unprofiled_launch_times(cap, runs: int = LAUNCH_RUNS) -> dict[str, dict[str,
                 # still busy after the timed stream's last event.
                 t0 = time.perf_counter_ns()
                 torch.cuda.synchronize()
-                left.append(float(time.perf_counter_ns() - t0))
+                t1 = time.perf_counter_ns()
+                torch.cuda.synchronize()  # the same call on an idle device: its own cost
+                left.append(float(t1 - t0) - float(time.perf_counter_ns() - t1))
                 samples.append(float(start.elapsed_time(end)) * 1e6)
             else:
                 t0 = time.perf_counter_ns()
