@@ -45,6 +45,12 @@ Intended changes awaiting the next re-recording, one line each:
   beside it ("83.5 at 1383 MHz (58.3 at boost)"; memory-bound stages unchanged: their roof is DRAM's).
 - issue 37's warning kinds: mcp/tool_get_profile.json and mcp/tool_profile_kernel.json, the warning's `kind`
   description is WARNING_KINDS joined, now with integrity, timing and inputs (kinds the code already emitted).
+- issue 37, the clock a datasheet FLOP peak is quoted at (peaks.peak_mhz: an H100 SXM's bf16/fp16/TF32/FP8 tensor
+  peaks at 1830 MHz, not the 1980 MHz maximum): the ncu/annotation matmul contracts' tensor advice (17.1 % ->
+  20.8 %, 15.6 % -> 16.9 %), their report.md and summary.json % of peak at the clock, and
+  h100_commands/annotation_train_models.report.md's Roofline rows at Nsight Compute's clock.
+- issue 37's Caveat line (kernels the timed runs did not launch ran during them; an output of another dtype):
+  nsys/two_streams_v1 (contract.md, report.md) states its concurrency warning, until now only in result.json.
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 
