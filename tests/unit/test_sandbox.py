@@ -114,7 +114,9 @@ def test_a_grandchild_in_its_own_session_dies_with_the_job(ws, how):
     root, _, engine = ws
     (root / "spawn.py").write_text(SPAWN)
     argv = ["python", "spawn.py"] + (["hang"] if how == "times out" else [])
-    with pytest.raises(KprofError, match="did not finish within" if how == "times out" else "entered no range"):
+    with pytest.raises(
+        KprofError, match="did not finish within" if how == "times out" else "entered no range"
+    ):
         engine.profile_command(argv, mode="event", timeout_s=20 if how == "times out" else None)
     pid = int((root / "grandchild.pid").read_text())
     try:
