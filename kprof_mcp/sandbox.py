@@ -46,6 +46,7 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
 MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
 REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+SCOPE_ABSTRACT_UNIX = 1 << 0  # ABI 6: no connection to an abstract unix socket outside the domain
 SCOPE_SIGNAL = 1 << 1  # ABI 6: no signal to a process outside the domain
 
 READ = EXECUTE | READ_FILE | READ_DIR
@@ -152,7 +153,7 @@ def build_ruleset(policy: Policy) -> int:
     if version < 1:
         raise OSError(95, "Landlock is not available on this kernel")
     handled = _handled(version)
-    scoped = SCOPE_SIGNAL if version >= 6 else 0
+    scoped = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX if version >= 6 else 0
     attr = (ctypes.c_uint64 * 3)(handled, 0, scoped)
     size = 24 if version >= 6 else 8
     fd = _syscall(_SYS_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
@@ -256,9 +257,15 @@ def command_policy(
     return Policy(read=sorted(set(read)), write=write, devices=devices)
 
 
+# Environment variables a command does not get: the server's bearer token and whatever names a secret
+# (a cloud key, a password) — the command could otherwise call the server's own tools or leave with them.
+SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY")
+
+
 def command_env(env: dict[str, str], private_tmp: Path) -> dict[str, str]:
-    """The command's environment: its temporary directory and compiler caches inside ``private_tmp``."""
-    out = dict(env)
+    """The command's environment, without the server's secrets (:data:`SECRET_WORDS` in a name), with its
+    temporary directory and compiler caches inside ``private_tmp``."""
+    out = {k: v for k, v in env.items() if not any(w in k.upper() for w in SECRET_WORDS)}
     tmp = private_tmp / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     for var in ("TMPDIR", "TEMP", "TMP"):

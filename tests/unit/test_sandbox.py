@@ -40,6 +40,10 @@ attempt("write_cwd", lambda: open("in_cwd.txt", "w").write("x"))
 # cuInit names its threads: the command's own /proc/<pid> is writable, nothing else of /proc.
 attempt("name_own_thread", lambda: open(f"/proc/{os.getpid()}/task/{os.getpid()}/comm", "w").write("probe"))
 attempt("proc_of_parent", lambda: open(f"/proc/{os.getppid()}/oom_score_adj", "w").write("1000"))
+import socket
+attempt("abstract_socket", lambda: socket.socket(socket.AF_UNIX).connect(sys.argv[3]))
+report["token_seen"] = "KPROF_MCP_TOKEN" in os.environ or "AWS_SECRET_ACCESS_KEY" in os.environ
+report["path_kept"] = "PATH" in os.environ
 json.dump(report, open("report.json", "w"))
 """
 
@@ -88,12 +92,25 @@ def _kill(pid: int) -> None:
 
 
 @needs_landlock
-def test_a_command_writes_and_reads_only_where_it_may(ws):
+def test_a_command_writes_and_reads_only_where_it_may(ws, monkeypatch):
+    import socket
+
     root, outside, engine = ws
     (root / "probe.py").write_text(PROBE)
-    argv = ["python", "probe.py", str(outside / "victim.txt"), str(outside / "secret.txt")]
-    with pytest.raises(KprofError, match="entered no range"):  # it ran to its end, recording nothing
-        engine.profile_command(argv, mode="event")
+    # The server's secrets (its bearer token, a cloud key) stay out of the command's environment, and an
+    # abstract unix socket of a process outside its sandbox is out of its reach (Landlock's scope, ABI 6).
+    monkeypatch.setenv("KPROF_MCP_TOKEN", "server-token")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "cloud-key")
+    name = f"\0kprof-probe-{os.getpid()}"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(name)
+    listener.listen(1)
+    argv = ["python", "probe.py", str(outside / "victim.txt"), str(outside / "secret.txt"), name]
+    try:
+        with pytest.raises(KprofError, match="entered no range"):  # it ran to its end, recording nothing
+            engine.profile_command(argv, mode="event")
+    finally:
+        listener.close()
     report = json.loads((root / "report.json").read_text())
     assert report == {
         "write_outside": "PermissionError",
@@ -105,6 +122,9 @@ def test_a_command_writes_and_reads_only_where_it_may(ws):
         "write_cwd": "done",
         "name_own_thread": "done",
         "proc_of_parent": "PermissionError",
+        "abstract_socket": "PermissionError" if sandbox.abi() >= 6 else "done",
+        "token_seen": False,
+        "path_kept": True,
     }
     assert (outside / "victim.txt").read_text() == "precious"
 
