@@ -86,6 +86,15 @@ INTENDED = {
             "syncs) — est. 7.3% gain — trigger: compute_pct=34.9",
         ),
     ),
+    # Since issue 37's Caveat line: the concurrency warning (until then in result.json only) is stated.
+    "two_streams_v1": (
+        (
+            "\n**Bottleneck**: Latency-bound",
+            "\n**Caveat**: concurrent plan: per-stage durations are each stage's kernel time inside the overlapped "
+            "run; the whole-plan span and the stream overlap table are what measure concurrency.\n\n"
+            "**Bottleneck**: Latency-bound",
+        ),
+    ),
 }
 
 
