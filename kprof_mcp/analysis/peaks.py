@@ -138,11 +138,11 @@ def peak_mhz(result: ProfileResult, s: StageResult) -> float | None:
     1980 MHz), else the device's maximum SM clock. A % of a peak at the clock the stage ran scales the
     peak by the ran clock over this one, so a GEMM at 92 % of its tensor pipe never reads 95 %."""
     from .. import machines
-    from ..devices import load_devices
+    from .machine_inputs import _spec
 
     key = result.device.spec_key
     part = (machines.table().get("parts") or {}).get(key or "") or {}
-    spec = next((d for d in load_devices() if d.key == key), None) if key else None
+    spec = _spec(key)
     if part and spec is not None:
         mhz = (part.get("clock_mhz_by_dtype") or {}).get(spec.peak_key(s.dtype, s.tensor_cores))
         mhz = mhz or part.get("clock_mhz")
