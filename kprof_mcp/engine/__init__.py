@@ -14,6 +14,8 @@ The package's modules:
 
 - ``facade``: :class:`Engine`, each public method its documentation and one delegation;
 - ``config``: :class:`Config`, :class:`KprofError` and the argument checks requests share;
+- ``state``: :class:`~.state.EngineState`, the engine as its parts see it (configuration, warm
+  workers, cluster runner, description cache), and ``with_workers``: no part imports the facade;
 - ``specs``: the checked requests (specs) and their outcomes; each spec has
   ``run(engine, on_progress, control)``, which :meth:`Engine.execute` calls;
 - ``catalogue``: kernel packages, their descriptions and parameters, paths under the workspace;

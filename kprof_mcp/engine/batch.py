@@ -5,7 +5,7 @@ checked first (nothing runs) and run later, holding the device's lock."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import runner, safefs, store
 from ..locks import Cancelled, device_lock, lock_name
@@ -16,13 +16,11 @@ from .config import KprofError, clock_control_arg, in_range
 from .profile import check_profile
 from .run import guard, held_clocks, run_locked
 from .specs import CompareOutcome, CompareSpec, ProfileOutcome, SweepOutcome, SweepSpec
-
-if TYPE_CHECKING:
-    from .facade import Engine
+from .state import EngineState, with_workers
 
 
 def run_child(
-    engine: Engine,
+    engine: EngineState,
     spec: CompareSpec | SweepSpec,
     command: str,
     on_progress: runner.ProgressFn | None,
@@ -32,7 +30,7 @@ def run_child(
     """Run ``python -m kprof_mcp.child <command>`` on ``spec.req`` holding the device's lock,
     then ``then(control)`` (if given) under the same lock; return (work_dir, final_dir, what
     ``then`` returned)."""
-    control = engine._control(control)
+    control = with_workers(engine, control)
     try:
         with device_lock(lock_name(spec.cpu, control), control, on_progress):
             guard(engine, spec)  # again under the lock: the request may have waited in the queue
@@ -53,7 +51,7 @@ def run_child(
 
 
 def check_compare(
-    engine: Engine,
+    engine: EngineState,
     kernel: str,
     versions: list[str],
     params: dict[str, Any] | None = None,
@@ -170,7 +168,7 @@ def _arms(
 
 
 def run_compare(
-    engine: Engine,
+    engine: EngineState,
     spec: CompareSpec,
     on_progress: runner.ProgressFn | None = None,
     control: runner.RunControl | None = None,
@@ -227,7 +225,7 @@ def run_compare(
 
 
 def check_sweep(
-    engine: Engine,
+    engine: EngineState,
     kernel: str,
     param: str,
     values: list[Any],
@@ -281,7 +279,7 @@ def check_sweep(
 
 
 def run_sweep(
-    engine: Engine,
+    engine: EngineState,
     spec: SweepSpec,
     on_progress: runner.ProgressFn | None = None,
     control: runner.RunControl | None = None,
@@ -318,12 +316,13 @@ def run_sweep(
 
 
 def check_noise(
-    engine: Engine,
+    engine: EngineState,
     cases: list[tuple[str, str, dict]] | None = None,
     rounds: int = 8,
     clock_control: str = "base",
 ):
-    """See :meth:`Engine.check_noise`."""
+    """See :meth:`Engine.check_noise`. ``noise.check`` profiles through ``engine``: the facade
+    passes itself."""
     from .. import noise
 
     if engine.remote is not None:

@@ -12,16 +12,14 @@ import copy
 import json
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import clocks, machines, runner, safefs
 from ..analysis.calibration import CalibrationError, Row, compare, parse
 from ..devices import load_devices, try_match_device
 from ..tools import nvidia_smi
 from .config import KprofError
-
-if TYPE_CHECKING:
-    from .facade import Engine
+from .state import EngineState
 
 
 def device_key(name: str | None) -> str:
@@ -61,7 +59,7 @@ def rows_for(doc: dict[str, Any]) -> tuple[list[Row], str | None]:
 
 
 def calibrate(
-    engine: Engine, clock_control: str = "base", timeout_s: float = 600.0, on_progress=None
+    engine: EngineState, clock_control: str = "base", timeout_s: float = 600.0, on_progress=None
 ) -> tuple[dict[str, Any], Path]:
     """Measure, write and return the calibration document and where it was written. Raises
     KprofError without a GPU (nothing written) or when the child fails."""

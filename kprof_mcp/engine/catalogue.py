@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -16,9 +16,7 @@ from ..models import ProfileResult
 from ..packages import KernelNotFound, available, check_package, package_roots, resolve
 from ..tools import nvidia_smi
 from .config import KprofError
-
-if TYPE_CHECKING:
-    from .facade import Engine
+from .state import EngineState
 
 
 # ------------------------------------------------------------------ descriptions
@@ -83,7 +81,7 @@ class PackageError:
 
 
 # ------------------------------------------------------------------ kernels
-def kernel_dirs(engine: Engine) -> list[Path]:
+def kernel_dirs(engine: EngineState) -> list[Path]:
     """Where plain kernel names are looked up besides the built-ins: the operator's kernel
     directories, then the workspace's own ``kernels/`` (where ``kprof init`` puts a package) when
     it is a real directory. That one lies under the workspace, which is a package root anyway:
@@ -95,12 +93,12 @@ def kernel_dirs(engine: Engine) -> list[Path]:
     return dirs
 
 
-def target_cpu(engine: Engine) -> bool:
+def target_cpu(engine: EngineState) -> bool:
     """Whether jobs will time on the CPU: forced, or no GPU here (a cluster's workers have theirs)."""
     return engine.config.force_cpu or (not engine.config.remote_gpus and not nvidia_smi.gpu_present())
 
 
-def checked_package(engine: Engine, source: Path) -> Path:
+def checked_package(engine: EngineState, source: Path) -> Path:
     """No link on the way to the package or inside it (checked again right before each load)."""
     try:
         return check_package(Path(source), package_roots(engine.config.workspace, kernel_dirs(engine)))
@@ -108,7 +106,7 @@ def checked_package(engine: Engine, source: Path) -> Path:
         raise KprofError(str(e)) from None
 
 
-def describe(engine: Engine, source: Path) -> PackageDescription:
+def describe(engine: EngineState, source: Path) -> PackageDescription:
     """The description of the package at ``source`` (versions, parameters, stages), asked of a
     child once per package state (cached by path and newest modification time)."""
     checked_package(engine, source)
@@ -116,17 +114,17 @@ def describe(engine: Engine, source: Path) -> PackageDescription:
         (p.stat().st_mtime for p in ([source] if source.is_file() else source.rglob("*.py"))), default=0.0
     )
     key = (str(source), mtime)
-    if key not in engine._describe_cache:
+    if key not in engine.describe_cache:
         try:
-            engine._describe_cache[key] = PackageDescription.model_validate(
+            engine.describe_cache[key] = PackageDescription.model_validate(
                 runner.describe(source, pool=engine.pool)
             )
         except runner.WorkerError as e:
             raise KprofError(str(e)) from None
-    return engine._describe_cache[key]
+    return engine.describe_cache[key]
 
 
-def resolve_kernel(engine: Engine, kernel: str) -> Path:
+def resolve_kernel(engine: EngineState, kernel: str) -> Path:
     """See :meth:`Engine.resolve_kernel`."""
     if not isinstance(kernel, str) or not kernel.strip():
         raise KprofError("kernel must be a non-empty name or path")
@@ -154,7 +152,7 @@ def resolve_kernel(engine: Engine, kernel: str) -> Path:
         ) from None
 
 
-def packages(engine: Engine) -> list[PackageDescription | PackageError]:
+def packages(engine: EngineState) -> list[PackageDescription | PackageError]:
     """See :meth:`Engine.packages`."""
     out: list[PackageDescription | PackageError] = []
     for name, path in available(kernel_dirs(engine)).items():
@@ -165,7 +163,7 @@ def packages(engine: Engine) -> list[PackageDescription | PackageError]:
     return out
 
 
-def describe_package(engine: Engine, kernel: str) -> PackageDescription:
+def describe_package(engine: EngineState, kernel: str) -> PackageDescription:
     """See :meth:`Engine.describe_package`."""
     return describe(engine, resolve_kernel(engine, kernel))
 
@@ -191,7 +189,7 @@ def validate_params(desc: PackageDescription, params: dict[str, Any] | None) -> 
 
 
 # ------------------------------------------------------------------ paths
-def root_of(engine: Engine, p: Path) -> Path:
+def root_of(engine: EngineState, p: Path) -> Path:
     """See :meth:`Engine.root_of`."""
     root = safefs.root_of(p, [engine.config.workspace, engine.config.out_root])
     if root is None:
@@ -199,7 +197,7 @@ def root_of(engine: Engine, p: Path) -> Path:
     return root
 
 
-def confine(engine: Engine, path: str, what: str) -> Path:
+def confine(engine: EngineState, path: str, what: str) -> Path:
     """See :meth:`Engine.confine`."""
     if not isinstance(path, str) or not path or "\x00" in path:
         raise KprofError(f"{what}: a non-empty path is required")
@@ -224,7 +222,7 @@ def confine(engine: Engine, path: str, what: str) -> Path:
     return p
 
 
-def checked_profile_dir(engine: Engine, path: str, what: str) -> Path:
+def checked_profile_dir(engine: EngineState, path: str, what: str) -> Path:
     """A finished profile's directory under the workspace (a file in it names the directory),
     never a link, never an unfinished ``*.partial`` one."""
     p = confine(engine, path, what)
@@ -244,7 +242,7 @@ def checked_profile_dir(engine: Engine, path: str, what: str) -> Path:
     return p
 
 
-def load_result(engine: Engine, profile_dir: str, what: str = "profile_dir") -> ProfileResult:
+def load_result(engine: EngineState, profile_dir: str, what: str = "profile_dir") -> ProfileResult:
     """See :meth:`Engine.load_result`."""
     try:
         p = checked_profile_dir(engine, profile_dir, what)
@@ -253,7 +251,7 @@ def load_result(engine: Engine, profile_dir: str, what: str = "profile_dir") -> 
         raise KprofError(str(e)) from None
 
 
-def read_params(engine: Engine, profile_dir: str) -> dict[str, Any]:
+def read_params(engine: EngineState, profile_dir: str) -> dict[str, Any]:
     """See :meth:`Engine.read_params`."""
     try:
         p = checked_profile_dir(engine, profile_dir, "profile_dir")

@@ -4,7 +4,7 @@ and what it will run (workspace code, or an allowed tool whose paths stay in the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -15,9 +15,7 @@ from ..tools import nvidia_smi
 from .catalogue import confine, root_of, target_cpu
 from .config import KprofError, in_range
 from .specs import ProfileSpec
-
-if TYPE_CHECKING:
-    from .facade import Engine
+from .state import EngineState
 
 # python -m MODULE runs a module under the working directory (as its file, by path), or one of
 # these by name (pytest: its arguments by allow-list, capture.pytest_stages.allowed_args).
@@ -33,7 +31,7 @@ def output_tail(log: str, lines: int = 30, chars: int = 4000) -> str:
 
 
 def check_command(
-    engine: Engine,
+    engine: EngineState,
     command: list[str],
     cwd: str | None = None,
     mode: str = DEFAULT_MODE,
@@ -116,7 +114,7 @@ def check_command(
     )
 
 
-def check_command_targets(engine: Engine, command: list[str], workdir: Path) -> None:
+def check_command_targets(engine: EngineState, command: list[str], workdir: Path) -> None:
     """What the command will run is workspace code: a script under the workspace, a module
     that resolves to a file under the working directory, or an allowed tool (pytest) whose
     path arguments stay in the workspace. No link on the way to any of them. Checked when the
@@ -161,7 +159,7 @@ def check_command_targets(engine: Engine, command: list[str], workdir: Path) -> 
     _check_pytest(engine, rest, workdir)
 
 
-def _workspace_module(engine: Engine, target: str, workdir: Path) -> Path | None:
+def _workspace_module(engine: EngineState, target: str, workdir: Path) -> Path | None:
     """The file ``python -m target`` runs when it lies under the working directory (which is
     first on sys.path): ``a/b.py`` or ``a/b/__main__.py`` for ``a.b``; None when it is not there."""
     names = target.split(".")
@@ -190,7 +188,7 @@ def _workspace_module(engine: Engine, target: str, workdir: Path) -> Path | None
     return None
 
 
-def _check_pytest(engine: Engine, args: list[str], workdir: Path) -> None:
+def _check_pytest(engine: EngineState, args: list[str], workdir: Path) -> None:
     """A confined pytest's arguments: the allow-list (:func:`~kprof_mcp.capture.pytest_stages.allowed_args`),
     each test path a .py file or a directory under the workspace reached with no link, nothing it
     (or the working directory it collects without one) would load through a link leading out, and

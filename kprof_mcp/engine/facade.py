@@ -1,5 +1,7 @@
 """The :class:`Engine` facade: every capability of kprof-mcp as one method that documents it
-and delegates to the module of the ``engine`` package that implements it."""
+and delegates to the module of the ``engine`` package that implements it. The facade imports its
+parts, never the reverse: each part takes the engine as a :class:`~.state.EngineState` (the
+engine passes itself), and the specs call it back through :class:`~.specs.Runs`."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from . import command as user_command
 from .catalogue import PackageDescription, PackageError
 from .config import Config
 from .specs import CompareOutcome, CompareSpec, ProfileOutcome, ProfileSpec, SweepOutcome, SweepSpec
+from .state import with_workers
 
 if TYPE_CHECKING:
     from ..noise import NoiseSpec
@@ -25,7 +28,7 @@ class Engine:
         self, config: Config | None = None, eager_workers: bool = False, pool: WorkerPool | None = None
     ):
         self.config = config or Config()
-        self._describe_cache: dict[tuple[str, float], PackageDescription] = {}
+        self.describe_cache: dict[tuple[str, float], PackageDescription] = {}
         self.pool: WorkerPool | None = pool  # workers started before the engine (kprof_mcp.launch)
         self.remote = None  # a cluster.ClusterRunner: jobs run on a Dask cluster (cluster.connect)
         if self.pool is None and self.config.warm:
@@ -46,8 +49,8 @@ class Engine:
         ``spec.run(engine, on_progress, control)``."""
         if self.remote is not None:
             run.guard(self, spec)  # the package is packed from here; locally the run checks under its lock
-            return self.remote.run(spec, on_progress or (lambda f, m: None), self._control(control))
-        return spec.run(self, on_progress, self._control(control))
+            return self.remote.run(spec, on_progress or (lambda f, m: None), with_workers(self, control))
+        return spec.run(self, on_progress, with_workers(self, control))
 
     def start_workers(self, gpus: list[str | None]) -> None:
         """Start the warm workers ahead of the first profile (the server does, at start-up)."""
@@ -62,15 +65,6 @@ class Engine:
             self.pool.close()
         if self.remote is not None:
             self.remote.close()
-
-    def _control(self, control: runner.RunControl | None) -> runner.RunControl:
-        """The caller's control (a new one if none) with this engine's warm workers."""
-        control = control if control is not None else runner.RunControl()
-        if control.pool is None:
-            control.pool = self.pool
-        if self.config.confine_modules:  # a user's command runs confined (kprof_mcp.sandbox)
-            control.workspace = self.config.workspace
-        return control
 
     # ------------------------------------------------------------------ kernels
     def resolve_kernel(self, kernel: str) -> Path:

@@ -4,7 +4,7 @@ kernel development log, and what this machine offers (devices, clocks, profilers
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import safefs, store
 from ..analysis import diagnosis as dx
@@ -20,9 +20,7 @@ from ..tools import nsys as nsys_tool
 from ..tools import nvidia_smi
 from .catalogue import checked_profile_dir, load_result
 from .config import KprofError
-
-if TYPE_CHECKING:
-    from .facade import Engine
+from .state import EngineState
 
 
 def classify(
@@ -149,7 +147,7 @@ def classify_evidence(
 
 
 def update_devlog(
-    engine: Engine,
+    engine: EngineState,
     kernel: str,
     profile_dir: str,
     issues: list[str] | None = None,
@@ -194,7 +192,7 @@ def update_devlog(
     return path, entry
 
 
-def device_info(engine: Engine) -> dict[str, Any]:
+def device_info(engine: EngineState) -> dict[str, Any]:
     """See :meth:`Engine.device_info`."""
     gpus = nvidia_smi.gpus()
     info: dict[str, Any] = {"gpus": gpus, "force_cpu": engine.config.force_cpu}

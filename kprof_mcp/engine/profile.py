@@ -3,7 +3,7 @@ version and parameters, and the limits. Nothing runs on the GPU here."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -14,13 +14,11 @@ from ..tools import nvidia_smi
 from .catalogue import describe, load_result, resolve_kernel, target_cpu, validate_params
 from .config import KprofError, in_range
 from .specs import ProfileSpec
-
-if TYPE_CHECKING:
-    from .facade import Engine
+from .state import EngineState
 
 
 def check_profile(
-    engine: Engine,
+    engine: EngineState,
     kernel: str,
     version: str | None = None,
     params: dict[str, Any] | None = None,
@@ -93,7 +91,7 @@ def check_profile(
 
 
 def _refuse_mismatched(
-    engine: Engine, base, baseline: str, params: dict[str, Any], mode: str, cpu: bool
+    engine: EngineState, base, baseline: str, params: dict[str, Any], mode: str, cpu: bool
 ) -> None:
     """A baseline that measured something else — other parameters, another mode, another device (this
     machine's, or a cluster's GPUs when known only at the end) — refused with the reason before anything

@@ -22,10 +22,10 @@ from .catalogue import checked_package, confine, root_of
 from .command import check_command_targets, output_tail
 from .config import KprofError
 from .specs import CompareSpec, ProfileOutcome, ProfileSpec, SweepSpec
+from .state import EngineState, with_workers
 
 if TYPE_CHECKING:
     from ..modes.base import Launch, Mode
-    from .facade import Engine
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def render_profile(
     )
 
 
-def guard(engine: Engine, spec: ProfileSpec | CompareSpec | SweepSpec) -> None:
+def guard(engine: EngineState, spec: ProfileSpec | CompareSpec | SweepSpec) -> None:
     """Right before a run, what a queued request was checked against is checked again: the
     output root is a real directory under the workspace (created without following links),
     the package or the command's script has no link on the way or inside. A file swapped for
@@ -77,13 +77,13 @@ def guard(engine: Engine, spec: ProfileSpec | CompareSpec | SweepSpec) -> None:
 
 
 def run_checked(
-    engine: Engine,
+    engine: EngineState,
     spec: ProfileSpec,
     on_progress: runner.ProgressFn | None = None,
     control: runner.RunControl | None = None,
 ) -> ProfileOutcome:
     """See :meth:`Engine.run_checked`."""
-    control = engine._control(control)
+    control = with_workers(engine, control)
     try:
         with device_lock(lock_name(spec.cpu, control), control, on_progress):
             try:
@@ -125,7 +125,7 @@ class CountersDenied(Exception):
         }
 
 
-def counters_fallback_spec(engine: Engine, spec: ProfileSpec, denied: CountersDenied) -> ProfileSpec:
+def counters_fallback_spec(engine: EngineState, spec: ProfileSpec, denied: CountersDenied) -> ProfileSpec:
     """The same request in the mode's fallback (annotation: event), its options converted (the
     fallback mode's defaults, then what its preflight fills), the denied run's partial directory
     removed (its profiler's errors are kept in the fallback's ``result.profiler``)."""
@@ -206,7 +206,7 @@ class _Preparation:
 
 
 def run_locked(
-    engine: Engine,
+    engine: EngineState,
     spec: ProfileSpec,
     on_progress: runner.ProgressFn | None,
     control: runner.RunControl | None,

@@ -2,21 +2,37 @@
 
 Every spec has ``run(engine, on_progress, control)``, the one protocol :meth:`Engine.execute`
 calls to run it here (:class:`kprof_mcp.noise.NoiseSpec` has it too): each runs itself through
-the engine's matching method, so nothing switches on a spec's type.
+the engine's matching method, so nothing switches on a spec's type. The engine is typed here by
+:class:`Runs`, the three methods the specs call, so that this module never imports the facade.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..analysis.assessment import Assessment
 from ..models import CompareRequest, CompareResult, ProfileRequest, ProfileResult, SweepRequest, SweepResult
 
 if TYPE_CHECKING:
     from .. import runner
-    from .facade import Engine
+
+
+class Runs(Protocol):
+    """What a spec's ``run`` calls of the engine (:class:`~kprof_mcp.engine.facade.Engine` is one)."""
+
+    def run_checked(
+        self, spec: ProfileSpec, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
+    ) -> ProfileOutcome: ...
+
+    def run_compare(
+        self, spec: CompareSpec, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
+    ) -> CompareOutcome: ...
+
+    def run_sweep(
+        self, spec: SweepSpec, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
+    ) -> SweepOutcome: ...
 
 
 @dataclass
@@ -33,7 +49,7 @@ class ProfileSpec:
     allow_mismatch: bool = False  # a baseline of other parameters, device or mode compared, not refused
 
     def run(
-        self, engine: Engine, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
+        self, engine: Runs, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
     ) -> ProfileOutcome:
         """Run this profile (:meth:`Engine.run_checked`)."""
         return engine.run_checked(self, on_progress, control)
@@ -63,7 +79,7 @@ class CompareSpec:
     clock_control: str = "base"  # the timing's SM clock: locked (kprof_mcp.clocks) or "none" (free)
 
     def run(
-        self, engine: Engine, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
+        self, engine: Runs, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
     ) -> CompareOutcome:
         """Run this comparison (:meth:`Engine.run_compare`)."""
         return engine.run_compare(self, on_progress, control)
@@ -90,7 +106,7 @@ class SweepSpec:
     clock_control: str = "base"  # the timing's SM clock: locked (kprof_mcp.clocks) or "none" (free)
 
     def run(
-        self, engine: Engine, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
+        self, engine: Runs, on_progress: runner.ProgressFn | None, control: runner.RunControl | None
     ) -> SweepOutcome:
         """Run this sweep (:meth:`Engine.run_sweep`)."""
         return engine.run_sweep(self, on_progress, control)
