@@ -1,6 +1,16 @@
-"""The layout's promises, checked on the source (docs/ARCHITECTURE.md): no import cycle, each
-layer (a folder, or a module standing alone) imports only the layers below it, the kernel contract stands alone, no mode branches
-outside ``modes/``, and the server starts without torch or triton."""
+"""The layout's promises, checked on the source (docs/ARCHITECTURE.md): no import cycle (none
+between modules, and so none inside any package), each layer (a folder, or a module standing
+alone) imports only the layers below it, the kernel contract stands alone, no mode branches
+outside ``modes/``, and the server starts without torch or triton.
+
+Which imports count: ``import a.b`` and ``from a.b import c`` (``c`` too where it is a module), relative
+or absolute, at any depth of the file: a function's lazy import, a ``try`` or ``if`` block's. Importing
+``a.b.c`` also imports the packages ``a`` and ``a.b`` (their ``__init__`` runs first), except a module's
+own ancestor packages (they are already importing when it runs: a package ``__init__`` that re-exports
+its modules is no cycle). The cycle check counts the ``if TYPE_CHECKING:`` imports too (a type checker
+follows them; the engine's facade and its parts were one circle of them, issue 42); the layer checks
+leave them out (they never run). Imports by name at run time (``importlib.import_module``) are not seen.
+"""
 
 import ast
 import subprocess
@@ -13,10 +23,11 @@ from conftest import ROOT
 PKG = ROOT / "kprof_mcp"
 
 
-def _modules() -> dict[str, Path]:
+def _modules(pkg: Path = PKG) -> dict[str, Path]:
+    """Every module of the package at ``pkg`` (subpackages included) by its dotted name."""
     out = {}
-    for f in PKG.rglob("*.py"):
-        parts = list(f.relative_to(ROOT).with_suffix("").parts)
+    for f in pkg.rglob("*.py"):
+        parts = list(f.relative_to(pkg.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = f
@@ -26,20 +37,15 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _is_package(name: str) -> bool:
-    return MODULES[name].name == "__init__.py"
-
-
-def _imports(name: str) -> set[str]:
-    """Every kprof_mcp module ``name`` imports, at any depth of the file (function-level imports
-    included), with the packages whose ``__init__`` an import runs; ``if TYPE_CHECKING`` blocks
-    are left out (they never run)."""
-    tree = ast.parse(MODULES[name].read_text())
-    package = name if _is_package(name) else name.rsplit(".", 1)[0]
+def _imports(name: str, modules: dict[str, Path] = MODULES, type_checking: bool = False) -> set[str]:
+    """Every module of ``modules`` that ``name`` imports (see the module's docstring for which
+    imports count); ``if TYPE_CHECKING`` blocks only with ``type_checking``."""
+    tree = ast.parse(modules[name].read_text())
+    package = name if modules[name].name == "__init__.py" else name.rsplit(".", 1)[0]
     found: set[str] = set()
 
     def visit(node):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not type_checking and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             for child in node.orelse:
                 visit(child)
             return
@@ -54,7 +60,7 @@ def _imports(name: str) -> set[str]:
                 mod = node.module or ""
             found.add(mod)
             for a in node.names:  # "from . import runner" imports a module
-                if f"{mod}.{a.name}" in MODULES:
+                if f"{mod}.{a.name}" in modules:
                     found.add(f"{mod}.{a.name}")
         for child in ast.iter_child_nodes(node):
             visit(child)
@@ -67,24 +73,34 @@ def _imports(name: str) -> set[str]:
             prefix = ".".join(parts[:i])
             # A module's own ancestor packages are already importing when it runs (a package
             # __init__ that re-exports its modules is not a cycle).
-            if prefix in MODULES and prefix != name and not name.startswith(prefix + "."):
+            if prefix in modules and prefix != name and not name.startswith(prefix + "."):
                 out.add(prefix)
     return out
 
 
-GRAPH = {m: _imports(m) for m in MODULES}
+def _graph(modules: dict[str, Path], type_checking: bool) -> dict[str, set[str]]:
+    return {m: _imports(m, modules, type_checking) for m in modules}
 
 
-def test_no_import_cycle():
+GRAPH = _graph(MODULES, type_checking=False)  # what runs: the layers
+
+
+def import_cycles(pkg: Path = PKG) -> dict[str, list[list[str]]]:
+    """The import cycles among the modules of the package at ``pkg``, every import counted
+    (``TYPE_CHECKING`` ones included), by the innermost package holding each cycle's modules:
+    {package: [sorted modules of one cycle, ...]}. Empty: no cycle anywhere, so none between the
+    modules inside any package either."""
+    graph = _graph(_modules(pkg), type_checking=True)
     # Tarjan's strongly connected components: any component of more than one module is a cycle.
-    index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]
+    index, low, stack, on, counter = {}, {}, [], set(), [0]
+    cycles: dict[str, list[list[str]]] = {}
 
     def strong(v):
         index[v] = low[v] = counter[0]
         counter[0] += 1
         stack.append(v)
         on.add(v)
-        for w in GRAPH[v]:
+        for w in graph[v]:
             if w not in index:
                 strong(w)
                 low[v] = min(low[v], low[w])
@@ -99,13 +115,42 @@ def test_no_import_cycle():
                 if w == v:
                     break
             if len(comp) > 1:
-                cycles.append(sorted(comp))
+                common = [p for p in zip(*(c.split(".") for c in comp)) if len(set(p)) == 1]
+                cycles.setdefault(".".join(p[0] for p in common), []).append(sorted(comp))
 
     sys.setrecursionlimit(10000)
-    for v in GRAPH:
+    for v in graph:
         if v not in index:
             strong(v)
-    assert not cycles, f"import cycles: {cycles}"
+    return cycles
+
+
+def test_no_import_cycle():
+    cycles = import_cycles()
+    assert not cycles, f"import cycles (by package): {cycles}"
+
+
+def test_the_cycle_check_finds_a_planted_cycle(tmp_path):
+    """A package whose modules import each other — one at its top, one lazily or for type
+    checking only — is reported, by the package that holds the cycle; one-way imports are not."""
+    pkg = tmp_path / "planted"
+    (pkg / "inner").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .a import A\nfrom .inner import c\n")
+    (pkg / "a.py").write_text("from . import b\n\nA = 1\n")
+    (pkg / "b.py").write_text("def f():\n    from .a import A\n\n    return A\n")
+    (pkg / "inner" / "__init__.py").write_text("")
+    (pkg / "inner" / "c.py").write_text("from .d import D\n")
+    (pkg / "inner" / "d.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .c import C\nD = 1\n"
+    )
+    (pkg / "e.py").write_text("from .a import A\nfrom .inner.d import D\n")  # one way: no cycle
+    assert import_cycles(pkg) == {
+        "planted": [["planted.a", "planted.b"]],
+        "planted.inner": [["planted.inner.c", "planted.inner.d"]],
+    }
+    (pkg / "b.py").write_text("X = 1\n")
+    (pkg / "inner" / "d.py").write_text("D = 1\n")
+    assert import_cycles(pkg) == {}
 
 
 def _folder(mod: str) -> str:
