@@ -4,6 +4,7 @@ the best legal mix of pipes. Pure: a :class:`~kprof_mcp.models.ProfileResult` in
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .. import machines
@@ -105,12 +106,26 @@ def model_inputs(
         dram_sector_pct=_sector_pct(machine, s),
         listing=listing(s, result, machine, spec),
         copy_share=copy_share(s, result),
+        wide_share=wide_share(s, result),
     )
 
 
 # Kernels that only move data (PyTorch's copy/transpose kernels: ``.contiguous()``, ``.to()``, ``copy_``):
 # a layout or dtype round trip is work a fused kernel does not have to do.
 COPY_WORDS = ("direct_copy_kernel", "copy_kernel", "transpose")
+
+
+def _stage_kernel_times(s: StageResult, result: ProfileResult | None) -> list[tuple[str, float]]:
+    """(name, time) of each of the stage's kernels: a timeline's kernel summary over the stage's kernels
+    (nsys), else CUPTI's per-kernel times of the timed runs (event mode); empty when neither exists."""
+    summary = ((result.timeline or {}).get("kernel_summary") or []) if result is not None else []
+    names = set(s.ncu_kernels)
+    rows = [
+        (str(k["name"]), float(k["total_ns"]))
+        for k in summary
+        if k.get("name") in names and k.get("total_ns")
+    ]
+    return rows or [(k.name, k.total_median_ns) for k in s.kernel_times if k.total_median_ns]
 
 
 def copy_share(s: StageResult, result: ProfileResult | None) -> float | None:
@@ -123,6 +138,51 @@ def copy_share(s: StageResult, result: ProfileResult | None) -> float | None:
     total = sum(float(k["total_ns"]) for k in rows)
     copies = sum(float(k["total_ns"]) for k in rows if any(w in str(k["name"]) for w in COPY_WORDS))
     return copies / total if total and 0 < copies < total else None
+
+
+# The element type a kernel's name carries first among its template arguments (PyTorch's elementwise,
+# reduction and copy kernels, cuFFT's, CUTLASS's), as (real type, bytes of the real part).
+_TYPE_RE = re.compile(
+    r"c10::complex<double>|c10::complex<float>|\bdouble\b|\bfloat\b|c10::BFloat16|c10::Half|__nv_bfloat16|__half\b"
+)
+_REAL_BYTES = {
+    "c10::complex<double>": 8,
+    "c10::complex<float>": 4,
+    "double": 8,
+    "float": 4,
+    "c10::BFloat16": 2,
+    "c10::Half": 2,
+    "__nv_bfloat16": 2,
+    "__half": 2,
+}
+
+
+def kernel_real_bytes(name: str) -> int | None:
+    """Bytes of the real element type a kernel's name says it works on (``c10::complex<double>`` → 8),
+    from the first type among its template arguments; None when the name carries none (Triton, cuBLAS)."""
+    m = _TYPE_RE.search(name)
+    if m is None:
+        return None
+    return _REAL_BYTES.get(m.group(0))
+
+
+def wide_share(s: StageResult, result: ProfileResult | None) -> tuple[float, int] | None:
+    """Float64 work in a stage whose model is narrower (float32, bf16, fp16): the share of the stage's
+    kernel time that computing those kernels in float32 removes, and how many kernels they are. Their names
+    say ``double`` (or ``complex<double>``): type promotion by a float64 operand (a numpy array, a Python
+    list turned into a float64 tensor). Float32 moves half the bytes, and every elementwise, FFT and copy
+    kernel of an eager pipeline is memory-bound, so each such kernel's time halves (at least: its fp64
+    math runs on the FP32 pipes instead, twice as fast or more); the others keep their time. None without
+    per-kernel times, a model dtype narrower than float64, or such a kernel."""
+    narrow = elem_bytes(s.dtype)
+    if not narrow or narrow >= 8:
+        return None
+    rows = _stage_kernel_times(s, result)
+    total = sum(t for _, t in rows)
+    wide = [(n, t) for n, t in rows if kernel_real_bytes(n) == 8]
+    if not total or not wide:
+        return None
+    return sum(t * (1.0 - 4.0 / 8.0) for _, t in wide) / total, len(wide)
 
 
 def sm_clock_hz(s: StageResult, result: ProfileResult | None, spec: DeviceSpec | None) -> float | None:

@@ -94,6 +94,8 @@ class Metrics:
     sm_clock_hz: float | None = None
     clock_hz: float | None = None  # the SM clock it ran at: measured, locked, else the device's maximum
     copy_share: float | None = None  # a timeline stage's kernel time in kernels that only copy data
+    # Float64 kernels in a narrower stage: (share of its kernel time float32 removes, how many kernels).
+    wide_share: tuple[float, int] | None = None
     theoretical_occupancy_pct: float | None = None
     floor_ns: float | None = None
     best_sol_ns: float | None = None
@@ -149,6 +151,8 @@ class Facts:
     conflicts_per_wavefront: float | None = None
     copies: int | None = None
     copy_share: float | None = None
+    dtype_from: str | None = None
+    dtype_to: str | None = None
     dram_pct: float | None = None
     ffma_flops_over_model: float | None = None
     fma_pct: float | None = None

@@ -182,6 +182,17 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
                 share = min(share, 1.0 - max(rest, default=0.0))
             add(specific, "over_fetch", share, {**facts, "uncoalesced": uncoalesced(m)}, True)
 
+    if m.wide_share is not None:
+        # Float64 kernels where the stage's model is narrower (type promotion): in float32 each moves half
+        # its bytes; the other kernels keep their time (machine_inputs.wide_share).
+        share, wide = m.wide_share
+        add(
+            specific,
+            "over_fetch",
+            share,
+            {"kernels": wide, "dtype_from": "float64", "dtype_to": "float32"},
+            True,
+        )
     if (excess := excess_tensor_work(m, lim)) is not None:
         facts = {
             "resource": "tensor",

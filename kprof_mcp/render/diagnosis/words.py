@@ -104,6 +104,13 @@ def _fusion(f: Facts) -> Words:
 
 
 def _over_fetch(f: Facts) -> Words:
+    if f.dtype_from is not None:  # float64 kernels in a narrower stage (type promotion)
+        return (
+            f"Compute in {f.dtype_to}: find the {f.dtype_from} operand that promotes this stage (a numpy "
+            "array, a tensor made from Python floats) and cast it once",
+            f"{f.kernels} kernel(s) named with {f.dtype_from} types in a {f.dtype_to}-or-narrower stage model",
+            f"{f.dtype_from} moves twice the bytes the model's dtype needs",
+        )
     worst = f.uncoalesced or ()
     why = "; uncoalesced " + ", ".join(f"{k} ({v:.1f} sectors/request)" for k, v in worst) if worst else ""
     lvl = "L2" if f.resource == "l2" else "DRAM"  # uncoalesced accesses at a bound L2 (catalogue)
