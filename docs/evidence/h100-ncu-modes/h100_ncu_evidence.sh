@@ -1,4 +1,4 @@
-# How docs/evidence/h100-ncu-modes.md and tests/fixtures/h100_ncu/ were recorded on the lent H100
+# How docs/evidence/h100-ncu-modes/README.md and tests/fixtures/h100_ncu/ were recorded on the lent H100
 # (run from the repository root with the device wheels in .whl/; see the device README).
 set -x
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl

@@ -1,4 +1,4 @@
-# How docs/evidence/h100-timeline-mode.md and tests/fixtures/h100_timeline/ were recorded on the lent H100
+# How docs/evidence/h100-timeline-mode/README.md and tests/fixtures/h100_timeline/ were recorded on the lent H100
 # (run from the repository root with the device wheels in .whl/, matplotlib included).
 set -x
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
