@@ -213,6 +213,7 @@ def stage_metrics(
             over_fetch_ratio=s.over_fetch_ratio,
             waves_measured=s.measured_waves_per_sm is not None and not s.persistent,
             local_share=_local_share(s),
+            l1_bytes=s.l1_bytes,
             kernels=max(1, len(s.ncu_kernels)),
             **timing,
             **_evidence(s, max_sm_mhz),

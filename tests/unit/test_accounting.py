@@ -439,3 +439,62 @@ def test_tensor_work_above_the_flop_model_is_removed_as_a_what_if():
     assert a.stages[0].diagnosis.opportunities[0].cause == "move_work"
     near_roof = assess(_bad("near_roof_GEMM")).stages[0].metrics
     assert excess_tensor_work(near_roof, limiter(near_roof)) is None
+
+
+def test_data_re_read_through_a_bound_cache_level_is_removed_as_a_what_if():
+    """The cast-transpose's L2 at 90 % moving ~10x the model's bytes, read as coalesced traffic (the
+    uncoalesced evidence taken away): data re-read through L2. Kept on chip, it crosses L2 once: L2 and
+    L1 scale by model/L2 bytes, the other uses stay, T'/T = max(1 - u_l2 (1 - 1/r), next use)."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.catalogue import reread_share
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    f = Path(__file__).resolve().parents[1] / "calibration" / "recorded-heldout2" / "uncoalesced_stores"
+    m = assess(ProfileResult.model_validate_json((f / "bad.result.json").read_text())).stages[0].metrics
+    lim = limiter(m)
+    assert reread_share(m, lim) is None  # uncoalesced: the L2-sector what-if owns it
+    m = replace(m, accounting=replace(m.accounting, st_sectors_per_request=2.0))
+    share, level, r = reread_share(m, lim)
+    keep = m.bytes_model / m.accounting.level_bytes["l2"]
+    expected = 1.0 - max(
+        1.0 - lim.util * (1.0 - keep),
+        max(u.util * (keep if u.key in ("l1", "l2") else 1.0) for u in lim.uses),
+    )
+    assert (
+        level == "l2" and r == pytest.approx(1.0 / keep) and share == pytest.approx(expected) and share > 0.5
+    )
+    top = opportunities(m)[0]
+    assert top.cause == "over_fetch" and top.facts.reread and top.facts.resource == "l2"
+    assert top.share == pytest.approx(share)
+
+
+def test_a_dot_re_reading_its_operands_through_l1_is_left_to_the_tile_what_ifs():
+    """A GEMM written as multiply-and-sum, L1 at 95 % moving ~1000x the model's bytes: its operands are
+    meant to be re-read (reuse is the tiles' business), so no re-read what-if."""
+    from kprof_mcp.analysis.diagnosis.catalogue import reread_share
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    r = ProfileResult.model_validate_json((MODEL / "dot_as_multiply_and_sum" / "bad.result.json").read_text())
+    m = assess(r).stages[0].metrics
+    lim = limiter(m)
+    assert lim.resource == "l1" and lim.bound and m.l1_bytes > 100 * m.bytes_model
+    assert reread_share(m, lim) is None
+
+
+def test_l1_re_reads_scale_l1_and_lsu_and_spills_are_not_re_reads():
+    """The balanced segment sum (third held-back set's fix): L1 at 86 %, its tag-stage bytes 1.27x the
+    model's. Their what-if scales L1 and the LSU pipe by 1/r; the local (spill) bytes are not counted."""
+    from kprof_mcp.analysis.diagnosis.catalogue import reread_share
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    f = Path(__file__).resolve().parents[1] / "calibration" / "recorded-heldout3" / "imbalanced_segments"
+    m = assess(ProfileResult.model_validate_json((f / "good.result.json").read_text())).stages[0].metrics
+    lim = limiter(m)
+    assert lim.resource == "l1" and lim.bound
+    share, level, r = reread_share(m, lim)
+    local = (m.local_share or 0.0) * m.l1_bytes
+    assert level == "l1" and r == pytest.approx((m.l1_bytes - local) / m.bytes_model)
+    keep = 1.0 / r
+    after = max(u.util * (keep if u.key in ("l1", "lsu") else 1.0) for u in lim.uses)
+    assert share == pytest.approx(1.0 - max(1.0 - lim.util * (1.0 - keep), after))
+    assert reread_share(replace(m, l1_bytes=1.2 * m.bytes_model), lim) is None  # under 1.25x: no excess

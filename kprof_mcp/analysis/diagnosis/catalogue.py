@@ -3,7 +3,7 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 
 from __future__ import annotations
 
-from .limiter import NEAR_PEAK, _tensor_for
+from .limiter import NEAR_PEAK, _tensor_for, dot_work
 from .metrics import (
     METRICS_ONLY_MAX_SHARE,
     OVER_FETCH_HEALTHY,
@@ -62,6 +62,38 @@ def uncoalesced_l2_share(m: Metrics, lim) -> float | None:
     keep = m.bytes_model / l2
     after = [u.util * (keep if u.key in ("l2", "l1") else 1.0) for u in lim.uses]
     return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), max(after, default=0.0)))
+
+
+def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
+    """What-if for data re-read through a cache level that limits the stage (a loop-invariant load
+    inside a loop, an input each program or thread reads again, reuse left to the cache): the limiter
+    ``lim`` is L1 (or the LSU pipe that issues its requests) or L2, at least NEAR_PEAK busy, and that
+    level moved r > 1.25 times the model's bytes — L1's tag-stage bytes (global and local accesses, not
+    shared memory) less the spills' (their own cause), L2's sector bytes. Kept in registers or shared
+    memory, the data crosses that level once: its use (and the levels and pipe that carried the same
+    requests: L1 and LSU for L1, L1 for L2) scales by 1/r, every other use stays, and
+
+        T'/T = max(1 − u_lim·(1 − 1/r), the largest use after the change)
+
+    → (share 1 − T'/T, the level, r). Dot products are left to the tile what-ifs (their operands are
+    meant to be re-read), uncoalesced accesses to :func:`uncoalesced_l2_share`. None when it does not
+    apply."""
+    a = m.accounting
+    if a is None or lim is None or not lim.bound or not m.bytes_model or uncoalesced(m) or dot_work(m):
+        return None
+    if lim.resource == "l2":
+        level, moved, scaled = "l2", a.level_bytes.get("l2"), ("l2", "l1")
+    elif lim.resource in ("l1", "lsu"):
+        local = (m.local_share or 0.0) * (m.l1_bytes or 0.0)
+        level, moved, scaled = "l1", (m.l1_bytes - local) if m.l1_bytes else None, ("l1", "lsu")
+    else:
+        return None
+    if not moved or moved <= OVER_FETCH_HEALTHY * m.bytes_model:
+        return None
+    r = moved / m.bytes_model
+    keep = 1.0 / r
+    after = [u.util * (keep if u.key in scaled else 1.0) for u in lim.uses]
+    return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), max(after, default=0.0))), level, r
 
 
 def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:

@@ -67,6 +67,7 @@ class Metrics:
     sm_count: int | None = None
     waves_measured: bool = False  # waves_per_sm is Nsight Compute's occupancy-aware figure
     local_share: float | None = None  # local-memory (spill) bytes / all L1 traffic bytes
+    l1_bytes: float | None = None  # L1TEX tag-stage bytes (global and local accesses; not shared memory)
     kernel_busy: float = 1.0  # share of the stage's time its kernels run (a timeline's span has launch gaps)
     # The compute% a tuned kernel reaches: pipe utilisation with counters; % of datasheet peak without.
     compute_attainable_pct: float = _COMPUTE_ATTAINABLE_PCT
@@ -184,6 +185,7 @@ class Facts:
     occupancy_pct: float | None = None
     ops: list[Any] | None = None
     over_fetch_ratio: float | None = None
+    reread: bool | None = None  # over-fetch at a cache level: data re-read through it
     process_scope: bool | None = None
     reuse_tile: int | None = None
     rule: str | None = None

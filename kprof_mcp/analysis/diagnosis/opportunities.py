@@ -10,6 +10,7 @@ from .catalogue import (
     MEMORY_LATENCY_STALLS,
     accounting_causes,
     excess_tensor_work,
+    reread_share,
     top_stalls,
     uncoalesced,
     uncoalesced_l2_share,
@@ -204,6 +205,9 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "condition": "the tensor work above the FLOP model is wasted; if the model undercounts, fix the model",
         }
         add(specific, "move_work", excess[0], facts, True)
+    if (reread := reread_share(m, lim)) is not None:
+        facts = {"over_fetch_ratio": reread[2], "resource": reread[1], "reread": True}
+        add(specific, "over_fetch", reread[0], facts, True)
     if (l2_share := uncoalesced_l2_share(m, lim)) is not None:
         a = m.accounting
         ratio_l2 = a.level_bytes["l2"] / m.bytes_model

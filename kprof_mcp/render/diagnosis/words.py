@@ -10,14 +10,8 @@ from ...analysis.diagnosis import COMPUTE_BOUND, MEMORY_BOUND, Facts, Opportunit
 from ...analysis.diagnosis import rule_not_ranked as _rule_not_ranked
 from ..markdown import us
 from ..timeline import source_words
+from .memory import Words, _fmt, _fusion, _over_fetch
 from .names import RESOURCE_NAMES, resource_name  # noqa: F401 (re-exported)
-
-
-def _fmt(v: float) -> str:
-    return f"{v:.1f}" if abs(v) < 1e5 else f"{v:.3g}"
-
-
-Words = tuple[str, str, str]  # name, trigger ("metric=value" and the evidence), hint
 
 
 def _few_blocks(f: Facts) -> Words:
@@ -73,52 +67,6 @@ def _spills(f: Facts) -> Words:
         "Remove register spills (smaller tiles, fewer accumulators, more warps, lower num_stages)",
         trigger,
         "register overflow to local memory",
-    )
-
-
-def _l2(f: Facts) -> str:
-    return f", L2 hit {_fmt(f.l2_hit_pct)}%" if f.l2_hit_pct is not None else ""
-
-
-def _fusion(f: Facts) -> Words:
-    if f.copy_share is not None:  # kernels that only copy data (a layout round trip)
-        return (
-            "Drop the copy kernels of this stage (keep one layout, or fuse the transpose into the kernel "
-            "that reads it)",
-            f"copy kernels {100 * f.copy_share:.0f}% of its kernel time, time/bytes_at_roof={f.time_over_roof:.2f}",
-            "data copied to another layout and back through DRAM",
-        )
-    if f.time_over_roof is not None:  # no counters: from the kernels' times
-        return (
-            f"Fuse the {f.kernels} kernels of this stage into one (torch.compile, or one Triton "
-            "kernel): their time is several times what the stage's bytes take at the bandwidth roof",
-            f"kernels={f.kernels}, time/bytes_at_roof={f.time_over_roof:.2f} (no counters: from kernel times)",
-            "unfused memory-bound kernels move intermediates through DRAM",
-        )
-    return (
-        f"Fuse the {f.kernels} kernels of this stage into one (torch.compile, or one Triton "
-        "kernel): together they move the stage's bytes several times over",
-        f"kernels={f.kernels}, dram_bytes/model={f.over_fetch_ratio:.2f}",
-        f"unfused kernels write and re-read intermediates in DRAM{_l2(f)}",
-    )
-
-
-def _over_fetch(f: Facts) -> Words:
-    if f.dtype_from is not None:  # float64 kernels in a narrower stage (type promotion)
-        return (
-            f"Compute in {f.dtype_to}: find the {f.dtype_from} operand that promotes this stage (a numpy "
-            "array, a tensor made from Python floats) and cast it once",
-            f"{f.kernels} kernel(s) named with {f.dtype_from} types in a {f.dtype_to}-or-narrower stage model",
-            f"{f.dtype_from} moves twice the bytes the model's dtype needs",
-        )
-    worst = f.uncoalesced or ()
-    why = "; uncoalesced " + ", ".join(f"{k} ({v:.1f} sectors/request)" for k, v in worst) if worst else ""
-    lvl = "L2" if f.resource == "l2" else "DRAM"  # uncoalesced accesses at a bound L2 (catalogue)
-    return (
-        f"Cut {lvl} traffic above the model (coalesced/vectorised access, reuse through shared "
-        "memory or L2: grouped launch order, larger tiles)",
-        f"{lvl.lower()}_bytes/model={f.over_fetch_ratio:.2f}{why}",
-        f"more {lvl} traffic than the algorithm needs{_l2(f) if lvl == 'DRAM' else ''}",
     )
 
 
