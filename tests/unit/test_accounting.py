@@ -264,9 +264,11 @@ def test_occupancy_advice_names_the_limiting_resource_when_the_launch_statistics
     o = next(o for o in opps if o.cause == "occupancy")
     latency = next(o for o in opps if o.cause == "latency")
     assert "limited by registers (2 block(s) per SM)" in o.name and "fewer registers per thread" in o.name
-    # With the launch statistics the share is Little's law's (the next limit's warps in flight), never more
-    # than the latency share it is part of; without them, half the latency share.
-    assert "occupancy limited by registers" in o.trigger and 0 < o.share <= latency.share
+    # With the launch statistics naming registers the share is Little's law's (the next limit's warps in
+    # flight), a cause of its own, and the generic latency advice keeps only what it leaves unexplained;
+    # without them, generic: half the latency share.
+    assert "occupancy limited by registers" in o.trigger and o.specific and 0 < o.share
+    assert latency.share <= m.headroom - o.share + 1e-9
     assert o.share != generic.share
     assert account({"occ_limit_shared_mem": 3.0, "occ_limit_registers": 8.0}).occupancy_limiter == (
         "shared_mem",
@@ -498,3 +500,24 @@ def test_l1_re_reads_scale_l1_and_lsu_and_spills_are_not_re_reads():
     after = max(u.util * (keep if u.key in ("l1", "lsu") else 1.0) for u in lim.uses)
     assert share == pytest.approx(1.0 - max(1.0 - lim.util * (1.0 - keep), after))
     assert reread_share(replace(m, l1_bytes=1.2 * m.bytes_model), lim) is None  # under 1.25x: no excess
+
+
+def test_occupancy_held_down_by_registers_is_a_specific_what_if():
+    """The integer-division permute (H100, recorded-model/): latency-bound, 12 % of its warps, two
+    blocks per SM by registers while warps and block slots allow more. Lifting the register limit to the
+    next one is Little's law's what-if (parallelism.occupancy_share), ranked as a cause of its own, not
+    the generic latency advice's remainder; at or above 25 % occupancy it is not claimed."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+    from kprof_mcp.analysis.diagnosis.parallelism import occupancy_share
+
+    r = ProfileResult.model_validate_json(
+        (MODEL / "integer_division_per_element" / "bad.result.json").read_text()
+    )
+    m = assess(r).stages[0].metrics
+    assert m.accounting.occupancy_limiter[0] == "registers" and m.occupancy_pct < 25
+    occ = next(o for o in opportunities(m) if o.cause == "occupancy")
+    assert occ.specific and occ.share == pytest.approx(occupancy_share(m, limiter(m)))
+    assert occ.facts.limiter[0] == "registers"
+    higher = replace(m, occupancy_pct=30.0)
+    assert not any(o.cause == "occupancy" and o.specific for o in opportunities(higher))

@@ -123,6 +123,18 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         add(specific, "few_blocks", 1.0 - m.waves_per_sm, {"waves_per_sm": m.waves_per_sm}, True)
     if (blocks := dispatch.fewer_blocks(m, lim, ATTAINABLE, ATTAINABLE_PIPE)) is not None:
         add(specific, "occupancy", blocks[0], blocks[1], True)  # the block scheduler bounds it
+    occ_limiter = m.accounting.occupancy_limiter if m.accounting is not None else None
+    if (
+        bottleneck == LATENCY_BOUND
+        and m.occupancy_pct is not None
+        and m.occupancy_pct < OCCUPANCY_HEALTHY_PCT
+        and occ_limiter is not None
+        and occ_limiter[0] in ("registers", "shared_mem")
+        and (lifted := occupancy_share(m, lim)) is not None
+    ):
+        # Latency-bound with few warps, held there by what the code spends per block (registers, shared
+        # memory): lifting it to the next limit is a what-if of its own (Little's law), not generic advice.
+        add(specific, "occupancy", lifted, {"occupancy_pct": m.occupancy_pct, "limiter": occ_limiter}, True)
     balanced = balance_share(m, lim)
     if m.waves_measured and m.waves_per_sm is not None and 1.0 <= m.waves_per_sm < TAIL_MAX_WAVES:
         w = m.waves_per_sm
