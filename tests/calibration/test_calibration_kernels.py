@@ -11,7 +11,15 @@ from kprof_mcp.packages import available, load
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from pairs import ALL_PAIRS, HELDOUT2_PAIRS, HELDOUT3_PAIRS, HELDOUT_PAIRS, KERNELS_DIR, PAIRS  # noqa: E402
+from pairs import (  # noqa: E402
+    ALL_PAIRS,
+    HELDOUT2_PAIRS,
+    HELDOUT3_PAIRS,
+    HELDOUT4_PAIRS,
+    HELDOUT_PAIRS,
+    KERNELS_DIR,
+    PAIRS,
+)
 
 PKGS = {name: load(path) for name, path in available([KERNELS_DIR]).items() if name.startswith("calib_")}
 CASES = [
@@ -29,8 +37,8 @@ CASES = [
 def test_every_calibration_kernel_is_a_pair_and_has_a_case():
     calib = {p.kernel for p in PAIRS if p.kernel.startswith("calib_")}
     assert calib == {k for k, _ in CASES}
-    # issue 26's: _c.py; issue 36's held-back kernels: test_calibration_kernels_heldout.py (and _heldout2/3.py)
-    held = HELDOUT_PAIRS + HELDOUT2_PAIRS + HELDOUT3_PAIRS
+    # issue 26's: _c.py; issue 36's held-back kernels: test_calibration_kernels_heldout.py (and _heldout2/3/4.py)
+    held = HELDOUT_PAIRS + HELDOUT2_PAIRS + HELDOUT3_PAIRS + HELDOUT4_PAIRS
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
 
