@@ -20,7 +20,7 @@ from typing import Any
 from ..models import ProfileResult, ResultWarning, StageResult
 from . import diagnosis as dx
 from .accounting import account
-from .machine_inputs import elem_bytes, machine_for, model_inputs
+from .machine_inputs import dot_on_fma_pipes, elem_bytes, machine_for, model_inputs
 from .occupancy import Occupancy, of_result
 from .peaks import (
     ROOFLINE_COMPUTE_ATTAINABLE_LOCKED_PCT,
@@ -189,6 +189,8 @@ def stage_metrics(
     FLOP/byte model (a lower bound on real traffic); and the time model (measured time,
     speed-of-light time at the clocks it ran, grid, SMs, spill share). A persistent stage's
     waves and grid are left out: fewer programs than slots is its design, not idle SMs."""
+    if not s.counters_measured:
+        s = dot_on_fma_pipes(s, result)  # a GEMM library's SIMT kernels: its math ran on the FMA pipes
     spill = s.resources.local_spill_bytes if s.resources else None
     waves = None if s.persistent else s.waves_per_sm
     timing = dict(

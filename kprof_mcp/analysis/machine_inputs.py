@@ -59,6 +59,28 @@ def kernel_names(s: StageResult) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+# Words in a GEMM library kernel's name that say it runs on the FMA pipes, not the tensor cores: CUTLASS's
+# and cuBLAS's SIMT kernels (``cutlass_80_simt_sgemm_...``), cuBLAS's and cuDNN's xmma FFMA kernels
+# (``..._ffma_aligna4...``): what an fp32 GEMM or convolution runs with TF32 off (H200, torch 2.11:
+# docs/evidence/machine-model/kernel_names-h200-2026-11-26.txt).
+SIMT_WORDS = ("simt", "_ffma_")
+
+
+def dot_on_fma_pipes(s: StageResult, result: ProfileResult | None) -> StageResult:
+    """The stage as it ran when its model says tensor cores but every GEMM kernel of the stage is a SIMT
+    one (:data:`SIMT_WORDS`): its math ran on the FMA pipes, so its utilisation is of the FP32 peak and
+    the machine model's move of the FMA pipe's dot products to the tensor cores applies; unchanged
+    otherwise (counters, where measured, say where the math ran)."""
+    if not s.tensor_cores:
+        return s
+    dots = [n.lower() for n in kernel_names(s) if any(k in n.lower() for k in DOT_NAMES)]
+    if not dots or not all(any(w in n for w in SIMT_WORDS) for n in dots):
+        return s
+    spec = _spec(result.device.spec_key) if result is not None else None
+    peak = spec.peak_flops_per_s(s.dtype, False) if spec is not None else None
+    return s.model_copy(update={"tensor_cores": False, "peak_flops_per_s": peak or s.peak_flops_per_s})
+
+
 def _looks_like_dot(s: StageResult) -> bool:
     """The stage's model or a kernel's name says its work is dot products (the counters' evidence is
     weighed by ``limiter.dot_work``)."""

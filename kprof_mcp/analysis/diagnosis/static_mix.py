@@ -65,7 +65,9 @@ PIPE_CLASSES = {
 GLOBAL = ("global_load", "global_store", "atomic")
 INSTRUCTION_RESOURCES = ("issue", "fma", "fp64", "alu", "xu", "lsu")
 # Names of dot-product kernels (cuBLAS/CUTLASS/Triton/torch): evidence that FFMAs are dot products.
-DOT_NAMES = ("gemm", "matmul", "_mm_", "mm_kernel", "dot", "conv", "bmm", "linear")
+# Kernel-name words of dot products: ours and Triton's, cuBLAS's (``nvjet_sm90_tst_...``, ``sm90_xmma_gemm_...``),
+# CUTLASS's and cuDNN's (``..._implicit_gemm_...``, ``..._sdpa_..._fprop_...``).
+DOT_NAMES = ("gemm", "matmul", "_mm_", "mm_kernel", "dot", "conv", "bmm", "linear", "nvjet", "xmma")
 # The classes of a move's code (limiter.CODE_OPS' op classes, as the listing names them).
 CODE_CLASSES = {"transcendental": ("fp32", "fp16"), "division": ("fp32",), "index": ("integer",)}
 
