@@ -521,3 +521,25 @@ def test_occupancy_held_down_by_registers_is_a_specific_what_if():
     assert occ.facts.limiter[0] == "registers"
     higher = replace(m, occupancy_pct=30.0)
     assert not any(o.cause == "occupancy" and o.specific for o in opportunities(higher))
+
+
+def test_narrow_loads_in_a_latency_bound_stage_are_widened_as_a_what_if():
+    """The too-few-blocks copy (H100, recorded-accounting/): latency-bound, warps waiting on global memory,
+    DRAM at the model's bytes, its loads 16 sectors a request (16-byte loads): nothing to widen. The same
+    stage with 4-sector requests (4-byte loads) gets Little's law's T' = max(T·4/16, floor): a specific
+    latency cause that replaces the generic advice."""
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+    from kprof_mcp.analysis.diagnosis.parallelism import _floor, wider_loads_share
+
+    m = _metrics("too_few_blocks")
+    lim = limiter(m)
+    assert lim.family == "memory" and not lim.bound and m.accounting.ld_sectors_per_request == 16.0
+    assert wider_loads_share(m, lim) is None
+    narrow = replace(m, accounting=replace(m.accounting, ld_sectors_per_request=4.0))
+    share, s = wider_loads_share(narrow, lim)
+    T = m.time_ns
+    assert s == 4.0 and share == pytest.approx(1.0 - max(T / 4.0, _floor(m, lim)) / T)
+    lat = [o for o in dx.opportunities(narrow, dx.LATENCY_BOUND) if o.cause == "latency"]
+    assert len(lat) == 1 and lat[0].specific and lat[0].name.startswith("Load 16 bytes per thread")
+    fetched = replace(narrow, over_fetch_ratio=2.0)  # traffic above the model is over-fetch's, not this
+    assert wider_loads_share(fetched, lim) is None

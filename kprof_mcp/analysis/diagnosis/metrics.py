@@ -185,6 +185,7 @@ class Facts:
     occupancy_pct: float | None = None
     ops: list[Any] | None = None
     over_fetch_ratio: float | None = None
+    sectors_per_request: float | None = None  # global load sectors per request (narrow loads)
     reread: bool | None = None  # over-fetch at a cache level: data re-read through it
     process_scope: bool | None = None
     reuse_tile: int | None = None

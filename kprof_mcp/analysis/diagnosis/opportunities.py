@@ -44,7 +44,7 @@ from .metrics import (
     unhealthy_metrics,
 )
 from .moves import what_if_moves
-from .parallelism import balance_share, fill_share, occupancy_share
+from .parallelism import balance_share, fill_share, occupancy_share, wider_loads_share
 
 
 def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity]:
@@ -135,6 +135,9 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         # Latency-bound with few warps, held there by what the code spends per block (registers, shared
         # memory): lifting it to the next limit is a what-if of its own (Little's law), not generic advice.
         add(specific, "occupancy", lifted, {"occupancy_pct": m.occupancy_pct, "limiter": occ_limiter}, True)
+    if bottleneck == LATENCY_BOUND and (wider := wider_loads_share(m, lim)) is not None:
+        # Narrow loads: the bytes in flight grow with the bytes each load instruction brings (Little's law).
+        add(specific, "latency", wider[0], {"sectors_per_request": wider[1], "memory_stalls": True}, True)
     balanced = balance_share(m, lim)
     if m.waves_measured and m.waves_per_sm is not None and 1.0 <= m.waves_per_sm < TAIL_MAX_WAVES:
         w = m.waves_per_sm
@@ -281,7 +284,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             latency = max(0.0, _share_of_gap(best, target) - explained)
         else:
             latency = 0.0
-        if best is not None or h is not None:
+        if (best is not None or h is not None) and not any(o.cause == "latency" for o in specific):
             top = m.accounting.stalls[0].reason if m.accounting is not None and m.accounting.stalls else None
             facts = {
                 "memory_stalls": top in MEMORY_LATENCY_STALLS,

@@ -72,3 +72,29 @@ def balance_share(m, lim: Limiter | None) -> float | None:
         return None
     T = m.time_ns
     return max(0.0, 1.0 - max(T * min(1.0, frac), _floor(m, lim)) / T)
+
+
+# A warp's global load request at 16 bytes per thread (LDG.128) touches 16 sectors of 32 bytes: the most
+# bytes one load instruction can bring in.
+FULL_REQUEST_SECTORS = 16.0
+
+
+def wider_loads_share(m, lim: Limiter | None) -> tuple[float, float] | None:
+    """Narrow loads in a latency-bound stage: warps wait on global memory most (the memory stall family
+    owns the most of their time), no resource is near its peak, DRAM moves about the model's bytes (no
+    over-fetch: that has its own cause), and the global load requests touch s < 8 sectors each — each
+    thread loads under 8 contiguous bytes (a contiguous warp request of w bytes per thread touches w
+    sectors; misaligned rows or scalar code keep Triton and the compiler from 16-byte loads). Little's law:
+    the bytes in flight follow the bytes each load instruction brings, so 16-byte loads (16 sectors a
+    request) take T' = max(T · s / 16, the busiest resource's work at the attainable rate, floor).
+    → (share 1 − T'/T, s). None when it does not apply."""
+    a = m.accounting
+    if lim is None or a is None or lim.bound or lim.family != "memory" or not m.time_ns:
+        return None
+    s = a.ld_sectors_per_request
+    if s is None or s >= FULL_REQUEST_SECTORS / 2 or s <= 0:
+        return None
+    if m.over_fetch_ratio is not None and m.over_fetch_ratio > 1.25:
+        return None
+    T = m.time_ns
+    return max(0.0, 1.0 - max(T * s / FULL_REQUEST_SECTORS, _floor(m, lim)) / T), s

@@ -170,6 +170,14 @@ def _compute_roof(f: Facts) -> Words:
 
 
 def _latency(f: Facts) -> Words:
+    if f.sectors_per_request is not None:  # narrow loads (analysis.diagnosis.parallelism.wider_loads_share)
+        return (
+            "Load 16 bytes per thread per instruction (rows aligned to 16 bytes — pad the row stride, "
+            "tl.multiple_of hints — or vector types): more bytes in flight per load",
+            f"global loads {_fmt(f.sectors_per_request)} sectors/request (16 = 16-byte loads), warps waiting "
+            "on global memory",
+            "narrow loads keep few bytes in flight",
+        )
     stalls = f.stalls or ()
     evidence = "; warp time: " + ", ".join(f"{r} {100 * s:.0f}%" for r, s in stalls) if stalls else ""
     return (
