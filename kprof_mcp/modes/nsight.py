@@ -50,6 +50,8 @@ def unprofiled_launch_times(cap, runs: int = LAUNCH_RUNS) -> dict[str, dict[str,
     marked as such. Timing fields for ``capture.json``, by stage."""
     import time
 
+    from ..capture.streams import current_stream_id
+
     torch, out = cap.torch, {}
     for stage in cap.plan.stages:
         stage.fn()  # warm, and on the current stream as event mode times it
@@ -79,6 +81,7 @@ def unprofiled_launch_times(cap, runs: int = LAUNCH_RUNS) -> dict[str, dict[str,
             "l2_flushed": False,
             "stop_reason": f"{runs} launches outside the profiled ranges, after the integrity checks",
             "left_running_ns": sorted(left)[len(left) // 2] if left else None,
+            "stream_id": current_stream_id(torch) if cap.use_cuda else None,
         }
     if cap.use_cuda:
         torch.cuda.synchronize()

@@ -36,7 +36,11 @@ def read_output(
             res, w = unprofiled_stage(static, launch_timing[static["name"]], req.options.ncu_launches)
         else:
             res, w = stage_result(static, recs, req.options.ncu_launches, chosen)
-            w = [*w, *left_running(static["name"], res, (launch_timing or {}).get(static["name"]))]
+            timing = (launch_timing or {}).get(static["name"])
+            w = [
+                *w,
+                *(left_running(static["name"], res, timing) or other_streams(static["name"], recs, timing)),
+            ]
         stages.append(res)
         warnings += w
     return _assemble(req, work_dir, capture, log, parser, profiler, stages, warnings, by_stage, full)
@@ -73,6 +77,30 @@ def left_running(name: str, res: StageResult, timing: dict[str, Any] | None) -> 
             f"launches, under its profiled kernels' {kernel / 1e3:.1f} µs, and the device stayed busy "
             f"{left / 1e3:.1f} µs after them: its kernels ran on a stream the caller's stream does not wait "
             "for, so a caller reading the output right after the call races them",
+        )
+    ]
+
+
+def other_streams(name: str, recs: list[KernelRecord], timing: dict[str, Any] | None) -> list[ResultWarning]:
+    """A ``concurrency`` warning when Nsight Compute profiled some of the stage's launches on a stream
+    other than the one its runs are timed on (the caller's current stream, by the driver's stream id):
+    work the caller's stream may not wait for, whatever the kernels' length (:func:`left_running` sees
+    only long ones under Nsight Compute). A package that makes the caller's stream wait for its own
+    streams (an event) is warned too: the profile cannot tell."""
+    timed = (timing or {}).get("stream_id")
+    if timed is None:
+        return []
+    other = sorted({r.stream_id for r in recs if r.stream_id is not None and r.stream_id != timed})
+    if not other:
+        return []
+    n = sum(1 for r in recs if r.stream_id in other)
+    return [
+        ResultWarning(
+            kind="concurrency",
+            stage=name,
+            message=f"stage {name}: {n} of its {len(recs)} profiled launches ran on stream "
+            f"{', '.join(map(str, other))}, not on the caller's stream {timed}: unless the caller's stream "
+            "waits for them (an event), a caller reading the output right after the call races them",
         )
     ]
 

@@ -109,6 +109,8 @@ class KernelRecord:
     source: SourceView | None = None  # per-PC SASS rows and source files (ncu mode)
     # NVTX start/end ranges open at the launch (any thread's), by name; sorted, so no nesting order.
     nvtx_start_end: list[str] = field(default_factory=list)
+    # The CUDA stream the kernel ran on (launch__stream_id: the driver's unique stream id, cuStreamGetId's).
+    stream_id: int | None = None
 
     @property
     def stage(self) -> str | None:

@@ -24,6 +24,12 @@ MSG_TYPES = {0: "NONE", 1: "OK", 2: "OPTIMIZATION", 3: "WARNING", 4: "ERROR"}
 SPEEDUP_TYPES = {0: "unknown", 1: "local", 2: "global"}
 
 
+def _stream_id(a) -> int | None:
+    """The stream the launch ran on (``launch__stream_id``), None where the report lacks it."""
+    v = _scalar(a.metric_by_name("launch__stream_id"))
+    return int(v) if v is not None else None
+
+
 def _scalar(m) -> float | None:
     """A metric's value as a float: the aggregate value, or instance 0 for launch metrics.
     Module versions differ in which of the two they fill, so both are tried."""
@@ -214,6 +220,7 @@ def read_report(
                     rules=_rules(a),
                     sections=_sections(a),
                     source=_source_view(a) if want_source else None,
+                    stream_id=_stream_id(a),
                 )
             )
     if not out:

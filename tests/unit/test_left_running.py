@@ -38,3 +38,36 @@ def test_same_stream_work_leaves_only_synchronisation():
     # short events on an idle device (a warm-L2, boost-clock run of a small kernel)
     assert left_running(s.name, s, {"left_running_ns": 0.2e3, "samples_ns": [9e3]}) == []
     assert left_running(s.name, s, None) == [] and left_running(s.name, s, {}) == []
+
+
+def _rec(stream):
+    from kprof_mcp.parsers.ncu_records import KernelRecord
+
+    return KernelRecord(name="axpb", nvtx_ranges=["kprof:axpb"], metrics={}, metric_source={}, stream_id=stream)
+
+
+def test_a_launch_on_another_stream_is_warned_whatever_its_length():
+    """Nsight Compute's launch__stream_id of each profiled launch against the driver's id of the stream the
+    stage is timed on (capture.streams.current_stream_id): a kernel too short for left_running to see
+    under Nsight Compute is still on a stream the caller's may not wait for."""
+    from kprof_mcp.modes.nsight_read import other_streams
+
+    (w,) = other_streams("axpb", [_rec(13), _rec(13)], {"stream_id": 7})
+    assert w.kind == "concurrency" and "2 of its 2 profiled launches ran on stream 13" in w.message
+    assert "caller's stream 7" in w.message
+    assert other_streams("axpb", [_rec(7)], {"stream_id": 7}) == []
+    assert other_streams("axpb", [_rec(None)], {"stream_id": 7}) == []  # a report without the metric
+    assert other_streams("axpb", [_rec(13)], {"stream_id": None}) == []  # no driver id: nothing to compare
+    assert other_streams("axpb", [_rec(13)], None) == []
+
+
+def test_the_recorded_reports_give_each_launch_its_stream():
+    """Annotation and ncu reports recorded on an H100 (2026-11-2x): every launch on stream 7, the legacy
+    default stream PyTorch launches on."""
+    import ncu_report
+
+    from kprof_mcp.parsers.ncu_rep import read_report
+
+    for d in ("annotation_vector_add_v0", "annotation_matmul_v1", "ncu_vector_add_v1"):
+        recs = read_report(ncu_report, FIX / "h100_ncu" / d / "profile.ncu-rep", {})
+        assert recs and {r.stream_id for r in recs} == {7}
