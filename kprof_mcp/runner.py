@@ -43,6 +43,9 @@ class RunControl:
         # the workspace a user's command may read, set by an engine that confines commands (the
         # server's; not `kprof run`'s): the command then runs under Landlock (kprof_mcp.sandbox)
         self.workspace: Path | None = None
+        # where kernel children (which import workspace packages) may write, set by the same engine:
+        # they then run under Landlock too (kprof_mcp.sandbox.kernel_policy)
+        self.scope: sandbox.KernelScope | None = None
         self._cancelled = threading.Event()
         self.clock_reset: str | None = None  # what was done about clocks after a kill
 
@@ -111,13 +114,18 @@ def _wait(proc: subprocess.Popen, timeout_s: float, control: RunControl | None) 
             return "timeout"
 
 
-def describe(source: Path, timeout_s: float = 60.0, pool: WorkerPool | None = None) -> dict[str, Any]:
+def describe(
+    source: Path,
+    timeout_s: float = 60.0,
+    pool: WorkerPool | None = None,
+    scope: sandbox.KernelScope | None = None,
+) -> dict[str, Any]:
     """Load a kernel package in a child process (the pool's package-loading worker when given)
-    and return its description."""
+    and return its description. ``scope``: the child is confined to it (:func:`kprof_mcp.sandbox.kernel_confinement`)."""
     args = ["describe", "--source", str(source)]
     ended = pool.run(args, timeout_s, describe=True) if pool is not None else None
     if ended is None or _confirm_fresh(ended, None):
-        ended = _run_once(args, timeout_s)  # no worker, or confirming a reused worker's failure
+        ended = _run_once(args, timeout_s, scope=scope)  # no worker, or confirming a reused worker's failure
     if ended.stopped:
         raise WorkerError(
             "load",
@@ -162,16 +170,20 @@ def _run_once(
     on_progress: ProgressFn | None = None,
     control: RunControl | None = None,
     prefix: list[str] | None = None,
-    confine: _Confined | None = None,
+    confine: sandbox.Confinement | None = None,
+    scope: sandbox.KernelScope | None = None,
 ) -> Ended:
     """Run ``python -m kprof_mcp.child ARGS`` (behind a profiler's ``prefix``) in a fresh process
     of its own group; on time-out or cancellation its tree and group are killed, and when this
     process dies the child kills them itself (its lifeline, passed through the prefix).
-    ``confine``: a user's command, run under :mod:`kprof_mcp.sandbox`'s supervisor."""
+    ``confine``: a user's command, run under :mod:`kprof_mcp.sandbox`'s supervisor; otherwise a
+    kernel child is confined to ``scope`` (default: the control's) where Landlock is usable."""
     env, lifeline_fds = lifeline.for_child(_env(control), then=_clock_reset_argv(prefix, control))
     argv = child_command(*args)
+    if confine is None:
+        confine = sandbox.kernel_confinement(scope or getattr(control, "scope", None), prefix, _gate(args))
     if confine is not None:
-        env = sandbox.command_env(env, confine.private_tmp)
+        env = sandbox.confined_env(env, confine.private_tmp, confine.caches)
         argv = sandbox.wrap(confine.policy_file, argv)
     with tempfile.TemporaryFile("w+", prefix="kprof-stderr-", errors="replace") as err:
         other: list[str] = []
@@ -206,6 +218,16 @@ def _run_once(
         return Ended(stopped=stopped, rc=proc.returncode, out="".join(other), err=err.read(), wall=wall)
 
 
+def _gate(args: list[str]) -> list[str]:
+    """The directory of the file a profiled child waits for (``wait_for``: the engine's scratch), which
+    a confined child must read."""
+    try:
+        req = json.loads(Path(args[args.index("--request") + 1]).read_text())
+        return [str(Path(req["wait_for"]).parent)] if req.get("wait_for") else []
+    except (ValueError, IndexError, OSError, KeyError, TypeError, AttributeError):
+        return []
+
+
 def run_child(args: list[str], timeout_s: float, on_progress: ProgressFn | None = None) -> Ended:
     """``python -m kprof_mcp.child ARGS`` in a fresh process of its own group (never a warm
     worker), killed at ``timeout_s``: for a child that is no profile (``calibrate``)."""
@@ -223,37 +245,6 @@ def _run(
     pool = getattr(control, "pool", None)
     ended = pool.run(args, timeout_s, on_progress, control) if pool is not None and not prefix else None
     return ended if ended is not None else _run_once(args, timeout_s, on_progress, control, prefix)
-
-
-@dataclass(frozen=True)
-class _Confined:
-    """How a user's command is confined: the Landlock policy's file (None where Landlock is
-    missing: supervised only) and its private temporary directory."""
-
-    policy_file: Path | None
-    private_tmp: Path
-
-
-def _confined(
-    request_json: str, tmp: Path, control: RunControl | None, prefix: list[str] | None
-) -> _Confined:
-    """The confinement of a user's command whose request and result live in ``tmp``: it writes
-    there (its private tmp and caches below), in its working directory and in its mode's command
-    runs under ``out/``; it reads the workspace. Without a workspace in the control (`kprof run`)
-    or without Landlock, it is only supervised (every descendant dies with it)."""
-    req = json.loads(request_json)
-    cwd = Path(req.get("command_cwd") or os.getcwd())
-    runs = Path(req["out_root"]) / str(req.get("mode") or "event") / "command"
-    runs.mkdir(parents=True, exist_ok=True)
-    private = tmp / "private"
-    private.mkdir()
-    workspace = getattr(control, "workspace", None)
-    if workspace is None or not sandbox.available():
-        return _Confined(None, private)
-    policy = sandbox.command_policy(Path(workspace), cwd, runs, tmp, prefix)
-    policy_file = tmp / "policy.json"
-    policy_file.write_text(policy.to_json())
-    return _Confined(policy_file, private)
 
 
 @dataclass(frozen=True)
@@ -305,7 +296,7 @@ def _run_recorded(
     control: RunControl | None,
     prefix: list[str] | None = None,
     fresh: bool = False,
-    confine: _Confined | None = None,
+    confine: sandbox.Confinement | None = None,
 ) -> tuple[Ended, dict[str, Any] | None]:
     """Run a child command that writes its record to ``result`` (warm or fresh, see :func:`_run`;
     ``fresh``: always a new process), confirming a reused worker's failure in a fresh process;
@@ -346,12 +337,18 @@ def run_profile(
     """
     if control is not None:
         control.check()
-    with tempfile.TemporaryDirectory(prefix="kprof-") as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="kprof-", dir=sandbox.tmp_dir(getattr(control, "scope", None), command)
+    ) as tmp:
         req_path = Path(tmp) / "request.json"
         res_path = Path(tmp) / "result.json"
         req_path.write_text(request_json)
         args = [command, "--request", str(req_path), "--result", str(res_path)]
-        confine = _confined(request_json, Path(tmp), control, prefix) if command == "command" else None
+        confine = (
+            sandbox.command_confinement(request_json, Path(tmp), getattr(control, "workspace", None), prefix)
+            if command == "command"
+            else None
+        )
         ended, record = _run_recorded(args, res_path, timeout_s, on_progress, control, prefix, fresh, confine)
         if ended.stopped:
             clocks = ""
@@ -423,7 +420,9 @@ def finish(
     control's warm worker when it has one)."""
     if control is not None:
         control.check()
-    with tempfile.TemporaryDirectory(prefix="kprof-") as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="kprof-", dir=sandbox.tmp_dir(getattr(control, "scope", None), "finish")
+    ) as tmp:
         paths = {n: Path(tmp) / f"{n}.json" for n in ("request", "profiler", "result")}
         paths["request"].write_text(request_json)
         paths["profiler"].write_text(json.dumps(profiler))

@@ -25,7 +25,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import lifeline
+from . import lifeline, sandbox
 from .protocol import DONE_PREFIX, READY_PREFIX, child_command, parse_progress
 
 MAX_STDERR_KEPT = 4 * 2**20  # a worker's stderr file is emptied between commands past this
@@ -47,8 +47,12 @@ class Ended:
 class WarmWorker:
     """One ``python -m kprof_mcp.child serve`` process and the threads that read it."""
 
-    def __init__(self, env: dict[str, str], flags: list[str]):
+    def __init__(self, env: dict[str, str], flags: list[str], confine: sandbox.Confinement | None = None):
         env, lifeline_fds = lifeline.for_child(env)  # the worker dies with this process (kill -9 too)
+        argv = child_command("serve", "--commands-fd", "{fd}", *flags)
+        if confine is not None:  # it imports workspace packages: under Landlock (kprof_mcp.sandbox)
+            env = sandbox.confined_env(env, confine.private_tmp, confine.caches)
+            argv = sandbox.wrap(confine.policy_file, argv)
         r, w = os.pipe()
         fd, path = tempfile.mkstemp(prefix="kprof-warm-", suffix=".stderr")
         os.close(fd)
@@ -57,7 +61,7 @@ class WarmWorker:
         os.unlink(path)
         try:
             self.proc = subprocess.Popen(
-                child_command("serve", "--commands-fd", str(r), *flags),
+                [str(r) if a == "{fd}" else a for a in argv],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=self._err_fd,
@@ -100,6 +104,8 @@ class WarmWorker:
         """Kill the worker's whole process group (what the kernel started dies with it)."""
         import signal
 
+        if self.proc.returncode is None:  # its descendants in sessions of their own too
+            lifeline.kill_tree(self.proc.pid)
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -233,6 +239,7 @@ class WorkerPool:
         self._eager = eager
         self._workers: dict[str, WarmWorker] = {}
         self._lock = threading.Lock()
+        self.scope: sandbox.KernelScope | None = None  # set by confine(): workers run confined to it
         self._closed = False
         self.retired: list[dict[str, Any]] = []  # why workers were replaced (newest last, a few kept)
         self._finalizer = weakref.finalize(self, _kill_all, self._workers)
@@ -243,9 +250,25 @@ class WorkerPool:
 
     def _spawn(self, key: str, gpu: str | None) -> WarmWorker:
         flags = ["--light"] if key == "describe" else (["--cpu"] if self._force_cpu else [])
-        w = WarmWorker(self._env_for(None if key == "describe" else gpu), flags)
+        w = WarmWorker(
+            self._env_for(None if key == "describe" else gpu), flags, sandbox.kernel_confinement(self.scope)
+        )
         self._workers[key] = w
         return w
+
+    def confine(self, scope: sandbox.KernelScope | None) -> None:
+        """Run the workers confined to ``scope`` from now on (they import workspace packages): workers
+        started before (unconfined, or to another scope) are replaced."""
+        with self._lock:
+            if scope == self.scope:
+                return
+            self.scope = scope
+            started = [(k, w) for k, w in self._workers.items()]
+            self._workers.clear()
+            for k, w in started:
+                w.kill()
+                if self._eager and not self._closed:
+                    self._spawn(k, None if k == "describe" else _gpu_of(k))
 
     def start(self, gpu: str | None = None, describe: bool = False) -> None:
         """Start a worker ahead of its first command (server start-up), if none runs."""
@@ -318,6 +341,11 @@ class WorkerPool:
         with self._lock:
             self._closed = True
             _kill_all(self._workers)
+
+
+def _gpu_of(key: str) -> str | None:
+    gpu = key.removeprefix("gpu:")
+    return None if gpu == "None" else gpu
 
 
 def _kill_all(workers: dict[str, WarmWorker]) -> None:

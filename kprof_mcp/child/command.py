@@ -10,6 +10,8 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,7 @@ def run(req: ProfileRequest) -> dict[str, Any]:
     digest = hashlib.sha256(json.dumps([argv, req.command_cwd, list(req.include)]).encode()).hexdigest()[:10]
     final_dir = Path(req.out_root) / req.mode / "command" / label_of(argv) / digest / f"{stamp}-run"
     work_dir = new_run_dir(req.out_root, final_dir)
+    made = os.stat(work_dir, follow_symlinks=False)
     cc = CommandCapture(
         torch=torch,
         req=req,
@@ -68,9 +71,34 @@ def run(req: ProfileRequest) -> dict[str, Any]:
     cc.phase("import_torch_device")
     try:
         mode.capture_command(cc)
-    except ModeError as e:
-        raise ExpectedError(e.kind, str(e)) from None
+    except (ModeError, ExpectedError) as e:
+        _unchanged(work_dir, made)
+        shutil.rmtree(work_dir, ignore_errors=True)  # a failed run leaves no *.partial behind
+        raise ExpectedError(
+            e.kind, str(e).replace(f" (kept in {work_dir / 'command_output.txt'})", "")
+        ) from None
+    except BaseException:
+        _unchanged(work_dir, made)
+        shutil.rmtree(work_dir, ignore_errors=True)
+        raise
+    _unchanged(work_dir, made)
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
+
+
+def _unchanged(work_dir: Path, made: os.stat_result) -> None:
+    """The run directory is still the one created for this run: the command may have moved it away
+    and put something else (a link out of the workspace) in its place, which kprof never writes
+    through, reads or removes."""
+    try:
+        st = os.stat(work_dir, follow_symlinks=False)
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) != (made.st_dev, made.st_ino):
+        raise ExpectedError(
+            "unsafe_path",
+            f"the run directory {work_dir} was moved, removed or replaced while the command ran (by the "
+            "command itself?): nothing was recorded, and kprof neither reads nor writes what is there now",
+        )
 
 
 def main(argv: list[str]) -> int:

@@ -16,7 +16,7 @@ from ..models import ProfileResult
 from ..packages import KernelNotFound, available, check_package, package_roots, resolve
 from ..tools import nvidia_smi
 from .config import KprofError
-from .state import EngineState
+from .state import EngineState, kernel_scope
 
 
 # ------------------------------------------------------------------ descriptions
@@ -117,7 +117,7 @@ def describe(engine: EngineState, source: Path) -> PackageDescription:
     if key not in engine.describe_cache:
         try:
             engine.describe_cache[key] = PackageDescription.model_validate(
-                runner.describe(source, pool=engine.pool)
+                runner.describe(source, pool=engine.pool, scope=kernel_scope(engine.config))
             )
         except runner.WorkerError as e:
             raise KprofError(str(e)) from None

@@ -17,7 +17,7 @@ from . import command as user_command
 from .catalogue import PackageDescription, PackageError
 from .config import Config
 from .specs import CompareOutcome, CompareSpec, ProfileOutcome, ProfileSpec, SweepOutcome, SweepSpec
-from .state import with_workers
+from .state import kernel_scope, with_workers
 
 if TYPE_CHECKING:
     from ..noise import NoiseSpec
@@ -33,6 +33,8 @@ class Engine:
         self.remote = None  # a cluster.ClusterRunner: jobs run on a Dask cluster (cluster.connect)
         if self.pool is None and self.config.warm:
             self.pool = WorkerPool(runner.child_env, force_cpu=self.config.force_cpu, eager=eager_workers)
+        if self.pool is not None:  # its workers import workspace packages: confined (issue 38)
+            self.pool.confine(kernel_scope(self.config))
         # A kprof process that died holding a GPU's clock lock (kill -9) left its marker: reset that GPU.
         self.clock_recovery: list[str] = clocks.recover()
 

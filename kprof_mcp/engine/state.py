@@ -9,9 +9,10 @@ with these attributes."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import runner
+from .. import runner, sandbox
 from .config import Config
 
 if TYPE_CHECKING:
@@ -36,4 +37,13 @@ def with_workers(engine: EngineState, control: runner.RunControl | None) -> runn
         control.pool = engine.pool
     if engine.config.confine_modules:  # a user's command runs confined (kprof_mcp.sandbox)
         control.workspace = engine.config.workspace
+        control.scope = kernel_scope(engine.config)  # and so do the children that import packages
     return control
+
+
+def kernel_scope(config: Config) -> sandbox.KernelScope | None:
+    """Where the server's kernel children may write and read (issue 38: a workspace package imported
+    by profile_kernel runs under Landlock too); None for the CLI (``confine_modules`` off)."""
+    if not config.confine_modules:
+        return None
+    return sandbox.KernelScope(config.workspace, Path(config.out_root), tuple(config.kernel_dirs))

@@ -3,6 +3,7 @@ pipeline on the CPU (Kineto CPU trace, the Triton interpreter), and the recorded
 of the training-step example (tests/fixtures/h100_commands, docs/evidence/h100-commands)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -319,17 +320,23 @@ def test_a_hanging_command_is_killed_at_its_time_limit(ws):
     import time
 
     root, engine = ws
-    (root / "hangs.py").write_text(
-        "import os, time\nopen('pid.txt', 'w').write(str(os.getpid()))\n"
-        "print('started', flush=True)\ntime.sleep(600)\n"
-    )
+    (root / "hangs.py").write_text("import time\nprint('started', flush=True)\ntime.sleep(600)\n")
+    tag = f"kprof-hang-tag-{os.getpid()}"  # its pid as seen here (it may run in a PID namespace of its own)
     t0 = time.monotonic()
     with pytest.raises(KprofError, match="did not finish within 8 s"):
-        engine.profile_command(["python", "hangs.py"], mode="event", timeout_s=8)
+        engine.profile_command(["python", "hangs.py", tag], mode="event", timeout_s=8)
     assert time.monotonic() - t0 < 60
-    pid = int((root / "pid.txt").read_text())
     time.sleep(0.5)
-    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+    def tagged(d: str) -> bool:
+        try:
+            return tag.encode() in Path(f"/proc/{d}/cmdline").read_bytes() and (
+                "zombie" not in Path(f"/proc/{d}/status").read_text().lower()
+            )
+        except OSError:
+            return False
+
+    assert not [d for d in os.listdir("/proc") if d.isdigit() and tagged(d)]
 
 
 def test_stages_from_recorded_h100_traces_of_both_recorders():

@@ -205,13 +205,14 @@ def test_python_m_runs_the_workspace_file_not_a_stdlib_module_of_that_name(engin
     """runpy.run_module('timeit') runs the standard library's timeit, already imported in the
     child; the checked file is the workspace's timeit.py, and that is what runs."""
     root, out = ws
-    (root / "timeit.py").write_text(MARK.format(path=str(root / "timeit.ran")))
+    (root / "marks").mkdir()  # the cwd's root takes no new file (issue 38: out/ is not the command's)
+    (root / "timeit.py").write_text(MARK.format(path=str(root / "marks" / "timeit.ran")))
     (root / "json").mkdir()
-    (root / "json" / "tool.py").write_text(MARK.format(path=str(root / "tool.ran")))
+    (root / "json" / "tool.py").write_text(MARK.format(path=str(root / "marks" / "tool.ran")))
     engine.profile_command(["python", "-m", "timeit"], mode="event")
-    assert (root / "timeit.ran").read_text() == "ran"
+    assert (root / "marks" / "timeit.ran").read_text() == "ran"
     engine.profile_command(["python", "-m", "json.tool"], mode="event")
-    assert (root / "tool.ran").read_text() == "ran"
+    assert (root / "marks" / "tool.ran").read_text() == "ran"
     with pytest.raises(KprofError, match="runs only a module under the working directory"):
         engine.check_command(["python", "-m", "profile"], mode="event")
     _untouched(out)

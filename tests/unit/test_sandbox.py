@@ -19,10 +19,11 @@ from kprof_mcp.engine import Config, Engine, KprofError
 ROOT = Path(__file__).resolve().parents[2]
 needs_landlock = pytest.mark.skipif(not sandbox.available(), reason="no Landlock (ABI 3+) on this kernel")
 
-# Run as the workspace's script: tries what an attacker would, reports into cwd (always writable).
+# Run as the workspace's script: tries what an attacker would, reports into results/ (a directory of the
+# workspace root: the root itself only takes writes to what is already there, see test_out_and_git_...).
 PROBE = """
-import json, os, sys
-victim, secret = sys.argv[1], sys.argv[2]
+import json, os, stat, sys
+victim, secret, sock, other_pid, shm, profile = sys.argv[1:7]
 report = {}
 def attempt(name, f):
     try:
@@ -36,26 +37,50 @@ attempt("read_outside", lambda: open(secret).read())
 attempt("list_home", lambda: os.listdir(os.path.expanduser("~")))
 attempt("signal_parent", lambda: os.kill(os.getppid(), 0))
 attempt("write_tmp", lambda: open(os.path.join(os.environ["TMPDIR"], "t"), "w").write("x"))
-attempt("write_cwd", lambda: open("in_cwd.txt", "w").write("x"))
-# cuInit names its threads: the command's own /proc/<pid> is writable, nothing else of /proc.
+attempt("write_cwd_subdir", lambda: open("results/in_cwd.txt", "w").write("x"))
+attempt("create_at_cwd_root", lambda: open("new_at_root.txt", "w").write("x"))
+attempt("append_other_profile", lambda: open(profile, "a").write("TAMPERED"))
+# cuInit names its threads: the process's own /proc/<pid> is writable, nothing else of /proc.
 attempt("name_own_thread", lambda: open(f"/proc/{os.getpid()}/task/{os.getpid()}/comm", "w").write("probe"))
 attempt("proc_of_parent", lambda: open(f"/proc/{os.getppid()}/oom_score_adj", "w").write("1000"))
+attempt("environ_of_other", lambda: open(f"/proc/{other_pid}/environ", "rb").read())
+attempt("append_other_shm", lambda: open(shm, "r+").write("TAMPERED"))
+attempt("own_shm", lambda: open(f"/dev/shm/probe-{os.getpid()}", "w").write("x"))
+attempt("mknod", lambda: os.mknod("results/node", stat.S_IFCHR | 0o600, os.makedev(1, 3)))
+attempt("chown", lambda: os.chown("results/in_cwd.txt", 12345, 12345))
+attempt("chroot", lambda: os.chroot("results"))
 import socket
-attempt("abstract_socket", lambda: socket.socket(socket.AF_UNIX).connect(sys.argv[3]))
+attempt("abstract_socket", lambda: socket.socket(socket.AF_UNIX).connect(sock))
 report["token_seen"] = "KPROF_MCP_TOKEN" in os.environ or "AWS_SECRET_ACCESS_KEY" in os.environ
 report["path_kept"] = "PATH" in os.environ
-json.dump(report, open("report.json", "w"))
+json.dump(report, open("results/report.json", "w"))
 """
 
-# Starts a grandchild in a session of its own, writes its pid, then (argv[1] == "hang") sleeps.
+# Starts a grandchild in a session of its own (tagged by argv[1] on its command line: in a PID namespace the
+# command does not know its pid as seen from here), writes its pid, then (argv[2] == "hang") sleeps.
 SPAWN = """
 import os, subprocess, sys, time
-p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
-open("grandchild.pid", "w").write(str(p.pid))
+p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", sys.argv[1]], start_new_session=True)
+os.makedirs("results", exist_ok=True)
+open("results/grandchild.pid", "w").write(str(p.pid))
 print("started", flush=True)
-if sys.argv[1:] == ["hang"]:
+if sys.argv[2:] == ["hang"]:
     time.sleep(600)
 """
+
+
+def _tagged(tag: str) -> list[int]:
+    """Live processes whose command line holds ``tag``."""
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) != os.getpid():
+            try:
+                if tag.encode() in Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0"):
+                    if Path(f"/proc/{d}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+                        found.append(int(d))
+            except OSError:
+                pass
+    return found
 
 
 @pytest.fixture
@@ -93,10 +118,18 @@ def _kill(pid: int) -> None:
 
 @needs_landlock
 def test_a_command_writes_and_reads_only_where_it_may(ws, monkeypatch):
+    """Issue 38 and its probe (docs/evidence/sandbox/probe-2026-11-26.md): rows 3-6 — another process's
+    environment, /dev/shm of others, out/ under the default cwd, device nodes and capabilities as root."""
     import socket
 
     root, outside, engine = ws
     (root / "probe.py").write_text(PROBE)
+    (root / "results").mkdir()
+    profile = root / "out" / "profiles" / "event" / "vector_add" / "n=1" / "run-v0" / "params.json"
+    profile.parent.mkdir(parents=True)
+    profile.write_text("{}")
+    shm = Path(f"/dev/shm/kprof-test-other-{os.getpid()}")
+    shm.write_text("another job's\n")
     # The server's secrets (its bearer token, a cloud key) stay out of the command's environment, and an
     # abstract unix socket of a process outside its sandbox is out of its reach (Landlock's scope, ABI 6).
     monkeypatch.setenv("KPROF_MCP_TOKEN", "server-token")
@@ -105,13 +138,20 @@ def test_a_command_writes_and_reads_only_where_it_may(ws, monkeypatch):
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(name)
     listener.listen(1)
+    other = subprocess.Popen(["sleep", "60"], env={"OTHER_SECRET": "x"})
     argv = ["python", "probe.py", str(outside / "victim.txt"), str(outside / "secret.txt"), name]
+    argv += [str(other.pid), str(shm), str(profile)]
     try:
         with pytest.raises(KprofError, match="entered no range"):  # it ran to its end, recording nothing
             engine.profile_command(argv, mode="event")
     finally:
         listener.close()
-    report = json.loads((root / "report.json").read_text())
+        other.kill()
+        other.wait()
+        shm_text = shm.read_text()
+        shm.unlink()
+    report = json.loads((root / "results" / "report.json").read_text())
+    root_user = os.geteuid() == 0  # the supervisor gives it a PID and mount namespace of its own
     assert report == {
         "write_outside": "PermissionError",
         "truncate_outside": "PermissionError",
@@ -119,37 +159,53 @@ def test_a_command_writes_and_reads_only_where_it_may(ws, monkeypatch):
         "list_home": "PermissionError",
         "signal_parent": "PermissionError" if sandbox.abi() >= 6 else "done",
         "write_tmp": "done",
-        "write_cwd": "done",
+        "write_cwd_subdir": "done",
+        "create_at_cwd_root": "PermissionError",
+        "append_other_profile": "PermissionError",
         "name_own_thread": "done",
         "proc_of_parent": "PermissionError",
+        # without a PID namespace (not root) Landlock leaves PTRACE_MODE_READ files of the same user readable
+        "environ_of_other": "FileNotFoundError" if root_user else "done",
+        "append_other_shm": "FileNotFoundError" if root_user else "PermissionError",
+        "own_shm": "done" if root_user else "PermissionError",
+        "mknod": "PermissionError",
+        "chown": "PermissionError",
+        "chroot": "PermissionError",
         "abstract_socket": "PermissionError" if sandbox.abi() >= 6 else "done",
         "token_seen": False,
         "path_kept": True,
     }
     assert (outside / "victim.txt").read_text() == "precious"
+    assert profile.read_text() == "{}" and shm_text == "another job's\n"
+    assert not (root / "new_at_root.txt").exists()
 
 
 @pytest.mark.parametrize("how", ["ends", "times out"])
 def test_a_grandchild_in_its_own_session_dies_with_the_job(ws, how):
     root, _, engine = ws
     (root / "spawn.py").write_text(SPAWN)
-    argv = ["python", "spawn.py"] + (["hang"] if how == "times out" else [])
+    (root / "results").mkdir()
+    tag = f"kprof-test-tag-{os.getpid()}-{how.replace(' ', '')}"
+    argv = ["python", "spawn.py", tag] + (["hang"] if how == "times out" else [])
     with pytest.raises(
         KprofError, match="did not finish within" if how == "times out" else "entered no range"
     ):
         engine.profile_command(argv, mode="event", timeout_s=20 if how == "times out" else None)
-    pid = int((root / "grandchild.pid").read_text())
-    try:
-        assert _gone(pid), f"the grandchild {pid} outlived its job ({how})"
-    finally:
+    assert (root / "results" / "grandchild.pid").read_text()  # it was started
+    deadline = time.monotonic() + 5
+    while _tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = _tagged(tag)
+    for pid in left:
         _kill(pid)
+    assert not left, f"the grandchild {left} outlived its job ({how})"
 
 
 SERVER = """
 import subprocess, sys
 from kprof_mcp import lifeline, sandbox
 env, fds = lifeline.for_child(dict(__import__("os").environ))
-argv = sandbox.wrap(None, [sys.executable, "spawn.py", "hang"])
+argv = sandbox.wrap(None, [sys.executable, "spawn.py", "kprof-test-server-tag", "hang"])
 subprocess.Popen(argv, env=env, pass_fds=fds, start_new_session=True, cwd=sys.argv[1])
 print("up", flush=True)
 import time; time.sleep(600)
@@ -162,7 +218,7 @@ def test_a_grandchild_in_its_own_session_dies_with_a_killed_server(tmp_path):
     (tmp_path / "spawn.py").write_text(SPAWN)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(tmp_path)], env=env, stdout=subprocess.PIPE)
-    pid_file = tmp_path / "grandchild.pid"
+    pid_file = tmp_path / "results" / "grandchild.pid"
     try:
         deadline = time.monotonic() + 30
         while not pid_file.exists() or not pid_file.read_text():
@@ -209,13 +265,14 @@ def test_the_supervisor_confines_a_command_by_its_policy(tmp_path):
     allowed.mkdir()
     other.mkdir()
     (other / "f").write_text("x")
-    policy = sandbox.command_policy(allowed, allowed, allowed / "runs", allowed / "tmp")
+    (allowed / "sub").mkdir()
+    policy = sandbox.command_policy(allowed, allowed, allowed / "out" / "event" / "command", allowed / "tmp")
     pf = tmp_path / "policy.json"
     pf.write_text(policy.to_json())
     code = textwrap.dedent(
         f"""
         import sys
-        open({str(allowed / "ok")!r}, "w").write("x")
+        open({str(allowed / "sub" / "ok")!r}, "w").write("x")
         try:
             open({str(other / "f")!r})
         except PermissionError:
@@ -224,7 +281,7 @@ def test_the_supervisor_confines_a_command_by_its_policy(tmp_path):
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     cp = subprocess.run(sandbox.wrap(pf, [sys.executable, "-c", code]), env=env, cwd=allowed, timeout=60)
-    assert cp.returncode == 7 and (allowed / "ok").exists()
+    assert cp.returncode == 7 and (allowed / "sub" / "ok").exists()
     assert "/root" not in policy.read and str(Path.home()) not in policy.read
 
 
@@ -246,3 +303,37 @@ def test_allow_commands_refuses_to_start_without_landlock(monkeypatch, capsys):
     with pytest.raises(Started):
         server.main(["--allow-commands", "--unconfined-commands"])
     assert "run unconfined" in capsys.readouterr().err
+
+
+# Moves its own run directory away and plants a link to `outside` under its name (probe row "run dir
+# swapped"), then prints and ends.
+SWAP = """
+import glob, os, sys
+(partial,) = glob.glob("out/profiles/event/command/**/*.partial", recursive=True)
+os.rename(partial, partial + ".moved")
+os.symlink(sys.argv[1], partial)
+print("swapped")
+"""
+
+
+@needs_landlock
+def test_a_run_dir_swapped_for_a_link_is_a_clear_error_and_nothing_goes_through_it(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (ws / "swap.py").write_text(SWAP)
+    (ws / "fails.py").write_text("print('about to fail')\nraise SystemExit(3)\n")
+    cfg = Config.from_options(str(ws), force_cpu=True)
+    cfg.warm = False
+    engine = Engine(cfg)
+    (ws / "out" / "profiles" / "event" / "command").mkdir(parents=True)
+    with pytest.raises(KprofError, match="was moved, removed or replaced while the command ran"):
+        engine.profile_command(["python", "swap.py", str(outside)], mode="event")
+    assert list(outside.iterdir()) == []
+    with pytest.raises(KprofError, match="about to fail") as e:
+        engine.profile_command(["python", "fails.py"], mode="event")
+    assert "kept in" not in str(e.value)
+    runs = ws / "out" / "profiles" / "event" / "command"
+    left = [p for p in runs.rglob("*.partial") if not p.is_symlink()]  # the link is the swap's own
+    assert left == [], "a failed run left its *.partial directory"

@@ -247,16 +247,18 @@ def a_root():
     """The server runs as root here: does the sandbox still hold against root's own powers?"""
     import stat
     OUT["uid"] = os.getuid()
-    rec("mknod_char_1_3_in_cwd", lambda: os.mknod("charnode", stat.S_IFCHR | 0o600, os.makedev(1, 3)))
+    # in results/ (a directory the command may write: the cwd's root takes no new file since 2026-11-26)
+    rec("mknod_char_1_3_in_cwd", lambda: os.mknod("results/charnode", stat.S_IFCHR | 0o600, os.makedev(1, 3)))
     dev = os.stat("/").st_dev
     OUT["root_dev"] = (os.major(dev), os.minor(dev))
-    rec("mknod_block_of_root_fs_in_cwd", lambda: os.mknod("blknode", stat.S_IFBLK | 0o600, dev))
-    rec("read_block_node", lambda: r("blknode")[:16])
+    rec("mknod_block_of_root_fs_in_cwd", lambda: os.mknod("results/blknode", stat.S_IFBLK | 0o600, dev))
+    rec("read_block_node", lambda: r("results/blknode")[:16])
     rec("open_proc_sys_kernel_hostname_for_write_(no_write)", lambda: open("/proc/sys/kernel/hostname", "r+").close())
     rec("open_sys_kernel_for_write_(no_write)", lambda: open("/sys/kernel/mm/transparent_hugepage/enabled", "r+").close())
     rec("append_other_dev_shm_file", lambda: w(CFG["shm_file"], "TAMPERED\n", "a"))
-    rec("chown_ws_file", lambda: (w("own.txt"), os.chown("own.txt", 12345, 12345)))
-    rec("chroot", lambda: os.chroot("."))
+    rec("chown_ws_file", lambda: (w("results/own.txt"), os.chown("results/own.txt", 12345, 12345)))
+    rec("chroot", lambda: os.chroot("results"))
+    rec("create_file_at_cwd_root", lambda: w("new_at_root.txt"))
     rec("unshare_user_ns", lambda: ctypes.CDLL(None, use_errno=True).unshare(0x10000000) or "ok")
 
 
@@ -264,7 +266,8 @@ def a_plant():
     """Confined command writes a kernel package into the workspace; the client then calls
     profile_kernel on it (runs outside the sandbox?)."""
     src = open("evilkern.py").read().replace("profile_kernel_pwn.txt", "chained_pwn.txt")
-    w("chained.py", src)
+    rec("plant_at_root", lambda: w("chained.py", src))  # refused since 2026-11-26 (the cwd's root)
+    w("kern/chained.py", src)  # a directory of the workspace the command may write
     OUT["planted"] = True
 
 

@@ -66,7 +66,8 @@ def reap_tagged():
 
 
 def setup():
-    for d in (WS, WS2, V, PP, V / "swapdir", WS / "sub", WS / "pkg", WS / "tests"):
+    for d in (WS, WS2, V, PP, V / "swapdir", WS / "sub", WS / "pkg", WS / "tests", WS / "results",
+              WS / "sub" / "results", WS / "kern"):
         d.mkdir(parents=True, exist_ok=True)
     (V / "secret.txt").write_text("victim secret\n")
     (WS2 / "secret.txt").write_text("ws2 secret\n")
@@ -155,10 +156,10 @@ async def main():
 
         # chained: the confined command plants a package, profile_kernel runs it
         await cmd(c, ["python", "atk.py", "plant"])
-        r = await c.call_tool("profile_kernel", {"kernel": "chained.py", "params": {"n": 256}, "mode": "event"})
+        r = await c.call_tool("profile_kernel", {"kernel": "kern/chained.py", "params": {"n": 256}, "mode": "event"})
         pw = (V / "chained_pwn.txt").exists()
         row("CHAIN: confined profile_command writes chained.py, then profile_kernel('chained.py') runs it",
-            "atk.py plant; profile_kernel(kernel='chained.py')", "SUCCEEDED" if pw else "blocked",
+            "atk.py plant; profile_kernel(kernel='kern/chained.py')", "SUCCEEDED" if pw else "blocked",
             f"victim/chained_pwn.txt exists={pw}; planted={res('plant')}")
 
         for name in ("baseline", "links", "fds", "proc", "ipc", "places", "root"):

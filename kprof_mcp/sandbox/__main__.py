@@ -1,0 +1,229 @@
+"""``python -m kprof_mcp.sandbox POLICY.json|- -- ARGV...``: the supervisor (see :mod:`kprof_mcp.sandbox`).
+
+Process tree, where namespaces can be had (root)::
+
+    supervisor (subreaper, lifeline; unconfined, in the server's namespaces)
+      └─ A: unshare(PID|mount) — waits for B
+           └─ B: pid 1 of the new PID namespace — mounts a fresh /proc and a private /dev/shm, reaps
+                └─ C: drops its capabilities, Landlock, exec ARGV
+
+Without them (another user than root) the supervisor forks C directly: C then sees the machine's
+``/proc`` (Landlock refuses ``ptrace`` and ``/proc/<pid>/mem`` of processes outside its domain, but
+files the kernel checks only for reading — ``environ``, ``cmdline``, ``maps`` — stay readable to the
+same user) and gets no ``/dev/shm`` at all (POSIX shared memory and semaphores fail).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from pathlib import Path
+
+from .. import lifeline
+from . import FILE_RIGHTS, NO_NODES, READ, Policy, _add_rule, _handled, _libc, abi, build_ruleset, restrict
+
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+_CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
+_CAPSET = {"x86_64": 126, "aarch64": 91}
+
+
+def _ok(rc: int) -> bool:
+    return rc == 0
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> bool:
+    libc = _libc()
+    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+    return _ok(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)))
+
+
+def drop_capabilities(keep: list[int]) -> None:
+    """Empty the bounding set but ``keep`` (an ``exec`` as root then gains no other capability), the
+    ambient set, and this process's own sets. Without CAP_SETPCAP (not root) there is nothing to drop."""
+    libc = _libc()
+    try:
+        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):
+        if cap not in keep:
+            libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    nr = _CAPSET.get(os.uname().machine)
+    if nr is None:
+        return
+    mask = sum(1 << c for c in keep)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)(mask & 0xFFFFFFFF, mask & 0xFFFFFFFF, 0, mask >> 32, mask >> 32, 0)
+    libc.syscall(ctypes.c_long(nr), ctypes.byref(header), ctypes.byref(data))
+
+
+def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], private_shm: bool) -> None:
+    """C: add the rules only this process can name (its /proc, its /dev/shm), drop its capabilities,
+    confine it and exec the command. Never returns."""
+    try:
+        if ruleset >= 0 and policy is not None:
+            handled = _handled(abi())
+            _add_rule(ruleset, "/proc", READ, handled)
+            # cuInit() names its threads in /proc/<pid>/task/<tid>/comm and fails with error 304 without
+            # it: the process's own /proc/<pid> is writable, nothing else of /proc. A process it starts
+            # has another pid, so CUDA does not initialise in its subprocesses.
+            _add_rule(ruleset, f"/proc/{os.getpid()}", FILE_RIGHTS, handled)
+            if private_shm:
+                _add_rule(ruleset, "/dev/shm", handled & NO_NODES, handled, follow=False)
+            drop_capabilities(policy.keep_caps)
+            restrict(ruleset)
+            os.close(ruleset)
+        os.execvp(command[0], command)
+    except BaseException as e:  # noqa: BLE001
+        try:
+            os.write(2, f"kprof sandbox: cannot start {command[0]}: {e}\n".encode())
+        finally:
+            os._exit(127)
+
+
+def _private_mounts() -> bool:
+    """B (pid 1 of the new PID namespace, in a mount namespace of A's): mounts that no other process
+    sees — a /proc of this PID namespace and an empty /dev/shm. False when they cannot be made."""
+    if not _mount("none", "/", None, _MS_REC | _MS_PRIVATE):
+        return False
+    if not _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC):
+        return False
+    return os.path.isdir("/dev/shm") and _mount(
+        "tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777"
+    )
+
+
+def _isolated(ruleset: int, policy: Policy, command: list[str], status_w: int) -> None:
+    """A: a PID and a mount namespace for B; B: the namespace's init. Never returns; B writes C's wait
+    status to ``status_w`` (pid 1 of a namespace cannot die by its own signal, so it cannot mirror
+    C's end itself)."""
+    libc = _libc()
+    if not _ok(libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS)):
+        os.write(status_w, b"nons")
+        _confine_and_exec(ruleset, policy, command, private_shm=False)
+    b = os.fork()
+    if b:  # A
+        while True:
+            try:
+                os.waitpid(b, 0)
+                break
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                break
+        os._exit(0)
+    shm = _private_mounts()
+    c = os.fork()
+    if c == 0:
+        _confine_and_exec(ruleset, policy, command, private_shm=shm)
+    os.close(ruleset)
+    status = None
+    while status is None:
+        try:
+            got, st = os.waitpid(-1, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            break
+        if got == c:
+            status = st
+    os.write(status_w, str(1 << 8 if status is None else status).encode())
+    os._exit(0)  # the kernel kills whatever is left in the namespace
+
+
+def _can_isolate(policy: Policy | None) -> bool:
+    return policy is not None and policy.isolate and os.geteuid() == 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3 or argv[1] != "--":
+        print("usage: python -m kprof_mcp.sandbox POLICY.json|- -- ARGV...", file=sys.stderr)
+        return 2
+    policy_file, command = argv[0], argv[2:]
+    ruleset, policy = -1, None
+    if policy_file != "-":
+        try:
+            policy = Policy.from_json(Path(policy_file).read_text())
+            ruleset = build_ruleset(policy)
+        except OSError as e:
+            print(f"kprof sandbox: cannot confine the command: {e}", file=sys.stderr)
+            return 126
+    try:
+        _libc().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    status_r = status_w = -1
+    isolate = _can_isolate(policy)
+    if isolate:
+        status_r, status_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        if isolate:
+            os.close(status_r)
+            _isolated(ruleset, policy, command, status_w)
+        _confine_and_exec(ruleset, policy, command, private_shm=False)
+    if ruleset >= 0:
+        os.close(ruleset)
+    if status_w >= 0:
+        os.close(status_w)
+    return _supervise(pid, status_r)
+
+
+def _reported(status_r: int, st: int | None) -> int | None:
+    """C's wait status as B reported it (``st``, the direct child's, when nothing was reported or no
+    namespace could be made)."""
+    if status_r < 0:
+        return st
+    try:
+        text = os.read(status_r, 64).decode()
+    except OSError:
+        return st
+    finally:
+        os.close(status_r)
+    if text.startswith("nons"):  # no namespace: the direct child was the process itself
+        return st
+    return int(text) if text.isdigit() else 1 << 8  # B died before telling: exit status 1
+
+
+def _supervise(pid: int, status_r: int = -1) -> int:
+    """Wait for the confined process (reaping every orphan handed to this subreaper meanwhile); when
+    it has ended, or on SIGTERM/SIGINT, kill what is left of the subtree; exit as the process did."""
+
+    def stop(signum, frame):
+        lifeline.kill_tree(os.getpid())
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    lifeline.watch()  # the server gone: this subtree, then this group, killed
+    status = None
+    while status is None:
+        try:
+            got, st = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        if got == pid:
+            status = st
+    status = _reported(status_r, status)
+    lifeline.kill_tree(os.getpid())
+    if status is None:
+        return 1
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        sys.stdout.flush()
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)  # the runner reads the process's signal as before
+        return 128 + sig
+    return os.waitstatus_to_exitcode(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

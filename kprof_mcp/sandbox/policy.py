@@ -1,0 +1,280 @@
+"""What a confined process may read and write (:mod:`kprof_mcp.sandbox`), and its environment: a user's
+command (``profile_command``) and a kernel child, the warm worker or fresh process that imports workspace
+kernel packages (``profile_kernel`` and the tools that load a package).
+
+Write rules never carry ``MAKE_CHAR``/``MAKE_BLOCK`` (no device node is created anywhere) and never
+follow a link. ``/proc`` and ``/dev/shm`` are granted by the supervisor in the confined process itself
+(:mod:`kprof_mcp.sandbox.__main__`): its own ``/proc`` when it has a PID namespace, and a private
+``/dev/shm`` only where it has a mount namespace of its own.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Read-only system paths every Python/CUDA program needs (those that exist are allowed); /proc is
+# added by the supervisor in the confined process (a fresh one when it has a PID namespace).
+SYSTEM_READ = (
+    "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt",
+    "/sys", "/dev", "/run", "/var/lib/nvidia", "/nix", "/snap",
+)  # fmt: skip
+# Device nodes a program opens for writing: the usual character devices and the GPU's.
+DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+DEVICE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
+# Caches a program writes under the home directory otherwise: a command's inside its private tmp (gone
+# with the job), a kernel child's in a cache of the workspace's own that no unconfined process reads
+# (a poisoned Triton launcher or CUDA JIT cache entry would run wherever the cache is shared).
+CACHE_VARS = {
+    "TRITON_CACHE_DIR": "triton",
+    "TRITON_HOME": "triton-home",
+    "TORCHINDUCTOR_CACHE_DIR": "inductor",
+    "TORCH_EXTENSIONS_DIR": "torch_extensions",
+    "CUDA_CACHE_PATH": "nv-compute-cache",
+    "XDG_CACHE_HOME": "xdg-cache",
+    "MPLCONFIGDIR": "matplotlib",
+}
+# Environment variables a confined process does not get: the server's bearer token and whatever names a
+# secret (a cloud key, a password) — it could otherwise call the server's own tools or leave with them.
+SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY")
+CAP_SYS_ADMIN = 21
+
+
+@dataclass
+class Policy:
+    """What the confined process may read (and execute) and write: directories, each with everything
+    beneath it, or single files; ``devices``: device files opened for writing. ``isolate``: give it a
+    PID and mount namespace of its own where the supervisor may (root): a fresh ``/proc`` showing only
+    its job's processes and a private ``/dev/shm``. ``keep_caps``: the only capabilities left in its
+    bounding set (none unless a profiler's counters need one)."""
+
+    read: list[str] = field(default_factory=list)
+    write: list[str] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)
+    isolate: bool = True
+    keep_caps: list[int] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__)
+
+    @classmethod
+    def from_json(cls, text: str) -> Policy:
+        d = json.loads(text)
+        return cls(
+            read=list(d["read"]),
+            write=list(d["write"]),
+            devices=list(d.get("devices", [])),
+            isolate=bool(d.get("isolate", True)),
+            keep_caps=[int(c) for c in d.get("keep_caps", [])],
+        )
+
+
+@dataclass(frozen=True)
+class KernelScope:
+    """Where a server's kernel children may write and read: the workspace (read: its packages), the
+    profiles' root (write), the operator's kernel directories (read), and a cache of their own."""
+
+    workspace: Path
+    out_root: Path
+    kernel_dirs: tuple[Path, ...] = ()
+
+    @property
+    def cache_dir(self) -> Path:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kprof-mcp" / "confined"
+        return base / hashlib.sha256(str(self.workspace).encode()).hexdigest()[:16]
+
+
+def _python_dirs() -> list[str]:
+    """The interpreter's prefixes and site directories (the server's interpreter runs the child)."""
+    import site
+    import sysconfig
+
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    dirs.add(str(Path(sys.executable).resolve().parent.parent))
+    for getter in (site.getsitepackages, lambda: [site.getusersitepackages()]):
+        try:
+            dirs.update(getter())
+        except Exception:  # noqa: BLE001 — a site module without them (some virtualenvs)
+            pass
+    dirs.update(
+        v for k, v in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib")
+    )
+    # import-path entries of installed packages (.pth files, editable installs' site dirs); never
+    # the server's working directory ('' or cwd), which may be the home directory
+    cwd = os.getcwd()
+    for p in sys.path:
+        if p and p != cwd and ("site-packages" in p or "dist-packages" in p or p.endswith(".zip")):
+            dirs.add(p)
+    # the operator's own search paths for the server (a wheel directory, profiler libraries), never
+    # the home directory or / as a whole
+    never = {"/", str(Path.home()), cwd}
+    for var in ("PYTHONPATH", "LD_LIBRARY_PATH"):
+        dirs.update(
+            p for p in os.environ.get(var, "").split(os.pathsep) if p and os.path.isabs(p) and p not in never
+        )
+    return sorted(dirs)
+
+
+def _tool_root(exe: str) -> str | None:
+    """The install directory of a profiler binary (``.../bin/nsys`` → ``...``)."""
+    try:
+        real = Path(exe).resolve()
+    except OSError:
+        return None
+    return (
+        str(real.parent.parent)
+        if real.parent.name.startswith("bin") or real.parent.name.startswith("host")
+        else str(real.parent)
+    )
+
+
+def _reads(workspace: Path, prefix: list[str] | None, extra: tuple[Path, ...] = ()) -> list[str]:
+    kprof_root = str(Path(__file__).resolve().parents[2])
+    read = [str(workspace), *map(str, extra), kprof_root, *_python_dirs()]
+    read += [p for p in SYSTEM_READ if os.path.exists(p)]
+    if prefix:
+        root = _tool_root(prefix[0])
+        if root and root != "/":
+            read.append(root)
+    return sorted(set(read))
+
+
+def _devices() -> list[str]:
+    devices = [p for p in DEVICE_FILES if os.path.exists(p)]
+    for pattern in DEVICE_GLOBS:
+        devices.extend(sorted(glob.glob(pattern)))
+    return devices
+
+
+def _keep_caps(prefix: list[str] | None) -> list[int]:
+    """CAP_SYS_ADMIN for a process an Nsight Compute prefix reads counters of, where the driver lets only
+    admins read them (``RmProfilingAdminOnly: 1``); nothing otherwise."""
+    if not prefix or not Path(prefix[0]).name.startswith("ncu"):
+        return []
+    try:
+        params = Path("/proc/driver/nvidia/params").read_text()
+    except OSError:
+        return []
+    return [CAP_SYS_ADMIN] if "RmProfilingAdminOnly: 1" in params else []
+
+
+def protected_paths(workspace: Path, out_root: Path) -> list[Path]:
+    """What a command never writes even when its working directory holds it: the workspace's ``out/``
+    (every profile, baseline and calibration), the profiles' root, ``.git`` and the devlogs."""
+    return [workspace / "out", out_root, workspace / ".git", workspace / "docs" / "kernels"]
+
+
+def writable_under(root: Path, protected: list[Path]) -> list[str]:
+    """Write grants covering ``root`` except every protected path beneath it. Landlock's rules are
+    allow-lists over whole hierarchies, so a directory holding a protected path is granted entry by
+    entry (its other files and directories, links left out): nothing can be created in it."""
+    inside = [p for p in protected if p == root or root in p.parents]
+    if not inside:
+        return [str(root)]
+    if root in inside:
+        return []
+    grants: list[str] = []
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return []
+    for e in entries:
+        p = Path(e.path)
+        if p in inside or e.is_symlink():
+            continue
+        if any(p in q.parents for q in inside):
+            if e.is_dir(follow_symlinks=False):
+                grants += writable_under(p, inside)
+            continue
+        grants.append(str(p))
+    return grants
+
+
+def command_policy(
+    workspace: Path,
+    cwd: Path,
+    runs_dir: Path,
+    private_tmp: Path,
+    prefix: list[str] | None = None,
+    out_root: Path | None = None,
+) -> Policy:
+    """The policy of one command: it writes in its working directory (but not in ``out/``, ``.git`` or
+    the devlogs, see :func:`protected_paths`), its runs' directory under ``out/`` and its private tmp,
+    and reads the workspace, Python and the system (and the install directory of a profiler that wraps
+    it: its injection libraries are loaded into the command)."""
+    out_root = out_root or runs_dir.parent.parent
+    write = [*writable_under(cwd, protected_paths(workspace, out_root)), str(runs_dir), str(private_tmp)]
+    return Policy(
+        read=_reads(workspace, prefix), write=write, devices=_devices(), keep_caps=_keep_caps(prefix)
+    )
+
+
+def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None = None) -> Policy:
+    """The policy of a kernel child (a warm worker or a fresh process that imports workspace packages):
+    it writes the profiles' root (its runs), its jobs' request/result directory and private tmp, and its
+    own caches; it reads the workspace, the kernel directories, Python and the system."""
+    write = [str(scope.out_root), str(jobs_dir), str(scope.cache_dir)]
+    return Policy(
+        read=_reads(scope.workspace, prefix, scope.kernel_dirs),
+        write=write,
+        devices=_devices(),
+        keep_caps=_keep_caps(prefix),
+    )
+
+
+def confined_env(env: dict[str, str], private_tmp: Path, caches: Path | None = None) -> dict[str, str]:
+    """A confined process's environment, without the server's secrets (:data:`SECRET_WORDS` in a name),
+    with its temporary directory inside ``private_tmp`` and its compiler caches in ``caches`` (default:
+    inside ``private_tmp``)."""
+    out = {k: v for k, v in env.items() if not any(w in k.upper() for w in SECRET_WORDS)}
+    tmp = private_tmp / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        out[var] = str(tmp)
+    for var, name in CACHE_VARS.items():
+        out[var] = str((caches or private_tmp / "cache") / name)
+    return out
+
+
+def command_env(env: dict[str, str], private_tmp: Path) -> dict[str, str]:
+    """A command's environment (:func:`confined_env`, caches in its private tmp)."""
+    return confined_env(env, private_tmp)
+
+
+# ------------------------------------------------------------------ files of the server's own
+_private: dict[object, Path] = {}
+
+
+def _private_dir(key: object, prefix: str) -> Path:
+    """A directory of this process (mode 0700) made on first use and removed at its exit."""
+    if key not in _private or not _private[key].is_dir():
+        import atexit
+        import shutil
+        import tempfile
+
+        d = Path(tempfile.mkdtemp(prefix=prefix))
+        atexit.register(shutil.rmtree, d, True)
+        _private[key] = d
+    return _private[key]
+
+
+def write_policy(policy: Policy) -> Path:
+    """``policy`` in a file of a directory no confined process may write (a confined process that
+    rewrote the policy of the next one started would widen its own boundary)."""
+    import tempfile
+
+    fd, path = tempfile.mkstemp(dir=_private_dir("policies", "kprof-policies-"), suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        f.write(policy.to_json())
+    return Path(path)
+
+
+def jobs_dir(scope: KernelScope) -> Path:
+    """The directory of a scope's kernel jobs (their requests, results, private tmp): the one
+    temporary directory its kernel children may write."""
+    return _private_dir(scope, "kprof-kernels-")
