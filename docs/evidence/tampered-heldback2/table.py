@@ -8,7 +8,9 @@ figure it prints. The criterion is the README's, fixed before the first GPU run:
   same mode does not print (lines compared with every number replaced by "#" and spaces collapsed), so
   that a neutral line every contract prints ("Integrity: checks passed …") is no flag; when the honest
   contract of that mode is missing, every flag line counts;
-- the honest contract is the control: it should have no flag line at all (any it has is listed);
+- the honest contract is the control: it is "control flagged" when one of its flag lines matches STRONG
+  ("failed", "suspect", "refused", "no kernel", "(over|above) … peak"); its lines that only say
+  "integrity" or "caveat" are listed as mentions, not as a false alarm;
 - the largest peak figure: every number followed by "%" on a line that mentions "peak", except a number
   followed by "% gain" or written "+N %" (an estimated gain, not a share of a peak), and every value in
   a table column whose header ends in "%" and does not name a time, share, gain or change (shares of a
@@ -28,6 +30,7 @@ from pathlib import Path
 FLAG = re.compile(
     r"integrity|suspect|no kernel|failed|refused|caveat|(?:over|above) (?:a |the )?(?:device )?peak", re.I
 )
+STRONG = re.compile(r"suspect|no kernel|failed|refused|(?:over|above) (?:a |the )?(?:device )?peak", re.I)
 PCT = re.compile(r"(?<![+\d.])(\d+(?:\.\d+)?)\s*%(?!\s*gain)")
 NOT_PEAK_COL = re.compile(r"time|share|gain|change|Δ|delta|diff", re.I)
 MODES = ("annotation", "event")
@@ -89,10 +92,11 @@ def row(d: Path, version: str, mode: str) -> tuple[str, bool | None, bool]:
         lines = [x for x in lines if norm(x) not in furniture]
     shown = "; ".join(f"`{x[:140].replace('|', '/')}`" for x in lines[:4])
     more = f" (+{len(lines) - 4} more)" if len(lines) > 4 else ""
-    flagged = bool(lines)
-    cell = (
-        ("**control flagged**: " if version == "honest" else "**yes**: ") + shown + more if flagged else "no"
-    )
+    flagged = bool(lines) if version != "honest" else any(STRONG.search(x) for x in lines)
+    if flagged:
+        cell = ("**control flagged**: " if version == "honest" else "**yes**: ") + shown + more
+    else:
+        cell = "no" + (f" (mentions: {shown}{more})" if lines else "")
     figs = peak_figures(text)
     top = max(figs, default=None)
     over = top is not None and top[0] > 100
