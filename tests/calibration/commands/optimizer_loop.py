@@ -1,8 +1,8 @@
 """An AdamW step run one parameter at a time: ``torch.optim.AdamW(params, foreach=False)`` (set for
 memory, or copied from an old recipe) updates each of the model's 291 parameter tensors with its own
-sequence of ~10 eager ops (the exp_avg/exp_avg_sq updates, bias corrections, sqrt, division, weight
-decay): ~3000 small kernels per step, each issued by Python (CUDA C++ Best Practices Guide: batch
-small kernels, minimise launch overhead; PyTorch's optimizer docs: the foreach and fused
+sequence of ~8 eager ops (the exp_avg/exp_avg_sq updates, bias corrections, sqrt, division, weight
+decay): 2328 small kernels per step, each issued by Python (CUDA C++ Best Practices Guide: batch small
+kernels, minimise launch overhead; PyTorch's optimizer docs: the foreach and fused
 implementations). The fix is one change: ``fused=True`` (one multi-tensor kernel per group of
 tensors).
 
@@ -11,6 +11,10 @@ Stage ``step`` (one ``kprof.range`` per optimizer step): a GPT-like stack of 24 
 the embedding and the final LayerNorm, 291 fp32 tensors, 21.05 M parameters, fixed gradients. The model
 is the fused update: per parameter p, grad, exp_avg, exp_avg_sq read and p, exp_avg, exp_avg_sq written
 (28 bytes: 5.89e8 per step) and ~16 FLOPs (3.37e8).
+
+Measured (H100 SXM, torch 2.11, 2026-11-26, the quick check: wall time per step, 30 steps, median of 3
+rounds, one process per variant): bad 20.0 ms (2328 kernels per step), good 0.75 ms (12 kernels): 26.7x.
+The variants' sampled parameters agree to 1.5e-8 after three steps.
 
     python optimizer_loop.py --variant bad --steps 20
 """

@@ -20,6 +20,8 @@ Expected on an H100 SXM (per design): v1 streams 268 MB at ~3 TB/s → ~90-100 �
 in two memory-bound kernels → ~450-500 µs: ≈ 5x. v0's limiter is DRAM (resource "dram"); its bytes
 above the model are the intermediate's round trip between the stage's two kernels (cause "fusion").
 Tolerance: fp32 sums of 8192 squares: 1e-5 relative.
+Measured (H100 SXM, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench median, L2 flushed) v0 469 µs,
+v1 99 µs (4.7x); recorded event medians v0 470 µs, v1 97 µs (+385 %).
 """
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
