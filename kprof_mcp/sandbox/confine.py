@@ -32,6 +32,12 @@ def kernel_confinement(
     refuses --allow-commands there unless --unconfined-commands). ``reads``: more directories it reads."""
     if scope is None or not available():
         return None
+    if prefix:
+        # Under Nsight Compute the confined child hung on an H200 (docs/evidence/sandbox/gpu-2026-11-26.log;
+        # cause not isolated): a child behind a profiler's prefix runs unconfined, as before, until a GPU
+        # run shows the profilers working under the policy. The warm worker's preparation beside it is
+        # confined, but the prefixed child imports the package itself.
+        return None
     scope.cache_dir.mkdir(parents=True, exist_ok=True)
     jobs = jobs_dir(scope)
     policy = kernel_policy(scope, jobs, prefix)

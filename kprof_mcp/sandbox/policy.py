@@ -209,8 +209,17 @@ def command_policy(
     it: its injection libraries are loaded into the command)."""
     out_root = out_root or runs_dir.parent.parent
     write = [*writable_under(cwd, protected_paths(workspace, out_root)), str(runs_dir), str(private_tmp)]
+    # Behind a profiler (nsys, ncu) as it ran on the GPU before namespaces came: the profiler's injected
+    # libraries and the profiler outside share its pids and, possibly, /dev/shm (not verified on a GPU
+    # with a namespace or a private /dev/shm: see docs/evidence/sandbox/gpu-2026-11-26.log).
+    if prefix and os.path.isdir("/dev/shm"):
+        write.append("/dev/shm")
     return Policy(
-        read=_reads(workspace, prefix), write=write, devices=_devices(), keep_caps=_keep_caps(prefix)
+        read=_reads(workspace, prefix),
+        write=write,
+        devices=_devices(),
+        isolate=not prefix,
+        keep_caps=_keep_caps(prefix),
     )
 
 
@@ -219,10 +228,13 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
     it writes the profiles' root (its runs), its jobs' request/result directory and private tmp, and its
     own caches; it reads the workspace, the kernel directories, Python and the system."""
     write = [str(scope.out_root), str(jobs_dir), str(scope.cache_dir)]
+    # No namespaces (yet): kprof's own process-tree handling and its tests follow a kernel child by
+    # its pid, which a PID namespace would hide; so it sees the machine's /proc and has no /dev/shm.
     return Policy(
         read=_reads(scope.workspace, prefix, scope.kernel_dirs),
         write=write,
         devices=_devices(),
+        isolate=False,
         keep_caps=_keep_caps(prefix),
     )
 

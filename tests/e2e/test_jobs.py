@@ -59,7 +59,7 @@ def test_queue_places_get_profile_and_cancel(workspace):
 
 
 def test_client_cancellation_kills_the_process_tree_and_the_server_keeps_answering(workspace, tmp_path):
-    pidfile = tmp_path / "pids"
+    pidfile = workspace / "out" / "profiles" / "pids"  # a kernel child writes only there (issue 38)
     orphan = _broken(workspace, "orphan")
 
     async def main():

@@ -124,7 +124,7 @@ class StdioServer:
 def hanging_job(workspace, tmp_path, request):
     """A stdio server (``python -m <param>``) whose only GPU slot runs the hanging kernel; yields
     the server, the processes of its tree and the job's child and grandchild."""
-    pidfile = tmp_path / "pids"
+    pidfile = workspace / "out" / "profiles" / "pids"  # a kernel child writes only there (issue 38)
     server = StdioServer(request.param, workspace, pidfile)
     tree = [psutil.Process(server.proc.pid)]
     try:
@@ -301,7 +301,7 @@ def _drop(s: socket.socket) -> None:
 
 
 def test_a_dropped_http_connection_cancels_its_job(workspace, tmp_path):
-    pidfile, port = tmp_path / "pids", free_port()
+    pidfile, port = workspace / "out" / "profiles" / "pids", free_port()  # a kernel child writes only there
     proc = subprocess.Popen(
         [
             PY,

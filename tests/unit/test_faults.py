@@ -54,7 +54,7 @@ def test_faults_get_a_clear_error_and_leave_no_profile(engine, workspace, mode, 
 
 @pytest.mark.parametrize("how", ["cancel", "timeout"])
 def test_cancel_or_timeout_kills_the_whole_process_tree(workspace, tmp_path, monkeypatch, how):
-    pidfile = tmp_path / "pids"
+    pidfile = workspace / "out" / "profiles" / "pids"  # a kernel child writes only there (issue 38)
     monkeypatch.setenv("KPROF_TEST_PIDFILE", str(pidfile))
     eng = Engine(Config(workspace=workspace, timeout_s=600))
     spec = eng.check_profile(
