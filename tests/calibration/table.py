@@ -29,6 +29,7 @@ from pairs import (  # noqa: E402
     HALF,
     HELDOUT2_PAIRS,
     HELDOUT3_PAIRS,
+    HELDOUT4_PAIRS,
     HELDOUT_PAIRS,
     MODEL_PAIRS,
     PAIRS,
@@ -51,6 +52,7 @@ HELDOUT = (
 )  # issue 36: pairs in new classes, built and recorded by someone else, judged once
 HELDOUT2 = HERE / "recorded-heldout2"  # issue 36: a second such set (2026-11-25 21:30 UTC), judged once
 HELDOUT3 = HERE / "recorded-heldout3"  # issue 36: a third (2026-11-26 00:50 UTC), judged once
+HELDOUT4 = HERE / "recorded-heldout4"  # issue 36: a fourth (2026-11-26 03:20 UTC), judged once
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
 BEGIN, END = "<!-- calibration-table:begin -->", "<!-- calibration-table:end -->"
@@ -60,6 +62,7 @@ HELD_BEGIN, HELD_END = "<!-- accounting-holdout:begin -->", "<!-- accounting-hol
 BACK_BEGIN, BACK_END = "<!-- heldback:begin -->", "<!-- heldback:end -->"
 BACK2_BEGIN, BACK2_END = "<!-- heldback2:begin -->", "<!-- heldback2:end -->"
 BACK3_BEGIN, BACK3_END = "<!-- heldback3:begin -->", "<!-- heldback3:end -->"
+BACK4_BEGIN, BACK4_END = "<!-- heldback4:begin -->", "<!-- heldback4:end -->"
 
 
 def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict]:
@@ -110,6 +113,8 @@ def recorded_in(p) -> Path:
         return HELDOUT2
     if p in HELDOUT3_PAIRS:
         return HELDOUT3
+    if p in HELDOUT4_PAIRS:
+        return HELDOUT4
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
 
 
@@ -164,6 +169,12 @@ def heldout3_rows() -> list[dict]:
     """The third held-back set (recorded-heldout3/), built and recorded by a helper who did not read the
     model, while that session's model changes were made; judged once after them."""
     return [_row(p) for p in HELDOUT3_PAIRS]
+
+
+def heldout4_rows() -> list[dict]:
+    """The fourth held-back set (recorded-heldout4/), built and recorded by a helper who did not read the
+    model, while that session's model changes were made; judged once after them."""
+    return [_row(p) for p in HELDOUT4_PAIRS]
 
 
 def _row(p) -> dict:
@@ -292,6 +303,7 @@ def sections() -> dict[tuple[str, str], str]:
         (BACK_BEGIN, BACK_END): text(heldout_rows()),
         (BACK2_BEGIN, BACK2_END): text(heldout2_rows()),
         (BACK3_BEGIN, BACK3_END): text(heldout3_rows()),
+        **({(BACK4_BEGIN, BACK4_END): text(heldout4_rows())} if BACK4_BEGIN in DOC.read_text() else {}),
     }
 
 
@@ -315,6 +327,7 @@ def main() -> int:
                 BACK_BEGIN: "\nHeld-back set (recorded-heldout/: new classes, built and recorded by someone else):",
                 BACK2_BEGIN: "\nSecond held-back set (recorded-heldout2/: new classes, built and recorded by someone else):",
                 BACK3_BEGIN: "\nThird held-back set (recorded-heldout3/: new classes, built and recorded by someone else):",
+                BACK4_BEGIN: "\nFourth held-back set (recorded-heldout4/: new classes, built and recorded by someone else):",
             }[begin]
         )
         print(t)
