@@ -88,7 +88,11 @@ def at_clock(s: StageResult, max_sm_mhz: float | None) -> AtClock:
 ROOFLINE_COMPUTE_ATTAINABLE_LOCKED_PCT = 95.0
 
 
-OVER_PEAK_TOLERANCE = 1.02  # counters and clocks read a little over: 2 % before it is called an error
+# FLOP/s against the peak at the clock read: the clock reads a little off, 2 % before it is called an error.
+# Bytes/s against DRAM's peak need no clock: any model bytes over the measured time above it are impossible
+# (work skipped, or a byte model counting more than the kernel moves): the tampered set's dirty_tiles
+# printed 101.3 % in event mode (docs/evidence/tampered-heldback2).
+OVER_PEAK_TOLERANCE = 1.02
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,7 @@ def _over_peak(result: ProfileResult) -> list[OverPeak]:
     for s in result.stages:
         if s.timing.median_ns <= 0:
             continue
-        bw = s.peak_bytes_per_s and s.achieved_bytes_per_s > OVER_PEAK_TOLERANCE * s.peak_bytes_per_s
+        bw = s.peak_bytes_per_s and s.achieved_bytes_per_s > s.peak_bytes_per_s
         peak_f = s.peak_flops_per_s * clock_ratio(s, peak_mhz(result, s)) if s.peak_flops_per_s else None
         fl = peak_f and s.achieved_flops_per_s > OVER_PEAK_TOLERANCE * peak_f
         if bw or fl:

@@ -403,14 +403,20 @@ def _limiter_text(lim) -> str:
     )
 
 
+def _of_peak(pct: float) -> str:
+    """A share of a peak as printed: never above 100 % (a counter or clock that reads a little over its
+    peak, within the suspect check's tolerance, is at its peak)."""
+    return f"{_fmt(pct)}%" if pct <= 100.0 else "100% (reads over it)"
+
+
 def root_cause_text(rc: RootCauseFacts) -> str:
     """At most two sentences naming the limiting resource and the strongest symptom."""
     label = "tensor-pipe" if rc.compute_source == "tc_pct" else "SM"
     parts = []
     if rc.dram_pct is not None:
-        parts.append(f"DRAM at {_fmt(rc.dram_pct)}% of peak")
+        parts.append(f"DRAM at {_of_peak(rc.dram_pct)} of peak")
     if rc.compute_pct is not None:
-        parts.append(f"{label} utilisation at {_fmt(rc.compute_pct)}%")
+        parts.append(f"{label} utilisation at {_of_peak(rc.compute_pct)}")
     measured = " and ".join(parts) if parts else "no utilisation counters were measured"
     lim = rc.limiter
     if lim is not None and (lim.source == "counters" or lim.resource == "blocks" and lim.bound):
