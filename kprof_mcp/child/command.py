@@ -73,13 +73,15 @@ def run(req: ProfileRequest) -> dict[str, Any]:
         mode.capture_command(cc)
     except (ModeError, ExpectedError) as e:
         _unchanged(work_dir, made)
-        shutil.rmtree(work_dir, ignore_errors=True)  # a failed run leaves no *.partial behind
-        raise ExpectedError(
-            e.kind, str(e).replace(f" (kept in {work_dir / 'command_output.txt'})", "")
-        ) from None
+        message = str(e)
+        if req.command_root:  # the server's: a failed run leaves no *.partial behind (`kprof run` keeps it)
+            shutil.rmtree(work_dir, ignore_errors=True)
+            message = message.replace(f" (kept in {work_dir / 'command_output.txt'})", "")
+        raise ExpectedError(e.kind, message) from None
     except BaseException:
         _unchanged(work_dir, made)
-        shutil.rmtree(work_dir, ignore_errors=True)
+        if req.command_root:
+            shutil.rmtree(work_dir, ignore_errors=True)
         raise
     _unchanged(work_dir, made)
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
