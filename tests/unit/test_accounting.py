@@ -543,3 +543,30 @@ def test_narrow_loads_in_a_latency_bound_stage_are_widened_as_a_what_if():
     assert len(lat) == 1 and lat[0].specific and lat[0].name.startswith("Load 16 bytes per thread")
     fetched = replace(narrow, over_fetch_ratio=2.0)  # traffic above the model is over-fetch's, not this
     assert wider_loads_share(fetched, lim) is None
+
+
+def test_a_dot_widened_past_its_16_bit_data_moves_back_to_the_16_bit_mma():
+    """The fourth held-back set's bf16 GEMM whose tiles were converted to float32 before tl.dot (H100,
+    recorded-heldout4/, a fit pair since its judgement): its TTIR dot is 'f32 tf32' on bf16 data. Fed the
+    tiles as loaded, the tensor pipe runs at the bf16 rate and L1/LSU carry half the operand bytes:
+    T'/T = max(1 - u_lim (1 - k_lim), largest use after). The fix's dot ('bf16') gets nothing."""
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+    from kprof_mcp.analysis.diagnosis.moves import widened_dot
+
+    d = (
+        Path(__file__).resolve().parents[1]
+        / "calibration"
+        / "recorded-heldout4"
+        / "operands_upcast_before_the_dot"
+    )
+    m = assess(ProfileResult.model_validate_json((d / "bad.result.json").read_text())).stages[0].metrics
+    lim = limiter(m)
+    share, facts = widened_dot(m, lim)
+    keep = {"tensor": 2048.0 / 4096.0, "l1": 0.5, "lsu": 0.5}
+    after = max(u.util * keep.get(u.key, 1.0) for u in lim.uses)
+    assert lim.resource == "l1" and share == pytest.approx(1.0 - max(1.0 - lim.util * 0.5, after))
+    assert (facts["resource"], facts["target"], facts["move"]) == ("tensor", "tensor_bf16", "tf32_to_bf16")
+    assert facts["lines"] == ("impl.py:58",)
+    g = assess(ProfileResult.model_validate_json((d / "good.result.json").read_text())).stages[0].metrics
+    assert widened_dot(g, limiter(g)) is None
+    assert widened_dot(replace(m, dtype="float32"), lim) is None  # fp32 data: TF32 is the narrowing, not this

@@ -300,3 +300,46 @@ def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
     out = [("move_work", share, facts) for share, facts in best.values()]
     got = static_mix.atomics(m, [u for u in lim.uses if u.source != static_mix.SOURCE])
     return out + ([("atomics", got[0], got[1])] if got else [])
+
+
+def widened_dot(m, lim: Limiter | None) -> tuple[float, dict] | None:
+    """A dot whose operands were widened past the data's dtype: the kernel's TTIR has its ``tt.dot`` at
+    f32 with TF32 input precision (the tiles converted to float32 before the dot) while the stage's model
+    says the data are bf16 or fp16. Fed the tiles as loaded, the MMAs run at the 16-bit rate and lose
+    nothing (the products of 16-bit values are exact in both; fp32 accumulation either way), and the
+    operands' staging through shared memory and the loads that carry them move half the bytes. What-if:
+    the tensor pipe's use × (TF32 rate / 16-bit rate), L1's and the LSU pipe's × 1/2, the other uses stay,
+
+        T'/T = max(1 − u_lim·(1 − k_lim), the largest use after the change)
+
+    (k_lim: the limiter's own factor). The registers the widened tiles held are freed too, which the
+    estimate does not count (the gain is a lower bound where registers limit occupancy). None when it does
+    not apply; the FMA-pipe case (an ieee f32 dot) is the FFMA moves'."""
+    if lim is None or m.machine is None or not m.time_ns or m.dtype not in ("bfloat16", "float16"):
+        return None
+    dots = [str(op.get("detail", "")) for op in m.ir_ops if op.get("kind") == "dot"]
+    if not dots or not all(d.startswith("f32") and "tf32" in d for d in dots):
+        return None
+    dst = _tensor_for(m.dtype)
+    r_src, r_dst = m.machine.rate("tensor_tf32"), m.machine.rate(dst)
+    if not r_src or not r_dst:
+        return None
+    keep = {"tensor": r_src / r_dst, "l1": 0.5, "lsu": 0.5}
+    after = {u.key: u.util * keep.get(u.key, 1.0) for u in lim.uses}
+    k_lim = keep.get(lim.resource, 1.0)
+    share = max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - k_lim), max(after.values(), default=0.0)))
+    facts = {
+        "resource": "tensor",
+        "util_pct": 100.0 * next((u.util for u in lim.uses if u.key == "tensor"), 0.0),
+        "target": dst,
+        "move": "tf32_to_bf16" if dst == "tensor_bf16" else "tf32_to_fp16",
+        "speedup": r_dst / r_src,
+        "next_limiter": max(after, key=lambda k: after[k]) if after else None,
+        "lines": ir_lines(m, "dot") or None,
+        "advice": "feed tl.dot the 16-bit tiles as loaded (no conversion to float32 before the dot): fp32 "
+        "accumulation either way",
+        "condition": f"the operands are {m.dtype} data (the stage's model): the {m.dtype} MMA computes the same "
+        "products exactly",
+        "source": lim.source,
+    }
+    return share, facts

@@ -43,7 +43,7 @@ from .metrics import (
     locality_issue,
     unhealthy_metrics,
 )
-from .moves import what_if_moves
+from .moves import what_if_moves, widened_dot
 from .parallelism import balance_share, fill_share, occupancy_share, wider_loads_share
 
 
@@ -251,6 +251,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         add(specific, cause, share, facts, True)
     for cause, share, facts in what_if_moves(m, lim):
         add(specific, cause, share, facts, True)
+    if (widened := widened_dot(m, lim)) is not None:
+        add(specific, "move_work", widened[0], widened[1], True)
 
     explained = max((o.share for o in specific), default=0.0)
     generic: list[Opportunity] = []
