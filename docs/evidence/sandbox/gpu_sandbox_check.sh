@@ -1,4 +1,5 @@
 # Issue 38 items 1 and 4 on the GPU machine: profile_command in event and nsys mode, confined by
+# (Moved beside its evidence, docs/evidence/sandbox/h200-2026-11-26*.log, from scripts/: issue 42.)
 # Landlock (kprof_mcp.sandbox), through an Engine that confines commands (as the server's does).
 # Run through the device tool with carry [".whl", ".nsyslibs"]; writes $OUT/log.txt.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
