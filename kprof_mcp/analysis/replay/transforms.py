@@ -106,9 +106,10 @@ def graph_launches(g: Graph) -> Graph:
             c.dur = c.ret = 0.0
         elif c.kind == "other" and not c.covers:
             c.dur = c.ret = 0.0
+    first_issue = min((p.issue for p in g.ops), default=0.0)  # once: per op it made this O(ops²)
     for o in g.ops:
         o.gap = 0.0
-        o.issue = min(o.issue, min((p.issue for p in g.ops), default=0.0))
+        o.issue = min(o.issue, first_issue)
         if o.kind == "kernel":
             o.dur = max(o.dur, g.gpu_floor_ns)
     g.tails = {t: v + g.launch_floor_ns * g.occurrences / max(1, len(g.tails)) for t, v in g.tails.items()}
