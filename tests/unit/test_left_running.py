@@ -43,7 +43,9 @@ def test_same_stream_work_leaves_only_synchronisation():
 def _rec(stream):
     from kprof_mcp.parsers.ncu_records import KernelRecord
 
-    return KernelRecord(name="axpb", nvtx_ranges=["kprof:axpb"], metrics={}, metric_source={}, stream_id=stream)
+    return KernelRecord(
+        name="axpb", nvtx_ranges=["kprof:axpb"], metrics={}, metric_source={}, stream_id=stream
+    )
 
 
 def test_a_launch_on_another_stream_is_warned_whatever_its_length():
