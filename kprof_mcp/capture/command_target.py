@@ -68,7 +68,7 @@ def prepare(
     callable whose return value, or ``SystemExit``, is the exit status). ``root``: the workspace
     of a confined command (the server's profile_command), else None (``kprof run``: a module not
     under the working directory runs by name, pytest with the user's own options)."""
-    from .pytest_stages import Guard, confined, is_pytest
+    from .pytest_stages import Guard, confined, confined_environ, is_pytest
 
     if kind == "path":
         script = Path(os.path.normpath(Path(cwd, target)))
@@ -92,6 +92,7 @@ def prepare(
         args = confined(rest, root, cwd, run_dir)
     except (ValueError, safefs.UnsafePath) as e:
         raise refused(str(e)) from None
+    confined_environ(os.environ)  # no plugin by entry point, PYTEST_PLUGINS or PYTEST_ADDOPTS
     import pytest  # the installed one: cwd is not on sys.path yet
 
     return ["pytest", *args], str(cwd), lambda: int(pytest.main(args, plugins=[Guard(root)]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +209,19 @@ class Guard:
         if p.is_dir() and any(_leads_out(self.root, p / n) for n in ("conftest.py", "__init__.py")):
             return True
         return None
+
+
+def confined_environ(env: MutableMapping[str, str]) -> None:
+    """A confined pytest's environment (issue 38): no plugin loaded by a distribution's ``pytest11``
+    entry point (a ``*.dist-info`` in the workspace, on ``sys.path`` as the working directory, would
+    name any importable module), and none of pytest's own variables from the server's environment
+    (``PYTEST_PLUGINS`` imports modules, ``PYTEST_ADDOPTS`` adds options past the allow-list,
+    ``PYTEST_DEBUG_TEMPROOT`` moves ``tmp_path``). kprof's plugin is loaded by ``-p``; a suite that
+    needs an installed plugin names it in the workspace's own root ``conftest.py``
+    (``pytest_plugins = ["anyio"]``)."""
+    for name in [k for k in env if k.startswith("PYTEST_")]:
+        del env[name]
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 
 
 def confined(args: list[str], root: Path, cwd: Path, run_dir: Path) -> list[str]:
