@@ -115,12 +115,21 @@ def _exit_after_clean_up(signum: int) -> None:
     os._exit(128 + signum)  # the shell's convention for "ended by this signal"
 
 
-def _check_confinement(ap: argparse.ArgumentParser, unconfined: bool) -> None:
+def _check_confinement(ap: argparse.ArgumentParser, unconfined: bool, network: bool = False) -> None:
     """``--allow-commands`` runs commands confined by Landlock (:mod:`kprof_mcp.sandbox`); where
-    the kernel has none, only with ``--unconfined-commands``, said once on stderr."""
+    the kernel has none, only with ``--unconfined-commands``, said once on stderr. Whether commands
+    may use TCP (``--commands-network``) is said once on stderr too."""
     from . import sandbox
 
+    sandbox.set_commands_network(network)
     if sandbox.available():
+        tcp = "allowed (--commands-network)" if network else "refused (pass --commands-network to allow it)"
+        if sandbox.abi() < 4:
+            tcp = f"not controlled (Landlock ABI {sandbox.abi()}: TCP needs ABI 4)"
+        print(
+            f"kprof-mcp: profile_command runs confined (Landlock ABI {sandbox.abi()}); TCP: {tcp}",
+            file=sys.stderr,
+        )
         return
     why = (
         f"this kernel has no usable Landlock (ABI {sandbox.abi()}, {sandbox.MIN_ABI} or later needed), "
@@ -187,6 +196,12 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
         "anyway, NOT confined (they may then read and write whatever this user may)",
     )
     ap.add_argument(
+        "--commands-network",
+        action="store_true",
+        help="with --allow-commands: let the commands use TCP (bind, connect; e.g. torch.distributed's "
+        "TCPStore on loopback), which they are refused otherwise; kernel children never get it",
+    )
+    ap.add_argument(
         "--workspace", default=None, help="root for profiles, devlogs and user kernels (default: cwd)"
     )
     ap.add_argument("--kernels-dir", action="append", default=[], help="extra directory of kernel packages")
@@ -225,7 +240,7 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
                 "could otherwise run code as this user): set KPROF_MCP_TOKEN or pass --token-file"
             )
     if a.allow_commands:
-        _check_confinement(ap, a.unconfined_commands)
+        _check_confinement(ap, a.unconfined_commands, a.commands_network)
     gpus = [g.strip() for g in a.gpus.split(",") if g.strip()] if a.gpus else None
     cluster = None
     if a.cluster:

@@ -17,7 +17,9 @@ puts it in front of ``python -m kprof_mcp.child ...``, behind a profiler's prefi
    ``exec``: it writes only what its :class:`~kprof_mcp.sandbox.policy.Policy` grants (see
    :mod:`kprof_mcp.sandbox.policy`) and reads only the workspace, Python and the system; it may not
    signal or trace a process outside its domain nor reach an abstract unix socket outside it (scopes,
-   ABI 6);
+   ABI 6), nor bind or connect a TCP socket unless its policy has ``network`` (ABI 4; as root, with a
+   namespace, it has a network namespace of its own then too), nor reach a pathname unix socket outside
+   its write rules (ABI 9 only: below it, such a socket stays reachable);
 4. when the process ends, is cancelled (``SIGTERM``) or the server is gone (the lifeline), kills the
    whole subtree (:func:`kprof_mcp.lifeline.kill_tree`) and exits as the process did.
 
@@ -39,9 +41,11 @@ from .policy import (  # noqa: F401 — the policies, re-exported
     Policy,
     command_env,
     command_policy,
+    commands_network,
     confined_env,
     jobs_dir,
     kernel_policy,
+    set_commands_network,
     write_policy,
 )
 
@@ -57,6 +61,8 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
 MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
 REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+RESOLVE_UNIX = 1 << 16  # ABI 9 (Linux 7.1): connect/sendmsg to a pathname unix socket, by its path
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4: TCP bind/connect (no rule: no port at all)
 SCOPE_ABSTRACT_UNIX = 1 << 0  # ABI 6: no connection to an abstract unix socket outside the domain
 SCOPE_SIGNAL = 1 << 1  # ABI 6: no signal to a process outside the domain
 
@@ -105,7 +111,15 @@ def _handled(version: int) -> int:
         rights |= REFER
     if version >= 3:
         rights |= TRUNCATE
+    if version >= 9:
+        rights |= RESOLVE_UNIX  # granted with write rights: a socket in a writable directory only
     return rights
+
+
+def _handled_net(version: int, policy: Policy) -> int:
+    """The TCP rights the ruleset handles, with no rule granting a port: none for a policy with
+    ``network`` (the operator's ``--commands-network``), else bind and connect (ABI 4 or later)."""
+    return NET_BIND_TCP | NET_CONNECT_TCP if version >= 4 and not policy.network else 0
 
 
 class _PathBeneath(ctypes.Structure):
@@ -121,8 +135,8 @@ def build_ruleset(policy: Policy) -> int:
         raise OSError(95, "Landlock is not available on this kernel")
     handled = _handled(version)
     scoped = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX if version >= 6 else 0
-    attr = (ctypes.c_uint64 * 3)(handled, 0, scoped)
-    size = 24 if version >= 6 else 8
+    attr = (ctypes.c_uint64 * 3)(handled, _handled_net(version, policy), scoped)
+    size = 24 if version >= 6 else 16 if version >= 4 else 8
     fd = _syscall(_SYS_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     try:
         for p in policy.read:

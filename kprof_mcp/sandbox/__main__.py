@@ -3,7 +3,7 @@
 Process tree, where namespaces can be had (root)::
 
     supervisor (subreaper, lifeline; unconfined, in the server's namespaces)
-      └─ A: unshare(PID|mount) — waits for B
+      └─ A: unshare(PID|mount|net) — waits for B (net: unless the policy allows the network)
            └─ B: pid 1 of the new PID namespace — mounts a fresh /proc and a private /dev/shm, reaps
                 └─ C: drops its capabilities, Landlock, exec ARGV
 
@@ -27,7 +27,7 @@ from . import FILE_RIGHTS, NO_NODES, READ, Policy, _add_rule, _handled, _libc, a
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_CAPBSET_DROP = 24
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
-_CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
+_CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
 _CAPSET = {"x86_64": 126, "aarch64": 91}
 
@@ -104,7 +104,10 @@ def _isolated(ruleset: int, policy: Policy, command: list[str], status_w: int) -
     status to ``status_w`` (pid 1 of a namespace cannot die by its own signal, so it cannot mirror
     C's end itself)."""
     libc = _libc()
-    if not _ok(libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS)):
+    net = 0 if policy.network else _CLONE_NEWNET  # no TCP, UDP or other socket out of the job
+    if not _ok(libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS | net)) and not (
+        net and _ok(libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS))
+    ):
         os.write(status_w, b"nons")
         _confine_and_exec(ruleset, policy, command, private_shm=False)
     b = os.fork()

@@ -51,13 +51,16 @@ class Policy:
     beneath it, or single files; ``devices``: device files opened for writing. ``isolate``: give it a
     PID and mount namespace of its own where the supervisor may (root): a fresh ``/proc`` showing only
     its job's processes and a private ``/dev/shm``. ``keep_caps``: the only capabilities left in its
-    bounding set (none unless a profiler's counters need one)."""
+    bounding set (none unless a profiler's counters need one). ``network``: TCP (bind, connect) allowed;
+    without it Landlock (ABI 4) refuses both, and where namespaces are had it gets a network namespace
+    of its own (no interface but a loopback that is down: no UDP out either)."""
 
     read: list[str] = field(default_factory=list)
     write: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)
     isolate: bool = True
     keep_caps: list[int] = field(default_factory=list)
+    network: bool = False
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -71,7 +74,22 @@ class Policy:
             devices=list(d.get("devices", [])),
             isolate=bool(d.get("isolate", True)),
             keep_caps=[int(c) for c in d.get("keep_caps", [])],
+            network=bool(d.get("network", False)),
         )
+
+
+# The operator's choice (the server's --commands-network): whether a user's command may use TCP
+# (torch.distributed's TCPStore, a local service). Kernel children never may.
+_commands_network = False
+
+
+def set_commands_network(on: bool) -> None:
+    global _commands_network
+    _commands_network = bool(on)
+
+
+def commands_network() -> bool:
+    return _commands_network
 
 
 @dataclass(frozen=True)
@@ -206,7 +224,9 @@ def command_policy(
     """The policy of one command: it writes in its working directory (but not in ``out/``, ``.git`` or
     the devlogs, see :func:`protected_paths`), its runs' directory under ``out/`` and its private tmp,
     and reads the workspace, Python and the system (and the install directory of a profiler that wraps
-    it: its injection libraries are loaded into the command)."""
+    it: its injection libraries are loaded into the command). TCP only when the operator allows it
+    (:func:`set_commands_network`) or behind a profiler (its injected libraries may talk to it over
+    loopback TCP: not verified on a GPU without it)."""
     out_root = out_root or runs_dir.parent.parent
     write = [*writable_under(cwd, protected_paths(workspace, out_root)), str(runs_dir), str(private_tmp)]
     # Behind a profiler (nsys, ncu) as it ran on the GPU before namespaces came: the profiler's injected
@@ -220,6 +240,7 @@ def command_policy(
         devices=_devices(),
         isolate=not prefix,
         keep_caps=_keep_caps(prefix),
+        network=commands_network() or bool(prefix),
     )
 
 
@@ -228,14 +249,15 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
     it writes the profiles' root (its runs), its jobs' request/result directory and private tmp, and its
     own caches; it reads the workspace, the kernel directories, Python and the system."""
     write = [str(scope.out_root), str(jobs_dir), str(scope.cache_dir)]
-    # No namespaces (yet): kprof's own process-tree handling and its tests follow a kernel child by
-    # its pid, which a PID namespace would hide; so it sees the machine's /proc and has no /dev/shm.
+    # No PID namespace: kprof's own process-tree handling and its tests follow a kernel child by its
+    # pid, which one would hide; so it sees the machine's /proc and has no /dev/shm. No TCP at all.
     return Policy(
         read=_reads(scope.workspace, prefix, scope.kernel_dirs),
         write=write,
         devices=_devices(),
         isolate=False,
         keep_caps=_keep_caps(prefix),
+        network=False,
     )
 
 
