@@ -7,10 +7,15 @@ Process tree, where namespaces can be had (root)::
            └─ B: pid 1 of the new PID namespace — mounts a fresh /proc and a private /dev/shm, reaps
                 └─ C: drops its capabilities, Landlock, exec ARGV
 
-Without them (another user than root) the supervisor forks C directly: C then sees the machine's
-``/proc`` (Landlock refuses ``ptrace`` and ``/proc/<pid>/mem`` of processes outside its domain, but
-files the kernel checks only for reading — ``environ``, ``cmdline``, ``maps`` — stay readable to the
-same user) and gets no ``/dev/shm`` at all (POSIX shared memory and semaphores fail).
+A policy without ``isolate`` (a kernel child, followed by its pid; a command behind a profiler) or
+another user than root: the supervisor forks C directly. C then sees the machine's pids; Landlock's
+ptrace scope refuses what the kernel checks by ``ptrace_may_access`` (``environ``, ``maps``, ``mem``,
+``cwd``, ``root``, ``auxv``, ``stack``, ``io`` of a process outside its domain), not ``cmdline``,
+``status``, ``stat`` or the list of ``fd``. With ``private_proc`` (kernel children) and root, C first
+takes a mount namespace (and a network namespace, unless the policy allows the network) and mounts a
+``/proc`` of its own with ``hidepid=ptraceable``: a process outside its domain, which Landlock refuses
+to ptrace, is not there at all. Without namespaces C gets no ``/dev/shm`` (POSIX shared memory and
+semaphores fail).
 """
 
 from __future__ import annotations
@@ -85,6 +90,22 @@ def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], p
             os.write(2, f"kprof sandbox: cannot start {command[0]}: {e}\n".encode())
         finally:
             os._exit(127)
+
+
+def _own_view(policy: Policy) -> None:
+    """C without a PID namespace, as root (a kernel child): a mount namespace whose ``/proc`` hides
+    every process C may not ptrace (those outside its Landlock domain, once it is confined), and a
+    network namespace unless the policy allows the network. Best effort: what cannot be made is not."""
+    libc = _libc()
+    net = 0 if policy.network else _CLONE_NEWNET
+    if not _ok(libc.unshare(_CLONE_NEWNS | net)):
+        if not (net and _ok(libc.unshare(_CLONE_NEWNS))):
+            return
+    if _mount("none", "/", None, _MS_REC | _MS_PRIVATE):
+        flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+        # hidepid=ptraceable (Linux 5.8): a pid is there only where ptrace_may_access(READ) allows it,
+        # which Landlock refuses outside the domain (hidepid=invisible lets root's group see all)
+        _mount("proc", "/proc", "proc", flags, "hidepid=ptraceable")
 
 
 def _private_mounts() -> bool:
@@ -170,6 +191,8 @@ def main(argv: list[str]) -> int:
         if isolate:
             os.close(status_r)
             _isolated(ruleset, policy, command, status_w)
+        if policy is not None and policy.private_proc and os.geteuid() == 0:
+            _own_view(policy)
         _confine_and_exec(ruleset, policy, command, private_shm=False)
     if ruleset >= 0:
         os.close(ruleset)

@@ -53,7 +53,8 @@ class Policy:
     its job's processes and a private ``/dev/shm``. ``keep_caps``: the only capabilities left in its
     bounding set (none unless a profiler's counters need one). ``network``: TCP (bind, connect) allowed;
     without it Landlock (ABI 4) refuses both, and where namespaces are had it gets a network namespace
-    of its own (no interface but a loopback that is down: no UDP out either)."""
+    of its own (no interface but a loopback that is down: no UDP out either). ``private_proc``: without
+    ``isolate``, as root, a ``/proc`` of its own that shows no process outside its domain."""
 
     read: list[str] = field(default_factory=list)
     write: list[str] = field(default_factory=list)
@@ -61,6 +62,7 @@ class Policy:
     isolate: bool = True
     keep_caps: list[int] = field(default_factory=list)
     network: bool = False
+    private_proc: bool = False
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -75,6 +77,7 @@ class Policy:
             isolate=bool(d.get("isolate", True)),
             keep_caps=[int(c) for c in d.get("keep_caps", [])],
             network=bool(d.get("network", False)),
+            private_proc=bool(d.get("private_proc", False)),
         )
 
 
@@ -250,7 +253,8 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
     own caches; it reads the workspace, the kernel directories, Python and the system."""
     write = [str(scope.out_root), str(jobs_dir), str(scope.cache_dir)]
     # No PID namespace: kprof's own process-tree handling and its tests follow a kernel child by its
-    # pid, which one would hide; so it sees the machine's /proc and has no /dev/shm. No TCP at all.
+    # pid, which one would hide; so it has the machine's pids (its /proc, as root, shows none outside
+    # its domain: private_proc) and no /dev/shm. No TCP at all.
     return Policy(
         read=_reads(scope.workspace, prefix, scope.kernel_dirs),
         write=write,
@@ -258,6 +262,7 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
         isolate=False,
         keep_caps=_keep_caps(prefix),
         network=False,
+        private_proc=True,
     )
 
 
