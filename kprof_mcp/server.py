@@ -126,8 +126,15 @@ def _check_confinement(ap: argparse.ArgumentParser, unconfined: bool, network: b
         tcp = "allowed (--commands-network)" if network else "refused (pass --commands-network to allow it)"
         if sandbox.abi() < 4:
             tcp = f"not controlled (Landlock ABI {sandbox.abi()}: TCP needs ABI 4)"
+        kind = sandbox.limits.task_limit_kind()
+        tasks = (
+            f"{sandbox.limits.max_tasks()} ({kind})"
+            if kind != "none"
+            else "not limited (root, no pids cgroup)"
+        )
         print(
-            f"kprof-mcp: profile_command runs confined (Landlock ABI {sandbox.abi()}); TCP: {tcp}",
+            f"kprof-mcp: profile_command runs confined (Landlock ABI {sandbox.abi()}); TCP: {tcp}; "
+            f"tasks per job: {tasks}",
             file=sys.stderr,
         )
         return

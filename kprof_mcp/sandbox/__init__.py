@@ -187,4 +187,5 @@ def wrap(policy_file: Path | None, argv: list[str]) -> list[str]:
     return [sys.executable, "-m", "kprof_mcp.sandbox", str(policy_file or "-"), "--", *argv]
 
 
+from . import limits  # noqa: E402,F401
 from .confine import Confinement, command_confinement, kernel_confinement, tmp_dir  # noqa: E402,F401

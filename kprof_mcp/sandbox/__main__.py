@@ -27,7 +27,19 @@ import sys
 from pathlib import Path
 
 from .. import lifeline
-from . import FILE_RIGHTS, NO_NODES, READ, Policy, _add_rule, _handled, _libc, abi, build_ruleset, restrict
+from . import (
+    FILE_RIGHTS,
+    NO_NODES,
+    READ,
+    Policy,
+    _add_rule,
+    _handled,
+    _libc,
+    abi,
+    build_ruleset,
+    limits,
+    restrict,
+)
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_CAPBSET_DROP = 24
@@ -35,6 +47,7 @@ _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
 _CAPSET = {"x86_64": 126, "aarch64": 91}
+_in_cgroup = False  # the job's first process joined its pids cgroup (limits: no RLIMIT_NPROC then)
 
 
 def _ok(rc: int) -> bool:
@@ -81,6 +94,7 @@ def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], p
             _add_rule(ruleset, f"/proc/{os.getpid()}", FILE_RIGHTS, handled)
             if private_shm:
                 _add_rule(ruleset, "/dev/shm", handled & NO_NODES, handled, follow=False)
+            limits.apply_rlimits(policy.max_tasks, policy.max_file_bytes, _in_cgroup)
             drop_capabilities(policy.keep_caps)
             restrict(ruleset)
             os.close(ruleset)
@@ -186,8 +200,11 @@ def main(argv: list[str]) -> int:
     isolate = _can_isolate(policy)
     if isolate:
         status_r, status_w = os.pipe()
+    cgroup = limits.make_cgroup(policy.max_tasks) if policy is not None else None
     pid = os.fork()
     if pid == 0:
+        global _in_cgroup
+        _in_cgroup = limits.join_cgroup(cgroup)  # first: every process of the job is counted
         if isolate:
             os.close(status_r)
             _isolated(ruleset, policy, command, status_w)
@@ -198,7 +215,7 @@ def main(argv: list[str]) -> int:
         os.close(ruleset)
     if status_w >= 0:
         os.close(status_w)
-    return _supervise(pid, status_r)
+    return _supervise(pid, status_r, cgroup)
 
 
 def _reported(status_r: int, st: int | None) -> int | None:
@@ -217,12 +234,13 @@ def _reported(status_r: int, st: int | None) -> int | None:
     return int(text) if text.isdigit() else 1 << 8  # B died before telling: exit status 1
 
 
-def _supervise(pid: int, status_r: int = -1) -> int:
+def _supervise(pid: int, status_r: int = -1, cgroup: Path | None = None) -> int:
     """Wait for the confined process (reaping every orphan handed to this subreaper meanwhile); when
     it has ended, or on SIGTERM/SIGINT, kill what is left of the subtree; exit as the process did."""
 
     def stop(signum, frame):
         lifeline.kill_tree(os.getpid())
+        limits.remove_cgroup(cgroup)
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
@@ -240,6 +258,7 @@ def _supervise(pid: int, status_r: int = -1) -> int:
             status = st
     status = _reported(status_r, status)
     lifeline.kill_tree(os.getpid())
+    limits.remove_cgroup(cgroup)
     if status is None:
         return 1
     if os.WIFSIGNALED(status):

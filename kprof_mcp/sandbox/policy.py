@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import limits
+
 # Read-only system paths every Python/CUDA program needs (those that exist are allowed); /proc is
 # added by the supervisor in the confined process (a fresh one when it has a PID namespace).
 SYSTEM_READ = (
@@ -54,7 +56,8 @@ class Policy:
     bounding set (none unless a profiler's counters need one). ``network``: TCP (bind, connect) allowed;
     without it Landlock (ABI 4) refuses both, and where namespaces are had it gets a network namespace
     of its own (no interface but a loopback that is down: no UDP out either). ``private_proc``: without
-    ``isolate``, as root, a ``/proc`` of its own that shows no process outside its domain."""
+    ``isolate``, as root, a ``/proc`` of its own that shows no process outside its domain.
+    ``max_tasks``, ``max_file_bytes``: its limits (:mod:`kprof_mcp.sandbox.limits`; 0: none)."""
 
     read: list[str] = field(default_factory=list)
     write: list[str] = field(default_factory=list)
@@ -63,6 +66,8 @@ class Policy:
     keep_caps: list[int] = field(default_factory=list)
     network: bool = False
     private_proc: bool = False
+    max_tasks: int = 0
+    max_file_bytes: int = 0
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -78,6 +83,8 @@ class Policy:
             keep_caps=[int(c) for c in d.get("keep_caps", [])],
             network=bool(d.get("network", False)),
             private_proc=bool(d.get("private_proc", False)),
+            max_tasks=int(d.get("max_tasks", 0)),
+            max_file_bytes=int(d.get("max_file_bytes", 0)),
         )
 
 
@@ -244,6 +251,8 @@ def command_policy(
         isolate=not prefix,
         keep_caps=_keep_caps(prefix),
         network=commands_network() or bool(prefix),
+        max_tasks=limits.max_tasks(),
+        max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
     )
 
 
@@ -263,6 +272,8 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
         keep_caps=_keep_caps(prefix),
         network=False,
         private_proc=True,
+        max_tasks=limits.max_tasks(),
+        max_file_bytes=limits.max_file_bytes(write),
     )
 
 

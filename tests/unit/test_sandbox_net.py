@@ -165,4 +165,6 @@ def test_the_server_says_at_start_whether_commands_get_tcp(monkeypatch, capsys):
     )
     with pytest.raises(Started):
         server.main(["--allow-commands", "--commands-network"])
-    assert "TCP: allowed" in capsys.readouterr().err and sandbox.commands_network()
+    err = capsys.readouterr().err
+    assert "TCP: allowed" in err and sandbox.commands_network()
+    assert "tasks per job: " in err  # and how they are limited (kprof_mcp.sandbox.limits)
