@@ -32,6 +32,7 @@ from pairs import (  # noqa: E402
     HELDOUT2_PAIRS,
     HELDOUT3_PAIRS,
     HELDOUT4_PAIRS,
+    HELDOUT5_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     REPLAY_PAIRS,
@@ -126,7 +127,15 @@ def main() -> int:
     eng = Engine(Config(workspace=ws, kernel_dirs=[KERNELS_DIR], timeout_s=300))
     measured_path = out / "measured.json"
     measured = json.loads(measured_path.read_text()) if measured_path.exists() else {"pairs": {}}
-    for p in ALL_PAIRS + REPLAY_PAIRS + HELDOUT_PAIRS + HELDOUT2_PAIRS + HELDOUT3_PAIRS + HELDOUT4_PAIRS:
+    for p in (
+        ALL_PAIRS
+        + REPLAY_PAIRS
+        + HELDOUT_PAIRS
+        + HELDOUT2_PAIRS
+        + HELDOUT3_PAIRS
+        + HELDOUT4_PAIRS
+        + HELDOUT5_PAIRS
+    ):
         if a.pairs and p.name not in a.pairs:
             continue
         d = out / slug(p.name)
