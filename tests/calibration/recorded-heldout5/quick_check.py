@@ -4,7 +4,9 @@ kernel's registers, spills, shared memory, the instructions that show the plante
 the version reached against its model; both variants of each command script compared (outputs within
 tolerance), the kernels each runs per step, and both timed without a profiler.
 
-    PYTHONPATH=. python3 tests/calibration/recorded-heldout5/quick_check.py
+    PYTHONPATH=. python3 tests/calibration/recorded-heldout5/quick_check.py [kernel ...]
+
+With kernel names, only those kernels are checked (no commands): the scan's re-check after its fix.
 """
 
 import json
@@ -34,7 +36,8 @@ print(
     f"{props.multi_processor_count} SMs",
     flush=True,
 )
-for name in ("calib_wide_block", "calib_persistent_grid", "calib_global_acc", "calib_serial_scan"):
+ONLY = sys.argv[1:]
+for name in ONLY or ("calib_wide_block", "calib_persistent_grid", "calib_global_acc", "calib_serial_scan"):
     pkg = __import__(name).KERNEL
     p = pkg.validate_params({})
     inputs = pkg.make_inputs(p, "cuda")
@@ -71,7 +74,7 @@ import kv_cache_cat  # noqa: E402
 import lm_head_all_positions  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-for mod in (kv_cache_cat, lm_head_all_positions):
+for mod in () if ONLY else (kv_cache_cat, lm_head_all_positions):
     outs = []
     for variant in ("bad", "good"):
         loop, output = mod.make(variant, True)
@@ -98,7 +101,7 @@ for mod in (kv_cache_cat, lm_head_all_positions):
     )
     del outs
 
-for script in ("kv_cache_cat.py", "lm_head_all_positions.py"):
+for script in () if ONLY else ("kv_cache_cat.py", "lm_head_all_positions.py"):
     t = {}
     for variant in ("bad", "good"):
         t1 = time.time()

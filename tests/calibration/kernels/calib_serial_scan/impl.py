@@ -5,8 +5,9 @@ A program per (sequence b, block of BLOCK_C channels), 4 warps, the state h fp32
     v0: step_kernel: for t in range(T): load a_t, x_t; h = a_t * h + x_t; store h;
     v1: chunk_kernel: for t0 in range(0, T, CHUNK): load [CHUNK, BLOCK_C] tiles of a and x (steps past
         T masked to the identity a=1, x=0), scan them along time with tl.associative_scan, apply the
-        carry (y = A_cum * h + X_cum), store the tile, h = the chunk's last y (a reduction of the chunk
-        with the same combine).
+        carry (y = A_cum * h + X_cum), store the tile, h = the chunk's last row of y (selected with
+        tl.where and summed: tl.reduce with this non-commutative combine gave wrong carries on the GPU,
+        Triton 3.6, in the first quick check).
 """
 
 import triton
@@ -55,8 +56,8 @@ def chunk_kernel(a_ptr, x_ptr, y_ptr, T, C, BLOCK_C: tl.constexpr, CHUNK: tl.con
         a_cum, x_cum = tl.associative_scan((a, x), axis=0, combine_fn=_combine)
         y = a_cum * h[None, :] + x_cum
         tl.store(y_ptr + off, y.to(y_ptr.dtype.element_ty), mask=mask)
-        a_all, x_all = tl.reduce((a, x), axis=0, combine_fn=_combine)
-        h = a_all * h + x_all
+        # the carry: the chunk's last row (steps past T are the identity, so the last row is h at T - 1)
+        h = tl.sum(tl.where(steps[:, None] == CHUNK - 1, y, 0.0), axis=0)
 
 
 def _build(inputs, p, chunked):
