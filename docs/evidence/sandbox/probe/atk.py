@@ -146,6 +146,12 @@ def a_ipc():
         s.bind(V + "/planted.sock")
         return "bound"
 
+    def udp_send():
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"hello-from-sandbox-udp",
+                                                                ("127.0.0.1", CFG["udp_port"]))
+        return "sent"
+
+    rec("udp_send_localhost", udp_send)
     rec("abstract_unix_connect", abstract)
     rec("pathname_unix_connect", pathname)
     rec("tcp_connect_localhost", tcp_connect)
@@ -260,6 +266,22 @@ def a_root():
     rec("chroot", lambda: os.chroot("results"))
     rec("create_file_at_cwd_root", lambda: w("new_at_root.txt"))
     rec("unshare_user_ns", lambda: ctypes.CDLL(None, use_errno=True).unshare(0x10000000) or "ok")
+
+
+def a_bomb(most="1500"):
+    """A fork bomb bounded by itself: fork `sleep 30` until fork fails or `most` are running."""
+    n, err = 0, None
+    for _ in range(int(most)):
+        try:
+            pid = os.fork()
+        except OSError as e:
+            err = type(e).__name__ + ": " + str(e)
+            break
+        if pid == 0:
+            os.execv("/bin/sleep", ["sleep", "30"])
+        n += 1
+    OUT["forked"] = n
+    OUT["fork_error"] = err
 
 
 def a_plant():

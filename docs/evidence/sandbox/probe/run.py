@@ -40,7 +40,16 @@ def listeners():
     t = socket.socket(); t.bind(("127.0.0.1", 0))
     for s, k in ((a, "abstract"), (p, "pathname"), (t, "tcp")):
         threading.Thread(target=serve, args=(s, k), daemon=True).start()
-    return t.getsockname()[1]
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
+
+    def serve_udp():
+        while True:
+            try:
+                RECV.append(("udp", u.recv(100)))
+            except OSError:
+                return
+    threading.Thread(target=serve_udp, daemon=True).start()
+    return t.getsockname()[1], u.getsockname()[1]
 
 
 def tagged():
@@ -123,7 +132,7 @@ def params(env_extra=None):
 
 async def main():
     setup()
-    port = listeners()
+    port, udp_port = listeners()
     victim = subprocess.Popen(["sleep", "600"], env={"KPROBE_VICTIM_SECRET": "victim-env-secret"})
     STARTED.append(victim)
     server2 = subprocess.Popen([PY, "-m", "kprof_mcp.server", "--workspace", str(WS2), "--allow-commands"],
@@ -133,7 +142,7 @@ async def main():
     STARTED.append(server2)
     cfg = dict(victim=str(V), ws=str(WS), ws2=str(WS2), home_secret=str(ROOT / "home_secret.txt"),
                victim_pid=victim.pid, server2_pid=server2.pid, abstract_name=TAG,
-               unix_path=str(V / "listen.sock"), tcp_port=port, tag=TAG, other_results=[])
+               unix_path=str(V / "listen.sock"), tcp_port=port, udp_port=udp_port, tag=TAG, other_results=[])
     shm = Path(f"/dev/shm/kprobe-other-{ROOT.name}")
     shm.write_text("other job's shared memory\n")
     cfg["shm_file"] = str(shm)
@@ -175,7 +184,7 @@ async def main():
             "SUCCEEDED" if st == "T" else "blocked", f"victim state {st}")
         os.kill(victim.pid, signal.SIGCONT)
         got = {k for k, _ in RECV}
-        for k in ("abstract", "pathname", "tcp"):
+        for k in ("abstract", "pathname", "tcp", "udp"):
             row(f"ipc: outside listener received data over {k} socket", "atk.py ipc",
                 "SUCCEEDED" if k in got else "blocked", [x for x in RECV if x[0] == k][:1])
         env = res("places").get("env", {})
@@ -185,6 +194,45 @@ async def main():
         row("rlimits inside the sandbox", "resource.getrlimit", "info", res("places").get("rlimits"))
         leftover = [p for p in Path("/tmp").glob("kprof-*") if p.is_dir()]
         row("private tmp left behind after the job", "ls /tmp/kprof-*", "info", [str(p) for p in leftover][:4])
+
+        # a bounded fork bomb (1,500 `sleep 30` at most): stopped by the job's task limit?
+        await cmd(c, ["python", "atk.py", "bomb", "1500"], wait_s=120)
+        b = res("bomb")
+        row("fork bomb (bounded at 1500 by itself)", "python atk.py bomb 1500",
+            "SUCCEEDED" if b.get("forked", 0) >= 1500 else "blocked", b)
+
+        # a kernel package that looks at other processes and the network from a kernel child
+        look = (REPO / "tests/fixtures/user_kernels/scale.py").read_text() + f"""
+import os, socket
+seen = {{}}
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and pid != str(os.getpid()):
+        try:
+            seen[pid] = open(f"/proc/{{pid}}/cmdline", "rb").read()[:60]
+        except OSError as e:
+            seen[pid] = type(e).__name__
+servers = [p for p, c in seen.items() if isinstance(c, bytes) and b"kprof_mcp.server" in c]
+env = []
+for p in servers:
+    try:
+        env.append(open(f"/proc/{{p}}/environ", "rb").read(1) and "READ")
+    except OSError as e:
+        env.append(type(e).__name__)
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=3).close(); tcp = "connected"
+except OSError as e:
+    tcp = type(e).__name__
+import json
+json.dump(dict(pids_visible=len(seen), servers_cmdline_seen=len(servers), server_environ=env, tcp=tcp),
+          open({str(WS / "out" / "profiles" / "look.json")!r}, "w"))  # the profiles' root: writable
+"""
+        (WS / "kern" / "look.py").write_text(look)
+        r = await c.call_tool("profile_kernel", {"kernel": "kern/look.py", "params": {"n": 256}, "mode": "event"})
+        lk = WS / "out" / "profiles" / "look.json"
+        got = json.loads(lk.read_text()) if lk.exists() else {"reply": text(r)[:200]}
+        row("kernel child: other processes' /proc (cmdline, the server's environ) and TCP",
+            "profile_kernel(kern/look.py)", "blocked" if got.get("servers_cmdline_seen") == 0 and
+            got.get("tcp") != "connected" and "READ" not in got.get("server_environ", []) else "SUCCEEDED", got)
 
         # corrupt another profile's results
         if others:
