@@ -196,10 +196,10 @@ async def main():
         row("private tmp left behind after the job", "ls /tmp/kprof-*", "info", [str(p) for p in leftover][:4])
 
         # a bounded fork bomb (1,500 `sleep 30` at most): stopped by the job's task limit?
-        await cmd(c, ["python", "atk.py", "bomb", "1500"], wait_s=120)
+        await cmd(c, ["python", "atk.py", "bomb", "1500"], wait_s=55)
         b = res("bomb")
         row("fork bomb (bounded at 1500 by itself)", "python atk.py bomb 1500",
-            "SUCCEEDED" if b.get("forked", 0) >= 1500 else "blocked", b)
+            "SUCCEEDED" if b.get("forked", 0) >= 1500 else "blocked" if b.get("fork_error") else "no result", b)
 
         # a kernel package that looks at other processes and the network from a kernel child
         look = (REPO / "tests/fixtures/user_kernels/scale.py").read_text() + f"""
