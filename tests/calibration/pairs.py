@@ -687,6 +687,9 @@ HELDOUT5_PAIRS = [
         "v0",
         "v1",
         "over_fetch",
+        # "l2" by design (1e536c9); the quick check (before recording) showed that v0's per-step load, store and
+        # barrier also stopped the software pipelining of A and B (ld.global, no cp.async): part of v0's time may
+        # be exposed latency. Left as designed.
         resource="l2",
         planted="D = C + A @ B (4096^3, bf16 operands, fp32 C/D) whose output tile is loaded, added to and "
         "stored back in global memory at every K step (a CTA barrier after each store): ~8.6 GB of L2 "
