@@ -30,6 +30,7 @@ from pairs import (  # noqa: E402
     HELDOUT2_PAIRS,
     HELDOUT3_PAIRS,
     HELDOUT4_PAIRS,
+    HELDOUT5_PAIRS,
     HELDOUT_PAIRS,
     MODEL_PAIRS,
     PAIRS,
@@ -53,6 +54,7 @@ HELDOUT = (
 HELDOUT2 = HERE / "recorded-heldout2"  # issue 36: a second such set (2026-11-25 21:30 UTC), judged once
 HELDOUT3 = HERE / "recorded-heldout3"  # issue 36: a third (2026-11-26 00:50 UTC), judged once
 HELDOUT4 = HERE / "recorded-heldout4"  # issue 36: a fourth (2026-11-26 03:20 UTC), judged once
+HELDOUT5 = HERE / "recorded-heldout5"  # issue 36: a fifth (2026-11-26 06:40 UTC), judged once
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
 BEGIN, END = "<!-- calibration-table:begin -->", "<!-- calibration-table:end -->"
@@ -63,6 +65,7 @@ BACK_BEGIN, BACK_END = "<!-- heldback:begin -->", "<!-- heldback:end -->"
 BACK2_BEGIN, BACK2_END = "<!-- heldback2:begin -->", "<!-- heldback2:end -->"
 BACK3_BEGIN, BACK3_END = "<!-- heldback3:begin -->", "<!-- heldback3:end -->"
 BACK4_BEGIN, BACK4_END = "<!-- heldback4:begin -->", "<!-- heldback4:end -->"
+BACK5_BEGIN, BACK5_END = "<!-- heldback5:begin -->", "<!-- heldback5:end -->"
 
 
 def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict]:
@@ -115,6 +118,8 @@ def recorded_in(p) -> Path:
         return HELDOUT3
     if p in HELDOUT4_PAIRS:
         return HELDOUT4
+    if p in HELDOUT5_PAIRS:
+        return HELDOUT5
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
 
 
@@ -175,6 +180,12 @@ def heldout4_rows() -> list[dict]:
     """The fourth held-back set (recorded-heldout4/), built and recorded by a helper who did not read the
     model, while that session's model changes were made; judged once after them."""
     return [_row(p) for p in HELDOUT4_PAIRS]
+
+
+def heldout5_rows() -> list[dict]:
+    """The fifth held-back set (recorded-heldout5/), built and recorded by a helper who did not read the
+    model; judged once, before any model change made with its class names in view."""
+    return [_row(p) for p in HELDOUT5_PAIRS]
 
 
 def _row(p) -> dict:
@@ -303,7 +314,8 @@ def sections() -> dict[tuple[str, str], str]:
         (BACK_BEGIN, BACK_END): text(heldout_rows()),
         (BACK2_BEGIN, BACK2_END): text(heldout2_rows()),
         (BACK3_BEGIN, BACK3_END): text(heldout3_rows()),
-        **({(BACK4_BEGIN, BACK4_END): text(heldout4_rows())} if BACK4_BEGIN in DOC.read_text() else {}),
+        (BACK4_BEGIN, BACK4_END): text(heldout4_rows()),
+        **({(BACK5_BEGIN, BACK5_END): text(heldout5_rows())} if BACK5_BEGIN in DOC.read_text() else {}),
     }
 
 
@@ -328,6 +340,7 @@ def main() -> int:
                 BACK2_BEGIN: "\nSecond held-back set (recorded-heldout2/: new classes, built and recorded by someone else):",
                 BACK3_BEGIN: "\nThird held-back set (recorded-heldout3/: new classes, built and recorded by someone else):",
                 BACK4_BEGIN: "\nFourth held-back set (recorded-heldout4/: new classes, built and recorded by someone else):",
+                BACK5_BEGIN: "\nFifth held-back set (recorded-heldout5/: new classes, built and recorded by someone else):",
             }[begin]
         )
         print(t)
