@@ -570,3 +570,37 @@ def test_a_dot_widened_past_its_16_bit_data_moves_back_to_the_16_bit_mma():
     g = assess(ProfileResult.model_validate_json((d / "good.result.json").read_text())).stages[0].metrics
     assert widened_dot(g, limiter(g)) is None
     assert widened_dot(replace(m, dtype="float32"), lim) is None  # fp32 data: TF32 is the narrowing, not this
+
+
+def test_occupancy_held_down_by_the_grid_is_a_what_if_of_its_own():
+    """The fifth held-back set's persistent SwiGLU (H200, recorded-heldout5/, a fit pair since its
+    judgement): one 4-warp program per SM, the SMs active 99 % of the time with 6 % of their warps while
+    registers, shared memory and slots allow all 64. The grid is the limit: Little's law's
+    T' = max(T · w / w_t, the busiest resource's work at the attainable rate), named as the grid, not as
+    the registers (whose limit is the warps' own). Its fix (8 programs per SM) gets nothing of it; nor does
+    a grid that already has the blocks the limits allow per SM, or one whose SMs are mostly idle."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+    from kprof_mcp.analysis.diagnosis.parallelism import _floor, grid_occupancy_share
+
+    d = Path(__file__).resolve().parents[1] / "calibration" / "recorded-heldout5"
+    pair = d / "persistent_grid_of_one_small_program_per_SM"
+    m = assess(ProfileResult.model_validate_json((pair / "bad.result.json").read_text())).stages[0].metrics
+    lim = limiter(m)
+    share, per_sm = grid_occupancy_share(m, lim)
+    T = m.time_ns
+    want = 1.0 - max(T * m.occupancy_pct / m.theoretical_occupancy_pct, _floor(m, lim)) / T
+    assert per_sm is None and share == pytest.approx(want) and 0.6 < share < 0.75  # +211 % (measured +240 %)
+    top = opportunities(m)[0]
+    assert top.cause == "occupancy" and top.specific and top.facts.limiter == ("grid", None)
+    name, trigger, _ = dx.words(top)
+    assert name.startswith("Raise occupancy, limited by the grid (too few blocks per SM)")
+    g = assess(ProfileResult.model_validate_json((pair / "good.result.json").read_text())).stages[0].metrics
+    assert grid_occupancy_share(g, limiter(g)) is None
+    full = replace(m, grid_blocks=m.sm_count * 16)  # 16 blocks per SM: what the limits allow
+    assert grid_occupancy_share(full, limiter(full)) is None
+    one = replace(m, grid_blocks=m.sm_count)  # recorded grid of one block per SM: the same what-if, per SM
+    assert grid_occupancy_share(one, limiter(one)) == pytest.approx((want, 1.0))
+    a = m.accounting
+    idle = replace(m, accounting=replace(a, sm_cycles_active=0.3 * a.sm_cycles_elapsed))
+    assert grid_occupancy_share(idle, limiter(idle)) is None  # mostly idle SMs: imbalance, not this

@@ -44,7 +44,13 @@ from .metrics import (
     unhealthy_metrics,
 )
 from .moves import what_if_moves, widened_dot
-from .parallelism import balance_share, fill_share, occupancy_share, wider_loads_share
+from .parallelism import (
+    balance_share,
+    fill_share,
+    grid_occupancy_share,
+    occupancy_share,
+    wider_loads_share,
+)
 
 
 def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity]:
@@ -124,6 +130,16 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     if (blocks := dispatch.fewer_blocks(m, lim, ATTAINABLE, ATTAINABLE_PIPE)) is not None:
         add(specific, "occupancy", blocks[0], blocks[1], True)  # the block scheduler bounds it
     occ_limiter = m.accounting.occupancy_limiter if m.accounting is not None else None
+    if bottleneck == LATENCY_BOUND and (by_grid := grid_occupancy_share(m, lim)) is not None:
+        # The grid gives the SMs fewer blocks than fit: the limit of the occupancy achieved is the grid's.
+        occ_limiter = ("grid", by_grid[1])
+        add(
+            specific,
+            "occupancy",
+            by_grid[0],
+            {"occupancy_pct": m.occupancy_pct, "limiter": occ_limiter},
+            True,
+        )
     if (
         bottleneck == LATENCY_BOUND
         and m.occupancy_pct is not None

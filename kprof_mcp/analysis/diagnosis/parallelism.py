@@ -98,3 +98,32 @@ def wider_loads_share(m, lim: Limiter | None) -> tuple[float, float] | None:
         return None
     T = m.time_ns
     return max(0.0, 1.0 - max(T * s / FULL_REQUEST_SECTORS, _floor(m, lim)) / T), s
+
+
+def grid_occupancy_share(m, lim: Limiter | None) -> tuple[float, float | None] | None:
+    """Occupancy held down by the grid, not by what a block spends: a latency-bound stage whose SMs are
+    active most of the time (at least :data:`~.limiter.NEAR_PEAK`: not work unbalanced across the SMs,
+    :func:`balance_share`'s case) but hold under NEAR_PEAK of the warps their registers, shared memory and
+    slots allow (achieved occupancy w against the theoretical w_t), because the grid gives each SM fewer
+    blocks than fit — a grid of one program per SM (a persistent grid sized by the SM count), or too few
+    blocks per SM for the limits (grid / SMs under the fewest blocks any limit allows; with too few blocks
+    for every SM, :func:`fill_share`'s case). Little's law: with the grid giving every SM the blocks that
+    fit, T' = max(T · w / w_t, the busiest resource's work at the attainable rate, floor).
+    → (share 1 − T'/T, the grid's blocks per SM or None when the grid is not recorded); None when it does
+    not apply."""
+    a = m.accounting
+    if lim is None or a is None or lim.bound or not m.time_ns or not a.occupancy_limits:
+        return None
+    w, w_t = m.occupancy_pct, m.theoretical_occupancy_pct
+    frac = a.sm_active_frac
+    if not w or not w_t or w >= NEAR_PEAK * w_t or frac is None or frac < NEAR_PEAK:
+        return None
+    per_sm = None
+    if m.grid_blocks is not None:
+        if not m.sm_count or m.grid_blocks < m.sm_count:
+            return None
+        per_sm = m.grid_blocks / m.sm_count
+        if per_sm >= min(a.occupancy_limits.values()):
+            return None  # the grid has the blocks: something else keeps the warps few
+    T = m.time_ns
+    return max(0.0, 1.0 - max(T * w / w_t, _floor(m, lim)) / T), per_sm

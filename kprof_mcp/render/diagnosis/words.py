@@ -220,6 +220,14 @@ def _occupancy(f: Facts) -> Words:
             hint,
         )
     name, blocks = f.limiter
+    if name == "grid":  # the grid gives the SMs fewer blocks than fit (analysis.diagnosis.parallelism)
+        per = f"{blocks:.2g} block(s) per SM" if blocks is not None else "too few blocks per SM"
+        return (
+            f"Raise occupancy, limited by the grid ({per}): launch more programs per SM (a persistent grid "
+            "sized SMs x the blocks an SM holds, or one program per tile)",
+            f"{trigger}; the grid gives {per}, fewer than the registers, shared memory and slots allow",
+            "the grid, not the block's resources, keeps the SMs' warps few",
+        )
     return (
         f"Raise occupancy, limited by {name.replace('_', ' ')} ({blocks:.0f} block(s) per SM): {_LIMITER_FIX[name]}",
         f"{trigger}; occupancy limited by {name} ({blocks:.0f} blocks/SM)",
