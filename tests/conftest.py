@@ -10,6 +10,13 @@ H100 = FIXTURES / "h100_event"
 
 # Kernels in this process (tests/unit/test_kernels.py) run on the CPU through Triton's interpreter.
 os.environ.setdefault("TRITON_INTERPRET", "1")
+# The device locks of this test session are its own (issue 40): another kprof process on the machine — a
+# user's server, another checkout's suite — must not make a test wait for "cpu" or fail on it. Every
+# process the tests start (servers over stdio included: server_env) inherits it.
+if not os.environ.get("KPROF_LOCK_DIR"):
+    import tempfile
+
+    os.environ["KPROF_LOCK_DIR"] = tempfile.mkdtemp(prefix="kprof-test-locks-")
 
 
 def h100_dir(kernel: str, version: str) -> Path:
@@ -44,6 +51,7 @@ def server_env() -> dict:
     return {
         "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
         "KPROF_FORCE_CPU": os.environ.get("KPROF_FORCE_CPU", ""),
+        "KPROF_LOCK_DIR": os.environ["KPROF_LOCK_DIR"],
     }
 
 
