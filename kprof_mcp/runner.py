@@ -182,14 +182,15 @@ def _run_once(
     argv = child_command(*args)
     if confine is None:
         confine = sandbox.kernel_confinement(scope or getattr(control, "scope", None), prefix, _gate(args))
-    if confine is not None:
+    outer = list(prefix or [])
+    if confine is not None:  # a profiler is confined with its target, in the same domain and namespaces
         env = sandbox.confined_env(env, confine.private_tmp, confine.caches)
-        argv = sandbox.wrap(confine.policy_file, argv)
+        argv, outer = sandbox.wrap(confine.policy_file, [*outer, *argv]), []
     with tempfile.TemporaryFile("w+", prefix="kprof-stderr-", errors="replace") as err:
         other: list[str] = []
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            [*(prefix or []), *argv],
+            [*outer, *argv],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=err,

@@ -3,8 +3,9 @@
 ``python -m kprof_mcp.sandbox POLICY.json -- ARGV...`` (:mod:`kprof_mcp.sandbox.__main__`) supervises
 one confined process: a user's command (``profile_command``), or a kernel child that imports workspace
 kernel packages (the warm worker, a fresh profiling child, the package-describing worker). The runner
-puts it in front of ``python -m kprof_mcp.child ...``, behind a profiler's prefix when there is one
-(the profiler, NVIDIA's binary with kprof's own arguments, stays outside). The supervisor
+puts it in front of ``python -m kprof_mcp.child ...``, and in front of a profiler's prefix when there
+is one (``ncu``/``nsys`` with kprof's own arguments: the profiler is confined with its target, in the
+same domain and namespaces). The supervisor
 
 1. takes the lifeline (:mod:`kprof_mcp.lifeline`) and becomes a *child subreaper*
    (``PR_SET_CHILD_SUBREAPER``): every process the confined one starts stays its descendant, a
@@ -69,6 +70,9 @@ SCOPE_SIGNAL = 1 << 1  # ABI 6: no signal to a process outside the domain
 READ = EXECUTE | READ_FILE | READ_DIR
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # the only rights a rule on a file may hold
 NO_NODES = ~(MAKE_CHAR | MAKE_BLOCK)  # no write rule lets a device node be created
+# A profiler's report directory (the engine's scratch, which the server reads and writes after the job):
+# regular files and directories only, no link, FIFO, socket or file moved in from elsewhere (REFER).
+OUTPUT_RIGHTS = READ | WRITE_FILE | TRUNCATE | MAKE_REG | MAKE_DIR | REMOVE_FILE | REMOVE_DIR
 
 
 def _libc() -> ctypes.CDLL:
@@ -141,7 +145,11 @@ def build_ruleset(policy: Policy) -> int:
     try:
         for p in policy.read:
             _add_rule(fd, p, READ, handled)
-        for paths, rights in ((policy.write, handled & NO_NODES), (policy.devices, FILE_RIGHTS)):
+        for paths, rights in (
+            (policy.write, handled & NO_NODES),
+            (policy.outputs, OUTPUT_RIGHTS),
+            (policy.devices, FILE_RIGHTS),
+        ):
             for p in paths:
                 _add_rule(fd, p, rights, handled, follow=False)
     except BaseException:

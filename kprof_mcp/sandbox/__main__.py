@@ -7,15 +7,24 @@ Process tree, where namespaces can be had (root)::
            └─ B: pid 1 of the new PID namespace — mounts a fresh /proc and a private /dev/shm, reaps
                 └─ C: drops its capabilities, Landlock, exec ARGV
 
-A policy without ``isolate`` (a kernel child, followed by its pid; a command behind a profiler) or
-another user than root: the supervisor forks C directly. C then sees the machine's pids; Landlock's
+A policy without ``isolate`` (a kernel child, followed by its pid) or another user than root: the
+supervisor forks C directly. C then sees the machine's pids; Landlock's
 ptrace scope refuses what the kernel checks by ``ptrace_may_access`` (``environ``, ``maps``, ``mem``,
 ``cwd``, ``root``, ``auxv``, ``stack``, ``io`` of a process outside its domain), not ``cmdline``,
 ``status``, ``stat`` or the list of ``fd``. With ``private_proc`` (kernel children) and root, C first
 takes a mount namespace (and a network namespace, unless the policy allows the network) and mounts a
 ``/proc`` of its own with ``hidepid=ptraceable``: a process outside its domain, which Landlock refuses
-to ptrace, is not there at all. Without namespaces C gets no ``/dev/shm`` (POSIX shared memory and
-semaphores fail).
+to ptrace, is not there at all, and a private ``/dev/shm``. Without namespaces C gets no ``/dev/shm``
+(POSIX shared memory and semaphores fail).
+
+Behind a profiler C execs the profiler (``ncu``/``nsys``), whose child is the profiled target: another
+pid than C, which must write its own ``/proc/<pid>`` (CUDA fails to initialise otherwise). A policy
+with ``proc_write`` gets write beneath ``/proc`` (:func:`proc_rights`) only where that is safe: as root
+on a ``/proc`` of the job's own (B's or C's mount, made before the rules so that they reach it) whose
+every entry but the processes' directories is bound read-only onto itself (:func:`lock_proc`:
+``/proc/sys``, ``/proc/sysrq-trigger``, ``/proc/irq``, ``/proc/driver``... as container runtimes do),
+in a network namespace of its own (``/proc/<pid>/net`` is its namespace's); as another user than root
+on the machine's ``/proc`` (the system's files and other users' processes' are not its to write).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import ctypes
 import os
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import lifeline
@@ -31,6 +41,8 @@ from . import (
     FILE_RIGHTS,
     NO_NODES,
     READ,
+    TRUNCATE,
+    WRITE_FILE,
     Policy,
     _add_rule,
     _handled,
@@ -45,7 +57,8 @@ _PR_SET_CHILD_SUBREAPER = 36
 _PR_CAPBSET_DROP = 24
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 8, 32, 4096
+_MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
 _CAPSET = {"x86_64": 126, "aarch64": 91}
 _in_cgroup = False  # the job's first process joined its pids cgroup (limits: no RLIMIT_NPROC then)
 
@@ -81,18 +94,69 @@ def drop_capabilities(keep: list[int]) -> None:
     libc.syscall(ctypes.c_long(nr), ctypes.byref(header), ctypes.byref(data))
 
 
-def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], private_shm: bool) -> None:
+@dataclass
+class View:
+    """What the job's namespaces gave it: a ``/proc`` of its own whose entries but the processes'
+    directories are read-only (``proc_locked``), a network namespace of its own, a private /dev/shm."""
+
+    proc_locked: bool = False
+    own_net: bool = False
+    private_shm: bool = False
+
+
+def lock_proc(root: str = "/proc") -> bool:
+    """On a ``/proc`` this mount namespace mounted itself: bind every entry but the processes'
+    directories read-only onto itself (links such as ``self``, ``mounts``, ``net`` lead into one and
+    are left). What stays writable beneath it is the files of the processes it shows. True when
+    every entry was made read-only."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return False
+    ro = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    ok = True
+    for name in names:
+        path = os.path.join(root, name)
+        if name.isdigit() or os.path.islink(path):
+            continue
+        if not (_mount(path, path, None, _MS_BIND | _MS_REC) and _mount("none", path, None, ro)):
+            ok = False
+    return ok
+
+
+def proc_rights(policy: Policy, view: View, uid: int) -> tuple[int, str | None]:
+    """The rights beneath ``/proc`` of a confined process with ``policy`` and ``view`` run by ``uid``:
+    read, and for a policy with ``proc_write`` writing files (no truncation of anything but a file it
+    may write) where safe — another user than root, or root on a locked /proc of its own in a network
+    namespace of its own; else read only, and the note that says why."""
+    if not policy.proc_write:
+        return READ, None
+    if uid != 0 or (view.proc_locked and view.own_net):
+        return READ | WRITE_FILE | TRUNCATE, None
+    why = "no /proc of its own made read-only" if not view.proc_locked else "the machine's network namespace"
+    return READ, (
+        f"kprof sandbox: /proc is not writable behind the profiler ({why}, as root): CUDA may fail to "
+        "initialise in the profiled process (error 304)"
+        + ("; run it without --commands-network" if view.proc_locked else "")
+    )
+
+
+def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], view: View) -> None:
     """C: add the rules only this process can name (its /proc, its /dev/shm), drop its capabilities,
     confine it and exec the command. Never returns."""
     try:
         if ruleset >= 0 and policy is not None:
             handled = _handled(abi())
-            _add_rule(ruleset, "/proc", READ, handled)
+            rights, note = proc_rights(policy, view, os.geteuid())
+            if note:
+                os.write(2, (note + "\n").encode())
+            _add_rule(ruleset, "/proc", rights, handled)
             # cuInit() names its threads in /proc/<pid>/task/<tid>/comm and fails with error 304 without
             # it: the process's own /proc/<pid> is writable, nothing else of /proc. A process it starts
-            # has another pid, so CUDA does not initialise in its subprocesses.
+            # has another pid, so CUDA does not initialise in its subprocesses (behind a profiler, whose
+            # child is the profiled process: proc_rights).
             _add_rule(ruleset, f"/proc/{os.getpid()}", FILE_RIGHTS, handled)
-            if private_shm:
+            if view.private_shm:
                 _add_rule(ruleset, "/dev/shm", handled & NO_NODES, handled, follow=False)
             limits.apply_rlimits(policy.max_tasks, policy.max_file_bytes, _in_cgroup)
             drop_capabilities(policy.keep_caps)
@@ -106,32 +170,46 @@ def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], p
             os._exit(127)
 
 
-def _own_view(policy: Policy) -> None:
+def _own_view(policy: Policy) -> View:
     """C without a PID namespace, as root (a kernel child): a mount namespace whose ``/proc`` hides
-    every process C may not ptrace (those outside its Landlock domain, once it is confined), and a
-    network namespace unless the policy allows the network. Best effort: what cannot be made is not."""
+    every process C may not ptrace (those outside its Landlock domain, once it is confined), a private
+    /dev/shm, and a network namespace unless the policy allows the network. Best effort: what cannot
+    be made is not (and the view says so)."""
     libc = _libc()
     net = 0 if policy.network else _CLONE_NEWNET
+    view = View(own_net=bool(net))
     if not _ok(libc.unshare(_CLONE_NEWNS | net)):
+        view.own_net = False
         if not (net and _ok(libc.unshare(_CLONE_NEWNS))):
-            return
+            return view
     if _mount("none", "/", None, _MS_REC | _MS_PRIVATE):
         flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
         # hidepid=ptraceable (Linux 5.8): a pid is there only where ptrace_may_access(READ) allows it,
         # which Landlock refuses outside the domain (hidepid=invisible lets root's group see all)
-        _mount("proc", "/proc", "proc", flags, "hidepid=ptraceable")
+        if _mount("proc", "/proc", "proc", flags, "hidepid=ptraceable"):
+            view.proc_locked = policy.proc_write and lock_proc()
+        view.private_shm = _private_shm()
+    return view
 
 
-def _private_mounts() -> bool:
-    """B (pid 1 of the new PID namespace, in a mount namespace of A's): mounts that no other process
-    sees — a /proc of this PID namespace and an empty /dev/shm. False when they cannot be made."""
-    if not _mount("none", "/", None, _MS_REC | _MS_PRIVATE):
-        return False
-    if not _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC):
-        return False
+def _private_shm() -> bool:
     return os.path.isdir("/dev/shm") and _mount(
         "tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777"
     )
+
+
+def _private_mounts(policy: Policy, own_net: bool) -> View:
+    """B (pid 1 of the new PID namespace, in a mount namespace of A's): mounts that no other process
+    sees — a /proc of this PID namespace (locked for a policy with ``proc_write``) and an empty
+    /dev/shm. The view says what could be made."""
+    view = View(own_net=own_net)
+    if not _mount("none", "/", None, _MS_REC | _MS_PRIVATE):
+        return view
+    if not _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC):
+        return view
+    view.proc_locked = policy.proc_write and lock_proc()
+    view.private_shm = _private_shm()
+    return view
 
 
 def _isolated(ruleset: int, policy: Policy, command: list[str], status_w: int) -> None:
@@ -140,11 +218,10 @@ def _isolated(ruleset: int, policy: Policy, command: list[str], status_w: int) -
     C's end itself)."""
     libc = _libc()
     net = 0 if policy.network else _CLONE_NEWNET  # no TCP, UDP or other socket out of the job
-    if not _ok(libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS | net)) and not (
-        net and _ok(libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS))
-    ):
+    own_net = bool(net) and _ok(libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS | net))
+    if not own_net and not _ok(libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS)):
         os.write(status_w, b"nons")
-        _confine_and_exec(ruleset, policy, command, private_shm=False)
+        _confine_and_exec(ruleset, policy, command, View())
     b = os.fork()
     if b:  # A
         while True:
@@ -156,10 +233,10 @@ def _isolated(ruleset: int, policy: Policy, command: list[str], status_w: int) -
             except ChildProcessError:
                 break
         os._exit(0)
-    shm = _private_mounts()
+    view = _private_mounts(policy, own_net)
     c = os.fork()
     if c == 0:
-        _confine_and_exec(ruleset, policy, command, private_shm=shm)
+        _confine_and_exec(ruleset, policy, command, view)
     os.close(ruleset)
     status = None
     while status is None:
@@ -208,9 +285,10 @@ def main(argv: list[str]) -> int:
         if isolate:
             os.close(status_r)
             _isolated(ruleset, policy, command, status_w)
+        view = View()
         if policy is not None and policy.private_proc and os.geteuid() == 0:
-            _own_view(policy)
-        _confine_and_exec(ruleset, policy, command, private_shm=False)
+            view = _own_view(policy)
+        _confine_and_exec(ruleset, policy, command, view)
     if ruleset >= 0:
         os.close(ruleset)
     if status_w >= 0:

@@ -29,14 +29,10 @@ def kernel_confinement(
 ) -> Confinement | None:
     """How a kernel child of ``scope`` is confined (:func:`~kprof_mcp.sandbox.policy.kernel_policy`);
     None without a scope (the CLI) or without Landlock (it then runs unconfined, as before: the server
-    refuses --allow-commands there unless --unconfined-commands). ``reads``: more directories it reads."""
+    refuses --allow-commands there unless --unconfined-commands). ``reads``: more directories it reads.
+    Behind a profiler's ``prefix`` the runner confines the profiler with the child (``wrap`` around
+    ``PREFIX child...``): the policy grants the report's directory and, where safe, /proc."""
     if scope is None or not available():
-        return None
-    if prefix:
-        # Under Nsight Compute the confined child hung on an H200 (docs/evidence/sandbox/gpu-2026-11-26.log;
-        # cause not isolated): a child behind a profiler's prefix runs unconfined, as before, until a GPU
-        # run shows the profilers working under the policy. The warm worker's preparation beside it is
-        # confined, but the prefixed child imports the package itself.
         return None
     scope.cache_dir.mkdir(parents=True, exist_ok=True)
     jobs = jobs_dir(scope)

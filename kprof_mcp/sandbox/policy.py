@@ -6,6 +6,15 @@ Write rules never carry ``MAKE_CHAR``/``MAKE_BLOCK`` (no device node is created 
 follow a link. ``/proc`` and ``/dev/shm`` are granted by the supervisor in the confined process itself
 (:mod:`kprof_mcp.sandbox.__main__`): its own ``/proc`` when it has a PID namespace, and a private
 ``/dev/shm`` only where it has a mount namespace of its own.
+
+Behind a profiler (``ncu``, ``nsys``) the profiler runs inside the confinement, beside its target: the
+runner wraps ``PREFIX python -m kprof_mcp.child ...`` as a whole. The policy then also grants the
+directory of the profiler's report (:data:`OUTPUT_RIGHTS` only: no link, FIFO or socket the server's
+post-processing could be led through) and ``proc_write``: the profiled target is the profiler's child,
+another pid than the confined process, and CUDA fails to initialise (error 304) unless it may write
+beneath ``/proc`` (docs/evidence/sandbox/ncu-probe-h200-2026-11-26.log). The supervisor grants that
+only on a ``/proc`` of the job's own whose every entry but the processes' directories is read-only
+(see :mod:`kprof_mcp.sandbox.__main__`).
 """
 
 from __future__ import annotations
@@ -57,7 +66,11 @@ class Policy:
     without it Landlock (ABI 4) refuses both, and where namespaces are had it gets a network namespace
     of its own (no interface but a loopback that is down: no UDP out either). ``private_proc``: without
     ``isolate``, as root, a ``/proc`` of its own that shows no process outside its domain.
-    ``max_tasks``, ``max_file_bytes``: its limits (:mod:`kprof_mcp.sandbox.limits`; 0: none)."""
+    ``max_tasks``, ``max_file_bytes``: its limits (:mod:`kprof_mcp.sandbox.limits`; 0: none).
+    ``outputs``: directories a profiler inside the confinement writes its report in (files and
+    directories only: :data:`~kprof_mcp.sandbox.OUTPUT_RIGHTS`). ``proc_write``: files beneath ``/proc``
+    writable (a profiled target, the profiler's child, writes its own ``/proc/<pid>``), granted by the
+    supervisor only where that is safe (:func:`kprof_mcp.sandbox.__main__.proc_grant`)."""
 
     read: list[str] = field(default_factory=list)
     write: list[str] = field(default_factory=list)
@@ -68,6 +81,8 @@ class Policy:
     private_proc: bool = False
     max_tasks: int = 0
     max_file_bytes: int = 0
+    outputs: list[str] = field(default_factory=list)
+    proc_write: bool = False
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -85,6 +100,8 @@ class Policy:
             private_proc=bool(d.get("private_proc", False)),
             max_tasks=int(d.get("max_tasks", 0)),
             max_file_bytes=int(d.get("max_file_bytes", 0)),
+            outputs=list(d.get("outputs", [])),
+            proc_write=bool(d.get("proc_write", False)),
         )
 
 
@@ -191,6 +208,34 @@ def _keep_caps(prefix: list[str] | None) -> list[int]:
     return [CAP_SYS_ADMIN] if "RmProfilingAdminOnly: 1" in params else []
 
 
+# The flags that name a profiler's report (``ncu --export BASE``, ``nsys profile -o BASE``).
+OUTPUT_FLAGS = ("-o", "--output", "--export")
+
+
+def profiler_outputs(prefix: list[str] | None, never: tuple[Path, ...] = ()) -> list[str]:
+    """The directories a profiler ``prefix`` writes its report in (the parent of each ``-o``/``--output``/
+    ``--export`` value: the engine's scratch of the run). A directory that is not there, is a link, is
+    ``/`` or a top-level directory, or holds (or is) one of ``never`` (the workspace, the home directory)
+    is never granted."""
+    outs: list[str] = []
+    args = list(prefix or [])
+    for i, a in enumerate(args[1:], 1):
+        value = args[i + 1] if a in OUTPUT_FLAGS and i + 1 < len(args) else None
+        for flag in OUTPUT_FLAGS:
+            if a.startswith(flag + "=") and flag.startswith("--"):
+                value = a[len(flag) + 1 :]
+        if not value or not os.path.isabs(value):
+            continue
+        d = Path(os.path.normpath(value)).parent
+        if len(d.parts) < 3 or d.is_symlink() or not d.is_dir():
+            continue
+        if any(d == n or d in n.parents for n in (Path.home(), *never)):
+            continue
+        if str(d) not in outs:
+            outs.append(str(d))
+    return outs
+
+
 def protected_paths(workspace: Path, out_root: Path) -> list[Path]:
     """What a command never writes even when its working directory holds it: the workspace's ``out/``
     (every profile, baseline and calibration), the profiles' root, ``.git`` and the devlogs."""
@@ -234,23 +279,20 @@ def command_policy(
     """The policy of one command: it writes in its working directory (but not in ``out/``, ``.git`` or
     the devlogs, see :func:`protected_paths`), its runs' directory under ``out/`` and its private tmp,
     and reads the workspace, Python and the system (and the install directory of a profiler that wraps
-    it: its injection libraries are loaded into the command). TCP only when the operator allows it
-    (:func:`set_commands_network`) or behind a profiler (its injected libraries may talk to it over
-    loopback TCP: not verified on a GPU without it)."""
+    it). TCP only when the operator allows it (:func:`set_commands_network`). Behind a profiler the
+    profiler is confined with it, in the same namespaces (ncu and nsys need no TCP between them and
+    their target: docs/evidence/sandbox/), and writes its report in its directory (``outputs``)."""
     out_root = out_root or runs_dir.parent.parent
     write = [*writable_under(cwd, protected_paths(workspace, out_root)), str(runs_dir), str(private_tmp)]
-    # Behind a profiler (nsys, ncu) as it ran on the GPU before namespaces came: the profiler's injected
-    # libraries and the profiler outside share its pids and, possibly, /dev/shm (not verified on a GPU
-    # with a namespace or a private /dev/shm: see docs/evidence/sandbox/gpu-2026-11-26.log).
-    if prefix and os.path.isdir("/dev/shm"):
-        write.append("/dev/shm")
     return Policy(
         read=_reads(workspace, prefix),
         write=write,
         devices=_devices(),
-        isolate=not prefix,
+        isolate=True,
         keep_caps=_keep_caps(prefix),
-        network=commands_network() or bool(prefix),
+        network=commands_network(),
+        outputs=profiler_outputs(prefix, (workspace, out_root)),
+        proc_write=bool(prefix),
         max_tasks=limits.max_tasks(),
         max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
     )
@@ -259,11 +301,13 @@ def command_policy(
 def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None = None) -> Policy:
     """The policy of a kernel child (a warm worker or a fresh process that imports workspace packages):
     it writes the profiles' root (its runs), its jobs' request/result directory and private tmp, and its
-    own caches; it reads the workspace, the kernel directories, Python and the system."""
+    own caches; it reads the workspace, the kernel directories, Python and the system. Behind a
+    profiler (inside the confinement with it) it also writes the report's directory (``outputs``) and,
+    where safe, beneath ``/proc`` (``proc_write``); still no TCP (ncu and nsys need none)."""
     write = [str(scope.out_root), str(jobs_dir), str(scope.cache_dir)]
     # No PID namespace: kprof's own process-tree handling and its tests follow a kernel child by its
     # pid, which one would hide; so it has the machine's pids (its /proc, as root, shows none outside
-    # its domain: private_proc) and no /dev/shm. No TCP at all.
+    # its domain: private_proc; and a private /dev/shm). No TCP at all.
     return Policy(
         read=_reads(scope.workspace, prefix, scope.kernel_dirs),
         write=write,
@@ -272,6 +316,8 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
         keep_caps=_keep_caps(prefix),
         network=False,
         private_proc=True,
+        outputs=profiler_outputs(prefix, (scope.workspace, scope.out_root)),
+        proc_write=bool(prefix),
         max_tasks=limits.max_tasks(),
         max_file_bytes=limits.max_file_bytes(write),
     )
