@@ -40,6 +40,12 @@ _INTERNAL = (
     "enumerate(DataLoader)",
     "autograd::",
     "CompiledFunction",
+    # torch.distributed's own range around each collective (issue 39), on its backend's threads:
+    # communication, never a user's stage (the traces keep them for the communication analysis).
+    "gloo:",
+    "nccl:",
+    "mpi:",
+    "ucc:",
 )
 
 

@@ -237,15 +237,17 @@ class EventMode(Mode):
         """The command once under torch.profiler: each stage's samples are its range occurrences'
         kernel times from CUPTI (or, with no range, each launch of a kernel), as the application
         ran them: no L2 flush between them, no repeat runs. On the CPU: each range's wall time."""
+        from ..capture import ranks
         from ..capture.artifacts import write_params_and_samples
-        from ..capture.recording import find_stages, record_kineto, stage_results
+        from ..capture.recording import record_kineto, stage_results
         from ..tools import nvidia_smi
 
         index = cc.device.index or 0
         if cc.use_cuda:
             cc.device.clocks_before = nvidia_smi.clocks(index)
-        tr = record_kineto(cc)
-        found, by, notes = find_stages(cc.req, tr, cc.use_cuda, cc.output_tail, cc.work_dir, tests=cc.tests)
+        with ranks.follow(cc.work_dir, cc.use_cuda) as ranks_dir:  # every rank the command starts
+            tr = record_kineto(cc)
+        found, by, notes, table = ranks.stages_with_ranks(cc, tr, ranks_dir)
         engine = "CUPTI via torch.profiler" if cc.use_cuda else "torch.profiler, CPU only"
         stages = stage_results(cc.static, found, engine)
         for n in notes:
@@ -261,4 +263,6 @@ class EventMode(Mode):
         cc.warnings += quality_warnings(cc.device, stages, None)
         result = cc.result(stages)
         result.command["stages_from"] = by
+        if table:
+            result.command["ranks"] = table
         write_params_and_samples(cc.work_dir, result, "none: the command's own runs, caches as it left them")

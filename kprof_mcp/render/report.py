@@ -58,10 +58,43 @@ def command_section(result: ProfileResult) -> list[str]:
             for s in result.stages
         ],
     )
+    out += rank_section(c.get("ranks") or [])
     tail = c.get("output_tail")
     if tail:
         out += ["", "Its output ends:", "", "```", tail, "```"]
     return out + [""]
+
+
+def rank_section(ranks: list[dict]) -> list[str]:
+    """The processes a multi-process command started (issue 39): each rank's stages, occurrences and
+    time in them; the processes that were not ranks or left no record, with why."""
+    if not ranks:
+        return []
+    rows = []
+    for r in ranks:
+        wall = r.get("wall_ns")
+        rows.append(
+            [
+                NA if r.get("rank") is None else r["rank"],
+                r.get("pid", NA),
+                r.get("role", NA) if r.get("status") == "ok" else f"{r.get('role', NA)} ({r.get('status')})",
+                ", ".join(s.split("/", 1)[-1] for s in r.get("stages") or []) or NA,
+                r.get("occurrences", 0),
+                f"{(r.get('time_ns') or 0) / 1e6:.3f}",
+                NA if wall is None else f"{wall / 1e9:.2f}",
+                r.get("note", ""),
+            ]
+        )
+    n = sum(1 for r in ranks if r.get("role") == "rank" and r.get("status") == "ok")
+    return [
+        "",
+        f"### Ranks ({n} recorded; their stages are named rank<r>/<range>)",
+        "",
+        *table(
+            ["Rank", "PID", "Role", "Stages", "Occurrences", "Time in stages (ms)", "Recorded (s)", "Note"],
+            rows,
+        ),
+    ]
 
 
 def at_clock_text(c: AtClock, at: float | None, nominal: float | None) -> str:

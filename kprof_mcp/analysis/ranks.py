@@ -1,0 +1,158 @@
+"""A multi-process command's ranks (issue 39): each rank's stages and the per-rank table, from the
+records the ranks left (:mod:`kprof_mcp.capture.rank_recorder`) and their parsed traces.
+
+A rank's stages are found exactly as the main process's are (:func:`~kprof_mcp.analysis.command.range_stages`:
+the same include patterns, warm-up and kernel attribution; kernels by name where a rank entered no
+selected range on a GPU) and named ``rank<r>/<stage>``: the contract keeps its shape, one row per
+stage, and each rank's ``step`` is a stage of its own beside the others'. Two processes that claim
+one rank (an elastic restart) are told apart by pid (``rank0.pid<p>/step``).
+
+The per-rank table (``result.command["ranks"]``, times in ns) has every process that recorded itself:
+ranks with their stage names, kept occurrences and time in stages; processes that were not ranks
+(a DataLoader worker, a helper that imported torch) named and left out; and a process that left no
+record (crashed, killed, or ended with ``os._exit``) named with what is known of it. Each rank's
+``origin_ns`` puts its trace's times on the wall clock, so later steps can line the ranks up.
+Pure: records and traces in, rows out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..parsers.kineto import Trace
+from .command import CommandStage, kernel_stages, range_stages
+
+
+@dataclass(eq=False)
+class RankProcess:
+    """One process the command started that recorded itself."""
+
+    pid: int
+    status: str  # ok | running (no record at exit) | failed | unreadable
+    role: str = "unknown"  # rank | dataloader_worker | other | unknown (no record at exit)
+    rank: int | None = None
+    world_size: int | None = None
+    local_rank: int | None = None
+    rank_from: str | None = None  # process group | environment
+    wall_ns: float | None = None  # from the recorder's start (torch imported) to its exit
+    note: str = ""
+    trace: Trace | None = None
+    origin_ns: int | None = None  # the trace's origin on the wall clock (epoch ns)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> RankProcess:
+        env = rec.get("env") or {}
+        status = str(rec.get("status") or "unreadable")
+        rank = rec.get("rank")
+        if rank is None and status != "ok":  # no record at exit: what was known before
+            rank = (rec.get("group") or {}).get("rank", env.get("rank"))
+        started, ended = rec.get("started_ns"), rec.get("ended_ns")
+        return cls(
+            pid=int(rec.get("pid") or 0),
+            status=status,
+            role=str(rec.get("role") or "unknown"),
+            rank=None if rank is None else int(rank),
+            world_size=rec.get("world_size") or (rec.get("group") or {}).get("world_size") or env.get("world_size"),
+            local_rank=env.get("local_rank"),
+            rank_from=rec.get("rank_from"),
+            wall_ns=float(ended - started) if started and ended else None,
+            note=str(rec.get("error") or ""),
+            extra={k: rec[k] for k in ("worker_id", "argv", "ppid") if k in rec} | {"env_rank": env.get("rank")},
+        )
+
+
+def _label(p: RankProcess, twice: set[int]) -> str:
+    return f"rank{p.rank}" + (f".pid{p.pid}" if p.rank in twice else "")
+
+
+def rank_stages(
+    procs: list[RankProcess], include: list[str], use_gpu: bool, warmup: int = 1
+) -> tuple[list[CommandStage], list[dict[str, Any]], list[str]]:
+    """Every rank's stages (named ``rank<r>/<stage>``, by rank), the per-rank table and notes."""
+    stages: list[CommandStage] = []
+    table: list[dict[str, Any]] = []
+    notes: list[str] = []
+    ranks = [p for p in procs if p.role == "rank" and p.status == "ok" and p.trace is not None]
+    seen: dict[int, int] = {}
+    for p in ranks:
+        seen[p.rank] = seen.get(p.rank, 0) + 1  # type: ignore[index]
+    twice = {r for r, n in seen.items() if n > 1}
+    recorded = {id(p) for p in ranks}
+    quiet: list[str] = []
+    said: dict[str, list[str]] = {}  # a note -> the ranks it applies to (one line for all of them)
+    for p in procs:
+        row: dict[str, Any] = {
+            "rank": p.rank,
+            "pid": p.pid,
+            "role": p.role,
+            "status": p.status,
+            "world_size": p.world_size,
+            "rank_from": p.rank_from,
+            "stages": [],
+            "occurrences": 0,
+            "time_ns": 0.0,
+            "wall_ns": p.wall_ns,
+            "origin_ns": p.origin_ns,
+        }
+        if id(p) in recorded:
+            label = _label(p, twice)
+            found, rank_notes = range_stages(p.trace, include, use_gpu, warmup)  # type: ignore[arg-type]
+            if not found and use_gpu and not include:
+                found = kernel_stages(p.trace)  # type: ignore[arg-type]
+            if not found:
+                quiet.append(label)
+            for st in found:
+                st.name = f"{label}/{st.name}"
+            stages += found
+            for n in rank_notes:
+                said.setdefault(n, []).append(label)
+            row.update(
+                stages=[st.name for st in found],
+                occurrences=sum(st.occurrences for st in found),
+                time_ns=float(sum(sum(st.samples_ns) for st in found)),
+            )
+        else:
+            row["note"] = _why_not(p)
+        table.append(row)
+    notes += [f"{', '.join(labels)}: {n}" for n, labels in said.items()]
+    if quiet:
+        notes.append(
+            f"{', '.join(quiet)} entered no selected range"
+            + ("" if not use_gpu else " and launched no GPU kernel")
+            + ": no stage of theirs (mark their steps with kprof.range)"
+        )
+    others = [r for r in table if r["role"] != "rank" and r["status"] == "ok"]
+    if others:
+        notes.append(
+            f"{len(others)} process(es) the command started were not ranks and are not stages: "
+            + "; ".join(f"pid {r['pid']} ({r['note']})" for r in others[:6])
+        )
+    lost = [r for r in table if r["status"] != "ok"]
+    if lost:
+        notes.append(
+            "no record from "
+            + "; ".join(
+                (f"rank {r['rank']} (pid {r['pid']})" if r["rank"] is not None else f"pid {r['pid']}")
+                + f": {r['note']}"
+                for r in lost[:8]
+            )
+        )
+    return stages, table, notes
+
+
+def _why_not(p: RankProcess) -> str:
+    """Why a process has no stages, in a few words (the table's note)."""
+    if p.status == "running":
+        return "it left no record: it crashed, was killed, or ended with os._exit before its exit handlers ran"
+    if p.status == "failed":
+        return f"its recorder failed ({p.note or 'no reason given'})"
+    if p.status == "unreadable":
+        return p.note or "its record could not be read"
+    if p.role == "dataloader_worker":
+        owner = p.extra.get("env_rank")
+        return "a DataLoader worker" + (f" of rank {owner}" if owner is not None else "")
+    if p.role == "other":
+        return "no rank: no process group and no RANK in its environment"
+    return p.note or "not a rank"
