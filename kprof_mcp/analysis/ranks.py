@@ -54,12 +54,15 @@ class RankProcess:
             status=status,
             role=str(rec.get("role") or "unknown"),
             rank=None if rank is None else int(rank),
-            world_size=rec.get("world_size") or (rec.get("group") or {}).get("world_size") or env.get("world_size"),
+            world_size=rec.get("world_size")
+            or (rec.get("group") or {}).get("world_size")
+            or env.get("world_size"),
             local_rank=env.get("local_rank"),
             rank_from=rec.get("rank_from"),
             wall_ns=float(ended - started) if started and ended else None,
             note=str(rec.get("error") or ""),
-            extra={k: rec[k] for k in ("worker_id", "argv", "ppid") if k in rec} | {"env_rank": env.get("rank")},
+            extra={k: rec[k] for k in ("worker_id", "argv", "ppid") if k in rec}
+            | {"env_rank": env.get("rank")},
         )
 
 
@@ -145,7 +148,9 @@ def rank_stages(
 def _why_not(p: RankProcess) -> str:
     """Why a process has no stages, in a few words (the table's note)."""
     if p.status == "running":
-        return "it left no record: it crashed, was killed, or ended with os._exit before its exit handlers ran"
+        return (
+            "it left no record: it crashed, was killed, or ended with os._exit before its exit handlers ran"
+        )
     if p.status == "failed":
         return f"its recorder failed ({p.note or 'no reason given'})"
     if p.status == "unreadable":

@@ -195,9 +195,13 @@ def finish() -> None:
         if worker is not None:
             rec.update(role="dataloader_worker", worker_id=int(worker.id))
         elif group is not None:
-            rec.update(role="rank", rank=group["rank"], world_size=group["world_size"], rank_from="process group")
+            rec.update(
+                role="rank", rank=group["rank"], world_size=group["world_size"], rank_from="process group"
+            )
         elif "rank" in env:
-            rec.update(role="rank", rank=env["rank"], world_size=env.get("world_size"), rank_from="environment")
+            rec.update(
+                role="rank", rank=env["rank"], world_size=env.get("world_size"), rank_from="environment"
+            )
         else:
             rec.update(role="other")
         rec["ended_ns"] = time.time_ns()

@@ -98,6 +98,11 @@ def follow(work_dir: Path, use_cuda: bool) -> Iterator[Path]:
     )
     try:
         yield ranks_dir
+    except ExpectedError as e:
+        hint = network_hint(str(e))
+        if not hint:
+            raise
+        raise ExpectedError(e.kind, f"{hint}\n{e}", e.detail) from None
     finally:
         for k, v in saved.items():
             if v is None:
@@ -105,6 +110,28 @@ def follow(work_dir: Path, use_cuda: bool) -> Iterator[Path]:
             else:
                 os.environ[k] = v
         shutil.rmtree(hook, ignore_errors=True)
+
+
+_DISTRIBUTED = ("init_process_group", "TCPStore", "rendezvous", "ProcessGroupGloo", "ProcessGroupNCCL")
+_NO_NETWORK = (
+    "Cannot resolve 127.0.0.1",
+    "Network is unreachable",
+    "Connection refused",
+    "Permission denied",
+    "Cannot assign requested address",
+)
+NETWORK_HINT = (
+    "The ranks could not reach each other: torch.distributed talks over TCP on loopback (gloo, NCCL's "
+    "bootstrap, torchrun's rendezvous store). A command the server confines may use TCP only when the "
+    "server runs with --commands-network; `kprof run` does not confine."
+)
+
+
+def network_hint(message: str) -> str:
+    """What to do when a command's ranks failed to connect (a confined command without TCP), or ''."""
+    if any(w in message for w in _DISTRIBUTED) and any(w in message for w in _NO_NETWORK):
+        return NETWORK_HINT
+    return ""
 
 
 def collect(ranks_dir: Path) -> list[RankProcess]:
@@ -145,7 +172,9 @@ def _origin_ns(trace: Path) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def stages_with_ranks(cc: Any, tr: Any, ranks_dir: Path) -> tuple[list[Any], str, list[str], list[dict[str, Any]]]:
+def stages_with_ranks(
+    cc: Any, tr: Any, ranks_dir: Path
+) -> tuple[list[Any], str, list[str], list[dict[str, Any]]]:
     """The main process's stages (:func:`~kprof_mcp.capture.recording.find_stages`, as before) and
     every rank's (``rank<r>/<stage>``), where they came from, the notes and the per-rank table (empty
     for a command that started no recorded process). A main process with no stage of its own (a
@@ -164,7 +193,9 @@ def stages_with_ranks(cc: Any, tr: Any, ranks_dir: Path) -> tuple[list[Any], str
         if e.kind != "nothing_profiled" or not procs:
             raise
         if not ranked:
-            raise ExpectedError(e.kind, f"{e} Its ranks: " + "; ".join(rank_notes or ["none recorded"])) from None
+            raise ExpectedError(
+                e.kind, f"{e} Its ranks: " + "; ".join(rank_notes or ["none recorded"])
+            ) from None
         found, by, notes = [], "", []
     if ranked and not by:
         by = "kernel" if all(st.method == "GPU time per launch" for st in ranked) else "range"

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 SLEEP_S = 0.04
-STEPS = """\
+STEPS = f"""\
 import os
 import sys
 import time
@@ -42,10 +42,10 @@ def steps(rank):
         with kprof.range("step"):
             y = x @ x
             if rank == 1:
-                time.sleep({sleep})  # the planted straggler
+                time.sleep({SLEEP_S})  # the planted straggler
         with kprof.range("sync"):
             dist.all_reduce(y)
-""".format(sleep=SLEEP_S)
+"""
 
 SPAWN = (
     STEPS
@@ -99,7 +99,9 @@ def _check(result: dict, via: str) -> None:
     """Both ranks' ranges recorded under their ranks; the sleeping rank's step the longer one."""
     stages = {s["name"]: s for s in result["stages"]}
     assert {"rank0/step", "rank1/step", "rank0/sync", "rank1/sync"} <= set(stages), (via, sorted(stages))
-    med = {n: sorted(s["timing"]["samples_ns"])[len(s["timing"]["samples_ns"]) // 2] for n, s in stages.items()}
+    med = {
+        n: sorted(s["timing"]["samples_ns"])[len(s["timing"]["samples_ns"]) // 2] for n, s in stages.items()
+    }
     assert med["rank1/step"] > med["rank0/step"] + 0.6 * SLEEP_S * 1e9, (via, med)
     assert med["rank0/sync"] > med["rank1/sync"], (via, med)  # rank 0 waits for the straggler
     for s in ("rank0/step", "rank1/step"):
@@ -118,7 +120,14 @@ def test_both_ranks_recorded_over_stdio(workspace):
     _scripts(workspace)
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "kprof_mcp.server", "--workspace", str(workspace), "--allow-commands", "--commands-network"],
+        args=[
+            "-m",
+            "kprof_mcp.server",
+            "--workspace",
+            str(workspace),
+            "--allow-commands",
+            "--commands-network",
+        ],
         env=server_env(),
     )
 
@@ -142,7 +151,18 @@ def test_both_ranks_recorded_over_stdio(workspace):
 
 def _kprof_run(ws, *command: str) -> dict:
     out = subprocess.run(
-        [sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(ws), "--cpu", "run", "--json", "--", *command],
+        [
+            sys.executable,
+            "-m",
+            "kprof_mcp.cli",
+            "--workspace",
+            str(ws),
+            "--cpu",
+            "run",
+            "--json",
+            "--",
+            *command,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
