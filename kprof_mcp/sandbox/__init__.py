@@ -19,7 +19,8 @@ same domain and namespaces). The supervisor
    :mod:`kprof_mcp.sandbox.policy`) and reads only the workspace, Python and the system; it may not
    signal or trace a process outside its domain nor reach an abstract unix socket outside it (scopes,
    ABI 6), nor bind or connect a TCP socket unless its policy has ``network`` (ABI 4; as root, with a
-   namespace, it has a network namespace of its own then too), nor reach a pathname unix socket outside
+   namespace, it has a network namespace of its own then too) or ``tcp_inside`` (behind Nsight Systems:
+   as root only in a network namespace of its own whose loopback is up), nor reach a pathname unix socket outside
    its write rules (ABI 9 only: below it, such a socket stays reachable);
 4. when the process ends, is cancelled (``SIGTERM``) or the server is gone (the lifeline), kills the
    whole subtree (:func:`kprof_mcp.lifeline.kill_tree`) and exits as the process did.
@@ -122,8 +123,22 @@ def _handled(version: int) -> int:
 
 def _handled_net(version: int, policy: Policy) -> int:
     """The TCP rights the ruleset handles, with no rule granting a port: none for a policy with
-    ``network`` (the operator's ``--commands-network``), else bind and connect (ABI 4 or later)."""
-    return NET_BIND_TCP | NET_CONNECT_TCP if version >= 4 and not policy.network else 0
+    ``network`` (the operator's ``--commands-network``) or ``tcp_inside`` (the supervisor keeps it in the
+    job's own network namespace, or adds :func:`no_tcp_layer`), else bind and connect (ABI 4 or later)."""
+    return NET_BIND_TCP | NET_CONNECT_TCP if version >= 4 and not (policy.network or policy.tcp_inside) else 0
+
+
+def no_tcp_layer() -> None:
+    """Confine this thread by one more Landlock layer that refuses every TCP bind and connect (a job
+    whose TCP was to stay inside a network namespace of its own that could not be made)."""
+    if abi() < 4:
+        return
+    attr = (ctypes.c_uint64 * 2)(0, NET_BIND_TCP | NET_CONNECT_TCP)
+    fd = _syscall(_SYS_CREATE, ctypes.byref(attr), ctypes.c_size_t(16), ctypes.c_uint32(0))
+    try:
+        restrict(fd)
+    finally:
+        os.close(fd)
 
 
 class _PathBeneath(ctypes.Structure):

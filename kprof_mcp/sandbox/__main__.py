@@ -50,6 +50,7 @@ from . import (
     abi,
     build_ruleset,
     limits,
+    no_tcp_layer,
     restrict,
 )
 
@@ -162,12 +163,32 @@ def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], v
             drop_capabilities(policy.keep_caps)
             restrict(ruleset)
             os.close(ruleset)
+            if policy.tcp_inside and os.geteuid() == 0 and not view.own_net:
+                no_tcp_layer()  # its TCP was to stay in a namespace of its own: none at all
         os.execvp(command[0], command)
     except BaseException as e:  # noqa: BLE001
         try:
             os.write(2, f"kprof sandbox: cannot start {command[0]}: {e}\n".encode())
         finally:
             os._exit(127)
+
+
+def loopback_up() -> bool:
+    """Bring the loopback interface of this (new) network namespace up: TCP between the job's own
+    processes (``tcp_inside``), nothing outside it. Root, before the capabilities are dropped."""
+    import fcntl
+    import socket
+    import struct
+
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            got = fcntl.ioctl(s, siocgifflags, struct.pack("16sH14x", b"lo", 0))
+            flags = struct.unpack("16sH", got[:18])[1]
+            fcntl.ioctl(s, siocsifflags, struct.pack("16sH14x", b"lo", flags | iff_up))
+        return True
+    except OSError:
+        return False
 
 
 def _own_view(policy: Policy) -> View:
@@ -182,6 +203,8 @@ def _own_view(policy: Policy) -> View:
         view.own_net = False
         if not (net and _ok(libc.unshare(_CLONE_NEWNS))):
             return view
+    if view.own_net and policy.tcp_inside:
+        view.own_net = loopback_up()  # else: no TCP at all (no_tcp_layer)
     if _mount("none", "/", None, _MS_REC | _MS_PRIVATE):
         flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
         # hidepid=ptraceable (Linux 5.8): a pid is there only where ptrace_may_access(READ) allows it,
@@ -202,7 +225,7 @@ def _private_mounts(policy: Policy, own_net: bool) -> View:
     """B (pid 1 of the new PID namespace, in a mount namespace of A's): mounts that no other process
     sees — a /proc of this PID namespace (locked for a policy with ``proc_write``) and an empty
     /dev/shm. The view says what could be made."""
-    view = View(own_net=own_net)
+    view = View(own_net=own_net and (not policy.tcp_inside or loopback_up()))
     if not _mount("none", "/", None, _MS_REC | _MS_PRIVATE):
         return view
     if not _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC):

@@ -70,7 +70,11 @@ class Policy:
     ``outputs``: directories a profiler inside the confinement writes its report in (files and
     directories only: :data:`~kprof_mcp.sandbox.OUTPUT_RIGHTS`). ``proc_write``: files beneath ``/proc``
     writable (a profiled target, the profiler's child, writes its own ``/proc/<pid>``), granted by the
-    supervisor only where that is safe (:func:`kprof_mcp.sandbox.__main__.proc_grant`)."""
+    supervisor only where that is safe (:func:`kprof_mcp.sandbox.__main__.proc_rights`).
+    ``tcp_inside``: TCP between the job's own processes (Nsight Systems binds a loopback socket to
+    talk to its target): Landlock leaves TCP alone, but the job has a network namespace of its own
+    whose loopback is up and nothing else (as root; a root job without one gets no TCP at all); for
+    another user than root, who can have no namespace, TCP on the machine's network."""
 
     read: list[str] = field(default_factory=list)
     write: list[str] = field(default_factory=list)
@@ -83,6 +87,7 @@ class Policy:
     max_file_bytes: int = 0
     outputs: list[str] = field(default_factory=list)
     proc_write: bool = False
+    tcp_inside: bool = False
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -102,6 +107,7 @@ class Policy:
             max_file_bytes=int(d.get("max_file_bytes", 0)),
             outputs=list(d.get("outputs", [])),
             proc_write=bool(d.get("proc_write", False)),
+            tcp_inside=bool(d.get("tcp_inside", False)),
         )
 
 
@@ -236,6 +242,13 @@ def profiler_outputs(prefix: list[str] | None, never: tuple[Path, ...] = ()) -> 
     return outs
 
 
+def needs_tcp(prefix: list[str] | None) -> bool:
+    """Whether a profiler prefix talks to its target over TCP: Nsight Systems does (``bind: Permission
+    denied`` without it, docs/evidence/sandbox/profiler-probe-h200-2026-11-26-first.log); Nsight
+    Compute does not."""
+    return bool(prefix) and Path(prefix[0]).name.startswith("nsys")
+
+
 def protected_paths(workspace: Path, out_root: Path) -> list[Path]:
     """What a command never writes even when its working directory holds it: the workspace's ``out/``
     (every profile, baseline and calibration), the profiles' root, ``.git`` and the devlogs."""
@@ -280,8 +293,8 @@ def command_policy(
     the devlogs, see :func:`protected_paths`), its runs' directory under ``out/`` and its private tmp,
     and reads the workspace, Python and the system (and the install directory of a profiler that wraps
     it). TCP only when the operator allows it (:func:`set_commands_network`). Behind a profiler the
-    profiler is confined with it, in the same namespaces (ncu and nsys need no TCP between them and
-    their target: docs/evidence/sandbox/), and writes its report in its directory (``outputs``)."""
+    profiler is confined with it, in the same namespaces, and writes its report in its directory
+    (``outputs``); behind Nsight Systems TCP inside the job's own network namespace (``tcp_inside``)."""
     out_root = out_root or runs_dir.parent.parent
     write = [*writable_under(cwd, protected_paths(workspace, out_root)), str(runs_dir), str(private_tmp)]
     return Policy(
@@ -293,6 +306,7 @@ def command_policy(
         network=commands_network(),
         outputs=profiler_outputs(prefix, (workspace, out_root)),
         proc_write=bool(prefix),
+        tcp_inside=needs_tcp(prefix),
         max_tasks=limits.max_tasks(),
         max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
     )
@@ -303,7 +317,8 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
     it writes the profiles' root (its runs), its jobs' request/result directory and private tmp, and its
     own caches; it reads the workspace, the kernel directories, Python and the system. Behind a
     profiler (inside the confinement with it) it also writes the report's directory (``outputs``) and,
-    where safe, beneath ``/proc`` (``proc_write``); still no TCP (ncu and nsys need none)."""
+    where safe, beneath ``/proc`` (``proc_write``); no TCP but, behind Nsight Systems, inside its own
+    network namespace (``tcp_inside``)."""
     write = [str(scope.out_root), str(jobs_dir), str(scope.cache_dir)]
     # No PID namespace: kprof's own process-tree handling and its tests follow a kernel child by its
     # pid, which one would hide; so it has the machine's pids (its /proc, as root, shows none outside
@@ -318,6 +333,7 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
         private_proc=True,
         outputs=profiler_outputs(prefix, (scope.workspace, scope.out_root)),
         proc_write=bool(prefix),
+        tcp_inside=needs_tcp(prefix),
         max_tasks=limits.max_tasks(),
         max_file_bytes=limits.max_file_bytes(write),
     )

@@ -247,3 +247,75 @@ def test_the_runner_confines_the_profiler_with_its_child(tmp_path, monkeypatch):
     out = ended.out + ended.err
     assert ended.rc == 0 and "PROFILER outside PermissionError" in out and "CHILD PermissionError" in out, out
     assert (scratch / "profile.rep").read_text() == "report" and not outside.exists()
+
+
+def test_only_nsys_talks_to_its_target_over_tcp(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "out").mkdir(parents=True)
+    scope = KernelScope(ws, ws / "out")
+    nsys = ["/opt/nvidia/nsight-systems/bin/nsys", "profile", "-o", str(tmp_path / "timeline")]
+    ncu = ["/usr/local/cuda/bin/ncu", "--export", str(tmp_path / "profile")]
+    assert sandbox.kernel_policy(scope, tmp_path / "j", nsys).tcp_inside
+    assert not sandbox.kernel_policy(scope, tmp_path / "j", ncu).tcp_inside
+    assert not sandbox.kernel_policy(scope, tmp_path / "j").tcp_inside
+    assert sandbox.command_policy(ws, ws, ws / "o", tmp_path / "t", nsys, out_root=ws / "out").tcp_inside
+    assert sandbox._handled_net(7, Policy(tcp_inside=True)) == 0  # the namespace bounds it, not Landlock
+
+
+TCP_PROBE = """
+import socket, sys
+def attempt(name, f):
+    try:
+        f()
+        print(name, "done", flush=True)
+    except OSError as e:
+        print(name, type(e).__name__, flush=True)
+def inside():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    socket.create_connection(srv.getsockname(), timeout=2).close()
+attempt("inside", inside)
+attempt("host", lambda: socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2).close())
+"""
+
+
+@needs_landlock
+@root_only
+@pytest.mark.parametrize("who", ["kernel", "command"])
+def test_behind_nsys_tcp_stays_inside_the_jobs_own_network_namespace(tmp_path, who, monkeypatch):
+    """As root: a loopback TCP connection between the job's own processes works (nsys binds one); a
+    listener of the machine's is out of reach."""
+    monkeypatch.setattr(sandbox.policy, "_commands_network", False)
+    (tmp_path / "out").mkdir()
+    prefix = ["nsys", "profile", "-o", str(tmp_path / "timeline")]
+    if who == "kernel":
+        policy = sandbox.kernel_policy(KernelScope(tmp_path, tmp_path / "out"), tmp_path / "jobs", prefix)
+    else:
+        policy = sandbox.command_policy(
+            tmp_path, tmp_path / "c", tmp_path / "out" / "r", tmp_path / "t", prefix
+        )
+    pf = tmp_path / "policy.json"
+    pf.write_text(policy.to_json())
+    (tmp_path / "tcp.py").write_text(TCP_PROBE)
+    import socket
+
+    with socket.socket() as host:
+        host.bind(("127.0.0.1", 0))
+        host.listen()
+        argv = [sys.executable, str(tmp_path / "tcp.py"), str(host.getsockname()[1])]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        cp = subprocess.run(sandbox.wrap(pf, argv), env=env, capture_output=True, text=True, timeout=60)
+    got = dict(ln.split() for ln in cp.stdout.splitlines())
+    assert got["inside"] == "done" and got["host"] == "ConnectionRefusedError", cp.stdout + cp.stderr
+
+
+@needs_landlock
+def test_the_no_tcp_layer_refuses_tcp_on_top_of_a_ruleset_that_allowed_it(tmp_path):
+    code = "from kprof_mcp.sandbox import no_tcp_layer\nno_tcp_layer()\n" + TCP_PROBE
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cp = subprocess.run(
+        [sys.executable, "-c", code, "9"], env=env, capture_output=True, text=True, timeout=60
+    )
+    got = dict(ln.split() for ln in cp.stdout.splitlines())
+    assert got == {"inside": "PermissionError", "host": "PermissionError"}, cp.stdout + cp.stderr

@@ -5,6 +5,6 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 (date -u; uname -r; id; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
  grep -i RmProfilingAdminOnly /proc/driver/nvidia/params; which ncu nsys
  python3 -c "from kprof_mcp import sandbox; print('landlock abi', sandbox.abi())") > $OUT/env.txt 2>&1
-timeout 150 python3 docs/evidence/sandbox/gpu_check.py > $OUT/log.txt 2> /tmp/err.txt
+timeout 300 python3 docs/evidence/sandbox/gpu_check.py > $OUT/log.txt 2> /tmp/err.txt
 echo "rc=$?" >> $OUT/log.txt; tail -40 /tmp/err.txt >> $OUT/log.txt
 cat $OUT/env.txt $OUT/log.txt

@@ -1,7 +1,8 @@
 """Issue 38 on the GPU machine (root, Landlock ABI 7): kernel children and commands still run CUDA when
 confined — Landlock, a PID and mount namespace of their own (fresh /proc, private /dev/shm), every
 capability dropped (CAP_SYS_ADMIN kept under ncu where the driver lets only admins read counters).
-Run by gpu.sh; prints one line per check."""
+Behind ncu and nsys the profiler is confined with its target (write beneath the job's own /proc, every
+entry but the processes' read-only; no TCP). Run by gpu.sh; prints one line per check."""
 
 import os
 import sys
@@ -20,7 +21,7 @@ ws = Path("/tmp/gws")
     "q = mp.get_context('spawn').SimpleQueue()\n"  # a semaphore in /dev/shm (private here)
     "print('CMD ok', float(y), 'pid', os.getpid(), 'procs', sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
 )
-cfg = Config(workspace=ws, timeout_s=150)
+cfg = Config(workspace=ws, timeout_s=120)
 e = Engine(cfg)
 t0 = time.time()
 

@@ -1,9 +1,20 @@
-"""Why a Landlock-confined kernel child behind Nsight Compute hung (issue 38, gpu-2026-11-26.log): ncu
-profiles a tiny CUDA program under kprof's own kernel policy (``sandbox.policy.kernel_policy`` with
-ncu's prefix), then under the same policy with one more place writable each time, then unconfined.
-Each variant has 90 s; one line per variant: rc, seconds, the end of its output.
+"""A Landlock-confined kernel child or command behind Nsight Compute / Nsight Systems (issue 38).
 
-    python docs/evidence/sandbox/ncu_probe.py     # on the GPU machine, from the repository root
+The first probe (ncu-probe-h200-2026-11-26*.log) found that the profiled target — the profiler's child,
+another pid than the confined process — fails CUDA init (error 304) unless it may write beneath /proc,
+and that no rule made on the machine's /proc reaches a /proc the child mounts itself. kprof now runs the
+profiler inside the confinement with its target and grants write beneath /proc only on the job's own
+/proc whose every entry but the processes' directories is bound read-only (root, in a network
+namespace of its own), or to another user than root (``kprof_mcp.sandbox.__main__.proc_rights``).
+
+This probe runs a tiny CUDA program behind ncu and nsys under kprof's own policies (``kernel_policy``
+and ``command_policy`` with the profiler's prefix), once without the /proc grant, and unconfined. The
+program reports what it may write of /proc (its own comm, a sysctl written back unchanged, every file
+at /proc's top opened for writing and never written) and whether TCP connects. One line per variant.
+
+    python docs/evidence/sandbox/ncu_probe.py            # on the GPU machine, from the repository root
+    python docs/evidence/sandbox/ncu_probe.py --nonroot  # the same as another user (kernel policy only)
+    python docs/evidence/sandbox/ncu_probe.py nsys       # one profiler only
 """
 
 from __future__ import annotations
@@ -17,53 +28,97 @@ import time
 from pathlib import Path
 
 from kprof_mcp.sandbox import abi, available
-from kprof_mcp.sandbox.policy import KernelScope, confined_env, jobs_dir, kernel_policy, write_policy
+from kprof_mcp.sandbox.policy import (
+    KernelScope,
+    command_policy,
+    confined_env,
+    jobs_dir,
+    kernel_policy,
+    write_policy,
+)
+from kprof_mcp.tools import nsys as nsys_tool
 
 NCU = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+NSYS = nsys_tool.check_nsys().path
+nonroot = "--nonroot" in sys.argv
+only = [a for a in sys.argv[1:] if a in ("ncu", "nsys")]  # e.g. `... ncu_probe.py nsys`: that tool only
 ws = Path(tempfile.mkdtemp(prefix="ncuprobe-ws-"))
 out = ws / "out"
 out.mkdir()
 prog = ws / "p.py"
 prog.write_text(
-    "import torch\nx = torch.ones(1 << 10, device='cuda')\nprint('RAN', float((x * 2).sum()), flush=True)\n"
+    """import errno, os, socket, threading
+def report(name, f):
+    try:
+        f()
+        return name + "=done"
+    except OSError as e:
+        return name + "=" + errno.errorcode.get(e.errno, str(e.errno))
+import torch
+x = torch.ones(1 << 10, device='cuda')
+said = ["RAN", str(float((x * 2).sum()))]
+tid = threading.get_native_id()
+said.append(report("own_comm", lambda: open(f"/proc/self/task/{tid}/comm", "w").write("probe")))
+r = open("/proc/sys/vm/overcommit_ratio").read()
+said.append(report("sysctl", lambda: open("/proc/sys/vm/overcommit_ratio", "w").write(r)))
+top = set()
+for n in os.listdir("/proc"):
+    p = "/proc/" + n
+    if n.isdigit() or os.path.islink(p) or not os.path.isfile(p) or not os.stat(p).st_mode & 0o200:
+        continue
+    top.add(report(n, lambda: os.close(os.open(p, os.O_WRONLY))).split("=")[1])
+said.append("top_files=" + ",".join(sorted(top)))
+said.append(report("tcp", lambda: socket.create_connection(("127.0.0.1", 9), timeout=2)))
+said.append("pids=%d" % sum(n.isdigit() for n in os.listdir("/proc")))
+print(" ".join(said), flush=True)
+"""
 )
-prefix = [NCU, "--metrics", "sm__cycles_elapsed.avg", "--target-processes", "all", "-f", "-o"]
 scope = KernelScope(ws, out)
 jobs = jobs_dir(scope)
 private = jobs / "private"
 private.mkdir(parents=True, exist_ok=True)
 scope.cache_dir.mkdir(parents=True, exist_ok=True)
-print("landlock abi", abi(), "available", available(), "ncu", NCU, flush=True)
+print(
+    "uid", os.geteuid(), "landlock abi", abi(), "available", available(), "ncu", NCU, "nsys", NSYS, flush=True
+)
 
 
-def run(
-    label: str,
-    extra_write: list[str] | None,
-    confined: bool = True,
-    extra_read: list[str] | None = None,
-    **change,
-) -> None:
-    rep = out / f"{label}.ncu-rep"
-    argv = [*prefix, str(rep), sys.executable, str(prog)]
+def prefix_of(tool: str, scratch: Path) -> list[str]:
+    if tool == "ncu":
+        return [NCU, "--metrics", "sm__cycles_elapsed.avg", "--target-processes", "all"]
+    return nsys_tool.profile_prefix(NSYS, scratch / "timeline")
+
+
+def run(label: str, tool: str, who: str | None = "kernel", **change) -> None:
+    """``who``: the policy (kernel child, command) or None (unconfined)."""
+    scratch = Path(tempfile.mkdtemp(prefix="kprof-run-"))  # the engine's scratch, where the report goes
+    prefix = prefix_of(tool, scratch)
+    if tool == "ncu":
+        prefix += ["--clock-control", "base", "--force-overwrite", "--export", str(scratch / "profile")]
+    argv = [*prefix, sys.executable, str(prog)]
     env = confined_env(dict(os.environ), private, scope.cache_dir)
-    if confined:
-        pol = kernel_policy(scope, jobs, prefix)
-        pol.write += extra_write or []
-        pol.read += extra_read or []
+    if who is not None:
+        if who == "kernel":
+            pol = kernel_policy(scope, jobs, prefix)
+        else:
+            pol = command_policy(ws, ws, out / "event" / "command", jobs, prefix, out_root=out)
         for k, v in change.items():
             setattr(pol, k, v)
         argv = [sys.executable, "-m", "kprof_mcp.sandbox", str(write_policy(pol)), "--", *argv]
     t = time.time()
     try:
-        cp = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=90)
-        rc, said = cp.returncode, (cp.stdout + cp.stderr)[:700]
+        cp = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=90, cwd=ws)
+        rc, text = cp.returncode, cp.stdout + cp.stderr
     except subprocess.TimeoutExpired as e:
-        rc, said = "timeout", ((e.stdout or b"") + (e.stderr or b""))[-400:]
-    print(f"== {label}: rc={rc} {time.time() - t:.1f}s report={rep.exists()} :: {said!r}", flush=True)
+        rc, text = "timeout", str((e.stdout or b"") + (e.stderr or b""))
+    ran = [ln for ln in text.splitlines() if ln.startswith("RAN")]
+    errs = [ln for ln in text.splitlines() if "Error" in ln or "error" in ln or "kprof sandbox" in ln]
+    reports = sorted(p.name for p in scratch.iterdir())
+    print(f"== {label}: rc={rc} {time.time() - t:.1f}s reports={reports} :: {ran or errs[-3:]}", flush=True)
 
 
 def tree() -> set[str]:
-    """Every path under the top-level directories a profiler might write (one level down), and /."""
+    """Every path under the top-level directories a profiler might write (one level down)."""
     seen = set()
     for d in ["/", "/tmp", "/var/tmp", "/dev/shm", str(Path.home()), "/run", "/var/run"]:
         try:
@@ -74,14 +129,20 @@ def tree() -> set[str]:
 
 
 before = tree()
-run("unconfined", None, confined=False)
-print("made by the unconfined run:", sorted(tree() - before), flush=True)
-run("kprof_policy", [])
-# With its own /proc (private_proc) the child's /proc is a new mount: rules made on the old one do not
-# reach it, the one on / does. Without it, which places must be writable?
-run("no_private_proc_write_proc", ["/proc"], private_proc=False)
-run("no_private_proc_write_dev", ["/dev"], private_proc=False)
-run("no_private_proc_write_proc_dev_tmp_sys", ["/proc", "/dev", "/tmp", "/sys"], private_proc=False)
-run("private_proc_write_proc_dev_tmp_sys", ["/proc", "/dev", "/tmp", "/sys"])
-run("write_everything", ["/"])
-print("made by then:", sorted(tree() - before), flush=True)
+for tool in ("ncu", "nsys"):
+    if tool == "nsys" and NSYS is None:
+        print("== nsys: not usable here", flush=True)
+        continue
+    if only and tool not in only:
+        continue
+    if not nonroot:
+        run(f"{tool}_unconfined", tool, None)
+    run(f"{tool}_kernel_policy", tool)
+    if not nonroot:
+        run(f"{tool}_kernel_policy_without_proc_write", tool, proc_write=False)
+        run(f"{tool}_command_policy", tool, "command")
+print(
+    "made outside kprof-run-*/ncuprobe-*/kprof-* by then:",
+    sorted(p for p in tree() - before if not Path(p).name.startswith(("kprof-", "ncuprobe-"))),
+    flush=True,
+)
