@@ -11,9 +11,10 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
+from pydantic import ValidationError
 
 from ..engine import KprofError
 
@@ -115,3 +116,43 @@ class _ReasonedServer(MCPServer):
 
     def add_tool(self, fn: Callable[..., Any], name: str | None = None, *args: Any, **kwargs: Any) -> None:
         super().add_tool(_with_reason(fn, name or fn.__name__), name, *args, **kwargs)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The SDK's call, with arguments that fail the input schema answered in kprof's words
+        (:func:`argument_words`) rather than pydantic's dump and its link to a web page."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            if isinstance(e.__cause__, ValidationError) and not isinstance(e, UnexpectedToolError):
+                raise ToolError(argument_words(name, e.__cause__)) from e.__cause__
+            raise
+
+
+_SHOWN_ERRORS = 6  # argument errors worded one by one; the rest are counted
+_MSG = {
+    "missing": "is required",
+    "list_type": 'should be a list (e.g. ["python", "train.py"] for a command)',
+    "dict_type": "should be an object of name: value",
+}
+
+
+def argument_words(tool: str, exc: ValidationError) -> str:
+    """Arguments that do not fit ``tool``'s input schema, one clause each: the argument (its path for
+    nested items), what it should be, and the value given (clipped: it is the caller's own)."""
+    errs = exc.errors(include_url=False)
+    parts = []
+    for err in errs[:_SHOWN_ERRORS]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "the arguments"
+        msg = _MSG.get(
+            err.get("type", ""), str(err.get("msg", "is not valid")).replace("Input should", "should")
+        )
+        if err.get("type") == "missing":
+            parts.append(f"{where} {msg}")
+            continue
+        got = repr(err.get("input"))
+        parts.append(f"{where} {msg} (got {got if len(got) <= 60 else got[:57] + '...'})")
+    more = f"; and {len(errs) - _SHOWN_ERRORS} more" if len(errs) > _SHOWN_ERRORS else ""
+    return (
+        f"{tool}: invalid arguments: " + "; ".join(parts) + more + ". The tool's input schema (list_tools) "
+        "gives each argument's type and range."
+    )

@@ -109,3 +109,29 @@ def test_param_errors_quote_at_most_200_characters(value, needle):
     with pytest.raises(ParamError) as e:
         Param("n", 1, min=1, max=100).validate(value)
     assert needle in str(e.value) and len(str(e.value)) < 300, str(e.value)
+
+
+@pytest.mark.parametrize(
+    "tool, args, needles",
+    [
+        (
+            "profile_command",
+            {"command": "python ok.py"},
+            ['command should be a list (e.g. ["python", "train.py"] for a command) (got \'python ok.py\')'],
+        ),
+        (
+            "compare_versions",
+            {"kernel": "vector_add", "versions": ["v0", "v1"], "budget_ms": 50, "rounds": 2},
+            ["budget_ms should be greater than or equal to", "(got 50)", "rounds should be greater"],
+        ),
+        ("read_params", {}, ["profile_dir is required"]),
+        ("classify_bottleneck", {"tc_pct": "lots"}, ["tc_pct should be a valid number", "(got 'lots')"]),
+    ],
+)
+def test_arguments_that_do_not_fit_the_schema_are_answered_in_the_projects_words(server, tool, args, needles):
+    """Issue 41: the SDK's argument check answered pydantic's dump with a link to errors.pydantic.dev."""
+    is_error, text = _call(server, tool, args)
+    assert is_error and text.startswith(f"{tool}: invalid arguments: "), text
+    assert "pydantic" not in text and "http" not in text and text.endswith("gives each argument's type and range.")
+    for n in needles:
+        assert n in text, text
