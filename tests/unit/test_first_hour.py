@@ -191,3 +191,42 @@ def test_pytest_summary_is_read_with_and_without_q():
     )
     assert pytest_summary("=== no tests ran in 0.01s ===") == "no tests ran in 0.01s"
     assert pytest_summary("collected 3 items\nFAILED t.py::x - assert 1 == 2") is None
+
+
+def test_a_package_written_against_the_old_kernel_api_still_loads_with_a_warning(tmp_path):
+    """Issue 41: packages written against kprof_mcp.kernel_api / kernel_runtime (the modules earlier
+    versions documented) load again; importing them warns, and the names are kprof_mcp.kernel's own."""
+    import shutil
+    import warnings
+
+    from kprof_mcp import kernel
+    from kprof_mcp.packages import load
+
+    builtin = ROOT / "kernels" / "vector_add"
+    pkg = tmp_path / "old_style_add"
+    shutil.copytree(builtin, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    for f, old, new in (
+        ("__init__.py", "from kprof_mcp.kernel import", "from kprof_mcp.kernel_api import"),
+        ("impl.py", "from kprof_mcp.kernel import Plan", "from kprof_mcp.kernel_api import Plan"),
+        (
+            "impl.py",
+            "from kprof_mcp.kernel import autotune_bench",
+            "from kprof_mcp.kernel_runtime import autotune_bench",
+        ),
+    ):
+        text = (pkg / f).read_text()
+        assert old in text
+        (pkg / f).write_text(text.replace(old, new))
+    for m in ("kprof_mcp.kernel_api", "kprof_mcp.kernel_runtime"):
+        sys.modules.pop(m, None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        p = load(pkg)  # its impl.py (kernel_runtime) is imported when it runs
+        import kprof_mcp.kernel_runtime  # noqa: F401
+    assert [v.name for v in p.versions] == ["v0", "v1"]
+    said = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert any("kprof_mcp.kernel_api is deprecated" in s for s in said), said
+    assert any("kprof_mcp.kernel_runtime is deprecated" in s for s in said), said
+    from kprof_mcp import kernel_api, kernel_runtime
+
+    assert kernel_api.Param is kernel.Param and kernel_runtime.autotune_bench is kernel.autotune_bench

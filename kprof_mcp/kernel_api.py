@@ -1,0 +1,40 @@
+"""Former home of the kernel contract, kept so packages written against it still load (issue 41): new
+code imports :mod:`kprof_mcp.kernel`. Importing it warns once (DeprecationWarning)."""
+
+import warnings
+
+from .kernel.api import (
+    DTYPE_PARAM,
+    DTYPE_SIZES,
+    NAME_RE,
+    KernelPackage,
+    Param,
+    ParamError,
+    Params,
+    Plan,
+    Stage,
+    StageModel,
+    Version,
+    default_tolerance,
+)
+
+warnings.warn(
+    "kprof_mcp.kernel_api is deprecated: import the same names from kprof_mcp.kernel",
+    DeprecationWarning,
+    stacklevel=2,
+)
+
+__all__ = [
+    "DTYPE_PARAM",
+    "DTYPE_SIZES",
+    "NAME_RE",
+    "KernelPackage",
+    "Param",
+    "ParamError",
+    "Params",
+    "Plan",
+    "Stage",
+    "StageModel",
+    "Version",
+    "default_tolerance",
+]
