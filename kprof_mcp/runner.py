@@ -183,9 +183,12 @@ def _run_once(
     if confine is None:
         confine = sandbox.kernel_confinement(scope or getattr(control, "scope", None), prefix, _gate(args))
     outer = list(prefix or [])
-    if confine is not None:  # a profiler is confined with its target, in the same domain and namespaces
+    if confine is not None:
         env = sandbox.confined_env(env, confine.private_tmp, confine.caches)
-        argv, outer = sandbox.wrap(confine.policy_file, [*outer, *argv]), []
+        if confine.profiler_inside:  # confined with its target, in the same domain and namespaces
+            argv, outer = sandbox.wrap(confine.policy_file, [*outer, *argv]), []
+        else:
+            argv = sandbox.wrap(confine.policy_file, argv)
     with tempfile.TemporaryFile("w+", prefix="kprof-stderr-", errors="replace") as err:
         other: list[str] = []
         t0 = time.perf_counter()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .. import safefs
 from . import available
-from .policy import KernelScope, command_policy, jobs_dir, kernel_policy, write_policy
+from .policy import KernelScope, command_policy, jobs_dir, kernel_policy, profiler_inside, write_policy
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class Confinement:
     policy_file: Path | None
     private_tmp: Path
     caches: Path | None = None
+    profiler_inside: bool = False  # the runner wraps PREFIX child... as a whole (the profiler confined too)
 
 
 def kernel_confinement(
@@ -30,9 +31,11 @@ def kernel_confinement(
     """How a kernel child of ``scope`` is confined (:func:`~kprof_mcp.sandbox.policy.kernel_policy`);
     None without a scope (the CLI) or without Landlock (it then runs unconfined, as before: the server
     refuses --allow-commands there unless --unconfined-commands). ``reads``: more directories it reads.
-    Behind a profiler's ``prefix`` the runner confines the profiler with the child (``wrap`` around
-    ``PREFIX child...``): the policy grants the report's directory and, where safe, /proc."""
-    if scope is None or not available():
+    Behind Nsight Compute the runner confines the profiler with the child (``wrap`` around
+    ``PREFIX child...``): the policy grants the report's directory and, where safe, /proc. Behind a
+    profiler not confined yet (:data:`~kprof_mcp.sandbox.policy.CONFINED_PROFILERS`: Nsight Systems)
+    None: the child runs unconfined, as before."""
+    if scope is None or not available() or (prefix and not profiler_inside(prefix)):
         return None
     scope.cache_dir.mkdir(parents=True, exist_ok=True)
     jobs = jobs_dir(scope)
@@ -40,7 +43,7 @@ def kernel_confinement(
     policy.read += reads or []  # e.g. the engine's scratch that holds the file a profiled child waits for
     if not _made(scope.workspace, scope.out_root):  # a planted link on the way: the engine refuses it
         policy.write.remove(str(scope.out_root))
-    return Confinement(write_policy(policy), jobs / "private", scope.cache_dir)
+    return Confinement(write_policy(policy), jobs / "private", scope.cache_dir, bool(prefix))
 
 
 def tmp_dir(scope: KernelScope | None, command: str) -> str | None:
@@ -69,7 +72,7 @@ def command_confinement(
     policy = command_policy(Path(workspace), cwd, runs, tmp, prefix, out_root=Path(req["out_root"]))
     if not _made(Path(workspace), runs):  # a link planted on the way (by a kernel child): nothing granted
         policy.write.remove(str(runs))
-    return Confinement(write_policy(policy), private)
+    return Confinement(write_policy(policy), private, None, profiler_inside(prefix))
 
 
 def _made(workspace: Path, path: Path) -> bool:

@@ -242,6 +242,19 @@ def profiler_outputs(prefix: list[str] | None, never: tuple[Path, ...] = ()) -> 
     return outs
 
 
+# Profilers confined with their target (the runner wraps ``PREFIX python -m kprof_mcp.child ...`` as a
+# whole). Not yet Nsight Systems: inside, past its loopback TCP (tcp_inside), it stopped at "Cannot create
+# CUDA config file" (docs/evidence/sandbox/profiler-probe-h200-2026-11-26-second.log). Behind it a kernel
+# child runs unconfined and a command as before: nsys outside, the command confined without namespaces,
+# with TCP and /dev/shm (docs/evidence/sandbox/h200-2026-11-26.log).
+CONFINED_PROFILERS = ("ncu",)
+
+
+def profiler_inside(prefix: list[str] | None) -> bool:
+    """Whether a profiler prefix runs inside the confinement with its target (:data:`CONFINED_PROFILERS`)."""
+    return bool(prefix) and Path(prefix[0]).name.startswith(CONFINED_PROFILERS)
+
+
 def needs_tcp(prefix: list[str] | None) -> bool:
     """Whether a profiler prefix talks to its target over TCP: Nsight Systems does (``bind: Permission
     denied`` without it, docs/evidence/sandbox/profiler-probe-h200-2026-11-26-first.log); Nsight
@@ -288,15 +301,31 @@ def command_policy(
     private_tmp: Path,
     prefix: list[str] | None = None,
     out_root: Path | None = None,
+    inside: bool | None = None,
 ) -> Policy:
     """The policy of one command: it writes in its working directory (but not in ``out/``, ``.git`` or
     the devlogs, see :func:`protected_paths`), its runs' directory under ``out/`` and its private tmp,
     and reads the workspace, Python and the system (and the install directory of a profiler that wraps
     it). TCP only when the operator allows it (:func:`set_commands_network`). Behind a profiler the
     profiler is confined with it, in the same namespaces, and writes its report in its directory
-    (``outputs``); behind Nsight Systems TCP inside the job's own network namespace (``tcp_inside``)."""
+    (``outputs``); behind Nsight Systems TCP inside the job's own network namespace (``tcp_inside``).
+    ``inside``: the profiler is confined with it (default: :func:`profiler_inside`); a profiler outside
+    (Nsight Systems for now) gets the command as before: no namespaces, TCP and /dev/shm."""
     out_root = out_root or runs_dir.parent.parent
     write = [*writable_under(cwd, protected_paths(workspace, out_root)), str(runs_dir), str(private_tmp)]
+    if prefix and not (profiler_inside(prefix) if inside is None else inside):
+        # the profiler outside, its injected libraries in the command: as verified on the GPU
+        # (docs/evidence/sandbox/h200-2026-11-26.log), they share its pids, TCP and /dev/shm
+        return Policy(
+            read=_reads(workspace, prefix),
+            write=[*write, *(["/dev/shm"] if os.path.isdir("/dev/shm") else [])],
+            devices=_devices(),
+            isolate=False,
+            keep_caps=_keep_caps(prefix),
+            network=True,
+            max_tasks=limits.max_tasks(),
+            max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
+        )
     return Policy(
         read=_reads(workspace, prefix),
         write=write,

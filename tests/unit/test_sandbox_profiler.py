@@ -1,5 +1,5 @@
-"""Issue 38: a kernel child or a command behind a profiler (ncu, nsys) is confined like the others, the
-profiler with it. The profiled process is the profiler's child (another pid than the confined one) and
+"""Issue 38: a kernel child or a command behind a profiler (Nsight Compute) is confined like the others, the
+profiler with it (Nsight Systems stays outside for now). The profiled process is the profiler's child (another pid than the confined one) and
 must write its own /proc/<pid> (CUDA fails with error 304 otherwise: docs/evidence/sandbox/
 ncu-probe-h200-2026-11-26.log); write beneath /proc is granted only on a /proc of the job's own whose
 entries but the processes' are read-only, in a network namespace of its own (as root), or to another
@@ -148,7 +148,7 @@ def test_behind_a_profiler_the_target_writes_its_own_proc_and_nothing_of_the_sys
     scratch, outside = tmp_path / "scratch", tmp_path / "outside"
     (tmp_path / "out").mkdir()
     scratch.mkdir()
-    prefix = ["prof", "--export", str(scratch / "profile")]
+    prefix = ["ncu", "--export", str(scratch / "profile")]
     if who == "kernel":
         policy = sandbox.kernel_policy(KernelScope(tmp_path, tmp_path / "out"), tmp_path / "jobs", prefix)
     else:
@@ -172,7 +172,7 @@ def test_without_proc_write_or_with_the_machines_network_the_profilers_child_may
     in the machine's network namespace (``/proc/<pid>/net`` would be the machine's) it is not made."""
     (tmp_path / "out").mkdir()
     (tmp_path / "scratch").mkdir()
-    prefix = ["prof", "--export", str(tmp_path / "scratch" / "profile")]
+    prefix = ["ncu", "--export", str(tmp_path / "scratch" / "profile")]
     base = sandbox.kernel_policy(KernelScope(tmp_path, tmp_path / "out"), tmp_path / "jobs", prefix)
     for change in ({"proc_write": False}, {"network": True}):
         policy = Policy.from_json(base.to_json())
@@ -238,15 +238,33 @@ def test_the_runner_confines_the_profiler_with_its_child(tmp_path, monkeypatch):
     ws, scratch = tmp_path / "ws", tmp_path / "scratch"
     (ws / "out").mkdir(parents=True)
     scratch.mkdir()
-    (ws / "fakeprof.py").write_text(FAKEPROF)
+    ncu = ws / "ncu"  # a stand-in named as the profiler kprof confines with its target
+    ncu.write_text(f"#!{sys.executable}\n" + FAKEPROF)
+    ncu.chmod(0o755)
     outside = tmp_path / "outside.txt"
     child = "import sys\ntry:\n    open(sys.argv[1], 'w')\n    print('CHILD done')\nexcept OSError as e:\n    print('CHILD', type(e).__name__)\n"
     monkeypatch.setattr(runner, "child_command", lambda *a: [sys.executable, "-c", child, str(outside)])
-    prefix = [sys.executable, str(ws / "fakeprof.py"), "--export", str(scratch / "profile"), str(outside)]
+    prefix = [str(ncu), "--export", str(scratch / "profile"), str(outside)]
     ended = runner._run_once(["run"], 60, prefix=prefix, scope=KernelScope(ws, ws / "out"))
     out = ended.out + ended.err
     assert ended.rc == 0 and "PROFILER outside PermissionError" in out and "CHILD PermissionError" in out, out
     assert (scratch / "profile.rep").read_text() == "report" and not outside.exists()
+
+
+@needs_landlock
+def test_nsys_stays_outside_as_before_until_it_runs_confined(tmp_path, monkeypatch):
+    """Nsight Systems confined with its target stopped at "Cannot create CUDA config file" on the GPU
+    (docs/evidence/sandbox/profiler-probe-h200-2026-11-26-second.log): behind it a kernel child is not
+    confined and a command is confined as before (nsys outside: no namespaces, TCP, /dev/shm)."""
+    monkeypatch.setattr(sandbox.policy, "_commands_network", False)
+    ws = tmp_path / "ws"
+    (ws / "out").mkdir(parents=True)
+    nsys = ["/opt/nvidia/nsight-systems/bin/nsys", "profile", "-o", str(tmp_path / "timeline")]
+    assert sandbox.kernel_confinement(KernelScope(ws, ws / "out"), nsys) is None
+    c = sandbox.command_policy(ws, ws, ws / "out" / "c", tmp_path / "t", nsys, out_root=ws / "out")
+    assert not c.isolate and c.network and "/dev/shm" in c.write and not (c.proc_write or c.outputs)
+    ncu = ["/usr/local/cuda/bin/ncu", "--export", str(tmp_path / "profile")]
+    assert sandbox.kernel_confinement(KernelScope(ws, ws / "out"), ncu).profiler_inside
 
 
 def test_only_nsys_talks_to_its_target_over_tcp(tmp_path):
@@ -258,7 +276,9 @@ def test_only_nsys_talks_to_its_target_over_tcp(tmp_path):
     assert sandbox.kernel_policy(scope, tmp_path / "j", nsys).tcp_inside
     assert not sandbox.kernel_policy(scope, tmp_path / "j", ncu).tcp_inside
     assert not sandbox.kernel_policy(scope, tmp_path / "j").tcp_inside
-    assert sandbox.command_policy(ws, ws, ws / "o", tmp_path / "t", nsys, out_root=ws / "out").tcp_inside
+    assert sandbox.command_policy(
+        ws, ws, ws / "o", tmp_path / "t", nsys, out_root=ws / "out", inside=True
+    ).tcp_inside
     assert sandbox._handled_net(7, Policy(tcp_inside=True)) == 0  # the namespace bounds it, not Landlock
 
 
@@ -293,7 +313,7 @@ def test_behind_nsys_tcp_stays_inside_the_jobs_own_network_namespace(tmp_path, w
         policy = sandbox.kernel_policy(KernelScope(tmp_path, tmp_path / "out"), tmp_path / "jobs", prefix)
     else:
         policy = sandbox.command_policy(
-            tmp_path, tmp_path / "c", tmp_path / "out" / "r", tmp_path / "t", prefix
+            tmp_path, tmp_path / "c", tmp_path / "out" / "r", tmp_path / "t", prefix, inside=True
         )
     pf = tmp_path / "policy.json"
     pf.write_text(policy.to_json())

@@ -99,9 +99,9 @@ def run(label: str, tool: str, who: str | None = "kernel", **change) -> None:
     env = confined_env(dict(os.environ), private, scope.cache_dir)
     if who is not None:
         if who == "kernel":
-            pol = kernel_policy(scope, jobs, prefix)
+            pol = kernel_policy(scope, jobs, prefix)  # (kprof itself runs nsys outside for now)
         else:
-            pol = command_policy(ws, ws, out / "event" / "command", jobs, prefix, out_root=out)
+            pol = command_policy(ws, ws, out / "event" / "command", jobs, prefix, out_root=out, inside=True)
         for k, v in change.items():
             setattr(pol, k, v)
         argv = [sys.executable, "-m", "kprof_mcp.sandbox", str(write_policy(pol)), "--", *argv]
