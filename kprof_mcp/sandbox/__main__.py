@@ -17,7 +17,7 @@ takes a mount namespace (and a network namespace, unless the policy allows the n
 to ptrace, is not there at all, and a private ``/dev/shm``. Without namespaces C gets no ``/dev/shm``
 (POSIX shared memory and semaphores fail).
 
-Behind a profiler C execs the profiler (``ncu``/``nsys``), whose child is the profiled target: another
+Behind Nsight Compute C execs the profiler, whose child is the profiled target: another
 pid than C, which must write its own ``/proc/<pid>`` (CUDA fails to initialise otherwise). A policy
 with ``proc_write`` gets write beneath ``/proc`` (:func:`proc_rights`) only where that is safe: as root
 on a ``/proc`` of the job's own (B's or C's mount, made before the rules so that they reach it) whose

@@ -7,8 +7,8 @@ follow a link. ``/proc`` and ``/dev/shm`` are granted by the supervisor in the c
 (:mod:`kprof_mcp.sandbox.__main__`): its own ``/proc`` when it has a PID namespace, and a private
 ``/dev/shm`` only where it has a mount namespace of its own.
 
-Behind a profiler (``ncu``, ``nsys``) the profiler runs inside the confinement, beside its target: the
-runner wraps ``PREFIX python -m kprof_mcp.child ...`` as a whole. The policy then also grants the
+Behind Nsight Compute the profiler runs inside the confinement, beside its target: the runner wraps
+``PREFIX python -m kprof_mcp.child ...`` as a whole (Nsight Systems not yet: :data:`CONFINED_PROFILERS`). The policy then also grants the
 directory of the profiler's report (:data:`OUTPUT_RIGHTS` only: no link, FIFO or socket the server's
 post-processing could be led through) and ``proc_write``: the profiled target is the profiler's child,
 another pid than the confined process, and CUDA fails to initialise (error 304) unless it may write
