@@ -51,6 +51,9 @@ Intended changes awaiting the next re-recording, one line each:
   h100_commands/annotation_train_models.report.md's Roofline rows at Nsight Compute's clock.
 - issue 37's Caveat line (kernels the timed runs did not launch ran during them; an output of another dtype):
   nsys/two_streams_v1 (contract.md, report.md) states its concurrency warning, until now only in result.json.
+- issue 41's tool errors in kprof's words: mcp/call_01_classify_bottleneck.txt (an argument outside its schema)
+  answers "classify_bottleneck: invalid arguments: <argument> should be ... (got ...)", not pydantic's dump
+  with its link.
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 
