@@ -54,6 +54,10 @@ Intended changes awaiting the next re-recording, one line each:
 - issue 41's tool errors in kprof's words: mcp/call_01_classify_bottleneck.txt (an argument outside its schema)
   answers "classify_bottleneck: invalid arguments: <argument> should be ... (got ...)", not pydantic's dump
   with its link.
+- issue 41, a bad mode lists the modes once: cli/profile_help.txt, cli/run_help.txt and
+  cli/profile_vector_add_mode_warp.txt show `--mode MODE` (argparse's usage no longer lists the choices the
+  error and the help list); mcp/call_08_profile_kernel.txt: "unknown mode 'warp'; modes: ['event', 'annotation',
+  'ncu', 'nsys']" (was the list twice, sorted and as built).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 

@@ -47,6 +47,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         "--mode",
         default=DEFAULT_MODE,
         choices=list(MODES),
+        metavar="MODE",  # the modes are listed once: in the help, and in the error for a bad one
         help="annotation (default; Nsight Compute), ncu (full), nsys (timeline), event (CUDA events; "
         "CPU without a GPU)",
     )
@@ -152,7 +153,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         allow_abbrev=False,
     )
     run.add_argument(
-        "--mode", default="event", choices=list(MODES), help="event (default), nsys, annotation, ncu"
+        "--mode",
+        default="event",
+        choices=list(MODES),
+        metavar="MODE",
+        help="event (default), nsys, annotation, ncu",
     )
     run.add_argument(
         "--include",

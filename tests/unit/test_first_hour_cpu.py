@@ -1,0 +1,50 @@
+"""Issue 41, the first hour's second pass: what a newcomer on a CPU machine meets — CPU-sized
+defaults, a heartbeat when piped, the contract pointing at report.md, init/devlog kept out of the
+installed package and tracked docs, the user's own traceback, no profiler noise at the end of a
+command's output, n/a for a stage without a model, each mode named once in an error."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+MODES = ("event", "annotation", "ncu", "nsys")
+
+
+def _kprof(workspace, *args, env=None, cwd=None, timeout=600):
+    return subprocess.run(
+        [sys.executable, "-m", "kprof_mcp.cli", "--workspace", str(workspace), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+        env={**os.environ, "KPROF_FORCE_CPU": "1", **(env or {})},
+    )
+
+
+def _each_mode_once(text: str) -> None:
+    assert "{event,annotation,ncu,nsys}" not in text, text  # argparse's usage line lists the choices too
+    for m in MODES:
+        assert text.count(f"'{m}'") == 1, (m, text)
+
+
+# 8. A bad mode lists the modes once
+
+
+@pytest.mark.parametrize("cmd", [["profile", "vector_add"], ["run"]])
+def test_a_bad_mode_lists_the_modes_once_on_the_cli(workspace, cmd):
+    cp = _kprof(workspace, *cmd, "--mode", "warp", *(["--", "python", "x.py"] if cmd == ["run"] else []))
+    assert cp.returncode == 2 and "invalid choice: 'warp'" in cp.stderr, cp.stderr
+    _each_mode_once(cp.stderr)
+
+
+def test_a_bad_mode_lists_the_modes_once_from_the_engine(engine):
+    """What the MCP tools and `kprof compare` say (the engine's words)."""
+    from kprof_mcp.engine import KprofError
+
+    with pytest.raises(KprofError) as e:
+        engine.check_profile("vector_add", mode="warp")
+    assert str(e.value).startswith("unknown mode 'warp'")
+    _each_mode_once(str(e.value))
