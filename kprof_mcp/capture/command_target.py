@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import runpy
+import traceback
 from pathlib import Path
 from typing import Callable
 
@@ -59,6 +60,26 @@ def run_file(source: bytes, path: Path, package: str = "") -> None:
     if package:
         importlib.import_module(package)
     runpy._run_module_code(code, None, "__main__", None, package, str(path))  # noqa: SLF001
+
+
+_OURS = (str(Path(__file__).resolve().parents[1]) + os.sep, os.path.dirname(runpy.__file__) + os.sep)
+
+
+def _ours(filename: str) -> bool:
+    """A frame of kprof or of what ran the command for it (runpy, importlib), not the user's."""
+    return filename.startswith(_OURS) or filename.startswith(("<frozen runpy>", "<frozen importlib"))
+
+
+def user_traceback(e: BaseException, entries: int = 8) -> str:
+    """``e``'s traceback from the user's first frame on (kprof's frames and runpy's before it trimmed),
+    its last ``entries`` entries, without the "Traceback (most recent call last):" heading."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None and _ours(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    lines = traceback.format_exception(type(e), e, tb)
+    if lines and lines[0].startswith("Traceback"):
+        lines = lines[1:]
+    return "".join(lines[-entries:])
 
 
 def prepare(

@@ -16,7 +16,6 @@ import json
 import os
 import sys
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -140,7 +139,7 @@ class CommandCapture(Steps):
 
     def run(self) -> None:
         """Run the user's command once, as ``python ...`` would, in its working directory."""
-        from .command_target import prepare, refused
+        from .command_target import prepare, refused, user_traceback
         from .pytest_stages import entered_tests, is_pytest, with_plugin
 
         kind, target, rest = parse_argv(self.req.command or [])
@@ -169,7 +168,7 @@ class CommandCapture(Steps):
             known = self.classify(e) if self.classify else None
             if known is not None:
                 raise
-            tb = "".join(traceback.format_exception(type(e), e, e.__traceback__)[-6:])
+            tb = user_traceback(e)  # from the user's first frame: kprof's and runpy's trimmed
             raise ExpectedError(
                 "command_failed",
                 f"the command raised {type(e).__name__}: {str(e).rstrip('.')}. Its traceback ends:\n{tb[-1500:]}",

@@ -48,3 +48,26 @@ def test_a_bad_mode_lists_the_modes_once_from_the_engine(engine):
         engine.check_profile("vector_add", mode="warp")
     assert str(e.value).startswith("unknown mode 'warp'")
     _each_mode_once(str(e.value))
+
+
+# 5. A failing script's traceback starts at the user's frame
+
+
+def test_a_failing_scripts_traceback_starts_at_its_own_frame(workspace):
+    (workspace / "helpers.py").write_text("def inner():\n    raise RuntimeError('deep down')\n")
+    (workspace / "fails_deep.py").write_text(
+        "from helpers import inner\n\n\ndef outer():\n    inner()\n\n\nouter()\n"
+    )
+    cp = _kprof(workspace, "run", "--", "python", "fails_deep.py")
+    assert cp.returncode == 2 and "the command raised RuntimeError: deep down" in cp.stderr, cp.stderr
+    tb = cp.stderr.split("Its traceback ends:\n", 1)[1]
+    files = [ln.strip().split('"')[1] for ln in tb.splitlines() if ln.strip().startswith('File "')]
+    assert files[0] == str(workspace / "fails_deep.py"), tb  # the user's first frame heads it
+    assert "kprof_mcp" not in tb and "runpy" not in tb, tb
+    assert files == [str(workspace / f) for f in ("fails_deep.py", "fails_deep.py", "helpers.py")], tb
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "__init__.py").write_text("")
+    (workspace / "pkg" / "__main__.py").write_text("from helpers import inner\n\ninner()\n")
+    cp = _kprof(workspace, "run", "--", "python", "-m", "pkg")  # run as its file, its package imported first
+    tb = cp.stderr.split("Its traceback ends:\n", 1)[1]
+    assert tb.startswith(f'  File "{workspace / "pkg" / "__main__.py"}", line 3, in <module>'), tb
