@@ -22,11 +22,16 @@ from .state import EngineState
 ALLOWED_MODULES = frozenset({"pytest"})
 
 
+# What the profilers print around a run, not the command: Kineto's USDT probes ("USDT:<time> <pid>:<tid>
+# SyncActivityProfilerHandler.cpp:52] profiler_start"). Kept in the profile's command.log.
+PROFILER_NOISE = ("USDT:",)
+
+
 def output_tail(log: str, lines: int = 30, chars: int = 4000) -> str:
-    """The end of a command's output, without kprof's own progress lines."""
+    """The end of a command's output, without kprof's own progress lines and the profilers' noise."""
     from ..protocol import PROGRESS_PREFIX
 
-    kept = [ln for ln in log.splitlines() if not ln.startswith(PROGRESS_PREFIX)]
+    kept = [ln for ln in log.splitlines() if not ln.startswith((PROGRESS_PREFIX, *PROFILER_NOISE))]
     return "\n".join(kept[-lines:])[-chars:]
 
 

@@ -398,7 +398,8 @@ def _finish(
             store.finish_profile(work_dir, final_dir, {})
             return ProfileOutcome(result=result, assessment=None, contract="", profile_dir=final_dir)
         r = render_profile(result, spec.base, store.sibling_versions(result, final_dir), spec.allow_mismatch)
-        store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract})
+        logs = {"command.log": record.log} if req.command else {}  # all it printed, profilers' lines too
+        store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract, **logs})
     except store.StoreError as e:
         raise KprofError(str(e)) from None
     except OSError as e:

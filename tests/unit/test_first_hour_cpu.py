@@ -71,3 +71,32 @@ def test_a_failing_scripts_traceback_starts_at_its_own_frame(workspace):
     cp = _kprof(workspace, "run", "--", "python", "-m", "pkg")  # run as its file, its package imported first
     tb = cp.stderr.split("Its traceback ends:\n", 1)[1]
     assert tb.startswith(f'  File "{workspace / "pkg" / "__main__.py"}", line 3, in <module>'), tb
+
+
+# 6. A command's output as shown does not end with the profiler's USDT lines
+
+
+def test_output_tail_leaves_out_the_profilers_usdt_lines():
+    from kprof_mcp.engine.command import output_tail
+
+    log = (
+        "epoch 1 loss 0.5\nUSDT:2026-11-26 07:10:16 27821:27821 SyncActivityProfilerHandler.cpp:52] profiler_start\n"
+        "epoch 2 loss 0.4\nUSDT:2026-11-26 07:10:16 27821:27821 SyncActivityProfilerHandler.cpp:59] profiler_stop\n"
+    )
+    assert output_tail(log) == "epoch 1 loss 0.5\nepoch 2 loss 0.4"
+
+
+def test_kprof_run_shows_the_commands_output_and_keeps_the_whole_log(workspace):
+    (workspace / "prints.py").write_text(
+        "import torch, kprof\nx = torch.ones(64)\nfor i in range(3):\n    with kprof.range('forward'):\n"
+        "        y = x * 2\n    print(f'step {i} done')\n"
+    )
+    cp = _kprof(workspace, "run", "--", "python", "prints.py")
+    assert cp.returncode == 0, cp.stderr
+    (line,) = [ln for ln in cp.stderr.splitlines() if ln.startswith("profile_dir: ")]
+    d = line.removeprefix("profile_dir: ")
+    report = open(os.path.join(d, "report.md")).read()
+    shown = report.split("Its output ends:", 1)[1].split("```")[1]
+    assert shown.strip().splitlines()[-1] == "step 2 done" and "USDT" not in report, shown
+    log = open(os.path.join(d, "command.log")).read()
+    assert "step 2 done" in log  # everything it printed, the profiler's lines included
