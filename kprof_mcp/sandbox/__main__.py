@@ -25,6 +25,13 @@ every entry but the processes' directories is bound read-only onto itself (:func
 ``/proc/sys``, ``/proc/sysrq-trigger``, ``/proc/irq``, ``/proc/driver``... as container runtimes do),
 in a network namespace of its own (``/proc/<pid>/net`` is its namespace's); as another user than root
 on the machine's ``/proc`` (the system's files and other users' processes' are not its to write).
+
+Behind Nsight Systems the profiler must also write beneath the machine's ``/tmp`` whatever ``TMPDIR``
+says (``/tmp/nvidia``: the policy's ``tmp_mounts``). As root, B or C binds the job's own directory (made
+by the supervisor before the rules, which grant it) over that path in the job's mount namespace: nsys
+writes there, other jobs' files beneath the real ``/tmp`` stay out of reach and out of sight. As another
+user the path itself is granted (shared with the user's other nsys runs); as root without a mount
+namespace nothing (:func:`tmp_rights`).
 """
 
 from __future__ import annotations
@@ -103,6 +110,57 @@ class View:
     proc_locked: bool = False
     own_net: bool = False
     private_shm: bool = False
+    own_tmp: bool = False  # the policy's tmp_mounts bound over their paths (root, a mount namespace)
+
+
+def prepare_tmp(policy: Policy) -> None:
+    """Before the rules are made (the supervisor, unconfined): the job's own directories of the
+    policy's ``tmp_mounts`` (mode 0700; granted by its write rules) and the paths they are bound over
+    (``/tmp/nvidia``, mode 1777 as ``/tmp``'s where kprof makes it: no user is locked out of it later)."""
+    for target, own in policy.tmp_mounts.items():
+        try:
+            os.makedirs(own, mode=0o700, exist_ok=True)
+            if not os.path.lexists(target):
+                os.mkdir(target, 0o777)
+                os.chmod(target, 0o1777)
+        except OSError:
+            pass  # not made: not bound, not granted (tmp_rights)
+
+
+def bind_tmp(policy: Policy) -> bool:
+    """In a mount namespace of the job's own whose mounts are private (root): bind each directory of
+    the policy's ``tmp_mounts`` over its path (nosuid, nodev), both opened without following a link
+    (a link planted at ``/tmp/nvidia`` leads nowhere). True when every one was bound."""
+    ok = bool(policy.tmp_mounts)
+    for target, own in policy.tmp_mounts.items():
+        fds = []
+        try:
+            for path in (own, target):
+                fds.append(os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC))
+            src, dst = (f"/proc/self/fd/{fd}" for fd in fds)
+            flags = _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV
+            ok = ok and _mount(src, dst, None, _MS_BIND) and _mount("none", target, None, flags)
+        except OSError:
+            ok = False
+        finally:
+            for fd in fds:
+                os.close(fd)
+    return ok
+
+
+def tmp_rights(policy: Policy, view: View, uid: int) -> tuple[list[str], str | None]:
+    """The paths beneath the machine's ``/tmp`` that a confined process with ``policy`` and ``view``
+    run by ``uid`` is granted write on (its own directories bound there need no more), and the note
+    that says why none is: another user than root gets the paths themselves, root without the job's
+    own directories bound there nothing."""
+    if not policy.tmp_mounts or view.own_tmp:
+        return [], None
+    if uid != 0:
+        return list(policy.tmp_mounts), None
+    return [], (
+        f"kprof sandbox: {', '.join(policy.tmp_mounts)} not writable behind the profiler (no mount namespace "
+        "of its own, as root): Nsight Systems may stop at 'Cannot create CUDA config file'"
+    )
 
 
 def lock_proc(root: str = "/proc") -> bool:
@@ -159,6 +217,11 @@ def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], v
             _add_rule(ruleset, f"/proc/{os.getpid()}", FILE_RIGHTS, handled)
             if view.private_shm:
                 _add_rule(ruleset, "/dev/shm", handled & NO_NODES, handled, follow=False)
+            tmp, note = tmp_rights(policy, view, os.geteuid())
+            if note:
+                os.write(2, (note + "\n").encode())
+            for path in tmp:
+                _add_rule(ruleset, path, handled & NO_NODES, handled, follow=False)
             limits.apply_rlimits(policy.max_tasks, policy.max_file_bytes, _in_cgroup)
             drop_capabilities(policy.keep_caps)
             restrict(ruleset)
@@ -209,6 +272,7 @@ def _own_view(policy: Policy) -> View:
         flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
         # hidepid=ptraceable (Linux 5.8): a pid is there only where ptrace_may_access(READ) allows it,
         # which Landlock refuses outside the domain (hidepid=invisible lets root's group see all)
+        view.own_tmp = bind_tmp(policy)
         if _mount("proc", "/proc", "proc", flags, "hidepid=ptraceable"):
             view.proc_locked = policy.proc_write and lock_proc()
         view.private_shm = _private_shm()
@@ -228,6 +292,7 @@ def _private_mounts(policy: Policy, own_net: bool) -> View:
     view = View(own_net=own_net and (not policy.tcp_inside or loopback_up()))
     if not _mount("none", "/", None, _MS_REC | _MS_PRIVATE):
         return view
+    view.own_tmp = bind_tmp(policy)
     if not _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC):
         return view
     view.proc_locked = policy.proc_write and lock_proc()
@@ -288,6 +353,7 @@ def main(argv: list[str]) -> int:
     if policy_file != "-":
         try:
             policy = Policy.from_json(Path(policy_file).read_text())
+            prepare_tmp(policy)  # before the rules: they grant the job's own directories
             ruleset = build_ruleset(policy)
         except OSError as e:
             print(f"kprof sandbox: cannot confine the command: {e}", file=sys.stderr)

@@ -8,7 +8,9 @@ follow a link. ``/proc`` and ``/dev/shm`` are granted by the supervisor in the c
 ``/dev/shm`` only where it has a mount namespace of its own.
 
 Behind Nsight Compute the profiler runs inside the confinement, beside its target: the runner wraps
-``PREFIX python -m kprof_mcp.child ...`` as a whole (Nsight Systems not yet: :data:`CONFINED_PROFILERS`). The policy then also grants the
+``PREFIX python -m kprof_mcp.child ...`` as a whole (Nsight Systems not yet: :data:`CONFINED_PROFILERS`;
+its policies are ready: TCP inside the job's network namespace, and the job's own directory bound over
+``/tmp/nvidia``, :data:`PROFILER_TMP`). The policy then also grants the
 directory of the profiler's report (:data:`OUTPUT_RIGHTS` only: no link, FIFO or socket the server's
 post-processing could be led through) and ``proc_write``: the profiled target is the profiler's child,
 another pid than the confined process, and CUDA fails to initialise (error 304) unless it may write
@@ -74,7 +76,11 @@ class Policy:
     ``tcp_inside``: TCP between the job's own processes (Nsight Systems binds a loopback socket to
     talk to its target): Landlock leaves TCP alone, but the job has a network namespace of its own
     whose loopback is up and nothing else (as root; a root job without one gets no TCP at all); for
-    another user than root, who can have no namespace, TCP on the machine's network."""
+    another user than root, who can have no namespace, TCP on the machine's network.
+    ``tmp_mounts``: a path beneath the machine's ``/tmp`` a profiler inside must write (Nsight
+    Systems: :data:`PROFILER_TMP`) → the job's own directory (in ``write``) the supervisor binds over
+    it in the job's mount namespace (root); without one, another user than root gets write on the
+    path itself, root nothing (:func:`kprof_mcp.sandbox.__main__.tmp_rights`)."""
 
     read: list[str] = field(default_factory=list)
     write: list[str] = field(default_factory=list)
@@ -88,6 +94,7 @@ class Policy:
     outputs: list[str] = field(default_factory=list)
     proc_write: bool = False
     tcp_inside: bool = False
+    tmp_mounts: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -108,6 +115,7 @@ class Policy:
             outputs=list(d.get("outputs", [])),
             proc_write=bool(d.get("proc_write", False)),
             tcp_inside=bool(d.get("tcp_inside", False)),
+            tmp_mounts={str(k): str(v) for k, v in d.get("tmp_mounts", {}).items()},
         )
 
 
@@ -244,9 +252,11 @@ def profiler_outputs(prefix: list[str] | None, never: tuple[Path, ...] = ()) -> 
 
 # Profilers confined with their target (the runner wraps ``PREFIX python -m kprof_mcp.child ...`` as a
 # whole). Not yet Nsight Systems: inside, past its loopback TCP (tcp_inside), it stopped at "Cannot create
-# CUDA config file" (docs/evidence/sandbox/profiler-probe-h200-2026-11-26-second.log). Behind it a kernel
-# child runs unconfined and a command as before: nsys outside, the command confined without namespaces,
-# with TCP and /dev/shm (docs/evidence/sandbox/h200-2026-11-26.log).
+# CUDA config file" (docs/evidence/sandbox/profiler-probe-h200-2026-11-26-second.log) unless it may write
+# beneath the real /tmp (nsys-probe-h200-2026-11-26.log). Its policies now bind the job's own directory over
+# /tmp/nvidia (tmp_mounts, PROFILER_TMP), which no GPU has run yet (docs/evidence/sandbox/nsys_probe.py):
+# until one has, behind it a kernel child runs unconfined and a command as before: nsys outside, the
+# command confined without namespaces, with TCP and /dev/shm (docs/evidence/sandbox/h200-2026-11-26.log).
 CONFINED_PROFILERS = ("ncu",)
 
 
@@ -260,6 +270,24 @@ def needs_tcp(prefix: list[str] | None) -> bool:
     denied`` without it, docs/evidence/sandbox/profiler-probe-h200-2026-11-26-first.log); Nsight
     Compute does not."""
     return bool(prefix) and Path(prefix[0]).name.startswith("nsys")
+
+
+# What a profiler inside the confinement writes beneath the machine's /tmp, whatever TMPDIR says: Nsight
+# Systems stops at "Cannot create CUDA config file" unless it may write beneath /tmp (HOME, /var, /dev/shm,
+# /run do not matter: docs/evidence/sandbox/nsys-probe-h200-2026-11-26.log), and keeps its state in
+# /tmp/nvidia/nsight_systems (sessions, its target's streams). As root the job gets a directory of its own
+# bound over /tmp/nvidia; the rest of /tmp (other jobs' private directories, kprof's own scratch) stays out
+# of reach. That /tmp/nvidia is all it needs awaits the GPU (docs/evidence/sandbox/nsys_probe.py).
+PROFILER_TMP = {"nsys": "/tmp/nvidia"}
+
+
+def tmp_mounts(prefix: list[str] | None, own: Path) -> dict[str, str]:
+    """``{path beneath /tmp: the job's own directory for it}`` for a profiler ``prefix`` that writes
+    there (:data:`PROFILER_TMP`), the job's directories made below ``own`` (its private tmp)."""
+    if not prefix:
+        return {}
+    name = Path(prefix[0]).name
+    return {t: str(own / Path(t).name) for p, t in PROFILER_TMP.items() if name.startswith(p)}
 
 
 def protected_paths(workspace: Path, out_root: Path) -> list[Path]:
@@ -326,9 +354,10 @@ def command_policy(
             max_tasks=limits.max_tasks(),
             max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
         )
+    mounts = tmp_mounts(prefix, private_tmp)
     return Policy(
         read=_reads(workspace, prefix),
-        write=write,
+        write=[*write, *mounts.values()],
         devices=_devices(),
         isolate=True,
         keep_caps=_keep_caps(prefix),
@@ -336,6 +365,7 @@ def command_policy(
         outputs=profiler_outputs(prefix, (workspace, out_root)),
         proc_write=bool(prefix),
         tcp_inside=needs_tcp(prefix),
+        tmp_mounts=mounts,
         max_tasks=limits.max_tasks(),
         max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
     )
@@ -348,7 +378,8 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
     profiler (inside the confinement with it) it also writes the report's directory (``outputs``) and,
     where safe, beneath ``/proc`` (``proc_write``); no TCP but, behind Nsight Systems, inside its own
     network namespace (``tcp_inside``)."""
-    write = [str(scope.out_root), str(jobs_dir), str(scope.cache_dir)]
+    mounts = tmp_mounts(prefix, jobs_dir)  # one per scope: its kernel children all write jobs_dir
+    write = [str(scope.out_root), str(jobs_dir), str(scope.cache_dir), *mounts.values()]
     # No PID namespace: kprof's own process-tree handling and its tests follow a kernel child by its
     # pid, which one would hide; so it has the machine's pids (its /proc, as root, shows none outside
     # its domain: private_proc; and a private /dev/shm). No TCP at all.
@@ -363,6 +394,7 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
         outputs=profiler_outputs(prefix, (scope.workspace, scope.out_root)),
         proc_write=bool(prefix),
         tcp_inside=needs_tcp(prefix),
+        tmp_mounts=mounts,
         max_tasks=limits.max_tasks(),
         max_file_bytes=limits.max_file_bytes(write),
     )
