@@ -1,4 +1,5 @@
 # Issue 38 on the GPU machine: `bash docs/evidence/sandbox/gpu.sh` through the device tool with .whl carried.
+# KPROF_NSYS_INSIDE=1: nsys confined with its target (its /tmp/nvidia bound) before CONFINED_PROFILERS says so.
 # Writes $OUT/env.txt and $OUT/log.txt (one line per check of gpu_check.py, then its stderr's tail).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1

@@ -10,6 +10,11 @@ import time
 from pathlib import Path
 
 from kprof_mcp.engine import Config, Engine
+from kprof_mcp.sandbox import policy
+
+if os.environ.get("KPROF_NSYS_INSIDE"):  # nsys confined with its target before CONFINED_PROFILERS says so
+    policy.CONFINED_PROFILERS = ("ncu", "nsys")
+print("confined profilers:", policy.CONFINED_PROFILERS, flush=True)
 
 ws = Path("/tmp/gws")
 (ws / "sub").mkdir(parents=True, exist_ok=True)
