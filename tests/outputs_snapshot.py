@@ -58,6 +58,11 @@ Intended changes awaiting the next re-recording, one line each:
   cli/profile_vector_add_mode_warp.txt show `--mode MODE` (argparse's usage no longer lists the choices the
   error and the help list); mcp/call_08_profile_kernel.txt: "unknown mode 'warp'; modes: ['event', 'annotation',
   'ncu', 'nsys']" (was the list twice, sorted and as built).
+- issue 41, a stage without a FLOP/byte model shows n/a, not 0: the Roofline table of h100_commands/{annotation_pytest,
+  annotation_train,annotation_train_models,event_train_models,kineto_sync_loop,nsys_pytest,nsys_train_models}.report.md
+  (FLOPs, bytes, TFLOP/s, GB/s of the stages without stage_models) and, in the three annotation ones, Nsight
+  Compute's measured-traffic roofline (FLOPs, model MB, measured FLOP/B, TFLOP/s); 7 outputs. (The contract's
+  "**CPU figures**" line pointing at report.md is for CPU results only: none is recorded, no output changes.)
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 

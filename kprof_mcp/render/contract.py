@@ -146,6 +146,8 @@ def render_contract(
                 else "Run on a GPU listed in devices.json for a diagnosis."
             )
         )
+        if result.device.kind != "cuda":
+            lines.append(cpu_figures_line(result))
     else:
         lines.append(
             f"**Bottleneck**: {a.bottleneck}"
@@ -169,6 +171,20 @@ def render_contract(
     lines += ["", "### vs Baseline (if applicable)"]
     lines += render_baseline_table(result, baseline, vs)
     return "\n".join(lines) + "\n"
+
+
+def cpu_figures_line(result: ProfileResult) -> str:
+    """On the CPU, where nearly every figure above is n/a: which figures report.md has, and where it is."""
+    has = ["each stage's wall-time median, spread and runs (Timing; every sample in samples.csv)"]
+    if any(s.has_model for s in result.stages):
+        has.append("the FLOP/s and GB/s of the model at those times (Roofline)")
+    if result.phases_s:
+        has.append("the profiling process's wall time by phase")
+    if not result.command:  # a command has no reference to check against
+        has.append("the correctness and integrity checks")
+    where = f"{result.profile_dir.rstrip('/')}/report.md" if result.profile_dir else "report.md"
+    listed = ", ".join(has[:-1]) + " and " + has[-1] if len(has) > 1 else has[0]
+    return f"**CPU figures**: {where} has {listed}."
 
 
 def integrity_line(failed: list[str]) -> str:
@@ -283,20 +299,22 @@ def render_baseline_table(
                     _change(p.timing.median_ns, s.timing.median_ns, True, noise, cpu),
                 ]
             )
+        # a stage without a FLOP/byte model (a command's, without stage_models): n/a, not 0
+        pm, cm = p.has_model, s.has_model
         rows.append(
             [
                 f"{s.name} TFLOP/s" if len(result.stages) > 1 else "Achieved TFLOP/s",
-                f"{p.achieved_flops_per_s / 1e12:.3f}",
-                f"{s.achieved_flops_per_s / 1e12:.3f}",
-                _change(p.achieved_flops_per_s, s.achieved_flops_per_s, False, noise),
+                f"{p.achieved_flops_per_s / 1e12:.3f}" if pm else NA,
+                f"{s.achieved_flops_per_s / 1e12:.3f}" if cm else NA,
+                _change(p.achieved_flops_per_s, s.achieved_flops_per_s, False, noise) if pm and cm else NA,
             ]
         )
         rows.append(
             [
                 f"{s.name} GB/s" if len(result.stages) > 1 else "Achieved GB/s",
-                f"{p.achieved_bytes_per_s / 1e9:.1f}",
-                f"{s.achieved_bytes_per_s / 1e9:.1f}",
-                _change(p.achieved_bytes_per_s, s.achieved_bytes_per_s, False, noise),
+                f"{p.achieved_bytes_per_s / 1e9:.1f}" if pm else NA,
+                f"{s.achieved_bytes_per_s / 1e9:.1f}" if cm else NA,
+                _change(p.achieved_bytes_per_s, s.achieved_bytes_per_s, False, noise) if pm and cm else NA,
             ]
         )
         for label, a, b in (

@@ -127,19 +127,20 @@ def nsight_sections(result: ProfileResult, others: list[ProfileResult]) -> list[
     out += ["", "## Roofline: measured traffic vs the FLOP/byte model"]
     rows = []
     for s in result.stages:
-        meas_int = s.flops / s.dram_bytes if s.dram_bytes else None
+        m = s.has_model  # a command's stage without stage_models: n/a, not 0
+        meas_int = s.flops / s.dram_bytes if s.dram_bytes and m else None
         meas_bw = s.measured_dram_bytes_per_s
         rows.append(
             [
                 s.name,
-                f"{s.flops:.4g}",
-                mb(s.bytes_model),
+                f"{s.flops:.4g}" if m else NA,
+                mb(s.bytes_model if m else None),
                 mb(s.dram_bytes),
                 num(s.over_fetch_ratio, 2),
                 num(s.intensity_flop_per_byte, 1),
                 num(meas_int, 1),
                 num(s.ridge_flop_per_byte, 1),
-                f"{s.achieved_flops_per_s / 1e12:.2f}",
+                f"{s.achieved_flops_per_s / 1e12:.2f}" if m else NA,
                 num(meas_bw / 1e9 if meas_bw else None, 1),
                 num(100 * meas_bw / s.peak_bytes_per_s if meas_bw and s.peak_bytes_per_s else None),
             ]

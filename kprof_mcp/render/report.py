@@ -142,15 +142,16 @@ def render_report(
     rows = []
     for sa in a.stages:
         s, c = sa.stage, sa.at_clock
+        m = s.has_model  # a command's stage without stage_models: no FLOPs or bytes, n/a rather than 0
         rows.append(
             [
                 s.name,
-                f"{s.flops:.4g}",
-                f"{s.bytes_model:.4g}",
+                f"{s.flops:.4g}" if m else NA,
+                f"{s.bytes_model:.4g}" if m else NA,
                 num(s.intensity_flop_per_byte, 3),
                 num(s.ridge_flop_per_byte, 1),
-                f"{s.achieved_flops_per_s / 1e12:.3f}",
-                f"{s.achieved_bytes_per_s / 1e9:.1f}",
+                f"{s.achieved_flops_per_s / 1e12:.3f}" if m else NA,
+                f"{s.achieved_bytes_per_s / 1e9:.1f}" if m else NA,
                 at_clock_text(c, c.pct_peak_flops, c.pct_peak_flops_nominal),
                 pct_of_peak(c.pct_peak_bandwidth),
                 s.roofline_region or NA,

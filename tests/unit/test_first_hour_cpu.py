@@ -100,3 +100,69 @@ def test_kprof_run_shows_the_commands_output_and_keeps_the_whole_log(workspace):
     assert shown.strip().splitlines()[-1] == "step 2 done" and "USDT" not in report, shown
     log = open(os.path.join(d, "command.log")).read()
     assert "step 2 done" in log  # everything it printed, the profiler's lines included
+
+
+# 3. On the CPU the contract points at report.md; 7. a stage without a model shows n/a, not 0
+
+
+def _command_result(name: str):
+    from conftest import FIXTURES
+
+    from kprof_mcp.models import ProfileResult
+
+    return ProfileResult.model_validate_json((FIXTURES / "h100_commands" / name / "result.json").read_text())
+
+
+def _on_cpu(r):
+    r = r.model_copy(deep=True)
+    r.device.kind = "cpu"
+    r.profile_dir = "/ws/out/profiles/event/vector_add/n=4096_dtype=float32/20261126T0-v1"
+    return r
+
+
+def test_the_contract_on_the_cpu_says_which_figures_report_md_has_and_where():
+    from conftest import h100_result
+
+    from kprof_mcp.render import render_contract
+
+    line = (
+        "**CPU figures**: /ws/out/profiles/event/vector_add/n=4096_dtype=float32/20261126T0-v1/report.md has "
+    )
+    text = render_contract(_on_cpu(h100_result("vector_add", "v1")))
+    (said,) = [ln for ln in text.splitlines() if ln.startswith("**CPU figures**")]
+    assert said.startswith(line) and "(Timing" in said and "(Roofline)" in said and "correctness" in said
+    assert "**CPU figures**" not in render_contract(h100_result("vector_add", "v1"))  # on a GPU: none
+    cmd = render_contract(_on_cpu(_command_result("annotation_train")))  # no model, no reference
+    (said,) = [ln for ln in cmd.splitlines() if ln.startswith("**CPU figures**")]
+    assert "(Timing" in said and "Roofline" not in said and "correctness" not in said
+
+
+def _row(text: str, heading: str, stage: str) -> list[str]:
+    section = text.split(heading, 1)[1]
+    return [
+        c.strip() for c in next(ln for ln in section.splitlines() if ln.startswith(f"| {stage} |")).split("|")
+    ]
+
+
+def test_a_command_stage_without_a_model_shows_flops_and_bytes_as_na():
+    from kprof_mcp.engine import render_profile
+    from kprof_mcp.render import render_contract
+    from kprof_mcp.render.diagnosis import assess
+
+    def render_report(r):
+        return render_profile(r).report  # with the mode's sections (Nsight Compute's roofline)
+
+    r = _command_result("annotation_train")
+    s = r.stages[0]
+    assert not s.has_model
+    report = render_report(r)
+    row = _row(report, "## Roofline (model FLOPs and bytes", s.name)
+    assert row[2:4] == ["n/a", "n/a"] and row[6:8] == ["n/a", "n/a"], row  # FLOPs, bytes, TFLOP/s, GB/s
+    row = _row(report, "## Roofline: measured traffic vs the FLOP/byte model", s.name)
+    assert [row[i] for i in (2, 3, 7, 9)] == ["n/a"] * 4, row  # Nsight's: FLOPs, model MB, FLOP/B, TFLOP/s
+    modelled = _command_result("annotation_train_models")
+    m = next(x for x in modelled.stages if x.has_model)
+    assert _row(render_report(modelled), "## Roofline (model FLOPs and bytes", m.name)[2] == f"{m.flops:.4g}"
+    contract = render_contract(r, r, assessment=assess(r))  # vs itself: the baseline table
+    rows = [ln for ln in contract.splitlines() if "TFLOP/s" in ln or "GB/s" in ln]
+    assert rows and all(ln.split("|")[2:5] == [" n/a ", " n/a ", " n/a "] for ln in rows), rows
