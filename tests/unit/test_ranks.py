@@ -1,6 +1,6 @@
 """Issue 39, every rank recorded: the rank-side recorder (started by the generated sitecustomize in
 the processes a command starts), the merge into per-rank stages and table, and its rendering. The
-2-rank jobs end to end are in tests/e2e/test_ranks.py."""
+2-rank jobs end to end are in tests/e2e/test_ranks_e2e.py."""
 
 import json
 import os
