@@ -56,7 +56,7 @@ Intended changes awaiting the next re-recording, one line each:
   with its link.
 - issue 41, a bad mode lists the modes once: cli/profile_help.txt, cli/run_help.txt and
   cli/profile_vector_add_mode_warp.txt show `--mode MODE` (argparse's usage no longer lists the choices the
-  error and the help list); mcp/call_08_profile_kernel.txt: "unknown mode 'warp'; modes: ['event', 'annotation',
+  error and the help list); mcp/call_08_profile_kernel.txt: "unknown mode 'warp'; modes: ['annotation', 'event',
   'ncu', 'nsys']" (was the list twice, sorted and as built).
 - issue 41, a stage without a FLOP/byte model shows n/a, not 0: the Roofline table of h100_commands/{annotation_pytest,
   annotation_train,annotation_train_models,event_train_models,kineto_sync_loop,nsys_pytest,nsys_train_models}.report.md

@@ -72,7 +72,7 @@ def get_mode(name: str) -> Mode:
     """The mode called ``name``; otherwise raise saying which modes exist."""
     mode = MODES.get(name) if isinstance(name, str) else None
     if mode is None:
-        raise ModeNotAvailable(f"unknown mode {clip(name)}; modes: {list(MODES)}")
+        raise ModeNotAvailable(f"unknown mode {clip(name)}; modes: {sorted(MODES)}")
     return mode
 
 
