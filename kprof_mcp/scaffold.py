@@ -149,9 +149,21 @@ def test_version_matches_reference(version):
 '''
 
 
+def _builtin() -> Path | None:
+    """The installed built-in kernels/ package, which ``kprof init`` never writes into (issue 41: run in
+    the checkout, it did, and the new kernel appeared in every workspace's list)."""
+    from .packages import KernelNotFound, builtin_kernels_dir
+
+    try:
+        return builtin_kernels_dir()
+    except KernelNotFound:
+        return None
+
+
 def scaffold(workspace: Path, name: str, folder: str = "kernels") -> Path:
     """Write ``<workspace>/<folder>/<name>/`` (``__init__.py``, ``test_<name>.py``); refuse a bad
-    name, a folder outside the workspace, or an existing package (never overwrites)."""
+    name, a folder outside the workspace or inside the built-in kernels/ package, or an existing
+    package (never overwrites)."""
     from .engine import KprofError
 
     if not re.fullmatch(NAME_RE, name) or keyword.iskeyword(name) or not name.isidentifier():
@@ -161,6 +173,13 @@ def scaffold(workspace: Path, name: str, folder: str = "kernels") -> Path:
     base = (workspace / folder).resolve()
     if base != workspace.resolve() and workspace.resolve() not in base.parents:
         raise KprofError(f"--dir {folder!r} is outside the workspace {workspace}")
+    builtin = _builtin()
+    if builtin is not None and (base == builtin or builtin in base.parents):
+        raise KprofError(
+            f"{base} is kprof-mcp's built-in kernels/ package (what is in it is listed in every workspace): "
+            "make the kernel in a workspace of your own, e.g. `kprof --workspace ~/kprof-work init "
+            f"{name}` (nothing was written)"
+        )
     target = base / name
     if target.exists():
         raise KprofError(f"{target} already exists: pick another name (nothing was overwritten)")

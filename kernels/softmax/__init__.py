@@ -62,9 +62,9 @@ KERNEL = KernelPackage(
     description="Row-wise softmax over the last dim (Triton, FP32 math). Memory-bound: the roof is DRAM "
                 "bandwidth; the minimum traffic is one read of x and one write of y.",
     params=(
-        Param("M", 32768, min=1, max=1 << 20, doc="rows"),
-        Param("N", 4096, min=1, max=1 << 17, doc="columns (softmax is taken over each row)"),
-        DTYPE_PARAM("bfloat16", choices=("bfloat16", "float16", "float32")),
+        Param("M", 32768, min=1, max=1 << 20, doc="rows", cpu_default=256),
+        Param("N", 4096, min=1, max=1 << 17, doc="columns (softmax is taken over each row)", cpu_default=512),
+        DTYPE_PARAM("bfloat16", choices=("bfloat16", "float16", "float32"), cpu_default="float32"),
     ),
     make_inputs=_make_inputs,
     reference=_reference,

@@ -46,7 +46,7 @@ KERNEL = KernelPackage(
                 "mode's launch-overhead analysis.",
     params=(
         Param("n", 4096, min=1, max=1 << 28, doc="elements"),
-        Param("k", 200, min=1, max=100000, doc="additions (v0: one kernel launch each)"),
+        Param("k", 200, min=1, max=100000, doc="additions (v0: one kernel launch each)", cpu_default=50),
         DTYPE_PARAM("float32", choices=("float32",)),
     ),
     make_inputs=_make_inputs,

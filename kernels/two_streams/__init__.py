@@ -56,8 +56,8 @@ KERNEL = KernelPackage(
     description="Two independent compute-bound branches with few blocks each: one stream (v0) vs two streams "
                 "(v1). The case for the timeline mode's stream-overlap analysis.",
     params=(
-        Param("n", 1 << 16, min=1024, max=1 << 26, doc="elements per branch (n/1024 blocks per kernel)"),
-        Param("iters", 20000, min=1, max=1 << 20, doc="FMA steps per element"),
+        Param("n", 1 << 16, min=1024, max=1 << 26, doc="elements per branch (n/1024 blocks per kernel)", cpu_default=4096),
+        Param("iters", 20000, min=1, max=1 << 20, doc="FMA steps per element", cpu_default=200),
         DTYPE_PARAM("float32", choices=("float32",)),
     ),
     make_inputs=_make_inputs,

@@ -47,7 +47,7 @@ KERNEL = KernelPackage(
     name="vector_add",
     description="Element-wise z = x + y (Triton). Memory-bound: the roof is DRAM bandwidth.",
     params=(
-        Param("n", 1 << 24, min=1, max=1 << 32, doc="number of elements"),
+        Param("n", 1 << 24, min=1, max=1 << 32, doc="number of elements", cpu_default=1 << 16),
         DTYPE_PARAM("float32"),
     ),
     make_inputs=_make_inputs,

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from ..engine import Engine, KprofError, PackageError
 from ..engine.config import in_range
+from .cpu_sized import announce, announce_cases, cpu_budget, cpu_sized
+from .heartbeat import Heartbeat
 from .helpers import _params_with, _print_json, _profile, _profile_document, _stage_models
 
 
@@ -49,19 +51,21 @@ def cmd_run(
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not cmd:
         raise KprofError("no command: kprof run [options] -- python script.py ARGS")
-    out = engine.profile_command(
-        cmd,
-        cwd=a.cwd,
-        mode=a.mode,
-        include=a.include,
-        stage_models=_stage_models(a.model),
-        timeout_s=a.timeout_s,
-        max_kernels=a.max_kernels,
-        clock_control=a.clock_control,
-        timeline_engine=a.timeline_engine,
-        warmup_occurrences=a.warmup,
-        python_backtrace=a.python_backtrace,
-    )
+    with Heartbeat(f"starting {' '.join(cmd)}", Heartbeat.wanted()) as beat:
+        out = engine.profile_command(
+            cmd,
+            cwd=a.cwd,
+            mode=a.mode,
+            include=a.include,
+            stage_models=_stage_models(a.model),
+            timeout_s=a.timeout_s,
+            max_kernels=a.max_kernels,
+            clock_control=a.clock_control,
+            timeline_engine=a.timeline_engine,
+            warmup_occurrences=a.warmup,
+            python_backtrace=a.python_backtrace,
+            on_progress=beat.update,
+        )
     if a.json:
         _print_json(_profile_document(out))
     else:
@@ -132,16 +136,13 @@ def cmd_sweep(
     """`kprof sweep`."""
     params = _params_with(extra, a.param)
     values = [int(v) if v.lstrip("+-").isdigit() else v for v in a.values]
-    sout = engine.sweep(
-        a.kernel,
-        a.over,
-        values,
-        a.versions,
-        params,
-        a.budget_ms,
-        timeout_s=a.timeout_s,
-        clock_control=a.clock_control,
+    fills = cpu_sized(engine, a.kernel, {*params, a.over})
+    spec = engine.check_sweep(
+        a.kernel, a.over, values, a.versions, {**fills, **params}, a.budget_ms, a.timeout_s, a.clock_control
     )
+    announce(fills)
+    with Heartbeat(f"sweep of {a.kernel}: starting", Heartbeat.wanted()) as beat:
+        sout = engine.execute(spec, beat.update)
     if a.json:
         from ..render.sweep import sweep_summary
 
@@ -159,17 +160,21 @@ def cmd_compare(
     """`kprof compare`."""
     params = _params_with(extra, a.param)
     sets = [_params_with([], [kv for kv in spec.split(",") if kv]) for spec in a.param_sets] or None
-    out = engine.compare(
+    fills = cpu_sized(engine, a.kernel, {*params, *(k for s in sets or [] for k in s)})
+    spec = engine.check_compare(
         a.kernel,
         a.versions,
-        params,
+        {**fills, **params},
         a.budget_ms,
         a.rounds,
-        timeout_s=a.timeout_s,
-        param_sets=sets,
-        mode=a.mode,
-        clock_control=a.clock_control,
+        a.timeout_s,
+        sets,
+        a.mode,
+        a.clock_control,
     )
+    announce(fills)
+    with Heartbeat(f"compare of {a.kernel}: starting", Heartbeat.wanted()) as beat:
+        out = engine.execute(spec, beat.update)
     if a.json:
         from ..render.compare import compare_summary
 
@@ -196,10 +201,17 @@ def cmd_noise(
         if len(parts) < 2 or not parts[0] or not parts[1]:
             raise KprofError(f"--case {c!r}: KERNEL:VERSION[:NAME=VALUE,...], e.g. matmul:v3:M=2048")
         cases.append((parts[0], parts[1], _params_with([], parts[2].split(",") if len(parts) > 2 else [])))
+    from ..noise import DEFAULT_CASES
+
+    cpu_budget(engine)
+    asked = cases or DEFAULT_CASES
+    fills = [(k, cpu_sized(engine, k, set(p))) for k, _, p in asked]  # without a GPU
+    cases = [(k, v, {**f, **p}) for (k, v, p), (_, f) in zip(asked, fills)]
     if a.timeout_s is not None:  # each profile's limit (the noise spec takes the engine's)
         in_range("timeout_s", a.timeout_s, 1, 86400, "seconds")
         engine.config.timeout_s = a.timeout_s
-    spec = engine.check_noise(cases or None, a.rounds, a.clock_control)
+    spec = engine.check_noise(cases, a.rounds, a.clock_control)
+    announce_cases(fills)
     out = engine.execute(spec, lambda f, m: print(f"  {100 * f:3.0f}% {m}", file=sys.stderr))
     from ..render.noise import noise_markdown, noise_summary
 
@@ -265,10 +277,30 @@ def cmd_classify(
     return 0
 
 
+def _checkout() -> Path | None:
+    """kprof-mcp's own source tree when kprof runs from one: the directory holding kprof_mcp/ and the
+    built-in kernels/ beside a .git (an installed kprof-mcp has none)."""
+    from ..packages import KernelNotFound, builtin_kernels_dir
+
+    try:
+        root = builtin_kernels_dir().parent
+    except KernelNotFound:
+        return None
+    return root if (root / ".git").exists() and (root / "kprof_mcp").is_dir() else None
+
+
 def cmd_devlog(
     engine: Engine, a: argparse.Namespace, extra: list[str], profile_parser: argparse.ArgumentParser
 ) -> int:
     """`kprof devlog`."""
+    checkout = _checkout()
+    if a.workspace is None and checkout is not None and engine.config.workspace == checkout:
+        raise KprofError(
+            f"the workspace is kprof-mcp's own checkout ({checkout}), whose docs/kernels/ logs are tracked "
+            "files: keep your log in a workspace of your own, e.g. `kprof --workspace ~/kprof-work devlog "
+            f"{a.kernel} PROFILE_DIR` (to add to the checkout's own logs, name it: --workspace {checkout}); "
+            "nothing was written"
+        )
     path, entry = engine.update_devlog(a.kernel, a.profile_dir, a.issue, a.insight, a.allow_mismatch)
     if a.json:
         _print_json({"path": str(path), "entry": entry})

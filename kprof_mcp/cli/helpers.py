@@ -9,6 +9,8 @@ import sys
 from typing import Any
 
 from ..engine import Engine, KprofError
+from .cpu_sized import announce, cpu_budget, cpu_sized
+from .heartbeat import Heartbeat
 
 
 def _parse_kernel_params(extra: list[str]) -> dict[str, Any]:
@@ -76,35 +78,42 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: ar
             + " ".join(f"--param {n}=VALUE" for n in names)
             + " (the option keeps its own meaning)"
         )
+    fills = cpu_sized(engine, a.kernel, set(params))  # without a GPU: what the user did not give
+    cpu_budget(engine)
+    spec = engine.check_profile(
+        a.kernel,
+        a.version,
+        {**fills, **params},
+        a.mode,
+        a.baseline,
+        a.timeout_s,
+        a.ncu_launches,
+        a.clock_control,
+        a.timeline_iters,
+        a.timeline_engine,
+        a.allow_mismatch,
+    )
+    announce(fills)
     err = Console(stderr=True)
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=a.quiet,
-    ) as prog:
+    with (
+        Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+            disable=a.quiet,
+        ) as prog,
+        Heartbeat(f"profiling {a.kernel}", not a.quiet and not err.is_terminal) as beat,
+    ):
         task = prog.add_task(f"profiling {a.kernel}", total=1.0)
 
         def on_progress(fraction: float, message: str) -> None:
             prog.update(task, completed=fraction, description=f"{a.kernel}: {message}")
+            beat.update(fraction, f"{a.kernel}: {message}")
 
-        outcome = engine.profile(
-            a.kernel,
-            a.version,
-            params,
-            a.mode,
-            a.baseline,
-            on_progress,
-            ncu_launches=a.ncu_launches,
-            clock_control=a.clock_control,
-            timeline_iters=a.timeline_iters,
-            timeline_engine=a.timeline_engine,
-            timeout_s=a.timeout_s,
-            allow_mismatch=a.allow_mismatch,
-        )
+        outcome = engine.execute(spec, on_progress)
     if outcome.result.device.kind != "cuda":
         # soft_wrap: never broken at the console's width (80 columns when stderr is not a terminal)
         err.print(

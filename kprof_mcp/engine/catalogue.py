@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .. import runner, safefs, store
 from ..kernel.api import NAME_RE, Param, ParamError
@@ -30,6 +30,8 @@ class ParamDescription(BaseModel):
     max: int | float | None = None
     choices: list[bool | int | float | str] | None = None
     doc: str = ""
+    # the default without a GPU, which `kprof` uses there (kernel.api's module doc); not in to_dict()
+    cpu_default: bool | int | float | str | None = Field(default=None, exclude=True)
 
 
 class StageDescription(BaseModel):

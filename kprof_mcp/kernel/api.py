@@ -22,6 +22,11 @@ Example (see ``kernels/vector_add``)::
         memory_bytes=lambda p: 3 * p["n"] * p.itemsize,
     )
 
+A parameter's ``cpu_default`` (optional) is its default where there is no GPU: ``kprof`` uses it for a
+parameter the user did not give when jobs time on the CPU (the Triton interpreter, torch on the CPU), and
+says so in one line; give sizes that profile in seconds there, and ``float32`` where the GPU default is
+a type the CPU does not run (``DTYPE_PARAM("bfloat16", cpu_default="float32")``).
+
 Inputs are made once and the plan is built on them. After timing, the profiler checks the plan
 once more on fresh values (issue 37: a version that caches its output fails): it calls
 ``make_inputs(params, device, seed=N)`` where ``make_inputs`` takes a ``seed`` keyword, else
@@ -66,7 +71,8 @@ def _shown(value: Any, limit: int = 200) -> str:
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: integer with bounds, or a string from ``choices``."""
+    """One parameter: integer with bounds, or a string from ``choices``. ``cpu_default``: the default
+    without a GPU (see the module doc); None: ``default`` there too."""
 
     name: str
     default: int | str
@@ -74,6 +80,14 @@ class Param:
     max: int | None = None
     choices: tuple[str, ...] | None = None
     doc: str = ""
+    cpu_default: int | str | None = None
+
+    def __post_init__(self) -> None:
+        if self.cpu_default is not None:
+            try:
+                self.validate(self.cpu_default)
+            except ParamError as e:
+                raise ValueError(f"parameter {self.name}: cpu_default: {e}") from None
 
     def validate(self, value: Any) -> int | str:
         """``value`` checked (an integral float or a string of digits counts as an integer), or a
@@ -123,12 +137,19 @@ class Param:
             "max": self.max,
             "choices": list(self.choices) if self.choices else None,
             "doc": self.doc,
+            **({"cpu_default": self.cpu_default} if self.cpu_default is not None else {}),
         }
 
 
-def DTYPE_PARAM(default: str, choices: tuple[str, ...] = ("float32", "float16", "bfloat16")) -> Param:
-    """The ``dtype`` parameter every package declares."""
-    return Param("dtype", default, choices=choices, doc="element type of inputs and outputs")
+def DTYPE_PARAM(
+    default: str,
+    choices: tuple[str, ...] = ("float32", "float16", "bfloat16"),
+    cpu_default: str | None = None,
+) -> Param:
+    """The ``dtype`` parameter every package declares (``cpu_default``: its type without a GPU)."""
+    return Param(
+        "dtype", default, choices=choices, doc="element type of inputs and outputs", cpu_default=cpu_default
+    )
 
 
 class Params(Mapping[str, Any]):

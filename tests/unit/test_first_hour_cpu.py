@@ -166,3 +166,145 @@ def test_a_command_stage_without_a_model_shows_flops_and_bytes_as_na():
     contract = render_contract(r, r, assessment=assess(r))  # vs itself: the baseline table
     rows = [ln for ln in contract.splitlines() if "TFLOP/s" in ln or "GB/s" in ln]
     assert rows and all(ln.split("|")[2:5] == [" n/a ", " n/a ", " n/a "] for ln in rows), rows
+
+
+# 1. Without a GPU, CPU-sized defaults: every built-in kernel profiles at its defaults in seconds
+
+
+def _timed(workspace, *args, env=None):
+    import time
+
+    t0 = time.monotonic()
+    cp = _kprof(workspace, *args, env=env)
+    return cp, time.monotonic() - t0
+
+
+def test_every_builtin_kernel_profiles_at_its_defaults_in_under_15_s_on_the_cpu(workspace):
+    import json
+
+    listed = json.loads(_kprof(workspace, "list", "--json").stdout)["kernels"]
+    builtin = [k["name"] for k in listed if k["source"].startswith(str(ROOT / "kernels"))]
+    assert len(builtin) >= 6, builtin
+    slow = {}
+    for name in builtin:
+        cp, took = _timed(workspace, "profile", name, "--mode", "event", "--json")
+        assert cp.returncode == 0, (name, cp.stderr)
+        said = [ln for ln in cp.stderr.splitlines() if ln.startswith("no GPU: CPU-sized defaults ")]
+        assert len(said) == 1 and said[0].endswith(" to change"), (name, cp.stderr)
+        params = json.loads(cp.stdout)["result"]["params"]
+        assert params["dtype"] == "float32", (name, params)
+        if took >= 15:
+            slow[name] = round(took, 1)
+    assert not slow, f"over 15 s at the CPU-sized defaults: {slow}"
+
+
+def test_what_the_user_gives_wins_over_the_cpu_sized_defaults(workspace):
+    import json
+
+    cp = _kprof(
+        workspace, "profile", "matmul", "--mode", "event", "--M", "64", "--dtype", "float32", "--json"
+    )
+    assert cp.returncode == 0, cp.stderr
+    (said,) = [ln for ln in cp.stderr.splitlines() if ln.startswith("no GPU: ")]
+    assert said == "no GPU: CPU-sized defaults N=256, K=256; pass --N/--K to change", said
+    p = json.loads(cp.stdout)["result"]["params"]
+    assert (p["M"], p["N"], p["K"], p["dtype"]) == (64, 256, 256, "float32")
+    cp = _kprof(workspace, "profile", "vector_add", "--mode", "event", "--n", "4096", "--quiet")
+    assert cp.returncode == 0 and "CPU-sized" not in cp.stderr, cp.stderr  # nothing left to size
+    assert "| 4096 | float32 |" in cp.stdout
+
+
+def test_cpu_defaults_are_checked_and_used_only_without_a_gpu(engine):
+    from kprof_mcp.cli.cpu_sized import cpu_sized
+    from kprof_mcp.kernel import DTYPE_PARAM, Param
+
+    with pytest.raises(ValueError, match="cpu_default"):
+        Param("n", 1 << 24, min=1, max=1 << 20, cpu_default=1 << 21)
+    with pytest.raises(ValueError, match="cpu_default"):
+        DTYPE_PARAM("bfloat16", choices=("bfloat16",), cpu_default="float32")
+    assert (
+        Param("n", 8, cpu_default=2).describe()["cpu_default"] == 2
+        and "cpu_default" not in Param("n", 8).describe()
+    )
+    engine.config.force_cpu = True
+    assert cpu_sized(engine, "softmax", {"N"}) == {"M": 256, "dtype": "float32"}
+    assert cpu_sized(engine, "no_such_kernel", set()) == {}  # the profile's own check says why
+    engine.config.force_cpu, engine.config.remote_gpus = False, True  # a cluster's GPUs
+    assert cpu_sized(engine, "softmax", set()) == {}
+
+
+def test_kprof_noise_measures_at_the_cpu_sized_defaults(workspace):
+    import json
+
+    cp = _kprof(
+        workspace, "noise", "--rounds", "2", "--case", "vector_add:v1", "--case", "softmax:v2:N=256", "--json"
+    )
+    assert cp.returncode == 0, cp.stderr
+    (said,) = [ln for ln in cp.stderr.splitlines() if ln.startswith("no GPU: ")]
+    assert said == (
+        "no GPU: CPU-sized defaults vector_add n=65536; softmax M=256, dtype=float32; "
+        "pass --case KERNEL:VERSION:NAME=VALUE,... to change"
+    ), said
+    series = json.loads(cp.stdout)["series"]
+    assert [s["params"] for s in series] == [{"n": 65536}, {"M": 256, "dtype": "float32", "N": 256}], series
+
+
+# 2. A heartbeat on stderr when it is not a terminal
+
+
+def test_a_heartbeat_on_stderr_when_piped_and_none_when_quiet(workspace):
+    import re
+
+    (workspace / "slow.py").write_text("import time, kprof\nwith kprof.range('wait'):\n    time.sleep(2.5)\n")
+    beat = re.compile(r"^kprof: \d+ s, (starting|running) python slow\.py")
+    cp = _kprof(workspace, "run", "--", "python", "slow.py", env={"KPROF_HEARTBEAT_S": "0.5"})
+    assert cp.returncode == 0, cp.stderr
+    lines = [ln for ln in cp.stderr.splitlines() if beat.match(ln)]
+    assert len(lines) >= 3 and lines[-1].startswith("kprof: ") and "running python slow.py" in cp.stderr, (
+        cp.stderr
+    )
+    env = {"KPROF_HEARTBEAT_S": "0.5"}
+    cp = _kprof(workspace, "profile", "vector_add", "--mode", "event", "--n", "4096", env=env)
+    assert cp.returncode == 0 and re.search(r"^kprof: \d+ s, vector_add: ", cp.stderr, re.M), cp.stderr
+    cp = _kprof(workspace, "profile", "vector_add", "--mode", "event", "--n", "4096", "--quiet", env=env)
+    assert cp.returncode == 0 and "kprof: " not in cp.stderr, cp.stderr
+
+
+# 4. kprof init / kprof devlog never write into the installed package or the checkout's tracked docs
+
+
+def _kprof_in_checkout(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "kprof_mcp.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,  # the checkout, as a newcomer who cloned it runs kprof
+        timeout=300,
+        env={**os.environ, "KPROF_FORCE_CPU": "1"},
+    )
+
+
+def test_init_never_writes_into_the_builtin_kernels_package(workspace):
+    name = "issue41_never_made"
+    for args in (["init", name], ["--workspace", str(ROOT), "init", name]):
+        cp = _kprof_in_checkout(*args)
+        assert cp.returncode == 2, cp.stderr
+        assert "built-in kernels/ package" in cp.stderr and "kprof --workspace" in cp.stderr, cp.stderr
+        assert not (ROOT / "kernels" / name).exists()
+    cp = _kprof_in_checkout("--workspace", str(workspace), "init", name)  # the workspace the user named
+    assert cp.returncode == 0 and (workspace / "kernels" / name / "__init__.py").is_file(), cp.stderr
+
+
+def test_devlog_in_the_checkout_refuses_its_tracked_docs_unless_named(workspace):
+    log = ROOT / "docs" / "kernels" / "vector_add.md"
+    before = log.read_bytes()
+    cp = _kprof_in_checkout("devlog", "vector_add", str(workspace / "no_profile"), "--insight", "x")
+    assert cp.returncode == 2 and "kprof-mcp's own checkout" in cp.stderr, cp.stderr
+    assert "--workspace" in cp.stderr and "nothing was written" in cp.stderr
+    assert log.read_bytes() == before
+    cp = _kprof_in_checkout(
+        "--workspace", str(ROOT), "devlog", "vector_add", str(workspace / "no"), "--insight", "x"
+    )
+    assert cp.returncode == 2 and "own checkout" not in cp.stderr, (
+        cp.stderr
+    )  # named: only the profile is missing
