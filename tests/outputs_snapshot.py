@@ -63,6 +63,9 @@ Intended changes awaiting the next re-recording, one line each:
   (FLOPs, bytes, TFLOP/s, GB/s of the stages without stage_models) and, in the three annotation ones, Nsight
   Compute's measured-traffic roofline (FLOPs, model MB, measured FLOP/B, TFLOP/s); 7 outputs. (The contract's
   "**CPU figures**" line pointing at report.md is for CPU results only: none is recorded, no output changes.)
+- issue 41's CPU-sized defaults: `kprof profile` checks the request before its progress display starts, so
+  cli/profile_nope.txt and cli/profile_vector_add_version_v9.txt lose the empty line the display left on stderr
+  before the error.
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 
