@@ -4,6 +4,7 @@ checked first (nothing runs) and run later, holding the device's lock."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,28 @@ from .profile import check_profile
 from .run import guard, held_clocks, run_locked
 from .specs import CompareOutcome, CompareSpec, ProfileOutcome, SweepOutcome, SweepSpec
 from .state import EngineState, with_workers
+
+
+def _read_run_file(work_dir: Path, name: str) -> str:
+    """A result the child wrote into its run directory, read as a regular file under it: no link
+    followed, no FIFO or device opened for good (O_NONBLOCK, then a regular file only), size-capped."""
+    return safefs.read_text(work_dir, work_dir / name, limit=64 << 20)
+
+
+def _why(e: Exception) -> str:
+    """The reason, without the file's content: a pydantic error names the fields that failed, not
+    the values it was given (the file was the child's to write)."""
+    errors = getattr(e, "errors", None)
+    if callable(errors):
+        try:
+            errs = errors(include_url=False, include_input=False, include_context=False)
+            first = "; ".join(f"{'.'.join(map(str, x['loc'])) or '(top)'}: {x['msg']}" for x in errs[:3])
+            return f"the child's result is not valid ({len(errs)} error(s): {safefs.clip(first)})"
+        except Exception:  # noqa: BLE001 — fall back to the type alone
+            return type(e).__name__
+    if isinstance(e, OSError):
+        return e.strerror or type(e).__name__
+    return str(e)
 
 
 def run_child(
@@ -207,7 +230,7 @@ def run_compare(
         engine, spec, "compare", timing_progress, control, then=profile_arms if n else None
     )
     try:
-        result = CompareResult.model_validate_json((work_dir / "compare.json").read_text())
+        result = CompareResult.model_validate_json(_read_run_file(work_dir, "compare.json"))
         if outs:
             result = result.model_copy(
                 update={
@@ -216,11 +239,11 @@ def run_compare(
                     "profiles": {a.label: str(o.profile_dir) for a, o in zip(spec.req.arms, outs)},
                 }
             )
-            (work_dir / "compare.json").write_text(result.model_dump_json(indent=2))
+            safefs.write_atomic(work_dir, work_dir / "compare.json", result.model_dump_json(indent=2))
         md = render_compare(result)
         store.finish_profile(work_dir, final_dir, {"compare.md": md})
-    except (OSError, ValueError) as e:
-        raise KprofError(f"writing the comparison failed: {e} (artifacts in {work_dir})") from None
+    except (OSError, ValueError, safefs.UnsafePath) as e:
+        raise KprofError(f"writing the comparison failed: {_why(e)} (artifacts in {work_dir})") from None
     return CompareOutcome(result=result, markdown=md, compare_dir=final_dir)
 
 
@@ -292,26 +315,30 @@ def run_sweep(
 
     work_dir, final_dir, _ = run_child(engine, spec, "sweep", on_progress, control)
     try:
-        result = SweepResult.model_validate_json((work_dir / "sweep.json").read_text())
+        result = SweepResult.model_validate_json(_read_run_file(work_dir, "sweep.json"))
         rows = sweep_rows(result)
-        pd.DataFrame(rows).to_csv(work_dir / "sweep.csv", index=False)
+        # The run directory was writable by the confined child: nothing there is followed (a
+        # planted link is replaced, never written through).
+        safefs.write_atomic(work_dir, work_dir / "sweep.csv", pd.DataFrame(rows).to_csv(index=False))
         png = None
         try:
+            buf = io.BytesIO()
             plot_sweep(
                 rows,
                 result.param,
-                work_dir / "sweep.png",
+                buf,
                 f"{result.kernel}: {', '.join(result.versions)} over {result.param} ({result.device.name})",
             )
-            png = (work_dir / "sweep.png").read_bytes()
+            png = buf.getvalue()
+            safefs.write_atomic(work_dir, work_dir / "sweep.png", png)
         except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the table
             from ..models import ResultWarning
 
             result.warnings.append(ResultWarning(kind="artifact", message=f"sweep.png not written: {e}"))
         md = render_sweep(result, rows)
         store.finish_profile(work_dir, final_dir, {"sweep.md": md})
-    except (OSError, ValueError) as e:
-        raise KprofError(f"writing the sweep failed: {e} (artifacts in {work_dir})") from None
+    except (OSError, ValueError, safefs.UnsafePath) as e:
+        raise KprofError(f"writing the sweep failed: {_why(e)} (artifacts in {work_dir})") from None
     return SweepOutcome(result=result, rows=rows, markdown=md, png=png, sweep_dir=final_dir)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import IO
 
 from ..analysis.timeline import LAUNCH_APIS, Timeline
 from ..parsers.kineto import Trace
@@ -61,7 +62,7 @@ def plot_timeline(tr: Trace, tl: Timeline, dest: Path, title: str) -> None:
     plt.close(fig)
 
 
-def plot_sweep(rows: list[dict], param: str, dest: Path, title: str) -> None:
+def plot_sweep(rows: list[dict], param: str, dest: Path | IO[bytes], title: str) -> None:
     """A PNG of a sweep: time and % of the roofline against the parameter, one line per version;
     log axes when the values span 8× or more. Without a roofline (CPU wall times, an unknown
     device) only the time panel is drawn, labelled CPU wall time on the CPU."""
