@@ -184,8 +184,9 @@ def check_file(root: Path, path: str | os.PathLike[str]) -> Path:
 
 
 def check_tree(root: Path, path: str | os.PathLike[str]) -> Path:
-    """A package (a directory or one file) reached through real directories, with no link at
-    any depth inside it: what will be imported and run is what lies under the root."""
+    """A package (a directory or one file) reached through real directories, with no link, FIFO,
+    socket or device at any depth inside it: what will be imported and run is what lies under
+    the root, and nothing in it can block a reader."""
     parts = parts_under(root, path)
     k = kind(root, path)
     if k == "file":
@@ -196,10 +197,21 @@ def check_tree(root: Path, path: str | os.PathLike[str]) -> Path:
     for dirpath, dirnames, filenames in os.walk(full, followlinks=False):
         for name in dirnames + filenames:
             p = Path(dirpath, name)
-            if p.is_symlink():
+            try:
+                mode = os.lstat(p).st_mode
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(mode):
                 raise UnsafePath(
                     f"{clip(str(p.relative_to(root)))} is a symbolic link inside the package: kprof "
                     "loads only real files under the workspace (replace the link with the file)"
+                )
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                # A FIFO would block whoever opens it (the server included) for good; a device
+                # or socket is no source either.
+                raise UnsafePath(
+                    f"{clip(str(p.relative_to(root)))} is not a regular file or directory (a FIFO, "
+                    "socket or device) inside the package: kprof loads only real files (remove it)"
                 )
     return full
 

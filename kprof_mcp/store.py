@@ -123,14 +123,66 @@ def append_devlog(root: Path, path: Path, header: str, make_entry) -> str:
 # ----------------------------------------------------------------------------- prepared builds
 
 
+_KEY_FILE_BYTES = 4 << 20  # a .py file over this is keyed by its size and mtime, not read
+_KEY_TOTAL_BYTES = 64 << 20  # past this, every further file too
+_KEY_MAX_FILES = 20000
+
+
+def _key_file(h: Any, name: str, rel: str, dir_fd: int | None, budget: list[int]) -> None:
+    """Hash one source file without trusting it: a link, FIFO, socket or device is skipped (opened
+    with O_NOFOLLOW | O_NONBLOCK, then a regular file only), and no more than the budget is read."""
+    import stat
+
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return  # a link (ELOOP), gone, unreadable: not part of the build
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return
+        h.update(rel.encode() + b"\0")
+        if st.st_size > _KEY_FILE_BYTES or st.st_size > budget[0]:
+            h.update(f"size={st.st_size} mtime={st.st_mtime_ns}".encode())
+            return
+        data = os.read(fd, st.st_size + 1)[: st.st_size]
+        budget[0] -= len(data)
+        h.update(data)
+    finally:
+        os.close(fd)
+
+
 def prepared_key(source: Path, version: str, params: dict[str, Any], gpu_name: str) -> str:
     """Kernel source (every .py file of the package), version, parameters and GPU: what decides
-    whether Triton's caches already hold this build and its autotuned config."""
+    whether Triton's caches already hold this build and its autotuned config.
+
+    The tree may hold what a confined command planted (issue 38): it is walked by directory
+    handle without following links, and only regular files are read, each and all capped, so a
+    FIFO or a link to /dev/zero neither blocks the server (holding the device lock) nor fills its
+    memory."""
     h = hashlib.sha256()
-    files = [source] if source.is_file() else sorted(source.rglob("*.py"))
-    for f in files:
-        h.update(str(f.relative_to(source.parent)).encode())
-        h.update(f.read_bytes())
+    budget = [_KEY_TOTAL_BYTES]
+    try:
+        is_dir = os.path.isdir(source) and not os.path.islink(source)
+    except OSError:
+        is_dir = False
+    if not is_dir:
+        _key_file(h, str(source), source.name, None, budget)
+    else:
+        n = 0
+        for dirpath, dirnames, filenames, dfd in os.fwalk(source, follow_symlinks=False):
+            dirnames.sort()
+            rel_dir = os.path.relpath(dirpath, source.parent)
+            for name in sorted(filenames):
+                if not name.endswith(".py"):
+                    continue
+                n += 1
+                if n > _KEY_MAX_FILES:
+                    break
+                _key_file(h, name, os.path.join(rel_dir, name), dfd, budget)
+            if n > _KEY_MAX_FILES:
+                h.update(b"...")
+                break
     h.update(json.dumps([version, params, gpu_name], sort_keys=True, default=str).encode())
     return h.hexdigest()
 
