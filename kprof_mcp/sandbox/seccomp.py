@@ -1,0 +1,110 @@
+"""A seccomp filter for the confined process: file metadata calls refused with EPERM.
+
+Landlock has no right for ``chmod``, ``chown`` or ``utime``: a confined process may change the mode,
+owner and times of any file it owns, wherever it lies, and a child of a root server owns root's files
+(issue 38, the independent probe: ``chmod 000`` of an outside file, the setuid bit set on an outside
+root-owned binary, ``utime``, ``chmod`` of another workspace and of kprof's cache). The filter refuses
+them all, every path alike (seccomp cannot see paths): ``chmod``, ``fchmod``, ``fchmodat``,
+``fchmodat2``, the ``chown`` family and the ``utime`` family fail with ``EPERM``. Inside the job that
+costs little: files are created with their mode (``open``, ``mkdir``), Python, Triton and torch caches
+write and rename; what needs a chmod there (``shutil.copy``'s mode copy, ``Path.touch`` of an existing
+file, ``chmod +x`` of a built program) fails, and tolerant callers (ld's chmod of its output, filelock's
+fchmod) go on. Installed last, after Landlock (which already set ``no_new_privs``), it stays across
+``execve`` and ``fork``; a process of another architecture (x32, i386 through ``int 0x80``) is refused
+or killed rather than let past it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
+_X32_BIT = 0x40000000
+
+# name: syscall number, per architecture (those the architecture has).
+_ARCHES = {
+    "x86_64": (
+        0xC000003E,  # AUDIT_ARCH_X86_64
+        {
+            "chmod": 90,
+            "fchmod": 91,
+            "chown": 92,
+            "fchown": 93,
+            "lchown": 94,
+            "utime": 132,
+            "utimes": 235,
+            "fchownat": 260,
+            "futimesat": 261,
+            "fchmodat": 268,
+            "utimensat": 280,
+            "fchmodat2": 452,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,  # AUDIT_ARCH_AARCH64
+        {
+            "fchmod": 52,
+            "fchmodat": 53,
+            "fchownat": 54,
+            "fchown": 55,
+            "utimensat": 88,
+            "fchmodat2": 452,
+        },
+    ),
+}
+
+
+class _Filter(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    ]
+
+
+class _Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_Filter))]
+
+
+def refused() -> list[str]:
+    """The calls the filter refuses on this machine's architecture."""
+    return sorted(_ARCHES.get(platform.machine(), (0, {}))[1])
+
+
+def program(machine: str | None = None) -> list[tuple[int, int, int, int]]:
+    """The BPF program as (code, jt, jf, k): the architecture checked, then each refused number."""
+    arch, calls = _ARCHES[machine or platform.machine()]
+    nrs = sorted(set(calls.values()))
+    deny = _ERRNO | errno.EPERM
+    prog = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, arch), (_RET_K, 0, 0, _KILL_PROCESS), (_LD_W_ABS, 0, 0, 0)]
+    if arch == _ARCHES["x86_64"][0]:
+        # the x32 ABI's numbers (same audit arch, bit 30 set): refused whole
+        prog.append((_JGE_K, len(nrs) + 1, 0, _X32_BIT))
+    for i, nr in enumerate(nrs):
+        prog.append((_JEQ_K, len(nrs) - i, 0, nr))  # to the deny below the allow
+    prog += [(_RET_K, 0, 0, _ALLOW), (_RET_K, 0, 0, deny)]
+    return prog
+
+
+def install() -> None:
+    """Install the filter on this thread (single-threaded, before ``execve``). Raises OSError when
+    the kernel refuses it, or on an architecture this module does not know."""
+    if platform.machine() not in _ARCHES:
+        raise OSError(errno.ENOSYS, f"no seccomp filter for {platform.machine()}")
+    insns = program()
+    arr = (_Filter * len(insns))(*[_Filter(*x) for x in insns])
+    prog = _Prog(len(insns), ctypes.cast(arr, ctypes.POINTER(_Filter)))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"no_new_privs: {os.strerror(e)}")
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"seccomp filter: {os.strerror(e)}")
