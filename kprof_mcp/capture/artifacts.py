@@ -5,6 +5,7 @@ Configuration table), ``samples.csv``, ``result.json``, ``compiled/<stage>/`` an
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,8 @@ def write_params_and_samples(work_dir: Path, result: ProfileResult, cache_contro
         "triton_interpret": d.triton_interpret,
         "created_at": result.created_at,
     }
-    (work_dir / "params.json").write_text(json.dumps(params_json, indent=2, default=str))
+    # No link followed (issue 38): in the server, the run directory was the confined child's to write.
+    safefs.write_atomic(work_dir, work_dir / "params.json", json.dumps(params_json, indent=2, default=str))
     timings = [(s.name, s.timing) for s in result.stages]
     timings += [(s.name, s.launch_timing) for s in result.stages if s.launch_timing is not None]
     if result.plan_total is not None:
@@ -127,8 +129,9 @@ def write_params_and_samples(work_dir: Path, result: ProfileResult, cache_contro
         for name, t in timings
         for i, v in enumerate(t.samples_ns)
     ]
-    with open(work_dir / "samples.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["stage", "run", "time_ns", "method"])
-        w.writeheader()
-        w.writerows(rows)
-    (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=["stage", "run", "time_ns", "method"])
+    w.writeheader()
+    w.writerows(rows)
+    safefs.write_atomic(work_dir, work_dir / "samples.csv", buf.getvalue())
+    safefs.write_atomic(work_dir, work_dir / "result.json", result.model_dump_json(indent=2))

@@ -244,6 +244,8 @@ def run_locked(
                 raise
         except ModeError as e:
             raise KprofError(str(e)) from None
+        except safefs.UnsafePath as e:  # a link or FIFO the child left in its run directory
+            raise KprofError(f"the run directory: {e}") from None
     if not spec.cpu and not launch.prefix and not req.command:
         store.mark_prepared(prep_key)  # compiled and autotuned without instrumentation
     return _finish(spec, req, record, work_dir, final_dir, clock, engine.config.render_profiles, fallback)

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .. import safefs
 from ..models import NsightOptions, ProfileRequest, ProfileResult
 from ..parsers import ncu as ncu_parser
 from ..parsers.ncu import NcuError
@@ -210,14 +211,14 @@ class NsightMode(Mode):
         report = (launch.scratch or work_dir) / "profile.ncu-rep"
         if report.is_file():
             shutil.move(str(report), work_dir / REPORT_FILE)
-        (work_dir / "ncu.log").write_text(record.log)
+        safefs.write_atomic(work_dir, work_dir / "ncu.log", record.log)
         profiler = dict(
             launch.profiler,
             profiled_process_wall_s=record.wall_s,
             ncu_exit_code=record.returncode,
             nvidia_smi_before=(nvidia_smi.gpus() or [{}])[0],
         )
-        (work_dir / "profiler.json").write_text(json.dumps(profiler, indent=2, default=str))
+        safefs.write_atomic(work_dir, work_dir / "profiler.json", json.dumps(profiler, indent=2, default=str))
         if on_progress:
             on_progress(0.93, "reading the Nsight Compute report")
         try:
@@ -287,7 +288,9 @@ class NsightMode(Mode):
             "stages": json.loads(json.dumps(cap.stages, default=lambda o: o.model_dump())),
             "launch_timing": launch_timing,
         }
-        (cap.work_dir / "capture.json").write_text(json.dumps(capture, indent=2, default=str))
+        safefs.write_atomic(
+            cap.work_dir, cap.work_dir / "capture.json", json.dumps(capture, indent=2, default=str)
+        )
 
     def read_output(
         self, req: ProfileRequest, work_dir: Path, log: str, profiler: dict[str, Any]

@@ -4,9 +4,11 @@ view (``source/``)."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+from .. import safefs
 from ..capture.artifacts import write_params_and_samples
 from ..models import ProfileResult, ResultWarning
 from ..parsers import ncu as ncu_parser
@@ -36,17 +38,22 @@ def _write_nsight_artifacts(
     import csv
 
     write_params_and_samples(work_dir, result, cache_control(result))
-    ncu_dir = work_dir / "ncu"
-    ncu_dir.mkdir(exist_ok=True)
+    ncu_dir = safefs.make_dirs(work_dir, work_dir / "ncu")  # no link followed (issue 38)
+
+    def put(path: Path, text: str) -> None:
+        safefs.write_atomic(work_dir, path, text, make_parents=True)
+
     rows = []
     for stage, recs in by_stage.items():
         for i, r in enumerate(recs):
             rows.append({"stage": stage, "index": i, "kernel": r.name, **r.metrics})
-    with open(ncu_dir / "metrics.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["stage", "index", "kernel", *ncu_parser.METRICS])
-        w.writeheader()
-        w.writerows(rows)
-    (ncu_dir / "rules.json").write_text(
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=["stage", "index", "kernel", *ncu_parser.METRICS])
+    w.writeheader()
+    w.writerows(rows)
+    put(ncu_dir / "metrics.csv", buf.getvalue())
+    put(
+        ncu_dir / "rules.json",
         json.dumps(
             {
                 s: [dict(rule, kernel=r.name) for r in recs for rule in r.rules]
@@ -54,9 +61,10 @@ def _write_nsight_artifacts(
             },
             indent=2,
             default=str,
-        )
+        ),
     )
-    (ncu_dir / "metric_names.json").write_text(
+    put(
+        ncu_dir / "metric_names.json",
         json.dumps(
             {
                 "chosen": result.profiler.get("metrics_chosen", {}),
@@ -64,7 +72,7 @@ def _write_nsight_artifacts(
                 "read_from": {s: (recs[0].metric_source if recs else {}) for s, recs in by_stage.items()},
             },
             indent=2,
-        )
+        ),
     )
     if not full:
         return
@@ -85,23 +93,21 @@ def _write_nsight_artifacts(
             result.warnings.append(
                 ResultWarning(kind="artifact", message=f"report-verbose.md: sections unavailable ({e})")
             )
-    (ncu_dir / "sections.json").write_text(
+    put(
+        ncu_dir / "sections.json",
         json.dumps(
             {s: [sec.to_dict() for sec in secs] for s, secs in sections.items()}, indent=2, default=str
-        )
+        ),
     )
-    (work_dir / "report-verbose.md").write_text(render_verbose(result, sections))
+    put(work_dir / "report-verbose.md", render_verbose(result, sections))
     import pandas as pd  # only the deep mode pays for it
 
     src_dir = work_dir / "source"
     for stage, recs in by_stage.items():
         if not recs or recs[0].source is None:
             continue
-        src_dir.mkdir(exist_ok=True)
         view = recs[0].source
-        pd.DataFrame(view.rows).to_csv(src_dir / f"{stage}.sass.csv", index=False)
+        put(src_dir / f"{stage}.sass.csv", pd.DataFrame(view.rows).to_csv(index=False))
         for fname, text in view.files.items():
-            dest = src_dir / f"{stage}.files" / Path(fname).name
-            dest.parent.mkdir(exist_ok=True)
-            dest.write_text(text)
-        (src_dir / f"{stage}.md").write_text(render_source(stage, recs[0].name, view))
+            put(src_dir / f"{stage}.files" / Path(fname).name, text)
+        put(src_dir / f"{stage}.md", render_source(stage, recs[0].name, view))

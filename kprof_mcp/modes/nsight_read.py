@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import safefs
 from ..models import ProfileRequest, ProfileResult, ResultWarning, StageResult
 from ..parsers import ncu as ncu_parser
 from ..parsers.ncu import KernelRecord, NcuError
@@ -106,7 +107,7 @@ def other_streams(name: str, recs: list[KernelRecord], timing: dict[str, Any] | 
 
 
 def _captured(work_dir: Path) -> dict[str, Any]:
-    return json.loads((work_dir / "capture.json").read_text())
+    return json.loads(safefs.read_text(work_dir, work_dir / "capture.json", limit=64 << 20))
 
 
 def _load(

@@ -24,6 +24,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .. import safefs
 from ..analysis import timeline as tl_lib
 from ..models import NsysOptions, ProfileResult, ResultWarning
 from ..parsers import kineto
@@ -107,14 +108,16 @@ class TimelineMode(Mode):
 
     def after_run(self, req, record, launch, work_dir, on_progress, control, timeout_s) -> None:
         if not req.options.nsys_path:  # recorded in the child with torch.profiler: say why not Nsight Systems
-            result = ProfileResult.model_validate_json((work_dir / "result.json").read_text())
+            result = ProfileResult.model_validate_json(
+                safefs.read_text(work_dir, work_dir / "result.json", 64 << 20)
+            )
             result.timeline["nsys"] = _fallback_note(req, result.device.kind == "cuda")
-            (work_dir / "result.json").write_text(result.model_dump_json(indent=2))
+            safefs.write_atomic(work_dir, work_dir / "result.json", result.model_dump_json(indent=2))
             return
         from .. import runner
 
         log = record.log
-        (work_dir / "nsys.log").write_text(log)
+        safefs.write_atomic(work_dir, work_dir / "nsys.log", log)
         rep = (launch.scratch or work_dir) / REPORT_FILE
         if not rep.is_file():
             tail = " | ".join(line.strip() for line in log.strip().splitlines()[-6:])[:800]
@@ -143,7 +146,7 @@ class TimelineMode(Mode):
             profiled_process_wall_s=record.wall_s,
             nsys_exit_code=record.returncode,
         )
-        (work_dir / "profiler.json").write_text(json.dumps(profiler, indent=2, default=str))
+        safefs.write_atomic(work_dir, work_dir / "profiler.json", json.dumps(profiler, indent=2, default=str))
         if on_progress:
             on_progress(0.93, "reading the Nsight Systems export")
         try:
@@ -197,7 +200,9 @@ class TimelineMode(Mode):
             "result": cap.fields_json(),
             "stages": json.loads(json.dumps(cap.stages, default=lambda o: o.model_dump())),
         }
-        (cap.work_dir / "capture.json").write_text(json.dumps(capture, indent=2, default=str))
+        safefs.write_atomic(
+            cap.work_dir, cap.work_dir / "capture.json", json.dumps(capture, indent=2, default=str)
+        )
 
     def _capture_kineto(self, cap) -> None:
         from torch.profiler import ProfilerActivity, profile, record_function, schedule
@@ -272,7 +277,7 @@ class TimelineMode(Mode):
 
         if req.command:
             return self._read_command(req, work_dir, profiler)
-        capture = json.loads((work_dir / "capture.json").read_text())
+        capture = json.loads(safefs.read_text(work_dir, work_dir / "capture.json", 64 << 20))
         try:
             # Nsight Systems recorded the whole process: JIT, correctness run, inputs, warm-up.
             tr = tl_lib.iterations_window(nsys_parser.load_sqlite(work_dir / SQLITE_FILE))
@@ -350,7 +355,7 @@ class TimelineMode(Mode):
         from ..parsers import nsys as nsys_parser
         from ..protocol import ExpectedError
 
-        capture = json.loads((work_dir / "capture.json").read_text())
+        capture = json.loads(safefs.read_text(work_dir, work_dir / "capture.json", 64 << 20))
         try:
             tr = nsys_parser.load_sqlite(work_dir / SQLITE_FILE)
         except (ValueError, OSError) as e:

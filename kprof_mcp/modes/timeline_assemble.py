@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import safefs
 from ..analysis import timeline as tl_lib
 from ..models import ProfileResult, ResultWarning, StageResult, Timing
 
@@ -206,11 +207,14 @@ def write_timeline(work_dir: Path, tr, tl, result: ProfileResult, cache_control:
     from ..capture.artifacts import write_params_and_samples
     from ..render.plots import plot_timeline
 
-    d = work_dir / "timeline"
-    d.mkdir(exist_ok=True)
-    tr.kernels.to_csv(d / "kernels.csv", index=False)
-    tr.api.to_csv(d / "cuda_api.csv", index=False)
-    tr.memops.to_csv(d / "memops.csv", index=False)
+    d = safefs.make_dirs(work_dir, work_dir / "timeline")  # no link followed (issue 38)
+
+    def put(name: str, df) -> None:
+        safefs.write_atomic(work_dir, d / name, df.to_csv(index=False))
+
+    put("kernels.csv", tr.kernels)
+    put("cuda_api.csv", tr.api)
+    put("memops.csv", tr.memops)
     for name in (
         "kernel_summary",
         "api_summary",
@@ -220,12 +224,17 @@ def write_timeline(work_dir: Path, tr, tl, result: ProfileResult, cache_control:
         "launch_order",
         "waves",
     ):
-        pd.DataFrame(getattr(tl, name)).to_csv(d / f"{name}.csv", index=False)
-    pd.DataFrame([{k: v for k, v in s.items() if not k.endswith("_samples")} for s in tl.stages]).to_csv(
-        d / "stages.csv", index=False
+        put(f"{name}.csv", pd.DataFrame(getattr(tl, name)))
+    put(
+        "stages.csv",
+        pd.DataFrame([{k: v for k, v in s.items() if not k.endswith("_samples")} for s in tl.stages]),
     )
     try:
-        plot_timeline(tr, tl, work_dir / "timeline.png", f"{result.kernel} {result.version}")
+        import io
+
+        png = io.BytesIO()
+        plot_timeline(tr, tl, png, f"{result.kernel} {result.version}")
+        safefs.write_atomic(work_dir, work_dir / "timeline.png", png.getvalue())
     except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the measurements
         result.warnings.append(
             ResultWarning(kind="artifact", message=f"timeline.png not written: {type(e).__name__}: {e}")

@@ -9,7 +9,7 @@ from ..analysis.timeline import LAUNCH_APIS, Timeline
 from ..parsers.kineto import Trace
 
 
-def plot_timeline(tr: Trace, tl: Timeline, dest: Path, title: str) -> None:
+def plot_timeline(tr: Trace, tl: Timeline, dest: Path | IO[bytes], title: str) -> None:
     """A PNG of the timeline: one lane per stream (kernels coloured by stage) and one lane of
     host launch calls, µs from the first GPU activity."""
     import matplotlib

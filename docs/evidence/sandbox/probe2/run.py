@@ -268,8 +268,11 @@ async def main():
         g2 = await c.call_tool("get_profile", {"job_id": jid, "wait_s": 5}) if jid else g
         fifos = [p for p in (WS / "out").rglob("sweep.json") if p.is_fifo()]
         for f in fifos:
-            fd = os.open(f, os.O_WRONLY | os.O_NONBLOCK)
-            os.close(fd)  # a writer that leaves: the server's read sees EOF
+            try:
+                fd = os.open(f, os.O_WRONLY | os.O_NONBLOCK)
+                os.close(fd)  # a writer that leaves: the server's read sees EOF
+            except OSError:  # ENXIO: no reader, i.e. the server is not blocked on it (after the fixes)
+                pass
         g3 = await c.call_tool("get_profile", {"job_id": jid, "wait_s": 20}) if jid else g
         row(f"[{who}] sweep: sweep.json made a FIFO by the child; the server's job blocks on it",
             "unlink + mkfifo after the child wrote it",
@@ -288,8 +291,11 @@ async def main():
         await c.call_tool("cancel_profile", {"job_id": jid}) if jid else None
         time.sleep(2)
         g2 = await c.call_tool("get_profile", {"job_id": jid, "wait_s": 5}) if jid else g
-        fd = os.open(WS / "sub" / "pp" / "f.py", os.O_WRONLY | os.O_NONBLOCK)
-        os.close(fd)
+        try:
+            fd = os.open(WS / "sub" / "pp" / "f.py", os.O_WRONLY | os.O_NONBLOCK)
+            os.close(fd)
+        except OSError:  # ENXIO: no reader, i.e. the server is not blocked on it (after the fixes)
+            pass
         g3 = await c.call_tool("get_profile", {"job_id": jid2, "wait_s": 40}) if jid2 else r2
         row(f"[{who}] profile_command: a FIFO sub/pp/f.py planted by an earlier confined command; the server "
             "reads every *.py of the cwd (store.prepared_key) with the device lock held",
