@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import lifeline, sandbox
+from . import lifeline, safefs, sandbox
 from .protocol import child_command, parse_progress
 from .tools.nvidia_smi import reset_clocks
 from .warm import Ended
@@ -267,11 +267,11 @@ class Record:
 
 
 def _read_record(path: Path) -> dict[str, Any] | None:
-    if not path.exists():
-        return None
+    # The directory is the child's private tmp (a confined command may write it): no link followed,
+    # no FIFO or device opened for good, size-capped (issue 38, the independent probe's class).
     try:
-        record = json.loads(path.read_text())
-    except json.JSONDecodeError:
+        record = json.loads(safefs.read_text(path.parent, path, limit=256 << 20))
+    except (safefs.UnsafePath, OSError, json.JSONDecodeError):
         return None
     return record if isinstance(record, dict) else None
 

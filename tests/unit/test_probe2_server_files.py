@@ -108,3 +108,20 @@ def test_an_invalid_result_is_reported_without_its_content(tmp_path, monkeypatch
     with pytest.raises(KprofError) as e:
         batch.run_compare(None, spec)  # type: ignore[arg-type]
     assert "ws2-secret" not in str(e.value) and "not valid" in str(e.value)
+
+
+def test_the_childs_record_is_read_without_following_or_blocking(tmp_path):
+    """The record (result.json) lies in the child's private tmp, which a confined command may write:
+    a FIFO there blocked the server's read, a link to /dev/zero would fill its memory."""
+    from kprof_mcp import runner
+
+    victim = tmp_path / "victim.json"
+    victim.write_text('{"secret": "victim-secret-7f3a"}')
+    os.mkfifo(tmp_path / "fifo.json")
+    os.symlink(victim, tmp_path / "link.json")
+    os.symlink("/dev/zero", tmp_path / "zero.json")
+    (tmp_path / "ok.json").write_text('{"ok": true}')
+    for name in ("fifo.json", "link.json", "zero.json", "missing.json"):
+        box = _in_time(lambda name=name: runner._read_record(tmp_path / name))
+        assert box.get("value") is None and "error" not in box, name
+    assert runner._read_record(tmp_path / "ok.json") == {"ok": True}
