@@ -18,9 +18,9 @@ from .kernel.api import (
     default_tolerance,
 )
 
-warnings.warn(
-    "kprof_mcp.kernel_api is deprecated: import the same names from kprof_mcp.kernel",
-    DeprecationWarning,
+warnings.warn(  # by keyword: a Python warning, not one of the result's warning kinds
+    message="kprof_mcp.kernel_api is deprecated: import the same names from kprof_mcp.kernel",
+    category=DeprecationWarning,
     stacklevel=2,
 )
 

@@ -5,9 +5,9 @@ import warnings
 
 from .kernel.runtime import autotune_bench
 
-warnings.warn(
-    "kprof_mcp.kernel_runtime is deprecated: import autotune_bench from kprof_mcp.kernel",
-    DeprecationWarning,
+warnings.warn(  # by keyword: a Python warning, not one of the result's warning kinds
+    message="kprof_mcp.kernel_runtime is deprecated: import autotune_bench from kprof_mcp.kernel",
+    category=DeprecationWarning,
     stacklevel=2,
 )
 
