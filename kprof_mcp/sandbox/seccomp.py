@@ -5,7 +5,10 @@ owner and times of any file it owns, wherever it lies, and a child of a root ser
 (issue 38, the independent probe: ``chmod 000`` of an outside file, the setuid bit set on an outside
 root-owned binary, ``utime``, ``chmod`` of another workspace and of kprof's cache). The filter refuses
 them all, every path alike (seccomp cannot see paths): ``chmod``, ``fchmod``, ``fchmodat``,
-``fchmodat2``, the ``chown`` family and the ``utime`` family fail with ``EPERM``. Inside the job that
+``fchmodat2``, the ``chown`` family and the ``utime`` family fail with ``EPERM``, and so do
+``setxattr``/``removexattr`` and their variants: an owner may set ``system.posix_acl_access`` (an ACL
+is a chmod by other means) and ``user.*`` attributes (the re-run probe set one on an outside file
+once chmod was refused). Inside the job that
 costs little: files are created with their mode (``open``, ``mkdir``), Python, Triton and torch caches
 write and rename; what needs a chmod there (``shutil.copy``'s mode copy, ``Path.touch`` of an existing
 file, ``chmod +x`` of a built program) fails, and tolerant callers (ld's chmod of its output, filelock's
@@ -43,6 +46,14 @@ _ARCHES = {
             "fchmodat": 268,
             "utimensat": 280,
             "fchmodat2": 452,
+            "setxattr": 188,
+            "lsetxattr": 189,
+            "fsetxattr": 190,
+            "removexattr": 197,
+            "lremovexattr": 198,
+            "fremovexattr": 199,
+            "setxattrat": 463,
+            "removexattrat": 466,
         },
     ),
     "aarch64": (
@@ -54,6 +65,14 @@ _ARCHES = {
             "fchown": 55,
             "utimensat": 88,
             "fchmodat2": 452,
+            "setxattr": 5,
+            "lsetxattr": 6,
+            "fsetxattr": 7,
+            "removexattr": 14,
+            "lremovexattr": 15,
+            "fremovexattr": 16,
+            "setxattrat": 463,
+            "removexattrat": 466,
         },
     ),
 }

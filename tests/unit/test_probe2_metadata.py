@@ -36,6 +36,9 @@ attempt("chmod_setuid", lambda: os.chmod(tool, 0o104755))
 attempt("utime", lambda: os.utime(victim, (1, 1)))
 attempt("chown", lambda: os.chown(victim, 1, 1))
 attempt("lchown", lambda: os.lchown(victim, 1, 1))
+attempt("setxattr_user", lambda: os.setxattr(victim, "user.kprobe", b"x"))
+attempt("setxattr_acl", lambda: os.setxattr(victim, "system.posix_acl_access", bytes.fromhex("02000000010006000000000004000400000000002000040000000000")))
+attempt("removexattr", lambda: os.removexattr(victim, "user.kprobe"))
 def fchmod():  # a readable system file (the interpreter), to its own mode: a no-op if let through
     fd = os.open(os.path.realpath(sys.executable), os.O_RDONLY)
     try:
@@ -83,12 +86,24 @@ def test_metadata_outside_is_refused(tmp_path):
     )
     assert cp.returncode == 0, cp.stderr
     out = eval(cp.stdout.strip().splitlines()[-1])  # noqa: S307 — our own probe's dict
-    for name in ("chmod_000", "chmod_setuid", "utime", "chown", "lchown", "fchmod_readonly_fd", "fchmodat2"):
+    for name in (
+        "chmod_000",
+        "chmod_setuid",
+        "utime",
+        "chown",
+        "lchown",
+        "fchmod_readonly_fd",
+        "fchmodat2",
+        "setxattr_user",
+        "setxattr_acl",
+        "removexattr",
+    ):
         assert out[name] == 1, (name, out)  # EPERM
     assert out["chmod_inside"] == 1  # every path alike: seccomp sees no paths
     for p, st in before.items():
         now = os.stat(p)
         assert (now.st_mode, now.st_uid, now.st_mtime_ns) == (st.st_mode, st.st_uid, st.st_mtime_ns)
+        assert os.listxattr(p) == []
     assert not stat.S_ISUID & os.stat(tool).st_mode
     assert (allowed / "tmp" / "d" / "f").read_text() == "x"
 
