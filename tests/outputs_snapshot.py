@@ -11,61 +11,13 @@ without a measured floor, guarded by the profiles' own spread, 4 outputs; `kprof
 issue 36, 54 outputs: the root cause names the machine model's limiter, generic compute advice names the
 limiting pipe, the timeline's idle causes are the replay's gains, result.json holds the new accounting
 counters, resources' ir_ops and the idle breakdown's replay, classify_bottleneck takes arch, `kprof device`
-has --calibrate).
-Intended changes awaiting the next re-recording, one line each:
-- the replay's batch what-if: nsys/tiny_chain_v0 (contract.md, report.md, summary.json, files/result.json): its 200
-  add_const_kernel launches in a row are a run; the launch cause leads with one batched/fused kernel at +10429.7 %
-  (was the CUDA graph's +1347.2 %; the batched kernel, 1.09 us, is the fused v1's 1.06 us), result.json's idle
-  replay holds step_ns.batch and the run (replay.batch).
-- the static SASS mix's loops: every files/result.json of ncu/* and nsys/* (12 outputs) gains
-  "sass_loop_mix": null in each stage's resources (Resources.sass_loop_mix: the listing's instructions
-  inside its loops; the fixtures were recorded without a listing, so no event-mode output changes).
-- issue 37's allow_mismatch (a baseline or devlog entry of other parameters, device or mode refused unless
-  allowed): cli/profile_help.txt, cli/profile_vector_add_mode_warp.txt (usage), cli/devlog_help.txt gain
-  --allow-mismatch; mcp/tool_profile_kernel.json and mcp/tool_update_devlog.json gain the allow_mismatch
-  argument and the words on the refusal (5 outputs; no contract changes: the recorded vs-prev pairs match);
-  mcp/tool_compare_versions.json: a comparison's verdict may be 'refused' (an arm failed its integrity checks).
-- nsys --python-backtrace (issue 36 item 5): cli/run_help.txt gains `[--python-backtrace]` and its help line
-  (kprof run's opt-in for each idle cause's Python line); no recorded output changes (none has backtraces).
-- issue 37's suspect stages (no kernel recorded in the timed runs, a figure above a device peak):
-  mcp/tool_classify_bottleneck.json's bottleneck description names 'suspect' (1 output; no recorded result
-  is suspect, none prints a percentage of a peak above 100 %: tests/unit/test_suspect.py).
-- issue 37 item 3, % of the FLOP peak at the clock the stage ran: report.md's Roofline table of the 9 recordings
-  with Nsight Compute's SM clock (ncu/{annotation,ncu}_{matmul,vector_add}_v{0,1}, h100_commands/
-  annotation_pkg_softmax_v2) shows "% peak FLOP/s" at that clock with the boost-clock figure beside it
-  ("6.7 at 1570 MHz (5.3 at boost)").
-- issue 37 item 1's structured flag: every files/result.json (12 outputs: ncu/*, nsys/*) gains
-  "kernel_recorded": null in each Timing; every summary.json (34 outputs: event/*, h100_commands/*, h100_timeline/*, ncu/*,
-  nsys/*) gains the stage's kernel_recorded; mcp/tool_get_profile.json and mcp/tool_profile_kernel.json
-  gain the new StageSummary fields in their schemas.
-- issue 37 item 3 everywhere: every summary.json's stages gain pct_of_roofline, sm_clock_mhz_ran,
-  pct_peak_flops_nominal, pct_of_roofline_nominal, and pct_peak_flops is at the clock the stage ran (ncu's
-  measured clock for ncu/* and annotation: e.g. ncu/ncu_matmul_v1 83.5 instead of 58.3); report.md's '% of
-  roofline' of ncu/{annotation,ncu}_matmul_v{0,1} at Nsight Compute's clock with the boost-clock figure
-  beside it ("83.5 at 1383 MHz (58.3 at boost)"; memory-bound stages unchanged: their roof is DRAM's).
-- issue 37's warning kinds: mcp/tool_get_profile.json and mcp/tool_profile_kernel.json, the warning's `kind`
-  description is WARNING_KINDS joined, now with integrity, timing and inputs (kinds the code already emitted).
-- issue 37, the clock a datasheet FLOP peak is quoted at (peaks.peak_mhz: an H100 SXM's bf16/fp16/TF32/FP8 tensor
-  peaks at 1830 MHz, not the 1980 MHz maximum): the ncu/annotation matmul contracts' tensor advice (17.1 % ->
-  20.8 %, 15.6 % -> 16.9 %), their report.md and summary.json % of peak at the clock, and
-  h100_commands/annotation_train_models.report.md's Roofline rows at Nsight Compute's clock.
-- issue 37's Caveat line (kernels the timed runs did not launch ran during them; an output of another dtype):
-  nsys/two_streams_v1 (contract.md, report.md) states its concurrency warning, until now only in result.json.
-- issue 41's tool errors in kprof's words: mcp/call_01_classify_bottleneck.txt (an argument outside its schema)
-  answers "classify_bottleneck: invalid arguments: <argument> should be ... (got ...)", not pydantic's dump
-  with its link.
-- issue 41, a bad mode lists the modes once: cli/profile_help.txt, cli/run_help.txt and
-  cli/profile_vector_add_mode_warp.txt show `--mode MODE` (argparse's usage no longer lists the choices the
-  error and the help list); mcp/call_08_profile_kernel.txt: "unknown mode 'warp'; modes: ['annotation', 'event',
-  'ncu', 'nsys']" (was the list twice, sorted and as built).
-- issue 41, a stage without a FLOP/byte model shows n/a, not 0: the Roofline table of h100_commands/{annotation_pytest,
-  annotation_train,annotation_train_models,event_train_models,kineto_sync_loop,nsys_pytest,nsys_train_models}.report.md
-  (FLOPs, bytes, TFLOP/s, GB/s of the stages without stage_models) and, in the three annotation ones, Nsight
-  Compute's measured-traffic roofline (FLOPs, model MB, measured FLOP/B, TFLOP/s); 7 outputs. (The contract's
-  "**CPU figures**" line pointing at report.md is for CPU results only: none is recorded, no output changes.)
-- issue 41's CPU-sized defaults: `kprof profile` checks the request before its progress display starts, so
-  cli/profile_nope.txt and cli/profile_vector_add_version_v9.txt lose the empty line the display left on stderr
-  before the error.
+has --calibrate; the batch what-if, the static SASS mix's loops, issue 37's allow_mismatch, suspect stages,
+% of the FLOP peak at the clock, kernel_recorded, warning kinds, the datasheet peaks' clock and the Caveat
+line; 2026-11-26, 14 outputs: issue 41's `--mode MODE` in the usage lines (cli/profile_help, run_help,
+profile_vector_add_mode_warp, mcp/call_08_profile_kernel), two CLI errors without a stray empty line
+(cli/profile_nope, profile_vector_add_version_v9), n/a instead of 0 for stages without a FLOP/byte model
+(7 h100_commands/*.report.md), and a tool's argument errors in kprof's words (mcp/call_01_classify_bottleneck)).
+Intended changes awaiting the next re-recording, one line each: none (re-recorded 2026-11-26, below).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 
