@@ -132,6 +132,10 @@ def test_arguments_that_do_not_fit_the_schema_are_answered_in_the_projects_words
     """Issue 41: the SDK's argument check answered pydantic's dump with a link to errors.pydantic.dev."""
     is_error, text = _call(server, tool, args)
     assert is_error and text.startswith(f"{tool}: invalid arguments: "), text
-    assert "pydantic" not in text and "http" not in text and text.endswith("gives each argument's type and range.")
+    assert (
+        "pydantic" not in text
+        and "http" not in text
+        and text.endswith("gives each argument's type and range.")
+    )
     for n in needles:
         assert n in text, text
