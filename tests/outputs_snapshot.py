@@ -17,7 +17,9 @@ line; 2026-11-26, 14 outputs: issue 41's `--mode MODE` in the usage lines (cli/p
 profile_vector_add_mode_warp, mcp/call_08_profile_kernel), two CLI errors without a stray empty line
 (cli/profile_nope, profile_vector_add_version_v9), n/a instead of 0 for stages without a FLOP/byte model
 (7 h100_commands/*.report.md), and a tool's argument errors in kprof's words (mcp/call_01_classify_bottleneck)).
-Intended changes awaiting the next re-recording, one line each: none (re-recorded 2026-11-26, below).
+Intended changes awaiting the next re-recording, one line each (re-recorded 2026-11-26 before them):
+- issue 41 (i41b): cli/list.txt gains a "without a GPU: ..." line per package whose CPU-sized defaults differ;
+- issue 41 (i41b): mcp/tool_profile_kernel.json's params description says omitted ones are CPU-sized without a GPU.
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 

@@ -32,6 +32,9 @@ def cmd_list(
         stem = Path(k.source).stem  # `kprof profile` takes either
         print(f"{k.name}{f' (or {stem})' if stem != k.name else ''}: {k.description}")
         print(f"  params: {params}")
+        cpu = [p for p in k.params if p.cpu_default is not None and p.cpu_default != p.default]
+        if cpu:  # what `kprof profile` uses where there is no GPU
+            print(f"  without a GPU: {', '.join(f'{p.name}={p.cpu_default}' for p in cpu)}")
         for v in k.versions:
             print(f"  {v.name} ({v.plan_kind}: {', '.join(s.name for s in v.stages)}): {v.doc}")
     return 0

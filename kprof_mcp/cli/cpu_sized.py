@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..engine import Engine, KprofError
-from ..engine.catalogue import target_cpu
+from ..engine import Engine
+from ..engine.catalogue import cpu_sized_line, target_cpu
 
 CPU_BUDGET_MS = 1000.0
 
@@ -24,17 +24,7 @@ def cpu_budget(engine: Engine) -> None:
 def cpu_sized(engine: Engine, kernel: str, given: set[str]) -> dict[str, Any]:
     """The package's CPU-sized defaults for the parameters not in ``given``, when jobs time on the CPU
     ({} on a GPU, on a cluster's GPUs, or for a kernel that is not found: the check says why)."""
-    if not target_cpu(engine):
-        return {}
-    try:
-        desc = engine.describe_package(kernel)
-    except KprofError:
-        return {}
-    return {
-        p.name: p.cpu_default
-        for p in desc.params
-        if p.cpu_default is not None and p.name not in given and p.cpu_default != p.default
-    }
+    return engine.cpu_sized(kernel, given)
 
 
 def _pairs(fills: dict[str, Any]) -> str:
@@ -44,8 +34,7 @@ def _pairs(fills: dict[str, Any]) -> str:
 def announce(fills: dict[str, Any]) -> None:
     """The one line that says which CPU-sized defaults a profile uses and how to change them."""
     if fills:
-        options = "/".join(f"--{k}" for k in fills)
-        print(f"no GPU: CPU-sized defaults {_pairs(fills)}; pass {options} to change", file=sys.stderr)
+        print(cpu_sized_line(fills, "/".join(f"--{k}" for k in fills)), file=sys.stderr)
 
 
 def announce_cases(fills: list[tuple[str, dict[str, Any]]]) -> None:

@@ -100,6 +100,30 @@ def target_cpu(engine: EngineState) -> bool:
     return engine.config.force_cpu or (not engine.config.remote_gpus and not nvidia_smi.gpu_present())
 
 
+def cpu_sized(engine: EngineState, kernel: str, given: set[str]) -> dict[str, Any]:
+    """Without a GPU (issue 41): the package's ``cpu_default`` of each parameter not in ``given``
+    that differs from its default ({} on a GPU, on a cluster's GPUs, or for a kernel that is not
+    found: the request's own check says why). What the caller gives always wins."""
+    if not target_cpu(engine):
+        return {}
+    try:
+        desc = describe_package(engine, kernel)
+    except KprofError:
+        return {}
+    return {
+        p.name: p.cpu_default
+        for p in desc.params
+        if p.cpu_default is not None and p.name not in given and p.cpu_default != p.default
+    }
+
+
+def cpu_sized_line(fills: dict[str, Any], change: str) -> str:
+    """The one line that says which CPU-sized defaults a profile uses and how to change them
+    (``change``: how this interface passes a parameter, e.g. ``--n/--dtype``)."""
+    pairs = ", ".join(f"{k}={v}" for k, v in fills.items())
+    return f"no GPU: CPU-sized defaults {pairs}; pass {change} to change"
+
+
 def checked_package(engine: EngineState, source: Path) -> Path:
     """No link on the way to the package or inside it (checked again right before each load)."""
     try:

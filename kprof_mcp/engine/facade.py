@@ -83,6 +83,11 @@ class Engine:
         """One kernel package's versions, parameters (defaults, bounds) and stages."""
         return catalogue.describe_package(self, kernel)
 
+    def cpu_sized(self, kernel: str, given: set[str]) -> dict[str, Any]:
+        """Without a GPU: the package's CPU-sized defaults of the parameters not in ``given``
+        (``{}`` on a GPU); announce them with :func:`~.catalogue.cpu_sized_line`."""
+        return catalogue.cpu_sized(self, kernel, given)
+
     def list_kernels(self) -> list[dict[str, Any]]:
         """:meth:`packages` as the JSON the ``describe`` child reports (a failed one: ``name``,
         ``source``, ``error``, no params or versions)."""

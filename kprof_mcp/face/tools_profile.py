@@ -8,15 +8,29 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
 from ..engine import KprofError
+from ..engine.catalogue import cpu_sized_line
 from ..jobs import UnknownJob
 from ..render.summary import ProfileSummary
 from .errors import _ann
 from .io import JobInfo
 from .toolctx import ToolContext
+
+
+def _with_line(result: CallToolResult, line: str) -> CallToolResult:
+    """The answer with one more line: at the end of its text (the contract, or the job's state), and
+    as the structured part's ``message`` where it has none (a finished profile)."""
+    content = list(result.content)
+    if content and isinstance(content[0], TextContent):
+        content[0] = TextContent(type="text", text=f"{content[0].text.rstrip()}\n\n{line}\n")
+    else:
+        content.insert(0, TextContent(type="text", text=line))
+    data = dict(result.structured_content or {})
+    data["message"] = f"{data['message']}; {line}" if data.get("message") else line
+    return CallToolResult(content=content, structured_content=data, is_error=result.is_error)
 
 
 def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
@@ -44,7 +58,8 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
             dict[str, Any] | None,
             Field(
                 description="kernel parameters, e.g. {'n': 16777216, 'dtype': 'float32'}; omitted ones take their "
-                "defaults (see list_kernels); bounds and device-memory fit are checked"
+                "defaults (see list_kernels; without a GPU, smaller CPU-sized ones, named in the answer); bounds and "
+                "device-memory fit are checked"
             ),
         ] = None,
         mode: Annotated[
@@ -159,28 +174,34 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
         size. Artifacts (params.json, report.md, tiling/, compiled/, profile.ncu-rep, ...) are
         under `profile_dir`; other versions profiled in the same mode and parameters appear in
         report.md's comparison table."""
-        try:
-            spec = await anyio.to_thread.run_sync(
-                lambda: engine.check_profile(
-                    kernel,
-                    version,
-                    params,
-                    mode,
-                    baseline,
-                    timeout_s,
-                    ncu_launches,
-                    clock_control,
-                    timeline_iters,
-                    timeline_engine,
-                    allow_mismatch,
-                )
+        fills: dict[str, Any] = {}
+
+        def check():
+            # Without a GPU: the package's CPU-sized defaults for what the caller did not give.
+            fills.update(engine.cpu_sized(kernel, set(params or {})))
+            return engine.check_profile(
+                kernel,
+                version,
+                {**fills, **(params or {})} if fills else params,
+                mode,
+                baseline,
+                timeout_s,
+                ncu_launches,
+                clock_control,
+                timeline_iters,
+                timeline_engine,
+                allow_mismatch,
             )
+
+        try:
+            spec = await anyio.to_thread.run_sync(check)
         except KprofError as e:
             raise ToolError(str(e)) from None
         job = jobs.submit(spec, f"{spec.req.kernel} {spec.req.version} {spec.req.mode}")
-        return await _answer(
+        result = await _answer(
             job, ctx, wait_s if wait_s is not None else engine.config.wait_s, cancel_on_abort=True
         )
+        return _with_line(result, cpu_sized_line(fills, "params " + "/".join(fills))) if fills else result
 
     async def profile_command(
         command: Annotated[

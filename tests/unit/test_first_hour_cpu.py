@@ -308,3 +308,17 @@ def test_devlog_in_the_checkout_refuses_its_tracked_docs_unless_named(workspace)
     assert cp.returncode == 2 and "own checkout" not in cp.stderr, (
         cp.stderr
     )  # named: only the profile is missing
+
+
+def test_kprof_list_shows_the_cpu_sized_defaults_where_they_differ(workspace):
+    cp = _kprof(workspace, "list")
+    assert cp.returncode == 0, cp.stderr
+    lines = cp.stdout.splitlines()
+
+    def after(params: str) -> str:
+        return lines[lines.index(f"  params: {params}") + 1]
+
+    assert after("n=16777216, dtype=float32") == "  without a GPU: n=65536"
+    assert after("M=32768, N=4096, dtype=bfloat16") == "  without a GPU: M=256, N=512, dtype=float32"
+    assert after("n=4096, k=200, dtype=float32") == "  without a GPU: k=50"
+    assert sum(ln.startswith("  without a GPU: ") for ln in lines) == 6  # every built-in has some
