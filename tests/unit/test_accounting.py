@@ -604,3 +604,57 @@ def test_occupancy_held_down_by_the_grid_is_a_what_if_of_its_own():
     a = m.accounting
     idle = replace(m, accounting=replace(a, sm_cycles_active=0.3 * a.sm_cycles_elapsed))
     assert grid_occupancy_share(idle, limiter(idle)) is None  # mostly idle SMs: imbalance, not this
+
+
+def test_excess_core_work_what_if_on_the_recorded_wide_block_and_divergent_loop():
+    """Issue 36: CUDA-core work the FLOP model does not count (lanes of a block wider than the row, loop
+    iterations past a lane's own count). The wide block's softmax (BLOCK 4096 on rows of 300, set 5) executes
+    r = F_exec/F ≈ 21x the model's FLOPs with the issue slots 84 % busy; the divergent loop (set 3) ~2.9x on
+    the 89 %-busy XU pipe. Removing the excess scales the instruction-side uses by 1/r, keeps DRAM and L2:
+    T'/T = max(1 − u·(1 − 1/r), the largest use after). It ranks first, named as the limiter's work; a
+    memory-bound stage, a tensor-core stage and a stage without op-class counters get nothing of it."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.catalogue import INSTRUCTION_SIDE, excess_core_work, executed_flops
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    cal = Path(__file__).resolve().parents[1] / "calibration"
+
+    def metrics(rel: str, role: str = "bad"):
+        f = cal / rel / f"{role}.result.json"
+        return assess(ProfileResult.model_validate_json(f.read_text())).stages[0].metrics
+
+    m = metrics("recorded-heldout5/block_wider_than_the_row")
+    lim = limiter(m)
+    share, r = excess_core_work(m, lim)
+    assert r == pytest.approx(executed_flops(m) / m.flops) and 15 < r < 25
+    after = max(u.util * (1 / r if u.key in INSTRUCTION_SIDE else 1.0) for u in lim.uses)
+    assert share == pytest.approx(1 - max(1 - lim.util * (1 - 1 / r), after))
+    assert 0.7 < share < 0.85  # +388 % (measured +330 %)
+    top = opportunities(m)[0]
+    assert (
+        top.cause == "move_work" and top.facts.resource == "issue" and top.facts.speedup == pytest.approx(r)
+    )
+    name, _, _ = dx.words(top)
+    assert name.startswith(
+        "Replace the code limiting the instruction issue slots: do no work the result does not use"
+    )
+
+    d = metrics("recorded-heldout3/divergent_step_counts")
+    share, r = excess_core_work(d, limiter(d))
+    assert 2.5 < r < 3.5 and 0.5 < share < 0.65  # +140 % (measured +177 %)
+
+    assert excess_core_work(m, None) is None
+    bound_on_dram = metrics("recorded-heldout3/input_re_read_per_class")  # r ≈ 9, but DRAM limits it
+    assert (
+        limiter(bound_on_dram).resource == "dram"
+        and excess_core_work(bound_on_dram, limiter(bound_on_dram)) is None
+    )
+    assert excess_core_work(replace(m, tensor_work=True), lim) is None
+    assert (
+        excess_core_work(
+            replace(m, accounting=replace(m.accounting, op_counts={}, ffma_thread_inst=None)), lim
+        )
+        is None
+    )
+    ir = ({"kind": "libdevice", "detail": "__nv_powf", "line": "impl.py:9", "count": 1},)
+    assert excess_core_work(replace(m, ir_ops=ir), lim) is None  # expanded code: the code moves' excess

@@ -123,6 +123,72 @@ def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
     return max(0.0, 1.0 - max(1.0 - u * (1.0 - keep), max(after, default=0.0))), r
 
 
+# FLOPs per thread op of each class the pipes' counters report: FFMA/DFMA two, FP16 pairs (HFMA2: two
+# lanes of two FLOPs; HADD2/HMUL2: two lanes of one) four and two, the rest one.
+FLOPS_PER_OP = {
+    "fadd": 1,
+    "fmul": 1,
+    "ffma": 2,
+    "dadd": 1,
+    "dmul": 1,
+    "dfma": 2,
+    "hadd": 2,
+    "hmul": 2,
+    "hfma": 4,
+}
+# Resources that carry the instruction stream (they shrink with the instructions it issues); the memory
+# levels below L1 carry bytes, which the model's bytes already bound (over-fetch is their cause).
+INSTRUCTION_SIDE = ("issue", "fma", "fp64", "alu", "xu", "lsu", "l1")
+CORE_LIMITERS = ("issue", "fma", "fp64", "alu", "xu")
+# TTIR kinds whose code expands one modelled FLOP into many instructions: the code moves own that excess.
+EXPANDING_CODE = ("libdevice", "fdiv", "fsqrt")
+
+
+def executed_flops(m: Metrics) -> float | None:
+    """The CUDA-core FLOPs the stage executed (predicated-on thread ops by class, FFMA as two), or None
+    without the op-class counters."""
+    a = m.accounting
+    if a is None or not a.op_counts:
+        return None
+    counts = dict(a.op_counts)
+    if a.ffma_thread_inst and "ffma" not in counts:
+        counts["ffma"] = a.ffma_thread_inst
+    return sum(FLOPS_PER_OP[k] * v for k, v in counts.items() if k in FLOPS_PER_OP)
+
+
+def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
+    """What-if for CUDA-core work the stage's FLOP model does not count — lanes of a block wider than
+    the data (masked off but computing all the same), loop iterations past a lane's own end (a loop run
+    to the program's longest item), values recomputed instead of kept: the limiter ``lim`` is the issue
+    slots or a CUDA-core pipe, at least NEAR_PEAK busy, and the stage executed r = F_exec / F > 1.25 times
+    the model's F FLOPs on the CUDA cores (F_exec from the op-class counters). Not for tensor-core stages
+    (their FLOPs belong to the tensor pipe: the dot moves are theirs) nor where the TTIR holds code that
+    expands one modelled FLOP into many (precise libdevice functions, IEEE division: the code moves').
+
+    The instruction stream is taken to shrink with the FP work it carries: the instruction-side uses
+    (issue slots, CUDA-core pipes, LSU, L1) scale by 1/r, DRAM and L2 (the bytes, bounded by the model
+    already) stay, and
+
+        T'/T = max(1 − u_lim·(1 − 1/r), the largest use after the change)
+
+    → (share 1 − T'/T, r). None when it does not apply."""
+    if lim is None or not lim.bound or lim.resource not in CORE_LIMITERS or lim.source != "counters":
+        return None
+    if m.tensor_work or not m.flops:
+        return None
+    if any(op.get("kind") in EXPANDING_CODE for op in m.ir_ops or ()):
+        return None
+    executed = executed_flops(m)
+    if not executed:
+        return None
+    r = executed / m.flops
+    if r <= OVER_FETCH_HEALTHY:
+        return None
+    keep = 1.0 / r
+    after = [u.util * (keep if u.key in INSTRUCTION_SIDE else 1.0) for u in lim.uses]
+    return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), max(after, default=0.0))), r
+
+
 def top_stalls(m: Metrics) -> tuple[tuple[str, float], ...]:
     """For generic advice, the evidence that would decide it: the (at most two) warp states that own
     the time (annotation/ncu), as (reason, share)."""

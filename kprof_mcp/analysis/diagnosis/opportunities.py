@@ -9,6 +9,7 @@ from . import dispatch, static_mix
 from .catalogue import (
     MEMORY_LATENCY_STALLS,
     accounting_causes,
+    excess_core_work,
     excess_tensor_work,
     reread_share,
     top_stalls,
@@ -236,6 +237,19 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "condition": "the tensor work above the FLOP model is wasted; if the model undercounts, fix the model",
         }
         add(specific, "move_work", excess[0], facts, True)
+    if (core := excess_core_work(m, lim)) is not None:
+        facts = {
+            "resource": lim.resource,
+            "target": lim.resource,
+            "util_pct": 100.0 * lim.util,
+            "per_element": lim.per_element,
+            "speedup": core[1],
+            "advice": "do no work the result does not use: size the block to the data (not to the largest case), "
+            "end each lane's loop at its own count (sort or bucket the items), keep values instead of recomputing",
+            "condition": "the FP work above the FLOP model is wasted (masked-off lanes, finished iterations, "
+            "recomputation); if the model undercounts, fix the model",
+        }
+        add(specific, "move_work", core[0], facts, True)
     if (reread := reread_share(m, lim)) is not None:
         facts = {"over_fetch_ratio": reread[2], "resource": reread[1], "reread": True}
         add(specific, "over_fetch", reread[0], facts, True)
