@@ -35,6 +35,7 @@ from .peaks import (
     ran_at_mhz,
     suspect_reasons,
 )
+from .ranks import rank_opportunities, rank_root_cause
 
 # A stage whose best opportunity is below this is at its roof: the key issue names the limiter.
 KEY_ISSUE_MIN_GAIN_PCT = 5.0
@@ -77,7 +78,7 @@ class RankedOpportunity:
     est_gain_pct: float
     stage: str | None  # None: a whole-plan finding of the timeline
     stage_gain_pct: float
-    source: str  # "kprof" (our model), "ncu" (Nsight Compute's rule estimate) or "timeline"
+    source: str  # "kprof" (our model), "ncu" (Nsight Compute's rule estimate), "timeline" or "ranks"
 
     @property
     def cause(self) -> str:
@@ -385,21 +386,15 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
                     )
                 )
     launch = _launch(result)
+    whole = [(o, "ranks") for o in rank_opportunities(result.command)]  # a multi-rank job's (issue 39)
     if result.timeline or launch.get("launch_bound"):  # whole-plan findings: already gains of the plan
         sols = [sa.metrics.sol_ns if sa.metrics else None for sa in stages]
         # Event mode's launch verdict is a share of the run as the host sees it (CUDA events).
         total = result.total_time_ns() if result.timeline else launch["run_ns"]
         plan_headroom = max(0.0, 1.0 - sum(sols) / total) if total > 0 and sols and None not in sols else None
-        for o in dx.timeline_opportunities(
-            result.timeline or {"launch": launch}, result.plan_kind, plan_headroom
-        ):
-            out.append(
-                (
-                    RankedOpportunity(o, o.est_gain_pct, None, o.est_gain_pct, "timeline"),
-                    1,
-                    True,
-                )
-            )
+        tl = dx.timeline_opportunities(result.timeline or {"launch": launch}, result.plan_kind, plan_headroom)
+        whole += [(o, "timeline") for o in tl]
+    out += [(RankedOpportunity(o, o.est_gain_pct, None, o.est_gain_pct, src), 1, True) for o, src in whole]
     # Largest gain first. Ties (gains capped by the same headroom) go to what the timeline saw (it
     # measured the plan), then to our specific causes, then to generic advice and ncu's estimates.
     out.sort(key=lambda t: (round(t[0].est_gain_pct, 1), t[1], t[0].source == "kprof" and t[2]), reverse=True)
@@ -407,6 +402,8 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
 
 
 def _root_cause(result: ProfileResult, main: StageAssessment) -> RootCause:
+    if straggler := rank_root_cause(result.command):  # a multi-rank job's ranks wait for one (issue 39)
+        return RootCause("straggler", None, straggler)
     if main.diagnosis is None:
         return RootCause("none", None, {"reason": main.key_issue.kind})
     if main.key_issue.kind == "suspect":

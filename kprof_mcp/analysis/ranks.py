@@ -11,7 +11,12 @@ The per-rank table (``result.command["ranks"]``, times in ns) has every process 
 ranks with their stage names, kept occurrences and time in stages; processes that were not ranks
 (a DataLoader worker, a helper that imported torch) named and left out; and a process that left no
 record (crashed, killed, or ended with ``os._exit``) named with what is known of it. Each rank's
-``origin_ns`` puts its trace's times on the wall clock, so later steps can line the ranks up.
+``origin_ns`` puts its trace's times on the wall clock, which lines the ranks up:
+:func:`rank_communication` adds each rank's communication per step to its row (compute, communication,
+exposed, overlap %, host time, its wait at the collectives and how late it was:
+:mod:`kprof_mcp.analysis.comm`) and returns the job's summary (``result.command["communication"]``:
+the straggler, the exposed communication, their what-ifs), from which :func:`rank_opportunities`
+and :func:`rank_root_cause` make the diagnosis' opportunities and root cause, naming ranks.
 Pure: records and traces in, rows out.
 """
 
@@ -21,7 +26,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..parsers.kineto import Trace
+from .comm import communication, rank_steps
 from .command import CommandStage, kernel_stages, range_stages
+from .diagnosis import MIN_SHARE, Facts, Opportunity, gain_pct
+
+# The rank table's communication columns (medians per step, ns; overlap in %), from analysis.comm.
+COMM_COLUMNS = (
+    "step_ns",
+    "compute_ns",
+    "comm_ns",
+    "exposed_ns",
+    "overlap_pct",
+    "host_ns",
+    "wait_ns",
+    "late_ns",
+)
+# The straggler is the root cause when the other ranks wait for it at least this share of a step.
+STRAGGLER_ROOT_SHARE = 0.5
 
 
 @dataclass(eq=False)
@@ -161,3 +182,93 @@ def _why_not(p: RankProcess) -> str:
     if p.role == "other":
         return "no rank: no process group and no RANK in its environment"
     return p.note or "not a rank"
+
+
+def rank_communication(
+    procs: list[RankProcess], include: list[str], warmup: int, table: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Each recorded rank's communication per step, added to its row of ``table`` (:data:`COMM_COLUMNS`),
+    and the job's summary ({} when the ranks ran no collective)."""
+    ranks = [p for p in procs if p.role == "rank" and p.status == "ok" and p.trace is not None]
+    seen: dict[Any, int] = {}
+    for p in ranks:
+        seen[p.rank] = seen.get(p.rank, 0) + 1
+    twice = {r for r, n in seen.items() if n > 1}
+    steps = [rank_steps(_label(p, twice), p.rank, p.trace, p.origin_ns, include, warmup) for p in ranks]  # type: ignore[arg-type]
+    rows, summary = communication(steps)
+    if not rows:
+        return {}
+    by_pid = {p.pid: _label(p, twice) for p in ranks}
+    for row in table:
+        figures = rows.get(by_pid.get(row["pid"], ""))
+        if figures:
+            row.update({k: figures[k] for k in COMM_COLUMNS})
+    if any(p.origin_ns is None for p in ranks):
+        summary["notes"].append(
+            "a rank's trace has no wall-clock origin: the ranks' times are compared as recorded"
+        )
+    return summary
+
+
+@dataclass(frozen=True)
+class RankFacts(Facts):
+    """A rank cause's facts (ns, %): the rank it names and what was measured of it."""
+
+    rank: int | None = None
+    late_ns: float | None = None  # the straggler's lateness per step (median)
+    last_pct: float | None = None  # of the collectives it arrived last at
+    extra_compute_ns: float | None = None  # its lead-up's compute beyond the others' (per step)
+    extra_host_ns: float | None = None  # its lead-up's host time beyond the others' (per step)
+    why: str | None = None  # host | compute
+    transfer_ns: float | None = None  # exposed communication beyond the waits (per step)
+    hideable_ns: float | None = None  # what overlapping it with free compute would save (per step)
+    overlap_pct: float | None = None
+    step_ns: float | None = None  # the replayed step
+    whatif_ns: float | None = None  # the step replayed with the cause removed
+    steps: int | None = None
+    ranks: int | None = None
+
+
+def rank_opportunities(command: dict[str, Any] | None) -> list[Opportunity]:
+    """The straggler and the exposed communication as opportunities of the whole job (shares of its
+    step, from the what-ifs in the command's ``communication`` summary)."""
+    out: list[Opportunity] = []
+    summary = (command or {}).get("communication")
+    if not summary:
+        return out
+    common = {"steps": summary.get("steps"), "ranks": summary.get("ranks")}
+    s = summary.get("straggler")
+    if s and s["share"] >= MIN_SHARE:
+        facts = RankFacts(
+            rank=s["rank"],
+            late_ns=s["late_ns"],
+            last_pct=s["last_pct"],
+            extra_compute_ns=s["extra_compute_ns"],
+            extra_host_ns=s["extra_host_ns"],
+            why=s["why"],
+            step_ns=s["replay_ns"],
+            whatif_ns=s["whatif_ns"],
+            **common,
+        )
+        out.append(Opportunity("straggler", gain_pct(s["share"]), s["share"], True, facts))
+    e = summary.get("exposed")
+    if e and e["share"] >= MIN_SHARE:
+        facts = RankFacts(
+            rank=e["rank"],
+            transfer_ns=e["transfer_ns"],
+            hideable_ns=e["hideable_ns"],
+            overlap_pct=e["overlap_pct"],
+            **common,
+        )
+        out.append(Opportunity("exposed_comm", gain_pct(e["share"]), e["share"], True, facts))
+    return out
+
+
+def rank_root_cause(command: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The straggler as the profile's root cause (its values) when the other ranks spend at least
+    :data:`STRAGGLER_ROOT_SHARE` of a step waiting for it: it dominates the step; else None."""
+    s = ((command or {}).get("communication") or {}).get("straggler")
+    if not s or s["share"] < STRAGGLER_ROOT_SHARE:
+        return None
+    keys = ("rank", "late_ns", "last_pct", "why", "extra_host_ns", "extra_compute_ns", "share", "replay_ns")
+    return {k: s[k] for k in keys}

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..analysis.ranks import RankProcess, rank_stages
+from ..analysis.ranks import RankProcess, rank_communication, rank_stages
 from ..protocol import ExpectedError
 from .rank_recorder import ENV_CUDA, ENV_DIR
 
@@ -174,12 +174,13 @@ def _origin_ns(trace: Path) -> int | None:
 
 def stages_with_ranks(
     cc: Any, tr: Any, ranks_dir: Path
-) -> tuple[list[Any], str, list[str], list[dict[str, Any]]]:
+) -> tuple[list[Any], str, list[str], list[dict[str, Any]], dict[str, Any]]:
     """The main process's stages (:func:`~kprof_mcp.capture.recording.find_stages`, as before) and
-    every rank's (``rank<r>/<stage>``), where they came from, the notes and the per-rank table (empty
-    for a command that started no recorded process). A main process with no stage of its own (a
-    launcher) is no error when a rank has stages; when nothing has any, the error says what the
-    ranks had too."""
+    every rank's (``rank<r>/<stage>``), where they came from, the notes, the per-rank table (empty
+    for a command that started no recorded process) with each rank's communication per step, and
+    the job's communication summary (:func:`~kprof_mcp.analysis.ranks.rank_communication`; {} when
+    the ranks ran no collective). A main process with no stage of its own (a launcher) is no error
+    when a rank has stages; when nothing has any, the error says what the ranks had too."""
     from .recording import find_stages
 
     procs = collect(ranks_dir)
@@ -187,6 +188,8 @@ def stages_with_ranks(
         shutil.rmtree(ranks_dir, ignore_errors=True)  # a single-process command's directory as before
     req = cc.req
     ranked, table, rank_notes = rank_stages(procs, list(req.include), cc.use_cuda, req.warmup_occurrences)
+    comm = rank_communication(procs, list(req.include), req.warmup_occurrences, table) if ranked else {}
+    rank_notes += [f"communication: {n}" for n in comm.get("notes", [])]
     try:
         found, by, notes = find_stages(req, tr, cc.use_cuda, cc.output_tail, cc.work_dir, tests=cc.tests)
     except ExpectedError as e:
@@ -199,4 +202,4 @@ def stages_with_ranks(
         found, by, notes = [], "", []
     if ranked and not by:
         by = "kernel" if all(st.method == "GPU time per launch" for st in ranked) else "range"
-    return found + ranked, by, notes + rank_notes, table
+    return found + ranked, by, notes + rank_notes, table, comm

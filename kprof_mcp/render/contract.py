@@ -9,6 +9,7 @@ from ..analysis.baseline import StageVerdict, VsBaseline, against, caveats, untr
 from ..analysis.peaks import SUSPECT
 from ..models import ProfileResult
 from .diagnosis import Assessment, KeyIssue, RankedOpportunity, RootCause, assess
+from .diagnosis.ranks import straggler_root_text
 from .markdown import CPU_WALL_TIME, NA, num, table
 from .noise import judgement_words
 
@@ -63,6 +64,8 @@ def key_issue_text(k: KeyIssue) -> str:
 
 
 def root_cause_text(rc: RootCause) -> str:
+    if rc.kind == "straggler":  # a multi-rank job (issue 39)
+        return straggler_root_text(rc.values)
     if rc.kind == "suspect":
         return (
             f"none can be given: stage {rc.values['stage']} is suspect — {rc.values['reason']}. Check that every "
@@ -137,15 +140,18 @@ def render_contract(
             else "device not in devices.json: no peaks to classify with"
         )
         lines.append(f"**Bottleneck**: {NA} ({reason})")
-        lines.append(
-            f"**Root cause**: {NA}. "
-            + (
-                "Pass stage_models (FLOPs and bytes per range occurrence) for a roofline, or profile in mode annotation "
-                "for counters."
-                if no_model
-                else "Run on a GPU listed in devices.json for a diagnosis."
+        if a.root_cause.kind == "straggler":  # a multi-rank job's, found without a roofline (issue 39)
+            lines.append(f"**Root cause**: {root_cause_text(a.root_cause)}")
+        else:
+            lines.append(
+                f"**Root cause**: {NA}. "
+                + (
+                    "Pass stage_models (FLOPs and bytes per range occurrence) for a roofline, or profile in mode annotation "
+                    "for counters."
+                    if no_model
+                    else "Run on a GPU listed in devices.json for a diagnosis."
+                )
             )
-        )
         if result.device.kind != "cuda":
             lines.append(cpu_figures_line(result))
     else:

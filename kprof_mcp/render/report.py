@@ -14,7 +14,9 @@ from ..parsers.sass import CLASSES
 from ..parsers.sass import LABEL as SASS_LABEL
 from .contract import pct_of_peak, render_contract
 from .diagnosis import Assessment, assess
+from .diagnosis.ranks import ms, why_text
 from .markdown import NA, num, table
+from .phases import phase_lines
 
 
 @dataclass(frozen=True)
@@ -58,43 +60,73 @@ def command_section(result: ProfileResult) -> list[str]:
             for s in result.stages
         ],
     )
-    out += rank_section(c.get("ranks") or [])
+    out += rank_section(c.get("ranks") or [], c.get("communication"))
     tail = c.get("output_tail")
     if tail:
         out += ["", "Its output ends:", "", "```", tail, "```"]
     return out + [""]
 
 
-def rank_section(ranks: list[dict]) -> list[str]:
+def rank_section(ranks: list[dict], comm: dict | None = None) -> list[str]:
     """The processes a multi-process command started (issue 39): each rank's stages, occurrences and
-    time in them; the processes that were not ranks or left no record, with why."""
+    time in them, and with ``comm`` (``result.command["communication"]``) its step's compute,
+    communication, exposed communication, overlap, host time, wait at the collectives and lateness
+    (medians per step) and the straggler; the processes that were not ranks or left no record, with why."""
     if not ranks:
         return []
+    per_step = bool(comm) and any("step_ns" in r for r in ranks)
     rows = []
     for r in ranks:
         wall = r.get("wall_ns")
-        rows.append(
-            [
-                NA if r.get("rank") is None else r["rank"],
-                r.get("pid", NA),
-                r.get("role", NA) if r.get("status") == "ok" else f"{r.get('role', NA)} ({r.get('status')})",
-                ", ".join(s.split("/", 1)[-1] for s in r.get("stages") or []) or NA,
-                r.get("occurrences", 0),
-                f"{(r.get('time_ns') or 0) / 1e6:.3f}",
-                NA if wall is None else f"{wall / 1e9:.2f}",
-                r.get("note", ""),
-            ]
-        )
+        row = [
+            NA if r.get("rank") is None else r["rank"],
+            r.get("pid", NA),
+            r.get("role", NA) if r.get("status") == "ok" else f"{r.get('role', NA)} ({r.get('status')})",
+            ", ".join(s.split("/", 1)[-1] for s in r.get("stages") or []) or NA,
+            r.get("occurrences", 0),
+            f"{(r.get('time_ns') or 0) / 1e6:.3f}",
+            NA if wall is None else f"{wall / 1e9:.2f}",
+        ]
+        if per_step:
+            row += [ms(r.get(k)) for k in RANK_COMM[:4]] + [num(r.get("overlap_pct"))]
+            row += [ms(r.get(k)) for k in RANK_COMM[4:]]
+        rows.append(row + [r.get("note", "")])
     n = sum(1 for r in ranks if r.get("role") == "rank" and r.get("status") == "ok")
-    return [
+    head = ["Rank", "PID", "Role", "Stages", "Occurrences", "Time in stages (ms)", "Recorded (s)"]
+    if per_step:
+        head += ["Step (ms)", "Compute (ms)", "Comm (ms)", "Exposed (ms)", "Overlap %", "Host (ms)"]
+        head += ["Wait (ms)", "Late (ms)"]
+    out = [
         "",
         f"### Ranks ({n} recorded; their stages are named rank<r>/<range>)",
         "",
-        *table(
-            ["Rank", "PID", "Role", "Stages", "Occurrences", "Time in stages (ms)", "Recorded (s)", "Note"],
-            rows,
-        ),
+        *table(head + ["Note"], rows),
     ]
+    if per_step:
+        out += ["", comm_text(comm)]  # type: ignore[arg-type]
+    return out
+
+
+RANK_COMM = ("step_ns", "compute_ns", "comm_ns", "exposed_ns", "host_ns", "wait_ns", "late_ns")
+
+
+def comm_text(c: dict) -> str:
+    """What the per-step columns are, and the straggler (analysis.comm's summary)."""
+    out = (
+        f"Per step, medians over {c['steps']} steps with {c['collectives']} collectives matched across the ranks "
+        "by order of issue: compute and communication (NCCL kernels; gloo's collectives from issue to end), "
+        "exposed = communication no compute of the rank overlaps, host = neither; wait = the rank's wait at "
+        "the collectives for the last to arrive, late = how much later than the next rank it arrived where it "
+        f"was last. Replayed step {ms(c['period_ns'])} ms (recorded {ms(c['recorded_period_ns'])} ms)."
+    )
+    s = c.get("straggler")
+    if s:
+        out += (
+            f" Straggler: rank {s['rank']}, late {ms(s['late_ns'])} ms per step (last at {num(s['last_pct'])}% of "
+            f"the collectives); {why_text(s['why'], s['extra_host_ns'], s['extra_compute_ns'])}; without its "
+            f"extra work the step replays in {ms(s['whatif_ns'])} ms."
+        )
+    return out
 
 
 def at_clock_text(c: AtClock, at: float | None, nominal: float | None) -> str:
@@ -262,13 +294,7 @@ def render_report(
         )
     out.append("")
     out.append("Raw samples: `samples.csv` (ns)." + mode.samples_note)
-    if result.phases_s:
-        out.append("")
-        out.append(
-            "Wall time of the profiling process by phase (s): "
-            + ", ".join(f"{k} {v:.2f}" for k, v in result.phases_s.items())
-            + "."
-        )
+    out += phase_lines(result)
     out += ["", "## Compiled kernel resources"]
     rrows = []
     for s in result.stages:

@@ -12,6 +12,7 @@ from ..markdown import us
 from ..timeline import source_words
 from .memory import Words, _fmt, _fusion, _over_fetch
 from .names import RESOURCE_NAMES, resource_name  # noqa: F401 (re-exported)
+from .ranks import RANK_WORDS
 
 
 def _few_blocks(f: Facts) -> Words:
@@ -366,6 +367,7 @@ WORDS: dict[str, Callable[[dict[str, Any]], Words]] = {
     "first_call": _first_call,
     "copy": _copy,
     "cuda_api": _cuda_api,
+    **RANK_WORDS,  # a multi-rank job's straggler and exposed communication (issue 39)
 }
 
 
