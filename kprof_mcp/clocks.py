@@ -18,12 +18,23 @@ packages and commands.
   the lock in ``params.json``.
 * Where locking is refused (not root, MIG, a container) or no sustained clock is known for the
   device, the clocks stay free and the profile says so, once, with the reason.
+* Kept between jobs (issue 40; ``hold(..., keep=True)``: a process with warm workers, the server):
+  the lock taken by the first job stays after it, with its marker, and the next job reuses it
+  without calling nvidia-smi — unless another process held the device's lock in between
+  (:func:`kprof_mcp.locks.held_before_by_me`), the marker is no longer this process's, or the
+  lock wanted differs: then it is taken again. It is reset (``-rgc``, marker removed) after
+  ``KPROF_CLOCK_KEEP_S`` seconds without a job (:data:`DEFAULT_KEEP_S`; 0: reset after every job,
+  as before), at once when a job fails or a job wants the clocks free or another mode's (Nsight
+  Compute's own clock control: :func:`release_kept`), when the engine closes and at exit (atexit:
+  SIGTERM and SIGINT run it too); a kill -9 leaves the marker for :func:`recover`, as before.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +46,8 @@ from .locks import cache_dir
 # The modes whose own timing kprof does (Nsight Compute locks clocks itself in annotation/ncu).
 TIMING_MODES = ("event", "nsys")
 LOCK_ENV = "KPROF_SM_LOCK_MHZ"  # overrides devices.json's sustained_sm_mhz (an operator's own measurement)
+KEEP_ENV = "KPROF_CLOCK_KEEP_S"  # seconds a kept lock outlives its last job (0: reset after every job)
+DEFAULT_KEEP_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -43,6 +56,7 @@ class ClockState:
 
     locked_mhz: int | None  # None: the clocks were left free
     note: str  # in words, for the report and params.json
+    kept: bool = False  # a lock kept from an earlier job of this process, reused without nvidia-smi
 
 
 def marker_dir() -> Path:
@@ -100,56 +114,206 @@ def recover() -> list[str]:
     return notes
 
 
-@contextmanager
-def hold(gpu: str | None, device_name: str | None, wanted: bool) -> Iterator[ClockState]:
-    """Lock the SM clock of ``gpu`` (nvidia-smi's index or UUID; None: the only one) for the block
-    when ``wanted``; see the module docstring."""
+def _wanted_mhz(device_name: str | None) -> int | None:
     from .devices import try_match_device
+
+    spec, _ = try_match_device(device_name or "")
+    mhz = getattr(spec, "sustained_sm_mhz", None) if spec else None
+    env = os.environ.get(LOCK_ENV, "").strip()
+    if env.isdigit() and int(env) > 0:  # the operator's choice over devices.json
+        mhz = int(env)
+    return mhz
+
+
+def _lock(gpu: str | None, mhz: int) -> tuple[bool, str]:
+    """The marker written, then ``nvidia-smi -lgc``; the marker removed again if it was refused."""
     from .tools import nvidia_smi
 
+    marker = _marker(gpu)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"pid": os.getpid(), "gpu": gpu, "mhz": mhz, "since": time.time()}))
+    ok, said = nvidia_smi.lock_clocks(gpu, mhz)
+    if not ok:
+        _unlink_marker(gpu)
+    return ok, said
+
+
+def _unlink_marker(gpu: str | None, only_mine: bool = False) -> None:
+    if only_mine and (read_marker(gpu) or {}).get("pid") != os.getpid():
+        return
+    try:
+        _marker(gpu).unlink()
+    except OSError:
+        pass
+
+
+def _unlock(gpu: str | None) -> None:
+    from .tools import nvidia_smi
+
+    nvidia_smi.reset_clocks(gpu)
+    _unlink_marker(gpu)
+
+
+def _locked_note(mhz: int, kept: bool) -> str:
+    if kept:
+        return (
+            f"kprof locked the SM clock at {mhz} MHz (nvidia-smi -lgc {mhz},{mhz}: a clock this GPU sustains "
+            "at its power limit) and kept it locked between jobs (reset after an idle period, nvidia-smi -rgc)"
+        )
+    return (
+        f"kprof locked the SM clock at {mhz} MHz (nvidia-smi -lgc {mhz},{mhz}: a clock this GPU "
+        "sustains at its power limit) for the run, and reset it after (nvidia-smi -rgc)"
+    )
+
+
+def keep_s() -> float:
+    try:
+        return max(0.0, float(os.environ.get(KEEP_ENV, DEFAULT_KEEP_S)))
+    except ValueError:
+        return DEFAULT_KEEP_S
+
+
+@dataclass
+class _Kept:
+    mhz: int
+    lock_name: str
+    generation: int = 0
+    timer: threading.Timer | None = None
+
+
+_kept: dict[str | None, _Kept] = {}
+_kept_mu = threading.RLock()
+
+
+def _still_mine(gpu: str | None, k: _Kept, mhz: int) -> bool:
+    from .locks import held_before_by_me
+
+    m = read_marker(gpu) or {}
+    return (
+        k.mhz == mhz
+        and m.get("pid") == os.getpid()
+        and m.get("mhz") == mhz
+        and held_before_by_me(k.lock_name)
+    )
+
+
+def release_kept(gpu: str | None = None, all_gpus: bool = False) -> list[str]:
+    """Reset now the clock lock kept on ``gpu`` (every GPU with ``all_gpus``); called under the
+    device's lock (a job that wants the clocks free or another mode's) or at exit. Returns the GPUs reset."""
+    done = []
+    with _kept_mu:
+        for g in list(_kept) if all_gpus else [gpu]:
+            k = _kept.pop(g, None)
+            if k is None:
+                continue
+            if k.timer is not None:
+                k.timer.cancel()
+            if (read_marker(g) or {}).get("pid") == os.getpid():  # else another process took it over
+                _unlock(g)
+            done.append(str(g))
+    return done
+
+
+def _idle_reset(gpu: str | None, generation: int) -> None:
+    """The kept lock's idle period ended: reset it under the device's lock, unless a job came."""
+    from .locks import Cancelled, device_lock
+
+    class _Wait:  # give up after a while: the holder resets or re-locks the clocks itself
+        gpu = None
+        until = time.monotonic() + 30.0
+
+        @property
+        def cancelled(self) -> bool:
+            return time.monotonic() > self.until
+
+    with _kept_mu:
+        k = _kept.get(gpu)
+        if k is None or k.generation != generation:
+            return
+        name = k.lock_name
+    try:
+        with device_lock(name, _Wait()):  # type: ignore[arg-type]
+            with _kept_mu:
+                k = _kept.get(gpu)
+                if k is not None and k.generation == generation:
+                    release_kept(gpu)
+    except Cancelled:
+        with _kept_mu:
+            if (k := _kept.get(gpu)) is not None and k.generation == generation:
+                _kept.pop(gpu, None)  # another process has the GPU: its own protocol resets the clocks
+
+
+def _schedule_idle_reset(gpu: str | None, k: _Kept) -> None:
+    k.generation += 1
+    k.timer = threading.Timer(keep_s(), _idle_reset, args=(gpu, k.generation))
+    k.timer.daemon = True
+    k.timer.start()
+
+
+atexit.register(release_kept, None, True)
+
+
+@contextmanager
+def hold(
+    gpu: str | None, device_name: str | None, wanted: bool, keep: bool = False, lock_name: str | None = None
+) -> Iterator[ClockState]:
+    """Lock the SM clock of ``gpu`` (nvidia-smi's index or UUID; None: the only one) for the block
+    when ``wanted``; see the module docstring. ``keep`` (with the device lock's ``lock_name``):
+    keep it locked after the block, for the next job."""
     if not wanted:
+        release_kept(gpu)  # the clocks were asked free
         yield ClockState(
             None,
             "clock_control='none': the SM clock was left free (boost, power and temperature move "
             "compute-bound times from one profile to the next)",
         )
         return
-    spec, _ = try_match_device(device_name or "")
-    mhz = getattr(spec, "sustained_sm_mhz", None) if spec else None
-    env = os.environ.get(LOCK_ENV, "").strip()
-    if env.isdigit() and int(env) > 0:  # the operator's choice over devices.json
-        mhz = int(env)
+    mhz = _wanted_mhz(device_name)
     if not mhz:
+        release_kept(gpu)
         yield ClockState(
             None,
             f"the SM clock was left free: no sustained clock is known for {device_name or 'this GPU'} "
             "(devices.json sustained_sm_mhz); compute-bound times move with boost and power",
         )
         return
-    marker = _marker(gpu)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"pid": os.getpid(), "gpu": gpu, "mhz": mhz, "since": time.time()}))
-    ok, said = nvidia_smi.lock_clocks(gpu, mhz)
-    if not ok:
+    keep = keep and lock_name is not None and keep_s() > 0
+    with _kept_mu:
+        k = _kept.get(gpu)
+        if k is not None and k.timer is not None:
+            k.timer.cancel()
+            k.generation += 1  # an idle reset already waiting for the device lock stands down
+        reuse = keep and k is not None and _still_mine(gpu, k, mhz)
+        if k is not None and not reuse:
+            release_kept(gpu)
+    if not reuse:
+        ok, said = _lock(gpu, mhz)
+        if not ok:
+            yield ClockState(
+                None,
+                f"locking the SM clock at {mhz} MHz was refused ({said}): the clock was left free "
+                "(not root, MIG or a container?); compute-bound times move with boost and power",
+            )
+            return
+    if not keep:
         try:
-            marker.unlink()
-        except OSError:
-            pass
-        yield ClockState(
-            None,
-            f"locking the SM clock at {mhz} MHz was refused ({said}): the clock was left free "
-            "(not root, MIG or a container?); compute-bound times move with boost and power",
-        )
+            yield ClockState(mhz, _locked_note(mhz, False))
+        finally:
+            _unlock(gpu)
         return
+    assert lock_name is not None
+    with _kept_mu:
+        k = _kept.setdefault(gpu, _Kept(mhz, lock_name))
+    ok = False
     try:
-        yield ClockState(
-            mhz,
-            f"kprof locked the SM clock at {mhz} MHz (nvidia-smi -lgc {mhz},{mhz}: a clock this GPU "
-            "sustains at its power limit) for the run, and reset it after (nvidia-smi -rgc)",
-        )
+        yield ClockState(mhz, _locked_note(mhz, True), kept=reuse)
+        ok = True
     finally:
-        nvidia_smi.reset_clocks(gpu)
-        try:
-            marker.unlink()
-        except OSError:
-            pass
+        with _kept_mu:
+            if ok and _kept.get(gpu) is k:
+                _schedule_idle_reset(gpu, k)
+            else:  # the job failed, was cancelled or timed out: no lock outlives it
+                if _kept.get(gpu) is k:
+                    release_kept(gpu)
+                else:
+                    _unlock(gpu)

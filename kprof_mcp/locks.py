@@ -48,6 +48,29 @@ def device_lock(name: str, control: RunControl | None = None, on_progress: Progr
                 on_progress(0.0, f"waiting for {name}: another kprof process is profiling on it")
                 told = True
     try:
+        _note_holder(d / f"{name}.holder", name)
         yield
     finally:
         lock.release()
+
+
+# Who held each device's lock before this process took it (issue 40): a clock lock kept between jobs
+# (kprof_mcp.clocks) is still in place only if no other process had the device in between.
+HOLDER = f"{os.getpid()}-{os.urandom(6).hex()}"
+_previous: dict[str, str] = {}
+
+
+def _note_holder(path: Path, name: str) -> None:
+    try:
+        _previous[name] = path.read_text().strip()
+    except OSError:
+        _previous[name] = ""
+    try:
+        path.write_text(HOLDER)
+    except OSError:
+        pass
+
+
+def held_before_by_me(name: str) -> bool:
+    """Whether this process was the last before it to hold the device lock ``name`` (held now)."""
+    return _previous.get(name) == HOLDER

@@ -48,6 +48,7 @@ class RunControl:
         self.scope: sandbox.KernelScope | None = None
         self._cancelled = threading.Event()
         self.clock_reset: str | None = None  # what was done about clocks after a kill
+        self.created = time.perf_counter()  # a job's control is made at its submission: its queue wait starts
 
     def cancel(self) -> None:
         self._cancelled.set()

@@ -32,10 +32,17 @@ class Steps:
     def progress(self, fraction: float, message: str) -> None:
         _progress(fraction, message)
 
-    def phase(self, name: str) -> None:
-        """Close the current wall-time phase under ``name`` (report.md lists them)."""
+    def phase(self, name: str, parts: dict[str, float] | None = None) -> None:
+        """Close the current wall-time phase under ``name`` (report.md lists them); a name met again
+        adds up. ``parts``: seconds of the phase that belong to other phases (a timer's warm-up,
+        window, CUPTI trace, clock reads), booked under their own names, the rest under ``name``."""
         now = time.perf_counter()
-        self.phases_s[name] = round(now - self._mark[0], 3)
+        rest = now - self._mark[0]
+        for part, s in (parts or {}).items():
+            s = min(max(0.0, s), rest)
+            rest -= s
+            self.phases_s[part] = round(self.phases_s.get(part, 0.0) + s, 3)
+        self.phases_s[name] = round(self.phases_s.get(name, 0.0) + rest, 3)
         self._mark[0] = now
 
     def warn(self, kind: str, message: str, stage: str | None = None) -> None:

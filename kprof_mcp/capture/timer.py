@@ -1,10 +1,26 @@
 """The measurement primitive of the timing modes: :class:`Timer` times a callable in batches until
 the spread is small (after a minimum window) or a budget is spent, keeping raw samples; on a GPU,
 each run's kernel time from CUPTI with the L2 flushed before every run, and energy per run from
-NVML. Used by event mode (:mod:`kprof_mcp.modes.event`) and by the compare and sweep children."""
+NVML. Used by event mode (:mod:`kprof_mcp.modes.event`) and by the compare and sweep children.
+
+The stopping rule (issue 40), stated in each profile's ``timings.stopping`` (:func:`stopping_rule`):
+after ``min_runs`` samples, timing stops
+
+* early (``converged_ci``), on a GPU before the window, once at least :data:`EARLY_MIN_BATCHES`
+  batches spanning :data:`EARLY_MIN_WINDOW_MS` were timed, the median's 95 % CI is within
+  ±``target_rel_ci`` of it **and** the batches' medians agree within ``2 × target_rel_ci``
+  ((max − min) ÷ median): a stage whose time moves with the GPU's clock states shows it as batches
+  that disagree, and keeps the long window — measured per stage, not assumed;
+* else (``converged``) once ``min_window_ms`` of timing is spent and the IQR is within
+  ``target_rel_iqr`` of the median or its CI within ``target_rel_ci``;
+* else at the budget (``budget``) or ``max_runs``.
+
+``KPROF_TIMING_STOP=window`` turns the early stop off (the rule before issue 40; the benchmarks'
+"before")."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 import time
@@ -14,6 +30,46 @@ from typing import Callable
 from ..models import KernelTime, ProfileRequest, Timing
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # as triton.testing.do_bench: larger than any L2 in devices.json
+EARLY_MIN_BATCHES = 3  # the early stop needs this many batches whose medians agree ...
+EARLY_MIN_WINDOW_MS = 150.0  # ... spanning at least this much timing (a GPU; capped by the budget)
+STOP_ENV = "KPROF_TIMING_STOP"  # "window": no early stop (the rule before issue 40)
+
+
+def early_stop_on() -> bool:
+    return os.environ.get(STOP_ENV, "").strip().lower() != "window"
+
+
+def stopping_rule(req: ProfileRequest, use_cuda: bool) -> dict:
+    """The stopping rule a profile's timers ran under, with its targets (``timings.stopping``)."""
+    early = early_stop_on()
+    return {
+        "min_runs": max(req.min_runs, 10 if use_cuda else 1),
+        "target_rel_ci": req.target_rel_ci,
+        "target_rel_iqr": req.target_rel_iqr,
+        "min_window_ms": req.min_window_ms if use_cuda else 0.0,
+        "budget_ms": req.budget_ms,
+        "early_stop": early,
+        "early_min_batches": EARLY_MIN_BATCHES if early else None,
+        "early_min_window_ms": EARLY_MIN_WINDOW_MS if early and use_cuda else None,
+        "batch_agreement": 2 * req.target_rel_ci if early else None,
+        "rule": (
+            "after min_runs: stop (converged_ci) once the median's 95 % CI is within ±target_rel_ci and "
+            "the medians of at least early_min_batches batches (over early_min_window_ms) agree within "
+            "batch_agreement; else (converged) after min_window_ms once IQR/median <= target_rel_iqr or the "
+            "CI is within target_rel_ci; else at budget_ms (budget) or max_runs"
+            if early
+            else "after min_runs and min_window_ms: stop (converged) once IQR/median <= target_rel_iqr or the "
+            "median's 95 % CI is within ±target_rel_ci; else at budget_ms (budget) or max_runs"
+        ),
+    }
+
+
+def batches_agree(medians: list[float], within: float) -> bool:
+    """Whether the batches' medians agree: (max − min) ÷ their median within ``within``."""
+    if len(medians) < 2:
+        return False
+    mid = statistics.median(medians)
+    return mid > 0 and (max(medians) - min(medians)) / mid <= within
 
 
 class CuptiUnavailable(RuntimeError):
@@ -69,6 +125,17 @@ class Timer:
         self.throttle_below_mhz: float | None = None
         self.dropped_runs = 0
         self.dropped_batches = 0
+        # Where this timer's wall time went (s): warm-up, the timed batches' runs, CUPTI's trace (export
+        # and reading), the SM clock reads (nvidia-smi) — event mode's phases (timings.phases).
+        self.spent_s: dict[str, float] = dict.fromkeys(
+            ("warmup", "timing_window", "cupti_trace", "sm_clock_reads"), 0.0
+        )
+        self._trace_s = 0.0
+
+    def _spend(self, part: str, since: float) -> float:
+        now = time.perf_counter()
+        self.spent_s[part] = self.spent_s.get(part, 0.0) + now - since
+        return now
 
     def _one_batch(self, fn, n: int) -> list[float]:
         torch = self.torch
@@ -105,6 +172,9 @@ class Timer:
                 with record_function(ITER_RANGE):
                     fn()
             torch.cuda.synchronize()
+            t_runs = (
+                time.perf_counter()
+            )  # from here on (the profiler's stop, export, reading): the trace's part
         with tempfile.TemporaryDirectory(prefix="kprof-cupti-") as d:
             # Kept as an artifact: each batch overwrites the last, so the last batch's trace stays.
             path = self.trace_path or Path(d) / "batch.json"
@@ -130,12 +200,18 @@ class Timer:
             )
         self.spans += spans
         self.kernels.append(rows)
+        self._trace_s = time.perf_counter() - t_runs
         return sums
 
     def _batch(self, fn, n: int) -> list[float]:
+        t = time.perf_counter()
+        self._trace_s = 0.0
         out = self._one_batch(fn, n)
+        self.spent_s["cupti_trace"] += self._trace_s
+        t = self._spend("timing_window", t + self._trace_s)
         if self.clock_reader is not None:
             mhz = self.clock_reader()
+            t = self._spend("sm_clock_reads", t)
             if mhz:
                 self.clocks.append(mhz)
         return out
@@ -203,9 +279,7 @@ class Timer:
         return {"energy_mj_per_run": per_run, "power_w": power} if per_run else {}
 
     def time(self, fn) -> Timing:
-        """Warm up, then time batches until the samples' IQR is within ``target_rel_iqr`` of the
-        median or the median's 95 % CI is within ±``target_rel_ci`` (after ``min_runs`` and, on a
-        GPU, ``min_window_ms`` of timing), or the budget is spent."""
+        """Warm up, then time batches until the stopping rule (the module's docstring) ends them."""
         req = self.req
         # Warm-up: at least 3 runs and warmup_ms, after the correctness run did JIT/autotune.
         t0 = time.perf_counter()
@@ -214,16 +288,22 @@ class Timer:
         while (time.perf_counter() - t0) * 1e3 < req.warmup_ms and est_ns < req.warmup_ms * 1e6:
             warm = self._warm_batch(fn, max(1, min(100, int(20e6 / est_ns))))
             est_ns = max(1.0, statistics.median(warm))
+        self._spend("warmup", t0)
         self.spans, self.kernels, self.clocks = [], [], []
         self.dropped_runs = self.dropped_batches = 0
         samples: list[float] = []
+        batch_medians: list[float] = []
         spent_ms = 0.0
         stop = "max_runs"
         floor = max(req.min_runs, 10 if self.use_cuda else 1)
+        early = early_stop_on()
+        early_window = min(EARLY_MIN_WINDOW_MS, req.budget_ms) if self.use_cuda else 0.0
         while len(samples) < req.max_runs:
             batch = max(1, min(req.max_runs - len(samples), int(50e6 / est_ns), 200))
             if len(samples) < floor:  # the first batch just reaches the floor: it may be enough
                 batch = floor - len(samples)
+                if early and self.use_cuda:  # ... or the first of the early stop's batches
+                    batch = max(1, min(batch, -(-floor // EARLY_MIN_BATCHES)))
             b0 = time.perf_counter()
             out = self._batch(fn, batch)
             spent_ms += (time.perf_counter() - b0) * 1e3
@@ -235,8 +315,18 @@ class Timer:
                 self.dropped_runs -= len(out)  # the budget is gone: keep it (the warning says so)
                 self.dropped_batches -= 1
             samples += out
+            batch_medians.append(statistics.median(out))
             if len(samples) >= floor:
                 t = Timing(samples_ns=samples, method="", l2_flushed=False, stop_reason="")
+                if (
+                    early
+                    and len(batch_medians) >= EARLY_MIN_BATCHES
+                    and spent_ms >= early_window
+                    and t.rel_ci_half() <= req.target_rel_ci
+                    and batches_agree(batch_medians, 2 * req.target_rel_ci)
+                ):
+                    stop = "converged_ci"
+                    break
                 windowed = not self.use_cuda or spent_ms >= min(req.min_window_ms, req.budget_ms)
                 if windowed and (t.rel_iqr <= req.target_rel_iqr or t.rel_ci_half() <= req.target_rel_ci):
                     stop = "converged"

@@ -62,9 +62,11 @@ class Engine:
                 self.pool.start(g)
 
     def close(self) -> None:
-        """Stop the warm workers (their process groups are killed) and leave the cluster."""
+        """Stop the warm workers (their process groups are killed), reset the SM clocks kept locked
+        between jobs, and leave the cluster."""
         if self.pool is not None:
             self.pool.close()
+            clocks.release_kept(all_gpus=True)
         if self.remote is not None:
             self.remote.close()
 

@@ -21,6 +21,7 @@ from ..tools import nvidia_smi
 from .catalogue import checked_package, confine, root_of
 from .command import check_command_targets, output_tail
 from .config import KprofError
+from .phases import Phases
 from .specs import CompareSpec, ProfileOutcome, ProfileSpec, SweepSpec
 from .state import EngineState, with_workers
 
@@ -40,13 +41,18 @@ def render_profile(
     baseline: ProfileResult | None = None,
     others: list[ProfileResult] | None = None,
     allow_mismatch: bool = False,
+    phases: Phases | None = None,
 ) -> Rendered:
     """Assess a result (and set it against its baseline) once; render its contract and report.md (with its
     mode's sections). ``allow_mismatch``: a baseline of other parameters, device or mode is compared
-    (the differences heading the verdict) rather than refused."""
+    (the differences heading the verdict) rather than refused. ``phases``: the analysis and the
+    rendering booked there, the record so far put in ``result.timings`` before report.md is rendered."""
     a = assess(result)
     # once: its bootstrap is not free
     vs = against(result, baseline, allow_mismatch) if baseline is not None else None
+    if phases is not None:
+        phases.close("analysis")
+        result.timings = {**result.timings, **phases.record()}
     mode_report = get_mode(result.mode).report(result, a, others or [])
     return Rendered(
         a,
@@ -82,13 +88,21 @@ def run_checked(
     on_progress: runner.ProgressFn | None = None,
     control: runner.RunControl | None = None,
 ) -> ProfileOutcome:
-    """See :meth:`Engine.run_checked`."""
+    """See :meth:`Engine.run_checked`. Where the wall time went is booked phase by phase
+    (:class:`~kprof_mcp.engine.phases.Phases`, from the job's submission) into ``result.timings``."""
     control = with_workers(engine, control)
+    phases = Phases(getattr(control, "created", None))
+    phases.close("queue_wait")
     try:
         with device_lock(lock_name(spec.cpu, control), control, on_progress):
+            phases.close("device_lock_wait")
             try:
                 with held_clocks(spec.req.mode, spec.req.clock_control, spec.cpu, control) as clock:
-                    return run_locked(engine, spec, on_progress, control, clock)
+                    phases.close("clock_lock")
+                    ran = _run_unfinished(engine, spec, on_progress, control, phases)
+                    phases.close("mode_after_run")
+                phases.close("clock_unlock")
+                return _finish(*ran, clock, engine.config.render_profiles, None, phases)
             except CountersDenied as denied:  # still under the device's lock
                 fallback = counters_fallback_spec(engine, spec, denied)
                 if on_progress:
@@ -97,10 +111,15 @@ def run_checked(
                         "Nsight Compute cannot read the GPU performance counters (ERR_NVGPUCTRPERM): "
                         f"timing in mode {fallback.req.mode!r} (CUPTI) instead",
                     )
+                phases.close("counters_denied_run")
                 with held_clocks(
                     fallback.req.mode, fallback.req.clock_control, fallback.cpu, control
                 ) as clock:
-                    return run_locked(engine, fallback, on_progress, control, clock, denied.record(spec.req))
+                    phases.close("clock_lock")
+                    ran = _run_unfinished(engine, fallback, on_progress, control, phases)
+                    phases.close("mode_after_run")
+                phases.close("clock_unlock")
+                return _finish(*ran, clock, engine.config.render_profiles, denied.record(spec.req), phases)
     except Cancelled as e:
         raise KprofError(str(e)) from None
 
@@ -151,22 +170,30 @@ def counters_fallback_spec(engine: EngineState, spec: ProfileSpec, denied: Count
     return dataclasses.replace(spec, req=req)
 
 
+def _clock_gpu(control: runner.RunControl | None) -> str:
+    return control.gpu if control is not None and control.gpu is not None else nvidia_smi.smi_id(0)
+
+
 @contextmanager
 def held_clocks(
     mode: str, clock_control: str, cpu: bool, control: runner.RunControl | None
 ) -> Iterator[clocks.ClockState | None]:
     """The clock protocol (:mod:`kprof_mcp.clocks`) around a run that kprof times itself (event,
-    nsys; compare and sweep time in event mode), taken under the GPU's lock; None otherwise."""
+    nsys; compare and sweep time in event mode), taken under the GPU's lock; None otherwise. With
+    warm workers (the server) the lock is kept between jobs (``clocks.hold(keep=True)``)."""
     if cpu or mode not in clocks.TIMING_MODES:
+        if not cpu:  # another mode's profiler (Nsight Compute) controls clocks itself: no lock kept under it
+            clocks.release_kept(_clock_gpu(control))
         yield None
         return
-    gpu = control.gpu if control is not None and control.gpu is not None else nvidia_smi.smi_id(0)
+    gpu = _clock_gpu(control)
     rows = nvidia_smi.gpus()
     name = next(
         (g.get("name") for g in rows if gpu in (g.get("index"), g.get("uuid"))),
         rows[0].get("name") if rows else None,
     )
-    with clocks.hold(gpu, name, clock_control != "none") as state:
+    keep = control is not None and control.pool is not None
+    with clocks.hold(gpu, name, clock_control != "none", keep, lock_name(cpu, control)) as state:
         yield state
 
 
@@ -217,6 +244,22 @@ def run_locked(
     prepare it outside the profiler where the mode asks for that, run the profiled child, let
     the mode complete the directory, then write the result and its reports. ``fallback``: this
     run stands in for one whose counters were denied (:class:`CountersDenied`)."""
+    if not spec.cpu and get_mode(spec.req.mode).name not in clocks.TIMING_MODES:
+        clocks.release_kept(_clock_gpu(control))  # its profiler controls the clocks
+    phases = Phases()
+    ran = _run_unfinished(engine, spec, on_progress, control, phases)
+    phases.close("mode_after_run")
+    return _finish(*ran, clock, engine.config.render_profiles, fallback, phases)
+
+
+def _run_unfinished(
+    engine: EngineState,
+    spec: ProfileSpec,
+    on_progress: runner.ProgressFn | None,
+    control: runner.RunControl | None,
+    phases: Phases,
+) -> tuple[ProfileSpec, ProfileRequest, runner.Record, Path, Path]:
+    """:func:`run_locked` up to the mode's ``after_run``; what :func:`_finish` takes."""
     guard(engine, spec)  # again under the lock: the request may have waited in the queue
     req = spec.req
     mode = get_mode(req.mode)
@@ -232,10 +275,13 @@ def run_locked(
                 else mode.launch(req, spec.stages, Path(scratch))
             )
             prep = None
+            phases.close("checks_and_setup")
             if prepare:
                 req, prep = _prepare(spec, req, launch, warm, prep_key, Path(scratch), on_progress, control)
+                phases.close("preparation")
             record = _run_profiled(spec, req, mode, launch, prep, prep_key, on_progress, control)
             work_dir, final_dir = Path(record.work_dir), Path(record.profile_dir)
+            phases.close("profiled_run")  # expanded into the process's own phases by _finish
             try:
                 mode.after_run(req, record, launch, work_dir, on_progress, control, spec.timeout)
             except ModeError as e:
@@ -248,7 +294,7 @@ def run_locked(
             raise KprofError(f"the run directory: {e}") from None
     if not spec.cpu and not launch.prefix and not req.command:
         store.mark_prepared(prep_key)  # compiled and autotuned without instrumentation
-    return _finish(spec, req, record, work_dir, final_dir, clock, engine.config.render_profiles, fallback)
+    return spec, req, record, work_dir, final_dir
 
 
 def _prepare(
@@ -378,12 +424,15 @@ def _finish(
     clock: clocks.ClockState | None,
     render: bool = True,
     fallback: dict[str, Any] | None = None,
+    phases: Phases | None = None,
 ) -> ProfileOutcome:
     """Complete the result (the command's output, the noise floor, the clocks, the counters
-    fallback), render its contract and report (unless ``render`` is off: a cluster worker's, whose
-    server renders), and give the directory its final name."""
+    fallback, where the time went), render its contract and report (unless ``render`` is off: a
+    cluster worker's, whose server renders), and give the directory its final name."""
+    phases = phases if phases is not None else Phases()
     try:
         result = store.load_result(work_dir, "profile")
+        phases.expand("profiled_run", record.wall_s, result.phases_s)
         if fallback is not None:
             _note_fallback(result, fallback)
         if req.command:  # what the command printed: the report keeps its tail
@@ -394,12 +443,26 @@ def _finish(
             result.noise_floor = noise.floors(result.device.name, result)
         if clock is not None:
             _note_clock(result, clock)
-        if req.command or clock is not None or result.noise_floor or fallback is not None:
-            store.write_result(work_dir, result)
+            result.timings["clock"] = (
+                "kept locked from an earlier job"
+                if clock.kept
+                else ("locked for this job" if clock.locked_mhz else "free")
+            )
+        phases.close("result_load_and_noise_floor")
         if not render:
+            result.timings = {**result.timings, **phases.record()}
+            store.write_result(work_dir, result)
             store.finish_profile(work_dir, final_dir, {})
             return ProfileOutcome(result=result, assessment=None, contract="", profile_dir=final_dir)
-        r = render_profile(result, spec.base, store.sibling_versions(result, final_dir), spec.allow_mismatch)
+        r = render_profile(
+            result, spec.base, store.sibling_versions(result, final_dir), spec.allow_mismatch, phases
+        )
+        phases.close("rendering")
+        result.timings = {
+            **result.timings,
+            **phases.record(),
+        }  # up to result.json, written last but the reports
+        store.write_result(work_dir, result)
         logs = {"command.log": record.log} if req.command else {}  # all it printed, profilers' lines too
         store.finish_profile(work_dir, final_dir, {"report.md": r.report, "contract.md": r.contract, **logs})
     except store.StoreError as e:

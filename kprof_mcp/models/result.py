@@ -360,6 +360,13 @@ class ProfileResult(BaseModel):
     profile_dir: str | None = None
     request: dict[str, Any] = Field(default_factory=dict)
     phases_s: dict[str, float] = Field(default_factory=dict, description="wall seconds of each worker phase")
+    timings: dict[str, Any] = Field(
+        default_factory=dict,
+        description="where the profile's wall time went (issue 40): wall_s (from the request's submission "
+        "to result.json), phases (seconds, in order: the server's and the profiling process's), "
+        "unaccounted_s (wall_s minus their sum), in_child (the phases measured in the profiling process); "
+        "stopping: the timing's stopping rule and targets",
+    )
     profiler: dict[str, Any] = Field(
         default_factory=dict,
         description="Nsight Compute run: version, command, "

@@ -18,6 +18,7 @@ from ..capture.timer import (  # noqa: F401  (L2_FLUSH_BYTES, CuptiUnavailable r
     NoKernelInRuns,
     Timer,
     events_in_place_of_kernels,
+    stopping_rule,
 )
 from ..models import (
     DeviceState,
@@ -130,8 +131,9 @@ class EventMode(Mode):
             # Each stage alone, on the current stream: CUDA events are recorded on the current
             # stream, so timing a stage launched on a side stream would measure an empty interval.
             if not cap.use_cuda:
-                stages.append(StageResult(timing=Timer(torch, False, req).time(stage.fn), **static))
-                cap.phase(f"timing_{stage.name}")
+                cpu = Timer(torch, False, req)
+                stages.append(StageResult(timing=cpu.time(stage.fn), **static))
+                cap.phase("timing_other", cpu.spent_s)
                 continue
             launch_req = (
                 req.model_copy(update={"budget_ms": min(req.budget_ms, LAUNCH_BUDGET_MS)})
@@ -139,6 +141,7 @@ class EventMode(Mode):
                 else req
             )
             launch = Timer(torch, True, launch_req, "events").time(stage.fn)
+            cap.phase("launch_timing")  # the CUDA-event timer: its warm-up and window
             # stand_in: no kernel time, CUDA events in its place (Timing.kernel_recorded False).
             timing, kernels, stand_in = launch, [], not cupti_ok
             if cupti_ok:
@@ -151,6 +154,7 @@ class EventMode(Mode):
                 t.trace_path = trace_dir / f"{stage.name}.last_batch.trace.json"
                 try:
                     timing, kernels = t.time(stage.fn), t.kernel_times()
+                    cap.phase("timing_other", t.spent_s)
                     if t.dropped_runs:
                         cap.warn(
                             "clocks",
@@ -187,7 +191,9 @@ class EventMode(Mode):
                     )
             if stand_in:
                 timing = events_in_place_of_kernels(launch)
+            cap.phase("timing_other")
             timing = timing.model_copy(update=Timer(torch, True, req).energy(stage.fn, energy))
+            cap.phase("energy_nvml")
             stages.append(
                 StageResult(
                     timing=timing,
@@ -196,7 +202,6 @@ class EventMode(Mode):
                     **static,
                 )
             )
-            cap.phase(f"timing_{stage.name}")
         plan_total = None
         if len(cap.plan.stages) > 1:
             cap.progress(0.88, "timing the whole plan")
@@ -222,13 +227,17 @@ class EventMode(Mode):
                     "stream, so they say nothing about the overlap; only the whole-plan time "
                     "reflects it (use mode 'nsys' for the timeline)",
                 )
+            cap.phase("whole_plan_timing")
         cap.progress(0.9, "integrity checks: the last run against the first, one run on fresh inputs")
         cap.integrity_after_timing(guard)
+        cap.phase("integrity_checks")
         if cap.use_cuda:
             cap.device.clocks_after = nvidia_smi.clocks(index)
+            cap.phase("sm_clock_reads")
         cap.warnings += quality_warnings(cap.device, stages, plan_total)
-        cap.phase("timing_plan_and_clocks")
+        cap.phase("timing_other")
         result = cap.result(stages, plan_total=plan_total)
+        result.timings = {"stopping": stopping_rule(req, cap.use_cuda)}
         cap.progress(0.95, "writing artifacts")
         write_params_and_samples(cap.work_dir, result, self.cache_control(result))
 

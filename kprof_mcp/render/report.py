@@ -16,6 +16,7 @@ from .contract import pct_of_peak, render_contract
 from .diagnosis import Assessment, assess
 from .diagnosis.ranks import ms, why_text
 from .markdown import NA, num, table
+from .phases import phase_lines
 
 
 @dataclass(frozen=True)
@@ -293,13 +294,7 @@ def render_report(
         )
     out.append("")
     out.append("Raw samples: `samples.csv` (ns)." + mode.samples_note)
-    if result.phases_s:
-        out.append("")
-        out.append(
-            "Wall time of the profiling process by phase (s): "
-            + ", ".join(f"{k} {v:.2f}" for k, v in result.phases_s.items())
-            + "."
-        )
+    out += phase_lines(result)
     out += ["", "## Compiled kernel resources"]
     rrows = []
     for s in result.stages:
