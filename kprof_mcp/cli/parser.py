@@ -48,8 +48,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         default=DEFAULT_MODE,
         choices=list(MODES),
         metavar="MODE",  # the modes are listed once: in the help, and in the error for a bad one
-        help="annotation (default; Nsight Compute), ncu (full), nsys (timeline), event (CUDA events; "
-        "CPU without a GPU)",
+        help="annotation (default; Nsight Compute), ncu (full), nsys (timeline), event (kernel time "
+        "from CUPTI; CPU wall time without a GPU)",
     )
     p.add_argument(
         "--param",

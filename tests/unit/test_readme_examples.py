@@ -1,7 +1,7 @@
-"""The README's and the skill's shell examples are tests.
+"""The README's, the skill's and docs/'s shell examples are tests.
 
-Every command line in a ```bash / ```sh / ```shell / ```console block of README.md and
-skills/*/SKILL.md (``\\`` continuations joined, a ``$ `` prompt dropped) is one example. Each is
+Every command line in a ```bash / ```sh / ```shell / ```console block of README.md,
+skills/*/SKILL.md and docs/*.md (``\\`` continuations joined, a ``$ `` prompt dropped) is one example. Each is
 either run here, verbatim, with ``bash -c`` in a fresh temporary workspace (the test's own
 virtual environment linked in as ``.venv``), or accounted for:
 
@@ -26,7 +26,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = [ROOT / "README.md", *sorted((ROOT / "skills").glob("*/SKILL.md"))]
+# The README, the skill and every page of docs/ (the mode detail, the tools and the rest moved there).
+SOURCES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "skills").glob("*/SKILL.md")),
+    *sorted((ROOT / "docs").glob("*.md")),
+]
 FENCE = re.compile(r"^```(bash|sh|shell|console)[ \t]*\n(.*?)^```", re.M | re.S)
 GPU_MARKER = re.compile(r"^#\s*needs an NVIDIA GPU\b", re.I)
 NOT_RUN_MARKER = re.compile(r"^#\s*not run:\s*(\S.*)$", re.I)
@@ -197,7 +202,7 @@ def test_example_runs_verbatim(example: Example, tmp_path: Path):
 # `kprof ...` in running text. A span is a complete command, run here verbatim (the venv's bin on
 # PATH, the repository's examples/ copied into the workspace), unless it is a template (an
 # upper-case placeholder such as KERNEL, DIR or NAME, `[...]`, `<...>` or `...`) or names a
-# subcommand in prose (`kprof run`, `kprof init`, a bare option).
+# subcommand in prose (`kprof run`, `kprof init`, a bare option), or needs a GPU (`kprof device --calibrate`).
 INLINE = re.compile(r"`(kprof(?: [^`\n]*)?)`")
 TEMPLATE = re.compile(r"\b[A-Z]{3,}\b|\[|<|\.\.\.|…")
 
@@ -211,7 +216,12 @@ def _inline() -> list[Example]:
     return out
 
 
+NEEDS_GPU_INLINE = re.compile(r"^kprof device --calibrate\b")  # measures the GPU: an error without one
+
+
 def _is_reference(cmd: str) -> bool:
+    if NEEDS_GPU_INLINE.match(cmd):
+        return True  # needs an NVIDIA GPU, like a fenced example marked so
     words = cmd.split()
     return len(words) <= 2 and (
         len(words) == 1 or words[1].startswith("-") or words[1] in ("run", "init", "worker", "noise")
