@@ -316,6 +316,10 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             latency = max(0.0, _share_of_gap(best, target) - explained)
         else:
             latency = 0.0
+        if lim is not None and lim.bound and lim.source == "counters":
+            # A resource near its peak is the bound, not the warps' latency: hiding latency gains at most
+            # what takes that resource from its use to the rate tuned kernels reach on it.
+            latency = min(latency, max(0.0, 1.0 - lim.util / ATTAINABLE.get(lim.resource, ATTAINABLE_PIPE)))
         if (best is not None or h is not None) and not any(o.cause == "latency" for o in specific):
             top = m.accounting.stalls[0].reason if m.accounting is not None and m.accounting.stalls else None
             facts = {
