@@ -4,7 +4,12 @@ with the SM clock locked (clock_control='base', the default) and eight with it f
 (clock_control='none'), interleaved; for each kernel and setting the stage time's (max − min) ÷
 median over the eight profiles, and the SM clock the profiles ran at. Target: ≤ 0.5 % locked.
 
-    python benchmarks/bench_clock_protocol.py [--rounds 8] [--json out.json]
+    python benchmarks/bench_clock_protocol.py [--rounds 8] [--json out.json] [--locked-only]
+
+``--locked-only``: the locked profiles alone (no free-clock reference between them), so that the server
+keeps the lock between them (issue 40) as in an agent's loop; each profile's wall time, stopping reason
+and runs are printed too. ``KPROF_*`` variables are passed to the server (``KPROF_CLOCK_KEEP_S=0
+KPROF_TIMING_STOP=window``: the behaviour before issue 40's item 2).
 
 Also, before the profiles, the sustained-clock probe (--probe): the SM clock a heavy bf16 GEMM holds
 at the power limit under each candidate lock, to choose devices.json's sustained_sm_mhz.
@@ -12,6 +17,7 @@ at the power limit under each candidate lock, to choose devices.json's sustained
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -85,25 +91,22 @@ def probe(candidates: list[int], seconds: float = 3.0) -> list[dict]:
     return rows
 
 
-async def profiles(rounds: int) -> dict:
+async def profiles(rounds: int, settings: tuple[str, ...] = ("base", "none")) -> dict:
     ws = Path(tempfile.mkdtemp(prefix="kprof-clocks-"))
     server = StdioServerParameters(
         command=sys.executable,
         args=["-m", "kprof_mcp", "--workspace", str(ws)],
         env={
             "PYTHONPATH": f"{ROOT}:{':'.join(sys.path[1:])}",
-            **(
-                {"KPROF_SM_LOCK_MHZ": __import__("os").environ["KPROF_SM_LOCK_MHZ"]}
-                if "KPROF_SM_LOCK_MHZ" in __import__("os").environ
-                else {}
-            ),
+            **{k: v for k, v in os.environ.items() if k.startswith("KPROF_")},
         },
     )
     got: dict = {}
     async with Client(server, read_timeout_seconds=600) as c:
         for r in range(rounds):
             for kernel, version, params in CASES:
-                for cc in ("base", "none"):
+                for cc in settings:
+                    t0 = time.perf_counter()
                     res = await c.call_tool(
                         "profile_kernel",
                         {
@@ -122,8 +125,11 @@ async def profiles(rounds: int) -> dict:
                     if res.is_error:
                         print("ERROR", kernel, cc, res.content[0].text[:500], flush=True)
                         continue
+                    wall = time.perf_counter() - t0
                     s = res.structured_content
                     d = json.loads((Path(s["profile_dir"]) / "params.json").read_text())
+                    full = json.loads((Path(s["profile_dir"]) / "result.json").read_text())
+                    timing = full["stages"][0]["timing"]
                     st = s["stages"][0]
                     clk = st.get("sm_clock_mhz") or []
                     row = {
@@ -131,11 +137,17 @@ async def profiles(rounds: int) -> dict:
                         "locked": d.get("clock_state", {}).get("clocks_locked"),
                         "clock_control": d.get("clock_state", {}).get("clock_control"),
                         "sm_mhz_median": statistics.median(clk) if clk else None,
+                        "wall_s": round(wall, 3),
+                        "stop": timing.get("stop_reason"),
+                        "runs": len(timing.get("samples_ns") or []),
+                        "clock": (full.get("timings") or {}).get("clock"),
+                        "phases": (full.get("timings") or {}).get("phases"),
                     }
                     got.setdefault(f"{kernel} {version}", {}).setdefault(cc, []).append(row)
                     print(
                         f"round {r + 1} {kernel} {version} clock_control={cc}: {st['duration_us']:.3f} us, SM "
-                        f"{row['sm_mhz_median']} MHz, locked={row['locked']}",
+                        f"{row['sm_mhz_median']} MHz, locked={row['locked']} ({row['clock']}), wall "
+                        f"{wall:.2f} s, {row['stop']} after {row['runs']} runs",
                         flush=True,
                     )
     return got
@@ -151,6 +163,9 @@ def main() -> int:
     ap.add_argument(
         "--cases", default="", help="comma-separated kernels (default: matmul, softmax, vector_add)"
     )
+    ap.add_argument(
+        "--locked-only", action="store_true", help="no free-clock profiles between the locked ones"
+    )
     a = ap.parse_args()
     if a.cases:
         CASES[:] = [c for c in CASES if c[0] in a.cases.split(",")]
@@ -164,13 +179,13 @@ def main() -> int:
                 f"locking at {max(held)} MHz for the profiles (the highest candidate the GEMM held)",
                 flush=True,
             )
-    out["profiles"] = anyio.run(profiles, a.rounds)
+    out["profiles"] = anyio.run(profiles, a.rounds, ("base",) if a.locked_only else ("base", "none"))
     ok = True
     print(
         "\n| kernel | clock_control | profiles | median (us) | (max - min) / median | SM MHz (min-max of medians) "
-        "| target |"
+        "| target | wall per profile (s, median) |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for name, by in out["profiles"].items():
         for cc, rows in by.items():
             t = [r["duration_us"] for r in rows]
@@ -180,8 +195,10 @@ def main() -> int:
                 ok = False
             mhz = [r["sm_mhz_median"] for r in rows if r["sm_mhz_median"]]
             clk = f"{min(mhz):.0f}-{max(mhz):.0f}" if mhz else "n/a"
+            walls = [r["wall_s"] for r in rows]
             print(
-                f"| {name} | {cc} | {len(t)} | {statistics.median(t):.3f} | {spread:.2f} % | {clk} | {target} |"
+                f"| {name} | {cc} | {len(t)} | {statistics.median(t):.3f} | {spread:.2f} % | {clk} | {target} "
+                f"| {statistics.median(walls):.2f} |"
             )
     free = {n: by.get("none") for n, by in out["profiles"].items()}
     locked = {n: by.get("base") for n, by in out["profiles"].items()}
