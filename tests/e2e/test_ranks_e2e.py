@@ -6,7 +6,9 @@ sleeping rank's step is the longer one (the other rank waits for it in ``sync``)
 
 A collective synchronises the ranks, so a range around both the step's work and its all_reduce lasts
 one period of the loop on every rank: only with the all_reduce in a range of its own does the
-straggler's step stand out (the skew at the collective is issue 39's next step)."""
+straggler's step stand out. The skew at the collective names it either way (analysis.comm): rank 1
+is the straggler, late by about the planted sleep, for host time (a sleep is no operator), the root
+cause and the top opportunity of the contract."""
 
 import json
 import subprocess
@@ -106,12 +108,20 @@ def _check(result: dict, via: str) -> None:
     assert med["rank0/sync"] > med["rank1/sync"], (via, med)  # rank 0 waits for the straggler
     for s in ("rank0/step", "rank1/step"):
         assert len(stages[s]["timing"]["samples_ns"]) == 4, (via, s)  # 5 steps, the first as warm-up
+    st = result["command"]["communication"]["straggler"]
+    assert (st["rank"], st["why"]) == (1, "host"), (via, st)
+    assert 0.5 * SLEEP_S * 1e9 < st["late_ns"] < 1.5 * SLEEP_S * 1e9, (via, st)
+    assert st["share"] > 0.5, (via, st)  # without the sleep, the step is a matmul and an all_reduce
     ranks = [r for r in result["command"]["ranks"] if r["role"] == "rank"]
     assert sorted(r["rank"] for r in ranks) == [0, 1], (via, result["command"]["ranks"])
     for r in ranks:
         assert r["status"] == "ok" and r["world_size"] == 2 and r["occurrences"] == 8, (via, r)
         assert r["stages"] == [f"rank{r['rank']}/step", f"rank{r['rank']}/sync"], (via, r)
         assert r["time_ns"] > 0 and r["origin_ns"], (via, r)
+        waited = (
+            r["wait_ns"] == pytest.approx(st["late_ns"], rel=0.1) if r["rank"] == 0 else r["wait_ns"] == 0
+        )
+        assert waited and r["late_ns"] == (st["late_ns"] if r["rank"] == 1 else 0), (via, r)
 
 
 def test_both_ranks_recorded_over_stdio(workspace):
@@ -140,10 +150,12 @@ def test_both_ranks_recorded_over_stdio(workspace):
                 r = await c.call_tool("profile_command", {"command": command, "mode": "event", "wait_s": 55})
                 assert not r.is_error, r.content[0].text
                 assert "| rank1/step |" in r.content[0].text, r.content[0].text
+                assert "**Root cause**: Rank 1 is the straggler" in r.content[0].text, r.content[0].text
+                assert "1. Even out rank 1, the straggler" in r.content[0].text, r.content[0].text
                 run = workspace / r.structured_content["profile_dir"]
                 _check(json.loads((run / "result.json").read_text()), via)
                 report = (run / "report.md").read_text()
-                assert "### Ranks (2 recorded" in report, report
+                assert "### Ranks (2 recorded" in report and "Straggler: rank 1, late " in report, report
                 assert len(list((run / "ranks").glob("*.trace.json"))) == 2
 
     anyio.run(main)
