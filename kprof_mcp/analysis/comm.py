@@ -117,7 +117,9 @@ def _iterations(tr: Trace, include: list[str]) -> list[tuple[float, float]]:
 
 
 def _collectives(tr: Trace, lo: float, hi: float) -> tuple[list[Collective], Intervals]:
-    """The collectives issued in [lo, hi) and the rank's compute launched or run there."""
+    """The collectives issued in [lo, hi) and the rank's compute launched or run there: on a GPU its
+    kernels (NCCL's the collectives; a gloo collective of CPU tensors where it launched none), else its
+    CPU operators and the backend's collectives."""
     if not tr.kernels.empty:  # a GPU rank: its kernels, by launch (correlation) where it was recorded
         part = cut(tr, lo, hi - 1e-3) if not tr.api.empty else tr
         ks = part.kernels
@@ -130,7 +132,18 @@ def _collectives(tr: Trace, lo: float, hi: float) -> tuple[list[Collective], Int
         ]
         compute = [(float(k.start), float(k.end)) for k in ks.itertuples() if comm_kind(str(k.name)) is None]
         if comm or compute:
-            return sorted(comm, key=lambda c: c.arrival), compute
+            return sorted(comm, key=lambda c: c.arrival) or _cpu_collectives(tr, lo, hi, False), compute
+    ops = tr.cpu_ops
+    compute = []
+    if not ops.empty:
+        d = ops[(ops["start"] >= lo) & (ops["start"] < hi)]
+        compute = [(float(r.start), float(r.end)) for r in d.itertuples() if comm_kind(str(r.name)) is None]
+    return _cpu_collectives(tr, lo, hi, True), compute
+
+
+def _cpu_collectives(tr: Trace, lo: float, hi: float, issue_alone: bool) -> list[Collective]:
+    """The backend's collectives issued in [lo, hi) (gloo's ranges), each from its issuing c10d op
+    when they pair one to one; without backend ranges, the c10d ops alone (``issue_alone``)."""
 
     def rows(df, kind):
         if df.empty:
@@ -144,7 +157,7 @@ def _collectives(tr: Trace, lo: float, hi: float) -> tuple[list[Collective], Int
 
     backend = sorted(rows(tr.ranges, "backend"))
     issue = sorted(rows(tr.cpu_ops, "issue"))
-    issue = [
+    issue = [  # the outermost: a functional collective's c10d op inside it is the same collective
         r
         for r in issue
         if not any(
@@ -153,15 +166,8 @@ def _collectives(tr: Trace, lo: float, hi: float) -> tuple[list[Collective], Int
         )
     ]
     if backend and len(issue) == len(backend):  # the rank arrived when it issued the collective
-        comm = [Collective(b[2], i[0], max(b[1], i[1])) for i, b in zip(issue, backend)]
-    else:
-        comm = [Collective(r[2], r[0], r[1]) for r in (backend or issue)]
-    ops = tr.cpu_ops
-    compute: Intervals = []
-    if not ops.empty:
-        d = ops[(ops["start"] >= lo) & (ops["start"] < hi)]
-        compute = [(float(r.start), float(r.end)) for r in d.itertuples() if comm_kind(str(r.name)) is None]
-    return comm, compute
+        return [Collective(b[2], i[0], max(b[1], i[1])) for i, b in zip(issue, backend)]
+    return [Collective(r[2], r[0], r[1]) for r in (backend or (issue if issue_alone else []))]
 
 
 def rank_steps(

@@ -238,3 +238,24 @@ def test_the_rank_table_gains_the_per_step_columns_and_names_the_straggler():
     row1 = next(ln for ln in lines if ln.startswith("| 1 |"))
     assert len(row1.split("|")) == len(lines[3].split("|"))  # as many cells as the header
     assert "Wait (ms)" not in "\n".join(rank_section(table))  # without the summary: the table as before
+
+
+def test_a_gpu_rank_whose_collectives_are_gloo_ones_of_cpu_tensors_has_them_matched():
+    """GPU kernels as compute, no NCCL kernel: gloo's collectives (c10d op to gloo's range) are its
+    communication, and the rank that issues its later waits less."""
+
+    def rank(arrive_ms: float) -> Trace:
+        ranges, ops, kernels, launches = [], [], [], []
+        for k in range(3):
+            t = k * 100 * MS
+            ranges += [("step", t, t + 60 * MS), ("gloo:all_reduce", t + arrive_ms * MS, t + 70 * MS, 9)]
+            ops.append(("c10d::allreduce_", t + arrive_ms * MS, t + arrive_ms * MS + 0.01 * MS))
+            kernels.append(("sm90_xmma_gemm_f32", t + 1 * MS, t + 5 * MS, 7, k + 1))
+            launches.append((t + 0.5 * MS, k + 1))
+        return _trace(ranges, ops, kernels, launches)
+
+    steps = [comm.rank_steps(f"rank{i}", i, rank(a), 0, [], 0) for i, a in enumerate((10.0, 40.0))]
+    rows, s = comm.communication(steps)
+    assert s["collectives"] == 3 and rows["rank0"]["wait_ns"] == pytest.approx(30 * MS)
+    assert rows["rank0"]["compute_ns"] == pytest.approx(4 * MS)  # the GEMM kernel, not the CPU ops
+    assert s["straggler"]["rank"] == 1 and s["straggler"]["late_ns"] == pytest.approx(30 * MS)
