@@ -33,6 +33,7 @@ from pairs import (  # noqa: E402
     HELDOUT3_PAIRS,
     HELDOUT4_PAIRS,
     HELDOUT5_PAIRS,
+    HELDOUT6_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     REPLAY_PAIRS,
@@ -135,6 +136,7 @@ def main() -> int:
         + HELDOUT3_PAIRS
         + HELDOUT4_PAIRS
         + HELDOUT5_PAIRS
+        + HELDOUT6_PAIRS
     ):
         if a.pairs and p.name not in a.pairs:
             continue
