@@ -545,6 +545,26 @@ def test_every_relative_link_of_the_docs_resolves():
     assert not dead, dead
 
 
+def test_the_readme_gets_a_newcomer_to_a_first_result_in_its_first_screen():
+    """Issue 41: what it is, the two commands, an example for an agent and one for a person, then a map of
+    docs/ naming every page there; the mode detail lives in docs/, not in the README."""
+    lines = (ROOT / README).read_text().splitlines()
+    at = {ln: i + 1 for i, ln in enumerate(lines) if ln.startswith("## ")}
+    assert at["## Set up and run (two commands)"] <= 10, at
+    assert (
+        at["## Set up and run (two commands)"]
+        < at["## For an agent"]
+        < at["## For a person"]
+        < at["## The docs"]
+    )
+    assert at["## The docs"] <= 65, f"the map of the docs starts at line {at['## The docs']}"
+    docs_map = "\n".join(lines[at["## The docs"] :]).split("\n## ")[0]
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert pages == set(re.findall(r"\(docs/([\w-]+\.md)\)", docs_map)), pages
+    assert not {"## Event mode, precisely", "## Nsight Compute modes, precisely", "## Tools"} & set(at)
+    assert len(lines) <= 150, len(lines)
+
+
 if __name__ == "__main__":
     texts = read_texts()
     if "--write" in sys.argv[1:]:
