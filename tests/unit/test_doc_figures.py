@@ -119,6 +119,12 @@ def _calibration(section: str, target: str) -> str:
     return m.group(1)
 
 
+def _held_back_sets() -> str:
+    """How many held-back sets docs/diagnosis-calibration.md judges (one section each), as a word."""
+    n = len(re.findall(r"^### .*[Hh]eld-back set \(", CALIBRATION_DOC.read_text(), re.M))
+    return ["None", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten"][n]
+
+
 @functools.cache
 def _versions() -> dict[str, list[str]]:
     """Each built-in kernel's versions, as `kprof list` gives them."""
@@ -402,6 +408,11 @@ FIGURES: list[Figure] = [
             (MODES, r"hold-out half \d+ of \d+ and (\d+ of \d+)\. Five held-back"),
             (SKILL, r"within 2× of the measured gain in \d+ of \d+ and (\d+ of \d+)\. Held-back"),
         ),
+    ),
+    Figure(
+        "held-back calibration sets",
+        _held_back_sets,
+        ((MODES, r"(\w+) held-back sets in new classes, built and recorded by someone else"),),
     ),
     *(
         Figure(
