@@ -119,6 +119,22 @@ def _calibration(section: str, target: str) -> str:
     return m.group(1)
 
 
+def _library(bench: str, *path: str) -> Callable[[], float]:
+    """A figure of the kernel library's benchmarks (docs/evidence/h100-library/bench_*.json)."""
+
+    def get() -> float:
+        d = _json(f"h100-library/{bench}.json")
+        for key in path:
+            d = (
+                next(r for r in d if key in (r.get("name"), r.get("candidate")))
+                if isinstance(d, list)
+                else d[key]
+            )
+        return float(d)
+
+    return get
+
+
 def _held_back_sets() -> str:
     """How many held-back sets docs/diagnosis-calibration.md judges (one section each), as a word."""
     n = len(re.findall(r"^### .*[Hh]eld-back set \(", CALIBRATION_DOC.read_text(), re.M))
@@ -407,6 +423,46 @@ FIGURES: list[Figure] = [
         (
             (MODES, r"hold-out half \d+ of \d+ and (\d+ of \d+)\. Five held-back"),
             (SKILL, r"within 2× of the measured gain in \d+ of \d+ and (\d+ of \d+)\. Held-back"),
+        ),
+    ),
+    Figure(
+        "matmul v3 ÷ torch.matmul, TFLOP/s (%)",
+        _library("bench_matmul", "rows", "v3", "pct_of_torch"),
+        (
+            (MEASURED, r"v3 at ([\d.]+) % of torch.matmul's TFLOP/s"),
+            (BENCH, r"v3 at ([\d.]+) % of torch.matmul's TFLOP/s"),
+        ),
+    ),
+    Figure(
+        "softmax v2, % of copy bandwidth",
+        _library("bench_softmax", "candidates", "v2", "pct_of_copy"),
+        (
+            (MEASURED, r"v2 at ([\d.]+) % of copy bandwidth"),
+            (BENCH, r"v2 at ([\d.]+) % of copy bandwidth"),
+        ),
+    ),
+    Figure(
+        "softmax v2 ÷ torch.softmax",
+        _library("bench_softmax", "candidates", "v2", "speedup_vs_torch"),
+        (
+            (MEASURED, r"copy bandwidth, ([\d.]+)× torch.softmax"),
+            (BENCH, r"copy bandwidth, ([\d.]+)× torch.softmax"),
+        ),
+    ),
+    Figure(
+        "mla_decode v3 ÷ the fp32 reference at the defaults",
+        _library("bench_mla_final", "shapes", "defaults", "rows", "v3", "x_ref_fp32"),
+        (
+            (MEASURED, r"\(([\d.]+)× the PyTorch reference at the defaults"),
+            (BENCH, r"v3 ([\d.]+)× the fp32 reference at the defaults"),
+        ),
+    ),
+    Figure(
+        "mla_decode v2, % of copy bandwidth at s=1, h=16",
+        _library("bench_mla_final", "shapes", "memory-bound s=1 h=16", "rows", "v2", "pct_copy_bw"),
+        (
+            (MEASURED, r"([\d.]+) % of copy bandwidth at `s=1, h=16`"),
+            (BENCH, r"v2 ([\d.]+) % of copy bandwidth at `s=1, h=16`"),
         ),
     ),
     Figure(
