@@ -129,7 +129,29 @@ def model_inputs(
         listing=listing(s, result, machine, spec),
         copy_share=copy_share(s, result),
         wide_share=wide_share(s, result),
+        library_gemm=library_gemm(s, result),
     )
+
+
+# Names of GEMM kernels from the vendor libraries (cuBLAS's nvjet and xmma kernels, CUTLASS's, cuBLAS's
+# older ``ampere_*gemm*``): kernels chosen per shape by a library tuned to run near the tensor roof.
+LIBRARY_GEMM_WORDS = ("nvjet", "xmma", "cutlass", "cublas", "s16816gemm", "s1688gemm")
+
+
+def library_gemm(s: StageResult, result: ProfileResult | None) -> tuple[float, float] | None:
+    """(share of the stage's kernel time in vendor-library GEMM kernels, their mean time per launch in ns),
+    from the run's kernel summary (nsys: total and instances per name); None without a summary or such a
+    kernel."""
+    summary = ((result.timeline or {}).get("kernel_summary") or []) if result is not None else []
+    names = set(s.ncu_kernels)
+    rows = [k for k in summary if k.get("name") in names and k.get("total_ns")]
+    total = sum(float(k["total_ns"]) for k in rows)
+    gemm = [k for k in rows if any(w in str(k["name"]).lower() for w in LIBRARY_GEMM_WORDS)]
+    launches = sum(float(k.get("instances") or 0) for k in gemm)
+    if not total or not gemm or not launches:
+        return None
+    t = sum(float(k["total_ns"]) for k in gemm)
+    return t / total, t / launches
 
 
 # Kernels that only move data (PyTorch's copy/transpose kernels: ``.contiguous()``, ``.to()``, ``copy_``):

@@ -658,3 +658,41 @@ def test_excess_core_work_what_if_on_the_recorded_wide_block_and_divergent_loop(
     )
     ir = ({"kind": "libdevice", "detail": "__nv_powf", "line": "impl.py:9", "count": 1},)
     assert excess_core_work(replace(m, ir_ops=ir), lim) is None  # expanded code: the code moves' excess
+
+
+def test_a_library_gemm_far_under_its_roof_is_work_above_the_model_or_a_bad_shape():
+    """Issue 36 (timelines, no counters): a stage modelled on tensor cores whose time goes to vendor GEMM
+    kernels (cuBLAS nvjet, CUTLASS) running at under half the rate the library reaches. The fifth set's LM
+    head over every position (8192 positions computed, 8 used): r = T_gemm / T_att ≈ 44 → the GEMMs run the
+    model's work at the attainable rate, the copy kernel keeps its time: +4093 % for +4242 % measured,
+    worded as the library GEMM's work. Its fix (a GEMV on the 8 rows), the padded vocabulary's GEMM
+    (1.6x the attainable time), the per-item matmuls (3 µs launches: ramp and tail) and a stage with counters
+    get nothing of it."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.catalogue import library_gemm_excess
+
+    cal = Path(__file__).resolve().parents[1] / "calibration"
+
+    def metrics(rel: str, role: str = "bad"):
+        f = cal / rel / f"{role}.result.json"
+        return assess(ProfileResult.model_validate_json(f.read_text())).stages[0].metrics
+
+    m = metrics("recorded-heldout5/logits_for_every_position")
+    share, r = library_gemm_excess(m)
+    g, per_launch = m.library_gemm
+    kernels = m.time_ns * m.kernel_busy
+    assert 0.99 < g <= 1.0 and per_launch > 1e6 and 30 < r < 60
+    assert r == pytest.approx(g * kernels / m.attainable_sol_ns)
+    assert share == pytest.approx((g * kernels - m.attainable_sol_ns) / kernels)
+    top = opportunities(m)[0]
+    assert top.cause == "move_work" and top.facts.resource == "tensor" and top.facts.move == "library_gemm"
+    name, trigger, _ = dx.words(top)
+    assert name.startswith("Cut the library GEMM's work to what the result uses") and f"{r:.1f}x" in trigger
+    assert library_gemm_excess(metrics("recorded-heldout5/logits_for_every_position", "good")) is None
+    assert library_gemm_excess(metrics("recorded-heldout4/vocabulary_not_a_multiple_of_8", "good")) is None
+    assert library_gemm_excess(metrics("recorded-heldout/per_item_matmuls")) is None
+    counted = metrics("recorded-heldout5/accumulator_in_global_memory")
+    assert (
+        counted.accounting is not None
+        and library_gemm_excess(replace(counted, library_gemm=(1.0, 1e6))) is None
+    )

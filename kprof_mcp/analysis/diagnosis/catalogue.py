@@ -189,6 +189,41 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), max(after, default=0.0))), r
 
 
+# Gates for a vendor-library GEMM far under its roof (timelines, no counters): launches long enough that a
+# GEMM's ramp and tail are a small part of them, and the GEMMs taking at least twice the stage's modelled
+# work at the attainable rate (under half of it: far below what the library reaches on shapes it handles).
+LIBRARY_MIN_LAUNCH_NS = 10_000.0
+LIBRARY_SLOW = 2.0
+
+
+def library_gemm_excess(m: Metrics) -> tuple[float, float] | None:
+    """What-if for a stage modelled on tensor cores whose time goes to vendor-library GEMM kernels (cuBLAS,
+    CUTLASS: :data:`~kprof_mcp.analysis.machine_inputs.LIBRARY_GEMM_WORDS`) running far below the rate the
+    library reaches: no counters (a timeline), launches of at least :data:`LIBRARY_MIN_LAUNCH_NS` on
+    average, and the GEMMs' time r ≥ :data:`LIBRARY_SLOW` times the stage's modelled work at the attainable
+    rate (95 % of the tensor peak, 90 % of DRAM). A library picks a near-roof kernel for a shape it handles,
+    so the time above it is work the model does not count (rows or positions computed and thrown away,
+    padding) or a shape it handles badly (a dimension not a multiple of 8, an unaligned operand). Fixed, the
+    GEMMs run the model's work at the attainable rate and the other kernels keep their time:
+
+        T'_k = T_k − T_gemm + T_att
+
+    → (kernel-time share 1 − T'_k/T_k, r). None when it does not apply."""
+    if m.accounting is not None and m.accounting.measured:
+        return None
+    if not m.tensor_work or m.library_gemm is None or not m.attainable_sol_ns or not m.time_ns:
+        return None
+    share, per_launch = m.library_gemm
+    if per_launch < LIBRARY_MIN_LAUNCH_NS:
+        return None
+    kernels = m.time_ns * m.kernel_busy
+    gemm = share * kernels
+    r = gemm / m.attainable_sol_ns
+    if r < LIBRARY_SLOW:
+        return None
+    return max(0.0, (gemm - m.attainable_sol_ns) / kernels), r
+
+
 def top_stalls(m: Metrics) -> tuple[tuple[str, float], ...]:
     """For generic advice, the evidence that would decide it: the (at most two) warp states that own
     the time (annotation/ncu), as (reason, share)."""

@@ -97,6 +97,8 @@ class Metrics:
     copy_share: float | None = None  # a timeline stage's kernel time in kernels that only copy data
     # Float64 kernels in a narrower stage: (share of its kernel time float32 removes, how many kernels).
     wide_share: tuple[float, int] | None = None
+    # (share of the kernel time in vendor-library GEMM kernels, their mean ns per launch): a timeline's
+    library_gemm: tuple[float, float] | None = None
     theoretical_occupancy_pct: float | None = None
     floor_ns: float | None = None
     best_sol_ns: float | None = None

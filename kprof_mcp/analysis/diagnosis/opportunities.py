@@ -11,6 +11,7 @@ from .catalogue import (
     accounting_causes,
     excess_core_work,
     excess_tensor_work,
+    library_gemm_excess,
     reread_share,
     top_stalls,
     uncoalesced,
@@ -250,6 +251,18 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "recomputation); if the model undercounts, fix the model",
         }
         add(specific, "move_work", core[0], facts, True)
+    if (lib := library_gemm_excess(m)) is not None:
+        facts = {
+            "resource": "tensor",
+            "target": "tensor",
+            "move": "library_gemm",
+            "speedup": lib[1],
+            "source": "model",
+            "advice": "compute only what is used (slice rows or positions before the matmul, not after), and "
+            "give the library a shape it runs well (dimensions multiples of 8, aligned operands: pad)",
+            "condition": "the GEMM's extra work is thrown away, or the padding is sliced off after it",
+        }
+        add(specific, "move_work", lib[0], facts, True)
     if (reread := reread_share(m, lim)) is not None:
         facts = {"over_fetch_ratio": reread[2], "resource": reread[1], "reread": True}
         add(specific, "over_fetch", reread[0], facts, True)

@@ -133,6 +133,14 @@ def _move_work(f: Facts) -> Words:
     model = _SOURCE_NOTE.get(f.source or "", "")
     nxt = f"; then the {resource_name(f.next_limiter)} limits" if f.next_limiter else ""
     at = f" at {', '.join(f.lines[:3])}" if f.lines else ""
+    if f.move == "library_gemm":  # a vendor GEMM far under its roof (timelines: no counters)
+        return (
+            f"Cut the library GEMM's work to what the result uses, or give it a shape it runs well: {f.advice}",
+            f"its kernels took {f.speedup:.1f}x the time of the stage's modelled work at the tensor pipe's "
+            "attainable rate (kernel times and the FLOP/byte model, no counters)",
+            "a vendor GEMM this far under its roof computes work the model does not count (rows or padding "
+            "thrown away after it) or runs a shape it handles badly; legal when " + (f.condition or ""),
+        )
     if f.target == f.resource:  # the same pipe, less work: a cheaper form of the code
         return (
             f"Replace the code{at or ' limiting the ' + src}: {f.advice}",
