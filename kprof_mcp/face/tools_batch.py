@@ -122,7 +122,7 @@ def register_batch(mcp: MCPServer, tc: ToolContext) -> None:
         inputs, each checked against the reference first, interleaved round by round in rotating
         order (so clock and thermal drift hit all alike), L2 flushed before every run, kernel time
         from CUPTI on a GPU. Answers with the ratio of medians and a 95 % bootstrap confidence
-        interval: "v3 is 1.090× faster than v1 (95 % CI 1.085–1.094)", or "no significant
+        interval: "v3 is 1.111× faster than v1 (95 % CI 1.109–1.112)", or "no significant
         difference" when the interval contains 1. Use it instead of comparing two separate
         profiles: those differ by process, memory placement and drift (a few % on an H100).
         With param_sets, one version is compared with itself at other parameters (e.g. an aligned

@@ -34,6 +34,7 @@ CALIBRATION_DOC = ROOT / "docs" / "diagnosis-calibration.md"
 README, SKILL, BENCH = "README.md", "skills/profile-kernel/SKILL.md", "benchmarks/README.md"
 MODES, MEASURED, CLUSTER, TOOLS = "docs/modes.md", "docs/measured.md", "docs/cluster.md", "docs/tools.md"
 PARSER, TOOL = "kprof_mcp/cli/parser.py", "kprof_mcp/face/tools_profile.py"  # help texts quote figures too
+TOOL_BATCH = "kprof_mcp/face/tools_batch.py"
 
 
 @dataclass(frozen=True)
@@ -275,6 +276,7 @@ FIGURES: list[Figure] = [
         (
             (SKILL, r'says "v3 is ([\d.]+)× faster than v1'),
             (TOOLS, r'\("v3 is ([\d.]+)× faster than v1'),
+            (TOOL_BATCH, r'interval: "v3 is ([\d.]+)× faster than v1'),
             (MEASURED, r"matmul v1 → v3 \(([\d.]+)× faster"),
         ),
     ),
@@ -284,6 +286,7 @@ FIGURES: list[Figure] = [
         (
             (SKILL, r"faster than v1 \(95 % CI ([\d.]+–[\d.]+)\)\""),
             (TOOLS, r"faster than v1 \(95 % CI ([\d.]+–[\d.]+)\)\""),
+            (TOOL_BATCH, r"faster than v1 \(95 % CI ([\d.]+–[\d.]+)\)\""),
             (MEASURED, r"matmul v1 → v3 \([\d.]+× faster, 95 % CI ([\d.]+–[\d.]+)\)"),
         ),
     ),
