@@ -187,7 +187,11 @@ def rank_steps(
             if last_end is not None:
                 before[kept] = last_end
             ends = [c.end for c in cs] + [x[1] for x in cp]
-            steps.append((min([s] + [c.arrival for c in cs] + [x[0] for x in cp]), max([e] + ends)))
+            lo = min([s] + [c.arrival for c in cs] + [x[0] for x in cp])
+            hi_k = max([e] + ends)
+            if steps:  # a GPU's step starts once the last one's kernels are done (no time counted twice)
+                lo = min(max(lo, steps[-1][1]), hi_k)
+            steps.append((lo, hi_k))
             colls.append(cs)
             compute += cp
             comm += [(c.arrival, c.end) for c in cs]
