@@ -20,8 +20,8 @@ profiles and the edited ones, and the stage's stopping reason and runs.
 
     python benchmarks/bench_agent_loop.py [--rounds 3] [--version v0] [--workspace DIR] [--small] [--json F]
 
-``KPROF_CLOCK_KEEP_S=0 KPROF_TIMING_STOP=window`` in the environment (passed to the server) give the
-behaviour before issue 40's item 2: the clock locked and reset around every profile, a fixed window.
+``KPROF_*`` variables are passed to the server: ``KPROF_CLOCK_KEEP_S=0`` locks and resets the clock
+around every profile (as before issue 40), ``KPROF_TIMING_STOP=ci`` turns on the opt-in early stop.
 """
 
 import argparse

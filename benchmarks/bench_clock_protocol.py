@@ -8,8 +8,9 @@ median over the eight profiles, and the SM clock the profiles ran at. Target: â‰
 
 ``--locked-only``: the locked profiles alone (no free-clock reference between them), so that the server
 keeps the lock between them (issue 40) as in an agent's loop; each profile's wall time, stopping reason
-and runs are printed too. ``KPROF_*`` variables are passed to the server (``KPROF_CLOCK_KEEP_S=0
-KPROF_TIMING_STOP=window``: the behaviour before issue 40's item 2).
+and runs are printed too. ``KPROF_*`` variables are passed to the server (``KPROF_CLOCK_KEEP_S=0``: the
+clock locked and reset around every profile, as before issue 40; ``KPROF_TIMING_STOP=ci``: the opt-in
+early stop).
 
 Also, before the profiles, the sustained-clock probe (--probe): the SM clock a heavy bf16 GEMM holds
 at the power limit under each candidate lock, to choose devices.json's sustained_sm_mhz.

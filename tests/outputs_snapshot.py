@@ -20,6 +20,8 @@ profile_vector_add_mode_warp, mcp/call_08_profile_kernel), two CLI errors withou
 Intended changes awaiting the next re-recording, one line each (re-recorded 2026-11-26 before them):
 - issue 41 (i41b): cli/list.txt gains a "without a GPU: ..." line per package whose CPU-sized defaults differ;
 - issue 41 (i41b): mcp/tool_profile_kernel.json's params description says omitted ones are CPU-sized without a GPU.
+- issue 40 (i40b): the 12 result.json files a mode writes reading a recording back (ncu/*, nsys/*) gain
+  `"timings": {}` (ProfileResult.timings: where a profile's wall time went, empty for a recording).
 - issue 41 (i41b): cli/profile_help.txt's --mode help says event mode's time is the kernel time from CUPTI (was "CUDA events").
 - issue 41 (i41b): mcp/tool_compare_versions.json's example verdict is the recorded one (1.111×, CI 1.109–1.112; was 1.090×).
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two

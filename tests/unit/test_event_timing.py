@@ -320,9 +320,9 @@ class _SteadyTimer:
 
 def test_a_gpu_timing_is_not_stopped_by_agreeing_runs_before_its_window(monkeypatch):
     """Ten identical runs converge at once; on a GPU the Timer still times for min_window_ms
-    (capped by the budget), since the clock state there outlasts a few runs (the rule without
-    issue 40's early stop, KPROF_TIMING_STOP=window)."""
-    monkeypatch.setenv("KPROF_TIMING_STOP", "window")
+    (capped by the budget), since the clock state there outlasts a few runs (the default rule,
+    without issue 40's opt-in early stop)."""
+    monkeypatch.delenv("KPROF_TIMING_STOP", raising=False)
     t, T = _SteadyTimer.make(True, min_window_ms=150.0, budget_ms=2000.0)
     timing = t.time(lambda: None)
     assert (

@@ -1,4 +1,4 @@
-"""Issue 40's stopping rule (kprof_mcp.capture.timer): on a GPU a stage whose batches agree stops once
+"""Issue 40's stopping rule (kprof_mcp.capture.timer; opt-in, KPROF_TIMING_STOP=ci): on a GPU a stage whose batches agree stops once
 the median's CI is inside the target, after a minimum sample count and a few batches, well before the
 fixed window; a stage whose batches disagree (its time moves with the clock states) keeps the window;
 the rule and its targets are stated for the result."""
@@ -32,7 +32,7 @@ def _timer(per_batch, use_cuda=True, **kw):
 
 
 def test_agreeing_batches_stop_early_with_the_minimum_samples(monkeypatch):
-    monkeypatch.delenv("KPROF_TIMING_STOP", raising=False)
+    monkeypatch.setenv("KPROF_TIMING_STOP", "ci")
     t, T = _timer(lambda i, n: [1e6 + (j % 3) for j in range(n)], min_window_ms=1000.0, min_runs=30)
     timing = t.time(lambda: None)
     assert timing.stop_reason == "converged_ci"
@@ -44,17 +44,22 @@ def test_agreeing_batches_stop_early_with_the_minimum_samples(monkeypatch):
 def test_batches_that_disagree_keep_the_window(monkeypatch):
     """Each batch 1 % slower than the last (a clock state drifting): the CI of the pooled median
     is narrow, but the batches' medians disagree, so the timing runs its full window."""
-    monkeypatch.delenv("KPROF_TIMING_STOP", raising=False)
+    monkeypatch.setenv("KPROF_TIMING_STOP", "ci")
     t, T = _timer(lambda i, n: [1e6 * (1 + 0.01 * (i % 2))] * n, min_window_ms=300.0, min_runs=30)
     timing = t.time(lambda: None)
     assert timing.stop_reason == "converged" and T.batches - 1 >= 25
 
 
-def test_the_early_stop_can_be_turned_off(monkeypatch):
-    monkeypatch.setenv("KPROF_TIMING_STOP", "window")
+@pytest.mark.parametrize("setting", [None, "window"])
+def test_the_early_stop_is_off_unless_asked(monkeypatch, setting):
+    if setting is None:
+        monkeypatch.delenv("KPROF_TIMING_STOP", raising=False)
+    else:
+        monkeypatch.setenv("KPROF_TIMING_STOP", setting)
     t, T = _timer(lambda i, n: [1e6] * n, min_window_ms=300.0, min_runs=30)
     assert t.time(lambda: None).stop_reason == "converged" and T.batches - 1 >= 25
-    assert stopping_rule(_req(), True)["early_stop"] is False
+    r = stopping_rule(_req(), True)
+    assert r["early_stop"] is False and "converged_ci" not in r["rule"]
 
 
 def test_batch_agreement():
@@ -65,7 +70,7 @@ def test_batch_agreement():
 
 @pytest.mark.parametrize("cuda", [True, False])
 def test_the_rule_is_stated_with_its_targets(monkeypatch, cuda):
-    monkeypatch.delenv("KPROF_TIMING_STOP", raising=False)
+    monkeypatch.setenv("KPROF_TIMING_STOP", "ci")
     r = stopping_rule(_req(min_runs=30, target_rel_ci=0.0025), cuda)
     assert r["min_runs"] == 30 and r["target_rel_ci"] == 0.0025 and r["batch_agreement"] == 0.005
     assert r["early_stop"] and "converged_ci" in r["rule"]
