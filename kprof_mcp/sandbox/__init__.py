@@ -5,7 +5,8 @@ one confined process: a user's command (``profile_command``), or a kernel child 
 kernel packages (the warm worker, a fresh profiling child, the package-describing worker). The runner
 puts it in front of ``python -m kprof_mcp.child ...``, and in front of Nsight Compute's prefix when
 there is one (``ncu`` with kprof's own arguments: the profiler is confined with its target, in the same
-domain and namespaces); Nsight Systems stays outside, in front of the supervisor. The supervisor
+domain and namespaces); Nsight Systems stays outside, in front of the supervisor, until a GPU has run it
+under its ready policies (:data:`~kprof_mcp.sandbox.policy.CONFINED_PROFILERS`). The supervisor
 
 1. takes the lifeline (:mod:`kprof_mcp.lifeline`) and becomes a *child subreaper*
    (``PR_SET_CHILD_SUBREAPER``): every process the confined one starts stays its descendant, a

@@ -27,11 +27,13 @@ in a network namespace of its own (``/proc/<pid>/net`` is its namespace's); as a
 on the machine's ``/proc`` (the system's files and other users' processes' are not its to write).
 
 Behind Nsight Systems the profiler must also write beneath the machine's ``/tmp`` whatever ``TMPDIR``
-says (``/tmp/nvidia``: the policy's ``tmp_mounts``). As root, B or C binds the job's own directory (made
-by the supervisor before the rules, which grant it) over that path in the job's mount namespace: nsys
-writes there, other jobs' files beneath the real ``/tmp`` stay out of reach and out of sight. As another
-user the path itself is granted (shared with the user's other nsys runs); as root without a mount
-namespace nothing (:func:`tmp_rights`).
+says (``/tmp/injection_config_*``, ``/tmp/nsys-RunShellCommand-*``: the policy's ``tmp_mounts``). As root,
+B or C covers ``/tmp`` with a tmpfs of the job's own in its mount namespace and binds the policy's paths
+beneath it back (:func:`cover_tmp`; read-only where the policy only reads them, so that C's rule on that
+tmpfs, added after it was mounted, widens nothing beneath them): nsys writes there, other jobs' files
+beneath the real ``/tmp`` stay out of reach and out of sight. Without a mount namespace nothing is granted
+there (:func:`tmp_rights`); the server keeps nsys outside where jobs can have none
+(:func:`~kprof_mcp.sandbox.policy.profiler_inside`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from .. import lifeline
 from . import (
     FILE_RIGHTS,
     NO_NODES,
+    OUTPUT_RIGHTS,
     READ,
     TRUNCATE,
     WRITE_FILE,
@@ -61,26 +64,26 @@ from . import (
     restrict,
     seccomp,
 )
+from .mounts import (
+    _MS_NODEV,
+    _MS_NOEXEC,
+    _MS_NOSUID,
+    _MS_PRIVATE,
+    _MS_REC,
+    _mount,
+    _ok,
+    cover_tmp,
+    lock_proc,
+    tmp_rights,
+)
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_CAPBSET_DROP = 24
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 _CLONE_NEWIPC = 0x08000000
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 8, 32, 4096
-_MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
 _CAPSET = {"x86_64": 126, "aarch64": 91}
 _in_cgroup = False  # the job's first process joined its pids cgroup (limits: no RLIMIT_NPROC then)
-
-
-def _ok(rc: int) -> bool:
-    return rc == 0
-
-
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> bool:
-    libc = _libc()
-    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
-    return _ok(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)))
 
 
 def drop_capabilities(keep: list[int]) -> None:
@@ -112,88 +115,16 @@ class View:
     proc_locked: bool = False
     own_net: bool = False
     private_shm: bool = False
-    own_tmp: bool = False  # the policy's tmp_mounts bound over their paths (root, a mount namespace)
+    own_tmp: bool = False  # a tmpfs of its own over each of the policy's tmp_mounts (root, a mount namespace)
     own_ipc: bool = False  # an IPC namespace of its own: no SysV segment, queue or semaphore outside
 
 
 def _own_ipc(policy: Policy) -> bool:
     """An IPC namespace of the job's own (root; issue 38, the independent probe: a confined command
     attached another root process's 0600 SysV segment and wrote it, and sent to its message queue;
-    Landlock does not cover SysV IPC). Not behind a profiler that talks to its target from outside
-    (``tmp_mounts``: Nsight Systems); best effort elsewhere."""
-    if policy.tmp_mounts:
-        return False
+    Landlock does not cover SysV IPC). A profiler confined with its target (Nsight Compute, Nsight
+    Systems) shares it with its target. Best effort."""
     return _ok(_libc().unshare(_CLONE_NEWIPC))
-
-
-def prepare_tmp(policy: Policy) -> None:
-    """Before the rules are made (the supervisor, unconfined): the job's own directories of the
-    policy's ``tmp_mounts`` (mode 0700; granted by its write rules) and the paths they are bound over
-    (``/tmp/nvidia``, mode 1777 as ``/tmp``'s where kprof makes it: no user is locked out of it later)."""
-    for target, own in policy.tmp_mounts.items():
-        try:
-            os.makedirs(own, mode=0o700, exist_ok=True)
-            if not os.path.lexists(target):
-                os.mkdir(target, 0o777)
-                os.chmod(target, 0o1777)
-        except OSError:
-            pass  # not made: not bound, not granted (tmp_rights)
-
-
-def bind_tmp(policy: Policy) -> bool:
-    """In a mount namespace of the job's own whose mounts are private (root): bind each directory of
-    the policy's ``tmp_mounts`` over its path (nosuid, nodev), both opened without following a link
-    (a link planted at ``/tmp/nvidia`` leads nowhere). True when every one was bound."""
-    ok = bool(policy.tmp_mounts)
-    for target, own in policy.tmp_mounts.items():
-        fds = []
-        try:
-            for path in (own, target):
-                fds.append(os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC))
-            src, dst = (f"/proc/self/fd/{fd}" for fd in fds)
-            flags = _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV
-            ok = ok and _mount(src, dst, None, _MS_BIND) and _mount("none", target, None, flags)
-        except OSError:
-            ok = False
-        finally:
-            for fd in fds:
-                os.close(fd)
-    return ok
-
-
-def tmp_rights(policy: Policy, view: View, uid: int) -> tuple[list[str], str | None]:
-    """The paths beneath the machine's ``/tmp`` that a confined process with ``policy`` and ``view``
-    run by ``uid`` is granted write on (its own directories bound there need no more), and the note
-    that says why none is: another user than root gets the paths themselves, root without the job's
-    own directories bound there nothing."""
-    if not policy.tmp_mounts or view.own_tmp:
-        return [], None
-    if uid != 0:
-        return list(policy.tmp_mounts), None
-    return [], (
-        f"kprof sandbox: {', '.join(policy.tmp_mounts)} not writable behind the profiler (no mount namespace "
-        "of its own, as root): Nsight Systems may stop at 'Cannot create CUDA config file'"
-    )
-
-
-def lock_proc(root: str = "/proc") -> bool:
-    """On a ``/proc`` this mount namespace mounted itself: bind every entry but the processes'
-    directories read-only onto itself (links such as ``self``, ``mounts``, ``net`` lead into one and
-    are left). What stays writable beneath it is the files of the processes it shows. True when
-    every entry was made read-only."""
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return False
-    ro = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    ok = True
-    for name in names:
-        path = os.path.join(root, name)
-        if name.isdigit() or os.path.islink(path):
-            continue
-        if not (_mount(path, path, None, _MS_BIND | _MS_REC) and _mount("none", path, None, ro)):
-            ok = False
-    return ok
 
 
 def proc_rights(policy: Policy, view: View, uid: int) -> tuple[int, str | None]:
@@ -230,18 +161,19 @@ def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], v
             _add_rule(ruleset, f"/proc/{os.getpid()}", FILE_RIGHTS, handled)
             if view.private_shm:
                 _add_rule(ruleset, "/dev/shm", handled & NO_NODES, handled, follow=False)
-            tmp, note = tmp_rights(policy, view, os.geteuid())
+            tmp, note = tmp_rights(policy, view.own_tmp)
             if note:
                 os.write(2, (note + "\n").encode())
-            for path in tmp:
-                _add_rule(ruleset, path, handled & NO_NODES, handled, follow=False)
+            for path in tmp:  # its own tmpfs (mounted after the rules were made): the profiler's files
+                _add_rule(ruleset, path, OUTPUT_RIGHTS & handled, handled, follow=False)
             limits.apply_rlimits(policy.max_tasks, policy.max_file_bytes, _in_cgroup)
             drop_capabilities(policy.keep_caps)
             restrict(ruleset)
             os.close(ruleset)
             if policy.tcp_inside and os.geteuid() == 0 and not view.own_net:
                 no_tcp_layer()  # its TCP was to stay in a namespace of its own: none at all
-            seccomp.install()  # chmod/chown/utime refused: Landlock has no right for them
+            # chmod/chown/utime/xattr refused: Landlock has no right for them (behind nsys chmod a no-op)
+            seccomp.install(seccomp.CHMOD if policy.chmod_noop else ())
         os.execvp(command[0], command)
     except BaseException as e:  # noqa: BLE001
         try:
@@ -286,7 +218,7 @@ def _own_view(policy: Policy) -> View:
         flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
         # hidepid=ptraceable (Linux 5.8): a pid is there only where ptrace_may_access(READ) allows it,
         # which Landlock refuses outside the domain (hidepid=invisible lets root's group see all)
-        view.own_tmp = bind_tmp(policy)
+        view.own_tmp = cover_tmp(policy)
         if _mount("proc", "/proc", "proc", flags, "hidepid=ptraceable"):
             view.proc_locked = policy.proc_write and lock_proc()
         view.private_shm = _private_shm()
@@ -306,7 +238,7 @@ def _private_mounts(policy: Policy, own_net: bool) -> View:
     view = View(own_net=own_net and (not policy.tcp_inside or loopback_up()))
     if not _mount("none", "/", None, _MS_REC | _MS_PRIVATE):
         return view
-    view.own_tmp = bind_tmp(policy)
+    view.own_tmp = cover_tmp(policy)
     if not _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC):
         return view
     view.proc_locked = policy.proc_write and lock_proc()
@@ -369,7 +301,6 @@ def main(argv: list[str]) -> int:
     if policy_file != "-":
         try:
             policy = Policy.from_json(Path(policy_file).read_text())
-            prepare_tmp(policy)  # before the rules: they grant the job's own directories
             ruleset = build_ruleset(policy)
         except OSError as e:
             print(f"kprof sandbox: cannot confine the command: {e}", file=sys.stderr)

@@ -33,8 +33,8 @@ def kernel_confinement(
     refuses --allow-commands there unless --unconfined-commands). ``reads``: more directories it reads.
     Behind Nsight Compute the runner confines the profiler with the child (``wrap`` around
     ``PREFIX child...``): the policy grants the report's directory and, where safe, /proc. Behind a
-    profiler not confined yet (:data:`~kprof_mcp.sandbox.policy.CONFINED_PROFILERS`: Nsight Systems)
-    None: the child runs unconfined, as before."""
+    profiler not confined (:func:`~kprof_mcp.sandbox.policy.profiler_inside`: Nsight Systems for now,
+    and where a job can have no mount namespace once it is) None: the child runs unconfined, as before."""
     if scope is None or not available() or (prefix and not profiler_inside(prefix)):
         return None
     scope.cache_dir.mkdir(parents=True, exist_ok=True)

@@ -8,9 +8,9 @@ follow a link. ``/proc`` and ``/dev/shm`` are granted by the supervisor in the c
 ``/dev/shm`` only where it has a mount namespace of its own.
 
 Behind Nsight Compute the profiler runs inside the confinement, beside its target: the runner wraps
-``PREFIX python -m kprof_mcp.child ...`` as a whole (Nsight Systems not yet: :data:`CONFINED_PROFILERS`;
-its policies are ready: TCP inside the job's network namespace, and the job's own directory bound over
-``/tmp/nvidia``, :data:`PROFILER_TMP`). The policy then also grants the
+``PREFIX python -m kprof_mcp.child ...`` as a whole (Nsight Systems not yet, :data:`CONFINED_PROFILERS`;
+its policies are ready: TCP inside the job's network namespace, a ``/tmp`` of the job's own,
+:data:`PROFILER_TMP`, and the chmod family a no-op). The policy then also grants the
 directory of the profiler's report (:data:`OUTPUT_RIGHTS` only: no link, FIFO or socket the server's
 post-processing could be led through) and ``proc_write``: the profiled target is the profiler's child,
 another pid than the confined process, and CUDA fails to initialise (error 304) unless it may write
@@ -77,10 +77,12 @@ class Policy:
     talk to its target): Landlock leaves TCP alone, but the job has a network namespace of its own
     whose loopback is up and nothing else (as root; a root job without one gets no TCP at all); for
     another user than root, who can have no namespace, TCP on the machine's network.
-    ``tmp_mounts``: a path beneath the machine's ``/tmp`` a profiler inside must write (Nsight
-    Systems: :data:`PROFILER_TMP`) → the job's own directory (in ``write``) the supervisor binds over
-    it in the job's mount namespace (root); without one, another user than root gets write on the
-    path itself, root nothing (:func:`kprof_mcp.sandbox.__main__.tmp_rights`)."""
+    ``tmp_mounts``: directories a profiler inside writes whatever ``TMPDIR`` says (Nsight Systems:
+    ``/tmp``, :data:`PROFILER_TMP`), each covered in the job's mount namespace (root) by a tmpfs of its
+    own, the policy's paths beneath shown again (read-only where only read); without a mount
+    namespace nothing is granted there (:func:`kprof_mcp.sandbox.mounts.tmp_rights`). ``chmod_noop``:
+    the seccomp filter makes the chmod family succeed without effect rather than fail (behind Nsight
+    Systems, which records nothing once its chmod fails: :data:`kprof_mcp.sandbox.seccomp.CHMOD`)."""
 
     read: list[str] = field(default_factory=list)
     write: list[str] = field(default_factory=list)
@@ -94,7 +96,8 @@ class Policy:
     outputs: list[str] = field(default_factory=list)
     proc_write: bool = False
     tcp_inside: bool = False
-    tmp_mounts: dict[str, str] = field(default_factory=dict)
+    tmp_mounts: list[str] = field(default_factory=list)
+    chmod_noop: bool = False
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -115,7 +118,8 @@ class Policy:
             outputs=list(d.get("outputs", [])),
             proc_write=bool(d.get("proc_write", False)),
             tcp_inside=bool(d.get("tcp_inside", False)),
-            tmp_mounts={str(k): str(v) for k, v in d.get("tmp_mounts", {}).items()},
+            tmp_mounts=[str(p) for p in d.get("tmp_mounts", [])],
+            chmod_noop=bool(d.get("chmod_noop", False)),
         )
 
 
@@ -251,18 +255,41 @@ def profiler_outputs(prefix: list[str] | None, never: tuple[Path, ...] = ()) -> 
 
 
 # Profilers confined with their target (the runner wraps ``PREFIX python -m kprof_mcp.child ...`` as a
-# whole). Not yet Nsight Systems: inside, past its loopback TCP (tcp_inside), it stopped at "Cannot create
-# CUDA config file" (docs/evidence/sandbox/profiler-probe-h200-2026-11-26-second.log) unless it may write
-# beneath the real /tmp (nsys-probe-h200-2026-11-26.log). Its policies now bind the job's own directory over
-# /tmp/nvidia (tmp_mounts, PROFILER_TMP), which no GPU has run yet (docs/evidence/sandbox/nsys_probe.py):
-# until one has, behind it a kernel child runs unconfined and a command as before: nsys outside, the
-# command confined without namespaces, with TCP and /dev/shm (docs/evidence/sandbox/h200-2026-11-26.log).
+# whole): Nsight Compute. Nsight Systems not yet: on an H100 (docs/evidence/sandbox/
+# nsys-confined-h100-2026-11-26.log) it ran confined once the job had a /tmp of its own (tmp_mounts), but
+# recorded nothing under the seccomp filter (its chmod refused); with the filter without the chmod family it
+# recorded as unconfined. Its policies now make that family a no-op behind it (chmod_noop), which no GPU has
+# run yet: until one has (docs/evidence/sandbox/gpu.sh), nsys stays outside: behind it a kernel child runs
+# unconfined and a command is confined without namespaces, with TCP and /dev/shm. Once "nsys" is here it
+# is confined only where a job has a mount namespace of its own (:func:`profiler_inside`).
 CONFINED_PROFILERS = ("ncu",)
 
 
 def profiler_inside(prefix: list[str] | None) -> bool:
-    """Whether a profiler prefix runs inside the confinement with its target (:data:`CONFINED_PROFILERS`)."""
-    return bool(prefix) and Path(prefix[0]).name.startswith(CONFINED_PROFILERS)
+    """Whether a profiler prefix runs inside the confinement with its target (:data:`CONFINED_PROFILERS`;
+    one that writes the machine's /tmp only where the job can have a /tmp of its own: :func:`own_mounts`)."""
+    if not prefix or not Path(prefix[0]).name.startswith(CONFINED_PROFILERS):
+        return False
+    return not tmp_mounts(prefix) or own_mounts()
+
+
+_own_mounts: bool | None = None
+
+
+def own_mounts() -> bool:
+    """Whether a job of this server gets a mount namespace of its own: root, and ``unshare(CLONE_NEWNS)``
+    allowed (not in a container without CAP_SYS_ADMIN); tried once, in a child process."""
+    global _own_mounts
+    if _own_mounts is None:
+        import subprocess
+
+        code = "import ctypes, sys; sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x20000) != 0)"
+        try:
+            cp = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
+            _own_mounts = os.geteuid() == 0 and cp.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            _own_mounts = False
+    return _own_mounts
 
 
 def needs_tcp(prefix: list[str] | None) -> bool:
@@ -272,22 +299,27 @@ def needs_tcp(prefix: list[str] | None) -> bool:
     return bool(prefix) and Path(prefix[0]).name.startswith("nsys")
 
 
-# What a profiler inside the confinement writes beneath the machine's /tmp, whatever TMPDIR says: Nsight
-# Systems stops at "Cannot create CUDA config file" unless it may write beneath /tmp (HOME, /var, /dev/shm,
-# /run do not matter: docs/evidence/sandbox/nsys-probe-h200-2026-11-26.log), and keeps its state in
-# /tmp/nvidia/nsight_systems (sessions, its target's streams). As root the job gets a directory of its own
-# bound over /tmp/nvidia; the rest of /tmp (other jobs' private directories, kprof's own scratch) stays out
-# of reach. That /tmp/nvidia is all it needs awaits the GPU (docs/evidence/sandbox/nsys_probe.py).
-PROFILER_TMP = {"nsys": "/tmp/nvidia"}
+def chmod_noop(prefix: list[str] | None) -> bool:
+    """Whether a profiler prefix stops recording when its chmod fails (Nsight Systems: the filter makes
+    the chmod family a no-op behind it, :data:`kprof_mcp.sandbox.seccomp.CHMOD`)."""
+    return bool(prefix) and Path(prefix[0]).name.startswith("nsys")
 
 
-def tmp_mounts(prefix: list[str] | None, own: Path) -> dict[str, str]:
-    """``{path beneath /tmp: the job's own directory for it}`` for a profiler ``prefix`` that writes
-    there (:data:`PROFILER_TMP`), the job's directories made below ``own`` (its private tmp)."""
+# What a profiler inside the confinement writes beneath the machine's /tmp whatever TMPDIR says: Nsight
+# Systems (2025.3) makes /tmp/nsys-RunShellCommand-XXXXXX and /tmp/injection_config_XXXXXXXX (read by its
+# target) and stops at "Cannot create CUDA config file" where it may not (/tmp/nvidia is not what it needs:
+# docs/evidence/sandbox/nsys-confined-h100-2026-11-26.log). As root the supervisor covers /tmp with a tmpfs
+# of the job's own in its mount namespace and binds the policy's paths beneath it back (read-only where the
+# policy only reads them): other jobs' files beneath the real /tmp are out of sight and out of reach.
+PROFILER_TMP = {"nsys": "/tmp"}
+
+
+def tmp_mounts(prefix: list[str] | None) -> list[str]:
+    """The directories a profiler ``prefix`` writes whatever TMPDIR says (:data:`PROFILER_TMP`)."""
     if not prefix:
-        return {}
+        return []
     name = Path(prefix[0]).name
-    return {t: str(own / Path(t).name) for p, t in PROFILER_TMP.items() if name.startswith(p)}
+    return [t for p, t in PROFILER_TMP.items() if name.startswith(p)]
 
 
 def protected_paths(workspace: Path, out_root: Path) -> list[Path]:
@@ -336,9 +368,10 @@ def command_policy(
     and reads the workspace, Python and the system (and the install directory of a profiler that wraps
     it). TCP only when the operator allows it (:func:`set_commands_network`). Behind a profiler the
     profiler is confined with it, in the same namespaces, and writes its report in its directory
-    (``outputs``); behind Nsight Systems TCP inside the job's own network namespace (``tcp_inside``).
-    ``inside``: the profiler is confined with it (default: :func:`profiler_inside`); a profiler outside
-    (Nsight Systems for now) gets the command as before: no namespaces, TCP and /dev/shm."""
+    (``outputs``); behind Nsight Systems TCP inside the job's own network namespace (``tcp_inside``) and
+    a ``/tmp`` of its own (``tmp_mounts``). ``inside``: the profiler is confined with it (default:
+    :func:`profiler_inside`); a profiler outside (Nsight Systems for now) gets the command as before:
+    no namespaces, TCP and /dev/shm."""
     out_root = out_root or runs_dir.parent.parent
     write = [*writable_under(cwd, protected_paths(workspace, out_root)), str(runs_dir), str(private_tmp)]
     if prefix and not (profiler_inside(prefix) if inside is None else inside):
@@ -354,10 +387,9 @@ def command_policy(
             max_tasks=limits.max_tasks(),
             max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
         )
-    mounts = tmp_mounts(prefix, private_tmp)
     return Policy(
         read=_reads(workspace, prefix),
-        write=[*write, *mounts.values()],
+        write=write,
         devices=_devices(),
         isolate=True,
         keep_caps=_keep_caps(prefix),
@@ -365,7 +397,8 @@ def command_policy(
         outputs=profiler_outputs(prefix, (workspace, out_root)),
         proc_write=bool(prefix),
         tcp_inside=needs_tcp(prefix),
-        tmp_mounts=mounts,
+        tmp_mounts=tmp_mounts(prefix),
+        chmod_noop=chmod_noop(prefix),
         max_tasks=limits.max_tasks(),
         max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
     )
@@ -378,8 +411,7 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
     profiler (inside the confinement with it) it also writes the report's directory (``outputs``) and,
     where safe, beneath ``/proc`` (``proc_write``); no TCP but, behind Nsight Systems, inside its own
     network namespace (``tcp_inside``)."""
-    mounts = tmp_mounts(prefix, jobs_dir)  # one per scope: its kernel children all write jobs_dir
-    write = [str(scope.out_root), str(jobs_dir), str(scope.cache_dir), *mounts.values()]
+    write = [str(scope.out_root), str(jobs_dir), str(scope.cache_dir)]
     # No PID namespace: kprof's own process-tree handling and its tests follow a kernel child by its
     # pid, which one would hide; so it has the machine's pids (its /proc, as root, shows none outside
     # its domain: private_proc; and a private /dev/shm). No TCP at all.
@@ -394,7 +426,8 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
         outputs=profiler_outputs(prefix, (scope.workspace, scope.out_root)),
         proc_write=bool(prefix),
         tcp_inside=needs_tcp(prefix),
-        tmp_mounts=mounts,
+        tmp_mounts=tmp_mounts(prefix),
+        chmod_noop=chmod_noop(prefix),
         max_tasks=limits.max_tasks(),
         max_file_bytes=limits.max_file_bytes(write),
     )

@@ -96,27 +96,41 @@ def refused() -> list[str]:
     return sorted(_ARCHES.get(platform.machine(), (0, {}))[1])
 
 
-def program(machine: str | None = None) -> list[tuple[int, int, int, int]]:
-    """The BPF program as (code, jt, jf, k): the architecture checked, then each refused number."""
+# The chmod family: behind Nsight Systems these succeed without doing anything (``noop``) rather than fail:
+# nsys records nothing (no kernel, no CUDA call, no NVTX range) once a chmod of its fails, and records as
+# unconfined with the filter without them (docs/evidence/sandbox/nsys-confined-h100-2026-11-26.log).
+CHMOD = ("chmod", "fchmod", "fchmodat", "fchmodat2")
+
+
+def program(machine: str | None = None, noop: tuple[str, ...] = ()) -> list[tuple[int, int, int, int]]:
+    """The BPF program as (code, jt, jf, k): the architecture checked, then each refused number (to
+    the deny, EPERM), then each of ``noop`` (to a return of 0 that skips the call: no effect)."""
     arch, calls = _ARCHES[machine or platform.machine()]
-    nrs = sorted(set(calls.values()))
+    skip = sorted({nr for name, nr in calls.items() if name in noop})
+    nrs = sorted(set(calls.values()) - set(skip))
+    n = len(nrs) + len(skip)
     deny = _ERRNO | errno.EPERM
     prog = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, arch), (_RET_K, 0, 0, _KILL_PROCESS), (_LD_W_ABS, 0, 0, 0)]
     if arch == _ARCHES["x86_64"][0]:
         # the x32 ABI's numbers (same audit arch, bit 30 set): refused whole
-        prog.append((_JGE_K, len(nrs) + 1, 0, _X32_BIT))
+        prog.append((_JGE_K, n + 1, 0, _X32_BIT))
     for i, nr in enumerate(nrs):
-        prog.append((_JEQ_K, len(nrs) - i, 0, nr))  # to the deny below the allow
+        prog.append((_JEQ_K, n - i, 0, nr))  # to the deny below the allow
+    for i, nr in enumerate(skip, len(nrs)):
+        prog.append((_JEQ_K, n - i + 1, 0, nr))  # to the no-op below the deny
     prog += [(_RET_K, 0, 0, _ALLOW), (_RET_K, 0, 0, deny)]
+    if skip:
+        prog.append((_RET_K, 0, 0, _ERRNO | 0))
     return prog
 
 
-def install() -> None:
-    """Install the filter on this thread (single-threaded, before ``execve``). Raises OSError when
-    the kernel refuses it, or on an architecture this module does not know."""
+def install(noop: tuple[str, ...] = ()) -> None:
+    """Install the filter on this thread (single-threaded, before ``execve``); the calls of ``noop``
+    return 0 without effect. Raises OSError when the kernel refuses it, or on an architecture this
+    module does not know."""
     if platform.machine() not in _ARCHES:
         raise OSError(errno.ENOSYS, f"no seccomp filter for {platform.machine()}")
-    insns = program()
+    insns = program(noop=noop)
     arr = (_Filter * len(insns))(*[_Filter(*x) for x in insns])
     prog = _Prog(len(insns), ctypes.cast(arr, ctypes.POINTER(_Filter)))
     libc = ctypes.CDLL(None, use_errno=True)

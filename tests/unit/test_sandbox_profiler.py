@@ -1,5 +1,5 @@
-"""Issue 38: a kernel child or a command behind a profiler (Nsight Compute) is confined like the others, the
-profiler with it (Nsight Systems stays outside for now). The profiled process is the profiler's child (another pid than the confined one) and
+"""Issue 38: a kernel child or a command behind a profiler (Nsight Compute; Nsight Systems where the job can
+have a /tmp of its own) is confined like the others, the profiler with it. The profiled process is the profiler's child (another pid than the confined one) and
 must write its own /proc/<pid> (CUDA fails with error 304 otherwise: docs/evidence/sandbox/
 ncu-probe-h200-2026-11-26.log); write beneath /proc is granted only on a /proc of the job's own whose
 entries but the processes' are read-only, in a network namespace of its own (as root), or to another
@@ -252,19 +252,62 @@ def test_the_runner_confines_the_profiler_with_its_child(tmp_path, monkeypatch):
 
 
 @needs_landlock
-def test_nsys_stays_outside_as_before_until_it_runs_confined(tmp_path, monkeypatch):
-    """Nsight Systems confined with its target stopped at "Cannot create CUDA config file" on the GPU
-    (docs/evidence/sandbox/profiler-probe-h200-2026-11-26-second.log): behind it a kernel child is not
-    confined and a command is confined as before (nsys outside: no namespaces, TCP, /dev/shm)."""
+def test_nsys_stays_outside_until_a_gpu_runs_it_under_its_ready_policies(tmp_path, monkeypatch):
+    """On an H100 (docs/evidence/sandbox/nsys-confined-h100-2026-11-26.log) Nsight Systems ran confined with
+    its target once the job had a /tmp of its own, and recorded as unconfined once the seccomp filter let
+    its chmod through; the chmod no-op that replaces that has not run on a GPU yet, so nsys stays outside
+    (a kernel child unconfined, a command confined without namespaces, with TCP and /dev/shm). Its policies
+    once it is in CONFINED_PROFILERS: the kernel child confined with nsys (the report's directory, /proc,
+    TCP in its own network namespace, /tmp covered, chmod a no-op) and so a command (namespaces, no TCP
+    out, no machine's /dev/shm); where a job can have no mount namespace (another user than root, a
+    container without CAP_SYS_ADMIN) nsys stays outside even then."""
+    assert sandbox.policy.CONFINED_PROFILERS == ("ncu",)
     monkeypatch.setattr(sandbox.policy, "_commands_network", False)
-    ws = tmp_path / "ws"
+    monkeypatch.setattr(sandbox.policy, "_own_mounts", True)
+    ws, scratch = tmp_path / "ws", tmp_path / "kprof-run-x"
     (ws / "out").mkdir(parents=True)
-    nsys = ["/opt/nvidia/nsight-systems/bin/nsys", "profile", "-o", str(tmp_path / "timeline")]
-    assert sandbox.kernel_confinement(KernelScope(ws, ws / "out"), nsys) is None
+    scratch.mkdir()
+    scope = KernelScope(ws, ws / "out")
+    nsys = ["/opt/nvidia/nsight-systems/bin/nsys", "profile", "-o", str(scratch / "timeline")]
+    assert sandbox.kernel_confinement(scope, nsys) is None
     c = sandbox.command_policy(ws, ws, ws / "out" / "c", tmp_path / "t", nsys, out_root=ws / "out")
-    assert not c.isolate and c.network and "/dev/shm" in c.write and not (c.proc_write or c.outputs)
+    assert not c.isolate and c.network and "/dev/shm" in c.write and not (c.tmp_mounts or c.chmod_noop)
+    monkeypatch.setattr(sandbox.policy, "CONFINED_PROFILERS", ("ncu", "nsys"))
+    k = sandbox.kernel_confinement(scope, nsys)
+    assert k.profiler_inside and k.policy_file is not None
+    kp = Policy.from_json(k.policy_file.read_text())
+    c = sandbox.command_policy(ws, ws, ws / "out" / "c", tmp_path / "t", nsys, out_root=ws / "out")
+    for p in (kp, c):
+        assert p.outputs == [str(scratch)] and p.proc_write and p.tcp_inside and p.tmp_mounts == ["/tmp"]
+        assert p.chmod_noop
+        assert not p.network and "/dev/shm" not in p.write and not {"/tmp", "/proc"} & set(p.write)
+    assert c.isolate and kp.private_proc and not kp.isolate
+    monkeypatch.setattr(sandbox.policy, "_own_mounts", False)
+    assert sandbox.kernel_confinement(scope, nsys) is None
+    c = sandbox.command_policy(ws, ws, ws / "out" / "c", tmp_path / "t", nsys, out_root=ws / "out")
+    assert (
+        not c.isolate
+        and c.network
+        and "/dev/shm" in c.write
+        and not (c.proc_write or c.outputs or c.tmp_mounts)
+    )
     ncu = ["/usr/local/cuda/bin/ncu", "--export", str(tmp_path / "profile")]
-    assert sandbox.kernel_confinement(KernelScope(ws, ws / "out"), ncu).profiler_inside
+    assert sandbox.kernel_confinement(scope, ncu).profiler_inside  # ncu needs no /tmp: inside regardless
+
+
+def test_own_mounts_needs_root_and_a_mount_namespace(monkeypatch):
+    import subprocess as sp
+
+    monkeypatch.setattr(sandbox.policy, "_own_mounts", None)
+    monkeypatch.setattr(sandbox.policy.os, "geteuid", lambda: 1000)
+    assert sandbox.policy.own_mounts() is False  # another user: no namespace
+    monkeypatch.setattr(sandbox.policy, "_own_mounts", None)
+    monkeypatch.setattr(sandbox.policy.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sp, "run", lambda *a, **k: sp.CompletedProcess(a, 1))  # unshare refused
+    assert sandbox.policy.own_mounts() is False
+    monkeypatch.setattr(sandbox.policy, "_own_mounts", None)
+    monkeypatch.setattr(sp, "run", lambda *a, **k: sp.CompletedProcess(a, 0))
+    assert sandbox.policy.own_mounts() is True
 
 
 def test_only_nsys_talks_to_its_target_over_tcp(tmp_path):
