@@ -1,6 +1,6 @@
 """Triton code of calib_cache_capacity (imported only by the profiling worker).
 
-One kernel for both versions, a program per (sequence, head), BLOCK_T = 64 cache slots per step, an online
+One kernel for both versions, a program per (sequence, head), BLOCK_T = 128 cache slots per step, an online
 softmax in fp32, the scores at t >= lens[b] masked to -inf; the loop's bound chosen by a constexpr:
 
     v0: TO_LENGTH=False: for start in range(0, CAP, BLOCK_T) (the cache's capacity);
@@ -12,7 +12,7 @@ import triton.language as tl
 
 from kprof_mcp.kernel import Plan, Stage
 
-BLOCK_T = 64
+BLOCK_T = 128
 WARPS = 4
 
 

@@ -1,5 +1,7 @@
 """Triton code of calib_tf32x3 (imported only by the profiling worker).
 
+C = A @ W^T with W stored [N, K] (nn.Linear's layout): both operands K-major, as TF32 wgmma reads them.
+
 One kernel for both versions (tiles in grouped order, GROUP_M = 8), the dot's input precision chosen by a
 constexpr:
 
@@ -42,22 +44,22 @@ def gemm_kernel(
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + rm[:, None].to(tl.int64) * K + rk[None, :]
-    b_ptrs = b_ptr + rk[:, None].to(tl.int64) * N + rn[None, :]
+    b_ptrs = b_ptr + rn[None, :].to(tl.int64) * K + rk[:, None]  # W is [N, K]: the tile read K-major
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
         a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] + k < K), other=0.0)
         b = tl.load(b_ptrs, mask=(rk[:, None] + k < K) & (rn[None, :] < N), other=0.0)
         acc = tl.dot(a, b, acc, input_precision=PRECISION)
         a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K * N
+        b_ptrs += BLOCK_K
     c_offs = rm[:, None].to(tl.int64) * N + rn[None, :]
     tl.store(c_ptr + c_offs, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 def _build(inputs, p, precision):
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
+    a, b, c = inputs["a"], inputs["w"], inputs["c"]
     m, k = a.shape
-    n = b.shape[1]
+    n = b.shape[0]
     t = dict(TILE)
     programs = triton.cdiv(m, t["BLOCK_M"]) * triton.cdiv(n, t["BLOCK_N"])
     tiling = dict(t, PRECISION=precision, grid=[programs])
