@@ -63,6 +63,25 @@ def _agent_loop() -> dict[str, tuple[str, str]]:
     return {step: (s, x) for step, s, x in rows}
 
 
+@functools.cache
+def _agent_loop_now() -> dict[str, float]:
+    """bench_agent_loop.py's newest run (docs/evidence/agent-loop, its logs' loop_before.json): each step's
+    median wall seconds as the client waited."""
+    import tarfile
+
+    with tarfile.open(EV / "agent-loop" / "2026-11-26-h100-logs.tgz") as tgz:
+        rows = json.load(tgz.extractfile("l/loop_before.json"))["rows"]
+    return {step: statistics.median(xs) for step, xs in rows.items()}
+
+
+def _now(step: str, over_fresh: bool = False) -> Callable[[], float]:
+    def get() -> float:
+        d = _agent_loop_now()
+        return d[step] / d["fresh"] if over_fresh else d[step]
+
+    return get
+
+
 def _compare(rel: str) -> re.Match:
     text = (EV / "h100-compare" / rel).read_text()
     m = re.search(r"\*\*v\d is ([\d.]+)× faster than v\d \(95 % CI ([\d.]+–[\d.]+)\)\*\*", text)
@@ -220,7 +239,7 @@ FIGURES: list[Figure] = [
         _loop("same", 0),
         (
             (MODES, r"a re-profile of vector_add took ([\d.]+) s"),
-            (SKILL, r"an event-mode profile of an unchanged kernel takes about ([\d.]+) s on an H100"),
+            (SKILL, r"event-mode re-profile of vector_add took ([\d.]+) s on 2026-11-23"),
         ),
     ),
     Figure(
@@ -228,7 +247,7 @@ FIGURES: list[Figure] = [
         _loop("edited", 0),
         (
             (MODES, r"one after an edit ([\d.]+) s, against"),
-            (SKILL, r"one after you edit the kernel's source about ([\d.]+) s"),
+            (SKILL, r"one after you edit the kernel's source ([\d.]+) s then"),
         ),
     ),
     Figure(
@@ -242,7 +261,7 @@ FIGURES: list[Figure] = [
         (
             (MODES, r"with `do_bench` \(([\d.]+)× and [\d.]+×;"),
             (MEASURED, r"\(re-profile ([\d.]+)×, after an edit"),
-            (BENCH, r"\| re-profile ([\d.]+)×, after an edit"),
+            (BENCH, r"earlier: re-profile ([\d.]+)× \(2026-11-23"),
         ),
     ),
     Figure(
@@ -251,24 +270,64 @@ FIGURES: list[Figure] = [
         (
             (MODES, r"with `do_bench` \([\d.]+× and ([\d.]+)×;"),
             (MEASURED, r"re-profile [\d.]+×, after an edit ([\d.]+)×;"),
-            (BENCH, r"re-profile [\d.]+×, after an edit ([\d.]+)×,"),
         ),
     ),
     Figure(
         "first profile ÷ fresh script, from the handshake",
         _loop("first_from_handshake", 1),
-        (
-            (MEASURED, r"first profile ([\d.]+)× from the end of the MCP handshake"),
-            (BENCH, r"first profile ([\d.]+)× from the handshake"),
-        ),
+        ((MEASURED, r"first profile ([\d.]+)× from the end of the MCP handshake"),),
     ),
     Figure(
         "first profile ÷ fresh script, from spawning the server",
         _loop("first_from_spawn", 1),
+        ((MEASURED, r"([\d.]+)× from spawning the server"),),
+    ),
+    Figure(
+        "re-profile with the build of 2026-11-26, seconds",
+        _now("same"),
         (
-            (MEASURED, r"([\d.]+)× from spawning the server"),
-            (BENCH, r"\(([\d.]+)× from spawn\)"),
+            (SKILL, r"and ([\d.]+) s with the build of 2026-11-26"),
+            (MODES, r"with the build of 2026-11-26 ([\d.]+) s and"),
         ),
+    ),
+    Figure(
+        "re-profile after an edit with the build of 2026-11-26, seconds",
+        _now("edited"),
+        (
+            (SKILL, r"source [\d.]+ s then, ([\d.]+) s now"),
+            (MODES, r"2026-11-26 [\d.]+ s and ([\d.]+) s against"),
+        ),
+    ),
+    Figure(
+        "the fresh script on 2026-11-26, seconds",
+        _now("fresh"),
+        (
+            (MODES, r"s and [\d.]+ s against ([\d.]+) s \("),
+            (BENCH, r"the fresh script \(([\d.]+) s\)"),
+        ),
+    ),
+    Figure(
+        "re-profile ÷ fresh script, 2026-11-26",
+        _now("same", over_fresh=True),
+        (
+            (SKILL, r"\(([\d.]+)× a fresh do_bench script"),
+            (MODES, r"\(([\d.]+)× and [\d.]+×: 5 s"),
+            (MEASURED, r"a re-profile took ([\d.]+)× the script"),
+            (BENCH, r"re-profile [\d.]+ s = ([\d.]+)×, first"),
+        ),
+    ),
+    Figure(
+        "re-profile after an edit ÷ fresh script, 2026-11-26",
+        _now("edited", over_fresh=True),
+        (
+            (MODES, r"\([\d.]+× and ([\d.]+)×: 5 s"),
+            (BENCH, r"after an edit ([\d.]+)× the fresh script"),
+        ),
+    ),
+    Figure(
+        "first profile from spawn ÷ fresh script, 2026-11-26",
+        _now("first_from_spawn", over_fresh=True),
+        ((BENCH, r"= [\d.]+×, first ([\d.]+)×, after an edit"),),
     ),
     Figure(
         "compare_versions: matmul v1 → v3",
@@ -325,7 +384,7 @@ FIGURES: list[Figure] = [
         lambda: _locked_spread("matmul v3"),
         (
             (MODES, r"locked profiles went from [\d.]+ % to ([\d.]+) %"),
-            (BENCH, r"locked \(max − min\) ÷ median: matmul v3 ([\d.]+) %"),
+            (BENCH, r"earlier ([\d.]+) %, [\d.]+ %, [\d.]+ % \(2026-11-24"),
         ),
     ),
     Figure(
@@ -333,7 +392,7 @@ FIGURES: list[Figure] = [
         lambda: _locked_spread("softmax v2"),
         (
             (MODES, r"\(max − min ÷ median over 8\), softmax v2 ([\d.]+) %"),
-            (BENCH, r"median: matmul v3 [\d.]+ %, softmax v2 ([\d.]+) %"),
+            (BENCH, r"earlier [\d.]+ %, ([\d.]+) %, [\d.]+ % \(2026-11-24"),
         ),
     ),
     Figure(
@@ -341,7 +400,7 @@ FIGURES: list[Figure] = [
         lambda: _locked_spread("vector_add v1"),
         (
             (MODES, r"over 8\), softmax v2 [\d.]+ %, vector_add v1 ([\d.]+) %"),
-            (BENCH, r"softmax v2 [\d.]+ %, vector_add v1 ([\d.]+) % \(2026-11-24"),
+            (BENCH, r"earlier [\d.]+ %, [\d.]+ %, ([\d.]+) % \(2026-11-24"),
         ),
     ),
     Figure(
