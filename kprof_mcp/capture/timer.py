@@ -17,7 +17,12 @@ after ``min_runs`` samples, timing stops
   ``target_rel_iqr`` of the median or its CI within ``target_rel_ci``;
 * else at the budget (``budget``) or ``max_runs``.
 
-Without it (the default, ``KPROF_TIMING_STOP=window``) the rule is the one before issue 40."""
+Without it (the default, ``KPROF_TIMING_STOP=window``) the rule is the one before issue 40.
+
+CUPTI kept attached between sessions (issue 40, :func:`keep_cupti_attached`): Kineto tears CUPTI
+down after every profiler session (``cuptiFinalize``) where ``TEARDOWN_CUPTI`` asks it to, and the
+next session loads it again; a batch's session start and stop (``cupti_start``, ``cupti_stop`` in
+``spent_s``) are where that cost shows. ``KPROF_CUPTI_TEARDOWN=1`` leaves Kineto's own choice."""
 
 from __future__ import annotations
 
@@ -34,6 +39,18 @@ L2_FLUSH_BYTES = 256 * 1024 * 1024  # as triton.testing.do_bench: larger than an
 EARLY_MIN_BATCHES = 3  # the early stop needs this many batches whose medians agree ...
 EARLY_MIN_WINDOW_MS = 150.0  # ... spanning at least this much timing (a GPU; capped by the budget)
 STOP_ENV = "KPROF_TIMING_STOP"  # "ci": the early stop on; "window" (the default): the fixed window
+TEARDOWN_ENV = "KPROF_CUPTI_TEARDOWN"  # "1": CUPTI torn down after each session, as Kineto chooses
+
+
+def keep_cupti_attached() -> bool:
+    """Ask Kineto to keep CUPTI loaded after a profiler session (``TEARDOWN_CUPTI=0``; read by
+    Kineto when a session stops), unless ``KPROF_CUPTI_TEARDOWN=1`` or ``TEARDOWN_CUPTI`` is set
+    already (the user's choice wins). Call it in a profiling process before its first session.
+    Returns whether CUPTI is now asked to stay attached."""
+    if os.environ.get(TEARDOWN_ENV, "").strip() == "1":
+        return os.environ.get("TEARDOWN_CUPTI") == "0"
+    os.environ.setdefault("TEARDOWN_CUPTI", "0")
+    return os.environ["TEARDOWN_CUPTI"] == "0"
 
 
 def early_stop_on() -> bool:
@@ -94,7 +111,8 @@ class Timer:
     ``engine``: "cupti" (GPU: each run's kernel durations from CUPTI, L2 flushed before each run
     outside the timed range), "events" (GPU: CUDA events around each run, L2 flushed before
     each) or "cpu" (the wall clock around each synchronous run; no cache control). After each
-    GPU batch the SM clock is read (nvidia-smi) into ``Timing.sm_clock_mhz``.
+    GPU batch the SM clock is read (``clock_reader``: NVML in event mode, nvidia-smi without it)
+    into ``Timing.sm_clock_mhz``.
     """
 
     def __init__(
@@ -126,12 +144,13 @@ class Timer:
         self.throttle_below_mhz: float | None = None
         self.dropped_runs = 0
         self.dropped_batches = 0
-        # Where this timer's wall time went (s): warm-up, the timed batches' runs, CUPTI's trace (export
-        # and reading), the SM clock reads (nvidia-smi) — event mode's phases (timings.phases).
+        # Where this timer's wall time went (s): warm-up, the timed batches' runs, CUPTI's session
+        # start and stop, its trace (export and reading), the SM clock reads — event mode's phases
+        # (timings.phases).
         self.spent_s: dict[str, float] = dict.fromkeys(
-            ("warmup", "timing_window", "cupti_trace", "sm_clock_reads"), 0.0
+            ("warmup", "timing_window", "cupti_start", "cupti_stop", "cupti_trace", "sm_clock_reads"), 0.0
         )
-        self._trace_s = 0.0
+        self._cupti_s: dict[str, float] = {}  # the last CUPTI batch's start, stop and trace (s)
 
     def _spend(self, part: str, since: float) -> float:
         now = time.perf_counter()
@@ -166,16 +185,18 @@ class Timer:
         from ..parsers import kineto
 
         torch = self.torch
+        keep_cupti_attached()
         torch.cuda.synchronize()
+        t_enter = time.perf_counter()
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            t_started = time.perf_counter()  # the session's start (CUPTI loaded again after a teardown)
             for _ in range(n):
                 self.flush_buf.zero_()  # outside the run's range: not counted
                 with record_function(ITER_RANGE):
                     fn()
             torch.cuda.synchronize()
-            t_runs = (
-                time.perf_counter()
-            )  # from here on (the profiler's stop, export, reading): the trace's part
+            t_runs = time.perf_counter()  # from here on: the profiler's stop, then the trace's part
+        t_stopped = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="kprof-cupti-") as d:
             # Kept as an artifact: each batch overwrites the last, so the last batch's trace stays.
             path = self.trace_path or Path(d) / "batch.json"
@@ -201,15 +222,20 @@ class Timer:
             )
         self.spans += spans
         self.kernels.append(rows)
-        self._trace_s = time.perf_counter() - t_runs
+        self._cupti_s = {
+            "cupti_start": t_started - t_enter,
+            "cupti_stop": t_stopped - t_runs,
+            "cupti_trace": time.perf_counter() - t_stopped,
+        }
         return sums
 
     def _batch(self, fn, n: int) -> list[float]:
         t = time.perf_counter()
-        self._trace_s = 0.0
+        self._cupti_s = {}
         out = self._one_batch(fn, n)
-        self.spent_s["cupti_trace"] += self._trace_s
-        t = self._spend("timing_window", t + self._trace_s)
+        for part, s in self._cupti_s.items():
+            self.spent_s[part] = self.spent_s.get(part, 0.0) + s
+        t = self._spend("timing_window", t + sum(self._cupti_s.values()))
         if self.clock_reader is not None:
             mhz = self.clock_reader()
             t = self._spend("sm_clock_reads", t)

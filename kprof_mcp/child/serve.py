@@ -67,6 +67,9 @@ def warm_up(force_cpu: bool, light: bool = False) -> dict:
         # CUPTI's first session (loading and initialising it: 1-5 s) runs on a thread while this
         # one pays Triton's driver and the first launches; the two overlap (H100: -1.4 s).
         cupti: dict = {}
+        from ..capture.timer import keep_cupti_attached
+
+        keep_cupti_attached()  # before CUPTI's first session: loaded once for the worker's life (issue 40)
         thread = threading.Thread(
             target=_first_cupti_session, args=(torch, cupti), name="kprof-cupti", daemon=True
         )

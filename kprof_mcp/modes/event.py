@@ -33,6 +33,7 @@ from .base import Mode
 
 CLOCK_MOVED_FRACTION = 0.05  # warn when the SM clock read after the batches spreads more than this
 LAUNCH_BUDGET_MS = 500.0  # the launch-inclusive CUDA-event time is the secondary figure: a shorter budget
+ENERGY_WINDOWS = 1  # NVML energy windows per stage (0.6 s each; compare_versions keeps its own)
 
 
 def quality_warnings(
@@ -98,17 +99,15 @@ class EventMode(Mode):
         )
 
     def capture(self, cap) -> None:
+        from ..capture import gpu_state
         from ..capture.artifacts import write_params_and_samples
         from ..tools import nvidia_smi
 
         torch, req = cap.torch, cap.req
         index = cap.device.index or 0
-
-        def sm_mhz() -> float | None:
-            try:
-                return float(nvidia_smi.clocks(index).get("clocks.sm"))
-            except (TypeError, ValueError):
-                return None
+        # The SM clock after each timed batch: NVML in this process (microseconds), nvidia-smi's one
+        # field without it (issue 40: an 11-field nvidia-smi query took ~0.95 s after a CUPTI session).
+        sm_mhz = gpu_state.sm_clock_reader(index) if cap.use_cuda else None
 
         from ..tools.nvml import energy_reader
 
@@ -192,7 +191,11 @@ class EventMode(Mode):
             if stand_in:
                 timing = events_in_place_of_kernels(launch)
             cap.phase("timing_other")
-            timing = timing.model_copy(update=Timer(torch, True, req).energy(stage.fn, energy))
+            # One 0.6 s window (issue 40: two cost 1.2 s of a 6.6 s re-profile; on an H100 they agreed
+            # within 0.3 %, docs/evidence/h100-clocks).
+            timing = timing.model_copy(
+                update=Timer(torch, True, req).energy(stage.fn, energy, windows=ENERGY_WINDOWS)
+            )
             cap.phase("energy_nvml")
             stages.append(
                 StageResult(
@@ -232,7 +235,7 @@ class EventMode(Mode):
         cap.integrity_after_timing(guard)
         cap.phase("integrity_checks")
         if cap.use_cuda:
-            cap.device.clocks_after = nvidia_smi.clocks(index)
+            cap.device.clocks_after = gpu_state.state(index)  # NVML, nvidia-smi without it
             cap.phase("sm_clock_reads")
         cap.warnings += quality_warnings(cap.device, stages, plan_total)
         cap.phase("timing_other")
@@ -268,7 +271,9 @@ class EventMode(Mode):
             "for controlled repeat timing",
         )
         if cc.use_cuda:
-            cc.device.clocks_after = nvidia_smi.clocks(index)
+            from ..capture import gpu_state
+
+            cc.device.clocks_after = gpu_state.state(index)  # NVML, nvidia-smi without it
         cc.warnings += quality_warnings(cc.device, stages, None)
         result = cc.result(stages)
         result.command["stages_from"] = by
