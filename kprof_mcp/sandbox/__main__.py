@@ -173,7 +173,7 @@ def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], v
             if policy.tcp_inside and os.geteuid() == 0 and not view.own_net:
                 no_tcp_layer()  # its TCP was to stay in a namespace of its own: none at all
             # chmod/chown/utime/xattr refused: Landlock has no right for them (behind nsys chmod a no-op)
-            seccomp.install(seccomp.CHMOD if policy.chmod_noop else ())
+            seccomp.install(allow=seccomp.CHMOD if policy.chmod_allowed else ())
         os.execvp(command[0], command)
     except BaseException as e:  # noqa: BLE001
         try:

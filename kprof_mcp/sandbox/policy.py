@@ -80,9 +80,10 @@ class Policy:
     ``tmp_mounts``: directories a profiler inside writes whatever ``TMPDIR`` says (Nsight Systems:
     ``/tmp``, :data:`PROFILER_TMP`), each covered in the job's mount namespace (root) by a tmpfs of its
     own, the policy's paths beneath shown again (read-only where only read); without a mount
-    namespace nothing is granted there (:func:`kprof_mcp.sandbox.mounts.tmp_rights`). ``chmod_noop``:
-    the seccomp filter makes the chmod family succeed without effect rather than fail (behind Nsight
-    Systems, which records nothing once its chmod fails: :data:`kprof_mcp.sandbox.seccomp.CHMOD`)."""
+    namespace nothing is granted there (:func:`kprof_mcp.sandbox.mounts.tmp_rights`). ``chmod_allowed``:
+    the seccomp filter lets the chmod family through (behind Nsight Systems, which records nothing once
+    its chmod fails or has no effect: :data:`kprof_mcp.sandbox.seccomp.CHMOD`); chown, utime and xattr
+    stay refused."""
 
     read: list[str] = field(default_factory=list)
     write: list[str] = field(default_factory=list)
@@ -97,7 +98,7 @@ class Policy:
     proc_write: bool = False
     tcp_inside: bool = False
     tmp_mounts: list[str] = field(default_factory=list)
-    chmod_noop: bool = False
+    chmod_allowed: bool = False
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -119,7 +120,7 @@ class Policy:
             proc_write=bool(d.get("proc_write", False)),
             tcp_inside=bool(d.get("tcp_inside", False)),
             tmp_mounts=[str(p) for p in d.get("tmp_mounts", [])],
-            chmod_noop=bool(d.get("chmod_noop", False)),
+            chmod_allowed=bool(d.get("chmod_allowed", False)),
         )
 
 
@@ -255,14 +256,13 @@ def profiler_outputs(prefix: list[str] | None, never: tuple[Path, ...] = ()) -> 
 
 
 # Profilers confined with their target (the runner wraps ``PREFIX python -m kprof_mcp.child ...`` as a
-# whole): Nsight Compute. Nsight Systems not yet: on an H100 (docs/evidence/sandbox/
-# nsys-confined-h100-2026-11-26.log) it ran confined once the job had a /tmp of its own (tmp_mounts), but
-# recorded nothing under the seccomp filter (its chmod refused); with the filter without the chmod family it
-# recorded as unconfined. Its policies now make that family a no-op behind it (chmod_noop), which no GPU has
-# run yet: until one has (docs/evidence/sandbox/gpu.sh), nsys stays outside: behind it a kernel child runs
-# unconfined and a command is confined without namespaces, with TCP and /dev/shm. Once "nsys" is here it
-# is confined only where a job has a mount namespace of its own (:func:`profiler_inside`).
-CONFINED_PROFILERS = ("ncu",)
+# whole): Nsight Compute, and Nsight Systems where a job has a mount namespace of its own
+# (:func:`profiler_inside`): on an H100 (docs/evidence/sandbox/nsys-confined-h100-2026-11-26.log) it runs
+# confined once the job has a /tmp of its own (tmp_mounts) and the seccomp filter lets its chmod through
+# (chmod_allowed: refused, or made a no-op, it records nothing). Without a mount namespace nsys stays
+# outside: behind it a kernel child runs unconfined and a command is confined without namespaces, with TCP
+# and /dev/shm.
+CONFINED_PROFILERS = ("ncu", "nsys")
 
 
 def profiler_inside(prefix: list[str] | None) -> bool:
@@ -299,9 +299,9 @@ def needs_tcp(prefix: list[str] | None) -> bool:
     return bool(prefix) and Path(prefix[0]).name.startswith("nsys")
 
 
-def chmod_noop(prefix: list[str] | None) -> bool:
-    """Whether a profiler prefix stops recording when its chmod fails (Nsight Systems: the filter makes
-    the chmod family a no-op behind it, :data:`kprof_mcp.sandbox.seccomp.CHMOD`)."""
+def chmod_allowed(prefix: list[str] | None) -> bool:
+    """Whether a profiler prefix stops recording when its chmod fails or has no effect (Nsight Systems:
+    the filter lets the chmod family through behind it, :data:`kprof_mcp.sandbox.seccomp.CHMOD`)."""
     return bool(prefix) and Path(prefix[0]).name.startswith("nsys")
 
 
@@ -398,7 +398,7 @@ def command_policy(
         proc_write=bool(prefix),
         tcp_inside=needs_tcp(prefix),
         tmp_mounts=tmp_mounts(prefix),
-        chmod_noop=chmod_noop(prefix),
+        chmod_allowed=chmod_allowed(prefix),
         max_tasks=limits.max_tasks(),
         max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
     )
@@ -427,7 +427,7 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
         proc_write=bool(prefix),
         tcp_inside=needs_tcp(prefix),
         tmp_mounts=tmp_mounts(prefix),
-        chmod_noop=chmod_noop(prefix),
+        chmod_allowed=chmod_allowed(prefix),
         max_tasks=limits.max_tasks(),
         max_file_bytes=limits.max_file_bytes(write),
     )

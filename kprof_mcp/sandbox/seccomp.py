@@ -96,19 +96,19 @@ def refused() -> list[str]:
     return sorted(_ARCHES.get(platform.machine(), (0, {}))[1])
 
 
-# The chmod family: behind Nsight Systems these succeed without doing anything (``noop``) rather than fail:
-# nsys records nothing (no kernel, no CUDA call, no NVTX range) once a chmod of its fails, and records as
-# unconfined with the filter without them (docs/evidence/sandbox/nsys-confined-h100-2026-11-26.log).
+# The chmod family: behind Nsight Systems the filter lets these through (``allow``): nsys records nothing
+# (no kernel, no CUDA call, no NVTX range) once a chmod of its fails, and nothing either when the calls
+# succeed without effect (a no-op: H100, 2026-11-26 10:04 UTC); with the filter without them it records as
+# unconfined (docs/evidence/sandbox/nsys-confined-h100-2026-11-26.log). chown, utime and xattr stay refused.
 CHMOD = ("chmod", "fchmod", "fchmodat", "fchmodat2")
 
 
-def program(machine: str | None = None, noop: tuple[str, ...] = ()) -> list[tuple[int, int, int, int]]:
+def program(machine: str | None = None, allow: tuple[str, ...] = ()) -> list[tuple[int, int, int, int]]:
     """The BPF program as (code, jt, jf, k): the architecture checked, then each refused number (to
-    the deny, EPERM), then each of ``noop`` (to a return of 0 that skips the call: no effect)."""
+    the deny, EPERM); the calls of ``allow`` are not in it (they pass, as every call not named)."""
     arch, calls = _ARCHES[machine or platform.machine()]
-    skip = sorted({nr for name, nr in calls.items() if name in noop})
-    nrs = sorted(set(calls.values()) - set(skip))
-    n = len(nrs) + len(skip)
+    nrs = sorted({nr for name, nr in calls.items() if name not in allow})
+    n = len(nrs)
     deny = _ERRNO | errno.EPERM
     prog = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, arch), (_RET_K, 0, 0, _KILL_PROCESS), (_LD_W_ABS, 0, 0, 0)]
     if arch == _ARCHES["x86_64"][0]:
@@ -116,21 +116,16 @@ def program(machine: str | None = None, noop: tuple[str, ...] = ()) -> list[tupl
         prog.append((_JGE_K, n + 1, 0, _X32_BIT))
     for i, nr in enumerate(nrs):
         prog.append((_JEQ_K, n - i, 0, nr))  # to the deny below the allow
-    for i, nr in enumerate(skip, len(nrs)):
-        prog.append((_JEQ_K, n - i + 1, 0, nr))  # to the no-op below the deny
     prog += [(_RET_K, 0, 0, _ALLOW), (_RET_K, 0, 0, deny)]
-    if skip:
-        prog.append((_RET_K, 0, 0, _ERRNO | 0))
     return prog
 
 
-def install(noop: tuple[str, ...] = ()) -> None:
-    """Install the filter on this thread (single-threaded, before ``execve``); the calls of ``noop``
-    return 0 without effect. Raises OSError when the kernel refuses it, or on an architecture this
-    module does not know."""
+def install(allow: tuple[str, ...] = ()) -> None:
+    """Install the filter on this thread (single-threaded, before ``execve``); the calls of ``allow``
+    pass. Raises OSError when the kernel refuses it, or on an architecture this module does not know."""
     if platform.machine() not in _ARCHES:
         raise OSError(errno.ENOSYS, f"no seccomp filter for {platform.machine()}")
-    insns = program(noop=noop)
+    insns = program(allow=allow)
     arr = (_Filter * len(insns))(*[_Filter(*x) for x in insns])
     prog = _Prog(len(insns), ctypes.cast(arr, ctypes.POINTER(_Filter)))
     libc = ctypes.CDLL(None, use_errno=True)

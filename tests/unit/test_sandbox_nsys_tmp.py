@@ -229,17 +229,17 @@ def test_the_runner_confines_nsys_with_its_kernel_child(tmp_path, monkeypatch, f
     ]
 
 
-def test_the_filter_behind_nsys_makes_chmod_a_no_op_and_refuses_the_rest():
+def test_the_filter_behind_nsys_lets_chmod_through_and_refuses_the_rest():
     for machine in ("x86_64", "aarch64"):
-        prog = seccomp.program(machine, noop=seccomp.CHMOD)
-        noop, deny = len(prog) - 1, len(prog) - 2
-        assert prog[noop] == (0x06, 0, 0, 0x00050000) and prog[deny] == (0x06, 0, 0, 0x00050000 | 1)
+        prog = seccomp.program(machine, allow=seccomp.CHMOD)
+        allow, deny = len(prog) - 2, len(prog) - 1
+        assert prog[allow] == (0x06, 0, 0, 0x7FFF0000) and prog[deny] == (0x06, 0, 0, 0x00050000 | 1)
         _, calls = seccomp._ARCHES[machine]
         chmods = {calls[c] for c in seccomp.CHMOD if c in calls}
         jumps = [(i, x) for i, x in enumerate(prog) if x[0] == 0x15 and i > 1]
-        assert chmods and {x[3] for i, x in jumps if i + 1 + x[1] == noop} == chmods
+        assert chmods and not chmods & {x[3] for _, x in jumps}  # not named: they pass
         assert {x[3] for i, x in jumps if i + 1 + x[1] == deny} == set(calls.values()) - chmods
-        assert seccomp.program(machine) == seccomp.program(machine, noop=())  # no no-op: as before
+        assert seccomp.program(machine) == seccomp.program(machine, allow=())
 
 
 METADATA = """
@@ -256,24 +256,24 @@ for name, call in (("chmod", lambda: os.chmod(f, 0o777)), ("chown", lambda: os.c
 
 
 @needs_landlock
-@pytest.mark.parametrize("noop", [True, False])
-def test_behind_nsys_a_chmod_succeeds_without_effect_and_chown_utime_stay_refused(tmp_path, noop):
+@pytest.mark.parametrize("allowed", [True, False])
+def test_behind_nsys_a_chmod_passes_and_chown_utime_stay_refused(tmp_path, allowed):
     (tmp_path / "out").mkdir()
     f = tmp_path / "out" / "f"
     f.write_text("x")
     f.chmod(0o600)
     prefix = ["nsys", "profile", "-o", str(tmp_path / "timeline")]
     policy = sandbox.kernel_policy(KernelScope(tmp_path, tmp_path / "out"), tmp_path / "jobs", prefix)
-    assert policy.chmod_noop
-    policy.chmod_noop = noop
+    assert policy.chmod_allowed
+    policy.chmod_allowed = allowed
     pf = tmp_path / "policy.json"
     pf.write_text(policy.to_json())
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     argv = [sys.executable, "-c", METADATA, str(f)]
     cp = subprocess.run(sandbox.wrap(pf, argv), env=env, capture_output=True, text=True, timeout=60)
     assert _got(cp.stdout) == {
-        "chmod": "done" if noop else "PermissionError",
+        "chmod": "done" if allowed else "PermissionError",
         "chown": "PermissionError",
         "utime": "PermissionError",
     }, cp.stdout + cp.stderr
-    assert f.stat().st_mode & 0o777 == 0o600  # no effect either way
+    assert f.stat().st_mode & 0o777 == (0o777 if allowed else 0o600)

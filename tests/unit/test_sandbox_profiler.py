@@ -252,16 +252,16 @@ def test_the_runner_confines_the_profiler_with_its_child(tmp_path, monkeypatch):
 
 
 @needs_landlock
-def test_nsys_stays_outside_until_a_gpu_runs_it_under_its_ready_policies(tmp_path, monkeypatch):
-    """On an H100 (docs/evidence/sandbox/nsys-confined-h100-2026-11-26.log) Nsight Systems ran confined with
-    its target once the job had a /tmp of its own, and recorded as unconfined once the seccomp filter let
-    its chmod through; the chmod no-op that replaces that has not run on a GPU yet, so nsys stays outside
-    (a kernel child unconfined, a command confined without namespaces, with TCP and /dev/shm). Its policies
-    once it is in CONFINED_PROFILERS: the kernel child confined with nsys (the report's directory, /proc,
-    TCP in its own network namespace, /tmp covered, chmod a no-op) and so a command (namespaces, no TCP
-    out, no machine's /dev/shm); where a job can have no mount namespace (another user than root, a
-    container without CAP_SYS_ADMIN) nsys stays outside even then."""
-    assert sandbox.policy.CONFINED_PROFILERS == ("ncu",)
+def test_nsys_is_confined_with_its_target_where_a_job_has_a_mount_namespace(tmp_path, monkeypatch):
+    """On an H100 (docs/evidence/sandbox/nsys-confined-h100-2026-11-26.log, its last two calls) Nsight Systems
+    ran confined with its target and recorded what an unconfined run records once the job had a /tmp of its
+    own and the seccomp filter let its chmod through (refused, or made a no-op, it recorded nothing). Its
+    policies: the kernel child confined with nsys (the report's directory, /proc, TCP in its own network
+    namespace, /tmp covered, the chmod family allowed) and so a command (namespaces, no TCP out, no
+    machine's /dev/shm); where a job can have no mount namespace (another user than root, a container
+    without CAP_SYS_ADMIN) nsys stays outside (a kernel child unconfined, a command confined without
+    namespaces, with TCP and /dev/shm)."""
+    assert sandbox.policy.CONFINED_PROFILERS == ("ncu", "nsys")
     monkeypatch.setattr(sandbox.policy, "_commands_network", False)
     monkeypatch.setattr(sandbox.policy, "_own_mounts", True)
     ws, scratch = tmp_path / "ws", tmp_path / "kprof-run-x"
@@ -269,17 +269,13 @@ def test_nsys_stays_outside_until_a_gpu_runs_it_under_its_ready_policies(tmp_pat
     scratch.mkdir()
     scope = KernelScope(ws, ws / "out")
     nsys = ["/opt/nvidia/nsight-systems/bin/nsys", "profile", "-o", str(scratch / "timeline")]
-    assert sandbox.kernel_confinement(scope, nsys) is None
-    c = sandbox.command_policy(ws, ws, ws / "out" / "c", tmp_path / "t", nsys, out_root=ws / "out")
-    assert not c.isolate and c.network and "/dev/shm" in c.write and not (c.tmp_mounts or c.chmod_noop)
-    monkeypatch.setattr(sandbox.policy, "CONFINED_PROFILERS", ("ncu", "nsys"))
     k = sandbox.kernel_confinement(scope, nsys)
     assert k.profiler_inside and k.policy_file is not None
     kp = Policy.from_json(k.policy_file.read_text())
     c = sandbox.command_policy(ws, ws, ws / "out" / "c", tmp_path / "t", nsys, out_root=ws / "out")
     for p in (kp, c):
         assert p.outputs == [str(scratch)] and p.proc_write and p.tcp_inside and p.tmp_mounts == ["/tmp"]
-        assert p.chmod_noop
+        assert p.chmod_allowed
         assert not p.network and "/dev/shm" not in p.write and not {"/tmp", "/proc"} & set(p.write)
     assert c.isolate and kp.private_proc and not kp.isolate
     monkeypatch.setattr(sandbox.policy, "_own_mounts", False)
@@ -289,7 +285,7 @@ def test_nsys_stays_outside_until_a_gpu_runs_it_under_its_ready_policies(tmp_pat
         not c.isolate
         and c.network
         and "/dev/shm" in c.write
-        and not (c.proc_write or c.outputs or c.tmp_mounts)
+        and not (c.proc_write or c.outputs or c.tmp_mounts or c.chmod_allowed)
     )
     ncu = ["/usr/local/cuda/bin/ncu", "--export", str(tmp_path / "profile")]
     assert sandbox.kernel_confinement(scope, ncu).profiler_inside  # ncu needs no /tmp: inside regardless

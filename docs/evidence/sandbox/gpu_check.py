@@ -3,7 +3,7 @@ confined — Landlock, a PID/mount/IPC namespace of their own (fresh /proc, priv
 filter, every capability dropped (CAP_SYS_ADMIN kept under ncu where the driver lets only admins read
 counters). Behind ncu and nsys the profiler is confined with its target (write beneath the job's own /proc,
 every entry but the processes' read-only; nsys: TCP in the job's own network namespace, a tmpfs of the
-job's own over /tmp with the policy's paths beneath it bound back, the filter's chmod family a no-op). Run by
+job's own over /tmp with the policy's paths beneath it bound back, the filter letting the chmod family through). Run by
 gpu.sh; prints one line per step, then what each confined process
 saw of its confinement (selfcheck.py: a write outside, Seccomp, a chmod, its IPC namespace, its ancestors)
 and each nsys profile's figures, unconfined (nsys outside: CONFINED_PROFILERS = ("ncu",)) beside confined.

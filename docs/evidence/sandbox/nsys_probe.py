@@ -1,8 +1,8 @@
 """Nsight Systems confined with its target under kprof's final policies (issue 38): nsys and a tiny CUDA
 program (a kernel or two in an NVTX range) under the kernel policy and a command's policy (nsys inside, TCP
 in the job's own network namespace, the report's directory, /proc, a tmpfs of the job's own over /tmp with
-the policy's paths beneath it bound back, ``tmp_mounts``, and the seccomp filter's chmod family a no-op,
-``chmod_noop``); controls without that cover (expected: "Cannot create CUDA config file"), with the filter
+the policy's paths beneath it bound back, ``tmp_mounts``, and the seccomp filter letting the chmod family through,
+``chmod_allowed``); controls without that cover (expected: "Cannot create CUDA config file"), with the filter
 refusing chmod (expected: a report that holds nothing), without the IPC namespace, without the filter; and
 an unconfined run whose writes beneath the machine's /tmp and /dev/shm inotify shows. One line per variant:
 rc, seconds, what the report holds (kernels, CUDA runtime calls, NVTX ranges: its SQLite export), then the
@@ -64,7 +64,7 @@ SUPERVISOR = (
     "sys.exit(m.main(sys.argv[1:]))\n"
 )
 NO_IPC = "m._own_ipc = lambda p: False"
-NO_FILTER = "s.install = lambda: None"
+NO_FILTER = "s.install = lambda **k: None"
 scope = KernelScope(ws, out)
 jobs = jobs_dir(scope)
 private = jobs / "private"
@@ -157,7 +157,7 @@ def run(
     write: tuple = (),
     network: bool = False,
     watch: bool = False,
-    noop: bool | None = None,
+    allow_chmod: bool | None = None,
 ) -> bool:
     """One nsys run: unconfined (``who`` None) or under the kernel's or a command's policy; ``mounts``:
     the policy's tmp_mounts kept; ``patch``: the supervisor with a part left out; ``write``: more paths
@@ -180,8 +180,8 @@ def run(
             pol.tmp_mounts = []
         pol.write += list(write)
         pol.network = pol.network or network
-        if noop is not None:
-            pol.chmod_noop = noop  # False: the filter refuses nsys's chmod (EPERM), as before the no-op
+        if allow_chmod is not None:
+            pol.chmod_allowed = allow_chmod  # False: the filter refuses nsys's chmod (EPERM)
         sup = ["-c", SUPERVISOR, patch] if patch else ["-m", "kprof_mcp.sandbox"]
         argv = [sys.executable, *sup, str(write_policy(pol)), "--", *argv]
     w = Watch() if watch else None
@@ -231,7 +231,7 @@ if os.environ.get("NSYS_PROBE") == "filter":  # which of the filter's calls nsys
     run("unconfined", None)
     for fam, calls in FAMILIES.items():
         drop = f"for k in {calls!r}.split(','):\n    s._ARCHES['x86_64'][1].pop(k, None)"
-        run(f"kernel_policy, the filter without the {fam} family (control)", "kernel", patch=drop, noop=False)
+        run(f"kernel_policy, the filter without the {fam} family (control)", "kernel", patch=drop, allow_chmod=False)
     filtered = ws / "p_filtered.py"  # the target installs the filter itself: nsys unfiltered
     filtered.write_text("from kprof_mcp.sandbox import seccomp\nseccomp.install()\n" + prog.read_text())
     prog = filtered
@@ -239,7 +239,7 @@ if os.environ.get("NSYS_PROBE") == "filter":  # which of the filter's calls nsys
         "kernel_policy, the filter in the target only (nsys unfiltered)",
         "kernel",
         patch=NO_FILTER,
-        noop=False,
+        allow_chmod=False,
     )
     sys.exit(0)
 run("unconfined", None)
@@ -249,7 +249,7 @@ ok = [
 ]
 run("kernel_policy without tmp_mounts (control)", "kernel", mounts=False)
 for label, kw in (
-    ("the filter refusing chmod (no no-op)", {"noop": False}),
+    ("the filter refusing chmod (control)", {"allow_chmod": False}),
     ("no IPC namespace", {"patch": NO_IPC}),
     ("no seccomp filter", {"patch": NO_FILTER}),
 ):
