@@ -70,4 +70,7 @@ def test_tensor_core_kernels_stay_on_the_tensor_cores(title):
     r = ProfileResult.model_validate(_as_simt(gemm))
     assert dot_on_fma_pipes(r.stages[0], r).tensor_cores
     m = assess(r).stages[0].metrics
-    assert m.tensor_work and not any(o.cause == "move_work" for o in opportunities(m))
+    # No move of the FMA pipe's dot to the tensor cores (the library GEMM far under its tensor roof, as this
+    # synthetic trace makes it, is a what-if of its own: catalogue.library_gemm_excess).
+    moves = [o for o in opportunities(m) if o.cause == "move_work"]
+    assert m.tensor_work and all(o.facts.move == "library_gemm" for o in moves)
