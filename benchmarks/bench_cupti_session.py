@@ -1,14 +1,16 @@
 """Where a re-profile's CUPTI and clock-read overheads go (issue 40), in one process per setting:
-event mode's own timers (``kprof_mcp.capture.timer.Timer``) on a 16M-element float32 add, as a warm
-worker runs them after its first CUPTI session, with CUPTI torn down after every session (Kineto's
-choice, ``KPROF_CUPTI_TEARDOWN=1``) or kept attached (kprof's default, ``TEARDOWN_CUPTI=0``).
+event mode's own timers (``kprof_mcp.capture.timer.Timer``) on a 16M-element float32 add (torch's,
+or with ``--package`` the Triton stage of kernels/vector_add v1, autotuned, as the server profiles it),
+as a warm worker runs them after its first CUPTI session, with ``TEARDOWN_CUPTI`` as this process's
+environment has it (printed), forced to 1 (``KPROF_CUPTI_TEARDOWN=1``: torn down after every
+session) and forced to 0 (kept attached).
 
 Per repetition: the CUDA-event timer (launch included; does CUPTI left attached slow it?), the CUPTI
 timer (its ``spent_s``: session start, runs, stop, trace, SM clock reads), then the 11 clock fields
 read once by ``nvidia-smi`` and once through NVML (:mod:`kprof_mcp.capture.gpu_state`: the same keys?),
 and one energy window.
 
-    python benchmarks/bench_cupti_session.py [--reps 2] [--json F]
+    python benchmarks/bench_cupti_session.py [--reps 2] [--package] [--json F]
 """
 
 import argparse
@@ -32,10 +34,22 @@ from kprof_mcp.tools import nvidia_smi
 from kprof_mcp.tools.nvml import energy_reader
 
 out = {"attached": keep_cupti_attached(), "TEARDOWN_CUPTI": __import__("os").environ.get("TEARDOWN_CUPTI")}
-n = 1 << 24
-x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-z = torch.empty_like(x)
-fn = lambda: torch.add(x, y, out=z)
+out["cpus"] = len(__import__("os").sched_getaffinity(0))
+if sys.argv[2]:  # the package's Triton stage, as the server's event mode times it
+    import importlib.util
+    pkg_dir = sys.argv[2]
+    spec = importlib.util.spec_from_file_location("loop_pkg", pkg_dir + "/__init__.py", submodule_search_locations=[pkg_dir])
+    mod = importlib.util.module_from_spec(spec); sys.modules["loop_pkg"] = mod; spec.loader.exec_module(mod)
+    pkg = mod.KERNEL
+    p = pkg.validate_params({})
+    plan = pkg.version("v1").build(pkg.make_inputs(p, "cuda"), p)
+    fn = plan.stages[0].fn
+    fn(); torch.cuda.synchronize()  # JIT and autotune outside the sessions
+else:
+    n = 1 << 24
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    z = torch.empty_like(x)
+    fn = lambda: torch.add(x, y, out=z)
 req = ProfileRequest(kernel="k", kernel_source="/x", version="v", params={}, mode="event", out_root="/tmp", min_runs=30)
 t = time.perf_counter()
 first = Timer(torch, True, req.model_copy(update={"budget_ms": 1.0, "min_runs": 1}), "cupti")
@@ -74,18 +88,27 @@ print("RESULT " + json.dumps(out))
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--package", action="store_true", help="kernels/vector_add v1's Triton stage")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args()
+    inherited = os.environ.get("TEARDOWN_CUPTI")
+    print(f"this environment: TEARDOWN_CUPTI={inherited!r}")
     settings = {
-        "teardown (Kineto's choice)": {"KPROF_CUPTI_TEARDOWN": "1"},
-        "attached (TEARDOWN_CUPTI=0)": {},
+        f"as inherited (TEARDOWN_CUPTI={inherited})": {},
+        "torn down (KPROF_CUPTI_TEARDOWN=1)": {"KPROF_CUPTI_TEARDOWN": "1"},
+        "attached (KPROF_CUPTI_TEARDOWN=0)": {"KPROF_CUPTI_TEARDOWN": "0"},
     }
+    pkg = str(ROOT / "kernels" / "vector_add") if a.package else ""
     results = {}
     for name, extra in settings.items():
-        env = {k: v for k, v in os.environ.items() if k not in ("TEARDOWN_CUPTI", "KPROF_CUPTI_TEARDOWN")}
+        env = {k: v for k, v in os.environ.items() if k != "KPROF_CUPTI_TEARDOWN"}
         env.update(extra, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p))
         cp = subprocess.run(
-            [sys.executable, "-c", CHILD, str(a.reps)], env=env, capture_output=True, text=True, timeout=300
+            [sys.executable, "-c", CHILD, str(a.reps), pkg],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         line = [ln for ln in cp.stdout.splitlines() if ln.startswith("RESULT ")]
         if not line:
@@ -94,7 +117,7 @@ def main() -> None:
         r = results[name] = json.loads(line[-1][7:])
         print(
             f"\n## {name}: first session {r['first_session_s']} s, nvidia-smi before {r['smi_before_s']} s, "
-            f"clock reads by {r['clock_source']}, TEARDOWN_CUPTI={r['TEARDOWN_CUPTI']}"
+            f"clock reads by {r['clock_source']}, TEARDOWN_CUPTI={r['TEARDOWN_CUPTI']}, cpus {r['cpus']}"
         )
         for i, x in enumerate(r["reps"]):
             print(
@@ -104,13 +127,11 @@ def main() -> None:
                 f"NVML state {x['nvml_state_s']} s (same keys {x['same_keys']}, differ {x['differ']}); "
                 f"energy {x['energy_s']} s {x['energy']}"
             )
-    if len(results) == 2:
-        a_, b_ = results.values()
-        med = lambda r, k: statistics.median(x[k] for x in r["reps"])  # noqa: E731
+    med = lambda r, k: statistics.median(x[k] for x in r["reps"])  # noqa: E731
+    for name, r in results.items():
         print(
-            f"\ncupti timer: {med(a_, 'cupti_s'):.3f} -> {med(b_, 'cupti_s'):.3f} s; "
-            f"event median {med(a_, 'events_median_us'):.2f} -> {med(b_, 'events_median_us'):.2f} us; "
-            f"cupti median {med(a_, 'cupti_median_us'):.2f} -> {med(b_, 'cupti_median_us'):.2f} us"
+            f"{name}: cupti timer {med(r, 'cupti_s'):.3f} s, event median {med(r, 'events_median_us'):.2f} us, "
+            f"cupti median {med(r, 'cupti_median_us'):.2f} us"
         )
     if a.json:
         a.json.write_text(json.dumps(results, indent=1))

@@ -19,10 +19,12 @@ after ``min_runs`` samples, timing stops
 
 Without it (the default, ``KPROF_TIMING_STOP=window``) the rule is the one before issue 40.
 
-CUPTI kept attached between sessions (issue 40, :func:`keep_cupti_attached`): Kineto tears CUPTI
-down after every profiler session (``cuptiFinalize``) where ``TEARDOWN_CUPTI`` asks it to, and the
-next session loads it again; a batch's session start and stop (``cupti_start``, ``cupti_stop`` in
-``spent_s``) are where that cost shows. ``KPROF_CUPTI_TEARDOWN=1`` leaves Kineto's own choice."""
+A CUPTI batch's profiler session start and stop and its trace's export and reading are booked
+apart from the runs (``cupti_start``, ``cupti_stop``, ``cupti_trace`` in ``spent_s``; issue 40).
+Kineto tears CUPTI down after a session (``cuptiFinalize``) where ``TEARDOWN_CUPTI=1`` asks it to and
+loads it again for the next: ``KPROF_CUPTI_TEARDOWN=0`` keeps it attached for the process's life,
+``=1`` tears it down, unset leaves the environment's choice (:func:`keep_cupti_attached`; opt-in: on
+an H100 a process of its own showed no difference, docs/evidence/agent-loop)."""
 
 from __future__ import annotations
 
@@ -39,18 +41,18 @@ L2_FLUSH_BYTES = 256 * 1024 * 1024  # as triton.testing.do_bench: larger than an
 EARLY_MIN_BATCHES = 3  # the early stop needs this many batches whose medians agree ...
 EARLY_MIN_WINDOW_MS = 150.0  # ... spanning at least this much timing (a GPU; capped by the budget)
 STOP_ENV = "KPROF_TIMING_STOP"  # "ci": the early stop on; "window" (the default): the fixed window
-TEARDOWN_ENV = "KPROF_CUPTI_TEARDOWN"  # "1": CUPTI torn down after each session, as Kineto chooses
+TEARDOWN_ENV = "KPROF_CUPTI_TEARDOWN"  # "0": CUPTI kept attached between sessions; "1": torn down
 
 
 def keep_cupti_attached() -> bool:
-    """Ask Kineto to keep CUPTI loaded after a profiler session (``TEARDOWN_CUPTI=0``; read by
-    Kineto when a session stops), unless ``KPROF_CUPTI_TEARDOWN=1`` or ``TEARDOWN_CUPTI`` is set
-    already (the user's choice wins). Call it in a profiling process before its first session.
-    Returns whether CUPTI is now asked to stay attached."""
-    if os.environ.get(TEARDOWN_ENV, "").strip() == "1":
-        return os.environ.get("TEARDOWN_CUPTI") == "0"
-    os.environ.setdefault("TEARDOWN_CUPTI", "0")
-    return os.environ["TEARDOWN_CUPTI"] == "0"
+    """``KPROF_CUPTI_TEARDOWN=0``: ask Kineto to keep CUPTI loaded after a profiler session
+    (``TEARDOWN_CUPTI=0``, read by Kineto when a session stops); ``=1``: to tear it down
+    (``TEARDOWN_CUPTI=1``); unset: the environment as it is. Called in a profiling process before
+    its first session. Returns whether CUPTI is asked to stay attached (``TEARDOWN_CUPTI`` is "0")."""
+    want = os.environ.get(TEARDOWN_ENV, "").strip()
+    if want in ("0", "1"):
+        os.environ["TEARDOWN_CUPTI"] = want
+    return os.environ.get("TEARDOWN_CUPTI") == "0"
 
 
 def early_stop_on() -> bool:

@@ -69,7 +69,7 @@ def warm_up(force_cpu: bool, light: bool = False) -> dict:
         cupti: dict = {}
         from ..capture.timer import keep_cupti_attached
 
-        keep_cupti_attached()  # before CUPTI's first session: loaded once for the worker's life (issue 40)
+        keep_cupti_attached()  # KPROF_CUPTI_TEARDOWN, before CUPTI's first session (issue 40)
         thread = threading.Thread(
             target=_first_cupti_session, args=(torch, cupti), name="kprof-cupti", daemon=True
         )

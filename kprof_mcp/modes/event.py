@@ -125,6 +125,7 @@ class EventMode(Mode):
         trace_dir = cap.work_dir / "cupti"
         stages: list[StageResult] = []
         cupti_ok = cap.use_cuda
+        sessions = 0  # CUPTI profiler sessions (one per timed batch)
         for i, (stage, static) in enumerate(zip(cap.plan.stages, cap.stages)):
             cap.progress(0.25 + 0.6 * i / len(cap.plan.stages), f"timing stage {stage.name}")
             # Each stage alone, on the current stream: CUDA events are recorded on the current
@@ -153,6 +154,7 @@ class EventMode(Mode):
                 t.trace_path = trace_dir / f"{stage.name}.last_batch.trace.json"
                 try:
                     timing, kernels = t.time(stage.fn), t.kernel_times()
+                    sessions += len(t.kernels)
                     cap.phase("timing_other", t.spent_s)
                     if t.dropped_runs:
                         cap.warn(
@@ -241,6 +243,15 @@ class EventMode(Mode):
         cap.phase("timing_other")
         result = cap.result(stages, plan_total=plan_total)
         result.timings = {"stopping": stopping_rule(req, cap.use_cuda)}
+        if cap.use_cuda:  # what the CUPTI and clock-read phases depended on (issue 40)
+            import os
+
+            result.timings["profiling_process"] = {
+                "cupti_sessions": sessions,
+                "TEARDOWN_CUPTI": os.environ.get("TEARDOWN_CUPTI"),
+                "sm_clock_source": getattr(sm_mhz, "source", None),
+                "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+            }
         cap.progress(0.95, "writing artifacts")
         write_params_and_samples(cap.work_dir, result, self.cache_control(result))
 

@@ -1,6 +1,6 @@
 """Issue 40's cuts of a re-profile's overheads, on the CPU: the clock state and the SM clock read
 through NVML in-process (formats as nvidia-smi's, checked against a recorded H200 row), nvidia-smi
-only where NVML is missing; CUPTI kept attached between sessions unless asked otherwise; a CUPTI
+only where NVML is missing; CUPTI's teardown after a session as KPROF_CUPTI_TEARDOWN says; a CUPTI
 batch's session start, stop and trace booked as their own phases; one energy window."""
 
 import ctypes
@@ -121,18 +121,18 @@ def test_the_sm_clock_is_read_through_nvml_when_it_answers(fake_nvml, monkeypatc
     assert read.source == "nvml" and read() == 1305.0
 
 
-def test_cupti_is_kept_attached_unless_asked_or_already_chosen(monkeypatch):
-    monkeypatch.delenv("TEARDOWN_CUPTI", raising=False)
-    monkeypatch.delenv(timer_mod.TEARDOWN_ENV, raising=False)
-    assert timer_mod.keep_cupti_attached() is True
+def test_cupti_teardown_is_the_environments_unless_kprof_cupti_teardown_says(monkeypatch):
     import os
 
-    assert os.environ["TEARDOWN_CUPTI"] == "0"
-    monkeypatch.setenv("TEARDOWN_CUPTI", "1")  # the user's own choice stays
+    monkeypatch.delenv("TEARDOWN_CUPTI", raising=False)
+    monkeypatch.delenv(timer_mod.TEARDOWN_ENV, raising=False)
+    assert timer_mod.keep_cupti_attached() is False and "TEARDOWN_CUPTI" not in os.environ  # unset: untouched
+    monkeypatch.setenv("TEARDOWN_CUPTI", "0")
+    assert timer_mod.keep_cupti_attached() is True and os.environ["TEARDOWN_CUPTI"] == "0"  # inherited
+    monkeypatch.setenv(timer_mod.TEARDOWN_ENV, "1")  # kprof's knob wins over what was inherited
     assert timer_mod.keep_cupti_attached() is False and os.environ["TEARDOWN_CUPTI"] == "1"
-    monkeypatch.delenv("TEARDOWN_CUPTI")
-    monkeypatch.setenv(timer_mod.TEARDOWN_ENV, "1")  # Kineto's own choice: nothing set
-    assert timer_mod.keep_cupti_attached() is False and "TEARDOWN_CUPTI" not in os.environ
+    monkeypatch.setenv(timer_mod.TEARDOWN_ENV, "0")
+    assert timer_mod.keep_cupti_attached() is True and os.environ["TEARDOWN_CUPTI"] == "0"
 
 
 def test_a_cupti_batch_books_its_session_start_stop_and_trace_apart_from_the_runs(monkeypatch):
