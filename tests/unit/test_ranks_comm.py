@@ -259,3 +259,30 @@ def test_a_gpu_rank_whose_collectives_are_gloo_ones_of_cpu_tensors_has_them_matc
     assert s["collectives"] == 3 and rows["rank0"]["wait_ns"] == pytest.approx(30 * MS)
     assert rows["rank0"]["compute_ns"] == pytest.approx(4 * MS)  # the GEMM kernel, not the CPU ops
     assert s["straggler"]["rank"] == 1 and s["straggler"]["late_ns"] == pytest.approx(30 * MS)
+
+
+GPU_FIX = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_ranks_nccl"
+GPU_SLEEP_NS = 40 * MS  # ddp_job.py's planted sleep
+
+
+def test_a_recorded_nccl_job_on_two_h100s_names_the_sleeping_rank():
+    """tests/fixtures/gpu_ranks_nccl: ``kprof run --mode event -- python ddp_job.py`` on 2 x H100 (NVLink,
+    NCCL 2.28.9, torch 2.11, 2026-11-26; docs/evidence/ranks/): two ranks by torch.multiprocessing.spawn,
+    eight bf16 4096^3 GEMMs then an all_reduce per step, rank 1 sleeping 40 ms before it. The NCCL kernels
+    are communication: rank 0 spends the sleep inside its all_reduce kernel (exposed, nothing overlaps it),
+    rank 1 is the straggler, late by about the sleep, for host time; without it the step replays at about its
+    GEMMs' and all_reduce's time."""
+    procs = capture_ranks.collect(GPU_FIX / "ranks")
+    _, table, _ = rank_stages(procs, [], use_gpu=True, warmup=1)
+    s = rank_communication(procs, [], 1, table)
+    st = s["straggler"]
+    assert (st["rank"], st["why"], st["last_pct"]) == (1, "host", 100.0)
+    assert 0.8 * GPU_SLEEP_NS < st["late_ns"] < 1.2 * GPU_SLEEP_NS, st
+    assert 0.8 * GPU_SLEEP_NS < st["extra_host_ns"] < 1.2 * GPU_SLEEP_NS, st
+    rows = {r["rank"]: r for r in table}
+    assert rows[0]["comm_ns"] > 0.8 * GPU_SLEEP_NS and rows[0]["exposed_ns"] == pytest.approx(rows[0]["comm_ns"])
+    assert rows[0]["wait_ns"] == pytest.approx(st["late_ns"], rel=0.05) and rows[1]["wait_ns"] == 0
+    assert 1 * MS < rows[1]["compute_ns"] < 3 * MS  # eight 4096^3 bf16 GEMMs on an H100: ~0.2 ms each
+    assert st["whatif_ns"] < 0.1 * st["replay_ns"] and st["replay_ns"] == pytest.approx(
+        s["recorded_period_ns"], rel=0.05
+    )
