@@ -368,9 +368,17 @@ class TimelineMode(Mode):
             )
 
         engine = f"Nsight Systems {profiler.get('nsys_version') or ''}".strip()
+        ranked = _ranks(req, work_dir / SQLITE_FILE)  # a multi-process job's ranks (issue 39), or None
         try:
             stages, tl, warnings, by, tr = _command_timeline(
-                req, static, tr, engine, True, fields["device"].get("sm_count"), tests=capture.get("tests")
+                req,
+                static,
+                tr,
+                engine,
+                True,
+                fields["device"].get("sm_count"),
+                tests=capture.get("tests"),
+                split=ranked[:3] if ranked else None,
             )
         except ExpectedError as e:
             raise ModeError(str(e), e.kind) from None
@@ -384,9 +392,30 @@ class TimelineMode(Mode):
             }
         )
         result.command["stages_from"] = by
+        if ranked:  # the per-rank table and the ranks' communication, skew and straggler (analysis.comm)
+            result.command["ranks"] = ranked[3]
+            if ranked[4]:
+                result.command["communication"] = ranked[4]
         result.timeline["nsys"] = (
             f"{profiler.get('nsys_path')} recorded this timeline ({REPORT_FILE}: open it in "
             f"the Nsight Systems GUI; {SQLITE_FILE}: its SQLite export, which this report reads)"
         )
         write_timeline(work_dir, tr, tl, result, self.cache_control(result))
         return result
+
+
+def _ranks(req, sqlite: Path):
+    """A report of several kernel-launching processes split by rank (:mod:`kprof_mcp.analysis.nsys_ranks`):
+    (stages, "range" | "kernel", notes, the per-rank table, the communication summary); None for one
+    process (read as before) or a split that found no stage (the merged report's stages then)."""
+    from ..analysis.nsys_ranks import split_stages
+    from ..parsers.nsys_processes import load_processes
+
+    try:
+        procs = load_processes(sqlite)
+    except (ValueError, OSError):
+        return None
+    if procs is None:
+        return None
+    found, by, notes, table, comm = split_stages(procs, list(req.include), req.warmup_occurrences)
+    return (found, by, notes, table, comm) if found else None

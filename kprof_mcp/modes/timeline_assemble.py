@@ -23,15 +23,20 @@ def _command_timeline(
     output_tail: str = "",
     work_dir=None,
     tests: list[str] | None = None,
+    split=None,
 ):
     """A command's trace (either recorder) → (stage results, the timeline over the stages' span,
     warnings, "range" | "kernel", that span's trace): stages from ranges (or kernels), and the
     timeline questions (kernel and API summaries, gaps, launch overhead, streams, waves).
-    ``static``: a stage name → its static fields; ``tests``: the ranges kprof.pytest_plugin entered."""
+    ``static``: a stage name → its static fields; ``tests``: the ranges kprof.pytest_plugin entered;
+    ``split``: the stages already found (found, by, notes): a multi-process report's ranks'."""
     from ..analysis.command import stages_window
     from ..capture.recording import find_stages, stage_results
 
-    found, by, notes = find_stages(req, tr, use_cuda, output_tail, work_dir, tests=tests)
+    if split is not None:
+        found, by, notes = split
+    else:
+        found, by, notes = find_stages(req, tr, use_cuda, output_tail, work_dir, tests=tests)
     stages = stage_results(static, found, engine)
     if by == "range":  # the timeline questions about the stages' span, not the process's start-up
         tr = stages_window(tr, found)

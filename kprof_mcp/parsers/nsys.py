@@ -98,6 +98,11 @@ def memcpy_name(copy_kind: str | None, src: str | None = None, dst: str | None =
 # ----------------------------------------------------------------------------- SQLite export
 
 
+def process_id(global_id: int | None) -> int | None:
+    """The process id in nsys's ``globalPid`` / ``globalTid`` (bits 24-47; the VM's above, a thread's below)."""
+    return None if global_id is None else (int(global_id) >> 24) & 0xFFFFFF
+
+
 def _tables(con: sqlite3.Connection) -> set[str]:
     return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
 
@@ -149,7 +154,7 @@ def _kernels(con, tables, strings) -> list[dict[str, Any]]:
         f"SELECT start, \"end\", {col('streamId')}, {col('deviceId')}, {col('correlationId')}, "
         f"{col('demangledName')}, {col('shortName')}, {col('gridX')}, {col('gridY')}, {col('gridZ')}, "
         f"{col('blockX')}, {col('blockY')}, {col('blockZ')}, {col('registersPerThread')}, "
-        f"{col('staticSharedMemory')}, {col('dynamicSharedMemory')} FROM {KERNEL_TABLE}"
+        f"{col('staticSharedMemory')}, {col('dynamicSharedMemory')}, {col('globalPid')} FROM {KERNEL_TABLE}"
     )
     rows = []
     for (
@@ -169,6 +174,7 @@ def _kernels(con, tables, strings) -> list[dict[str, Any]]:
         regs,
         ssmem,
         dsmem,
+        gpid,
     ) in con.execute(sql):
         rows.append(
             {
@@ -186,6 +192,7 @@ def _kernels(con, tables, strings) -> list[dict[str, Any]]:
                 "blocks_per_sm": None,
                 "warps_per_sm": None,
                 "occupancy_est_pct": None,
+                "pid": process_id(gpid),  # not a column of the Trace: nsys_processes splits by it
             }
         )
     return rows
@@ -199,9 +206,9 @@ def _memops(con, tables) -> list[dict[str, Any]]:
         copy_kinds = _enum(con, tables, "ENUM_CUDA_MEMCPY_OPER", "name", _MEMCPY_KINDS)
         sel = ", ".join(
             f'"{c}"' if c in cols else "NULL"
-            for c in ("streamId", "bytes", "correlationId", "copyKind", "srcKind", "dstKind")
+            for c in ("streamId", "bytes", "correlationId", "copyKind", "srcKind", "dstKind", "globalPid")
         )
-        for start, end, stream, nbytes, corr, ck, sk, dk in con.execute(
+        for start, end, stream, nbytes, corr, ck, sk, dk, gpid in con.execute(
             f'SELECT start, "end", {sel} FROM {MEMCPY_TABLE}'
         ):
             name = memcpy_name(copy_kinds.get(ck), mem_kinds.get(sk), mem_kinds.get(dk))
@@ -215,14 +222,16 @@ def _memops(con, tables) -> list[dict[str, Any]]:
                     "stream": stream,
                     "bytes": nbytes,
                     "correlation": corr,
+                    "pid": process_id(gpid),
                 }
             )
     if MEMSET_TABLE in tables:
         cols = _columns(con, MEMSET_TABLE)
         sel = ", ".join(
-            f'"{c}"' if c in cols else "NULL" for c in ("streamId", "bytes", "correlationId", "memKind")
+            f'"{c}"' if c in cols else "NULL"
+            for c in ("streamId", "bytes", "correlationId", "memKind", "globalPid")
         )
-        for start, end, stream, nbytes, corr, mk in con.execute(
+        for start, end, stream, nbytes, corr, mk, gpid in con.execute(
             f'SELECT start, "end", {sel} FROM {MEMSET_TABLE}'
         ):
             rows.append(
@@ -235,6 +244,7 @@ def _memops(con, tables) -> list[dict[str, Any]]:
                     "stream": stream,
                     "bytes": nbytes,
                     "correlation": corr,
+                    "pid": process_id(gpid),
                 }
             )
     return rows
@@ -262,6 +272,7 @@ def _api(con, tables, strings, sources: dict[int, dict[str, Any]]) -> list[dict[
             "end": end,
             "correlation": corr,
             "tid": tid,
+            "pid": process_id(tid),
         }
         if sources:
             src = sources.get(corr) or {}
@@ -305,10 +316,10 @@ def _ranges(con, tables, strings) -> list[dict[str, Any]]:
     if NVTX_TABLE not in tables:
         return []
     cols = _columns(con, NVTX_TABLE)
-    sel = ", ".join(f'"{c}"' if c in cols else "NULL" for c in ("text", "textId", "globalTid"))
+    sel = ", ".join(f'"{c}"' if c in cols else "NULL" for c in ("text", "textId", "globalTid", "domainId"))
     types = ", ".join(str(t) for t in NVTX_RANGE_TYPES)
     rows = []
-    for start, end, text, text_id, tid in con.execute(
+    for start, end, text, text_id, tid, domain in con.execute(
         f'SELECT start, "end", {sel} FROM {NVTX_TABLE} WHERE eventType IN ({types}) AND "end" IS NOT NULL'
     ):
         rows.append(
@@ -318,6 +329,8 @@ def _ranges(con, tables, strings) -> list[dict[str, Any]]:
                 "dur": end - start,
                 "end": end,
                 "tid": tid,
+                "pid": process_id(tid),
+                "domain": domain,
             }
         )
     return rows
