@@ -54,6 +54,7 @@ def rank_processes(procs: Processes) -> tuple[list[RankProcess], str]:
                 world_size=len(ps),
                 local_rank=p.devices[0] if one_each else None,
                 rank_from=how,
+                wall_ns=p.last_ns - p.first_cuda_ns if p.first_cuda_ns is not None and p.last_ns else None,
                 trace=p.trace,
                 origin_ns=procs.origin_ns if procs.origin_ns is not None else 0,
                 extra={"devices": p.devices, "kernels": p.kernels, "name": p.name},
@@ -84,7 +85,8 @@ def split_stages(
     notes.insert(
         0,
         f"Nsight Systems recorded {len(ranks)} processes that launched kernels, split by process: "
-        f"the ranks from the {how} ({why}; the export keeps no process's environment): {described}",
+        f"the ranks from the {how} ({why}; the export keeps no process's environment): {described}; "
+        "a rank's recorded time runs from its first CUDA call to its last CUDA activity",
     )
     notes += [f"communication: {n}" for n in comm.get("notes", [])]
     by = "kernel" if stages and all(st.method == "GPU time per launch" for st in stages) else "range"

@@ -45,6 +45,7 @@ class ProcessTrace:
     trace: Trace
     devices: list[int] = field(default_factory=list)  # CUDA devices it ran kernels on (its numbering)
     first_cuda_ns: float | None = None  # its first CUDA call (session ns)
+    last_ns: float | None = None  # the end of its last recorded activity (session ns)
     kernels: int = 0
 
 
@@ -113,6 +114,9 @@ def load_processes(path: Path) -> Processes | None:
                 trace=trace,
                 devices=devices,
                 first_cuda_ns=min((float(c["start"]) for c in calls), default=None),
+                last_ns=max(
+                    (float(r["end"]) for df in (ks, calls, mine(memops, pid)) for r in df), default=None
+                ),
                 kernels=len(ks),
             )
         )
