@@ -17,6 +17,8 @@ exposed, overlap %, host time, its wait at the collectives and how late it was:
 :mod:`kprof_mcp.analysis.comm`) and returns the job's summary (``result.command["communication"]``:
 the straggler, the exposed communication, their what-ifs), from which :func:`rank_opportunities`
 and :func:`rank_root_cause` make the diagnosis' opportunities and root cause, naming ranks.
+In nsys mode the ranks are the processes of one Nsight Systems report (:mod:`.nsys_ranks` makes
+them :class:`RankProcess` objects), and the same functions give the same stages, table and summary.
 Pure: records and traces in, rows out.
 """
 
