@@ -270,11 +270,26 @@ class Record:
 def _read_record(path: Path) -> dict[str, Any] | None:
     # The directory is the child's private tmp (a confined command may write it): no link followed,
     # no FIFO or device opened for good, size-capped (issue 38, the independent probe's class).
+    # Counted and depth-checked before it is parsed, and said when refused (the fresh probe's F3:
+    # 40 MiB of ``{}`` took the server from 81 MB to 1.1 GB, then to an odd "outside ." error).
     try:
-        record = json.loads(safefs.read_text(path.parent, path, limit=256 << 20))
-    except (safefs.UnsafePath, OSError, json.JSONDecodeError):
+        record = json.loads(safefs.read_json_text(path.parent, path, 16 << 20, 100_000))
+    except (safefs.Missing, FileNotFoundError):
         return None
-    return record if isinstance(record, dict) else None
+    except (safefs.UnsafePath, OSError, ValueError, RecursionError) as e:
+        why = e if isinstance(e, safefs.UnsafePath) else safefs.clip(str(e))
+        return {"status": "error", "kind": "crash", "message": f"the child's record cannot be read: {why}"}
+    if not isinstance(record, dict):
+        return None
+    if record.get("status") == "ok" and "correctness" not in record and "calibration" not in record:
+        dirs = record.get("work_dir"), record.get("profile_dir")
+        if not all(isinstance(d, str) and d for d in dirs):
+            return {
+                "status": "error",
+                "kind": "crash",
+                "message": "the child's record names no run directory",
+            }
+    return record
 
 
 # Failures a reused warm worker could have caused (a package that did not re-import cleanly, state

@@ -303,3 +303,46 @@ def list_dir(root: Path, path: str | os.PathLike[str]) -> list[tuple[str, str]]:
                 )
             )
     return sorted(out)
+
+
+# A run file's JSON, parsed by the server: what the bytes cap leaves still costs the server ~70
+# bytes of Python object per ``{}`` (60 MiB of them took it past 19 GB: issue 38, the fresh probe's
+# F3), so the containers are counted (bytes ``{`` and ``[``, strings included: an upper bound) and
+# the nesting measured before any parser sees the text.
+JSON_DEPTH = 64
+_STRING = None
+
+
+def check_json(data: bytes, name: str, containers: int, depth: int = JSON_DEPTH) -> str:
+    """``data`` as text once it holds at most ``containers`` objects/arrays nested at most ``depth``
+    deep; else :class:`UnsafePath` naming ``name``, its size and what is over."""
+    global _STRING
+    n = data.count(b"{") + data.count(b"[")
+    if n > containers or data.count(b"}") + data.count(b"]") > containers:
+        raise UnsafePath(
+            f"{name} ({len(data)} bytes) holds {n} JSON objects/arrays, over the {containers} "
+            "that kprof reads from a run file: not a file kprof wrote"
+        )
+    if n > depth:
+        import re
+
+        if _STRING is None:
+            _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+        level = 0
+        for c in _STRING.sub(b"", data).translate(None, delete=bytes(set(range(256)) - set(b"{}[]"))):
+            level += 1 if c in (0x7B, 0x5B) else -1
+            if level > depth:
+                raise UnsafePath(
+                    f"{name} ({len(data)} bytes) is nested over {depth} levels deep: not a file kprof wrote"
+                )
+    return data.decode("utf-8", errors="replace")
+
+
+def read_json_text(
+    root: Path, path: str | os.PathLike[str], limit: int, containers: int, depth: int = JSON_DEPTH
+) -> str:
+    """:func:`read_text` of a JSON run file, refused (:class:`UnsafePath`) when it is over ``limit``
+    bytes, ``containers`` objects/arrays or ``depth`` levels (see :func:`check_json`)."""
+    parts = parts_under(root, path)
+    name = _shown(parts, len(parts) - 1) if parts else str(path)
+    return check_json(read_bytes(root, path, limit), name, containers, depth)

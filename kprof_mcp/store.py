@@ -24,10 +24,18 @@ class StoreError(Exception):
     """A profile directory or devlog cannot be read or written; the message says why."""
 
 
-def _read(p: Path, name: str, what: str, root: Path | None) -> str:
-    """``p/name`` read with no link followed below ``root`` (default: ``p`` itself)."""
+# What the server parses of a run directory's JSON (bytes, objects/arrays): far above what kprof
+# writes (the largest recorded result.json: 293 KB, 368 objects/arrays; params.json: 2.3 KB, 10),
+# far below what takes the server's memory (60 MiB of ``{}``: 19 GB; issue 38, the fresh probe's F3).
+RESULT_CAP = (16 << 20, 100_000)
+PARAMS_CAP = (4 << 20, 10_000)
+
+
+def _read(p: Path, name: str, what: str, root: Path | None, cap: tuple[int, int] = RESULT_CAP) -> str:
+    """``p/name`` read with no link followed below ``root`` (default: ``p`` itself), refused over
+    ``cap`` (bytes, JSON objects/arrays) or nested too deep (:func:`safefs.read_json_text`)."""
     try:
-        return safefs.read_text(root or p, p / name, limit=64 << 20)
+        return safefs.read_json_text(root or p, p / name, *cap)
     except safefs.UnsafePath as e:
         raise StoreError(f"{what}: {e}") from None
     except OSError as e:
@@ -47,7 +55,7 @@ def load_result(p: Path, what: str = "profile_dir", root: Path | None = None) ->
     text = _read(p, "result.json", what, root)
     try:
         return ProfileResult.model_validate_json(text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise StoreError(
             f"{what}: {p / 'result.json'} is corrupt or from an incompatible version: {str(e)[:300]}"
         ) from None
@@ -56,10 +64,10 @@ def load_result(p: Path, what: str = "profile_dir", root: Path | None = None) ->
 def read_params(p: Path, root: Path | None = None) -> dict[str, Any]:
     if _missing(p, "params.json", "profile_dir", root):
         raise StoreError(f"profile_dir: {p} has no params.json")
-    text = _read(p, "params.json", "profile_dir", root)
+    text = _read(p, "params.json", "profile_dir", root, PARAMS_CAP)
     try:
         return json.loads(text)
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, RecursionError) as e:
         raise StoreError(f"profile_dir: {p / 'params.json'} is not valid JSON ({e})") from None
 
 
@@ -91,8 +99,10 @@ def sibling_versions(result: ProfileResult, final_dir: Path) -> list[ProfileResu
         if kind != "dir" or name.endswith(".partial") or d == final_dir:
             continue
         try:
-            r = ProfileResult.model_validate_json(safefs.read_text(parent, d / "result.json", limit=64 << 20))
-        except (ValueError, OSError, safefs.UnsafePath):
+            r = ProfileResult.model_validate_json(
+                safefs.read_json_text(parent, d / "result.json", *RESULT_CAP)
+            )
+        except (ValueError, OSError, safefs.UnsafePath, RecursionError):
             continue
         if r.version != result.version and r.params == result.params and r.mode == result.mode:
             latest[r.version] = r  # names sort by timestamp: the last one wins

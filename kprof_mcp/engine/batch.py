@@ -22,8 +22,9 @@ from .state import EngineState, with_workers
 
 def _read_run_file(work_dir: Path, name: str) -> str:
     """A result the child wrote into its run directory, read as a regular file under it: no link
-    followed, no FIFO or device opened for good (O_NONBLOCK, then a regular file only), size-capped."""
-    return safefs.read_text(work_dir, work_dir / name, limit=64 << 20)
+    followed, no FIFO or device opened for good (O_NONBLOCK, then a regular file only), size-capped
+    and checked for objects/arrays and nesting before it is parsed (store.RESULT_CAP)."""
+    return safefs.read_json_text(work_dir, work_dir / name, *store.RESULT_CAP)
 
 
 def _why(e: Exception) -> str:
