@@ -32,12 +32,15 @@ from pathlib import Path
 from . import limits
 
 # Read-only system paths every Python/CUDA program needs (those that exist are allowed); /proc is
-# added by the supervisor in the confined process (a fresh one when it has a PID namespace).
+# added by the supervisor in the confined process (a fresh one when it has a PID namespace). Not /dev:
+# as another user than root (no private /dev/shm) it let a command read every same-user /dev/shm file
+# (issue 38, the fresh probe's F4); of /dev a program gets the device files below and, from the
+# supervisor, its job's own /dev/shm (/dev/fd and /dev/std* lead into /proc, which it has).
 SYSTEM_READ = (
     "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt",
-    "/sys", "/dev", "/run", "/var/lib/nvidia", "/nix", "/snap",
+    "/sys", "/run", "/var/lib/nvidia", "/nix", "/snap",
 )  # fmt: skip
-# Device nodes a program opens for writing: the usual character devices and the GPU's.
+# Device nodes a program opens (read and write): the usual character devices and the GPU's.
 DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 DEVICE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
 # Caches a program writes under the home directory otherwise: a command's inside its private tmp (gone
