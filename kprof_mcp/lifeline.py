@@ -110,15 +110,16 @@ def _start_after_group_dies(then: str) -> None:
     group is killed); best effort: the group dies whatever happens here."""
     import json
     import subprocess
-    import sys
+
+    from .protocol import python_argv
 
     try:
         argv = [str(a) for a in json.loads(then)]
         subprocess.Popen(
             [
-                sys.executable,
-                "-c",
-                "import subprocess, sys, time; time.sleep(1); subprocess.run(sys.argv[1:], timeout=30)",
+                *python_argv(
+                    code="import subprocess, sys, time; time.sleep(1); subprocess.run(sys.argv[1:], timeout=30)"
+                ),
                 *argv,
             ],
             stdin=subprocess.DEVNULL,

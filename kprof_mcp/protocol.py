@@ -50,9 +50,25 @@ def progress(fraction: float, message: str) -> None:
     print(PROGRESS_PREFIX + json.dumps({"progress": round(fraction, 3), "message": message}), flush=True)
 
 
+def python_argv(module: str | None = None, code: str | None = None) -> list[str]:
+    """This interpreter running ``-m module`` or ``-c code`` with nothing of the working directory on
+    ``sys.path``: kprof's own processes start in the server's working directory (a workspace), where a
+    ``glob.py`` or ``subprocess.py`` would otherwise shadow the standard library in them before any
+    confinement (issue 38's fresh probe, F1). ``-P`` from Python 3.11; before, a ``-c`` stub that drops
+    ``sys.path[0]`` before it imports anything. The flag is not inherited: a user's ``python script.py``
+    still finds its own directory first."""
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", module] if module else [sys.executable, "-P", "-c", code or ""]
+    stub = "import sys; del sys.path[0]; "
+    if module:
+        run = f"import runpy; runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+        return [sys.executable, "-c", stub + run]
+    return [sys.executable, "-c", stub + (code or "")]
+
+
 def child_command(*args: str) -> list[str]:
     """The argument vector that starts a child (parent side)."""
-    return [sys.executable, "-m", CHILD_MODULE, *args]
+    return [*python_argv(module=CHILD_MODULE), *args]
 
 
 def parse_progress(line: str) -> tuple[float, str] | None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import lifeline
+from ..protocol import python_argv
 
 PRELOAD = "kprof_mcp.cluster.preload"  # the module Dask imports in each worker (its dask_setup)
 
@@ -59,9 +60,7 @@ def worker_main(
             env.pop("CUDA_VISIBLE_DEVICES")
             env["KPROF_FORCE_CPU"] = "1"
         cmd = [
-            sys.executable,
-            "-m",
-            "distributed.cli.dask_worker",
+            *python_argv(module="distributed.cli.dask_worker"),
             scheduler,
             "--nworkers",
             "1",

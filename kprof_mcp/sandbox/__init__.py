@@ -36,7 +36,6 @@ from __future__ import annotations
 import ctypes
 import os
 import stat
-import sys
 from pathlib import Path
 
 from .policy import (  # noqa: F401 — the policies, re-exported
@@ -208,7 +207,9 @@ def restrict(ruleset: int) -> None:
 def wrap(policy_file: Path | None, argv: list[str]) -> list[str]:
     """The argument vector that runs ``argv`` under this package's supervisor (confined by the
     policy in ``policy_file``; None: supervised only, where Landlock is missing)."""
-    return [sys.executable, "-m", "kprof_mcp.sandbox", str(policy_file or "-"), "--", *argv]
+    from ..protocol import python_argv
+
+    return [*python_argv(module="kprof_mcp.sandbox"), str(policy_file or "-"), "--", *argv]
 
 
 from . import limits  # noqa: E402,F401

@@ -288,7 +288,9 @@ def own_mounts() -> bool:
 
         code = "import ctypes, sys; sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x20000) != 0)"
         try:
-            cp = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
+            from ..protocol import python_argv
+
+            cp = subprocess.run(python_argv(code=code), capture_output=True, timeout=30)
             _own_mounts = os.geteuid() == 0 and cp.returncode == 0
         except (OSError, subprocess.SubprocessError):
             _own_mounts = False
