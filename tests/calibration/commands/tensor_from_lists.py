@@ -17,6 +17,9 @@ GEMM's output): 1.75e9 bytes.
 Per design (H100 SXM): good ~1.5 ms per step (two 275-GFLOP GEMMs and their memory-bound neighbours); bad
 adds torch.tensor over 131072 Python ints, ~4-8 ms of host time in which the GPU has nothing to do.
 
+Measured (H100, torch 2.11, 2026-11-26, wall time per step as record.py times it): bad 18956 µs, good 2076 µs
+(+813 %; the same 11 kernels and copies per step, the bad one's copy pageable). The kept outputs are identical.
+
     python tensor_from_lists.py --variant bad --steps 20
 """
 

@@ -27,6 +27,8 @@ Expected on an H100 SXM (per design): v0 streams 2.15 GB → ~0.7 ms; v1 ~0.54 G
 do_bench): v0 825 µs (2.6 TB/s of the bytes it streams), v1 296 µs (1.8 TB/s): 2.8x. v0's limiter is the DRAM (resource
 "dram"): bytes ~4x the model's, which the fix removes (cause "over_fetch").
 Tolerance: bf16 output of an fp32 softmax: 1e-2 relative.
+Measured (H100, torch 2.11, Triton 3.6, 2026-11-26): recorded event medians v0 932 µs (2.3 TB/s of the bytes it
+streams), v1 352 µs (1.5 TB/s of the model's): +165 %.
 """
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version

@@ -26,6 +26,9 @@ peak); v1 ~30 per element → near the DRAM time of 537 MB, ~0.18-0.2 ms: ≈ 2-
 issue slots (resource "issue"), the redundant Philox work the fix removes (cause "move_work").
 Tolerance: bf16 outputs: 1e-2 relative (the mask is exact: any mismatched element shows as an error of
 order |x|).
+Measured (H100, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench median, L2 flushed) v0 504 µs (578
+mul.hi.u32 per thread in the PTX, 67 registers), v1 190 µs (146 mul.hi.u32, 2.8 TB/s), the mask exact (0.9000
+kept): 2.65x; recorded event medians v0 755 µs, v1 216 µs (+249 %).
 """
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version

@@ -24,6 +24,9 @@ wavefronts each → ~1 ms; v1 streams 537 MB → ~0.2 ms: ≈ 4-5x. v0's limiter
 its traffic far above the model's bytes, which the fix removes (cause "over_fetch", at the L1; DRAM
 bytes stay near the model).
 Tolerance: float32 running sums over 4096 samples: 1e-4 relative (v1 sums in another order than v0).
+Measured (H100, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench median, L2 flushed) v0 2093 µs (a
+runtime loop of 16 scalar ld.global.b32 per thread per shift, no vector loads, 40 registers), v1 183 µs (2.9 TB/s;
+8 ld.global.v4): 11.4x; recorded event medians v0 3167 µs, v1 184 µs (+1620 %).
 """
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
