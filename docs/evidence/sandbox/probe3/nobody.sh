@@ -10,4 +10,4 @@ mkdir /root/.pyenv
 mount --move /tmp/kp3mnt /root/.pyenv
 cd /work/main
 exec setpriv --reuid 65534 --regid 65534 --clear-groups env HOME=/tmp PATH=/usr/bin:/bin \
-  /work/main/.venv/bin/python docs/evidence/sandbox/probe3/run.py --as-nobody --quick --keep
+  /work/main/.venv/bin/python docs/evidence/sandbox/probe3/run.py --as-nobody --quick --keep "$@"

@@ -2,7 +2,10 @@
 (probe/ and probe2/ hold the earlier ones). A client that can only call the MCP tools and, as a cloned
 repository would, bring files into its workspace. CPU only.
 
-    python docs/evidence/sandbox/probe3/run.py [--http] [--as-nobody] [--quick]
+    python docs/evidence/sandbox/probe3/run.py [--http] [--as-nobody] [--quick] [--keep] [--tag=NAME]
+
+``--tag=NAME``: the table goes to ``last_table_<who>_NAME.md`` (the re-run after the fixes: ``--tag=after``),
+leaving the earlier tables as they are.
 
 Everything lives under a fresh /tmp/kprobe3-* directory; processes it starts are ended by pid."""
 import anyio, json, os, shutil, signal, socket, subprocess, sys, tempfile, time, zipfile, hashlib
@@ -422,7 +425,8 @@ async def main():
 
 
 def finish():
-    name = "last_table_" + ("nobody" if NOBODY else "root") + ("_http" if HTTP else "") + ".md"
+    tag = "".join("_" + a[6:] for a in sys.argv if a.startswith("--tag="))
+    name = "last_table_" + ("nobody" if NOBODY else "root") + ("_http" if HTTP else "") + tag + ".md"
     lines = ["| attack | how | outcome | evidence |", "|---|---|---|---|"]
     lines += [f"| {a} | `{b}` | {c} | {d} |" for a, b, c, d in ROWS]
     try:
