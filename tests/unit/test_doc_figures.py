@@ -475,7 +475,7 @@ FIGURES: list[Figure] = [
         "accounting set, hold-out half: cause first",
         _cal("acc_holdout", "first"),
         (
-            (MODES, r"hold-out half (\d+ of \d+) and \d+ of \d+\. Five held-back"),
+            (MODES, r"hold-out half (\d+ of \d+) and \d+ of \d+\. [A-Z][a-z]+ held-back"),
             (SKILL, r"\(fit half\) and (\d+ of \d+) \(hold-out half\)"),
         ),
     ),
@@ -483,7 +483,7 @@ FIGURES: list[Figure] = [
         "accounting set, hold-out half: top estimate within 2×",
         _cal("acc_holdout", "within"),
         (
-            (MODES, r"hold-out half \d+ of \d+ and (\d+ of \d+)\. Five held-back"),
+            (MODES, r"hold-out half \d+ of \d+ and (\d+ of \d+)\. [A-Z][a-z]+ held-back"),
             (SKILL, r"within 2× of the measured gain in \d+ of \d+ and (\d+ of \d+)\. Held-back"),
         ),
     ),
