@@ -123,5 +123,9 @@ def test_the_childs_record_is_read_without_following_or_blocking(tmp_path):
     (tmp_path / "ok.json").write_text('{"ok": true}')
     for name in ("fifo.json", "link.json", "zero.json", "missing.json"):
         box = _in_time(lambda name=name: runner._read_record(tmp_path / name))
-        assert box.get("value") is None and "error" not in box, name
+        got = box.get("value")
+        assert "error" not in box, name
+        # missing: None; refused (issue 38, fresh probe F3): an error record that says why, no content
+        assert (got is None) == (name == "missing.json"), (name, got)
+        assert got is None or (got["status"] == "error" and "victim-secret" not in got["message"]), got
     assert runner._read_record(tmp_path / "ok.json") == {"ok": True}
