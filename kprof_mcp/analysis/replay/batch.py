@@ -29,7 +29,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from .graph import Graph, _copy
+from .graph import Graph, _copy, _h2d
 
 MIN_RUN = 8  # launches in a row: fewer is not a loop over items
 NEAR_FLOOR_X = 2.0  # a kernel this close to an empty one's time is mostly its launch's fixed cost
@@ -138,3 +138,58 @@ def summary(g: Graph) -> dict[str, Any] | None:
         "kernels_ns": float(sum(o.dur for o in ops)),
         "batched_ns": float(batched_ns(g, best)),
     }
+
+
+def copy_runs(g: Graph) -> list[list[int]]:
+    """Runs of host-to-device copies that one transfer would replace (``[s.to("cuda") for s in samples]``,
+    a Dataset's per-sample tensors moved one by one): on one host thread, ``MIN_RUN`` or more copy calls in
+    a row, each of one host-to-device copy, with nothing between them but calls that launch nothing (the
+    synchronise PyTorch adds after a pageable copy, allocations, the dispatcher's queries) and no step's
+    start between two of them. Each run is its copy calls' indices."""
+    found: list[list[int]] = []
+    open_: dict = {}
+
+    def close(tid) -> None:
+        r = open_.pop(tid, None)
+        if r and len(r) >= MIN_RUN:
+            found.append(r)
+
+    for i, c in enumerate(g.calls):
+        cur = open_.get(c.tid)
+        one = len(c.ops) == 1 and g.ops[c.ops[0]].kind == "memcpy" and _h2d(g.ops[c.ops[0]].name)
+        if c.kind == "copy" and one:
+            if cur and not _cut_between(g, g.calls[cur[-1]].start, c.start):
+                cur.append(i)
+            else:
+                close(c.tid)
+                open_[c.tid] = [i]
+        elif cur is not None and not c.ops and c.kind in ("sync", "alloc", "other"):
+            continue
+        else:
+            close(c.tid)
+    for tid in list(open_):
+        close(tid)
+    return sorted(found)
+
+
+def batch_copies(g: Graph) -> Graph:
+    """Every run of :func:`copy_runs` as one transfer: the first call copies the run's bytes at the pinned
+    host-to-device rate (never faster than its longest copy), the other copies, the calls between them and
+    the host time between them (the loop's own Python and dispatcher time, as recorded) cost nothing."""
+    found = copy_runs(g)
+    if not found:
+        return g
+    g = _copy(g)
+    for r in found:
+        ops = [g.calls[i].ops[0] for i in r]
+        total = sum(g.ops[j].nbytes for j in ops)
+        d = max(total / g.pinned_h2d_bytes_per_s * 1e9, max(g.ops[j].dur for j in ops))
+        g.ops[ops[0]].dur = d
+        for j in ops[1:]:
+            g.ops[j].dur = g.ops[j].gap = g.ops[j].issue = 0.0
+        for i in range(r[0] + 1, r[-1] + 1):
+            c = g.calls[i]
+            if c.tid == g.calls[r[0]].tid:
+                c.gap = c.dur = c.ret = 0.0
+                c.covers = []
+    return g

@@ -90,7 +90,9 @@ def pin_copies(g: Graph) -> Graph:
         if j in moved:
             o.prev, last_copy = last_copy, j
     g.tails = {t: (0.0 if consumer.get(t) else v) for t, v in g.tails.items()}
-    return g
+    from .batch import batch_copies  # runs of small copies as one transfer (the same cause's other fix)
+
+    return batch_copies(g)
 
 
 def graph_launches(g: Graph) -> Graph:

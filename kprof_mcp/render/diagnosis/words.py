@@ -336,7 +336,8 @@ def _copy(f: Facts) -> Words:
             "device-to-host copies of whole tensors every step, waited for by the host",
         )
     return (
-        "Copy host-to-device from pinned memory with non_blocking=True, ahead of use on a side stream",
+        "Copy host-to-device in one transfer per batch (stack the samples on the host first), from pinned "
+        "memory with non_blocking=True, ahead of use on a side stream",
         _idle(f, f"h2d_copy_time_not_overlapped={_per(f)}, {f.copies} copies"),
         "host-to-device copies on the critical path",
     )
