@@ -229,7 +229,10 @@ class ClusterRunner:
         if isinstance(spec, SweepSpec):
             outcome.sweep_dir = dirs[0]
             outcome.result.sweep_dir = str(dirs[0])
-            sweep = type(outcome.result).model_validate_json((dirs[0] / "sweep.json").read_text())
+            from .. import safefs  # a run file a kernel package's job could have written: bounded first
+
+            text = safefs.read_json_text(dirs[0], dirs[0] / "sweep.json", *store.RESULT_CAP)
+            sweep = type(outcome.result).model_validate_json(text)
             (dirs[0] / "sweep.json").write_text(
                 sweep.model_copy(update={"sweep_dir": str(dirs[0])}).model_dump_json(indent=2)
             )
