@@ -16,14 +16,13 @@ has --calibrate; the batch what-if, the static SASS mix's loops, issue 37's allo
 line; 2026-11-26, 14 outputs: issue 41's `--mode MODE` in the usage lines (cli/profile_help, run_help,
 profile_vector_add_mode_warp, mcp/call_08_profile_kernel), two CLI errors without a stray empty line
 (cli/profile_nope, profile_vector_add_version_v9), n/a instead of 0 for stages without a FLOP/byte model
-(7 h100_commands/*.report.md), and a tool's argument errors in kprof's words (mcp/call_01_classify_bottleneck)).
-Intended changes awaiting the next re-recording, one line each (re-recorded 2026-11-26 before them):
-- issue 41 (i41b): cli/list.txt gains a "without a GPU: ..." line per package whose CPU-sized defaults differ;
-- issue 41 (i41b): mcp/tool_profile_kernel.json's params description says omitted ones are CPU-sized without a GPU.
-- issue 40 (i40b): the 12 result.json files a mode writes reading a recording back (ncu/*, nsys/*) gain
-  `"timings": {}` (ProfileResult.timings: where a profile's wall time went, empty for a recording).
-- issue 41 (i41b): cli/profile_help.txt's --mode help says event mode's time is the kernel time from CUPTI (was "CUDA events").
-- issue 41 (i41b): mcp/tool_compare_versions.json's example verdict is the recorded one (1.111×, CI 1.109–1.112; was 1.090×).
+(7 h100_commands/*.report.md), and a tool's argument errors in kprof's words (mcp/call_01_classify_bottleneck);
+2026-11-26 11:10 UTC, 16 outputs: cli/list.txt's "without a GPU: ..." line per package whose CPU-sized defaults
+differ, mcp/tool_profile_kernel.json's params description (CPU-sized when omitted without a GPU),
+cli/profile_help.txt's --mode help (event mode's time is CUPTI's kernel time), mcp/tool_compare_versions.json's
+recorded example verdict (1.111×), and the 12 ncu/nsys result.json files' `"timings": {}` (issue 40)).
+Intended changes awaiting the next re-recording, one line each (re-recorded 2026-11-26 11:10 UTC before them):
+- none.
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.
 
