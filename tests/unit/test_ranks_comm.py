@@ -280,7 +280,9 @@ def test_a_recorded_nccl_job_on_two_h100s_names_the_sleeping_rank():
     assert 0.8 * GPU_SLEEP_NS < st["late_ns"] < 1.2 * GPU_SLEEP_NS, st
     assert 0.8 * GPU_SLEEP_NS < st["extra_host_ns"] < 1.2 * GPU_SLEEP_NS, st
     rows = {r["rank"]: r for r in table}
-    assert rows[0]["comm_ns"] > 0.8 * GPU_SLEEP_NS and rows[0]["exposed_ns"] == pytest.approx(rows[0]["comm_ns"])
+    assert rows[0]["comm_ns"] > 0.8 * GPU_SLEEP_NS and rows[0]["exposed_ns"] == pytest.approx(
+        rows[0]["comm_ns"]
+    )
     assert rows[0]["wait_ns"] == pytest.approx(st["late_ns"], rel=0.05) and rows[1]["wait_ns"] == 0
     assert 1 * MS < rows[1]["compute_ns"] < 3 * MS  # eight 4096^3 bf16 GEMMs on an H100: ~0.2 ms each
     assert st["whatif_ns"] < 0.1 * st["replay_ns"] and st["replay_ns"] == pytest.approx(

@@ -214,7 +214,13 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
                     if u.key in (*PIPES, "issue")
                 ]
                 share = min(share, 1.0 - max(rest, default=0.0))
-            add(specific, "over_fetch", share, {**facts, "uncoalesced": uncoalesced(m), "resource": "dram"}, True)
+            add(
+                specific,
+                "over_fetch",
+                share,
+                {**facts, "uncoalesced": uncoalesced(m), "resource": "dram"},
+                True,
+            )
 
     if m.wide_share is not None:
         # Float64 kernels where the stage's model is narrower (type promotion): in float32 each moves half
