@@ -161,16 +161,16 @@ def descendants(root: int) -> list[int]:
     return found
 
 
-def kill_tree(root: int, rounds: int = 50) -> int:
-    """SIGKILL every descendant of ``root`` (not ``root`` itself), those that left its session or
-    group (``setsid``) included; returns how many were killed. Each round stops what it finds
+def kill_tree(root: int, rounds: int = 50, keep: frozenset[int] | set[int] = frozenset()) -> int:
+    """SIGKILL every descendant of ``root`` (not ``root`` itself, nor the pids in ``keep``), those that
+    left its session or group (``setsid``) included; returns how many were killed. Each round stops what it finds
     (a stopped process cannot fork) until a round finds nothing new, then kills them all; a
     process whose parent dies meanwhile is re-parented to the nearest subreaper (the sandbox's
     supervisor, :mod:`kprof_mcp.sandbox`) and still found below ``root`` while that one lives.
     Orphans this process must reap (when it is the subreaper) are reaped here."""
     seen: set[int] = set()
     for _ in range(rounds):
-        new = [p for p in descendants(root) if p not in seen]
+        new = [p for p in descendants(root) if p not in seen and p not in keep]
         if not new:
             break
         for p in new:

@@ -24,6 +24,7 @@ import threading
 import time
 import traceback
 
+from .. import lifeline
 from ..protocol import DONE_PREFIX, READY_PREFIX
 
 
@@ -184,62 +185,6 @@ def tidy() -> int:
     return 0
 
 
-def _descendants() -> set[int]:
-    """The pids of every process below this one (the children of each of its threads, recursively)."""
-    found: set[int] = set()
-    todo = [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    kids = [int(k) for k in f.read().split()]
-            except (OSError, ValueError):
-                continue
-            for k in kids:
-                if k not in found:
-                    found.add(k)
-                    todo.append(k)
-    return found
-
-
-def end_leftovers(before: set[int]) -> list[int]:
-    """Kill every process a job started that is still alive (issue 38, the fresh probe's F2: a
-    package's import double-forked a ``setsid`` process that outlived its job in this long-lived
-    worker). The worker is its own subreaper, so an orphan of the job stays below it; ``before``:
-    processes below it before the job (none are touched). Returns the pids killed."""
-    import signal
-
-    killed: list[int] = []
-    for _ in range(20):  # a process may fork while the others are killed
-        new = _descendants() - before - set(killed)
-        if not new:
-            break
-        for pid in new:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-            except OSError:
-                pass
-    deadline = time.monotonic() + 2.0
-    waiting = set(killed)
-    while waiting and time.monotonic() < deadline:  # reap them (each is this worker's child by now)
-        for pid in list(waiting):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid if not os.path.exists(f"/proc/{pid}") else 0
-            if done:
-                waiting.discard(pid)
-        if waiting:
-            time.sleep(0.01)
-    return killed
-
-
 def _be_subreaper() -> None:
     try:
         import ctypes
@@ -258,13 +203,14 @@ def serve(commands_fd: int, force_cpu: bool, light: bool = False) -> int:
             if not line.strip():
                 continue
             msg = json.loads(line)
-            before = _descendants()
+            before = set(lifeline.descendants(os.getpid()))
             rc = dispatch(list(msg["argv"]))
-            left = end_leftovers(before)
+            # Issue 38 (the fresh probe's F2): what the job started and left running dies with it (a
+            # package's import can double-fork a setsid process; this worker is its own subreaper, so
+            # the orphan stays below it); processes that were below it before the job stay.
+            left = lifeline.kill_tree(os.getpid(), keep=before)
             if left:
-                print(
-                    f"kprof warm worker: ended {len(left)} process(es) the job left running", file=sys.stderr
-                )
+                print(f"kprof warm worker: ended {left} process(es) the job left running", file=sys.stderr)
             after = tidy()
             rc = rc or after
             sys.stderr.flush()
