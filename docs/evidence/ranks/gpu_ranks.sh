@@ -8,39 +8,7 @@
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$PWD/.nsyslibs:$LD_LIBRARY_PATH NCCL_NVLS_ENABLE=0
 WS=/tmp/ws39 && rm -rf $WS && mkdir -p $WS
-cat > $WS/ddp_job.py <<'PY'
-import os, sys, time, tempfile
-import torch, torch.distributed as dist
-import torch.multiprocessing as mp
-import kprof
-
-SLEEP_S = 0.04
-
-
-def work(rank, world, init):
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", init_method=init, rank=rank, world_size=world)
-    torch.manual_seed(rank)
-    x = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-    w = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) / 64
-    for i in range(12):
-        with kprof.range("step"):
-            y = x
-            for _ in range(8):
-                y = y @ w
-            if rank == 1:
-                time.sleep(SLEEP_S)  # the planted straggler: host work before the collective
-        with kprof.range("sync"):
-            dist.all_reduce(y)
-            torch.cuda.synchronize()
-    dist.destroy_process_group()
-
-
-if __name__ == "__main__":
-    init = "file://" + os.path.join(tempfile.mkdtemp(), "rendezvous")
-    mp.spawn(work, args=(2, init), nprocs=2)
-    print("spawned ranks done")
-PY
+cp tests/fixtures/gpu_ranks_nccl/ddp_job.py $WS/  # the job (one copy, the fixture's)
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; git log -1 --format='kprof %h %s'
   python3 -c "import torch; print('torch', torch.__version__, 'nccl', torch.cuda.nccl.version(), 'gpus', torch.cuda.device_count())"

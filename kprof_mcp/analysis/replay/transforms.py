@@ -7,6 +7,7 @@ from typing import Any
 
 from ..idle import HOST_WORK_MIN_NS
 from ..timeline import LAUNCH_APIS
+from .batch import batch_copies
 from .graph import MIB, Call, Graph, Op, _copy, _h2d, _pageable
 
 
@@ -90,9 +91,7 @@ def pin_copies(g: Graph) -> Graph:
         if j in moved:
             o.prev, last_copy = last_copy, j
     g.tails = {t: (0.0 if consumer.get(t) else v) for t, v in g.tails.items()}
-    from .batch import batch_copies  # runs of small copies as one transfer (the same cause's other fix)
-
-    return batch_copies(g)
+    return batch_copies(g)  # runs of small copies as one transfer (the same cause's other fix)
 
 
 def graph_launches(g: Graph) -> Graph:
