@@ -326,7 +326,14 @@ class WorkerPool:
                         **(
                             {
                                 k: w.facts.get(k)
-                                for k in ("ready_after_s", "warm_up_s", "steps_s", "cupti", "cuda")
+                                for k in (
+                                    "ready_after_s",
+                                    "warm_up_s",
+                                    "steps_s",
+                                    "cupti",
+                                    "cuda",
+                                    "gc_frozen",
+                                )
                             }
                             if w.facts
                             else {}

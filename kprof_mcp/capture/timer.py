@@ -20,7 +20,9 @@ after ``min_runs`` samples, timing stops
 Without it (the default, ``KPROF_TIMING_STOP=window``) the rule is the one before issue 40.
 
 A CUPTI batch's profiler session start and stop and its trace's export and reading are booked
-apart from the runs (``cupti_start``, ``cupti_stop``, ``cupti_trace`` in ``spent_s``; issue 40).
+apart from the runs (``cupti_start``, ``cupti_stop``, the trace's ``cupti_export``, ``cupti_read`` and
+``cupti_match``, and ``python_gc``: Python's garbage collection while the trace was handled, in
+``spent_s``; issue 40).
 Kineto tears CUPTI down after a session (``cuptiFinalize``) where ``TEARDOWN_CUPTI=1`` asks it to and
 loads it again for the next: ``KPROF_CUPTI_TEARDOWN=0`` keeps it attached for the process's life,
 ``=1`` tears it down, unset leaves the environment's choice (:func:`keep_cupti_attached`; opt-in: on
@@ -28,6 +30,8 @@ an H100 a process of its own showed no difference, docs/evidence/agent-loop)."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import statistics
 import tempfile
@@ -42,6 +46,27 @@ EARLY_MIN_BATCHES = 3  # the early stop needs this many batches whose medians ag
 EARLY_MIN_WINDOW_MS = 150.0  # ... spanning at least this much timing (a GPU; capped by the budget)
 STOP_ENV = "KPROF_TIMING_STOP"  # "ci": the early stop on; "window" (the default): the fixed window
 TEARDOWN_ENV = "KPROF_CUPTI_TEARDOWN"  # "0": CUPTI kept attached between sessions; "1": torn down
+
+
+@contextlib.contextmanager
+def gc_clock():
+    """Seconds Python's cyclic garbage collector ran inside the block (a one-element list, filled as
+    collections end; through ``gc.callbacks``)."""
+    spent = [0.0]
+    began = [0.0]
+
+    def cb(phase: str, info: dict) -> None:
+        if phase == "start":
+            began[0] = time.perf_counter()
+        elif began[0]:
+            spent[0] += time.perf_counter() - began[0]
+            began[0] = 0.0
+
+    gc.callbacks.append(cb)
+    try:
+        yield spent
+    finally:
+        gc.callbacks.remove(cb)
 
 
 def keep_cupti_attached() -> bool:
@@ -150,7 +175,18 @@ class Timer:
         # start and stop, its trace (export and reading), the SM clock reads — event mode's phases
         # (timings.phases).
         self.spent_s: dict[str, float] = dict.fromkeys(
-            ("warmup", "timing_window", "cupti_start", "cupti_stop", "cupti_trace", "sm_clock_reads"), 0.0
+            (
+                "warmup",
+                "timing_window",
+                "cupti_start",
+                "cupti_stop",
+                "cupti_export",
+                "cupti_read",
+                "cupti_match",
+                "python_gc",
+                "sm_clock_reads",
+            ),
+            0.0,
         )
         self._cupti_s: dict[str, float] = {}  # the last CUPTI batch's start, stop and trace (s)
 
@@ -199,22 +235,24 @@ class Timer:
             torch.cuda.synchronize()
             t_runs = time.perf_counter()  # from here on: the profiler's stop, then the trace's part
         t_stopped = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="kprof-cupti-") as d:
+        with gc_clock() as gc_s, tempfile.TemporaryDirectory(prefix="kprof-cupti-") as d:
             # Kept as an artifact: each batch overwrites the last, so the last batch's trace stays.
             path = self.trace_path or Path(d) / "batch.json"
             prof.export_chrome_trace(str(path))
+            t_exported = time.perf_counter()
             tr = kineto.load_trace(path)
-        sums, spans, rows = kernels_per_iteration(tr)
-        from ..analysis.timeline import foreign_overlaps
+            t_read = time.perf_counter()
+            sums, spans, rows = kernels_per_iteration(tr)
+            from ..analysis.timeline import foreign_overlaps
 
-        for f in foreign_overlaps(tr):
-            key = (f["name"], f["stream"])
-            prev = self.foreign.get(
-                key, {"name": f["name"], "stream": f["stream"], "kernels": 0, "overlap_ns": 0.0}
-            )
-            prev["kernels"] += f["kernels"]
-            prev["overlap_ns"] += f["overlap_ns"]
-            self.foreign[key] = prev
+            for f in foreign_overlaps(tr):
+                key = (f["name"], f["stream"])
+                prev = self.foreign.get(
+                    key, {"name": f["name"], "stream": f["stream"], "kernels": 0, "overlap_ns": 0.0}
+                )
+                prev["kernels"] += f["kernels"]
+                prev["overlap_ns"] += f["overlap_ns"]
+                self.foreign[key] = prev
         if tr.kernels.empty:
             raise CuptiUnavailable("torch.profiler recorded no GPU kernel (CUPTI unavailable or refused)")
         if len(sums) != n:
@@ -224,11 +262,19 @@ class Timer:
             )
         self.spans += spans
         self.kernels.append(rows)
-        self._cupti_s = {
-            "cupti_start": t_started - t_enter,
-            "cupti_stop": t_stopped - t_runs,
-            "cupti_trace": time.perf_counter() - t_stopped,
+        # The trace's three parts, Python's garbage collection during them booked apart (issue 40:
+        # a warm worker's heap made the same trace's handling several times slower than a fresh process).
+        gc_total = gc_s[0]
+        parts = {
+            "cupti_export": t_exported - t_stopped,
+            "cupti_read": t_read - t_exported,
+            "cupti_match": time.perf_counter() - t_read,
         }
+        total = sum(parts.values())
+        self._cupti_s = {"cupti_start": t_started - t_enter, "cupti_stop": t_stopped - t_runs}
+        for k, v in parts.items():  # GC time taken out of each part in proportion
+            self._cupti_s[k] = v * (1.0 - min(gc_total, total) / total) if total > 0 else v
+        self._cupti_s["python_gc"] = min(gc_total, total)
         return sums
 
     def _batch(self, fn, n: int) -> list[float]:

@@ -143,7 +143,7 @@ def test_a_cupti_batch_books_its_session_start_stop_and_trace_apart_from_the_run
 
     def batch(fn, n):
         time.sleep(0.05)
-        t._cupti_s = {"cupti_start": 0.01, "cupti_stop": 0.02, "cupti_trace": 0.005}
+        t._cupti_s = {"cupti_start": 0.01, "cupti_stop": 0.02, "cupti_export": 0.005, "python_gc": 0.001}
         return [1.0] * n
 
     monkeypatch.setattr(t, "_one_batch", batch)
@@ -151,9 +151,24 @@ def test_a_cupti_batch_books_its_session_start_stop_and_trace_apart_from_the_run
     t._batch(lambda: None, 3)
     assert t.spent_s["cupti_start"] == pytest.approx(0.02)
     assert t.spent_s["cupti_stop"] == pytest.approx(0.04)
-    assert t.spent_s["cupti_trace"] == pytest.approx(0.01)
+    assert t.spent_s["cupti_export"] == pytest.approx(0.01)
+    assert t.spent_s["python_gc"] == pytest.approx(0.002)
     # the runs: the batches' wall time less the session's parts
-    assert 0.1 - 0.07 - 0.005 <= t.spent_s["timing_window"] <= 0.5
+    assert 0.1 - 0.07 - 0.012 <= t.spent_s["timing_window"] <= 0.5
+
+
+def test_gc_clock_books_the_collections_run_inside_it():
+    import gc
+
+    from kprof_mcp.capture.timer import gc_clock
+
+    with gc_clock() as spent:
+        for _ in range(3):
+            gc.collect()
+    assert spent[0] > 0.0
+    with gc_clock() as idle:
+        pass
+    assert idle[0] == 0.0
 
 
 def test_event_mode_times_one_energy_window():
