@@ -220,6 +220,12 @@ def _breakdown(r: RankSteps, k: int) -> dict[str, float]:
     }
 
 
+def breakdowns(r: RankSteps) -> list[dict[str, float]]:
+    """Every kept step of one rank, each as :func:`communication` counts it before taking medians
+    (ns: step, compute, comm, exposed, host; the step's bounds ``lo``/``hi`` in trace ns)."""
+    return [_breakdown(r, k) | {"lo": r.steps[k][0], "hi": r.steps[k][1]} for k in range(len(r.steps))]
+
+
 def _median(v: list[float]) -> float:
     return float(statistics.median(v)) if v else 0.0
 
