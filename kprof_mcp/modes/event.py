@@ -290,6 +290,9 @@ class EventMode(Mode):
         result.command["stages_from"] = by
         if table:
             result.command["ranks"] = table
-        if comm:  # the ranks' communication, skew and straggler (analysis.comm)
+        if comm:  # the ranks' communication, skew and straggler (analysis.comm), and ranks.png
+            from .timeline_assemble import write_rank_picture
+
             result.command["communication"] = comm
+            write_rank_picture(cc.work_dir, result)
         write_params_and_samples(cc.work_dir, result, "none: the command's own runs, caches as it left them")

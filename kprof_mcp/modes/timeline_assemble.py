@@ -244,4 +244,26 @@ def write_timeline(work_dir: Path, tr, tl, result: ProfileResult, cache_control:
         result.warnings.append(
             ResultWarning(kind="artifact", message=f"timeline.png not written: {type(e).__name__}: {e}")
         )
+    write_rank_picture(work_dir, result)
     write_params_and_samples(work_dir, result, cache_control)
+
+
+def write_rank_picture(work_dir: Path, result: ProfileResult) -> None:
+    """ranks.png, a multi-rank job's per-rank timeline (:mod:`kprof_mcp.render.rank_plot`), when its
+    communication summary has a picture; named in the summary (``picture_file``) for report.md."""
+    comm = (result.command or {}).get("communication") or {}
+    if not comm.get("picture"):
+        return
+    import io
+
+    from ..render.rank_plot import FILE, plot_ranks
+
+    try:
+        png = io.BytesIO()
+        plot_ranks(comm, png)
+        safefs.write_atomic(work_dir, work_dir / FILE, png.getvalue())
+        comm["picture_file"] = FILE
+    except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the measurements
+        result.warnings.append(
+            ResultWarning(kind="artifact", message=f"{FILE} not written: {type(e).__name__}: {e}")
+        )
