@@ -336,8 +336,8 @@ def communication(ranks: list[RankSteps]) -> tuple[dict[str, dict[str, float]], 
     return rows, summary
 
 
-PICTURE_RANKS = 32  # rows of the per-rank picture at most (the straggler always among them)
-PICTURE_SEGMENTS = 300  # segments per rank and kind at most: closer ones merged
+PICTURE_RANKS = 16  # rows of the per-rank picture at most (the straggler always among them)
+PICTURE_SEGMENTS = 200  # segments per rank and kind at most: closer ones merged
 
 
 def picture(ranks: list[RankSteps], per: dict, n: int, straggler: str | None) -> dict[str, Any]:
@@ -395,8 +395,9 @@ def picture(ranks: list[RankSteps], per: dict, n: int, straggler: str | None) ->
     return {"steps": [k + 1 for k in ks], "of": n, "straggler": straggler, "ranks": rows}
 
 
-def _coarse(iv: Intervals) -> list[list[float]]:
-    """At most :data:`PICTURE_SEGMENTS` intervals: neighbours merged across ever larger gaps."""
+def _coarse(iv: Intervals) -> list[int]:
+    """At most :data:`PICTURE_SEGMENTS` intervals, flat (``[start0, end0, start1, end1, ...]``: one JSON
+    array per kind, as result.json's reader caps its arrays): neighbours merged across ever larger gaps."""
     iv = _union(iv)
     gap = 0.0
     while len(iv) > PICTURE_SEGMENTS:
@@ -408,7 +409,7 @@ def _coarse(iv: Intervals) -> list[list[float]]:
             else:
                 out.append((a, b))
         iv = out
-    return [[round(a), round(b)] for a, b in iv if round(b) > round(a)]
+    return [t for a, b in iv if round(b) > round(a) for t in (round(a), round(b))]
 
 
 def _straggler(

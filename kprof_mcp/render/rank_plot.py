@@ -21,6 +21,12 @@ KINDS = {
 }
 
 
+def pairs(flat: list[float] | None) -> list[tuple[float, float]]:
+    """A picture's flat ``[start0, end0, start1, end1, ...]`` as (start, end) pairs."""
+    flat = flat or []
+    return list(zip(flat[0::2], flat[1::2]))
+
+
 def row_labels(pic: dict[str, Any], straggler: dict[str, Any] | None = None) -> list[str]:
     """Each row's label, top to bottom: the rank, and for the straggler how late it was per step."""
     out = []
@@ -48,7 +54,7 @@ def plot_ranks(comm: dict[str, Any], dest: Path | IO[bytes]) -> list[str]:
     for i, r in enumerate(rows):
         y = len(rows) - 1 - i  # rank 0 on top
         for kind, (colour, legend) in KINDS.items():
-            segs = [((a / 1e6), max((b - a) / 1e6, 1e-3)) for a, b in r.get(kind) or []]
+            segs = [(a / 1e6, max((b - a) / 1e6, 1e-3)) for a, b in pairs(r.get(kind))]
             if not segs:
                 continue
             height = 0.5 if kind == "host" else 0.7
@@ -60,7 +66,7 @@ def plot_ranks(comm: dict[str, Any], dest: Path | IO[bytes]) -> list[str]:
                 label=legend if kind not in drawn else None,
             )
             drawn.add(kind)
-        for a, b in r.get("steps") or []:
+        for a, b in pairs(r.get("steps")):
             ax.plot([a / 1e6, a / 1e6], [y - 0.45, y + 0.45], color="black", linewidth=0.8)
             ax.plot([b / 1e6, b / 1e6], [y - 0.45, y + 0.45], color="black", linewidth=0.8, linestyle=":")
     ax.set_yticks(range(len(rows)), list(reversed(labels)))

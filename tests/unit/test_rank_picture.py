@@ -20,7 +20,7 @@ from kprof_mcp.capture import ranks as capture_ranks
 from kprof_mcp.models import ProfileResult
 from kprof_mcp.modes.timeline_assemble import write_rank_picture
 from kprof_mcp.parsers.nsys_processes import load_processes
-from kprof_mcp.render.rank_plot import FILE, plot_ranks
+from kprof_mcp.render.rank_plot import FILE, pairs, plot_ranks
 from kprof_mcp.render.report import render_report
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -35,7 +35,7 @@ def _event(name: str, use_gpu: bool) -> tuple[list[dict], dict]:
 
 
 def _total(row: dict, kind: str) -> float:
-    return sum(b - a for a, b in row[kind])
+    return sum(b - a for a, b in pairs(row[kind]))
 
 
 def test_the_picture_holds_two_representative_steps_of_every_rank():
@@ -48,7 +48,7 @@ def test_the_picture_holds_two_representative_steps_of_every_rank():
     assert len(pic["steps"]) == 2 and pic["steps"][1] == pic["steps"][0] + 1 and pic["of"] == 11
     rows = {r["rank"]: r for r in pic["ranks"]}
     by = {r["rank"]: r for r in table}
-    assert min(a for r in pic["ranks"] for a, _ in r["steps"]) == 0  # from the first rank's start
+    assert min(a for r in pic["ranks"] for a, _ in pairs(r["steps"])) == 0  # from the first rank's start
     assert _total(rows[0], "wait") / 2 == pytest.approx(by[0]["wait_ns"], rel=0.05)
     assert _total(rows[1], "host") / 2 == pytest.approx(by[1]["host_ns"], rel=0.05)
     assert _total(rows[1], "wait") < 0.01 * MS  # the straggler waits for nobody
@@ -109,6 +109,6 @@ def test_nsys_mode_and_the_cpu_give_the_same_picture(tmp_path):
 def test_many_segments_are_merged_to_a_drawable_number():
     iv = [(float(i * 10), float(i * 10 + 5)) for i in range(5000)]
     out = comm._coarse(iv)
-    assert len(out) <= comm.PICTURE_SEGMENTS
-    assert out[0][0] == 0 and out[-1][1] == 49995
-    assert comm._coarse([(0.0, 5.0), (10.0, 20.0)]) == [[0, 5], [10, 20]]  # few: as they are
+    assert len(out) <= 2 * comm.PICTURE_SEGMENTS
+    assert out[0] == 0 and out[-1] == 49995
+    assert comm._coarse([(0.0, 5.0), (10.0, 20.0)]) == [0, 5, 10, 20]  # few: as they are, flat
