@@ -34,6 +34,7 @@ from pairs import (  # noqa: E402
     HELDOUT4_PAIRS,
     HELDOUT5_PAIRS,
     HELDOUT6_PAIRS,
+    HELDOUT7_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     REPLAY_PAIRS,
@@ -137,6 +138,7 @@ def main() -> int:
         + HELDOUT4_PAIRS
         + HELDOUT5_PAIRS
         + HELDOUT6_PAIRS
+        + HELDOUT7_PAIRS
     ):
         if a.pairs and p.name not in a.pairs:
             continue
