@@ -109,6 +109,32 @@ def test_as_hta_comes_the_figures_agree_within_5_pct_or_its_rounding(side):
         assert abs(x["host_inside_ns"] - x["hta_idle_ns"] - memory) <= 2 * US * x["activities"]
 
 
+def test_overlap_agrees_where_communication_overlaps_compute(side, tmp_path):
+    """The recording's all_reduce blocks (0 % overlap for both tools), so the overlap is also compared on
+    the same traces derived (hta_side_by_side.derive_overlapped: each NCCL kernel moved to a stream of its
+    own, from its step's first GEMM; not a recording): rank 0's wait overlaps its GEMMs (4.4 %), rank 1's
+    all_reduce lies under them (100 %). kprof's overlap is HTA's within 0.5 points, as HTA comes and
+    without its rounding; its exposed communication is HTA's non-compute time less the memory operations."""
+    mod, _, rec = side
+    kd = mod.kprof_figures(mod.derive_overlapped(mod.TRACES, tmp_path))
+    over = {0: 4.4, 1: 100.0}
+    for key in ("windows", "windows_exact"):
+        w = rec["derived_overlapped"][key]
+        for r in kd:
+            med, kept = mod.hta_medians(w["steps"][str(r)]), w["kept"][str(r)]
+            assert kd[r]["medians"]["overlap_pct"] == pytest.approx(over[r], abs=0.1)
+            assert kd[r]["medians"]["overlap_pct"] == pytest.approx(med["overlap_pct"], abs=0.5)
+            assert kd[r]["kept"]["overlap_pct"] == pytest.approx(kept["overlap_pct"], abs=0.5)
+            _close(
+                kd[r]["kept"]["comm_ns"], kept["comm_kernels_ns"], 0.05 if key == "windows" else 0.001, "comm"
+            )
+    w = rec["derived_overlapped"]["windows_exact"]
+    for r in kd:
+        kept = w["kept"][str(r)]
+        got = kd[r]["kept"]["exposed_ns"] + kept["memory_ns"]
+        assert got == pytest.approx(kept["non_compute_ns"], rel=0.005, abs=1e3), r  # rank 1: memsets alone
+
+
 def test_whole_trace_differs_by_the_warmup_and_start_up(side):
     """HTA's default window is the whole trace: NCCL's set-up, the first (warm-up) step and the start-up
     kernels are in it, kprof's kept steps leave them out — HTA's whole-trace communication is kprof's
