@@ -58,7 +58,9 @@ def make(variant: str, cuda: bool):
         return h
 
     side = torch.cuda.Stream() if cuda else None
-    pool = torch.cuda.graph_pool_handle() if cuda else None  # one memory pool for every capture
+    # one memory pool for every capture, kept alive by the graph in use (a pool whose last graph is gone
+    # is released and cannot be captured into again)
+    pool = torch.cuda.graph_pool_handle() if cuda else None
 
     def capture():
         if not cuda:  # no graphs on the CPU: replay() runs the same computation directly
@@ -94,10 +96,9 @@ def make(variant: str, cuda: bool):
             with kprof.range("step"):
                 static_in.copy_(x)
                 if variant == "bad":
-                    graph, out = capture()
-                else:
-                    graph, out = state["graph"], state["out"]
-                out = replay(graph, out)
+                    # the new graph replaces the last one after its capture (the shared pool stays in use)
+                    state["graph"], state["out"] = capture()
+                out = replay(state["graph"], state["out"])
                 kept.append(out.float().mean(dim=0))
 
     return loop, (lambda: torch.stack(kept).float().cpu())
