@@ -208,6 +208,10 @@ def finish() -> None:
         if rec["role"] == "rank":
             trace = os.path.join(_state["dir"], f"{os.getpid()}.trace.json")
             prof.export_chrome_trace(trace)
+            try:
+                add_rank_info(trace, int(rec["rank"]), rec.get("world_size"))
+            except (OSError, ValueError, TypeError):
+                pass  # the trace as torch wrote it: kprof reads the rank from the record
             rec["trace"] = os.path.basename(trace)
         rec["status"] = "ok"
     except Exception as e:  # noqa: BLE001
@@ -216,3 +220,28 @@ def finish() -> None:
         _write(rec)
     except OSError:
         pass
+
+
+def add_rank_info(trace: str, rank: int, world_size: Any) -> bool:
+    """Give an exported trace the ``distributedInfo`` torch.profiler writes only with a process group up
+    and CUDA recorded (the gloo ranks' CPU traces have none), so that tools reading a directory of
+    per-rank traces (HTA's ``TraceAnalysis``, which finds each trace's rank by the first ``"rank": N``)
+    know whose it is. The object goes first, the trace is copied once; a trace that has one is left
+    alone (Kineto writes it after the events). Returns whether it was added."""
+    with open(trace, "rb") as f:
+        head = f.read(1 << 16)
+        f.seek(max(0, os.fstat(f.fileno()).st_size - (1 << 16)))
+        tail = f.read()  # Kineto writes its distributedInfo after the events
+    if b'"distributedInfo"' in head + tail or not head.lstrip().startswith(b"{"):
+        return False
+    info = json.dumps({"distributedInfo": {"rank": rank, "world_size": world_size}})[1:-1]
+    tmp = trace + ".rank"
+    with open(trace, "rb") as src, open(tmp, "wb") as dst:
+        body = src.read(1 << 16)
+        at = body.index(b"{") + 1
+        comma = b"" if body[at:].lstrip().startswith(b"}") else b","
+        dst.write(body[:at] + b"\n  " + info.encode() + comma + body[at:])
+        while chunk := src.read(1 << 20):
+            dst.write(chunk)
+    os.replace(tmp, trace)
+    return True
