@@ -116,7 +116,7 @@ def run(req: CompareRequest) -> dict[str, Any]:
     for ps in distinct.values():
         _check_memory(torch, pkg, ps, use_cuda, also_held=held)
         held += float(pkg.memory_bytes(ps))
-    dev = device_state(torch, use_cuda)
+    dev = device_state(torch, use_cuda, locked_mhz=req.sm_clock_locked_mhz)
     progress(0.08, f"building inputs on {dev.name}")
     built: dict[str, tuple[Any, Any]] = {}  # parameter set → (inputs, reference output)
     for key, ps in distinct.items():

@@ -28,7 +28,7 @@ from ..protocol import EXIT_EXPECTED, EXIT_KNOWN_FAILURE, ExpectedError, progres
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # event mode's flush buffer, counted in the memory check
 
 
-def device_state(torch, use_cuda: bool, query_smi: bool = True) -> DeviceState:
+def device_state(torch, use_cuda: bool, query_smi: bool = True, locked_mhz: int | None = None) -> DeviceState:
     import triton
 
     from ..devices import try_match_device
@@ -54,7 +54,8 @@ def device_state(torch, use_cuda: bool, query_smi: bool = True) -> DeviceState:
     smi = nvidia_smi.clocks(idx) if query_smi else {}
     from ..clocks import read_marker
 
-    lock = read_marker(nvidia_smi.smi_id(idx))  # the engine's clock lock on this GPU, when it holds one
+    # The engine's clock lock on this GPU: as the request says (the engine's own), else its marker.
+    lock = {"mhz": locked_mhz} if locked_mhz else read_marker(nvidia_smi.smi_id(idx))
     return DeviceState(
         kind="cuda",
         name=props.name,
@@ -165,7 +166,7 @@ def run(req: ProfileRequest) -> dict[str, Any]:
     except ParamError as e:
         raise ExpectedError("params", str(e)) from e
     _check_memory(torch, pkg, params, use_cuda)
-    dev = device_state(torch, use_cuda, query_smi=mode.query_smi_in_child)
+    dev = device_state(torch, use_cuda, query_smi=mode.query_smi_in_child, locked_mhz=req.sm_clock_locked_mhz)
     if req.wait_for:
         req = _wait_for_preparation(req, Path(req.wait_for))
         phase("package_device_and_wait_for_preparation")

@@ -27,7 +27,7 @@ def run(req: SweepRequest) -> dict[str, Any]:
     from .harness import _check_memory, _static, device_state
 
     torch, use_cuda, pkg, versions = open_package(req.kernel_source, req.versions, req.force_cpu)
-    dev = device_state(torch, use_cuda)
+    dev = device_state(torch, use_cuda, locked_mhz=req.sm_clock_locked_mhz)
     spec = None
     if dev.spec_key:
         from ..devices import match_device

@@ -60,9 +60,12 @@ def run_child(
             guard(engine, spec)  # again under the lock: the request may have waited in the queue
             # The timing child runs under the clock protocol; an Nsight comparison's arm profiles
             # (then) run after it, under Nsight Compute's own clock control.
-            with held_clocks("event", getattr(spec, "clock_control", "base"), spec.cpu, control):
+            with held_clocks("event", getattr(spec, "clock_control", "base"), spec.cpu, control) as clock:
+                req = spec.req
+                if clock is not None and clock.locked_mhz is not None:
+                    req = req.model_copy(update={"sm_clock_locked_mhz": clock.locked_mhz})
                 record = runner.run_profile(
-                    spec.req.model_dump_json(),
+                    req.model_dump_json(),
                     spec.timeout,
                     on_progress,
                     control=control,

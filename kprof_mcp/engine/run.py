@@ -99,7 +99,7 @@ def run_checked(
             try:
                 with held_clocks(spec.req.mode, spec.req.clock_control, spec.cpu, control) as clock:
                     phases.close("clock_lock")
-                    ran = _run_unfinished(engine, spec, on_progress, control, phases)
+                    ran = _run_unfinished(engine, with_clock(spec, clock), on_progress, control, phases)
                     phases.close("mode_after_run")
                 phases.close("clock_unlock")
                 return _finish(*ran, clock, engine.config.render_profiles, None, phases)
@@ -116,7 +116,7 @@ def run_checked(
                     fallback.req.mode, fallback.req.clock_control, fallback.cpu, control
                 ) as clock:
                     phases.close("clock_lock")
-                    ran = _run_unfinished(engine, fallback, on_progress, control, phases)
+                    ran = _run_unfinished(engine, with_clock(fallback, clock), on_progress, control, phases)
                     phases.close("mode_after_run")
                 phases.close("clock_unlock")
                 return _finish(*ran, clock, engine.config.render_profiles, denied.record(spec.req), phases)
@@ -197,6 +197,18 @@ def held_clocks(
         yield state
 
 
+def with_clock(spec: ProfileSpec, clock: clocks.ClockState | None) -> ProfileSpec:
+    """``spec`` with the SM clock the engine holds locked for its run in the request (the child
+    records it; it does not look for the lock's marker)."""
+    if clock is None or clock.locked_mhz is None:
+        return spec
+    import dataclasses
+
+    return dataclasses.replace(
+        spec, req=spec.req.model_copy(update={"sm_clock_locked_mhz": clock.locked_mhz})
+    )
+
+
 class _Preparation:
     """The preparation run (compile, autotune, correctness; no profiler) in the warm worker, on a
     thread, while the profiled child starts: its end is written to ``gate`` as JSON, which the
@@ -247,7 +259,7 @@ def run_locked(
     if not spec.cpu and get_mode(spec.req.mode).name not in clocks.TIMING_MODES:
         clocks.release_kept(_clock_gpu(control))  # its profiler controls the clocks
     phases = Phases()
-    ran = _run_unfinished(engine, spec, on_progress, control, phases)
+    ran = _run_unfinished(engine, with_clock(spec, clock), on_progress, control, phases)
     phases.close("mode_after_run")
     return _finish(*ran, clock, engine.config.render_profiles, fallback, phases)
 

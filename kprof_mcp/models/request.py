@@ -47,6 +47,7 @@ FLAT_ORDER = (
     "prepare_only",
     "correctness_checked",
     "wait_for",
+    "sm_clock_locked_mhz",
     "timeline_iters",
     "timeline_engine",
     "nsys_path",
@@ -108,6 +109,11 @@ class ProfileRequest(BaseModel):
     # the profiled child while the warm worker prepares, and writes there {"ok": true,
     # "correctness": ...} when preparation succeeded, or {"ok": false, "message": ...}.
     wait_for: str | None = None
+    # The SM clock the engine holds locked for this run (MHz; set by the engine under the clock
+    # protocol): the child records it as the run's clock state. A confined warm worker cannot read
+    # the lock's marker, and took a kept lock for free clocks (issue 40: every CUPTI batch then read
+    # "throttled" at the locked base clock and was set aside until twice the budget was spent).
+    sm_clock_locked_mhz: int | None = None
     # profile_command: the user's Python command (an argument vector, ``python`` first) instead of
     # a kernel package. Stages are its ranges whose names match ``include`` (fnmatch patterns;
     # empty: every range; no range at all: its kernels grouped by name). ``stage_models`` gives
@@ -215,6 +221,7 @@ class CompareRequest(BaseModel):
     warmup_ms: float = 100.0
     force_cpu: bool = False
     seed: int = 0  # the bootstrap's
+    sm_clock_locked_mhz: int | None = None  # as ProfileRequest's: set by the engine
 
 
 class SweepRequest(BaseModel):
@@ -232,3 +239,4 @@ class SweepRequest(BaseModel):
     budget_ms: float = 300.0  # per stage and point
     warmup_ms: float = 50.0
     force_cpu: bool = False
+    sm_clock_locked_mhz: int | None = None  # as ProfileRequest's: set by the engine
