@@ -2,7 +2,7 @@
 (:mod:`kprof_mcp.parsers.nsys_processes`) as the ranks event mode records
 (:class:`~kprof_mcp.analysis.ranks.RankProcess`), so both modes give the same stages
 (``rank<r>/<range>``: each process's own NVTX ranges and the kernels launched in them), the same
-per-rank table and the same communication, skew and straggler (:mod:`kprof_mcp.analysis.comm`: NCCL
+per-rank table (with each rank's idle time by host state, :mod:`.rank_idle`) and the same communication, skew and straggler (:mod:`kprof_mcp.analysis.comm`: NCCL
 kernels by name, a rank arriving at a collective when its kernel starts; all processes on the
 report's one clock).
 
@@ -27,6 +27,7 @@ from typing import Any
 
 from ..parsers.nsys_processes import Processes
 from .command import CommandStage
+from .rank_idle import rank_idle
 from .ranks import RankProcess, rank_communication, rank_stages
 
 BY_DEVICE = "cuda device"
@@ -71,6 +72,7 @@ def split_stages(
     summary ({} when the ranks ran no collective), as event mode gives them."""
     ranks, how = rank_processes(procs)
     stages, table, notes = rank_stages(ranks, include, True, warmup)
+    rank_idle(ranks, stages, table)  # each rank's GPU idle time by host state
     comm = rank_communication(ranks, include, warmup, table) if stages else {}
     for row, p in zip(table, ranks):
         row["devices"] = p.extra["devices"]

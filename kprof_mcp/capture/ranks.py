@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..analysis.rank_idle import rank_idle
 from ..analysis.ranks import RankProcess, rank_communication, rank_stages
 from ..protocol import ExpectedError
 from .rank_recorder import ENV_CUDA, ENV_DIR
@@ -188,6 +189,7 @@ def stages_with_ranks(
         shutil.rmtree(ranks_dir, ignore_errors=True)  # a single-process command's directory as before
     req = cc.req
     ranked, table, rank_notes = rank_stages(procs, list(req.include), cc.use_cuda, req.warmup_occurrences)
+    rank_idle(procs, ranked, table)  # each rank's GPU idle time by host state
     comm = rank_communication(procs, list(req.include), req.warmup_occurrences, table) if ranked else {}
     rank_notes += [f"communication: {n}" for n in comm.get("notes", [])]
     try:

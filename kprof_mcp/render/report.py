@@ -17,6 +17,7 @@ from .diagnosis import Assessment, assess
 from .diagnosis.ranks import ms, why_text
 from .markdown import NA, num, table
 from .phases import phase_lines
+from .rank_idle import idle_lines
 from .rank_plot import picture_line
 
 
@@ -106,6 +107,7 @@ def rank_section(ranks: list[dict], comm: dict | None = None) -> list[str]:
     if per_step:
         out += ["", comm_text(comm)]  # type: ignore[arg-type]
         out += picture_line(comm)
+    out += idle_lines(ranks)
     return out
 
 
