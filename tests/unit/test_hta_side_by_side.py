@@ -89,6 +89,21 @@ def test_exposed_communication_and_idle_differ_by_what_the_tools_count(side):
         assert x["edges_ns"] > 0  # kprof's steps start before and end after their GPU activity
 
 
+def test_each_ranks_idle_time_is_htas_plus_the_windows_edges(side):
+    """kprof's per-rank GPU idle time by host state (analysis.rank_idle, over the rank's kept steps) is HTA's
+    idle time over the same steps plus the window's edges (kprof's window runs from the first kept range's
+    start, HTA's from the first GPU activity), within 0.1 %; the sleeping rank's is host work."""
+    mod, kp, rec = side
+    for r in kp:
+        i, h = kp[r]["idle"], rec["windows_exact"]["kept"][str(r)]
+        edges = i["window_ns"] - h["span_ns"]
+        assert 0 <= edges < 0.01 * i["window_ns"]
+        _close(i["idle_ns"], h["idle_ns"] + edges, 0.001, f"rank {r} idle")
+    # The sleep: kprof's host work, HTA's host_wait (which also holds gaps kprof gives to launches, syncs).
+    host_wait = rec["windows_exact"]["kept"]["1"]["idle_by_category_ns"]["stream7/host_wait"]
+    _close(kp[1]["idle"]["parts_ns"]["host"], host_wait, 0.01, "rank 1 host work vs host_wait")
+
+
 def test_as_hta_comes_the_figures_agree_within_5_pct_or_its_rounding(side):
     """HTA as installed moves each event's start up and its end down to a whole µs: compute,
     communication and exposed communication still agree within 5 %; the idle time, small on rank 0,

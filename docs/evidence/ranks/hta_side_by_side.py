@@ -73,12 +73,18 @@ def derive_overlapped(src: Path, dst: Path) -> Path:
 
 def kprof_figures(ranks_dir: Path = TRACES) -> dict[int, dict[str, Any]]:
     """kprof's analysis of the ranks' traces: per rank its trace file, per-step medians (the rank table's
-    communication columns), every kept step's breakdown and the kept steps' totals (ns)."""
+    communication columns), every kept step's breakdown, the kept steps' totals and its GPU idle time by host
+    state over them (ns)."""
     sys.path.insert(0, str(ROOT))
     from kprof_mcp.analysis import comm
+    from kprof_mcp.analysis.rank_idle import rank_idle
+    from kprof_mcp.analysis.ranks import rank_stages
     from kprof_mcp.capture.ranks import collect
 
     procs = [p for p in collect(ranks_dir) if p.role == "rank" and p.status == "ok"]
+    stages, rank_table, _ = rank_stages(procs, [], True, WARMUP)
+    rank_idle(procs, stages, rank_table)  # each rank's GPU idle time by host state (the rank table's)
+    idle = {row["rank"]: row.get("idle") for row in rank_table}
     steps = {
         p.rank: comm.rank_steps(f"rank{p.rank}", p.rank, p.trace, p.origin_ns, [], WARMUP) for p in procs
     }
@@ -98,6 +104,7 @@ def kprof_figures(ranks_dir: Path = TRACES) -> dict[int, dict[str, Any]]:
             "medians": rows[f"rank{p.rank}"],
             "steps": b,
             "kept": total,
+            "idle": idle[p.rank],
             "summary": summary,
         }
     return out
@@ -351,6 +358,24 @@ def main() -> None:
                 + ", ".join(f"{k} {v / 1e3:,.1f} µs" for k, v in cats.items())
             )
         print()
+    print(
+        "GPU idle time over the kept steps (no rounding), µs: kprof's by host state, HTA's by stream and kind\n"
+    )
+    print(
+        "| rank | kprof window | kprof idle | its parts | HTA span | HTA idle | + window edges | ratio | HTA parts |"
+    )
+    print("|---|--:|--:|---|--:|--:|--:|--:|---|")
+    for r in sorted(kp):
+        i, h = kp[r]["idle"], rec["windows_exact"]["kept"][str(r)]
+        edges = i["window_ns"] - h["span_ns"]
+        parts = ", ".join(f"{k} {v / 1e3:,.1f}" for k, v in i["parts_ns"].items() if v)
+        cats = ", ".join(f"{k} {v / 1e3:,.1f}" for k, v in h["idle_by_category_ns"].items())
+        print(
+            f"| {r} | {i['window_ns'] / 1e3:,.1f} | {i['idle_ns'] / 1e3:,.1f} | {parts} | {h['span_ns'] / 1e3:,.1f} | "
+            f"{h['idle_ns'] / 1e3:,.1f} | {(h['idle_ns'] + edges) / 1e3:,.1f} | "
+            f"{_ratio(i['idle_ns'], h['idle_ns'] + edges)} | {cats} |"
+        )
+    print()
     with tempfile.TemporaryDirectory() as d:
         kd = kprof_figures(derive_overlapped(TRACES, Path(d)))
     print(
