@@ -22,6 +22,10 @@ lanes ≈ 0.67 G warp instructions, most of them shifts and logic on the ALU pip
 ~1.5 ms: ~10x. v0's limiter is the ALU pipe (resource "alu"); the fix moves the bit loop to the hardware
 instruction (cause "move_work").
 Tolerance: integer distances: exact (0).
+Measured (H100, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench median, L2 flushed) v0 1312 µs
+(no popc.b32; ~300 more PTX lines than v1: the bit loop compiled to about one bit extract and an add per bit,
+fewer instructions than the design's three; 70 registers), v1 138 µs (32 popc.b32, 2.9 TB/s): 9.5x;
+recorded event medians v0 2010 µs, v1 136 µs (+1377 %).
 """
 
 from kprof_mcp.kernel import KernelPackage, Param, StageModel, Version
@@ -74,8 +78,8 @@ KERNEL = KernelPackage(
     "distances of 256-bit codes; v0 a 32-step shift-and-add loop per word, v1 libdevice.popc",
     params=(
         Param("N", 1 << 23, min=1, max=1 << 26, doc="database codes"),
-        Param("Q", 4, min=1, max=16, doc="query codes (a power of two)"),
-        Param("W", 8, min=1, max=64, doc="32-bit words per code (a power of two)"),
+        Param("Q", 4, min=1, max=16, doc="query codes"),
+        Param("W", 8, min=1, max=64, doc="32-bit words per code (a power of two: a tl.arange)"),
         Param("dtype", "int32", choices=("int32",), doc="code words"),
     ),
     make_inputs=_inputs,

@@ -25,6 +25,8 @@ issue slots (a uniform scalar loop, each warp's loads hitting L1/L2, no single p
 "issue"); the fix removes the repeated work (cause "move_work": the work not needed for the result,
 computed once outside instead of S times).
 Tolerance: bf16 means of fp32 sums: 1e-2 relative (bf16), 2e-3 (fp16), 1e-5 (fp32).
+Measured (H100, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench median, L2 flushed) v0 2801 µs,
+v1 387 µs (2.8 TB/s; 94 and 95 registers): 7.2x; recorded event medians v0 4215 µs, v1 403 µs (+947 %).
 """
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version

@@ -24,6 +24,9 @@ exchange, ~10 integer/shuffle instructions per key per round → ~0.5 G warp ins
 the partner lane: no single pipe alone at its peak, resource "issue"); the fix removes that work (cause
 "move_work": the work not needed for the result).
 Tolerance: the index exact, the probability 1e-5 relative (fp32 sum of exp in another order).
+Measured (H100, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench median, L2 flushed) v0 249 µs
+(PTX: 1524 selp, 960 setp, 520 shfl.sync.bfly; 72 registers), v1 42.4 µs (40 shuffles, no selp; 40
+registers): 5.9x; recorded event medians v0 374 µs, v1 48.8 µs (+666 %).
 """
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
