@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..parsers.kineto import Trace
@@ -83,7 +83,7 @@ class RankSteps:
 
     label: str
     rank: int | None
-    offset: float  # add to a trace time to get wall-clock ns
+    offset: float  # add to a trace time to get wall-clock ns (an int: epoch ns, exact)
     steps: list[tuple[float, float]]
     collectives: list[list[Collective]]  # per kept step, in order of issue
     compute: Intervals  # the rank's compute, as a union
@@ -197,7 +197,7 @@ def rank_steps(
             comm += [(c.arrival, c.end) for c in cs]
         if cs:
             last_end = cs[-1].end
-    return RankSteps(label, rank, float(origin_ns or 0), steps, colls, _union(compute), _union(comm), before)
+    return RankSteps(label, rank, int(origin_ns or 0), steps, colls, _union(compute), _union(comm), before)
 
 
 def _within(iv: Intervals, lo: float, hi: float) -> float:
@@ -249,6 +249,10 @@ def communication(ranks: list[RankSteps]) -> tuple[dict[str, dict[str, float]], 
     ranks = [r for r in ranks if r.steps]
     if len(ranks) < 2 or not any(any(cs) for r in ranks for cs in r.collectives):
         return {}, {}
+    # The ranks' clocks from the earliest origin: epoch ns (~1.8e18) plus a trace time in floats would
+    # keep only multiples of 256 ns.
+    base = min(int(r.offset) for r in ranks)
+    ranks = [replace(r, offset=float(int(r.offset) - base)) for r in ranks]
     notes: list[str] = []
     n = min(len(r.steps) for r in ranks)
     if len({len(r.steps) for r in ranks}) > 1:
@@ -352,8 +356,7 @@ def picture(ranks: list[RankSteps], per: dict, n: int, straggler: str | None) ->
     shown = ranks[:PICTURE_RANKS]
     if straggler and all(r.label != straggler for r in shown):
         shown = shown[:-1] + [r for r in ranks if r.label == straggler]
-    base = ranks[0].offset  # offsets are epoch ns: subtracted first, as float sums of them lose the ns
-    t0 = min((r.offset - base) + r.steps[ks[0]][0] for r in ranks)
+    t0 = min(r.offset + r.steps[ks[0]][0] for r in ranks)  # offsets from the earliest origin (communication)
     rows = []
     for r in shown:
         lo, hi = r.steps[ks[0]][0], r.steps[ks[-1]][1]
@@ -378,7 +381,7 @@ def picture(ranks: list[RankSteps], per: dict, n: int, straggler: str | None) ->
                 if a > t and t < e:
                     host.append((t, min(a, e)))
                 t = max(t, b)
-        shift = (r.offset - base) - t0
+        shift = r.offset - t0
         rows.append(
             {"label": r.label, "rank": r.rank}
             | {

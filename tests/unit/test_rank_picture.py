@@ -112,3 +112,22 @@ def test_many_segments_are_merged_to_a_drawable_number():
     assert len(out) <= 2 * comm.PICTURE_SEGMENTS
     assert out[0] == 0 and out[-1] == 49995
     assert comm._coarse([(0.0, 5.0), (10.0, 20.0)]) == [0, 5, 10, 20]  # few: as they are, flat
+
+
+def test_the_ranks_clocks_keep_the_ns():
+    """Each rank's trace times are put on the wall clock by its origin, epoch ns (~1.8e18): the ranks are
+    lined up from the earliest origin, so a wait of 101 ns between origins 1 ns apart stays 101 ns (a
+    float sum of epoch ns and a trace time keeps only multiples of 256 ns)."""
+    origin = 1_795_688_462_974_599_516
+
+    def rank(label, k, off, arrival):
+        coll = [
+            [comm.Collective("ncclDevKernel_AllReduce", arrival + 1e6 * s, 500.0 + 1e6 * s)] for s in range(3)
+        ]
+        steps = [(1e6 * s, 1e6 * s + 600.0) for s in range(3)]
+        return comm.RankSteps(label, k, origin + off, steps, coll, [(0.0, 50.0)], [(arrival, 500.0)])
+
+    rows, summary = comm.communication([rank("rank0", 0, 0, 100.0), rank("rank1", 1, 1, 200.0)])
+    assert rows["rank0"]["wait_ns"] == 101.0 and rows["rank1"]["late_ns"] == 101.0
+    assert summary["straggler"]["label"] == "rank1"
+    assert pairs(summary["picture"]["ranks"][0]["wait"])[0] == (100, 201)
