@@ -437,10 +437,41 @@ def test_tensor_work_above_the_flop_model_is_removed_as_a_what_if():
     share, r = excess_tensor_work(m, lim)
     u = next(x.util for x in lim.uses if x.key == "tensor")
     assert r == pytest.approx(u * 4096 * m.sm_count * m.sm_clock_hz * m.time_ns * 1e-9 / m.flops)
-    assert 1.9 < r < 2.3 and 0.25 < share <= u * (1 - 1 / r) + 1e-9
+    # L2 is the bound and the skipped tiles' operands do not cross it: T'/T = 1 - u_L2 (1 - 1/r)
+    assert lim.bound and lim.resource == "l2"
+    assert 1.9 < r < 2.3 and share == pytest.approx(lim.util * (1 - 1 / r))
     assert a.stages[0].diagnosis.opportunities[0].cause == "move_work"
     near_roof = assess(_bad("near_roof_GEMM")).stages[0].metrics
     assert excess_tensor_work(near_roof, limiter(near_roof)) is None
+
+
+def test_tensor_work_above_the_model_in_a_kernel_no_resource_bounds_shrinks_its_warps_chains():
+    """3xTF32 (the sixth held-back set, recorded on an H100): three TF32 MMAs per product, the tensor pipe
+    the busiest resource at 46 % (nothing bound), r ~ 2.8 the model's FLOPs. The warps' time is their
+    chains, which the MMAs drive except while waiting on global memory (share s): T'/T = s + (1 - s)/r.
+    Its planted cause (the tensor pipe's work) comes first; the same kernel with TF32 claims nothing."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.catalogue import excess_tensor_work, memory_wait_share
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    f = (
+        Path(__file__).resolve().parents[1]
+        / "calibration"
+        / "recorded-heldout6"
+        / "3xTF32_where_TF32_suffices"
+    )
+    a = assess(ProfileResult.model_validate_json((f / "bad.result.json").read_text()))
+    m = a.stages[0].metrics
+    lim = limiter(m)
+    assert not lim.bound and lim.resource == "tensor"
+    share, r = excess_tensor_work(m, lim)
+    s = memory_wait_share(m)
+    assert 2.5 < r < 3.1 and 0.0 < s < 0.3
+    assert share == pytest.approx(1 - (s + (1 - s) / r))
+    top = opportunities(m)[0]
+    assert top.cause == "move_work" and top.facts.resource == "tensor" and top.share == pytest.approx(share)
+    good = assess(ProfileResult.model_validate_json((f / "good.result.json").read_text())).stages[0].metrics
+    assert excess_tensor_work(good, limiter(good)) is None
 
 
 def test_data_re_read_through_a_bound_cache_level_is_removed_as_a_what_if():

@@ -3,7 +3,8 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 
 from __future__ import annotations
 
-from .limiter import NEAR_PEAK, _tensor_for, dot_work
+from ..accounting import STALL_MEANING
+from .limiter import _tensor_for, dot_work
 from .metrics import (
     METRICS_ONLY_MAX_SHARE,
     OVER_FETCH_HEALTHY,
@@ -98,13 +99,19 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
 
 def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
     """What-if for tensor-core work the stage's FLOP model does not count (MMAs on tiles that are zero
-    by construction — causal, masked or padded — or recomputed): the tensor pipe, the limiter or busy
-    at least NEAR_PEAK, did r = u·P·T / F > 1.25 times the model's F FLOPs (P: the pipe's documented
-    peak for the dtype at the clock the stage ran, the figure its utilisation counter is a share of).
-    Skipped, that work frees the tensor pipe and the operand traffic it consumed: the tensor pipe and
-    the memory levels scale by 1/r, the other uses stay, and
+    by construction — causal, masked or padded —, error-compensating splits such as 3xTF32, operands
+    widened to a slower MMA type, recomputed tiles): the tensor pipe did r = u·P·T / F > 1.25 times the
+    model's F FLOPs (u its utilisation from the counters, P its documented peak for the stage's dtype at
+    the clock the stage ran, the figure a tuned GEMM's utilisation is a share of: r is 0.93-1.0 on the
+    recorded healthy GEMMs). Skipped, that work frees the tensor pipe and the operand traffic it consumed:
+    the tensor pipe and the memory levels scale by 1/r, the other uses stay. Two regimes:
 
-        T'/T = max(1 − u·(1 − 1/r), the largest use after the change)
+    * a resource is the bound (at least NEAR_PEAK busy) and it is one of those that scale (the tensor
+      pipe, L1, L2, DRAM): T'/T = max(1 − u_lim·(1 − 1/r), the largest use after the change);
+    * no resource is the bound and the tensor pipe is the busiest: the warps' time is their dependency
+      chains, which the MMAs drive (issue, wait for the results, meet at the barrier) except while they
+      wait on global memory (the "memory" stall family, share s), so
+      T'/T = max(s + (1 − s)/r, the largest use after the change).
 
     → (share 1 − T'/T, r). None when it does not apply (or the FLOP model is the thing to fix)."""
     if lim is None or not m.tensor_work or not m.flops or not m.time_ns or m.machine is None:
@@ -112,15 +119,29 @@ def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
     rate = m.machine.pipes.get(_tensor_for(m.dtype or ""))
     u = next((x.util for x in lim.uses if x.key == "tensor" and x.source == "counters"), None)
     clock = m.sm_clock_hz
-    if rate is None or u is None or u < NEAR_PEAK or not clock or not m.sm_count:
+    if rate is None or u is None or not clock or not m.sm_count:
         return None
     peak = (rate.table or rate.rate) * m.sm_count * clock
     r = u * peak * m.time_ns * 1e-9 / m.flops
     if r <= OVER_FETCH_HEALTHY:
         return None
     keep = 1.0 / r
-    after = [x.util * (keep if x.key in ("tensor", "dram", "l2", "l1") else 1.0) for x in lim.uses]
-    return max(0.0, 1.0 - max(1.0 - u * (1.0 - keep), max(after, default=0.0))), r
+    scaled = ("tensor", "dram", "l2", "l1")
+    after = max((x.util * (keep if x.key in scaled else 1.0) for x in lim.uses), default=0.0)
+    if lim.bound and lim.resource in scaled:
+        return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), after)), r
+    if not lim.bound and lim.resource == "tensor":
+        s = memory_wait_share(m)
+        return max(0.0, 1.0 - max(s + (1.0 - s) * keep, after)), r
+    return None
+
+
+def memory_wait_share(m: Metrics) -> float:
+    """The share of the warps' time spent waiting on global/local memory (the "memory" stall family)."""
+    a = m.accounting
+    if a is None or not a.stalls:
+        return 0.0
+    return min(1.0, sum(st.share for st in a.stalls if STALL_MEANING.get(st.reason, ("", ""))[1] == "memory"))
 
 
 # FLOPs per thread op of each class the pipes' counters report: FFMA/DFMA two, FP16 pairs (HFMA2: two

@@ -233,14 +233,16 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             {"kernels": wide, "dtype_from": "float64", "dtype_to": "float32"},
             True,
         )
-    if (excess := excess_tensor_work(m, lim)) is not None:
+    widened = widened_dot(m, lim)  # operands widened before the dot: its move explains the tensor excess
+    if widened is None and (excess := excess_tensor_work(m, lim)) is not None:
         facts = {
             "resource": "tensor",
             "target": "tensor",
             "util_pct": 100.0 * next(u.util for u in lim.uses if u.key == "tensor"),
             "speedup": excess[1],
-            "advice": "skip the MMAs on tiles that are zero by construction (stop a causal K loop at the "
-            "diagonal, mask-aware tiling, no padded work) and recomputed ones",
+            "advice": "issue only the MMAs the result needs: skip tiles that are zero by construction (stop a "
+            "causal K loop at the diagonal, mask-aware tiling, no padded work) or recomputed, and one MMA per "
+            "product at the precision the tolerance allows (TF32 for fp32 data, not a 3xTF32 split)",
             "condition": "the tensor work above the FLOP model is wasted; if the model undercounts, fix the model",
         }
         add(specific, "move_work", excess[0], facts, True)
@@ -300,7 +302,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         add(specific, cause, share, facts, True)
     for cause, share, facts in what_if_moves(m, lim):
         add(specific, cause, share, facts, True)
-    if (widened := widened_dot(m, lim)) is not None:
+    if widened is not None:
         add(specific, "move_work", widened[0], widened[1], True)
 
     explained = max((o.share for o in specific), default=0.0)
