@@ -131,3 +131,27 @@ def test_the_ranks_clocks_keep_the_ns():
     assert rows["rank0"]["wait_ns"] == 101.0 and rows["rank1"]["late_ns"] == 101.0
     assert summary["straggler"]["label"] == "rank1"
     assert pairs(summary["picture"]["ranks"][0]["wait"])[0] == (100, 201)
+
+
+def test_nsys_mode_reading_its_report_writes_ranks_png(tmp_path):
+    """The nsys mode's reading child (read_output) on the recorded report: ranks.png beside result.json,
+    named in the summary, shown in report.md with both ranks' idle rows."""
+    import json
+
+    from kprof_mcp.models import ProfileRequest
+    from kprof_mcp.modes import get_mode
+
+    run = FIX / "gpu_ranks_nccl_nsys"
+    work = tmp_path / run.name
+    shutil.copytree(run, work)
+    with gzip.open(run / "timeline.sqlite.gz") as src, open(work / "timeline.sqlite", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    recorded = ProfileResult.model_validate_json((run / "result.json").read_text())
+    profiler = json.loads((work / "profiler.json").read_text())
+    result = get_mode("nsys").read_output(ProfileRequest(**recorded.request), work, "", profiler)
+    assert (work / FILE).read_bytes().startswith(PNG)
+    assert result.command["communication"]["picture_file"] == FILE
+    saved = ProfileResult.model_validate_json((work / "result.json").read_text())
+    assert saved.command["communication"]["picture_file"] == FILE  # written after the picture
+    report = render_report(saved)
+    assert f"]({FILE})" in report and "| 1 | 41.1 | 3.7 | 39.6 |" in report
