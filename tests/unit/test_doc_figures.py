@@ -74,6 +74,24 @@ def _agent_loop_now() -> dict[str, float]:
     return {step: statistics.median(xs) for step, xs in rows.items()}
 
 
+@functools.cache
+def _agent_loop_fixed() -> dict[str, float]:
+    """bench_agent_loop.py after the clock-state fix (docs/evidence/agent-loop, i40d logs' loop_after.json)."""
+    import tarfile
+
+    with tarfile.open(EV / "agent-loop" / "2026-11-26-h100-i40d-logs.tgz") as tgz:
+        rows = json.load(tgz.extractfile("i40/loop_after.json"))["rows"]
+    return {step: statistics.median(xs) for step, xs in rows.items()}
+
+
+def _fixed(step: str, over_fresh: bool = False) -> Callable[[], float]:
+    def get() -> float:
+        d = _agent_loop_fixed()
+        return d[step] / d["fresh"] if over_fresh else d[step]
+
+    return get
+
+
 def _now(step: str, over_fresh: bool = False) -> Callable[[], float]:
     def get() -> float:
         d = _agent_loop_now()
@@ -297,6 +315,32 @@ FIGURES: list[Figure] = [
             (SKILL, r"source [\d.]+ s then, ([\d.]+) s now"),
             (MODES, r"2026-11-26 [\d.]+ s and ([\d.]+) s against"),
         ),
+    ),
+    Figure(
+        "a re-profile after the clock-state fix, seconds",
+        _fixed("same"),
+        (
+            (MODES, r"kept clock lock recorded as locked\) ([\d.]+) s"),
+            (MEASURED, r"after the clock-state fix of that day ([\d.]+) s"),
+        ),
+    ),
+    Figure(
+        "after an edit, after the clock-state fix, seconds",
+        _fixed("edited"),
+        ((MODES, r"recorded as locked\) [\d.]+ s and ([\d.]+) s,"),),
+    ),
+    Figure(
+        "the fresh script after the clock-state fix, seconds",
+        _fixed("fresh"),
+        (
+            (MODES, r"recorded as locked\) [\d.]+ s and [\d.]+ s, ([\d.]+) s for the script"),
+            (MEASURED, r"s, [\d.]+× a ([\d.]+) s script"),
+        ),
+    ),
+    Figure(
+        "re-profile ÷ fresh script after the clock-state fix",
+        _fixed("same", over_fresh=True),
+        ((MODES, r"for the script \(([\d.]+)× and"), (MEASURED, r"s, ([\d.]+)× a [\d.]+ s script")),
     ),
     Figure(
         "the fresh script on 2026-11-26, seconds",
