@@ -32,6 +32,7 @@ from pairs import (  # noqa: E402
     HELDOUT4_PAIRS,
     HELDOUT5_PAIRS,
     HELDOUT6_PAIRS,
+    HELDOUT7_PAIRS,
     HELDOUT_PAIRS,
     MODEL_PAIRS,
     PAIRS,
@@ -57,6 +58,7 @@ HELDOUT3 = HERE / "recorded-heldout3"  # issue 36: a third (2026-11-26 00:50 UTC
 HELDOUT4 = HERE / "recorded-heldout4"  # issue 36: a fourth (2026-11-26 03:20 UTC), judged once
 HELDOUT5 = HERE / "recorded-heldout5"  # issue 36: a fifth (2026-11-26 06:40 UTC), judged once
 HELDOUT6 = HERE / "recorded-heldout6"  # issue 36: a sixth (2026-11-26 10:50 UTC, H100), judged once
+HELDOUT7 = HERE / "recorded-heldout7"  # issue 36: a seventh (2026-11-26 13:10 UTC, H100), judged once
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
 BEGIN, END = "<!-- calibration-table:begin -->", "<!-- calibration-table:end -->"
@@ -69,6 +71,7 @@ BACK3_BEGIN, BACK3_END = "<!-- heldback3:begin -->", "<!-- heldback3:end -->"
 BACK4_BEGIN, BACK4_END = "<!-- heldback4:begin -->", "<!-- heldback4:end -->"
 BACK5_BEGIN, BACK5_END = "<!-- heldback5:begin -->", "<!-- heldback5:end -->"
 BACK6_BEGIN, BACK6_END = "<!-- heldback6:begin -->", "<!-- heldback6:end -->"
+BACK7_BEGIN, BACK7_END = "<!-- heldback7:begin -->", "<!-- heldback7:end -->"
 
 
 def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict]:
@@ -125,6 +128,8 @@ def recorded_in(p) -> Path:
         return HELDOUT5
     if p in HELDOUT6_PAIRS:
         return HELDOUT6
+    if p in HELDOUT7_PAIRS:
+        return HELDOUT7
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
 
 
@@ -197,6 +202,12 @@ def heldout6_rows() -> list[dict]:
     """The sixth held-back set (recorded-heldout6/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
     return [_row(p) for p in HELDOUT6_PAIRS]
+
+
+def heldout7_rows() -> list[dict]:
+    """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
+    model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT7_PAIRS]
 
 
 def _row(p) -> dict:
@@ -328,6 +339,7 @@ def sections() -> dict[tuple[str, str], str]:
         (BACK4_BEGIN, BACK4_END): text(heldout4_rows()),
         **({(BACK5_BEGIN, BACK5_END): text(heldout5_rows())} if BACK5_BEGIN in DOC.read_text() else {}),
         **({(BACK6_BEGIN, BACK6_END): text(heldout6_rows())} if BACK6_BEGIN in DOC.read_text() else {}),
+        **({(BACK7_BEGIN, BACK7_END): text(heldout7_rows())} if BACK7_BEGIN in DOC.read_text() else {}),
     }
 
 
@@ -354,6 +366,7 @@ def main() -> int:
                 BACK4_BEGIN: "\nFourth held-back set (recorded-heldout4/: new classes, built and recorded by someone else):",
                 BACK5_BEGIN: "\nFifth held-back set (recorded-heldout5/: new classes, built and recorded by someone else):",
                 BACK6_BEGIN: "\nSixth held-back set (recorded-heldout6/: new classes, built and recorded by someone else):",
+                BACK7_BEGIN: "\nSeventh held-back set (recorded-heldout7/: new classes, built and recorded by someone else):",
             }[begin]
         )
         print(t)
