@@ -727,3 +727,32 @@ def test_a_library_gemm_far_under_its_roof_is_work_above_the_model_or_a_bad_shap
         counted.accounting is not None
         and library_gemm_excess(replace(counted, library_gemm=(1.0, 1e6))) is None
     )
+
+
+def test_integer_work_above_the_model_on_a_saturated_alu_pipe_is_removed_as_a_what_if():
+    """Popcount emulated bit by bit (the seventh held-back set, H100): the ALU pipe at 97 % runs ~40 integer
+    thread ops per modelled operation. The what-if keeps 1/r of the instruction-side uses:
+    T'/T = max(1 - u_alu (1 - 1/r), the largest use after). Before, only FP FLOPs counted and the kernel,
+    at its pipe's peak, claimed nothing."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.catalogue import INSTRUCTION_SIDE, excess_core_work
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    f = (
+        Path(__file__).resolve().parents[1]
+        / "calibration"
+        / "recorded-heldout7"
+        / "popcount_computed_bit_by_bit"
+    )
+    m = assess(ProfileResult.model_validate_json((f / "bad.result.json").read_text())).stages[0].metrics
+    lim = limiter(m)
+    assert lim.bound and lim.resource == "alu"
+    share, r = excess_core_work(m, lim)
+    assert r == pytest.approx(m.accounting.op_counts["integer"] / m.flops) and r > 20
+    keep = 1 / r
+    after = max(u.util * (keep if u.key in INSTRUCTION_SIDE else 1.0) for u in lim.uses)
+    assert share == pytest.approx(1 - max(1 - lim.util * (1 - keep), after))
+    top = opportunities(m)[0]
+    assert top.cause == "move_work" and top.facts.resource == "alu" and "popc" in top.facts.advice
+    good = assess(ProfileResult.model_validate_json((f / "good.result.json").read_text())).stages[0].metrics
+    assert excess_core_work(good, limiter(good)) is None

@@ -177,12 +177,23 @@ def executed_flops(m: Metrics) -> float | None:
     return sum(FLOPS_PER_OP[k] * v for k, v in counts.items() if k in FLOPS_PER_OP)
 
 
+def integer_ops(m: Metrics) -> float | None:
+    """The integer and logic thread ops the stage executed (the ALU pipe's work), or None without the
+    op-class counters."""
+    a = m.accounting
+    if a is None or not a.op_counts:
+        return None
+    return float(a.op_counts.get("integer") or 0.0) or None
+
+
 def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     """What-if for CUDA-core work the stage's FLOP model does not count — lanes of a block wider than
     the data (masked off but computing all the same), loop iterations past a lane's own end (a loop run
     to the program's longest item), values recomputed instead of kept: the limiter ``lim`` is the issue
     slots or a CUDA-core pipe, at least NEAR_PEAK busy, and the stage executed r = F_exec / F > 1.25 times
-    the model's F FLOPs on the CUDA cores (F_exec from the op-class counters). Not for tensor-core stages
+    the model's F FLOPs on the CUDA cores (F_exec from the op-class counters; where the limiter is the ALU
+    pipe, its integer and logic thread ops against the model's operations: a popcount emulated bit by bit, a
+    sort where one reduction does, a search repeated by every program). Not for tensor-core stages
     (their FLOPs belong to the tensor pipe: the dot moves are theirs) nor where the TTIR holds code that
     expands one modelled FLOP into many (precise libdevice functions, IEEE division: the code moves').
 
@@ -199,7 +210,7 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
         return None
     if any(op.get("kind") in EXPANDING_CODE for op in m.ir_ops or ()):
         return None
-    executed = executed_flops(m)
+    executed = integer_ops(m) if lim.resource == "alu" else executed_flops(m)
     if not executed:
         return None
     r = executed / m.flops

@@ -253,10 +253,16 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "util_pct": 100.0 * lim.util,
             "per_element": lim.per_element,
             "speedup": core[1],
-            "advice": "do no work the result does not use: size the block to the data (not to the largest case), "
-            "end each lane's loop at its own count (sort or bucket the items), keep values instead of recomputing",
-            "condition": "the FP work above the FLOP model is wasted (masked-off lanes, finished iterations, "
-            "recomputation); if the model undercounts, fix the model",
+            "advice": (
+                "use the instruction the hardware has instead of emulating it (popc, clz, brev, a max or min "
+                "reduction instead of a sort), and compute once what every program recomputes (prefix offsets, "
+                "shared tables)"
+                if lim.resource == "alu"
+                else "do no work the result does not use: size the block to the data (not to the largest case), "
+                "end each lane's loop at its own count (sort or bucket the items), keep values instead of recomputing"
+            ),
+            "condition": "the work above the model's operations is wasted (emulated instructions, masked-off "
+            "lanes, finished iterations, recomputation); if the model undercounts, fix the model",
         }
         add(specific, "move_work", core[0], facts, True)
     if (lib := library_gemm_excess(m)) is not None:
