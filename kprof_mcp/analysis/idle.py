@@ -39,7 +39,7 @@ from typing import Any
 
 from ..parsers.kineto import Trace
 from . import idle_sources
-from .timeline import LAUNCH_APIS, _union
+from .timeline import GRAPH_BUILD_APIS, LAUNCH_APIS, _union, captured
 
 # The boundary between per-launch host overhead and host work. An eager PyTorch operation costs
 # 5-40 us of Python and dispatcher time before its launch call; host work that starves the GPU
@@ -214,12 +214,16 @@ def breakdown(
         counts: dict[str, dict[str, list[float]]] = {k: {} for k in cats}
         first_call_at = float(api["start"].min()) if process else None
         has_lines = "source" in api.columns
-        for r, name, launch in zip(api.itertuples(), names, is_launch):
+        in_capture = captured(names, api["tid"])
+        for r, name, launch, capt in zip(api.itertuples(), names, is_launch, in_capture):
             if name.startswith(POLL_APIS):
                 continue
             iv = (float(r.start), float(r.end))
             if first_call_at is not None and float(r.start) == first_call_at and r.dur >= FIRST_LAUNCH_MIN_NS:
                 cat = "first_call"  # the process's first CUDA call creates its context
+            elif capt or name.startswith(GRAPH_BUILD_APIS):
+                cat = "other"  # a graph built in the loop: its capture's launches run nothing
+                name = f"{name} (into a stream capture)" if launch else name
             elif launch:
                 cat = "first_call" if r.dur >= long_launch else "launch"
             elif name.startswith(FIRST_CALL_PREFIXES):

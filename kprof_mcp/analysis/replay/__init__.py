@@ -15,7 +15,9 @@ The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
 * ``sync`` — :func:`drop_syncs`: every wait but the window's last returns without waiting (the
   value stays on the GPU; the last read is the one the host needs).
 * ``cuda_api`` — :func:`reuse_allocations`: ``cudaMalloc``/``cudaFree``/``cudaHostAlloc`` (and
-  their driver forms) cost nothing: buffers are allocated once and reused.
+  their driver forms) cost nothing: buffers are allocated once and reused; a CUDA graph built in the
+  loop is built once: its capture's begin and end, the launches recorded into it (they run nothing),
+  its instantiation and destruction cost nothing, nor the host work that issued the captured launches.
 * ``copy`` — :func:`pin_copies`: a pageable host-to-device copy becomes an asynchronous copy from
   pinned memory on a copy engine, prefetched a step ahead (its stream no longer waits for it): its
   GPU time is its bytes at the pinned bandwidth (the fastest pinned copy of 1 MiB or more in the

@@ -34,7 +34,7 @@ from ...devices import DEFAULT_MIN_KERNEL_NS, try_match_device
 from ...parsers.kineto import Trace
 from ..idle import FIRST_CALL_PREFIXES, FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X, SYNC_APIS
 from ..occupancy import sm_limits, theoretical
-from ..timeline import LAUNCH_APIS, _union
+from ..timeline import GRAPH_BUILD_APIS, LAUNCH_APIS, _union, captured
 
 ALLOC_APIS = (
     "cudaMalloc",
@@ -84,7 +84,7 @@ class Call:
     end: float  # recorded
     gap: float  # host time outside CUDA before it on its thread
     dur: float  # its duration when it does not wait
-    kind: str  # launch | memset | copy | sync | alloc | first | other
+    kind: str  # launch | memset | copy | sync | alloc | capture | first | other
     ops: list[int] = field(default_factory=list)
     covers: list[int] = field(default_factory=list)  # ops it waits for
     ret: float = 0.0  # host time after its wait (all of dur when it did not wait)
@@ -168,7 +168,8 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
     ops: list[Op] = []
     last_end: dict[Any, float] = {}
     waited_event: dict[Any, bool] = {}
-    for r in rows.itertuples():
+    in_capture = captured(rows["name"], rows["tid"])
+    for r, capt in zip(rows.itertuples(), in_capture):
         name, tid = str(r.name), r.tid
         start, end = float(r.start), float(r.end)
         mine = (
@@ -176,7 +177,9 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
             if r.correlation == r.correlation
             else []
         )
-        if name in LAUNCH_APIS:
+        if capt or name.startswith(GRAPH_BUILD_APIS):
+            kind = "capture"  # a graph built in the loop (its capture's launches run nothing): built once
+        elif name in LAUNCH_APIS:
             kind = "first" if end - start >= long_launch else "launch"
         elif name.startswith(FIRST_CALL_PREFIXES):
             kind = "first"

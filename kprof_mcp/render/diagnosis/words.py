@@ -344,9 +344,18 @@ def _copy(f: Facts) -> Words:
 
 
 def _cuda_api(f: Facts) -> Words:
+    graph = any(
+        "stream capture" in str(c.get("call", "")) or "GraphInstantiate" in str(c.get("call", ""))
+        for c in f.calls or []
+    )
     return (
-        f"Take these CUDA calls out of the loop ({_calls(f.calls, 3)}): reuse buffers instead of "
-        "allocating, no per-step device queries",
+        f"Take these CUDA calls out of the loop ({_calls(f.calls, 3)}): "
+        + (
+            "capture the CUDA graph once before the loop and replay it each step (g.replay()), "
+            if graph
+            else ""
+        )
+        + "reuse buffers instead of allocating, no per-step device queries",
         _idle(f, f"gpu_idle_in_other_cuda_calls={_per(f)}"),
         "CUDA calls other than launches and copies on the critical path",
     )
