@@ -463,24 +463,30 @@ def foreign_overlaps(tr: Trace) -> list[dict[str, Any]]:
     iters = tr.ranges[tr.ranges["name"] == ITER_RANGE] if not tr.ranges.empty else tr.ranges
     if iters.empty or tr.kernels.empty or tr.api.empty:
         return []
+    import numpy as np
+
+    iters = iters.sort_values("start")
     launches = tr.api[tr.api["name"].isin(LAUNCH_APIS)]
-    own_corr = set()
-    for r in iters.itertuples():
-        inside = launches[(launches["start"] >= r.start) & (launches["start"] <= r.end)]
-        own_corr.update(inside["correlation"].tolist())
+    starts, ends = iters["start"].to_numpy(), iters["end"].to_numpy()
+    at = launches["start"].to_numpy()
+    idx = np.searchsorted(starts, at, side="right") - 1  # the last range starting at or before the launch
+    inside = (idx >= 0) & (at <= ends[np.clip(idx, 0, None)])
+    own_corr = set(launches["correlation"].to_numpy()[inside].tolist())
     k = tr.kernels
     own = k[k["correlation"].isin(own_corr)]
     other = k[~k["correlation"].isin(own_corr)]
     if own.empty or other.empty:
         return []
-    busy = _union([(float(r.start), float(r.end)) for r in own.itertuples()])
+    busy = _union(list(zip(own["start"].astype(float), own["end"].astype(float))))
+    busy_starts = [b[0] for b in busy]
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in other.itertuples():
-        ov = _intersect([(float(r.start), float(r.end))], busy)
+    for name, stream, ks, ke in zip(other["name"], other["stream"], other["start"], other["end"]):
+        first = max(0, bisect.bisect_right(busy_starts, float(ks)) - 1)  # busy intervals from here on
+        ov = _intersect([(float(ks), float(ke))], busy[first:])
         if ov > 0:
             row = out.setdefault(
-                (str(r.name), str(r.stream)),
-                {"name": str(r.name), "stream": str(r.stream), "kernels": 0, "overlap_ns": 0.0},
+                (str(name), str(stream)),
+                {"name": str(name), "stream": str(stream), "kernels": 0, "overlap_ns": 0.0},
             )
             row["kernels"] += 1
             row["overlap_ns"] += ov
