@@ -76,3 +76,22 @@ def test_report_shows_the_mix_labelled_as_static(tmp_path):
     assert "static instruction mix (SASS listing, not executed counts)" in lines[1]
     assert "| Stage | tensor_core | global_load | atomic | total |" in lines
     assert f"| {s.name} | 4 | 64 | 64 | 132 |" in lines
+
+
+def test_the_listing_of_an_unchanged_cubin_is_made_once_per_process(tmp_path, monkeypatch):
+    """A warm worker re-profiling an unchanged kernel lists the same cubin again: the listing is kept by
+    the cubin's digest (issue 40), and a changed cubin is listed anew."""
+    from kprof_mcp.tools import sass
+
+    calls = tmp_path / "calls"
+    tool = tmp_path / "cuobjdump"
+    tool.write_text(f'#!/bin/sh\necho x >> {calls}\necho "SASS of"; cat "$2"\n')
+    tool.chmod(0o755)
+    monkeypatch.setattr(sass, "cuobjdump", lambda: tool)
+    monkeypatch.setattr(sass, "_LISTINGS", {})
+    cubin = tmp_path / "kernel.cubin"
+    cubin.write_bytes(b"one")
+    assert sass.sass_listing(cubin) == "SASS of\none" and sass.sass_listing(cubin) == "SASS of\none"
+    assert calls.read_text().count("x") == 1
+    cubin.write_bytes(b"two")  # an edit: another binary
+    assert sass.sass_listing(cubin) == "SASS of\ntwo" and calls.read_text().count("x") == 2
