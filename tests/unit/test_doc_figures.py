@@ -76,11 +76,11 @@ def _agent_loop_now() -> dict[str, float]:
 
 @functools.cache
 def _agent_loop_fixed() -> dict[str, float]:
-    """bench_agent_loop.py after the clock-state fix (docs/evidence/agent-loop, i40d logs' loop_after.json)."""
+    """bench_agent_loop.py after the clock-state fix and the next cuts (docs/evidence/agent-loop, i40e logs)."""
     import tarfile
 
-    with tarfile.open(EV / "agent-loop" / "2026-11-26-h100-i40d-logs.tgz") as tgz:
-        rows = json.load(tgz.extractfile("i40/loop_after.json"))["rows"]
+    with tarfile.open(EV / "agent-loop" / "2026-11-26-h100-i40e-logs.tgz") as tgz:
+        rows = json.load(tgz.extractfile("i40e/loop.json"))["rows"]
     return {step: statistics.median(xs) for step, xs in rows.items()}
 
 
@@ -320,27 +320,27 @@ FIGURES: list[Figure] = [
         "a re-profile after the clock-state fix, seconds",
         _fixed("same"),
         (
-            (MODES, r"kept clock lock recorded as locked\) ([\d.]+) s"),
-            (MEASURED, r"after the clock-state fix of that day ([\d.]+) s"),
+            (MODES, r"shorter CUDA-event window\) ([\d.]+) s"),
+            (MEASURED, r"after the next cuts ([\d.]+) s"),
         ),
     ),
     Figure(
         "after an edit, after the clock-state fix, seconds",
         _fixed("edited"),
-        ((MODES, r"recorded as locked\) [\d.]+ s and ([\d.]+) s,"),),
+        ((MODES, r"CUDA-event window\) [\d.]+ s\s+and ([\d.]+) s,"),),
     ),
     Figure(
         "the fresh script after the clock-state fix, seconds",
         _fixed("fresh"),
         (
-            (MODES, r"recorded as locked\) [\d.]+ s and [\d.]+ s, ([\d.]+) s for the script"),
-            (MEASURED, r"s, [\d.]+× a ([\d.]+) s script"),
+            (MODES, r"CUDA-event window\) [\d.]+ s\s+and [\d.]+ s, ([\d.]+) s for the script"),
+            (MEASURED, r"cuts [\d.]+ s,\s+[\d.]+× a ([\d.]+) s script"),
         ),
     ),
     Figure(
         "re-profile ÷ fresh script after the clock-state fix",
         _fixed("same", over_fresh=True),
-        ((MODES, r"for the script \(([\d.]+)× and"), (MEASURED, r"s, ([\d.]+)× a [\d.]+ s script")),
+        ((MODES, r"for the script \(([\d.]+)× and"), (MEASURED, r"cuts [\d.]+ s,\s+([\d.]+)× a [\d.]+ s script")),
     ),
     Figure(
         "the fresh script on 2026-11-26, seconds",
