@@ -915,3 +915,75 @@ HELDOUT7_PAIRS = [
         "captured once before the loop, replayed each step",
     ),
 ]
+# A held-back MULTI-RANK set (issue 39, 2026-11-26, a helper who did not work on the ranks' analysis and did not
+# read the diagnosis): four 2-rank command pairs (torch.multiprocessing.spawn, NCCL on two GPUs, one GPU a
+# rank; gloo on the CPU for the tests), each a bad job with one planted multi-GPU problem and its fix, walked
+# from PyTorch's distributed notes (DDP's gradient buckets: one collective per bucket, not per parameter;
+# FSDP's forward prefetch: the next layer's all-gather issued while this layer computes; DistributedSampler:
+# indices dealt out in turn so the ranks' shards are even) and the usual straggler by host work (one rank
+# preparing everyone's data). Each script times rank 0 after a barrier per round. Causes free text for ranks
+# (``planted`` says what the diagnosis should name; ``cause`` the nearest of straggler, exposed_comm, launch,
+# host, copy, sync), set from each design before any GPU number. ``models`` only where the step's work is one
+# rank's clean GEMM count (not for launch- or host-bound steps, nor for ranks of unequal work). Not in
+# ALL_PAIRS: recorded into recorded-heldout-ranks/ (record.py --pairs ... --out
+# tests/calibration/recorded-heldout-ranks).
+HELDOUT_RANKS_PAIRS = [
+    Pair(
+        "gradients all-reduced one parameter at a time",
+        "ranks_small_allreduce.py",
+        "bad",
+        "good",
+        "launch",
+        mode="nsys",
+        command=True,
+        planted="small collectives: a hand-written data-parallel loop (2 ranks, 64 residual LayerNorm/Linear "
+        "blocks of width 256, 4096 tokens a rank, bf16) that all-reduces its 256 gradients one tensor at a time, "
+        "256 NCCL all_reduce calls a step (192 of 512 bytes), each paying the c10d call, NCCL's launch and the "
+        "collective's latency while the GPU has little else to do (the same on both ranks: no straggler); "
+        "fix: the gradients bucketed into one flat buffer, one all_reduce of 8.6 MB",
+    ),
+    Pair(
+        "sharded weights gathered just before each layer",
+        "ranks_exposed_gather.py",
+        "bad",
+        "good",
+        "exposed_comm",
+        mode="event",
+        command=True,
+        models={"step": {"flops": 2.20e12, "bytes": 7.25e9, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="exposed communication: a ZeRO-3/FSDP-style forward (2 ranks, 16 layers of an 8192 x 8192 bf16 "
+        "weight, half the rows on each rank, 1024 tokens a rank) that all-gathers each layer's weight (64 MB "
+        "received a rank) with a blocking all_gather_into_tensor just before the layer's GEMM: gather and GEMM "
+        "alternate, the communication not overlapped by any compute (both ranks alike); fix: the next layer's "
+        "gather issued early (async_op=True, a second buffer) and waited for just before its layer, "
+        "overlapping the current layer's GEMM",
+    ),
+    Pair(
+        "one rank prepares every rank's batch on the host",
+        "ranks_host_straggler.py",
+        "bad",
+        "good",
+        "straggler",
+        mode="nsys",
+        command=True,
+        planted="a straggler by host work: rank 1 (the 'data rank') masks and collates the whole global batch "
+        "in a Python loop over its 16384 tokens every step (MLM masking) and broadcasts it; rank 0 has no host "
+        "work and waits in the broadcast for rank 1; the GPU step (~1 ms) is shorter than the host's work, so "
+        "rank 1's host is the critical path; fix: each rank masks and collates its own half (8192 tokens), no "
+        "broadcast",
+    ),
+    Pair(
+        "length-sorted batch split into contiguous halves",
+        "ranks_uneven_shards.py",
+        "bad",
+        "good",
+        "straggler",
+        mode="event",
+        command=True,
+        planted="a straggler by more GPU work: variable-length sequences packed without padding, the global "
+        "batch sorted by length and split into contiguous halves, so rank 1 always trains on the 16 longest "
+        "(~29 K tokens: 4 residual MLP layers of width 1024 and a tied 8192-vocabulary head, bf16) and rank 0 on "
+        "the 16 shortest (~1.5 K tokens); rank 0 waits at the gradients' all_reduce for rank 1's longer compute "
+        "(no host cause); fix: the sorted batch dealt out in turn (order[rank::world]), ~15 K tokens a rank",
+    ),
+]

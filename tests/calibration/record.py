@@ -36,6 +36,7 @@ from pairs import (  # noqa: E402
     HELDOUT6_PAIRS,
     HELDOUT7_PAIRS,
     HELDOUT_PAIRS,
+    HELDOUT_RANKS_PAIRS,
     KERNELS_DIR,
     REPLAY_PAIRS,
 )
@@ -139,6 +140,7 @@ def main() -> int:
         + HELDOUT5_PAIRS
         + HELDOUT6_PAIRS
         + HELDOUT7_PAIRS
+        + HELDOUT_RANKS_PAIRS
     ):
         if a.pairs and p.name not in a.pairs:
             continue
