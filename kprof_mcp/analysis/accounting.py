@@ -251,12 +251,21 @@ def account(acc: dict[str, float], tc_pct: float | None = None, dram_pct: float 
         },
         levels={
             name: v
-            for name, v in (("l1", acc.get("l1_pct")), ("l2", acc.get("l2_pct")), ("dram", dram_pct))
+            for name, v in (
+                ("l1", acc.get("l1_pct")),
+                ("l2", acc.get("l2_pct")),
+                ("dram", dram_pct),
+                ("host", acc.get("host_link_pct")),
+            )
             if v is not None
         },
         level_bytes={
-            name: v
-            for name, key in (("l2", "l2_bytes"), ("shared", "shared_bytes"))
+            name: v * scale
+            for name, key, scale in (
+                ("l2", "l2_bytes", 1.0),
+                ("shared", "shared_bytes", 1.0),
+                ("host", "sysmem_sectors", 32.0),  # 32-byte L2 sectors to system memory
+            )
             if (v := acc.get(key)) is not None
         },
         local_requests=_sum(acc.get("local_ld_requests"), acc.get("local_st_requests")),

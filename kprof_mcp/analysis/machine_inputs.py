@@ -126,6 +126,7 @@ def model_inputs(
         best_sol_ns=best_sol_ns(s, spec, clock_ratio),
         ir_ops=tuple(s.resources.ir_ops or ()) if s.resources else (),
         dram_sector_pct=_sector_pct(machine, s),
+        dram_peak_bps=s.peak_bytes_per_s or None,
         listing=listing(s, result, machine, spec),
         copy_share=copy_share(s, result),
         wide_share=wide_share(s, result),

@@ -128,6 +128,10 @@ ACCOUNTING: dict[str, tuple[str, ...]] = {
     "l1_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active",),
     "l2_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",),
     "l2_bytes": ("lts__t_bytes.sum",),
+    # The host link (PCIe, NVLink-C2C) as a memory level: L2 sectors the SMs' loads and stores sent to
+    # system memory (a kernel reading pinned or mapped host memory: zero copy), and the link's throughput.
+    "sysmem_sectors": ("lts__t_sectors_srcunit_tex_aperture_sysmem.sum",),
+    "host_link_pct": ("pcie__throughput.avg.pct_of_peak_sustained_elapsed",),
     "shared_bytes": ("sm__sass_data_bytes_mem_shared.sum",),
     # SM activity: an SM's average active and elapsed cycles. Pipe % is of active cycles; times
     # active/elapsed it is of the kernel's time (idle SMs: too few blocks, the tail).

@@ -756,3 +756,44 @@ def test_integer_work_above_the_model_on_a_saturated_alu_pipe_is_removed_as_a_wh
     assert top.cause == "move_work" and top.facts.resource == "alu" and "popc" in top.facts.advice
     good = assess(ProfileResult.model_validate_json((f / "good.result.json").read_text())).stages[0].metrics
     assert excess_core_work(good, limiter(good)) is None
+
+
+def test_a_kernel_reading_host_memory_is_bound_by_the_host_link_and_the_what_if_moves_its_bytes_to_dram():
+    """The host link (PCIe/C2C) is a memory level (issue 36, the seventh held-back set's zero-copy table):
+    Nsight Compute's L2 sectors to system memory and the link's throughput. The table pair's recording
+    predates those counters, so they are set here as that kernel's would read (67 MB over the link in
+    1.33 ms, the link at 80 %): the host link is the limiter, and the what-if moves its bytes to DRAM at
+    90 % of the peak, every other use staying: T'/T = max(next use, (DRAM + host bytes) / (0.9 P T))."""
+    from kprof_mcp.analysis.accounting import account
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.catalogue import host_link_bytes
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    assert account({"sysmem_sectors": 1000.0, "host_link_pct": 50.0}).level_bytes["host"] == 32000.0
+    f = (
+        Path(__file__).resolve().parents[1]
+        / "calibration"
+        / "recorded-heldout7"
+        / "embedding_table_read_from_pinned_host_memory"
+    )
+    m = assess(ProfileResult.model_validate_json((f / "bad.result.json").read_text())).stages[0].metrics
+    assert limiter(m).resource != "host" and host_link_bytes(m, limiter(m)) is None  # as recorded: no counter
+    b = 2097152 * 32.0  # the table rows the kernel read
+    acc = replace(
+        m.accounting,
+        levels={**m.accounting.levels, "host": 80.0},
+        level_bytes={**m.accounting.level_bytes, "host": b},
+    )
+    m = replace(m, accounting=acc)
+    lim = limiter(m)
+    assert lim.resource == "host" and lim.bound
+    share, got = host_link_bytes(m, lim)
+    t = m.time_ns * 1e-9
+    dram = next(u.util for u in lim.uses if u.key == "dram") + b / (0.9 * m.dram_peak_bps * t)
+    rest = max(u.util for u in lim.uses if u.key not in ("host", "dram"))
+    assert got == b and share == pytest.approx(1 - max(rest, dram)) and share > 0.8
+    top = opportunities(m)[0]
+    assert top.cause == "copy" and top.facts.resource == "host" and top.share == pytest.approx(share)
+    from kprof_mcp.render.diagnosis.words import WORDS
+
+    assert WORDS["copy"](top.facts)[0].startswith("Keep the data in device memory")

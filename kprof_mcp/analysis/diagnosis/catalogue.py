@@ -4,7 +4,7 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 from __future__ import annotations
 
 from ..accounting import STALL_MEANING
-from .limiter import _tensor_for, dot_work
+from .limiter import ATTAINABLE, _tensor_for, dot_work
 from .metrics import (
     METRICS_ONLY_MAX_SHARE,
     OVER_FETCH_HEALTHY,
@@ -134,6 +134,29 @@ def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
         s = memory_wait_share(m)
         return max(0.0, 1.0 - max(s + (1.0 - s) * keep, after)), r
     return None
+
+
+def host_link_bytes(m: Metrics, lim) -> tuple[float, float] | None:
+    """What-if for a kernel whose loads and stores go over the host link (PCIe, NVLink-C2C) to system
+    memory — pinned or mapped host memory read at every call (zero copy) — with the host link the busiest
+    resource: the data in device memory instead (copied once), its B bytes cross DRAM instead. Each
+    resource's time is recomputed from its work: the host link's goes, DRAM's grows by B at its attainable
+    rate (90 % of the device's peak), the others (L2, which the sectors cross either way, the pipes) stay:
+
+        T'/T = max(the largest use after the change, (DRAM bytes + B) / (0.9 · P_dram · T))
+
+    → (share 1 − T'/T, B). None when it does not apply."""
+    a = m.accounting
+    if lim is None or a is None or lim.resource != "host" or not m.time_ns or not m.dram_peak_bps:
+        return None
+    b = float(a.level_bytes.get("host") or 0.0)
+    if b <= 0:
+        return None
+    t = m.time_ns * 1e-9
+    dram_u = next((x.util for x in lim.uses if x.key == "dram"), 0.0)
+    dram_after = dram_u + b / (ATTAINABLE["dram"] * m.dram_peak_bps * t)
+    after = max((x.util for x in lim.uses if x.key not in ("host", "dram")), default=0.0)
+    return max(0.0, 1.0 - max(after, dram_after)), b
 
 
 def memory_wait_share(m: Metrics) -> float:

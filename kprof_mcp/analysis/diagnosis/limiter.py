@@ -53,7 +53,7 @@ ATTAINABLE_PIPE = 0.95
 # Pipes whose counters Nsight Compute reports (accounting key -> resource key). The "shared" pipe is
 # Nsight Compute's FP16+tensor shared pipe, not shared memory: it is not a resource of its own.
 PIPES = ("fma", "fp64", "alu", "xu", "lsu", "tensor")
-MEMORY = ("dram", "l2", "l1")
+MEMORY = ("dram", "l2", "l1", "host")
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,9 @@ def _uses(m, grid: list[Use]) -> list[Use]:
                 out.append(Use(key, (frac if key == "l1" else 1.0) * levels[key] / 100.0))
         if m.dram_pct is not None:
             out.append(Use("dram", m.dram_pct / 100.0))
+        if levels.get("host") is not None and (a.level_bytes.get("host") or 0.0) > 0:
+            # the host link, where the kernel's own loads and stores went to system memory
+            out.append(Use("host", levels["host"] / 100.0))
         return out + grid
     # No counters: the model's math at the pipe its dtype runs on, its bytes at DRAM.
     math = model_pipe(m)

@@ -106,6 +106,7 @@ class Metrics:
     # (a dot on FMA pipes, libdevice calls, fp64 math, integer division) and the line to edit.
     ir_ops: tuple[Any, ...] = ()
     dram_sector_pct: float | None = None  # scattered-sector DRAM bandwidth, % of the peak (measured)
+    dram_peak_bps: float | None = None  # the device's DRAM bandwidth (bytes/s): what host-link bytes move to
     # The kernel's static SASS mix (analysis.diagnosis.static_mix.Listing): the machine model's pipes
     # without counters (event mode). None where no listing was compiled.
     listing: Any = field(default=None, compare=False)
@@ -213,6 +214,7 @@ class Facts:
     time_over_roof: float | None = None
     title: str | None = None
     uncoalesced: tuple[Any, ...] | None = None
+    host_bytes: float | None = None  # bytes the kernel's loads and stores sent over the host link
     value: float | None = None
     waves_per_sm: float | None = None
 

@@ -11,6 +11,7 @@ from .catalogue import (
     accounting_causes,
     excess_core_work,
     excess_tensor_work,
+    host_link_bytes,
     library_gemm_excess,
     reread_share,
     top_stalls,
@@ -246,6 +247,13 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "condition": "the tensor work above the FLOP model is wasted; if the model undercounts, fix the model",
         }
         add(specific, "move_work", excess[0], facts, True)
+    if (host := host_link_bytes(m, lim)) is not None:
+        facts = {
+            "resource": "host",
+            "host_bytes": host[1],
+            "util_pct": 100.0 * next(u.util for u in lim.uses if u.key == "host"),
+        }
+        add(specific, "copy", host[0], facts, True)
     if (core := excess_core_work(m, lim)) is not None:
         facts = {
             "resource": lim.resource,

@@ -15,6 +15,7 @@ RESOURCE_NAMES = {
     "dram": "DRAM bandwidth",
     "l2": "L2 bandwidth",
     "l1": "L1/shared bandwidth",
+    "host": "host link (PCIe/C2C) bandwidth",
     "tensor_fp64": "FP64 tensor cores (DMMA)",
     "tensor_tf32": "tensor cores at TF32",
     "tensor_fp16": "tensor cores at fp16",

@@ -328,6 +328,13 @@ def _first_call(f: Facts) -> Words:
 
 
 def _copy(f: Facts) -> Words:
+    if f.host_bytes:  # a kernel reading (or writing) host memory over the host link at every call
+        return (
+            "Keep the data in device memory: copy it to the GPU once (a device tensor, not pinned or mapped host "
+            "memory read by the kernel at every call)",
+            f"host_link_bytes={f.host_bytes / 1e6:.1f} MB per run, host link at {_fmt(f.util_pct)}% of its peak",
+            "the kernel's loads going over the host link (zero copy)",
+        )
     if f.value:  # per-step device-to-host copies of whole tensors
         return (
             "Keep per-step snapshots on the GPU (reduce or log on the device, copy once after the loop), or "
