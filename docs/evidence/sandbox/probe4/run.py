@@ -303,6 +303,11 @@ async def gate(c: Client) -> None:
         log(f"GATE {name}: " + (p.read_text() if p.exists() else "(none)"))
 
 
+async def signals(c: Client) -> None:
+    """Which processes a command may signal (Landlock's signal scope)."""
+    await call(c, "profile_command", cmd(["python", "sigscan.py"]), 3000)
+
+
 async def deep(c: Client) -> None:
     before = set(Path("/tmp").glob("kprof-*"))
     await call(c, "profile_command", cmd(["python", "deep.py", "1500"]))
@@ -355,17 +360,41 @@ async def bigout(c: Client, fd: int, mb: int) -> None:
         await call(c, "list_kernels", {}, 200)
 
 
+async def pkgbig(c: Client, fd: int, mb: int) -> None:
+    """V2b/V3b: the same flood from a kernel package's import (profile_kernel, no command)."""
+    (WS / "kprobe4-bigout.txt").write_text(f"{fd} {mb}\n")
+    pids = server_pids()
+    log(f"PKGBIG fd={fd} {mb} MB from a package's import; server pids {pids}")
+    limit = float(os.environ.get("KPROBE4_PKGBIG_S", "240"))
+    with anyio.move_on_after(limit) as scope:
+        await call(c, "profile_kernel", {"kernel": "./pkg_bigout.py", "mode": "event", "params": {"n": 1024}, "wait_s": 50}, 600)
+    if scope.cancelled_caught:
+        for p in pids:
+            try:
+                st = open(f"/proc/{p}/stat").read().rpartition(")")[2].split()
+                cpu_s = (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+                rss = int(open(f"/proc/{p}/statm").read().split()[1]) * 4096
+                log(f"PKGBIG fd={fd}: NO ANSWER in {limit:.0f} s; server {p} state {st[0]}, CPU {cpu_s:.0f} s, "
+                    f"RSS {rss / 2**30:.2f} GiB; killing it (this probe's own process)")
+                os.kill(p, 9)
+            except OSError:
+                pass
+    time.sleep(1)
+    log(f"PKGBIG fd={fd}: server alive after: {[p for p in pids if Path(f'/proc/{p}').exists() and open(f'/proc/{p}/stat').read().split()[2] != 'Z']}")
+    (WS / "kprobe4-bigout.txt").unlink()
+
+
 async def main(phases: list[str]) -> None:
     for p in phases:
         if p in ("confine", "forge", "ghost", "deep", "progress"):
             pass
-    stdio_phases = [p for p in phases if p in ("confine", "forge", "ghost", "deep", "progress", "race", "gate")]
+    stdio_phases = [p for p in phases if p in ("confine", "forge", "ghost", "deep", "progress", "race", "gate", "signals")]
     if stdio_phases:
         async with Client(stdio()) as c:
             log("server (stdio):", server_pids())
             for p in stdio_phases:
                 log(f"===== phase {p}")
-                await {"confine": confine, "forge": forge, "ghost": ghosts, "deep": deep, "progress": progress, "race": race, "gate": gate}[p](c)
+                await {"confine": confine, "forge": forge, "ghost": ghosts, "deep": deep, "progress": progress, "race": race, "gate": gate, "signals": signals}[p](c)
             spids = server_pids()
         time.sleep(3)
         log(f"AFTER SERVER EXIT: server pids {[p for p in spids if Path(f'/proc/{p}').exists()]}; "
@@ -373,11 +402,11 @@ async def main(phases: list[str]) -> None:
     if "http" in phases:
         log("===== phase http")
         await http_phase()
-    for p, fd, mb in (("stderr", 2, 3500), ("stdout", 1, 3500)):
+    for p, fd, mb in (("stderr", 2, 3500), ("stdout", 1, 3500), ("pkgstderr", 2, 3500), ("pkgstdout", 1, 3500)):
         if p in phases:
             log(f"===== phase {p}")
             async with Client(stdio()) as c:
-                await bigout(c, fd, int(os.environ.get("KPROBE4_MB", mb)))
+                await (pkgbig if p.startswith("pkg") else bigout)(c, fd, int(os.environ.get("KPROBE4_MB", mb)))
 
 
 async def http_phase() -> None:
@@ -410,7 +439,8 @@ async def http_phase() -> None:
 
 
 if __name__ == "__main__":
-    phases = sys.argv[1:] or ["confine", "forge", "ghost", "deep", "progress", "http", "stderr", "stdout"]
+    phases = sys.argv[1:] or ["confine", "forge", "ghost", "gate", "race", "deep", "progress", "http", "stderr",
+                              "stdout", "pkgstderr", "pkgstdout"]
     cg = cgroup()
     if not ROOT.exists():
         setup()
