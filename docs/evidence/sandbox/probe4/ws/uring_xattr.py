@@ -56,10 +56,11 @@ def setxattr(path: str, name: str, value: bytes, flags: int = 0) -> int:
     return res
 
 
-def acl_rw_for(uid: int) -> bytes:
-    """system.posix_acl_access granting user ``uid`` read+write (version 2 xattr format)."""
+def acl_rw_for(uid: int, perm: int = 6) -> bytes:
+    """system.posix_acl_access granting user ``uid`` read+write (``perm`` 7: and search, for a
+    directory) (version 2 xattr format)."""
     e = lambda tag, perm, id_=0xFFFFFFFF: struct.pack("<HHI", tag, perm, id_)  # noqa: E731
-    return struct.pack("<I", 2) + e(1, 6) + e(2, 6, uid) + e(4, 4) + e(0x10, 6) + e(0x20, 4)
+    return struct.pack("<I", 2) + e(1, 7 if perm == 7 else 6) + e(2, perm, uid) + e(4, 5 if perm == 7 else 4) + e(0x10, perm) + e(0x20, 5 if perm == 7 else 4)
 
 
 if __name__ == "__main__":
