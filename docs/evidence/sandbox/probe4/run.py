@@ -345,9 +345,9 @@ async def progress(c: Client) -> None:
     await call(c, "list_kernels", {})
 
 
-async def bigout(c: Client, fd: int, mb: int) -> None:
+async def bigout(c: Client, fd: int, mb: int, lines: bool = False) -> None:
     pids = server_pids()
-    log(f"BIG fd={fd} {mb} MB without a newline; server pids {pids}")
+    log(f"BIG fd={fd} {mb} MB {'in 1 MiB lines' if lines else 'without a newline'}; server pids {pids}")
     stop = threading.Event()
     peak = [0]
 
@@ -362,7 +362,7 @@ async def bigout(c: Client, fd: int, mb: int) -> None:
             time.sleep(0.2)
 
     threading.Thread(target=watch, daemon=True).start()
-    await call(c, "profile_command", cmd(["python", "bigout.py", str(fd), str(mb)]), 600)
+    await call(c, "profile_command", cmd(["python", "bigout.py", str(fd), str(mb), *(["lines"] if lines else [])]), 600)
     stop.set()
     alive = [p for p in pids if Path(f"/proc/{p}").exists()]
     log(f"BIG fd={fd}: server peak RSS {peak[0] / 2**30:.2f} GiB; server alive after: {alive}")
@@ -412,11 +412,15 @@ async def main(phases: list[str]) -> None:
     if "http" in phases:
         log("===== phase http")
         await http_phase()
-    for p, fd, mb in (("stderr", 2, 3500), ("stdout", 1, 3500), ("pkgstderr", 2, 3500), ("pkgstdout", 1, 3500)):
+    for p, fd, mb in (("stderr", 2, 3500), ("stdout", 1, 3500), ("pkgstderr", 2, 3500), ("pkgstdout", 1, 3500),
+                      ("stdoutlines", 1, 5000)):
         if p in phases:
             log(f"===== phase {p}")
             async with Client(stdio()) as c:
-                await (pkgbig if p.startswith("pkg") else bigout)(c, fd, int(os.environ.get("KPROBE4_MB", mb)))
+                if p == "stdoutlines":
+                    await bigout(c, fd, mb, lines=True)
+                else:
+                    await (pkgbig if p.startswith("pkg") else bigout)(c, fd, int(os.environ.get("KPROBE4_MB", mb)))
 
 
 async def http_phase() -> None:
