@@ -12,11 +12,84 @@ H100 = FIXTURES / "h100_event"
 os.environ.setdefault("TRITON_INTERPRET", "1")
 # The device locks of this test session are its own (issue 40): another kprof process on the machine — a
 # user's server, another checkout's suite — must not make a test wait for "cpu" or fail on it. Every
-# process the tests start (servers over stdio included: server_env) inherits it.
+# process the tests start (servers over stdio included: server_env) inherits it. Under pytest-xdist (the
+# default: pyproject's addopts) each worker is a session of its own: the controller's directory, which
+# the workers inherit, gets one subdirectory per worker, so two workers never wait on each other's
+# "cpu" lock. A KPROF_LOCK_DIR given from outside is kept as it is (shared by the workers then).
 if not os.environ.get("KPROF_LOCK_DIR"):
     import tempfile
 
-    os.environ["KPROF_LOCK_DIR"] = tempfile.mkdtemp(prefix="kprof-test-locks-")
+    os.environ["KPROF_LOCK_DIR"] = os.environ["KPROF_TEST_SESSION_LOCKS"] = tempfile.mkdtemp(
+        prefix="kprof-test-locks-"
+    )
+_worker = os.environ.get("PYTEST_XDIST_WORKER")
+if _worker and os.environ["KPROF_LOCK_DIR"] == os.environ.get("KPROF_TEST_SESSION_LOCKS"):
+    os.environ["KPROF_LOCK_DIR"] = os.path.join(os.environ["KPROF_TEST_SESSION_LOCKS"], _worker)
+    os.makedirs(os.environ["KPROF_LOCK_DIR"], exist_ok=True)
+
+
+# Parallel by default (issue 40: the suite in minutes on a 2-core CPU): without -n/--numprocesses the
+# suite runs on WORKERS pytest-xdist workers, one module (or class) per worker at a time (loadscope: a
+# module's shared server or cluster starts once). Here rather than in pyproject's addopts, which would
+# reach the example suites that kprof runs from this checkout (`kprof run -- python -m pytest
+# examples/...`). Not on a machine with an NVIDIA GPU, where two workers would time kernels at once;
+# `-n 0` runs in one process, `-n N` on N workers. `-m quick` (one test) and runs of named tests only
+# (`file::test`) stay in one process: starting workers would cost more than it saves.
+WORKERS = 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    args = config.args or []
+    if (
+        getattr(config.option, "numprocesses", 0) is None
+        and not hasattr(config, "workerinput")
+        and not config.getoption("usepdb", False)
+        and not os.path.exists("/dev/nvidiactl")
+        and (config.option.markexpr or "").strip() != "quick"
+        and not (args and all("::" in a for a in args))
+    ):
+        config.option.numprocesses = WORKERS
+        if config.option.dist == "no":
+            config.option.dist = "loadscope"
+
+
+# Tests that time the product against a wall-clock bound (`@pytest.mark.alone`) run while no other test of
+# the session runs: the other workers finish their current test and wait. Every other test holds the
+# session's lock shared; a turnstile taken first keeps a waiting `alone` test from being starved.
+if not os.environ.get("KPROF_TEST_SESSION"):
+    import tempfile
+
+    os.environ["KPROF_TEST_SESSION"] = tempfile.mkdtemp(prefix="kprof-test-session-")
+
+
+@pytest.fixture(autouse=True)
+def _alone_or_shared(request):
+    import fcntl
+
+    d = Path(os.environ["KPROF_TEST_SESSION"])
+    alone = request.node.get_closest_marker("alone") is not None
+    with open(d / "turnstile.lock", "w") as gate, open(d / "tests.lock", "w") as tests:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        if not alone:
+            fcntl.flock(tests, fcntl.LOCK_SH)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            yield
+            return
+        import time
+
+        # a process forked by another test that outlives it holds that test's share: wait 5 minutes at
+        # most for it, then run anyway
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                fcntl.flock(tests, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+        yield
 
 
 def h100_dir(kernel: str, version: str) -> Path:

@@ -179,6 +179,7 @@ def _timed(workspace, *args, env=None):
     return cp, time.monotonic() - t0
 
 
+@pytest.mark.alone  # a wall-clock bound: no other test of the session runs meanwhile
 def test_every_builtin_kernel_profiles_at_its_defaults_in_under_15_s_on_the_cpu(workspace):
     import json
 
