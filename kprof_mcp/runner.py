@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import lifeline, safefs, sandbox
+from . import child_io, lifeline, sandbox
+from .outcap import Kept, lines, read_file
 from .protocol import child_command, parse_progress
+from .removal import temp_dir
 from .tools.nvidia_smi import reset_clocks
 from .warm import Ended
 
@@ -173,6 +175,7 @@ def _run_once(
     prefix: list[str] | None = None,
     confine: sandbox.Confinement | None = None,
     scope: sandbox.KernelScope | None = None,
+    gate: list[str] | None = None,
 ) -> Ended:
     """Run ``python -m kprof_mcp.child ARGS`` (behind a profiler's ``prefix``) in a fresh process
     of its own group; on time-out or cancellation its tree and group are killed, and when this
@@ -182,7 +185,7 @@ def _run_once(
     env, lifeline_fds = lifeline.for_child(_env(control), then=_clock_reset_argv(prefix, control))
     argv = child_command(*args)
     if confine is None:
-        confine = sandbox.kernel_confinement(scope or getattr(control, "scope", None), prefix, _gate(args))
+        confine = sandbox.kernel_confinement(scope or getattr(control, "scope", None), prefix, gate or [])
     outer = list(prefix or [])
     if confine is not None:
         env = sandbox.confined_env(env, confine.private_tmp, confine.caches)
@@ -190,19 +193,17 @@ def _run_once(
             argv, outer = sandbox.wrap(confine.policy_file, [*outer, *argv]), []
         else:
             argv = sandbox.wrap(confine.policy_file, argv)
-    with tempfile.TemporaryFile("w+", prefix="kprof-stderr-", errors="replace") as err:
-        other: list[str] = []
+    with tempfile.TemporaryFile("w+b", prefix="kprof-stderr-") as err:
+        other = Kept()  # what is kept of its stdout and stderr is bounded (kprof_mcp.outcap)
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             [*outer, *argv],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=err,
-            text=True,
             env=env,
             pass_fds=lifeline_fds,
             start_new_session=True,
-            errors="replace",
         )
         reader = threading.Thread(target=_pump, args=(proc, on_progress, other), daemon=True)
         reader.start()
@@ -219,18 +220,9 @@ def _run_once(
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        err.seek(0)
-        return Ended(stopped=stopped, rc=proc.returncode, out="".join(other), err=err.read(), wall=wall)
-
-
-def _gate(args: list[str]) -> list[str]:
-    """The directory of the file a profiled child waits for (``wait_for``: the engine's scratch), which
-    a confined child must read."""
-    try:
-        req = json.loads(Path(args[args.index("--request") + 1]).read_text())
-        return [str(Path(req["wait_for"]).parent)] if req.get("wait_for") else []
-    except (ValueError, IndexError, OSError, KeyError, TypeError, AttributeError):
-        return []
+        return Ended(
+            stopped=stopped, rc=proc.returncode, out=other.text(), err=read_file(err.fileno()), wall=wall
+        )
 
 
 def run_child(args: list[str], timeout_s: float, on_progress: ProgressFn | None = None) -> Ended:
@@ -245,11 +237,12 @@ def _run(
     on_progress: ProgressFn | None,
     control: RunControl | None,
     prefix: list[str] | None = None,
+    gate: list[str] | None = None,
 ) -> Ended:
     """In the control's warm worker when there is one and no profiler wraps the child, else fresh."""
     pool = getattr(control, "pool", None)
     ended = pool.run(args, timeout_s, on_progress, control) if pool is not None and not prefix else None
-    return ended if ended is not None else _run_once(args, timeout_s, on_progress, control, prefix)
+    return ended if ended is not None else _run_once(args, timeout_s, on_progress, control, prefix, gate=gate)
 
 
 @dataclass(frozen=True)
@@ -265,31 +258,6 @@ class Record:
     returncode: int | None = None  # the process' exit status (a profiler's, when one wrapped it)
     wall_s: float = 0.0  # the process' wall time
     warm_worker: bool = False  # it ran in a warm worker (:mod:`kprof_mcp.warm`)
-
-
-def _read_record(path: Path) -> dict[str, Any] | None:
-    # The directory is the child's private tmp (a confined command may write it): no link followed,
-    # no FIFO or device opened for good, size-capped (issue 38, the independent probe's class).
-    # Counted and depth-checked before it is parsed, and said when refused (the fresh probe's F3:
-    # 40 MiB of ``{}`` took the server from 81 MB to 1.1 GB, then to an odd "outside ." error).
-    try:
-        record = json.loads(safefs.read_json_text(path.parent, path, 16 << 20, 100_000))
-    except (safefs.Missing, FileNotFoundError):
-        return None
-    except (safefs.UnsafePath, OSError, ValueError, RecursionError) as e:
-        why = e if isinstance(e, safefs.UnsafePath) else safefs.clip(str(e))
-        return {"status": "error", "kind": "crash", "message": f"the child's record cannot be read: {why}"}
-    if not isinstance(record, dict):
-        return None
-    if record.get("status") == "ok" and "correctness" not in record and "calibration" not in record:
-        dirs = record.get("work_dir"), record.get("profile_dir")
-        if not all(isinstance(d, str) and d for d in dirs):
-            return {
-                "status": "error",
-                "kind": "crash",
-                "message": "the child's record names no run directory",
-            }
-    return record
 
 
 # Failures a reused warm worker could have caused (a package that did not re-import cleanly, state
@@ -317,21 +285,26 @@ def _run_recorded(
     prefix: list[str] | None = None,
     fresh: bool = False,
     confine: sandbox.Confinement | None = None,
+    inputs: dict[Path, str] | None = None,
 ) -> tuple[Ended, dict[str, Any] | None]:
     """Run a child command that writes its record to ``result`` (warm or fresh, see :func:`_run`;
     ``fresh``: always a new process), confirming a reused worker's failure in a fresh process;
-    return how it ended and the record."""
+    return how it ended and the record. ``inputs``: the files the engine wrote for the child (path →
+    text; the request first), written again before a fresh process reads them."""
+    inputs = inputs or {}
+    gate = child_io.gate(next(iter(inputs.values()), None))
     if fresh or confine is not None:
-        ended = _run_once(args, timeout_s, on_progress, control, prefix, confine)
-        return ended, _read_record(result)
-    ended = _run(args, timeout_s, on_progress, control, prefix)
-    record = _read_record(result)
+        ended = _run_once(args, timeout_s, on_progress, control, prefix, confine, gate=gate)
+        return ended, child_io.read_record(result)
+    ended = _run(args, timeout_s, on_progress, control, prefix, gate)
+    record = child_io.read_record(result)
     if _confirm_fresh(ended, record):
         result.unlink(missing_ok=True)
         if on_progress:
             on_progress(0.01, "the warm worker failed; running again in a fresh process")
-        ended = _run_once(args, timeout_s, on_progress, control, prefix)
-        record = _read_record(result)
+        child_io.restore(inputs)
+        ended = _run_once(args, timeout_s, on_progress, control, prefix, gate=gate)
+        record = child_io.read_record(result)
     return ended, record
 
 
@@ -357,7 +330,7 @@ def run_profile(
     """
     if control is not None:
         control.check()
-    with tempfile.TemporaryDirectory(
+    with temp_dir(  # removed without recursion, a failure only warned (P4-10)
         prefix="kprof-", dir=sandbox.tmp_dir(getattr(control, "scope", None), command)
     ) as tmp:
         req_path = Path(tmp) / "request.json"
@@ -369,7 +342,9 @@ def run_profile(
             if command == "command"
             else None
         )
-        ended, record = _run_recorded(args, res_path, timeout_s, on_progress, control, prefix, fresh, confine)
+        ended, record = _run_recorded(
+            args, res_path, timeout_s, on_progress, control, prefix, fresh, confine, {req_path: request_json}
+        )
         if ended.stopped:
             clocks = ""
             if locks_clocks:
@@ -440,7 +415,7 @@ def finish(
     control's warm worker when it has one)."""
     if control is not None:
         control.check()
-    with tempfile.TemporaryDirectory(
+    with temp_dir(  # removed without recursion, a failure only warned (P4-10)
         prefix="kprof-", dir=sandbox.tmp_dir(getattr(control, "scope", None), "finish")
     ) as tmp:
         paths = {n: Path(tmp) / f"{n}.json" for n in ("request", "profiler", "result")}
@@ -461,7 +436,14 @@ def finish(
             "--result",
             str(paths["result"]),
         ]
-        ended, record = _run_recorded(args, paths["result"], timeout_s, None, control)
+        ended, record = _run_recorded(
+            args,
+            paths["result"],
+            timeout_s,
+            None,
+            control,
+            inputs={paths["request"]: request_json, paths["profiler"]: json.dumps(profiler)},
+        )
         if ended.stopped == "cancelled":
             raise WorkerError("cancelled", "the profile was cancelled while its report was being read")
         if ended.stopped:
@@ -478,15 +460,15 @@ def finish(
     )
 
 
-def _pump(proc: subprocess.Popen, on_progress: ProgressFn | None, other: list[str] | None = None) -> None:
+def _pump(proc: subprocess.Popen, on_progress: ProgressFn | None, other: Kept | None = None) -> None:
+    """Read the child's stdout to its end in chunks (never a whole line of unbounded length):
+    progress lines go to ``on_progress``, the others to ``other`` (bounded)."""
     assert proc.stdout is not None
-    for line in proc.stdout:
+    for line, n in lines(proc.stdout.fileno()):
         msg = parse_progress(line)
         if msg is None:
             if other is not None:
-                other.append(line)
-                if len(other) > 6000:  # a chatty kernel must not grow the server's memory
-                    del other[:1000]
+                other.add(line, n)
             continue
         if on_progress is not None:
             try:

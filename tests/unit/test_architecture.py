@@ -183,6 +183,7 @@ LAYERS = [
     "warm",
     "sandbox",
     "lifeline",
+    "child_io",
     "packages",
     "kernel_api",  # former homes of the kernel contract and helpers: re-export kernel, with a warning
     "kernel_runtime",

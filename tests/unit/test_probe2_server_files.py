@@ -113,7 +113,7 @@ def test_an_invalid_result_is_reported_without_its_content(tmp_path, monkeypatch
 def test_the_childs_record_is_read_without_following_or_blocking(tmp_path):
     """The record (result.json) lies in the child's private tmp, which a confined command may write:
     a FIFO there blocked the server's read, a link to /dev/zero would fill its memory."""
-    from kprof_mcp import runner
+    from kprof_mcp import child_io
 
     victim = tmp_path / "victim.json"
     victim.write_text('{"secret": "victim-secret-7f3a"}')
@@ -122,10 +122,10 @@ def test_the_childs_record_is_read_without_following_or_blocking(tmp_path):
     os.symlink("/dev/zero", tmp_path / "zero.json")
     (tmp_path / "ok.json").write_text('{"ok": true}')
     for name in ("fifo.json", "link.json", "zero.json", "missing.json"):
-        box = _in_time(lambda name=name: runner._read_record(tmp_path / name))
+        box = _in_time(lambda name=name: child_io.read_record(tmp_path / name))
         got = box.get("value")
         assert "error" not in box, name
         # missing: None; refused (issue 38, fresh probe F3): an error record that says why, no content
         assert (got is None) == (name == "missing.json"), (name, got)
         assert got is None or (got["status"] == "error" and "victim-secret" not in got["message"]), got
-    assert runner._read_record(tmp_path / "ok.json") == {"ok": True}
+    assert child_io.read_record(tmp_path / "ok.json") == {"ok": True}

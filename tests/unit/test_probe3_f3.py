@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from kprof_mcp import runner, safefs, store
+from kprof_mcp import child_io, safefs, store
 from kprof_mcp.engine import KprofError
 
 DICTS = "{}," * 700_000 + "{}"  # 2 MiB: under the bytes caps, 700k objects (~50 MB of Python dicts)
@@ -72,16 +72,16 @@ def test_string_brackets_do_not_count_as_depth():
 def test_the_command_record_is_checked_and_said(tmp_path):
     rec = tmp_path / "result.json"
     rec.write_text('{"status": "ok", "x": [' + DICTS + "]}")
-    got = runner._read_record(rec)
+    got = child_io.read_record(rec)
     assert got["status"] == "error" and "70000" in got["message"]
     rec.write_text(DEEP)
-    assert "objects/arrays" in runner._read_record(rec)["message"]
+    assert "objects/arrays" in child_io.read_record(rec)["message"]
     rec.write_text('{"a":' * 100 + "1" + "}" * 100)
-    assert "nested over 64 levels" in runner._read_record(rec)["message"]
+    assert "nested over 64 levels" in child_io.read_record(rec)["message"]
     rec.write_text('{"status": "ok"}')  # no run directory named: said, not "'result.json' is outside ."
-    assert runner._read_record(rec)["message"] == "the child's record names no run directory"
+    assert child_io.read_record(rec)["message"] == "the child's record names no run directory"
     ok = {"status": "ok", "work_dir": "/a.partial", "profile_dir": "/a"}
     rec.write_text(json.dumps(ok))
-    assert runner._read_record(rec) == ok
+    assert child_io.read_record(rec) == ok
     rec.unlink()
-    assert runner._read_record(rec) is None
+    assert child_io.read_record(rec) is None
