@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +62,36 @@ def restore(inputs: dict[Path, str]) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(text)
+
+
+class ForgedRecord(ValueError):
+    """A child's record names run directories this run did not create."""
+
+
+def run_dirs(work: str, profile: str, out_root: str, since: float) -> tuple[Path, Path]:
+    """The run directories a child's record names, checked before the engine writes, renames or reads
+    anything there (issue 38, the fourth probe's P4-1 and P4-2: a job that wrote its own record pointed the
+    server at another workspace's profile, which it then rewrote, renamed and returned). The work directory
+    must be ``<profile directory>.partial``, lie under the request's output root with no link on the way,
+    and be a directory created by this run (its inode's change time not before ``since``, the run's start)."""
+    w, p = Path(os.path.abspath(work)), Path(os.path.abspath(profile))
+    if w.parent != p.parent or w.name != p.name + ".partial":
+        raise ForgedRecord(f"{safefs.clip(work)} is not {safefs.clip(profile)}.partial")
+    roots = {Path(os.path.abspath(out_root)), Path(os.path.realpath(out_root))}
+    root = next((r for r in roots if w.is_relative_to(r) and w != r), None)
+    if root is None:
+        raise ForgedRecord(f"{safefs.clip(work)} is outside this run's output root {safefs.clip(out_root)}")
+    cur, st = root, None
+    for part in w.relative_to(root).parts:
+        cur = cur / part
+        try:
+            st = os.lstat(cur)
+        except OSError as e:
+            raise ForgedRecord(f"{safefs.clip(str(cur))}: {e.strerror}") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise ForgedRecord(f"{safefs.clip(str(cur))} is a link")
+    if st is None or not stat.S_ISDIR(st.st_mode):
+        raise ForgedRecord(f"{safefs.clip(work)} is not a directory")
+    if st.st_ctime < since - 1.0:
+        raise ForgedRecord(f"{safefs.clip(work)} was there before this run started")
+    return w, p

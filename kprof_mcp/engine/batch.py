@@ -5,6 +5,7 @@ checked first (nothing runs) and run later, holding the device's lock."""
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from .catalogue import PackageDescription, describe, resolve_kernel, target_cpu,
 from .config import KprofError, clock_control_arg, in_range
 from .profile import check_profile
 from .run import guard, held_clocks, run_locked
-from .specs import CompareOutcome, CompareSpec, ProfileOutcome, SweepOutcome, SweepSpec
+from .specs import CompareOutcome, CompareSpec, ProfileOutcome, SweepOutcome, SweepSpec, checked_dirs
 from .state import EngineState, with_workers
 
 
@@ -64,6 +65,7 @@ def run_child(
                 req = spec.req
                 if clock is not None and clock.locked_mhz is not None:
                     req = req.model_copy(update={"sm_clock_locked_mhz": clock.locked_mhz})
+                started = time.time()
                 record = runner.run_profile(
                     req.model_dump_json(),
                     spec.timeout,
@@ -74,7 +76,8 @@ def run_child(
             after = then(control) if then is not None else None
     except (Cancelled, runner.WorkerError) as e:
         raise KprofError(str(e)) from None
-    return Path(record.work_dir), Path(record.profile_dir), after
+    work_dir, final_dir = checked_dirs(record, spec.req.out_root, started)
+    return work_dir, final_dir, after
 
 
 def check_compare(

@@ -4,6 +4,7 @@ the profiler, the profiled child, and the result's reports written once under th
 from __future__ import annotations
 
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from .catalogue import checked_package, confine, root_of
 from .command import check_command_targets, output_tail
 from .config import KprofError
 from .phases import Phases
-from .specs import CompareSpec, ProfileOutcome, ProfileSpec, SweepSpec
+from .specs import CompareSpec, ProfileOutcome, ProfileSpec, SweepSpec, checked_dirs, with_clock
 from .state import EngineState, with_workers
 
 if TYPE_CHECKING:
@@ -197,18 +198,6 @@ def held_clocks(
         yield state
 
 
-def with_clock(spec: ProfileSpec, clock: clocks.ClockState | None) -> ProfileSpec:
-    """``spec`` with the SM clock the engine holds locked for its run in the request (the child
-    records it; it does not look for the lock's marker)."""
-    if clock is None or clock.locked_mhz is None:
-        return spec
-    import dataclasses
-
-    return dataclasses.replace(
-        spec, req=spec.req.model_copy(update={"sm_clock_locked_mhz": clock.locked_mhz})
-    )
-
-
 class _Preparation:
     """The preparation run (compile, autotune, correctness; no profiler) in the warm worker, on a
     thread, while the profiled child starts: its end is written to ``gate`` as JSON, which the
@@ -291,8 +280,9 @@ def _run_unfinished(
             if prepare:
                 req, prep = _prepare(spec, req, launch, warm, prep_key, Path(scratch), on_progress, control)
                 phases.close("preparation")
+            started = time.time()
             record = _run_profiled(spec, req, mode, launch, prep, prep_key, on_progress, control)
-            work_dir, final_dir = Path(record.work_dir), Path(record.profile_dir)
+            work_dir, final_dir = checked_dirs(record, req.out_root, started)
             phases.close("profiled_run")  # expanded into the process's own phases by _finish
             try:
                 mode.after_run(req, record, launch, work_dir, on_progress, control, spec.timeout)

@@ -8,12 +8,15 @@ the engine's matching method, so nothing switches on a spec's type. The engine i
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .. import child_io, clocks
 from ..analysis.assessment import Assessment
 from ..models import CompareRequest, CompareResult, ProfileRequest, ProfileResult, SweepRequest, SweepResult
+from .config import KprofError
 
 if TYPE_CHECKING:
     from .. import runner
@@ -123,3 +126,25 @@ class SweepOutcome:
     def dirs(self) -> list[Path]:
         """The sweep's directory."""
         return [self.sweep_dir]
+
+
+def checked_dirs(record: runner.Record, out_root: str, started: float) -> tuple[Path, Path]:
+    """The run directories the child's record names, refused unless this run created them under its
+    output root (:func:`kprof_mcp.child_io.run_dirs`)."""
+    try:
+        return child_io.run_dirs(record.work_dir, record.profile_dir, out_root, started)
+    except child_io.ForgedRecord as e:
+        raise KprofError(
+            f"the profiling process's record names a run directory this run did not create ({e}): refused, "
+            "nothing was written there"
+        ) from None
+
+
+def with_clock(spec: ProfileSpec, clock: clocks.ClockState | None) -> ProfileSpec:
+    """``spec`` with the SM clock the engine holds locked for its run in the request (the child
+    records it; it does not look for the lock's marker)."""
+    if clock is None or clock.locked_mhz is None:
+        return spec
+    return dataclasses.replace(
+        spec, req=spec.req.model_copy(update={"sm_clock_locked_mhz": clock.locked_mhz})
+    )
