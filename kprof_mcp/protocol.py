@@ -20,6 +20,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 from typing import Any
 
@@ -28,6 +30,8 @@ PROGRESS_PREFIX = "@@KPROF "
 # it is warm (its start-up facts as JSON), and after each command ({"job": N, "rc": RC}).
 READY_PREFIX = "@@KPROF-READY "
 DONE_PREFIX = "@@KPROF-DONE "
+MAX_MESSAGE = 500  # characters of a progress message forwarded
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 CHILD_MODULE = "kprof_mcp.child"
 EXIT_OK, EXIT_EXPECTED, EXIT_KNOWN_FAILURE = 0, 2, 3
 
@@ -77,6 +81,12 @@ def parse_progress(line: str) -> tuple[float, str] | None:
         return None
     try:
         msg = json.loads(line[len(PROGRESS_PREFIX) :])
-        return float(msg["progress"]), str(msg["message"])
-    except (ValueError, KeyError, TypeError):
+        fraction, message = msg["progress"], msg["message"]
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
+    # A child's line is not trusted (a user's command may print one): a fraction that is no finite
+    # number is dropped (NaN and infinities went out as a null progress, the fourth probe's P4-12),
+    # others clamped to [0, 1]; the message cut and stripped of control characters.
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not math.isfinite(fraction):
+        return None
+    return min(max(float(fraction), 0.0), 1.0), _CONTROL.sub("", str(message))[:MAX_MESSAGE]

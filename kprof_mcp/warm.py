@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import lifeline, sandbox
+from .outcap import Kept, lines, read_file
 from .protocol import DONE_PREFIX, READY_PREFIX, child_command, parse_progress
 
 MAX_STDERR_KEPT = 4 * 2**20  # a worker's stderr file is emptied between commands past this
@@ -37,8 +38,8 @@ class Ended:
 
     stopped: str | None  # "timeout" or "cancelled" when its process group had to be killed
     rc: int | None  # exit code (a fresh child's) or the command's code in a worker; <0: killed by a signal
-    out: str  # stdout lines that were not progress
-    err: str  # stderr
+    out: str  # stdout lines that were not progress (their first and last bytes: kprof_mcp.outcap)
+    err: str  # stderr (its first and last bytes)
     wall: float
     warm: bool = False  # ran in a warm worker
     reused: bool = False  # ... that had served commands before
@@ -68,8 +69,6 @@ class WarmWorker:
                 env=env,
                 start_new_session=True,
                 pass_fds=(r, *lifeline_fds),
-                text=True,
-                errors="replace",
             )
         finally:
             os.close(r)
@@ -79,7 +78,7 @@ class WarmWorker:
         self.facts: dict[str, Any] = {}
         self.ready = threading.Event()
         self._events: queue.Queue = queue.Queue()
-        self._sink: tuple[Callable[[float, str], None] | None, list[str]] | None = None
+        self._sink: tuple[Callable[[float, str], None] | None, Kept] | None = None
         self._busy = threading.Lock()
         self._job = 0
         self._reader = threading.Thread(target=self._read, daemon=True, name=f"kprof-warm-{self.proc.pid}")
@@ -126,7 +125,8 @@ class WarmWorker:
     # ------------------------------------------------------------------ reading
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+        # in chunks, a line's length bounded (never a readline of a line without end: P4-9)
+        for line, n in lines(self.proc.stdout.fileno()):
             if line.startswith(DONE_PREFIX):
                 try:
                     self._events.put(("done", json.loads(line[len(DONE_PREFIX) :])))
@@ -146,9 +146,7 @@ class WarmWorker:
                 continue  # between commands (the newline before a marker)
             msg = parse_progress(line)
             if msg is None:
-                sink[1].append(line)
-                if len(sink[1]) > 6000:  # a chatty kernel must not grow the server's memory
-                    del sink[1][:1000]
+                sink[1].add(line, n)  # bounded: a chatty kernel must not grow the server's memory
             elif sink[0] is not None:
                 try:
                     sink[0](*msg)
@@ -158,13 +156,10 @@ class WarmWorker:
 
     def _stderr_from(self, offset: int) -> str:
         try:
-            os.lseek(self._err_fd, offset, os.SEEK_SET)
-            data = b""
-            while chunk := os.read(self._err_fd, 1 << 20):
-                data += chunk
+            text = read_file(self._err_fd, offset)  # its first and last bytes only (P4-9)
             if os.fstat(self._err_fd).st_size > MAX_STDERR_KEPT:
                 os.ftruncate(self._err_fd, 0)
-            return data.decode(errors="replace")
+            return text
         except OSError:
             return ""
 
@@ -173,7 +168,7 @@ class WarmWorker:
         """Run one child command; the caller holds :meth:`try_acquire`."""
         self._job += 1
         job = self._job
-        other: list[str] = []
+        other = Kept()
         reused = self.served > 0
         try:
             offset = os.fstat(self._err_fd).st_size
@@ -218,7 +213,7 @@ class WarmWorker:
         return Ended(
             stopped=stopped,
             rc=rc,
-            out="".join(other),
+            out=other.text(),
             err=self._stderr_from(offset),
             wall=wall,
             warm=True,
