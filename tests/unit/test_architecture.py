@@ -184,6 +184,8 @@ LAYERS = [
     "sandbox",
     "lifeline",
     "child_io",
+    "outcap",
+    "removal",
     "packages",
     "kernel_api",  # former homes of the kernel contract and helpers: re-export kernel, with a warning
     "kernel_runtime",
