@@ -30,12 +30,14 @@ if _worker and os.environ["KPROF_LOCK_DIR"] == os.environ.get("KPROF_TEST_SESSIO
 
 # Parallel by default (issue 40: the suite in minutes on a 2-core CPU): without -n/--numprocesses the
 # suite runs on WORKERS pytest-xdist workers, one module (or class) per worker at a time (loadscope: a
-# module's shared server or cluster starts once). Here rather than in pyproject's addopts, which would
+# module's shared server or cluster starts once). 3 on 2 cores: most tests wait on the processes they
+# start (the server, kernel children, time limits), and a third worker fills that wait (measured on 140
+# tests: 3 workers 168 s, 2 workers 236 s; tests/README.md). Here rather than in pyproject's addopts, which would
 # reach the example suites that kprof runs from this checkout (`kprof run -- python -m pytest
 # examples/...`). Not on a machine with an NVIDIA GPU, where two workers would time kernels at once;
 # `-n 0` runs in one process, `-n N` on N workers. `-m quick` (one test) and runs of named tests only
 # (`file::test`) stay in one process: starting workers would cost more than it saves.
-WORKERS = 2
+WORKERS = 3
 
 
 @pytest.hookimpl(tryfirst=True)
