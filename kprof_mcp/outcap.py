@@ -19,6 +19,7 @@ TAIL = 4 << 20  # the last bytes of an output kept
 LINES = 6000  # at most this many lines kept at the end (the line cap of before)
 MAX_LINE = 1 << 20  # a longer line keeps its first MAX_LINE bytes
 CHUNK = 1 << 16
+ALIGN = 4096  # a kept part of a file is cut at a line end no further than this
 
 
 def size(n: int) -> str:
@@ -113,7 +114,7 @@ class Kept:
 
 def read_file(fd: int, start: int = 0, head: int = HEAD, tail: int = TAIL) -> str:
     """What a file (a child's stderr) holds from ``start`` on: all of it when small, else its first
-    ``head`` and last ``tail`` bytes (cut at line ends where there are some) with a note of what
+    ``head`` and last ``tail`` bytes (cut at a line end where one is near) with a note of what
     was left out between. Read with ``pread``: the file's offset is not used."""
     end = os.fstat(fd).st_size
     if end - start <= head + tail:
@@ -121,10 +122,10 @@ def read_file(fd: int, start: int = 0, head: int = HEAD, tail: int = TAIL) -> st
     first = _pread(fd, start, head)
     last = _pread(fd, end - tail, tail)
     nl = first.rfind(b"\n")
-    if nl >= 0:
+    if nl >= max(0, len(first) - ALIGN):  # cut at a line end when one is near
         first = first[: nl + 1]
     nl = last.find(b"\n")
-    if 0 <= nl < len(last) - 1:
+    if 0 <= nl < min(ALIGN, len(last) - 1):
         last = last[nl + 1 :]
     left = (end - start) - len(first) - len(last)
     text = first.decode(errors="replace")

@@ -211,3 +211,16 @@ def test_a_childs_progress_bomb_reaches_the_sink_only_as_finite_fractions(tmp_pa
     assert all(len(m) <= 500 and "\x1b" not in m for _, m in got)
     assert "kprobe4 NaN" not in {m for _, m in got} and "kprobe4 1e308" in {m for _, m in got}
     assert len(ended.out) < BOUND  # the 50 MB message line was cut, not kept
+
+
+def test_read_file_keeps_both_ends_and_cuts_at_a_near_line_end(tmp_path):
+    f = tmp_path / "err"
+    f.write_bytes(b"first line\n" + b"E" * (1 << 20) + b"\nlast line\n")
+    with open(f, "rb") as fh:
+        whole = outcap.read_file(fh.fileno())
+        text = outcap.read_file(fh.fileno(), head=100, tail=10_000)
+        later = outcap.read_file(fh.fileno(), start=11, head=100, tail=10_000)
+    assert whole == f.read_text()
+    assert text.startswith("first line\n[kprof: … ") and "1,014.2 KB of output left out" in text
+    assert text.endswith("E" * 9000 + "\nlast line\n")  # the tail is kept, not dropped to its one line end
+    assert later.startswith("E" * 100 + "\n[kprof: … ")
