@@ -924,7 +924,9 @@ HELDOUT7_PAIRS = [
 # preparing everyone's data). Each script times rank 0 after a barrier per round. Causes free text for ranks
 # (``planted`` says what the diagnosis should name; ``cause`` the nearest of straggler, exposed_comm, launch,
 # host, copy, sync), set from each design before any GPU number. ``models`` only where the step's work is one
-# rank's clean GEMM count (not for launch- or host-bound steps, nor for ranks of unequal work). Not in
+# rank's clean GEMM count (not for launch- or host-bound steps, nor for ranks of unequal work). All in nsys
+# mode: an event-mode command through record.py's Engine runs confined, without TCP, and the ranks could not
+# reach each other (recorded-heldout-ranks/README.md). Not in
 # ALL_PAIRS: recorded into recorded-heldout-ranks/ (record.py --pairs ... --out
 # tests/calibration/recorded-heldout-ranks).
 HELDOUT_RANKS_PAIRS = [
@@ -937,10 +939,11 @@ HELDOUT_RANKS_PAIRS = [
         mode="nsys",
         command=True,
         planted="small collectives: a hand-written data-parallel loop (2 ranks, 64 residual LayerNorm/Linear "
-        "blocks of width 256, 4096 tokens a rank, bf16) that all-reduces its 256 gradients one tensor at a time, "
-        "256 NCCL all_reduce calls a step (192 of 512 bytes), each paying the c10d call, NCCL's launch and the "
-        "collective's latency while the GPU has little else to do (the same on both ranks: no straggler); "
-        "fix: the gradients bucketed into one flat buffer, one all_reduce of 8.6 MB",
+        "blocks of width 256, 4096 tokens a rank, bf16) that averages its 256 gradients one tensor at a time "
+        "(the PyTorch tutorial's average_gradients: all_reduce, then /= world), 256 NCCL all_reduce calls (192 "
+        "of 512 bytes) and 256 divisions a step, each paying the c10d call or the launch and the collective's "
+        "latency while the GPU has little else to do (the same on both ranks: no straggler); fix: the "
+        "gradients bucketed into one flat buffer, one all_reduce of 8.6 MB and one division",
     ),
     Pair(
         "sharded weights gathered just before each layer",
@@ -948,7 +951,7 @@ HELDOUT_RANKS_PAIRS = [
         "bad",
         "good",
         "exposed_comm",
-        mode="event",
+        mode="nsys",
         command=True,
         models={"step": {"flops": 2.20e12, "bytes": 7.25e9, "dtype": "bfloat16", "tensor_cores": True}},
         planted="exposed communication: a ZeRO-3/FSDP-style forward (2 ranks, 16 layers of an 8192 x 8192 bf16 "
@@ -968,9 +971,9 @@ HELDOUT_RANKS_PAIRS = [
         command=True,
         planted="a straggler by host work: rank 1 (the 'data rank') masks and collates the whole global batch "
         "in a Python loop over its 16384 tokens every step (MLM masking) and broadcasts it; rank 0 has no host "
-        "work and waits in the broadcast for rank 1; the GPU step (~1 ms) is shorter than the host's work, so "
-        "rank 1's host is the critical path; fix: each rank masks and collates its own half (8192 tokens), no "
-        "broadcast",
+        "work and waits in the broadcast for rank 1; the GPU step (~1.7 ms) is shorter than the host's work, so "
+        "rank 1's host is the critical path (the batches copied from pinned memory without blocking in both "
+        "variants); fix: each rank masks and collates its own half (8192 tokens), no broadcast",
     ),
     Pair(
         "length-sorted batch split into contiguous halves",
@@ -978,7 +981,7 @@ HELDOUT_RANKS_PAIRS = [
         "bad",
         "good",
         "straggler",
-        mode="event",
+        mode="nsys",
         command=True,
         planted="a straggler by more GPU work: variable-length sequences packed without padding, the global "
         "batch sorted by length and split into contiguous halves, so rank 1 always trains on the 16 longest "

@@ -141,6 +141,12 @@ def test_small_allreduce_one_collective_per_parameter_or_one_bucket(variant, one
         assert calls == [n_params, n_params]
 
 
+def test_small_allreduce_averages_per_parameter_or_once():
+    src = (COMMANDS_DIR / "ranks_small_allreduce.py").read_text()
+    assert "dist.all_reduce(gr_)\n                        gr_ /= world" in src  # the tutorial's loop
+    assert "dist.all_reduce(flat)\n                    flat /= world" in src and src.count(" /= world\n") == 2
+
+
 @pytest.mark.parametrize("variant", ["bad", "good"])
 def test_exposed_gather_blocking_or_prefetched(variant, one_rank_group, monkeypatch):
     m = _script("ranks_exposed_gather")
@@ -193,6 +199,8 @@ def test_host_straggler_only_rank_one_prepares_in_the_bad_variant():
         in src
     )
     assert "mask_and_collate(samples[rank * b : (rank + 1) * b], step)" in src
+    assert src.count("pinned(") == 4  # its definition and the copies of both variants, asynchronous
+    assert src.count("non_blocking=True)") == 3
     m = _script("ranks_host_straggler")
     ids, labels = m.mask_and_collate([[5, 6, 7, 8] * 50], 0)
     masked = ids == m.MASK_ID

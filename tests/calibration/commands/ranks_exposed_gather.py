@@ -15,6 +15,11 @@ bf16); per layer the shard read by the gather (67 MB), the full weight written b
 Per design (2 x H100 SXM, NVLink): a layer's GEMM ~0.2-0.25 ms, its gather (64 MB at ~350 GB/s) ~0.2 ms; bad
 ~6-7 ms per step (the sum), good ~4 ms (the larger of the two and one gather): ≥ 1.5x.
 
+Measured (2 x H100 80GB HBM3 NVLink, torch 2.11, NCCL 2.28.9, NCCL_NVLS_ENABLE=0, 2026-11-26, quick check,
+10 steps x 2 rounds): bad 8.08 ms, good 6.22 ms per step: 1.30x, below the design's 1.5x (0.50 against 0.39
+ms a layer). Not understood without a timeline; a guess: the gather's NCCL kernel and cuBLAS's GEMM compete
+for the SMs when they overlap (a GEMM grid sized to the whole GPU runs a second wave on the SMs NCCL takes).
+
 The kept outputs (each rank's mean output per step) are identical in both variants: the same GEMMs on the
 same gathered weights.
 
