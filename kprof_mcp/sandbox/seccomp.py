@@ -8,13 +8,19 @@ them all, every path alike (seccomp cannot see paths): ``chmod``, ``fchmod``, ``
 ``fchmodat2``, the ``chown`` family and the ``utime`` family fail with ``EPERM``, and so do
 ``setxattr``/``removexattr`` and their variants: an owner may set ``system.posix_acl_access`` (an ACL
 is a chmod by other means) and ``user.*`` attributes (the re-run probe set one on an outside file
-once chmod was refused). Inside the job that
-costs little: files are created with their mode (``open``, ``mkdir``), Python, Triton and torch caches
-write and rename; what needs a chmod there (``shutil.copy``'s mode copy, ``Path.touch`` of an existing
-file, ``chmod +x`` of a built program) fails, and tolerant callers (ld's chmod of its output, filelock's
-fchmod) go on. Installed last, after Landlock (which already set ``no_new_privs``), it stays across
-``execve`` and ``fork``; a process of another architecture (x32, i386 through ``int 0x80``) is refused
-or killed rather than let past it.
+once chmod was refused). The fourth probe (issue 38, P4-3, P4-4) went round it twice: io_uring's
+``IORING_OP_SETXATTR`` set an ACL on the server's home by path, a call no filter sees (``io_uring_setup``,
+``io_uring_enter`` and ``io_uring_register`` are refused, as Docker's default profile does: torch's
+bundled libuv falls back to epoll without it, Triton's libraries and tools name none of it);
+``ioctl(FS_IOC_SETFLAGS)`` on a read-only fd set inode flags on a file the job may only read (the
+requests of :data:`IOCTLS` are refused, every other ioctl passes: CUDA's driver lives on ioctl; and
+``file_setattr``, the same by path since Linux 6.17). Inside the job that costs little: files are
+created with their mode (``open``, ``mkdir``), Python, Triton and torch caches write and rename;
+what needs a chmod there (``shutil.copy``'s mode copy, ``Path.touch`` of an existing file, ``chmod +x``
+of a built program) fails, and tolerant callers (ld's chmod of its output, filelock's fchmod) go on.
+Installed last, after Landlock (which already set ``no_new_privs``), it stays across ``execve`` and
+``fork``; a process of another architecture (x32, i386 through ``int 0x80``) is refused or killed
+rather than let past it.
 """
 
 from __future__ import annotations
@@ -54,6 +60,10 @@ _ARCHES = {
             "fremovexattr": 199,
             "setxattrat": 463,
             "removexattrat": 466,
+            "file_setattr": 469,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
         },
     ),
     "aarch64": (
@@ -73,8 +83,23 @@ _ARCHES = {
             "fremovexattr": 16,
             "setxattrat": 463,
             "removexattrat": 466,
+            "file_setattr": 469,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
         },
     ),
+}
+_IOCTL = {"x86_64": 16, "aarch64": 29}
+
+# ioctl requests refused (the same numbers on both architectures): inode flags set through any fd, a
+# read-only one included (only the owner is checked). The kernel reads the request as an unsigned int and
+# drops its high 32 bits, so the filter compares the low 32 bits of args[1] alone: a check of the high half
+# would let 0xFFFFFFFF_40086602 past it, which the kernel runs as FS_IOC_SETFLAGS.
+IOCTLS = {
+    "FS_IOC_SETFLAGS": 0x40086602,
+    "FS_IOC32_SETFLAGS": 0x40046602,
+    "FS_IOC_FSSETXATTR": 0x401C5820,  # XFS_IOC_FSSETXATTR, the same number
 }
 
 
@@ -92,8 +117,9 @@ class _Prog(ctypes.Structure):
 
 
 def refused() -> list[str]:
-    """The calls the filter refuses on this machine's architecture."""
-    return sorted(_ARCHES.get(platform.machine(), (0, {}))[1])
+    """The calls (and ``ioctl`` requests) the filter refuses on this machine's architecture."""
+    calls = _ARCHES.get(platform.machine(), (0, {}))[1]
+    return sorted(calls) + [f"ioctl {name}" for name in IOCTLS] if calls else []
 
 
 # The chmod family: behind Nsight Systems the filter lets these through (``allow``): nsys records nothing
@@ -105,19 +131,29 @@ CHMOD = ("chmod", "fchmod", "fchmodat", "fchmodat2")
 
 def program(machine: str | None = None, allow: tuple[str, ...] = ()) -> list[tuple[int, int, int, int]]:
     """The BPF program as (code, jt, jf, k): the architecture checked, then each refused number (to
-    the deny, EPERM); the calls of ``allow`` are not in it (they pass, as every call not named)."""
-    arch, calls = _ARCHES[machine or platform.machine()]
+    the deny, EPERM), then ``ioctl``'s request (args[1], its low 32 bits) against :data:`IOCTLS` (to the
+    deny); the calls of ``allow`` are not in it (they pass, as every call and request not named)."""
+    machine = machine or platform.machine()
+    arch, calls = _ARCHES[machine]
     nrs = sorted({nr for name, nr in calls.items() if name not in allow})
-    n = len(nrs)
-    deny = _ERRNO | errno.EPERM
-    prog = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, arch), (_RET_K, 0, 0, _KILL_PROCESS), (_LD_W_ABS, 0, 0, 0)]
+    cmds = sorted(set(IOCTLS.values()))
+    # jump targets by name, resolved once the length is known: "deny" (last), "allow" (before it)
+    body: list[tuple[int, int | str, int | str, int]] = []
     if arch == _ARCHES["x86_64"][0]:
         # the x32 ABI's numbers (same audit arch, bit 30 set): refused whole
-        prog.append((_JGE_K, n + 1, 0, _X32_BIT))
-    for i, nr in enumerate(nrs):
-        prog.append((_JEQ_K, n - i, 0, nr))  # to the deny below the allow
-    prog += [(_RET_K, 0, 0, _ALLOW), (_RET_K, 0, 0, deny)]
-    return prog
+        body.append((_JGE_K, "deny", 0, _X32_BIT))
+    body += [(_JEQ_K, "deny", 0, nr) for nr in nrs]
+    body.append((_JEQ_K, 0, "allow", _IOCTL[machine]))
+    body.append((_LD_W_ABS, 0, 0, 16 + 8 * 1))  # seccomp_data.args[1], low half (little-endian)
+    body += [(_JEQ_K, "deny", 0, cmd) for cmd in cmds]
+    head = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, arch), (_RET_K, 0, 0, _KILL_PROCESS), (_LD_W_ABS, 0, 0, 0)]
+    allow_at = len(head) + len(body)
+    at = {"allow": allow_at, "deny": allow_at + 1}
+    prog = list(head)
+    for code, jt, jf, k in body:
+        i = len(prog)
+        prog.append((code, *(at[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf)), k))
+    return prog + [(_RET_K, 0, 0, _ALLOW), (_RET_K, 0, 0, _ERRNO | errno.EPERM)]
 
 
 def install(allow: tuple[str, ...] = ()) -> None:
