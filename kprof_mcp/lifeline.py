@@ -133,7 +133,9 @@ def _start_after_group_dies(then: str) -> None:
 
 # ------------------------------------------------------------------ a whole subtree
 def _parents() -> dict[int, int]:
-    """Every live (not zombie) process' parent, from ``/proc``."""
+    """Every live process' parent, from ``/proc``: a zombie is left out unless other threads of it still
+    run (issue 38, the fourth probe's P5: a main thread that ended with the raw exit system call while
+    another thread went on showed ``Z`` and outlived its job, later jobs and the server)."""
     out: dict[int, int] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -143,9 +145,17 @@ def _parents() -> dict[int, int]:
                 fields = f.read().rpartition(b")")[2].split()
         except OSError:
             continue  # gone meanwhile
-        if len(fields) > 1 and fields[0] != b"Z":
+        if len(fields) > 1 and (fields[0] != b"Z" or _threads_left(name)):
             out[int(name)] = int(fields[1])
     return out
+
+
+def _threads_left(pid: str) -> bool:
+    """Whether a zombie thread-group leader still has running threads."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
+        return False
 
 
 def descendants(root: int) -> list[int]:
