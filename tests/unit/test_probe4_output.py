@@ -224,3 +224,18 @@ def test_read_file_keeps_both_ends_and_cuts_at_a_near_line_end(tmp_path):
     assert text.startswith("first line\n[kprof: … ") and "1,014.2 KB of output left out" in text
     assert text.endswith("E" * 9000 + "\nlast line\n")  # the tail is kept, not dropped to its one line end
     assert later.startswith("E" * 100 + "\n[kprof: … ")
+
+
+def test_a_package_tree_nested_1500_deep_is_refused_not_a_recursion_error(tmp_path):
+    from kprof_mcp import safefs
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    nest(tmp_path / "pkg", 1500)  # what a command may leave in its working directory
+    with pytest.raises(safefs.UnsafePath, match="nested over 64 directories deep"):
+        safefs.check_tree(tmp_path, "pkg")
+    removal.remove_tree(tmp_path / "pkg" / "d")
+    (tmp_path / "pkg" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "pkg" / "a" / "b" / "link").symlink_to("/etc")
+    with pytest.raises(safefs.UnsafePath, match="symbolic link inside the package"):
+        safefs.check_tree(tmp_path, "pkg")
