@@ -11,6 +11,7 @@ bytes only. Nothing here grows with the size of the output.
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Iterator
 
@@ -90,9 +91,14 @@ class Kept:
         self.left_out = 0  # bytes of whole lines left out between head and tail
         self.lines_left_out = 0
         self.read = 0  # bytes seen in all
+        self._lock = threading.Lock()  # a reader thread may still add while the text is taken
 
     def add(self, line: str, n: int | None = None) -> None:
         n = len(line) if n is None else n
+        with self._lock:
+            self._add(line, n)
+
+    def _add(self, line: str, n: int) -> None:
         self.read += n
         kept = len(line)
         if not self._tail and self._head_n + kept <= self._head_cap:
@@ -108,8 +114,9 @@ class Kept:
             self.lines_left_out += 1
 
     def text(self) -> str:
-        middle = note(self.left_out, self.lines_left_out) if self.lines_left_out else ""
-        return "".join(self._head) + middle + "".join(line for line, _ in self._tail)
+        with self._lock:
+            middle = note(self.left_out, self.lines_left_out) if self.lines_left_out else ""
+            return "".join(self._head) + middle + "".join(line for line, _ in self._tail)
 
 
 def read_file(fd: int, start: int = 0, head: int = HEAD, tail: int = TAIL) -> str:
