@@ -100,6 +100,8 @@ IOCTLS = {
     "FS_IOC_SETFLAGS": 0x40086602,
     "FS_IOC32_SETFLAGS": 0x40046602,
     "FS_IOC_FSSETXATTR": 0x401C5820,  # XFS_IOC_FSSETXATTR, the same number
+    "FS_IOC_SETVERSION": 0x40087602,  # the inode's generation number (ext4 checks only the owner)
+    "FS_IOC32_SETVERSION": 0x40047602,
 }
 
 

@@ -193,6 +193,7 @@ def test_every_form_of_the_flag_ioctls_is_refused_and_other_ioctls_pass(tmp_path
         "setflags_high1": call((1 << 32) | 0x40086602, ctypes.byref(new)),
         "setflags32": call(0x40046602, ctypes.byref(new)),
         "fssetxattr": call(0x401C5820, fsx),
+        "setversion": call(0x40087602, ctypes.byref(ctypes.c_long(12345))),
         "fionread": n[0],
         "fioclex": call(termios.FIOCLEX, None, w),
         "tcgets_pipe": call(termios.TCGETS, ctypes.create_string_buffer(64), r),  # the kernel's answer
@@ -207,6 +208,7 @@ def test_every_form_of_the_flag_ioctls_is_refused_and_other_ioctls_pass(tmp_path
         "setflags_high1": -errno.EPERM,
         "setflags32": -errno.EPERM,
         "fssetxattr": -errno.EPERM,
+        "setversion": -errno.EPERM,
         "fionread": 3,
         "fioclex": 0,
         "tcgets_pipe": -errno.ENOTTY,
