@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .. import clocks, runner, safefs, store
+from .. import clocks, removal, runner, safefs, store
 from ..analysis.baseline import against
 from ..locks import Cancelled, device_lock, lock_name
 from ..models import OPTIONS_BY_MODE, EventOptions, ProfileRequest, ProfileResult, ResultWarning
@@ -150,7 +150,6 @@ def counters_fallback_spec(engine: EngineState, spec: ProfileSpec, denied: Count
     fallback mode's defaults, then what its preflight fills), the denied run's partial directory
     removed (its profiler's errors are kept in the fallback's ``result.profiler``)."""
     import dataclasses
-    import shutil
 
     from ..modes import preflight_env
 
@@ -167,7 +166,7 @@ def counters_fallback_spec(engine: EngineState, spec: ProfileSpec, denied: Count
         raise KprofError(f"{denied} Falling back to mode {name!r} failed too: {e}") from None
     d = denied.failed_dir
     if d is not None and d.name.endswith(".partial") and d.is_dir() and not d.is_symlink():
-        shutil.rmtree(d, ignore_errors=True)
+        removal.remove_tree(d)  # iterative: a deep tree the job left raises no RecursionError
     return dataclasses.replace(spec, req=req)
 
 
