@@ -5,7 +5,6 @@ contract. The engine now takes a record's directories only if this run created t
 root (kprof_mcp.child_io.run_dirs)."""
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 from kprof_mcp import child_io
 from kprof_mcp.engine import KprofError
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "probe4" / "pkg_forge.py"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _victim(tmp_path: Path) -> Path:
@@ -29,7 +28,12 @@ def test_a_record_naming_another_workspaces_profile_is_refused_and_nothing_is_wr
 ):
     victim = _victim(tmp_path)
     before = sorted(p.name for p in victim.iterdir())
-    shutil.copy(FIXTURE, workspace / "pkg_forge.py")
+    # a user's package (the fault suite's scale.py) with the probe's record-forging import appended
+    (workspace / "pkg_forge.py").write_text(
+        (FIXTURES / "user_kernels" / "scale.py").read_text()
+        + "\n\n"
+        + (FIXTURES / "probe4" / "forge_patch.py").read_text().split('"""', 2)[2]
+    )
     (workspace / "kprobe4-victim.txt").write_text(str(victim))
     with pytest.raises(KprofError, match="did not create"):
         engine.profile("pkg_forge.py", None, {"n": 256}, mode="event")
