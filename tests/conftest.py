@@ -56,8 +56,9 @@ def pytest_cmdline_main(config):
             config.option.dist = "loadscope"
 
 
-# Tests that time the product against a wall-clock bound (`@pytest.mark.alone`) run while no other test of
-# the session runs: the other workers finish their current test and wait. Every other test holds the
+# Tests that time the product against a wall-clock bound or compare machine-wide state before and after
+# (`@pytest.mark.alone`) run while no other test of the session runs: the other workers finish their
+# current test and wait. Every other test holds the
 # session's lock shared; a turnstile taken first keeps a waiting `alone` test from being starved.
 if not os.environ.get("KPROF_TEST_SESSION"):
     import tempfile

@@ -52,6 +52,7 @@ def _job_cgroups() -> list[Path]:
 
 @needs_landlock
 @needs_task_limit
+@pytest.mark.alone  # the machine's kprof-job cgroups before and after: no other test's job meanwhile
 def test_a_fork_bomb_stops_at_the_jobs_task_limit_and_files_at_their_size_limit(tmp_path):
     work = tmp_path / "w"
     work.mkdir()
@@ -69,7 +70,7 @@ def test_a_fork_bomb_stops_at_the_jobs_task_limit_and_files_at_their_size_limit(
     assert r["error"] == "BlockingIOError" and 0 < r["forked"] < 40, r  # EAGAIN at the limit
     assert r["big"] == "OSError" and (work / "big.bin").stat().st_size == 1 << 20, r  # EFBIG past 1 MiB
     assert r["core"] == [0, 0]
-    assert _job_cgroups() == before  # the job's cgroup went with it
+    assert not set(_job_cgroups()) - set(before)  # the job's cgroup went with it (a stale one may be swept)
 
 
 @needs_landlock
@@ -92,6 +93,7 @@ def test_max_tasks_is_the_operators_when_set(monkeypatch):
 
 
 @needs_landlock
+@pytest.mark.alone  # the machine's kprof-job cgroups before and after: no other test's job meanwhile
 def test_a_profiled_command_sees_its_limits(tmp_path):
     ws = tmp_path / "ws"
     (ws / "results").mkdir(parents=True)
@@ -114,7 +116,7 @@ def test_a_profiled_command_sees_its_limits(tmp_path):
     lim = json.loads((ws / "results" / "lim.json").read_text())
     assert lim["RLIMIT_CORE"] == [0, 0]
     assert limits.GIB <= lim["RLIMIT_FSIZE"][0] == lim["RLIMIT_FSIZE"][1] < resource_infinity()
-    assert _job_cgroups() == before
+    assert not set(_job_cgroups()) - set(before)  # its job's cgroup went with it (a stale one may be swept)
 
 
 def resource_infinity() -> int:
