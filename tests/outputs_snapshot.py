@@ -20,8 +20,10 @@ profile_vector_add_mode_warp, mcp/call_08_profile_kernel), two CLI errors withou
 2026-11-26 11:10 UTC, 16 outputs: cli/list.txt's "without a GPU: ..." line per package whose CPU-sized defaults
 differ, mcp/tool_profile_kernel.json's params description (CPU-sized when omitted without a GPU),
 cli/profile_help.txt's --mode help (event mode's time is CUPTI's kernel time), mcp/tool_compare_versions.json's
-recorded example verdict (1.111×), and the 12 ncu/nsys result.json files' `"timings": {}` (issue 40)).
-Intended changes awaiting the next re-recording, one line each (re-recorded 2026-11-26 11:10 UTC before them):
+recorded example verdict (1.111×), and the 12 ncu/nsys result.json files' `"timings": {}` (issue 40);
+2026-11-26 14:15 UTC, 8 outputs: the ncu/annotation metrics.csv files' two new columns, sysmem_sectors and
+host_link_pct (issue 36: the host link as a memory level), empty in the recordings, which predate them).
+Intended changes awaiting the next re-recording, one line each (re-recorded 2026-11-26 14:15 UTC before them):
 - none.
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two
 checkouts); ``python tests/outputs_snapshot.py --golden`` records the golden file.

@@ -301,6 +301,7 @@ def test_accounting_from_a_full_report_of_our_matmul():
     # recorded before kprof asked for them by name: --set full alone lacks the instruction counts
     # (per op class and per pipe) and the bytes of L2 and shared memory
     named_only = {"hmma_inst", "gmma_inst", "dmma_inst", "l2_bytes", "shared_bytes"}
+    named_only |= {"sysmem_sectors", "host_link_pct"}  # the host link (issue 36), asked for since 2026-11-26
     named_only |= {f"{op}_thread_inst" for op in ncu_metrics.OP_CLASSES}
     named_only |= {f"pipe_{p}_inst" for p in ncu_metrics.INST_PIPES}
     assert set(missing) == named_only, missing
