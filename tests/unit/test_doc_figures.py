@@ -340,7 +340,10 @@ FIGURES: list[Figure] = [
     Figure(
         "re-profile ÷ fresh script after the clock-state fix",
         _fixed("same", over_fresh=True),
-        ((MODES, r"for the script \(([\d.]+)× and"), (MEASURED, r"cuts [\d.]+ s,\s+([\d.]+)× a [\d.]+ s script")),
+        (
+            (MODES, r"for the script \(([\d.]+)× and"),
+            (MEASURED, r"cuts [\d.]+ s,\s+([\d.]+)× a [\d.]+ s script"),
+        ),
     ),
     Figure(
         "the fresh script on 2026-11-26, seconds",
