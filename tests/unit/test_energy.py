@@ -46,6 +46,7 @@ def test_the_report_and_the_summary_show_energy():
     )
 
 
+@pytest.mark.alone  # a real clock and spinning runs: another test's load shifts the run rate between windows
 def test_the_power_comes_from_the_counters_steps_and_the_energy_per_run_from_the_run_rate():
     """A real clock, a fake counter that steps every 20 ms by the energy of 500 W (NVML's steps are
     100 ms on an H100), runs of 0.5 ms of wall time: 500 W and 0.25 J per run, within the jitter of
