@@ -33,6 +33,7 @@ from pairs import (  # noqa: E402
     HELDOUT5_PAIRS,
     HELDOUT6_PAIRS,
     HELDOUT7_PAIRS,
+    HELDOUT_RANKS_PAIRS,
     HELDOUT_PAIRS,
     MODEL_PAIRS,
     PAIRS,
@@ -59,6 +60,7 @@ HELDOUT4 = HERE / "recorded-heldout4"  # issue 36: a fourth (2026-11-26 03:20 UT
 HELDOUT5 = HERE / "recorded-heldout5"  # issue 36: a fifth (2026-11-26 06:40 UTC), judged once
 HELDOUT6 = HERE / "recorded-heldout6"  # issue 36: a sixth (2026-11-26 10:50 UTC, H100), judged once
 HELDOUT7 = HERE / "recorded-heldout7"  # issue 36: a seventh (2026-11-26 13:10 UTC, H100), judged once
+HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
 BEGIN, END = "<!-- calibration-table:begin -->", "<!-- calibration-table:end -->"
@@ -130,6 +132,8 @@ def recorded_in(p) -> Path:
         return HELDOUT6
     if p in HELDOUT7_PAIRS:
         return HELDOUT7
+    if p in HELDOUT_RANKS_PAIRS:
+        return HELDOUT_RANKS
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
 
 
@@ -202,6 +206,11 @@ def heldout6_rows() -> list[dict]:
     """The sixth held-back set (recorded-heldout6/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
     return [_row(p) for p in HELDOUT6_PAIRS]
+
+
+def heldout_ranks_rows() -> list[dict]:
+    """The held-back multi-rank set (recorded-heldout-ranks/, issue 39): the pairs recorded so far."""
+    return [_row(p) for p in HELDOUT_RANKS_PAIRS if (HELDOUT_RANKS / slug(p.name)).is_dir()]
 
 
 def heldout7_rows() -> list[dict]:
