@@ -262,8 +262,8 @@ class Timer:
             )
         self.spans += spans
         self.kernels.append(rows)
-        # The trace's three parts, Python's garbage collection during them booked apart (issue 40:
-        # a warm worker's heap made the same trace's handling several times slower than a fresh process).
+        # The trace's three parts, Python's garbage collection during them booked apart (issue 40: where a
+        # re-profile's time went; on an H100 the collector took ~30 ms of them, warm worker or not).
         gc_total = gc_s[0]
         parts = {
             "cupti_export": t_exported - t_stopped,
