@@ -1,0 +1,164 @@
+"""The fifth probe's variants (registered into run.py's table)."""
+import asyncio
+import os
+import subprocess
+import time
+
+import __main__ as R
+
+variant = R.variant
+
+
+def cmd_out(name: str) -> str:
+    p = R.WS / "cmd" / (name + ".txt")
+    return p.read_text() if p.exists() else "(no output file)"
+
+
+def procs(pattern: str) -> str:
+    return subprocess.run(["pgrep", "-a", "-f", pattern], capture_output=True, text=True).stdout.strip()
+
+
+@variant
+async def k_prlimit_server(p):
+    """A kernel package (warm worker, event mode) lowers the server's RLIMIT_CPU."""
+    before = R.server_pid()
+    err, t = await p.kernel("prlimit_server", wait_s=60)
+    print("tool error:", err, t[:300])
+    print(p.out("prlimit_server"))
+    time.sleep(2)
+    print("server cgroup before", before, "after", R.server_pid())
+
+
+@variant
+async def c_prlimit_server(p):
+    """profile_command lowers the server's RLIMIT_CPU."""
+    before = R.server_pid()
+    err, t = await p.command(["python", "run_attack.py", "prlimit_server"], wait_s=60)
+    print("tool error:", err, t[:300])
+    print(cmd_out("prlimit_server"))
+    time.sleep(2)
+    print("server cgroup before", before, "after", R.server_pid())
+
+
+@variant
+async def k_nice_server(p):
+    err, t = await p.kernel("nice_server", wait_s=60)
+    print("tool error:", err, t[:200])
+    print(p.out("nice_server"))
+    s = R.server_pid()[0]
+    print(subprocess.run(["ps", "-o", "pid,ni,cls,psr,args", "-p", str(s)], capture_output=True, text=True).stdout)
+    print(subprocess.run(["taskset", "-p", str(s)], capture_output=True, text=True).stdout)
+
+
+@variant
+async def c_nice_server(p):
+    err, t = await p.command(["python", "run_attack.py", "nice_server"], wait_s=60)
+    print("tool error:", err, t[:200])
+    print(cmd_out("nice_server"))
+    s = R.server_pid()[0]
+    print(subprocess.run(["ps", "-o", "pid,ni,cls,psr,args", "-p", str(s)], capture_output=True, text=True).stdout)
+
+
+@variant
+async def k_clone_parent(p):
+    """A package's CLONE_PARENT child outlives its job (and the next job) in the warm worker's supervisor."""
+    err, t = await p.kernel("clone_parent", wait_s=60)
+    print("tool error:", err, t[:200])
+    print(p.out("clone_parent"))
+    print("after the job:", procs("sleep 901") or "(none)")
+    err, t, _ = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50})
+    print("second job (vector_add) error:", err)
+    time.sleep(3)
+    print("after a second job:", procs("sleep 901") or "(none)")
+    print(R.ps_tree())
+
+
+@variant
+async def c_clone_parent(p):
+    err, t = await p.command(["python", "run_attack.py", "clone_parent"], wait_s=60)
+    print("tool error:", err, t[:200])
+    print(cmd_out("clone_parent"))
+    time.sleep(2)
+    print("after the job:", procs("sleep 901") or "(none)")
+
+
+@variant
+async def k_linger_thread(p):
+    err, t = await p.kernel("linger_thread", wait_s=60)
+    print("tool error:", err, t[:200])
+    print(p.out("linger_thread"))
+    t0 = time.time()
+    err, t, _ = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50})
+    print("second job (vector_add) error:", err)
+    await asyncio.sleep(20)
+    beat = R.WS / "out" / "profiles" / "kprobe5" / "linger_beat.txt"
+    lines = beat.read_text().splitlines() if beat.exists() else []
+    print(f"heartbeat lines: {len(lines)}; last: {lines[-1] if lines else None}; now {time.strftime('%H:%M:%S')}")
+
+
+@variant
+async def k_fake_done(p):
+    t0 = time.time()
+    err, t = await p.kernel("fake_done", wait_s=100, timeout_s=30)
+    print(f"tool answered after {time.time() - t0:.1f} s, error:", err, t[:400])
+    await asyncio.sleep(45)
+    beat = R.WS / "out" / "profiles" / "kprobe5" / "fake_done_beat.txt"
+    lines = beat.read_text().splitlines() if beat.exists() else []
+    print(f"{time.time() - t0:.0f} s after the call (job timeout 30 s): beat lines {len(lines)}; last {lines[-1] if lines else None}")
+    print(p.out("fake_done"))
+    print(R.ps_tree())
+
+
+@variant
+async def k_keyring(p):
+    err, t = await p.kernel("keyring", wait_s=60)
+    print("tool error:", err, t[:200])
+    print(p.out("keyring"))
+    print(subprocess.run("grep kprobe5 /proc/keys", shell=True, capture_output=True, text=True).stdout)
+
+
+@variant
+async def c_keyring(p):
+    err, t = await p.command(["python", "run_attack.py", "keyring"], wait_s=60)
+    print("tool error:", err, t[:200])
+    print(cmd_out("keyring"))
+    print(subprocess.run("grep kprobe5 /proc/keys", shell=True, capture_output=True, text=True).stdout)
+
+
+def cpu_and_limits(pid: int) -> str:
+    try:
+        f = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+        cpu = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+        lim = [ln for ln in open(f"/proc/{pid}/limits") if "cpu time" in ln or "open files" in ln]
+        return f"pid {pid} cpu {cpu:.2f} s; " + " | ".join(" ".join(ln.split()) for ln in lim)
+    except OSError as e:
+        return f"pid {pid}: {e}"
+
+
+@variant
+async def k_prlimit_server_watch(p):
+    """As k_prlimit_server, then the server is watched while it serves a few calls."""
+    s = R.server_pid()[0]
+    print("before:", cpu_and_limits(s))
+    err, t = await p.kernel("prlimit_server", wait_s=60)
+    print("tool error:", err)
+    print(p.out("prlimit_server"))
+    print("after the job:", cpu_and_limits(s))
+    for i in range(8):
+        try:
+            err, t, sc = await p.call("list_kernels", {}, timeout=30)
+            print(f"list_kernels {i}: error {err} {t[:120]!r}")
+        except Exception as e:  # noqa: BLE001
+            print(f"list_kernels {i}: client saw {type(e).__name__}: {e}")
+            break
+        print("   ", cpu_and_limits(s), "alive", os.path.exists(f"/proc/{s}"))
+    err, t = await p.command(["python", "run_attack.py", "keyring"], wait_s=60)
+    print("a command after it: error", err, t[:300])
+
+
+@variant
+async def c_sigkill_self(p):
+    """A command that ends by SIGKILL (its own kill -9, as the OOM killer would)."""
+    (R.WS / "cmd" / "die9.py").write_text("import os, signal\nprint('dying', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    err, t = await p.command(["python", "die9.py"], wait_s=60)
+    print("tool error:", err, t[:900])
