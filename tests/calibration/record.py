@@ -35,6 +35,7 @@ from pairs import (  # noqa: E402
     HELDOUT5_PAIRS,
     HELDOUT6_PAIRS,
     HELDOUT7_PAIRS,
+    HELDOUT8_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     KERNELS_DIR,
@@ -140,6 +141,7 @@ def main() -> int:
         + HELDOUT5_PAIRS
         + HELDOUT6_PAIRS
         + HELDOUT7_PAIRS
+        + HELDOUT8_PAIRS
         + HELDOUT_RANKS_PAIRS
     ):
         if a.pairs and p.name not in a.pairs:
