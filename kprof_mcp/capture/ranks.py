@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any, Iterator
 from ..analysis.rank_idle import rank_idle
 from ..analysis.ranks import RankProcess, rank_communication, rank_stages
 from ..protocol import ExpectedError
+from ..removal import remove_tree
 from .rank_recorder import ENV_CUDA, ENV_DIR
 
 ENV_HOOK = "KPROF_RANKS_HOOK"  # the hook directory, which the generated sitecustomize leaves out of its chain
@@ -110,7 +110,7 @@ def follow(work_dir: Path, use_cuda: bool) -> Iterator[Path]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        shutil.rmtree(hook, ignore_errors=True)
+        remove_tree(hook)
 
 
 _DISTRIBUTED = ("init_process_group", "TCPStore", "rendezvous", "ProcessGroupGloo", "ProcessGroupNCCL")
@@ -186,7 +186,7 @@ def stages_with_ranks(
 
     procs = collect(ranks_dir)
     if not procs:
-        shutil.rmtree(ranks_dir, ignore_errors=True)  # a single-process command's directory as before
+        remove_tree(ranks_dir)  # a single-process command's directory as before
     req = cc.req
     ranked, table, rank_notes = rank_stages(procs, list(req.include), cc.use_cuda, req.warmup_occurrences)
     rank_idle(procs, ranked, table)  # each rank's GPU idle time by host state

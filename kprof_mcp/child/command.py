@@ -10,7 +10,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import shutil
 import stat
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from ..capture.artifacts import new_run_dir
 from ..capture.recording import CommandCapture, label_of
 from ..models import DeviceState, ProfileRequest
 from ..protocol import ExpectedError, progress
+from ..removal import remove_tree
 
 
 def _peaks(dev: DeviceState, req: ProfileRequest) -> dict[str, Any]:
@@ -75,13 +75,13 @@ def run(req: ProfileRequest) -> dict[str, Any]:
         _unchanged(work_dir, made)
         message = str(e)
         if req.command_root:  # the server's: a failed run leaves no *.partial behind (`kprof run` keeps it)
-            shutil.rmtree(work_dir, ignore_errors=True)
+            remove_tree(work_dir)
             message = message.replace(f" (kept in {work_dir / 'command_output.txt'})", "")
         raise ExpectedError(e.kind, message) from None
     except BaseException:
         _unchanged(work_dir, made)
         if req.command_root:
-            shutil.rmtree(work_dir, ignore_errors=True)
+            remove_tree(work_dir)
         raise
     _unchanged(work_dir, made)
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import socket
 import tempfile
 import threading
@@ -13,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..removal import remove_tree
 from .pack import MAX_RESULT_BYTES, pack, unpack
 
 
@@ -143,11 +143,11 @@ def remote_job(payload: dict[str, Any], job: str) -> dict[str, Any]:
         }
     finally:  # the worker keeps no job's directories (they are on the server now, or the job failed)
         for d in written:
-            shutil.rmtree(d, ignore_errors=True)
+            remove_tree(d)
         if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch)
         for d in cfg.out_root.rglob("*.partial") if cfg.out_root.is_dir() else []:
-            shutil.rmtree(d, ignore_errors=True)
+            remove_tree(d)
 
 
 KEEP_PACKAGES = 16  # unpacked packages a worker keeps (the least recently used go)
@@ -167,13 +167,13 @@ def _package_here(workspace: Path, data: bytes, name: str) -> Path:
         try:
             tmp.rename(final)
         except OSError:  # another job unpacked it first
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp)
         kept = sorted(
             (d for d in root.iterdir() if not d.name.startswith(".")), key=lambda d: d.stat().st_mtime
         )
         for old in kept[:-KEEP_PACKAGES]:
             if old != final:
-                shutil.rmtree(old, ignore_errors=True)
+                remove_tree(old)
     os.utime(final)
     return final / name
 
@@ -202,7 +202,7 @@ def worker_engine(force_cpu: bool):
 
         def bye() -> None:
             engine.close()
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(root)
 
         atexit.register(bye)
     return _ENGINES[force_cpu]

@@ -4,7 +4,6 @@ resource and kprof's preload (:mod:`.preload`)."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import tempfile
 import threading
@@ -13,6 +12,7 @@ from typing import Any
 
 from .. import lifeline
 from ..protocol import python_argv
+from ..removal import remove_tree
 
 PRELOAD = "kprof_mcp.cluster.preload"  # the module Dask imports in each worker (its dask_setup)
 
@@ -100,5 +100,5 @@ def worker_main(
             stop.wait(0.5)
     finally:
         stop_processes(procs, 10.0)
-        shutil.rmtree(root, ignore_errors=True)
+        remove_tree(root)
     return max((p.returncode or 0) for p in procs) if not stop.is_set() else 0
