@@ -162,3 +162,21 @@ async def c_sigkill_self(p):
     (R.WS / "cmd" / "die9.py").write_text("import os, signal\nprint('dying', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n")
     err, t = await p.command(["python", "die9.py"], wait_s=60)
     print("tool error:", err, t[:900])
+
+
+@variant
+async def k_race_rundir(p):
+    """A job's thread makes a later job's (vector_add's) run directory a link to OUTSIDE after the server checked it."""
+    (R.WS / "evil" / "TARGET").write_text(str(R.OUTSIDE))
+    err, t = await p.kernel("race_rundir", wait_s=60)
+    print("job A (the package) error:", err)
+    print(p.out("race_rundir"))
+    for i in range(3):
+        err, t, _ = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50,
+                                                    "params": {"n": 4096 * (i + 1)}})
+        print(f"job B{i} (vector_add) error: {err}; answer: {t[:600]!r}")
+        print("outside now:", sorted(os.listdir(R.OUTSIDE)))
+    lg = R.WS / "out" / "profiles" / "kprobe5" / "race_rundir.log"
+    print(lg.read_text() if lg.exists() else "(no race log)")
+    for f in sorted(R.OUTSIDE.iterdir()):
+        print("OUTSIDE", f.name, f.stat().st_size, "bytes; starts", f.read_text(errors="replace")[:120].replace("\n", " | "))
