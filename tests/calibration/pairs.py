@@ -1056,7 +1056,7 @@ HELDOUT8_PAIRS = [
         "host",
         mode="nsys",
         command=True,
-        models={"step": {"flops": 4.12e11, "bytes": 3.6e9, "dtype": "bfloat16", "tensor_cores": True}},
+        models={"step": {"flops": 8.25e11, "bytes": 3.6e9, "dtype": "bfloat16", "tensor_cores": True}},
         planted="a training loop (16 residual blocks LayerNorm/Linear/GELU/Linear of width 1024 over 4096 tokens, "
         "bf16) run under torch.autograd.set_detect_anomaly(True), left on after debugging: every forward op "
         "records its Python stack (traceback formatting on the host) and every backward node's outputs are checked "
