@@ -378,7 +378,10 @@ def _supervise(pid: int, status_r: int = -1, cgroup: Path | None = None) -> int:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         sys.stdout.flush()
-        signal.signal(sig, signal.SIG_DFL)
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass  # SIGKILL (the fifth probe's P5-3: the OOM killer, RLIMIT_CPU): not to be set, always default
         os.kill(os.getpid(), sig)  # the runner reads the process's signal as before
         return 128 + sig
     return os.waitstatus_to_exitcode(status)

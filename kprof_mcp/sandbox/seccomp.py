@@ -31,7 +31,7 @@ import os
 import platform
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
-_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K, _JA, _AND_K = 0x20, 0x15, 0x35, 0x06, 0x05, 0x54
 _ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 _X32_BIT = 0x40000000
 
@@ -64,6 +64,9 @@ _ARCHES = {
             "io_uring_setup": 425,
             "io_uring_enter": 426,
             "io_uring_register": 427,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
         },
     ),
     "aarch64": (
@@ -87,10 +90,32 @@ _ARCHES = {
             "io_uring_setup": 425,
             "io_uring_enter": 426,
             "io_uring_register": 427,
+            "add_key": 217,
+            "request_key": 218,
+            "keyctl": 219,
         },
     ),
 }
 _IOCTL = {"x86_64": 16, "aarch64": 29}
+_CLONE3 = 435  # both architectures: answered ENOSYS (glibc then uses clone, whose flags the filter sees)
+
+# Calls that name another process (or the user's every process) by an argument: allowed only on the
+# caller itself (issue 38, the fifth probe: P5-1, prlimit(2) of the server's pid set its RLIMIT_CPU
+# and the kernel killed it; only the uids are checked, and Landlock has no hook there; P5-4, a raw
+# clone(CLONE_PARENT) made the job's child a child of the sandbox's supervisor, out of the warm worker's
+# reach). name: (x86_64 nr, aarch64 nr, [(argument, mask, value the masked low 32 bits must have)]).
+# pid_t and int arguments are read by the kernel from the low 32 bits only.
+_CLONE_PARENT = 0x00008000
+BOUND = {
+    "prlimit64": (302, 261, [(0, 0xFFFFFFFF, 0)]),  # glibc's getrlimit/setrlimit pass pid 0
+    "setpriority": (141, 140, [(0, 0xFFFFFFFF, 0), (1, 0xFFFFFFFF, 0)]),  # PRIO_PROCESS, itself
+    "sched_setscheduler": (144, 119, [(0, 0xFFFFFFFF, 0)]),
+    "sched_setparam": (142, 118, [(0, 0xFFFFFFFF, 0)]),
+    "sched_setattr": (314, 274, [(0, 0xFFFFFFFF, 0)]),
+    "ioprio_set": (251, 30, [(0, 0xFFFFFFFF, 1), (1, 0xFFFFFFFF, 0)]),  # IOPRIO_WHO_PROCESS, itself
+    "migrate_pages": (256, 238, [(0, 0xFFFFFFFF, 0)]),
+    "clone": (56, 220, [(0, _CLONE_PARENT, 0)]),  # flags: args[0] on both
+}
 
 # ioctl requests refused (the same numbers on both architectures): inode flags set through any fd, a
 # read-only one included (only the owner is checked). The kernel reads the request as an unsigned int and
@@ -121,7 +146,15 @@ class _Prog(ctypes.Structure):
 def refused() -> list[str]:
     """The calls (and ``ioctl`` requests) the filter refuses on this machine's architecture."""
     calls = _ARCHES.get(platform.machine(), (0, {}))[1]
-    return sorted(calls) + [f"ioctl {name}" for name in IOCTLS] if calls else []
+    if not calls:
+        return []
+    bound = [f"{name} (but on itself)" for name in BOUND if name != "clone"]
+    return (
+        sorted(calls)
+        + ["clone3 (ENOSYS)", "clone with CLONE_PARENT"]
+        + bound
+        + [f"ioctl {n}" for n in IOCTLS]
+    )
 
 
 # The chmod family: behind Nsight Systems the filter lets these through (``allow``): nsys records nothing
@@ -133,28 +166,58 @@ CHMOD = ("chmod", "fchmod", "fchmodat", "fchmodat2")
 
 def program(machine: str | None = None, allow: tuple[str, ...] = ()) -> list[tuple[int, int, int, int]]:
     """The BPF program as (code, jt, jf, k): the architecture checked, then each refused number (to
-    the deny, EPERM), then ``ioctl``'s request (args[1], its low 32 bits) against :data:`IOCTLS` (to the
-    deny); the calls of ``allow`` are not in it (they pass, as every call and request not named)."""
+    the deny, EPERM), ``clone3`` (to ENOSYS), each call of :data:`BOUND` (to its check of its
+    arguments: all hold, allowed; else the deny), then ``ioctl``'s request (args[1], its low 32 bits)
+    against :data:`IOCTLS` (to the deny); the calls of ``allow`` are not in it (they pass, as every
+    call and request not named). The last two instructions are the allow and the deny."""
     machine = machine or platform.machine()
     arch, calls = _ARCHES[machine]
+    col = 0 if machine == "x86_64" else 1
     nrs = sorted({nr for name, nr in calls.items() if name not in allow})
     cmds = sorted(set(IOCTLS.values()))
-    # jump targets by name, resolved once the length is known: "deny" (last), "allow" (before it)
-    body: list[tuple[int, int | str, int | str, int]] = []
+    # (code, jt, jf, k) with jump targets by label, resolved once every label's place is known
+    body: list[tuple[int, int | str, int | str, int] | str] = []
     if arch == _ARCHES["x86_64"][0]:
         # the x32 ABI's numbers (same audit arch, bit 30 set): refused whole
         body.append((_JGE_K, "deny", 0, _X32_BIT))
     body += [(_JEQ_K, "deny", 0, nr) for nr in nrs]
+    body.append((_JEQ_K, "enosys", 0, _CLONE3))
+    body += [(_JEQ_K, f"bound:{name}", 0, v[col]) for name, v in BOUND.items() if name not in allow]
     body.append((_JEQ_K, 0, "allow", _IOCTL[machine]))
     body.append((_LD_W_ABS, 0, 0, 16 + 8 * 1))  # seccomp_data.args[1], low half (little-endian)
     body += [(_JEQ_K, "deny", 0, cmd) for cmd in cmds]
+    body.append((_JA, 0, 0, "allow"))  # type: ignore[arg-type]
+    for name, v in BOUND.items():
+        if name in allow:
+            continue
+        body.append(f"bound:{name}")
+        for arg, mask, value in v[2]:
+            body.append((_LD_W_ABS, 0, 0, 16 + 8 * arg))
+            if mask != 0xFFFFFFFF:
+                body.append((_AND_K, 0, 0, mask))
+            body.append((_JEQ_K, 0, "deny", value))
+        body.append((_JA, 0, 0, "allow"))  # type: ignore[arg-type]
+    body += ["enosys", (_RET_K, 0, 0, _ERRNO | errno.ENOSYS)]
     head = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, arch), (_RET_K, 0, 0, _KILL_PROCESS), (_LD_W_ABS, 0, 0, 0)]
-    allow_at = len(head) + len(body)
-    at = {"allow": allow_at, "deny": allow_at + 1}
+    at: dict[str, int] = {}
+    n = len(head)
+    for x in body:
+        if isinstance(x, str):
+            at[x] = n
+        else:
+            n += 1
+    at["allow"], at["deny"] = n, n + 1
     prog = list(head)
-    for code, jt, jf, k in body:
+    for x in body:
+        if isinstance(x, str):
+            continue
+        code, jt, jf, k = x
         i = len(prog)
-        prog.append((code, *(at[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf)), k))
+        if code == _JA:
+            prog.append((code, 0, 0, at[k] - i - 1))  # type: ignore[index]
+            continue
+        prog.append((code, *(at[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf)), k))  # type: ignore[misc]
+    assert all(0 <= x[1] < 256 and 0 <= x[2] < 256 for x in prog)  # BPF's conditional jumps: 8 bits, forward
     return prog + [(_RET_K, 0, 0, _ALLOW), (_RET_K, 0, 0, _ERRNO | errno.EPERM)]
 
 

@@ -113,10 +113,16 @@ def test_the_filter_program_jumps_to_its_deny():
         prog = seccomp.program(machine)
         deny = len(prog) - 1
         assert prog[deny] == (0x06, 0, 0, 0x00050000 | 1) and prog[deny - 1] == (0x06, 0, 0, 0x7FFF0000)
-        jumps = [(i, x) for i, x in enumerate(prog) if x[0] in (0x15, 0x35) and i > 1]
-        # every check jumps to the deny when true, but ioctl's, which goes on to its request
-        # (tests/unit/test_seccomp_uring.py) or to the allow
-        ioctl = [(i, x) for i, x in jumps if x[1] == 0]
-        assert len(ioctl) == 1 and ioctl[0][0] + 1 + ioctl[0][1][2] == deny - 1
-        assert jumps and all(i + 1 + x[1] == deny for i, x in jumps if (i, x) not in ioctl)
+        col = 0 if machine == "x86_64" else 1
+        bound = {v[col] for v in seccomp.BOUND.values()}
+        # the checks by call number (before ioctl's): each refused call jumps to the deny when true;
+        # clone3 to its ENOSYS, the bound calls to their argument checks
+        # (tests/unit/test_probe5_seccomp.py), ioctl on to its request (tests/unit/test_seccomp_uring.py)
+        ioctl = next(i for i, x in enumerate(prog) if i > 3 and x[0] == 0x15 and x[1] == 0)
+        assert ioctl + 1 + prog[ioctl][2] == deny - 1
+        by_nr = [(i, x) for i, x in enumerate(prog[:ioctl]) if x[0] in (0x15, 0x35) and i > 1]
+        refused = [(i, x) for i, x in by_nr if x[3] not in bound and x[3] != 435]
+        assert refused and all(i + 1 + x[1] == deny for i, x in refused)
+        clone3 = next(i for i, x in by_nr if x[3] == 435)
+        assert prog[clone3 + 1 + prog[clone3][1]] == (0x06, 0, 0, 0x00050000 | 38)
     assert "fchmodat2" in seccomp.refused() or not seccomp.refused()
