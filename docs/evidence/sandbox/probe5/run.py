@@ -44,7 +44,7 @@ def setup(user: str | None) -> None:
     (CG["memory"] / "memory.limit_in_bytes").write_text(str(4 << 30))
     (CG["pids"] / "pids.max").write_text("3000")
     if user:
-        subprocess.run(["chown", "-R", user, str(BASE)], check=True)
+        subprocess.run(["chown", "-R", f"{user}:65534", str(BASE)], check=True)
         subprocess.run(["chmod", "0755", str(BASE)], check=True)
 
 
@@ -53,7 +53,13 @@ def params(user: str | None, http: bool = False) -> StdioServerParameters:
     join = "; ".join(f"echo $$ > {d}/cgroup.procs" for d in CG.values())
     cmd = f"{join}; exec {exe} --workspace {WS} --allow-commands"
     if user:
-        cmd = f"{join}; exec setpriv --reuid={user} --regid={user} --clear-groups {exe} --workspace {WS} --allow-commands"
+        # as probe4 did: /root (0700, where the venv's interpreter lives) a tmpfs in a mount namespace of
+        # the server's own that shows only /root/.pyenv; the host's mounts untouched
+        pe = BASE / "pyenv"
+        inner = (f"mkdir -p {pe} && mount --bind /root/.pyenv {pe} && mount -t tmpfs -o mode=755 none /root && "
+                 f"mkdir /root/.pyenv && mount --bind {pe} /root/.pyenv && cd {WS} && exec setpriv --reuid={user} "
+                 f"--regid=65534 --clear-groups {exe} --workspace {WS} --allow-commands")
+        cmd = f"{join}; exec unshare -m sh -c '{inner}'"
     env = {"HOME": str(HOME), "KPROF_FORCE_CPU": "1", "PATH": os.environ["PATH"], "KPROF_LOCK_DIR": str(BASE / "locks"),
            "KPROF_MCP_TOKEN_FOR_TEST": "not-passed"}
     return StdioServerParameters(command="/bin/sh", args=["-c", cmd], env=env, cwd=str(WS))

@@ -180,3 +180,46 @@ async def k_race_rundir(p):
     print(lg.read_text() if lg.exists() else "(no race log)")
     for f in sorted(R.OUTSIDE.iterdir()):
         print("OUTSIDE", f.name, f.stat().st_size, "bytes; starts", f.read_text(errors="replace")[:120].replace("\n", " | "))
+
+
+@variant
+async def c_self_status(p):
+    err, t = await p.command(["python", "run_attack.py", "self_status"], wait_s=60)
+    print(cmd_out("self_status"))
+
+
+@variant
+async def k_self_status(p):
+    err, t = await p.kernel("self_status", wait_s=60)
+    print(p.out("self_status"))
+
+
+def as_user(args: list[str]) -> str:
+    import sys
+    user = os.environ.get("KPROBE5_USER", "65534")
+    py = "/usr/bin/python3"
+    r = subprocess.run(["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", py,
+                        str(R.HERE / "sysv_owner.py"), *args], capture_output=True, text=True)
+    return (r.stdout + r.stderr).strip()
+
+
+@variant
+async def c_sysv_ipc(p):
+    print("owner:", as_user(["create"]))
+    try:
+        err, t = await p.command(["python", "run_attack.py", "sysv_ipc"], wait_s=60)
+        print(cmd_out("sysv_ipc"))
+        print("owner:", as_user(["show"]))
+    finally:
+        print("owner:", as_user(["remove"]))
+
+
+@variant
+async def k_sysv_ipc(p):
+    print("owner:", as_user(["create"]))
+    try:
+        err, t = await p.kernel("sysv_ipc", wait_s=60)
+        print(p.out("sysv_ipc"))
+        print("owner:", as_user(["show"]))
+    finally:
+        print("owner:", as_user(["remove"]))
