@@ -223,3 +223,27 @@ async def k_sysv_ipc(p):
         print("owner:", as_user(["show"]))
     finally:
         print("owner:", as_user(["remove"]))
+
+
+@variant
+async def k_race_read(p):
+    """The server reads another workspace's profile (outside) and answers with it."""
+    import shutil
+    # another workspace's finished profile (made here by the server, then copied outside: a victim)
+    err, t, sc = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50, "params": {"n": 999}})
+    src = R.Path(sc["profile_dir"])
+    victim = R.OUTSIDE / "otherws-profile"
+    shutil.copytree(src, victim)
+    res = victim / "result.json"
+    res.write_text(res.read_text().replace('"n": 999', '"n": 424242'))  # marks the victim's own
+    (R.WS / "evil" / "TARGET").write_text(str(victim))
+    (R.WS / "evil" / "DELAYS").write_text("0.002 0.005 0.01 0.02")
+    err, t = await p.kernel("race_read", wait_s=60)
+    print("job A (the package) error:", err)
+    for i in range(4):
+        err, t, _ = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50,
+                                                    "params": {"n": 2048 * (i + 1)}})
+        print(f"job B{i} (vector_add n={2048 * (i + 1)}) error: {err}; answer mentions 424242: {'424242' in t}; {t[:300]!r}")
+    lg = R.WS / "out" / "profiles" / "kprobe5" / "race_read.log"
+    print(lg.read_text() if lg.exists() else "(no race log)")
+    print("victim dir now:", sorted(x.name for x in victim.iterdir()))
