@@ -247,3 +247,29 @@ async def k_race_read(p):
     lg = R.WS / "out" / "profiles" / "kprobe5" / "race_read.log"
     print(lg.read_text() if lg.exists() else "(no race log)")
     print("victim dir now:", sorted(x.name for x in victim.iterdir()))
+
+
+@variant
+async def k_respawn(p):
+    err, t = await p.kernel("respawn", wait_s=60)
+    print("job error:", err)
+    await asyncio.sleep(2)
+    print("after the job:", procs("sleep 902") or "(none)")
+    for i in range(2):
+        err, t, _ = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50, "params": {"n": 1000 + i}})
+        await asyncio.sleep(2)
+        print(f"after job {i + 2} (vector_add, error {err}):", procs("sleep 902") or "(none)")
+    lg = R.WS / "out" / "profiles" / "kprobe5" / "respawn.log"
+    print(lg.read_text() if lg.exists() else "(no log)")
+
+
+@variant
+async def c_affinity(p):
+    (R.WS / "cmd" / "affinity.py").write_text(
+        "import os\nt = sorted(int(x) for x in open([f'/sys/fs/cgroup/memory{l.strip().split(\":\", 2)[2]}/cgroup.procs' "
+        "for l in open('/proc/self/cgroup') if ':memory:' in l][0]).read().split())[0]\n"
+        "try:\n    os.sched_setaffinity(t, {0}); print('server', t, 'pinned to CPU 0')\nexcept OSError as e:\n    print('affinity', e)\n")
+    err, t = await p.command(["python", "affinity.py"], wait_s=60)
+    print(t[-200:])
+    s = R.server_pid()[0]
+    print(subprocess.run(["taskset", "-p", str(s)], capture_output=True, text=True).stdout)
