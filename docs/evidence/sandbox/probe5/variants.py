@@ -273,3 +273,46 @@ async def c_affinity(p):
     print(t[-200:])
     s = R.server_pid()[0]
     print(subprocess.run(["taskset", "-p", str(s)], capture_output=True, text=True).stdout)
+
+
+@variant
+async def k_escapes(p):
+    import shutil
+    shutil.copy(R.HERE / "pkg_esc.py", R.WS / "esc.py")
+    err, t, sc = await p.call("profile_kernel", {"kernel": "./esc.py", "mode": "event", "wait_s": 50})
+    print("profile error:", err, "ESC in answer:", "\x1b" in t, "BEL:", "\x07" in t, "file:// in answer:", "file://" in t)
+    print(repr(t[:700]))
+    lk = await p.call("list_kernels", {})
+    print("list_kernels ESC:", "\x1b" in lk[1], "file://:", "file://" in lk[1])
+    if sc and sc.get("profile_dir"):
+        d = R.Path(sc["profile_dir"])
+        for f in ("report.md", "contract.md"):
+            x = (d / f).read_text()
+            print(f, "ESC:", "\x1b" in x, "file://:", "file://" in x, "<img:", "<img" in x, "<script:", "<script" in x)
+        e2, t2, _ = await p.call("update_devlog", {"kernel": "./esc.py", "profile_dir": str(d)})
+        print("update_devlog error:", e2, t2[:200])
+        for f in R.WS.rglob("*.md"):
+            if "devlog" in f.name.lower() or "docs/kernels" in str(f):
+                x = f.read_text()
+                print("devlog", f.relative_to(R.WS), "ESC:", "\x1b" in x, "file://:", "file://" in x, "<img:", "<img" in x, "<script:", "<script" in x)
+    # the CLI showing the profile (a user's terminal)
+    r = subprocess.run([str(R.REPO / ".venv" / "bin" / "kprof"), "--help"], capture_output=True, text=True)
+    print("kprof CLI:", r.stdout[:300])
+
+
+@variant
+async def k_race_by_listing(p):
+    """Only list_kernels sees the planted package (never profiled); then another kernel's job is hijacked."""
+    import shutil
+    (R.WS / "kernels").mkdir(exist_ok=True)
+    shutil.copy(R.HERE / "pkg_import.py", R.WS / "kernels" / "imp.py")
+    (R.WS / "evil" / "TARGET").write_text(str(R.OUTSIDE))
+    err, t, sc = await p.call("list_kernels", {})
+    print("list_kernels error:", err, "imp listed:", '"imp"' in t)
+    print((R.WS / "out" / "profiles" / "kprobe5" / "import_race.txt").read_text() if (R.WS / "out" / "profiles" / "kprobe5" / "import_race.txt").exists() else "(not imported)")
+    print(R.ps_tree())
+    err, t, _ = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50, "params": {"n": 3333}})
+    print("vector_add error:", err, t[:160])
+    lg = R.WS / "out" / "profiles" / "kprobe5" / "race_rundir.log"
+    print(lg.read_text() if lg.exists() else "(no race log)")
+    print("outside now:", sorted(os.listdir(R.OUTSIDE)))
