@@ -17,6 +17,10 @@ nodes each formatting a stack on the host (tens of µs each) and ~80 backward no
 sets the pace, the GPU idles between the nodes, ~3-4x (cause "host"; the per-node waits the other reading,
 "sync").
 
+Measured (H100, torch 2.11, 2026-11-26, wall time per step as record.py times it): bad 18.9 ms (per step 842 GPU
+ops against 202: each backward node's NaN check adds a reduce kernel, a memset, a 1-byte DtoH copy and a
+cudaStreamSynchronize, 160 of each), good 5.9 ms: +220 %. The kept losses are identical.
+
     python anomaly_mode.py --variant bad --steps 20
 """
 

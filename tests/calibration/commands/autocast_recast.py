@@ -18,6 +18,9 @@ First design (quick check, H100, 2026-11-26 ~16:00 UTC): 16 layers of 4096 x 409
 step, bound by the host's dispatch (~26 µs an op), which hid the casts (0.98x). Widened to 4 layers of 16384
 (GPU-bound; cause and resource unchanged) before recording.
 
+Measured (H100, torch 2.11, 2026-11-26, wall time per step as record.py times it): bad 2884 µs, good 765 µs
+(2.8 TB/s of the model's bytes): +277 %. The kept outputs are identical.
+
     python autocast_recast.py --variant bad --steps 20
 """
 

@@ -22,6 +22,10 @@ L1 wavefront a value) ~110 µs: ~0.1-0.15 ms; v0 2^25 · 510 lane operations / (
 1.755 GHz) ≈ 1.15 ms: ~8x. v0's limiter is the ALU pipe (resource "alu": float compares and selects); the fix
 removes work the result does not need (cause "move_work").
 Tolerance: integer bins: exact (0).
+Measured (H100, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench, L2 flushed) v0 952 µs (the loop's body
+8 setp.le.f32 and 8 selp.b32, one per value of the thread, 33 registers), v1 173 µs (64 setp/selp and 64 scalar
+boundary loads unrolled; 1.55 TB/s of the model's bytes): 5.5x; recorded event medians v0 1438 µs, v1 253 µs
+(+469 %).
 """
 
 from kprof_mcp.kernel import KernelPackage, Param, StageModel, Version

@@ -23,6 +23,10 @@ registers by compares and converts each slice, the codebook slices from L2 at 1/
 TB/s) → ~0.2 ms; v1 ~68 MB → ~25-30 µs: ~7x. v0's limiter is the tensor pipe (resource "tensor"); the fix
 removes work the result does not need (cause "move_work").
 Tolerance: exact (one non-zero product per output, fp32 accumulation of zeros; the output is the row).
+Measured (H100, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench, L2 flushed) v0 304 µs (wgmma, 255
+registers, no spills, 80 KB shared memory; 450 TFLOP/s, ~45 % of the bf16 dense peak: the one-hot's compares and
+selects, 64 selp.b16 a slice, share the issue slots), v1 28 µs (2.4 TB/s): 10.7x; recorded event medians v0 419
+µs, v1 27 µs (+1451 %).
 """
 
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, StageModel, Version
