@@ -28,7 +28,16 @@ other ranks' median, split into more compute and more host work.
 **What-ifs** by replaying the chain of collectives (:func:`replay`): each collective ends when its
 last rank arrives plus its own transfer time (the median over the ranks of end − last arrival), each
 rank's next arrival its lead-up work later. The straggler's what-if caps its lead-up at each
-collective at the slowest other rank's: gain = replayed period / replayed what-if − 1. Exposed
+collective beyond the slowest other rank's (its excess) changed by what the advice does: more *compute*
+is evened out over the ranks, the work conserved (each rank gets ``1/R`` of the excess: uneven shards move
+work, they do not remove it; issue 39's held-back multi-rank set, where capping it was 7.6x over); more
+*host* work is taken off the step (into data-loader workers, logging and checkpoints off the step);
+gain = replayed period / replayed what-if − 1. A straggler
+late by *host* time has only what its host did more than the others' (:func:`host_busy`: each step's
+range on the host less the time the host waited in synchronising calls and in launches held by a full
+queue) to even out: ranks whose hosts issue at one pace but one phase apart (the one ahead queues its
+work; its GPU waits for the other's) are not a straggler (the held-back per-parameter all-reduce: 39.0
+and 39.2 ms of host per step, rank 1 "late" 28.8 ms per step by the GPU's clock). Exposed
 communication's what-if hides each rank's exposed transfer (exposed time less its waits) behind the
 compute it does not overlap yet, bounded by it; the step shortens by the least any rank can hide.
 Pure: traces in, figures (ns, %) out.
@@ -42,7 +51,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..parsers.kineto import Trace
+from .comm_picture import PICTURE_SEGMENTS, _coarse, picture  # noqa: F401 (names kept here)
 from .command import _leaves, selected
+from .idle import SYNC_APIS
 from .timeline import _intersect, _length, _union, cut
 
 _COMM_KERNELS = ("ncclDevKernel", "ncclKernel")
@@ -89,6 +100,7 @@ class RankSteps:
     compute: Intervals  # the rank's compute, as a union
     comm: Intervals  # its communication, as a union
     before: dict[int, float] = field(default_factory=dict)  # step -> the previous collective's end
+    host_busy: list[float] = field(default_factory=list)  # per kept step: its host's own work (host_busy)
 
 
 def _iterations(tr: Trace, include: list[str]) -> list[tuple[float, float]]:
@@ -197,7 +209,34 @@ def rank_steps(
             comm += [(c.arrival, c.end) for c in cs]
         if cs:
             last_end = cs[-1].end
-    return RankSteps(label, rank, int(origin_ns or 0), steps, colls, _union(compute), _union(comm), before)
+    kept = its[skip:]
+    busy = host_busy(tr, kept) if kept else []
+    return RankSteps(
+        label, rank, int(origin_ns or 0), steps, colls, _union(compute), _union(comm), before, busy
+    )
+
+
+# Host calls that wait rather than work: the synchronising ones and the copies that block.
+_WAITING = (*SYNC_APIS, "cudaMemcpy", "cudaMemcpy2D", "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH")
+_LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC")
+
+
+def host_busy(tr: Trace, spans: list[tuple[float, float]]) -> list[float]:
+    """Each span's (a step's range on the host) own host work: its length less the time its host
+    waited in it, in synchronising calls and blocking copies (whole) and in kernel launches beyond the
+    trace's median launch (a launch held while the queue is full). Empty without CUDA API calls."""
+    api = tr.api
+    if api is None or getattr(api, "empty", True):
+        return []
+    names = api["name"].astype(str)
+    waits = api[names.isin(_WAITING)]
+    launches = api[names.str.startswith(_LAUNCHES)]
+    typical = float(launches["dur"].median()) if len(launches) else 0.0
+    held = launches[launches["dur"] > typical]
+    iv = [(float(a), float(b)) for a, b in zip(waits["start"], waits["end"])]
+    iv += [(float(a) + typical, float(b)) for a, b in zip(held["start"], held["end"])]
+    waited = _union(iv)
+    return [max(0.0, (e - s) - _intersect(waited, [(s, e)])) for s, e in spans]
 
 
 def _within(iv: Intervals, lo: float, hi: float) -> float:
@@ -340,110 +379,55 @@ def communication(ranks: list[RankSteps]) -> tuple[dict[str, dict[str, float]], 
     return rows, summary
 
 
-PICTURE_RANKS = 16  # rows of the per-rank picture at most (the straggler always among them)
-PICTURE_SEGMENTS = 200  # segments per rank and kind at most: closer ones merged
-
-
-def picture(ranks: list[RankSteps], per: dict, n: int, straggler: str | None) -> dict[str, Any]:
-    """What the per-rank timeline picture shows (``render/rank_plot``): two representative kept steps
-    (the one whose slowest rank's step is the median, and the next), every rank on the wall clock from
-    the earliest rank's start of them (ns), each with its steps' bounds, its compute, each collective
-    split into its wait for the last rank to arrive and the transfer after it, and its host time (the
-    steps' time with neither; the time between steps left out, as the breakdown leaves it)."""
-    spans = [max(per[r.label][k]["step_ns"] for r in ranks) for k in range(n)]
-    mid = sorted(range(n), key=lambda k: spans[k])[(n - 1) // 2]
-    ks = [mid, mid + 1] if mid + 1 < n else [k for k in (mid - 1, mid) if k >= 0]
-    shown = ranks[:PICTURE_RANKS]
-    if straggler and all(r.label != straggler for r in shown):
-        shown = shown[:-1] + [r for r in ranks if r.label == straggler]
-    t0 = min(r.offset + r.steps[ks[0]][0] for r in ranks)  # offsets from the earliest origin (communication)
-    rows = []
-    for r in shown:
-        lo, hi = r.steps[ks[0]][0], r.steps[ks[-1]][1]
-        compute = [(max(a, lo), min(b, hi)) for a, b in r.compute if b > lo and a < hi]
-        wait, transfer = [], []
-        for k in ks:
-            m = min(len(x.collectives[k]) for x in ranks)
-            for c, col in enumerate(r.collectives[k]):
-                last = (
-                    max((x.offset - r.offset) + x.collectives[k][c].arrival for x in ranks)
-                    if c < m
-                    else col.arrival
-                )
-                mid_t = min(max(col.arrival, last), col.end)
-                wait.append((col.arrival, mid_t))
-                transfer.append((mid_t, col.end))
-        busy = _union(compute + wait + transfer)
-        host = []
-        for k in ks:
-            t, e = r.steps[k]
-            for a, b in busy + [(e, e)]:
-                if a > t and t < e:
-                    host.append((t, min(a, e)))
-                t = max(t, b)
-        shift = r.offset - t0
-        rows.append(
-            {"label": r.label, "rank": r.rank}
-            | {
-                kind: _coarse([(a + shift, b + shift) for a, b in iv if b > a])
-                for kind, iv in (
-                    ("steps", [r.steps[k] for k in ks]),
-                    ("compute", compute),
-                    ("wait", wait),
-                    ("transfer", transfer),
-                    ("host", host),
-                )
-            }
-        )
-    return {"steps": [k + 1 for k in ks], "of": n, "straggler": straggler, "ranks": rows}
-
-
-def _coarse(iv: Intervals) -> list[int]:
-    """At most :data:`PICTURE_SEGMENTS` intervals, flat (``[start0, end0, start1, end1, ...]``: one JSON
-    array per kind, as result.json's reader caps its arrays): neighbours merged across ever larger gaps."""
-    iv = _union(iv)
-    gap = 0.0
-    while len(iv) > PICTURE_SEGMENTS:
-        gap = max(2 * gap, (iv[-1][1] - iv[0][0]) / 4000)
-        out: Intervals = []
-        for a, b in iv:
-            if out and a - out[-1][1] <= gap:
-                out[-1] = (out[-1][0], b)
-            else:
-                out.append((a, b))
-        iv = out
-    return [t for a, b in iv if round(b) > round(a) for t in (round(a), round(b))]
-
-
 def _straggler(
     ranks, late, last_count, lead, work, transfer, start, period, n, matched
 ) -> dict[str, Any] | None:
-    """The rank late for the most time in all, how late per step, why, and the what-if without its
-    extra lead-up work."""
+    """The rank late for the most time in all, how late per step, why, and the what-if with its extra
+    lead-up work evened out over the ranks (see the module docstring)."""
     total = {lab: sum(v) for lab, v in late.items()}
     lab = max(total, key=lambda x: total[x])
     if total[lab] <= 0 or period <= 0:
         return None
     s = next(i for i, r in enumerate(ranks) if r.label == lab)
-    capped = [
-        [min(w[i], max(w[j] for j in range(len(w)) if j != s)) if i == s else w[i] for i in range(len(w))]
-        for w in work
-    ]
-    whatif = replay(capped, transfer, start)
     extra_compute = _median([lead[lab][k][0] for k in range(n)])
     extra_host = _median([lead[lab][k][1] for k in range(n)])
-    return {
+    why = "host" if extra_host >= extra_compute else "compute"
+    R = len(ranks)
+    target = max(extra_compute, 0.0) if why == "compute" else max(extra_host, 0.0)
+    host_more = None
+    if why == "host" and all(len(r.host_busy) >= n for r in ranks):
+        mine = _median(ranks[s].host_busy[:n])
+        others = _median([_median(r.host_busy[:n]) for i, r in enumerate(ranks) if i != s])
+        host_more = max(0.0, mine - others)
+        target = min(target, host_more)
+    # The lead-up beyond the slowest other rank's at each collective, scaled so that a step loses no
+    # more than the straggler's measured extra work (a rank ahead queues its work, its lead-ups on the
+    # GPU's clock are short, and the excess on that clock overstates the straggler's own)
+    excess = [max(0.0, w[s] - max(w[j] for j in range(R) if j != s)) for w in work]
+    scale = min(1.0, target * n / sum(excess)) if sum(excess) > 0 else 0.0
+    # compute is evened out (the work conserved: uneven shards); host work is taken off the step
+    # (what the advice says: data loading into workers, logging and checkpoints off the step)
+    keep = 1.0 / R if why == "compute" else 0.0
+    evened = [
+        [w[i] - x * scale * (1 - keep) if i == s else w[i] + x * scale * keep for i in range(R)]
+        for w, x in zip(work, excess)
+    ]
+    whatif = replay(evened, transfer, start)
+    out = {
         "label": lab,
         "rank": ranks[s].rank,
         "late_ns": _median(late[lab]),
         "last_pct": 100.0 * last_count[lab] / matched if matched else 0.0,
         "extra_compute_ns": extra_compute,
         "extra_host_ns": extra_host,
-        "why": "host" if extra_host >= extra_compute else "compute",
+        "why": why,
         "replay_ns": period / n,
         "whatif_ns": whatif / n,
         "share": max(0.0, 1.0 - whatif / period),
     }
+    if host_more is not None:
+        out["host_more_ns"] = host_more  # its host's own work per step beyond the others' (host_busy)
+    return out
 
 
 def _exposed(ranks, per, wait, n) -> dict[str, Any] | None:

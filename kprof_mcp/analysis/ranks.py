@@ -268,9 +268,14 @@ def rank_opportunities(command: dict[str, Any] | None) -> list[Opportunity]:
 
 def rank_root_cause(command: dict[str, Any] | None) -> dict[str, Any] | None:
     """The straggler as the profile's root cause (its values) when the other ranks spend at least
-    :data:`STRAGGLER_ROOT_SHARE` of a step waiting for it: it dominates the step; else None."""
+    :data:`STRAGGLER_ROOT_SHARE` of a step waiting for it and its what-if (its extra work evened out or
+    taken off the step) recovers at least that share spread over the ranks: it dominates the step;
+    else None."""
     s = ((command or {}).get("communication") or {}).get("straggler")
-    if not s or s["share"] < STRAGGLER_ROOT_SHARE:
-        return None
+    if not s or not s.get("replay_ns") or s["late_ns"] / s["replay_ns"] < STRAGGLER_ROOT_SHARE:
+        return None  # the others' wait for it, a share of the step (its what-if may even work out)
+    ranks = ((command or {}).get("communication") or {}).get("ranks") or 2
+    if s["share"] < STRAGGLER_ROOT_SHARE / ranks:
+        return None  # a wait its what-if cannot recover (ranks one phase apart, neither doing more)
     keys = ("rank", "late_ns", "last_pct", "why", "extra_host_ns", "extra_compute_ns", "share", "replay_ns")
     return {k: s[k] for k in keys}

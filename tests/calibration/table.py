@@ -33,12 +33,14 @@ from pairs import (  # noqa: E402
     HELDOUT5_PAIRS,
     HELDOUT6_PAIRS,
     HELDOUT7_PAIRS,
+    HELDOUT8_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
     PAIRS,
     REPLAY_PAIRS,
 )
+from ranks_steps import communication_now  # noqa: E402
 from record import slug  # noqa: E402
 from replayed import idle_with_replay  # noqa: E402
 
@@ -60,6 +62,7 @@ HELDOUT4 = HERE / "recorded-heldout4"  # issue 36: a fourth (2026-11-26 03:20 UT
 HELDOUT5 = HERE / "recorded-heldout5"  # issue 36: a fifth (2026-11-26 06:40 UTC), judged once
 HELDOUT6 = HERE / "recorded-heldout6"  # issue 36: a sixth (2026-11-26 10:50 UTC, H100), judged once
 HELDOUT7 = HERE / "recorded-heldout7"  # issue 36: a seventh (2026-11-26 13:10 UTC, H100), judged once
+HELDOUT8 = HERE / "recorded-heldout8"  # issue 36: an eighth (2026-11-26 16:08 UTC, H100), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
@@ -74,6 +77,8 @@ BACK4_BEGIN, BACK4_END = "<!-- heldback4:begin -->", "<!-- heldback4:end -->"
 BACK5_BEGIN, BACK5_END = "<!-- heldback5:begin -->", "<!-- heldback5:end -->"
 BACK6_BEGIN, BACK6_END = "<!-- heldback6:begin -->", "<!-- heldback6:end -->"
 BACK7_BEGIN, BACK7_END = "<!-- heldback7:begin -->", "<!-- heldback7:end -->"
+BACK8_BEGIN, BACK8_END = "<!-- heldback8:begin -->", "<!-- heldback8:end -->"
+RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 
 
 def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict]:
@@ -132,6 +137,8 @@ def recorded_in(p) -> Path:
         return HELDOUT6
     if p in HELDOUT7_PAIRS:
         return HELDOUT7
+    if p in HELDOUT8_PAIRS:
+        return HELDOUT8
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
@@ -154,6 +161,10 @@ def load(f: Path) -> ProfileResult:
         idle = idle_with_replay(f.parent, role)
         if idle:
             r = r.model_copy(update={"timeline": {**r.timeline, "idle": idle}})
+    if r.command and r.command.get("communication"):  # a multi-rank command: its what-ifs as today's
+        comm = communication_now(f.parent, role)
+        if comm:
+            r = r.model_copy(update={"command": {**r.command, "communication": comm}})
     return r
 
 
@@ -211,6 +222,12 @@ def heldout6_rows() -> list[dict]:
 def heldout_ranks_rows() -> list[dict]:
     """The held-back multi-rank set (recorded-heldout-ranks/, issue 39): the pairs recorded so far."""
     return [_row(p) for p in HELDOUT_RANKS_PAIRS if (HELDOUT_RANKS / slug(p.name)).is_dir()]
+
+
+def heldout8_rows() -> list[dict]:
+    """The eighth held-back set (recorded-heldout8/), built and recorded by a helper who did not read the
+    model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT8_PAIRS]
 
 
 def heldout7_rows() -> list[dict]:
@@ -349,6 +366,8 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK5_BEGIN, BACK5_END): text(heldout5_rows())} if BACK5_BEGIN in DOC.read_text() else {}),
         **({(BACK6_BEGIN, BACK6_END): text(heldout6_rows())} if BACK6_BEGIN in DOC.read_text() else {}),
         **({(BACK7_BEGIN, BACK7_END): text(heldout7_rows())} if BACK7_BEGIN in DOC.read_text() else {}),
+        **({(BACK8_BEGIN, BACK8_END): text(heldout8_rows())} if BACK8_BEGIN in DOC.read_text() else {}),
+        **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
     }
 
 
@@ -376,6 +395,8 @@ def main() -> int:
                 BACK5_BEGIN: "\nFifth held-back set (recorded-heldout5/: new classes, built and recorded by someone else):",
                 BACK6_BEGIN: "\nSixth held-back set (recorded-heldout6/: new classes, built and recorded by someone else):",
                 BACK7_BEGIN: "\nSeventh held-back set (recorded-heldout7/: new classes, built and recorded by someone else):",
+                BACK8_BEGIN: "\nEighth held-back set (recorded-heldout8/: new classes, built and recorded by someone else):",
+                RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
             }[begin]
         )
         print(t)

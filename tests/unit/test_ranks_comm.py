@@ -223,7 +223,11 @@ def test_the_straggler_is_the_root_cause_and_the_top_opportunity_naming_its_rank
         "ms more host time" in contract
         and "1. Even out rank 1, the straggler: take host work out" in contract
     )
-    assert rank_root_cause({"communication": dict(s, straggler=dict(s["straggler"], share=0.3))}) is None
+    # a wait its what-if cannot recover (ranks one phase apart): under 0.5 / R of the step
+    assert rank_root_cause({"communication": dict(s, straggler=dict(s["straggler"], share=0.2))}) is None
+    assert rank_root_cause({"communication": dict(s, straggler=dict(s["straggler"], share=0.3))}) is not None
+    late = dict(s["straggler"], late_ns=0.4 * s["straggler"]["replay_ns"])  # the others wait < half a step
+    assert rank_root_cause({"communication": dict(s, straggler=late)}) is None
 
 
 def test_the_rank_table_gains_the_per_step_columns_and_names_the_straggler():
@@ -288,3 +292,65 @@ def test_a_recorded_nccl_job_on_two_h100s_names_the_sleeping_rank():
     assert st["whatif_ns"] < 0.1 * st["replay_ns"] and st["replay_ns"] == pytest.approx(
         s["recorded_period_ns"], rel=0.05
     )
+
+
+def test_more_compute_on_one_rank_is_evened_out_not_removed():
+    """Issue 39's held-back set: uneven shards move work, they do not remove it. A rank with 35 ms more
+    compute before each collective: the what-if gives each of the 2 ranks half of it (17.5 ms off the
+    step), where capping it at the others' took all 35 ms away (7.6x over on the recorded pair)."""
+    _, s = _pair(45.0, 0.0)
+    st = s["straggler"]
+    assert st["replay_ns"] - st["whatif_ns"] == pytest.approx(17.5 * MS, rel=0.01)
+
+
+def _phase(busy1_ms: float) -> dict:
+    """Two ranks, one collective a step of 10 ms: rank 0's host ahead (its collective queued, arriving
+    1.5 ms into its lead-up), rank 1's kernel starting 9.5 ms after the previous end; rank 0's host did
+    9 ms of its own work per step, rank 1's ``busy1_ms``."""
+    ranks = []
+    for label, arrive, busy in (("rank0", 1.0, 9.0), ("rank1", 9.0, busy1_ms)):
+        steps = [(k * 10 * MS, (k + 1) * 10 * MS) for k in range(4)]
+        colls = [
+            [comm.Collective("ncclDevKernel_AllReduce", (10 * k + arrive) * MS, (10 * k + 9.5) * MS)]
+            for k in range(4)
+        ]
+        before = {k: (10 * (k - 1) + 9.5) * MS for k in range(1, 4)}
+        cm = [(c[0].arrival, c[0].end) for c in colls]
+        ranks.append(
+            comm.RankSteps(label, int(label[-1]), 0.0, steps, colls, [], cm, before, [busy * MS] * 4)
+        )
+    return comm.communication(ranks)[1]["straggler"]
+
+
+def test_ranks_one_phase_apart_are_no_straggler_to_even_out():
+    """The held-back per-parameter all-reduce: both hosts issue at one pace (39.0 and 39.2 ms of host work a
+    step), one ahead by a phase; on the GPU's clock the other is "late" most of the step. Only the host
+    work it does beyond the others' (host_busy) is taken off the step."""
+    st = _phase(9.0)
+    assert (st["rank"], st["why"]) == (1, "host") and st["late_ns"] > 7 * MS
+    assert st["host_more_ns"] == 0 and st["share"] == 0
+    assert rank_root_cause({"communication": {"ranks": 2, "straggler": st}}) is None
+    st = _phase(12.0)  # 3 ms more host work on rank 1: that much off the step, not the 8 ms it is late
+    assert st["host_more_ns"] == pytest.approx(3 * MS) and st["replay_ns"] - st["whatif_ns"] == pytest.approx(
+        3 * MS, rel=0.01
+    )
+
+
+def test_host_busy_leaves_out_the_waits_in_synchronising_calls_and_held_launches():
+    api = [
+        {"name": "cudaLaunchKernel", "start": 1e6, "dur": 5e3, "end": 1e6 + 5e3, "correlation": 1, "tid": 1},
+        {"name": "cudaLaunchKernel", "start": 2e6, "dur": 5e3, "end": 2e6 + 5e3, "correlation": 2, "tid": 1},
+        {
+            "name": "cudaLaunchKernel",
+            "start": 3e6,
+            "dur": 1.005e6,
+            "end": 4.005e6,
+            "correlation": 3,
+            "tid": 1,
+        },
+        {"name": "cudaStreamSynchronize", "start": 5e6, "dur": 2e6, "end": 7e6, "correlation": 4, "tid": 1},
+    ]
+    tr = _trace()
+    tr = Trace(**{**tr.__dict__, "api": _df(api, ["name", "start", "dur", "end", "correlation", "tid"])})
+    # 10 ms span: 2 ms synchronising, the held launch's 1 ms beyond the median launch (5 us)
+    assert comm.host_busy(tr, [(0.0, 10e6)]) == [pytest.approx(7e6)]
