@@ -62,6 +62,8 @@ def params(user: str | None, http: bool = False) -> StdioServerParameters:
         cmd = f"{join}; exec unshare -m sh -c '{inner}'"
     env = {"HOME": str(HOME), "KPROF_FORCE_CPU": "1", "PATH": os.environ["PATH"], "KPROF_LOCK_DIR": str(BASE / "locks"),
            "KPROF_MCP_TOKEN_FOR_TEST": "not-passed"}
+    if os.environ.get("KPROBE5_SRC"):  # a commit's kprof_mcp exported there (git archive), ahead of the checkout
+        env["PYTHONPATH"] = os.environ["KPROBE5_SRC"]
     return StdioServerParameters(command="/bin/sh", args=["-c", cmd], env=env, cwd=str(WS))
 
 
@@ -159,7 +161,7 @@ if __name__ == "__main__":
     ap.add_argument("names", nargs="+")
     a = ap.parse_args()
     setup(a.user)
-    print("base", BASE, "user", a.user or "root", flush=True)
+    print("base", BASE, "user", a.user or "root", "kprof_mcp from", os.environ.get("KPROBE5_SRC") or REPO, flush=True)
     try:
         anyio.run(main_async, a.names, a.user)
     finally:
