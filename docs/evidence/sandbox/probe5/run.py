@@ -144,6 +144,11 @@ def teardown() -> None:
             except ProcessLookupError:
                 pass
         for _ in range(50):
+            for sub in d.glob("kprof-job-*"):  # the supervisors' job cgroups, left when a server was killed
+                try:
+                    sub.rmdir()
+                except OSError:
+                    pass
             try:
                 d.rmdir()
                 break
