@@ -317,3 +317,36 @@ async def k_race_by_listing(p):
     lg = R.WS / "out" / "profiles" / "kprobe5" / "race_rundir.log"
     print(lg.read_text() if lg.exists() else "(no race log)")
     print("outside now:", sorted(os.listdir(R.OUTSIDE)))
+
+
+@variant
+async def k_hooks(p):
+    """P5-5 without a thread: an audit hook and a gc callback run in later jobs (vector_add)."""
+    err, t = await p.kernel("hooks", wait_s=60)
+    print("job error:", err)
+    print(p.out("hooks"))
+    for i in range(2):
+        err, t, _ = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50, "params": {"n": 2000 + i}})
+        print(f"later job {i} (vector_add) error: {err}")
+    lg = R.WS / "out" / "profiles" / "kprobe5" / "hooks.log"
+    lines = lg.read_text().splitlines() if lg.exists() else []
+    print(f"hook log: {len(lines)} lines; audit lines: {sum('audit' in x for x in lines)}; gc lines: {sum('gc callback' in x for x in lines)}")
+    for x in [x for x in lines if "audit" in x][:4] + [x for x in lines if "gc callback" in x][-2:]:
+        print("  ", x)
+
+
+@variant
+async def k_race_compare(p):
+    """P5-6 on compare_versions (engine/batch.py: the same checked_dirs, then compare.json read and written through the work dir)."""
+    (R.WS / "evil" / "TARGET").write_text(str(R.OUTSIDE))
+    err, t = await p.kernel("race_rundir", wait_s=60)
+    print("job A error:", err)
+    for i in range(2):
+        err, t, sc = await p.call("compare_versions", {"kernel": "vector_add", "versions": ["v0", "v1"], "mode": "event",
+                                                       "params": {"n": 5000 + i}, "wait_s": 50})
+        if not err and sc and sc.get("status") in ("queued", "running"):
+            err, t = await p.settle(err, t, sc, 150)
+        print(f"compare_versions {i} error: {err}; {t[:200]!r}")
+        print("outside now:", sorted(os.listdir(R.OUTSIDE)))
+    lg = R.WS / "out" / "profiles" / "kprobe5" / "race_rundir.log"
+    print("\n".join(x for x in (lg.read_text().splitlines() if lg.exists() else []) if "swapped" in x))

@@ -18,7 +18,7 @@ def say(*a):
 
 def partials():
     for d, subs, files in os.walk(root):
-        if d.endswith(".partial") and "result.json" in files:
+        if d.endswith(".partial") and ("result.json" in files or "compare.json" in files or "sweep.json" in files):
             yield d
 
 
@@ -45,7 +45,7 @@ def watcher():
             name = buf[i + 16 : i + 16 + n].rstrip(b"\0").decode()
             i += 16 + n
             d = wds.get(wd)
-            if d and name == "result.json" and os.path.isdir(d) and not os.path.islink(d):
+            if d and name in ("result.json", "compare.json", "sweep.json") and os.path.isdir(d) and not os.path.islink(d):
                 try:
                     os.rename(d, d + ".moved-by-kprobe5")
                     os.symlink(target, d)
