@@ -185,7 +185,9 @@ def _run_once(
     env, lifeline_fds = lifeline.for_child(_env(control), then=_clock_reset_argv(prefix, control))
     argv = child_command(*args)
     if confine is None:
-        confine = sandbox.kernel_confinement(scope or getattr(control, "scope", None), prefix, gate or [])
+        confine = sandbox.kernel_confinement(
+            scope or getattr(control, "scope", None), prefix, gate or [], outputs=args[0] != "describe"
+        )
     outer = list(prefix or [])
     if confine is not None:
         env = sandbox.confined_env(env, confine.private_tmp, confine.caches)

@@ -1,6 +1,12 @@
-"""Warm workers: a long-lived profiling child per GPU, so a re-profile skips the imports, the
-CUDA context, CUPTI's start-up and the JIT of unchanged kernels (parent side; the child is
-:mod:`kprof_mcp.child.serve`).
+"""Warm workers: a profiling child per GPU started ahead of its job, so a profile skips the imports,
+the CUDA context and CUPTI's start-up (parent side; the child is :mod:`kprof_mcp.child.serve`).
+
+A confined pool (a server's workspace, :meth:`WorkerPool.confine`) runs one job per worker: the
+worker is killed as its job ends, before the server reads what the job wrote, and its replacement
+starts warming at once (issue 38, the fifth probe: a package's thread, audit hook or forged
+end-of-job line ran on into later jobs and swapped their run directories for links while the server
+wrote them). An unconfined pool (the CLI, the user's own code) keeps its worker from job to job, so a
+re-profile also skips the JIT of unchanged kernels.
 
 Isolation is kept by replacing, not repairing: a worker that ran a command that did not
 succeed (an error record, a crash, a CUDA error, a kernel that printed its way out with
@@ -246,7 +252,9 @@ class WorkerPool:
     def _spawn(self, key: str, gpu: str | None) -> WarmWorker:
         flags = ["--light"] if key == "describe" else (["--cpu"] if self._force_cpu else [])
         w = WarmWorker(
-            self._env_for(None if key == "describe" else gpu), flags, sandbox.kernel_confinement(self.scope)
+            self._env_for(None if key == "describe" else gpu),
+            flags,
+            sandbox.kernel_confinement(self.scope, outputs=key != "describe"),
         )
         self._workers[key] = w
         return w
@@ -296,6 +304,13 @@ class WorkerPool:
                 f"signal {-ended.rc}" if ended.rc is not None and ended.rc < 0 else f"exit code {ended.rc}"
             )
             self._retire(key, w, f"{argv[0]} ended with {why}", gpu)
+        elif self.scope is not None:
+            # Confined (a server's workspace): one job per worker, killed before the caller reads what
+            # the job wrote. A job's package code runs in the worker's own interpreter; a thread, an audit
+            # hook, a gc callback or a forged end-of-job line it leaves would run on into later jobs and
+            # race the server's checks of their run directories (issue 38, the fifth probe: P5-5, P5-6,
+            # P5-8). The replacement starts now (eager pools), warming while the server answers.
+            self._retire(key, w, f"{argv[0]} done: one job per confined worker", gpu)
         return ended
 
     def _retire(self, key: str, w: WarmWorker, why: str, gpu: str | None) -> None:

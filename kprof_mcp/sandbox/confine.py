@@ -26,7 +26,10 @@ class Confinement:
 
 
 def kernel_confinement(
-    scope: KernelScope | None, prefix: list[str] | None = None, reads: list[str] | None = None
+    scope: KernelScope | None,
+    prefix: list[str] | None = None,
+    reads: list[str] | None = None,
+    outputs: bool = True,
 ) -> Confinement | None:
     """How a kernel child of ``scope`` is confined (:func:`~kprof_mcp.sandbox.policy.kernel_policy`);
     None without a scope (the CLI) or without Landlock (it then runs unconfined, as before: the server
@@ -34,14 +37,19 @@ def kernel_confinement(
     Behind Nsight Compute the runner confines the profiler with the child (``wrap`` around
     ``PREFIX child...``): the policy grants the report's directory and, where safe, /proc. Behind a
     profiler not confined (:func:`~kprof_mcp.sandbox.policy.profiler_inside`: Nsight Systems for now,
-    and where a job can have no mount namespace once it is) None: the child runs unconfined, as before."""
+    and where a job can have no mount namespace once it is) None: the child runs unconfined, as before.
+    ``outputs=False`` (a child that describes packages): no write to the profiles' root, so that a
+    package's code run while describing cannot touch a profile job's run directory while the server
+    checks and writes it (issue 38, the fifth probe's P5-6c)."""
     if scope is None or not available() or (prefix and not profiler_inside(prefix)):
         return None
     scope.cache_dir.mkdir(parents=True, exist_ok=True)
     jobs = jobs_dir(scope)
     policy = kernel_policy(scope, jobs, prefix)
+    if not outputs:  # describing a package writes no profile: the runs' directories are out of its reach
+        policy.write.remove(str(scope.out_root))
     policy.read += reads or []  # e.g. the engine's scratch that holds the file a profiled child waits for
-    if not _made(scope.workspace, scope.out_root):  # a planted link on the way: the engine refuses it
+    if outputs and not _made(scope.workspace, scope.out_root):  # a planted link: the engine refuses it
         policy.write.remove(str(scope.out_root))
     return Confinement(write_policy(policy), jobs / "private", scope.cache_dir, bool(prefix))
 

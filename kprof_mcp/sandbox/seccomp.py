@@ -114,6 +114,7 @@ BOUND = {
     "sched_setattr": (314, 274, [(0, 0xFFFFFFFF, 0)]),
     "ioprio_set": (251, 30, [(0, 0xFFFFFFFF, 1), (1, 0xFFFFFFFF, 0)]),  # IOPRIO_WHO_PROCESS, itself
     "migrate_pages": (256, 238, [(0, 0xFFFFFFFF, 0)]),
+    "sched_setaffinity": (203, 122, [(0, 0xFFFFFFFF, 0)]),  # P5-9: the server pinned to one CPU
     "clone": (56, 220, [(0, _CLONE_PARENT, 0)]),  # flags: args[0] on both
 }
 

@@ -261,9 +261,10 @@ def test_measure_noise_over_stdio(workspace, tmp_path):
     anyio.run(main)
 
 
-def test_launcher_starts_warm_workers_and_reprofiles_reuse_them(workspace):
+def test_launcher_starts_warm_workers_and_each_profile_has_one_of_its_own(workspace):
     """``python -m kprof_mcp`` (the ``kprof-mcp`` entry point) starts the warm workers before the
-    server's imports; two profiles run in the same worker, listed by device_info."""
+    server's imports; each profile runs in a worker started ahead of it and ended with its job (one job
+    per confined worker, issue 38's fifth probe), the next one warming meanwhile, listed by device_info."""
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "kprof_mcp", "--workspace", str(workspace)], env=server_env()
     )
@@ -276,11 +277,18 @@ def test_launcher_starts_warm_workers_and_reprofiles_reuse_them(workspace):
                 assert not r.is_error and r.structured_content["profile_dir"], r.content[0].text[:500]
             info = (await c.call_tool("device_info", {})).structured_content["info"]["warm_workers"]
             gpu = [w for w in info["workers"] if w["key"] != "describe"]
-            assert len(gpu) == 1 and gpu[0]["served"] == 2 and gpu[0]["alive"] and gpu[0]["ready"]
-            assert "import_torch" in gpu[0]["steps_s"]
+            assert len(gpu) == 1 and gpu[0]["served"] == 0 and gpu[0]["alive"]  # the next job's, warming
+            ran = [r for r in info["retired"] if r["key"] != "describe"]
+            assert len(ran) == 2 and all(r["served"] == 1 and "one job" in r["why"] for r in ran)
+            for _ in range(300):  # it gets warm (the first two did: their jobs ran in them)
+                info = (await c.call_tool("device_info", {})).structured_content["info"]["warm_workers"]
+                (w,) = [w for w in info["workers"] if w["key"] != "describe"]
+                if w["ready"]:
+                    break
+                await anyio.sleep(0.2)
+            assert w["ready"] and "import_torch" in w["steps_s"]
             (desc,) = [w for w in info["workers"] if w["key"] == "describe"]
             assert "import_torch" not in desc["steps_s"]  # describing a package needs no torch
-            assert info["retired"] == []
 
     anyio.run(main)
 

@@ -50,6 +50,9 @@ ATTACK = textwrap.dedent(
     call("setpriority_user", 141, 2, 0, 19)  # PRIO_USER, the caller's uid: every process of the user
     call("sched_setscheduler_other", 144, target, 5, ctypes.byref(ctypes.c_int(0)))  # SCHED_IDLE
     call("ioprio_set_other", 251, 1, target, (3 << 13))
+    one_cpu = ctypes.c_ulong(1)
+    call("sched_setaffinity_other", 203, target, ctypes.sizeof(one_cpu), ctypes.byref(one_cpu))
+    out["sched_setaffinity_self"] = 0 if libc.sched_getaffinity(0, 8, ctypes.byref(ctypes.c_ulong())) == 0 else -1
     call("ioprio_set_user", 251, 3, 0, (3 << 13))
     os.nice(1)  # setpriority(PRIO_PROCESS, 0): on itself
     out["nice_self"] = 0
@@ -104,15 +107,16 @@ def test_calls_on_another_process_keyrings_and_clone_parent_are_refused(tmp_path
         )
         after = resource.prlimit(victim.pid, resource.RLIMIT_CPU)
         nice = os.getpriority(os.PRIO_PROCESS, victim.pid)
+        cpus = os.sched_getaffinity(victim.pid)
     finally:
         victim.kill()
         victim.wait()
     assert cp.returncode == 0, (cp.stdout, cp.stderr)
-    assert after == before and nice < 19
+    assert after == before and nice < 19 and cpus == os.sched_getaffinity(0)
     out = json.loads(next(x for x in cp.stdout.splitlines() if x.startswith("KPROBE5 "))[8:])
     # refused before the kernel looks the pid up (a command's PID namespace alone answered ESRCH)
     refused = ["prlimit_other", "setpriority_other", "sched_setscheduler_other", "ioprio_set_other"]
-    refused += ["setpriority_user"]
+    refused += ["setpriority_user", "sched_setaffinity_other"]
     refused += ["ioprio_set_user", "add_key", "keyctl", "request_key", "clone_parent"]
     assert {k: out[k] for k in refused} == {k: -1 for k in refused}, out  # EPERM
     assert out["clone3"] == -38  # ENOSYS: glibc falls back to clone
@@ -158,3 +162,22 @@ def test_a_command_killed_by_sigkill_ends_the_supervisor_by_sigkill_without_a_tr
         text=True,
     )
     assert cp.returncode == -9 and "Traceback" not in cp.stderr, (cp.returncode, cp.stderr)
+
+
+def test_a_describing_child_cannot_write_the_profiles_root(tmp_path, monkeypatch):
+    """P5-6c: list_kernels planted a thread through the worker that describes packages, which later swapped
+    a profile job's run directory for a link. Describing writes no profile: its policy leaves the
+    profiles' root out; a profiling child's keeps it."""
+    from kprof_mcp.sandbox.confine import kernel_confinement
+    from kprof_mcp.sandbox.policy import KernelScope
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    (ws / "out").mkdir(parents=True)
+    scope = KernelScope(ws, ws / "out")
+    if not sandbox.available():
+        assert kernel_confinement(scope, outputs=False) is None
+        return
+    writes = lambda c: json.loads(c.policy_file.read_text())["write"]  # noqa: E731
+    assert str(ws / "out") in writes(kernel_confinement(scope))
+    assert str(ws / "out") not in writes(kernel_confinement(scope, outputs=False))
