@@ -214,7 +214,8 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     the data (masked off but computing all the same), loop iterations past a lane's own end (a loop run
     to the program's longest item), values recomputed instead of kept: the limiter ``lim`` is the issue
     slots or a CUDA-core pipe, at least NEAR_PEAK busy, and the stage executed r = F_exec / F > 1.25 times
-    the model's F FLOPs on the CUDA cores (F_exec from the op-class counters; where the limiter is the ALU
+    the model's F FLOPs on the CUDA cores (F_exec from the op-class counters; the issue slots carry FP and
+    integer thread ops alike (a linear scan where a binary search does: eighth held-back set); where the limiter is the ALU
     pipe, its integer and logic thread ops against the model's operations: a popcount emulated bit by bit, a
     sort where one reduction does, a search repeated by every program). Not for tensor-core stages
     (their FLOPs belong to the tensor pipe: the dot moves are theirs) nor where the TTIR holds code that
@@ -233,7 +234,12 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
         return None
     if any(op.get("kind") in EXPANDING_CODE for op in m.ir_ops or ()):
         return None
-    executed = integer_ops(m) if lim.resource == "alu" else executed_flops(m)
+    if lim.resource == "alu":
+        executed = integer_ops(m)
+    elif lim.resource == "issue":  # the issue slots carry every class: FP and integer thread ops alike
+        executed = (executed_flops(m) or 0.0) + (integer_ops(m) or 0.0)
+    else:
+        executed = executed_flops(m)
     if not executed:
         return None
     r = executed / m.flops
