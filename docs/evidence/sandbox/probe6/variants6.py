@@ -1,0 +1,104 @@
+"""The sixth probe's variants (registered into run.py's table)."""
+import os
+import subprocess
+import time
+
+import anyio
+
+import __main__ as R
+
+variant = R.variant
+
+
+def procs(pattern: str) -> str:
+    return subprocess.run(["pgrep", "-a", "-f", pattern], capture_output=True, text=True).stdout.strip()
+
+
+def outside() -> str:
+    return "; ".join(f"{f.name} {f.stat().st_size} bytes" for f in sorted(R.OUTSIDE.iterdir()))
+
+
+async def _batch_race(p, tool: str, args: dict, want: str, copies: int):
+    """`tool` (sweep/compare_versions of the planted `sweeper`) and, queued behind it on the device lock,
+    a planted package's job that swaps the batch's run directory once the server writes there."""
+    (R.WS / "evil" / "TARGET").write_text(str(R.OUTSIDE))
+    (R.WS / "evil" / "WANT").write_text(want)
+    (R.WS / "sweeper" / "COPIES").write_text(str(copies))
+    print("outside before:", outside())
+    res = {}
+
+    async def batch():
+        t0 = time.monotonic()
+        r = await p.call(tool, {**args, "wait_s": 50}, timeout=400)
+        err, t = await p.settle(*r, 300)
+        res["batch"] = (err, t[:600], round(time.monotonic() - t0, 1))
+
+    async def racer():
+        await anyio.sleep(3)  # the batch holds the device lock by then
+        t0 = time.monotonic()
+        err, t = await p.kernel("race_batch", wait_s=300, timeout_s=200)
+        res["racer"] = (err, t[:300], round(time.monotonic() - t0, 1))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(batch)
+        tg.start_soon(racer)
+    print(tool, "answered: error", res["batch"][0], "after", res["batch"][2], "s:", res["batch"][1])
+    print("racer answered: error", res["racer"][0], "after", res["racer"][2], "s:", res["racer"][1][:200])
+    print("racer log:\n" + p.out("race_batch"))
+    print("outside after:", outside())
+    for f in sorted(R.OUTSIDE.iterdir()):
+        if f.name != "victim.txt":
+            print("  ", f.name, "first bytes:", f.read_bytes()[:120])
+
+
+@variant
+async def k_race_sweep(p):
+    """P6-1: sweep's outputs are written after the device lock is released; a queued job swaps its run dir."""
+    await _batch_race(p, "sweep", {"kernel": "./sweeper", "param": "n", "values": [1024, 2048]}, "sweep.csv", 1500)
+
+
+@variant
+async def k_race_compare6(p):
+    """P6-1b: the same with compare_versions (compare.json read, compare.md written after the lock)."""
+    await _batch_race(p, "compare_versions", {"kernel": "./sweeper", "versions": ["v0", "v0"]}, "compare.json", 1500)
+
+
+@variant
+async def k_race_sweep_2servers(p):
+    """P6-2: as P6-1, but the racing job comes from a SECOND server on the same workspace (another client
+    session: the device lock is machine-wide, the job queue is per server). The sweep's server reads and
+    writes its run directory after the lock is released; the other server's job runs meanwhile."""
+    from mcp import Client
+
+    (R.WS / "evil" / "TARGET").write_text(str(R.OUTSIDE))
+    (R.WS / "evil" / "WANT").write_text("sweep.csv")
+    (R.WS / "sweeper" / "COPIES").write_text("800")
+    print("outside before:", outside())
+    res = {}
+    async with Client(R.params(None)) as c2:
+        p2 = R.Probe(c2)
+        print("second server up:", R.server_pid())
+        await anyio.sleep(8)  # its warm workers ready
+
+        async def batch():
+            t0 = time.monotonic()
+            r = await p.call("sweep", {"kernel": "./sweeper", "param": "n", "values": [1024, 2048], "wait_s": 50}, timeout=400)
+            err, t = await p.settle(*r, 300)
+            res["batch"] = (err, t[:300], round(time.monotonic() - t0, 1), time.strftime("%H:%M:%S"))
+
+        async def racer():
+            await anyio.sleep(2)
+            t0 = time.monotonic()
+            err, t = await p2.kernel("race_batch", wait_s=300, timeout_s=200)
+            res["racer"] = (err, t[:300], round(time.monotonic() - t0, 1), time.strftime("%H:%M:%S"))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(batch)
+            tg.start_soon(racer)
+    print("sweep (server 1) answered at", res["batch"][3], "error", res["batch"][0], "after", res["batch"][2], "s:", res["batch"][1][:200])
+    print("racer (server 2) answered at", res["racer"][3], "error", res["racer"][0], "after", res["racer"][2], "s:", res["racer"][1][:200])
+    print("racer log:\n" + p.out("race_batch"))
+    print("outside after:", outside())
+    for f in sorted(R.OUTSIDE.iterdir()):
+        if f.name != "victim.txt":
+            print("  ", f.name, "first bytes:", f.read_bytes()[:120])
