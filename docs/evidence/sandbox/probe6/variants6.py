@@ -102,3 +102,36 @@ async def k_race_sweep_2servers(p):
     for f in sorted(R.OUTSIDE.iterdir()):
         if f.name != "victim.txt":
             print("  ", f.name, "first bytes:", f.read_bytes()[:120])
+
+
+@variant
+async def k_forge_ready(p):
+    """P6-3: a forged @@KPROF-READY line that is no JSON object, then device_info while the job runs."""
+    res = {}
+
+    async def job():
+        t0 = time.monotonic()
+        err, t = await p.kernel("forge_ready", wait_s=120, timeout_s=45)
+        res["job"] = (err, t[:400], round(time.monotonic() - t0, 1))
+
+    async def info():
+        await anyio.sleep(8)
+        for i in range(3):
+            try:
+                err, t, sc = await p.call("device_info", {}, timeout=60)
+                ww = (sc or {}).get("info", {}).get("warm_workers") if isinstance(sc, dict) else None
+                print(f"device_info {i} during the job: error {err}:", t[:300].replace("\n", " "), "| warm_workers:", str(ww)[:300])
+            except Exception as e:  # noqa: BLE001
+                print(f"device_info {i} raised", type(e).__name__, e)
+            await anyio.sleep(4)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(job)
+        tg.start_soon(info)
+    print("job answered: error", res["job"][0], "after", res["job"][2], "s:", res["job"][1])
+    print(p.out("forge_ready"))
+    err, t, sc = await p.call("device_info", {}, timeout=60)
+    print("device_info after the job: error", err, str((sc or {}).get("info", {}).get("warm_workers"))[:300])
+    err, t = await p.kernel("", wait_s=60) if False else (None, "")
+    r = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50})
+    print("a later vector_add: error", r[0], r[1][:120])
