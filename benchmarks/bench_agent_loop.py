@@ -98,7 +98,9 @@ def edit(pkg: Path, n: int) -> None:
     impl.write_text(src.replace(MARK, MARK + f"    # kprof-bench edit {n}: a new source, a new compile\n", 1))
 
 
-async def server_round(ws: Path, pkg: Path, version: str, params: dict, n_edit: int) -> dict:
+async def server_round(
+    ws: Path, pkg: Path, version: str, params: dict, n_edit: int, think: float = 0.0
+) -> dict:
     server = StdioServerParameters(
         command=sys.executable,
         args=["-m", "kprof_mcp", "--workspace", str(ws)],
@@ -143,10 +145,12 @@ async def server_round(ws: Path, pkg: Path, version: str, params: dict, n_edit: 
         out["workers"] = dev.structured_content["info"].get("warm_workers")
         out["same"], out["same_info"] = [], []
         for _ in range(2):
+            await anyio.sleep(think)  # an agent reading the result (and editing) before it profiles again
             wall, info = await profile()
             out["same"].append(wall)
             out["same_info"].append(info)
         edit(pkg, n_edit)
+        await anyio.sleep(think)
         wall, info = await profile()
         out["edited"], out["edited_info"] = wall, info
     return out
@@ -159,6 +163,12 @@ def main() -> None:
     ap.add_argument("--workspace", default=None)
     ap.add_argument("--small", action="store_true", help="n = 65536 (a CPU smoke run)")
     ap.add_argument("--json", type=Path, default=None, help="every round's detail, as JSON")
+    ap.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="seconds between a result and the next profile (an agent reading it), not counted; 0: back to back",
+    )
     a = ap.parse_args()
     ws = Path(a.workspace or tempfile.mkdtemp(prefix="kprof-loop-"))
     pkg = ws / "vadd_loop"
@@ -175,7 +185,7 @@ def main() -> None:
         w, m = fresh(script, pkg, a.version, params)
         rows["fresh"].append(w)
         medians["fresh"].append(m)
-        o = anyio.run(server_round, ws, pkg, a.version, params, r + 1)
+        o = anyio.run(server_round, ws, pkg, a.version, params, r + 1, a.think)
         for k in ("first_from_spawn", "first_from_handshake", "edited"):
             rows[k].append(o[k])
         rows["same"] += o["same"]
@@ -194,7 +204,8 @@ def main() -> None:
     targets = {"first_from_spawn": 1.5, "first_from_handshake": 1.5, "same": 0.2, "edited": 0.6}
     print()
     print(
-        f"vector_add {a.version} {params or '(default n = 16777216, float32)'}; rounds={a.rounds}; wall seconds"
+        f"vector_add {a.version} {params or '(default n = 16777216, float32)'}; rounds={a.rounds}; "
+        f"think {a.think:g} s between profiles (not counted); wall seconds"
     )
     print("| step | median (s) | samples (s) | ÷ fresh script | target | met |")
     print("|---|---|---|---|---|---|")

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 
@@ -28,6 +30,38 @@ _LISTINGS: dict[str, str] = {}
 _LISTINGS_MAX = 64
 
 
+# ... and on disk, by the same digest: a confined warm worker runs one job (issue 38), so the next
+# profile of an unchanged kernel is another process (its XDG_CACHE_HOME is the workspace's confined cache).
+_DISK_MAX = 256  # listings kept on disk at most (the oldest go first)
+
+
+def _disk() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kprof-mcp" / "sass"
+
+
+def _read_disk(key: str) -> str | None:
+    try:
+        text = (_disk() / f"{key}.sass").read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if text.strip() else None
+
+
+def _write_disk(key: str, listing: str) -> None:
+    d = _disk()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        kept = sorted(d.glob("*.sass"), key=lambda p: p.stat().st_mtime)
+        for old in kept[: max(0, len(kept) - _DISK_MAX + 1)]:
+            old.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".part")
+        with os.fdopen(fd, "w") as f:
+            f.write(listing)
+        os.replace(tmp, d / f"{key}.sass")
+    except OSError:
+        pass  # a cache: the listing is made again next time
+
+
 def sass_listing(cubin: Path, timeout_s: float = 60.0) -> str | None:
     """The SASS listing of ``cubin``, or None when no cuobjdump is found or it fails."""
     try:
@@ -36,6 +70,10 @@ def sass_listing(cubin: Path, timeout_s: float = 60.0) -> str | None:
         return None
     if key in _LISTINGS:
         return _LISTINGS[key]
+    cached = _read_disk(key)
+    if cached is not None:
+        _LISTINGS[key] = cached
+        return cached
     tool = cuobjdump()
     if tool is None:
         return None
@@ -50,4 +88,5 @@ def sass_listing(cubin: Path, timeout_s: float = 60.0) -> str | None:
         if len(_LISTINGS) >= _LISTINGS_MAX:
             _LISTINGS.pop(next(iter(_LISTINGS)))
         _LISTINGS[key] = listing
+        _write_disk(key, listing)
     return listing

@@ -89,9 +89,14 @@ def test_the_listing_of_an_unchanged_cubin_is_made_once_per_process(tmp_path, mo
     tool.chmod(0o755)
     monkeypatch.setattr(sass, "cuobjdump", lambda: tool)
     monkeypatch.setattr(sass, "_LISTINGS", {})
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     cubin = tmp_path / "kernel.cubin"
     cubin.write_bytes(b"one")
     assert sass.sass_listing(cubin) == "SASS of\none" and sass.sass_listing(cubin) == "SASS of\none"
     assert calls.read_text().count("x") == 1
     cubin.write_bytes(b"two")  # an edit: another binary
     assert sass.sass_listing(cubin) == "SASS of\ntwo" and calls.read_text().count("x") == 2
+    # another process (a confined warm worker runs one job: issue 38): the listing from the disk cache
+    monkeypatch.setattr(sass, "_LISTINGS", {})
+    assert sass.sass_listing(cubin) == "SASS of\ntwo" and calls.read_text().count("x") == 2
+    assert len(list((tmp_path / "cache" / "kprof-mcp" / "sass").glob("*.sass"))) == 2
