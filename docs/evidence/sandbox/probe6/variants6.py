@@ -135,3 +135,76 @@ async def k_forge_ready(p):
     err, t = await p.kernel("", wait_s=60) if False else (None, "")
     r = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50})
     print("a later vector_add: error", r[0], r[1][:120])
+
+
+async def _two_servers(p, tool: str, args: dict, want: str, copies: int, plant: dict | None = None):
+    from mcp import Client
+
+    (R.WS / "evil" / "TARGET").write_text(str(R.OUTSIDE))
+    (R.WS / "evil" / "WANT").write_text(want)
+    (R.WS / "sweeper" / "COPIES").write_text(str(copies))
+    for name, text in (plant or {}).items():  # another workspace's file where the link will point
+        (R.OUTSIDE / name).write_text(text)
+    print("outside before:", outside())
+    res = {}
+    async with Client(R.params(None)) as c2:
+        p2 = R.Probe(c2)
+        await anyio.sleep(8)
+
+        async def batch():
+            t0 = time.monotonic()
+            r = await p.call(tool, {**args, "wait_s": 50}, timeout=400)
+            err, t = await p.settle(*r, 300)
+            res["batch"] = (err, t[:700], round(time.monotonic() - t0, 1), time.strftime("%H:%M:%S"))
+
+        async def racer():
+            await anyio.sleep(2)
+            t0 = time.monotonic()
+            err, t = await p2.kernel("race_batch", wait_s=300, timeout_s=200)
+            res["racer"] = (err, t[:300], round(time.monotonic() - t0, 1), time.strftime("%H:%M:%S"))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(batch)
+            tg.start_soon(racer)
+    print(tool, "(server 1) answered at", res["batch"][3], "error", res["batch"][0], "after", res["batch"][2], "s:", res["batch"][1])
+    print("racer (server 2) answered at", res["racer"][3], "error", res["racer"][0], "after", res["racer"][2], "s:", res["racer"][1][:100])
+    print("racer log:\n" + p.out("race_batch"))
+    print("outside after:", outside())
+    for f in sorted(R.OUTSIDE.iterdir()):
+        if f.name != "victim.txt":
+            print("  ", f.name, "first bytes:", f.read_bytes()[:160])
+
+
+@variant
+async def k_race_sweep_2servers_plain(p):
+    """P6-2 with no inflation (the sweep's own post-processing window): a built-in kernel's sweep."""
+    await _two_servers(p, "sweep", {"kernel": "vector_add", "param": "n", "values": [1024, 2048]}, "sweep.csv", 1)
+
+
+@variant
+async def k_race_compare_2servers(p):
+    """P6-2b on compare_versions of a built-in kernel: swapped once the child's compare.json is there (the
+    racer runs when the lock is free, before the server reads it): the server READS the outside
+    compare.json (another workspace's, planted there by its owner) and writes compare.md beside it."""
+    import json as _j
+
+    other = {"kernel": "OTHER-WORKSPACE-424242"}
+    await _two_servers(p, "compare_versions", {"kernel": "vector_add", "versions": ["v0", "v1"], "params": {"n": 4096}},
+                       "compare.json", 1, None)
+
+
+@variant
+async def k_hopper(p):
+    """P6-4: a fork chain that hops to a new pid every ~1 ms from its job's end outlives kill_tree and killpg."""
+    err, t = await p.kernel("hopper", wait_s=120, timeout_s=60)
+    print("job error:", err, t[:150].replace("\n", " "))
+    print(p.out("hopper"))
+    time.sleep(6)
+    hl = R.WS / "out" / "profiles" / "kprobe6" / "hopper.log"
+    print("hopper log so far:\n" + (hl.read_text()[-1500:] if hl.exists() else "(none)"))
+    print("processes running the hopper now:", procs("import ctypes, os, select") or "(none)")
+    r = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50})
+    print("a later job (vector_add): error", r[0])
+    time.sleep(3)
+    print("after it:", procs("import ctypes, os, select") or "(none)")
+    print("hopper log tail:\n" + (hl.read_text()[-600:] if hl.exists() else "(none)"))
