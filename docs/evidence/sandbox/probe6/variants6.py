@@ -208,3 +208,55 @@ async def k_hopper(p):
     time.sleep(3)
     print("after it:", procs("import ctypes, os, select") or "(none)")
     print("hopper log tail:\n" + (hl.read_text()[-600:] if hl.exists() else "(none)"))
+
+
+@variant
+async def k_forge_ready_listing(p):
+    """P6-3b: the forged READY line from a kernels/ package's import: list_kernels alone."""
+    import shutil
+
+    (R.WS / "kernels").mkdir(exist_ok=True)
+    shutil.copy(R.HERE / "imp_ready.py", R.WS / "kernels" / "impready.py")
+    res = {}
+
+    async def listing():
+        t0 = time.monotonic()
+        try:
+            err, t, sc = await p.call("list_kernels", {}, timeout=200)
+            res["list"] = (err, t[:300].replace("\n", " "), round(time.monotonic() - t0, 1))
+        except Exception as e:  # noqa: BLE001
+            res["list"] = ("raised", f"{type(e).__name__} {e}", round(time.monotonic() - t0, 1))
+
+    async def info():
+        await anyio.sleep(6)
+        for i in range(2):
+            err, t, sc = await p.call("device_info", {}, timeout=60)
+            print(f"device_info {i} while list_kernels runs: error {err}:", t[:250].replace("\n", " "))
+            await anyio.sleep(4)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(listing)
+        tg.start_soon(info)
+    print("list_kernels answered: error", res["list"][0], "after", res["list"][2], "s:", res["list"][1])
+    err, t, sc = await p.call("device_info", {}, timeout=60)
+    print("device_info after: error", err)
+
+
+@variant
+async def k_forge_done_list(p):
+    """P6-5: '@@KPROF-DONE [1]' (no JSON object): the job fails past the worker's retirement; its thread runs on into later jobs."""
+    err, t = await p.kernel("forge_done_list", wait_s=60, timeout_s=40)
+    print("job error:", err, t[:400].replace("\n", " "))
+    print(p.out("forge_done_list"))
+    print(R.ps_tree())
+    for i in range(2):
+        r = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50, "params": {"n": 3000 + i}})
+        err, t = await p.settle(*r, 60)
+        print(f"later job {i} (vector_add) error {err}:", t[:160].replace("\n", " "))
+    b = R.WS / "out" / "profiles" / "kprobe6" / "forge_done_list.beat"
+    lines = b.read_text().splitlines() if b.exists() else []
+    print("beat lines:", len(lines))
+    for ln in lines:
+        if "vector_add" in ln or ln is lines[-1]:
+            print("  ", ln[:300])
+    print(R.ps_tree())
