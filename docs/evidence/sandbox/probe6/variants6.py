@@ -260,3 +260,19 @@ async def k_forge_done_list(p):
         if "vector_add" in ln or ln is lines[-1]:
             print("  ", ln[:300])
     print(R.ps_tree())
+
+
+@variant
+async def k_forge_done_listing(p):
+    """P6-5b: the malformed end line from a kernels/ package's import: list_kernels (the describing worker)."""
+    import shutil
+
+    (R.WS / "kernels").mkdir(exist_ok=True)
+    shutil.copy(R.HERE / "imp_done.py", R.WS / "kernels" / "impdone.py")
+    for i in range(2):
+        try:
+            err, t, sc = await p.call("list_kernels", {}, timeout=200)
+            print(f"list_kernels {i}: error {err}:", t[:300].replace("\n", " "))
+        except Exception as e:  # noqa: BLE001
+            print(f"list_kernels {i} raised", type(e).__name__, e)
+    print(R.ps_tree())
