@@ -170,6 +170,7 @@ if __name__ == "__main__":
     ap.add_argument("names", nargs="+")
     a = ap.parse_args()
     setup(a.user)
+    os.environ["KPROBE6_USER"] = a.user or ""  # for variants that start a second server
     print("base", BASE, "user", a.user or "root", "kprof_mcp from", os.environ.get("KPROBE6_SRC") or REPO, flush=True)
     try:
         anyio.run(main_async, a.names, a.user)

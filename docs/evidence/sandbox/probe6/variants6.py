@@ -75,7 +75,7 @@ async def k_race_sweep_2servers(p):
     (R.WS / "sweeper" / "COPIES").write_text("800")
     print("outside before:", outside())
     res = {}
-    async with Client(R.params(None)) as c2:
+    async with Client(R.params(os.environ.get("KPROBE6_USER") or None)) as c2:
         p2 = R.Probe(c2)
         print("second server up:", R.server_pid())
         await anyio.sleep(8)  # its warm workers ready
@@ -147,7 +147,7 @@ async def _two_servers(p, tool: str, args: dict, want: str, copies: int, plant: 
         (R.OUTSIDE / name).write_text(text)
     print("outside before:", outside())
     res = {}
-    async with Client(R.params(None)) as c2:
+    async with Client(R.params(os.environ.get("KPROBE6_USER") or None)) as c2:
         p2 = R.Probe(c2)
         await anyio.sleep(8)
 
