@@ -276,3 +276,19 @@ async def k_forge_done_listing(p):
         except Exception as e:  # noqa: BLE001
             print(f"list_kernels {i} raised", type(e).__name__, e)
     print(R.ps_tree())
+
+
+@variant
+async def k_forged_description(p):
+    """P6-6: the describing child's ok line carries a description that is no object: list_kernels, profile_kernel."""
+    import shutil
+
+    (R.WS / "kernels").mkdir(exist_ok=True)
+    shutil.copy(R.HERE / "imp_desc.py", R.WS / "kernels" / "impdesc.py")
+    for i in range(2):
+        err, t, sc = await p.call("list_kernels", {}, timeout=200)
+        print(f"list_kernels {i}: error {err}:", t[:300].replace("\n", " "))
+    r = await p.call("profile_kernel", {"kernel": "impdesc", "mode": "event", "wait_s": 50}, timeout=200)
+    print("profile_kernel impdesc: error", r[0], r[1][:300].replace("\n", " "))
+    r = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50}, timeout=200)
+    print("profile_kernel vector_add: error", r[0], r[1][:100].replace("\n", " "))
