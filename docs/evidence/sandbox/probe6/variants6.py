@@ -292,3 +292,13 @@ async def k_forged_description(p):
     print("profile_kernel impdesc: error", r[0], r[1][:300].replace("\n", " "))
     r = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50}, timeout=200)
     print("profile_kernel vector_add: error", r[0], r[1][:100].replace("\n", " "))
+
+
+@variant
+async def k_forge_record(p):
+    """P6-7: the job's record forged as an error record whose detail is no object."""
+    err, t = await p.kernel("forge_record", wait_s=60, timeout_s=40)
+    print("job error:", err, t[:400].replace("\n", " "))
+    print(p.out("forge_record"))
+    r = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50})
+    print("a later vector_add: error", r[0], r[1][:80].replace("\n", " "))
