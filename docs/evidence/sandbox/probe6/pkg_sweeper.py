@@ -31,6 +31,22 @@ def _inflating(self, data, *a, **kw):
         except Exception as e:  # noqa: BLE001
             data = data
             print("kprobe6 sweeper: inflating failed", e)
+    elif self.name == "compare.json":  # P6-2b: the compare's record, as many versions and comparisons
+        try:
+            d = json.loads(data)
+            v0, c0 = d["versions"][0], d["comparisons"][0]
+            vs, cs = [], []
+            for i in range(COPIES):
+                v = json.loads(json.dumps(v0))
+                for k in ("name", "version", "label"):
+                    if k in v and isinstance(v[k], str):
+                        v[k] = f"v{i:05d}-" + "y" * 100
+                vs.append(v)
+                cs.append(json.loads(json.dumps(c0)))
+            d["versions"], d["comparisons"] = vs, cs
+            data = json.dumps(d)
+        except Exception as e:  # noqa: BLE001
+            print("kprobe6 sweeper: inflating compare failed", e)
     return _orig(self, data, *a, **kw)
 
 
@@ -59,6 +75,9 @@ KERNEL = KernelPackage(
     params=(Param("n", 1024, min=1, max=1 << 30), DTYPE_PARAM("float32")),
     make_inputs=_inputs,
     reference=lambda inputs, p: inputs["x"] * 2,
-    versions=(Version("v0", "torch.mul", (StageModel("scale", lambda p: p["n"], lambda p: 2 * p["n"] * 4),), _build),),
+    versions=(
+        Version("v0", "torch.mul", (StageModel("scale", lambda p: p["n"], lambda p: 2 * p["n"] * 4),), _build),
+        Version("v1", "torch.mul again", (StageModel("scale", lambda p: p["n"], lambda p: 2 * p["n"] * 4),), _build),
+    ),
     memory_bytes=lambda p: 2 * p["n"] * 4,
 )

@@ -302,3 +302,10 @@ async def k_forge_record(p):
     print(p.out("forge_record"))
     r = await p.call("profile_kernel", {"kernel": "vector_add", "mode": "event", "wait_s": 50})
     print("a later vector_add: error", r[0], r[1][:80].replace("\n", " "))
+
+
+@variant
+async def k_race_compare_2servers_inflated(p):
+    """P6-2b: compare_versions of the planted `sweeper` (v0, v1; its compare.json inflated) on server 1, the
+    racer on server 2 swapping once compare.json is there: the server reads it and writes compare.md there."""
+    await _two_servers(p, "compare_versions", {"kernel": "./sweeper", "versions": ["v0", "v1"]}, "compare.json", 400)
