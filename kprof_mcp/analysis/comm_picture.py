@@ -4,12 +4,9 @@ rank on one wall clock, each rank's compute, each collective's wait and transfer
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .timeline import _union
-
-if TYPE_CHECKING:
-    from .comm import RankSteps
 
 Intervals = list[tuple[float, float]]
 
@@ -17,7 +14,7 @@ PICTURE_RANKS = 16  # rows of the per-rank picture at most (the straggler always
 PICTURE_SEGMENTS = 200  # segments per rank and kind at most: closer ones merged
 
 
-def picture(ranks: list[RankSteps], per: dict, n: int, straggler: str | None) -> dict[str, Any]:
+def picture(ranks: list, per: dict, n: int, straggler: str | None) -> dict[str, Any]:
     """What the per-rank timeline picture shows (``render/rank_plot``): two representative kept steps
     (the one whose slowest rank's step is the median, and the next), every rank on the wall clock from
     the earliest rank's start of them (ns), each with its steps' bounds, its compute, each collective

@@ -244,6 +244,7 @@ ALLOWED = {
         "kprof_mcp.kernel",
         "kprof_mcp.protocol",
         "kprof_mcp.safefs",
+        "kprof_mcp.removal",  # a rank hook's directory, which a job writes, removed without recursion
         "kprof_mcp.tools",  # cuobjdump over a compiled kernel's cubin (its SASS listing)
     },
     "kprof_mcp.modes": {
@@ -271,6 +272,7 @@ ALLOWED = {
         "kprof_mcp.packages",
         "kprof_mcp.clocks",
         "kprof_mcp.lifeline",
+        "kprof_mcp.removal",  # a failed command's run directory, which the command wrote, removed
     },
 }
 
