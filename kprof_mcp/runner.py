@@ -377,10 +377,11 @@ def run_profile(
             warm_worker=ended.warm,
         )
     if record and record.get("status") == "error":
-        raise WorkerError(
-            record.get("kind", "crash"),
-            record.get("message", "unknown error"),
-            dict(record.get("detail") or {}, log=log[-4000:]),
+        detail, kind, message = record.get("detail"), record.get("kind"), record.get("message")
+        raise WorkerError(  # each field of its shape or none: the record is the job's to write (P6-7)
+            kind if isinstance(kind, str) else "crash",
+            message if isinstance(message, str) else "unknown error",
+            dict(detail if isinstance(detail, dict) else {}, log=log[-4000:]),
         )
     if prefix:
         raise WorkerError(

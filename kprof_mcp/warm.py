@@ -133,19 +133,18 @@ class WarmWorker:
         assert self.proc.stdout is not None
         # in chunks, a line's length bounded (never a readline of a line without end: P4-9)
         for line, n in lines(self.proc.stdout.fileno()):
+            # A job's code prints on the same pipe: a marker's payload is checked for its shape, never
+            # trusted (the sixth probe's P6-3 and P6-5: a list killed this thread, a bare error followed)
             if line.startswith(DONE_PREFIX):
-                try:
-                    self._events.put(("done", json.loads(line[len(DONE_PREFIX) :])))
-                except ValueError:
-                    pass
+                done = _payload(line[len(DONE_PREFIX) :])
+                if isinstance(done.get("job"), int) and isinstance(done.get("rc", 1), int):
+                    self._events.put(("done", done))
                 continue
             if line.startswith(READY_PREFIX):
-                try:
-                    self.facts = json.loads(line[len(READY_PREFIX) :])
-                except ValueError:
-                    pass
-                self.facts["ready_after_s"] = round(time.monotonic() - self.started, 3)
-                self.ready.set()
+                if not self.ready.is_set():  # once: the worker's own line comes before any job
+                    self.facts = _payload(line[len(READY_PREFIX) :])
+                    self.facts["ready_after_s"] = round(time.monotonic() - self.started, 3)
+                    self.ready.set()
                 continue
             sink = self._sink
             if sink is None:
@@ -211,7 +210,7 @@ class WarmWorker:
                 self._events.put(("eof", None))  # stays gone for anyone else waiting
                 break
             if msg.get("job") == job:
-                rc = int(msg.get("rc", 1))
+                rc = msg.get("rc", 1)
                 break
         wall = time.perf_counter() - t0
         self._sink = None
@@ -297,7 +296,11 @@ class WorkerPool:
                 return None
         try:
             ended = w.run(argv, timeout_s, on_progress, control)
-        finally:
+        except BaseException:
+            w.release()
+            self._retire(key, w, f"{argv[0]} raised in the parent", gpu)  # never reused after it (P6-5)
+            raise
+        else:
             w.release()
         if ended.stopped or ended.rc != 0:
             why = ended.stopped or (
@@ -358,6 +361,15 @@ class WorkerPool:
         with self._lock:
             self._closed = True
             _kill_all(self._workers)
+
+
+def _payload(text: str) -> dict[str, Any]:
+    """A marker line's JSON object, or {} for anything else (a job may print a marker of its own)."""
+    try:
+        v = json.loads(text)
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
 
 
 def _gpu_of(key: str) -> str | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import runner, safefs, store
 from ..kernel.api import NAME_RE, Param, ParamError
@@ -147,6 +147,11 @@ def describe(engine: EngineState, source: Path) -> PackageDescription:
             )
         except runner.WorkerError as e:
             raise KprofError(str(e)) from None
+        except ValidationError as e:  # a package's child printed a description of another shape (P6-6)
+            raise KprofError(
+                f"kernel package {source} described itself in a shape kprof does not know "
+                f"({e.error_count()} problem(s), first: {e.errors()[0]['msg']}); is its import printing JSON?"
+            ) from None
     return engine.describe_cache[key]
 
 
