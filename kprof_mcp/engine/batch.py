@@ -51,10 +51,14 @@ def run_child(
     on_progress: runner.ProgressFn | None,
     control: runner.RunControl | None,
     then: Any = None,
+    post: Any = None,
 ) -> tuple[Path, Path, Any]:
     """Run ``python -m kprof_mcp.child <command>`` on ``spec.req`` holding the device's lock,
     then ``then(control)`` (if given) under the same lock; return (work_dir, final_dir, what
-    ``then`` returned)."""
+    ``then`` returned) — or, with ``post``, what ``post(work_dir, final_dir, then's value)`` returned,
+    run under the lock too: the run directory is finished while no job of another server on the same
+    device runs (the sixth probe's P6-2: a second server's planted package swapped a sweep's run
+    directory for a link while the first wrote sweep.md)."""
     control = with_workers(engine, control)
     try:
         with device_lock(lock_name(spec.cpu, control), control, on_progress):
@@ -74,9 +78,11 @@ def run_child(
                     command=command,
                 )
             after = then(control) if then is not None else None
+            work_dir, final_dir = checked_dirs(record, spec.req.out_root, started)
+            if post is not None:
+                after = post(work_dir, final_dir, after)
     except (Cancelled, runner.WorkerError) as e:
         raise KprofError(str(e)) from None
-    work_dir, final_dir = checked_dirs(record, spec.req.out_root, started)
     return work_dir, final_dir, after
 
 
@@ -204,7 +210,6 @@ def run_compare(
     control: runner.RunControl | None = None,
 ) -> CompareOutcome:
     """See :meth:`Engine.run_compare`."""
-    from ..render.compare import counter_table, render_compare
 
     n = len(spec.arm_specs)
     timing_share = 1.0 if not n else 0.3
@@ -233,25 +238,34 @@ def run_compare(
                 ) from None
         return outs
 
-    work_dir, final_dir, outs = run_child(
-        engine, spec, "compare", timing_progress, control, then=profile_arms if n else None
+    def finish(work_dir: Path, final_dir: Path, outs: list[ProfileOutcome] | None) -> tuple[Any, str]:
+        try:
+            return _finish_compare(spec, work_dir, final_dir, outs)
+        except (OSError, ValueError, safefs.UnsafePath) as e:
+            raise KprofError(f"writing the comparison failed: {_why(e)} (artifacts in {work_dir})") from None
+
+    _, final_dir, (result, md) = run_child(
+        engine, spec, "compare", timing_progress, control, then=profile_arms if n else None, post=finish
     )
-    try:
-        result = CompareResult.model_validate_json(_read_run_file(work_dir, "compare.json"))
-        if outs:
-            result = result.model_copy(
-                update={
-                    "counter_mode": spec.req.mode,
-                    "counters": counter_table([o.result for o in outs]),
-                    "profiles": {a.label: str(o.profile_dir) for a, o in zip(spec.req.arms, outs)},
-                }
-            )
-            safefs.write_atomic(work_dir, work_dir / "compare.json", result.model_dump_json(indent=2))
-        md = render_compare(result)
-        store.finish_profile(work_dir, final_dir, {"compare.md": md})
-    except (OSError, ValueError, safefs.UnsafePath) as e:
-        raise KprofError(f"writing the comparison failed: {_why(e)} (artifacts in {work_dir})") from None
     return CompareOutcome(result=result, markdown=md, compare_dir=final_dir)
+
+
+def _finish_compare(spec: CompareSpec, work_dir: Path, final_dir: Path, outs) -> tuple[Any, str]:
+    from ..render.compare import counter_table, render_compare
+
+    result = CompareResult.model_validate_json(_read_run_file(work_dir, "compare.json"))
+    if outs:
+        result = result.model_copy(
+            update={
+                "counter_mode": spec.req.mode,
+                "counters": counter_table([o.result for o in outs]),
+                "profiles": {a.label: str(o.profile_dir) for a, o in zip(spec.req.arms, outs)},
+            }
+        )
+        safefs.write_atomic(work_dir, work_dir / "compare.json", result.model_dump_json(indent=2))
+    md = render_compare(result)
+    store.finish_profile(work_dir, final_dir, {"compare.md": md})
+    return result, md
 
 
 def check_sweep(
@@ -315,38 +329,48 @@ def run_sweep(
     control: runner.RunControl | None = None,
 ) -> SweepOutcome:
     """See :meth:`Engine.run_sweep`."""
+
+    def finish(work_dir: Path, final_dir: Path, _after: Any) -> tuple[Any, list, str, bytes | None]:
+        try:
+            return _finish_sweep(work_dir, final_dir)
+        except (OSError, ValueError, safefs.UnsafePath) as e:
+            raise KprofError(f"writing the sweep failed: {_why(e)} (artifacts in {work_dir})") from None
+
+    _, final_dir, (result, rows, md, png) = run_child(
+        engine, spec, "sweep", on_progress, control, post=finish
+    )
+    return SweepOutcome(result=result, rows=rows, markdown=md, png=png, sweep_dir=final_dir)
+
+
+def _finish_sweep(work_dir: Path, final_dir: Path) -> tuple[Any, list, str, bytes | None]:
     import pandas as pd
 
     from ..render.plots import plot_sweep
     from ..render.sweep import render_sweep, sweep_rows
 
-    work_dir, final_dir, _ = run_child(engine, spec, "sweep", on_progress, control)
+    result = SweepResult.model_validate_json(_read_run_file(work_dir, "sweep.json"))
+    rows = sweep_rows(result)
+    # The run directory was writable by the confined child: nothing there is followed (a
+    # planted link is replaced, never written through).
+    safefs.write_atomic(work_dir, work_dir / "sweep.csv", pd.DataFrame(rows).to_csv(index=False))
+    png = None
     try:
-        result = SweepResult.model_validate_json(_read_run_file(work_dir, "sweep.json"))
-        rows = sweep_rows(result)
-        # The run directory was writable by the confined child: nothing there is followed (a
-        # planted link is replaced, never written through).
-        safefs.write_atomic(work_dir, work_dir / "sweep.csv", pd.DataFrame(rows).to_csv(index=False))
-        png = None
-        try:
-            buf = io.BytesIO()
-            plot_sweep(
-                rows,
-                result.param,
-                buf,
-                f"{result.kernel}: {', '.join(result.versions)} over {result.param} ({result.device.name})",
-            )
-            png = buf.getvalue()
-            safefs.write_atomic(work_dir, work_dir / "sweep.png", png)
-        except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the table
-            from ..models import ResultWarning
+        buf = io.BytesIO()
+        plot_sweep(
+            rows,
+            result.param,
+            buf,
+            f"{result.kernel}: {', '.join(result.versions)} over {result.param} ({result.device.name})",
+        )
+        png = buf.getvalue()
+        safefs.write_atomic(work_dir, work_dir / "sweep.png", png)
+    except Exception as e:  # noqa: BLE001 — a plotting failure must not lose the table
+        from ..models import ResultWarning
 
-            result.warnings.append(ResultWarning(kind="artifact", message=f"sweep.png not written: {e}"))
-        md = render_sweep(result, rows)
-        store.finish_profile(work_dir, final_dir, {"sweep.md": md})
-    except (OSError, ValueError, safefs.UnsafePath) as e:
-        raise KprofError(f"writing the sweep failed: {_why(e)} (artifacts in {work_dir})") from None
-    return SweepOutcome(result=result, rows=rows, markdown=md, png=png, sweep_dir=final_dir)
+        result.warnings.append(ResultWarning(kind="artifact", message=f"sweep.png not written: {e}"))
+    md = render_sweep(result, rows)
+    store.finish_profile(work_dir, final_dir, {"sweep.md": md})
+    return result, rows, md, png
 
 
 def check_noise(

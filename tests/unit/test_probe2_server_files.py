@@ -43,8 +43,15 @@ def _layout(tmp_path: Path) -> tuple[Path, Path, Path]:
     return work, runs / "20261126T000000Z-sweep", victim
 
 
+def _stand_in(work: Path, final: Path, kw: dict):
+    """run_child's return: its ``post`` (the run directory finished under the device's lock) run on the
+    prepared directories, as run_child does."""
+    post = kw.get("post")
+    return work, final, post(work, final, None) if post is not None else None
+
+
 def _child(monkeypatch, work: Path, final: Path) -> None:
-    monkeypatch.setattr(batch, "run_child", lambda *a, **k: (work, final, None))
+    monkeypatch.setattr(batch, "run_child", lambda *a, **k: _stand_in(work, final, k))
 
 
 def _in_time(fn, seconds: float = 20.0):
@@ -129,3 +136,41 @@ def test_the_childs_record_is_read_without_following_or_blocking(tmp_path):
         assert (got is None) == (name == "missing.json"), (name, got)
         assert got is None or (got["status"] == "error" and "victim-secret" not in got["message"]), got
     assert child_io.read_record(tmp_path / "ok.json") == {"ok": True}
+
+
+def test_a_sweep_or_comparison_is_finished_under_the_device_lock(tmp_path, monkeypatch):
+    """The sixth probe's P6-2: the run directory was finished after the device's lock was released, so a
+    job of a second server on the same workspace ran meanwhile and swapped it for a link (sweep.md written
+    outside). ``post`` now runs before the lock is let go."""
+    from contextlib import contextmanager
+
+    events: list[str] = []
+
+    @contextmanager
+    def lock(*a, **k):
+        events.append("lock")
+        yield
+        events.append("unlock")
+
+    @contextmanager
+    def clocks(*a, **k):
+        yield None
+
+    monkeypatch.setattr(batch, "device_lock", lock)
+    monkeypatch.setattr(batch, "held_clocks", clocks)
+    monkeypatch.setattr(batch, "guard", lambda *a: None)
+    monkeypatch.setattr(batch, "with_workers", lambda engine, control: control)
+    monkeypatch.setattr(batch.runner, "run_profile", lambda *a, **k: events.append("child"))
+    monkeypatch.setattr(batch, "checked_dirs", lambda *a: (tmp_path / "w", tmp_path / "f"))
+
+    class Spec:
+        cpu, timeout, req = (
+            True,
+            10.0,
+            type("R", (), {"out_root": tmp_path, "model_dump_json": lambda self: "{}"})(),
+        )
+
+    out = batch.run_child(
+        None, Spec(), "sweep", None, None, post=lambda w, f, a: events.append("post") or "done"
+    )
+    assert out[2] == "done" and events == ["lock", "child", "post", "unlock"]
