@@ -242,6 +242,7 @@ class WorkerPool:
         self.scope: sandbox.KernelScope | None = None  # set by confine(): workers run confined to it
         self._closed = False
         self.retired: list[dict[str, Any]] = []  # why workers were replaced (newest last, a few kept)
+        self._deferred: dict[str, str | None] = {}  # retired workers to start again (replenish)
         self._finalizer = weakref.finalize(self, _kill_all, self._workers)
 
     @staticmethod
@@ -312,7 +313,7 @@ class WorkerPool:
             # the job wrote. A job's package code runs in the worker's own interpreter; a thread, an audit
             # hook, a gc callback or a forged end-of-job line it leaves would run on into later jobs and
             # race the server's checks of their run directories (issue 38, the fifth probe: P5-5, P5-6,
-            # P5-8). The replacement starts now (eager pools), warming while the server answers.
+            # P5-8). The replacement starts once the engine has finished the job's outputs (replenish).
             self._retire(key, w, f"{argv[0]} done: one job per confined worker", gpu)
         return ended
 
@@ -323,6 +324,19 @@ class WorkerPool:
             if self._workers.get(key) is w:
                 del self._workers[key]
                 if self._eager and not self._closed:
+                    # Started by replenish(), once the caller has finished with what the job wrote: a
+                    # replacement warming meanwhile would load the workspace's confined caches (a Triton
+                    # launcher the job may have planted there) while the server checks and writes the
+                    # job's run directory (the sixth probe's H1).
+                    self._deferred[key] = gpu
+
+    def replenish(self) -> None:
+        """Start the workers retired since the last call (eager pools): the engine calls it once it has
+        finished a job's outputs. A job that finds its worker missing starts one itself."""
+        with self._lock:
+            deferred, self._deferred = self._deferred, {}
+            for key, gpu in deferred.items():
+                if not self._closed and (key not in self._workers or not self._workers[key].alive):
                     self._spawn(key, gpu)
 
     def status(self) -> dict[str, Any]:

@@ -152,6 +152,9 @@ def describe(engine: EngineState, source: Path) -> PackageDescription:
                 f"kernel package {source} described itself in a shape kprof does not know "
                 f"({e.error_count()} problem(s), first: {e.errors()[0]['msg']}); is its import printing JSON?"
             ) from None
+        finally:
+            if engine.pool is not None:
+                engine.pool.replenish()
     return engine.describe_cache[key]
 
 

@@ -52,7 +52,10 @@ class Engine:
         if self.remote is not None:
             run.guard(self, spec)  # the package is packed from here; locally the run checks under its lock
             return self.remote.run(spec, on_progress or (lambda f, m: None), with_workers(self, control))
-        return spec.run(self, on_progress, with_workers(self, control))
+        try:
+            return spec.run(self, on_progress, with_workers(self, control))
+        finally:
+            run.replenish(self)  # the next job's worker warms once this job's directory is written
 
     def start_workers(self, gpus: list[str | None]) -> None:
         """Start the warm workers ahead of the first profile (the server does, at start-up)."""

@@ -206,3 +206,27 @@ def test_under_a_profiler_the_child_starts_while_the_warm_worker_prepares(engine
         engine.profile(rel, None, {"n": 64}, mode="event")
     write_scale(src, "ok", "\n# again\n")
     assert engine.profile(rel, None, {"n": 64}, mode="event").result.correctness["ok"]
+
+
+def test_the_replacement_starts_only_once_the_job_directory_is_written(workspace):
+    """The sixth probe's H1: a replacement warming while the engine checks and writes the finished job's
+    run directory would load the workspace's confined caches (a Triton launcher the job may have planted)
+    meanwhile. The pool defers it; the engine starts it (replenish) once the job's outputs are written."""
+    from kprof_mcp.engine import Config, Engine
+
+    e = Engine(Config(workspace=workspace, timeout_s=600, budget_ms=50), eager_workers=True)
+    seen = []
+    real = e.pool.replenish
+
+    def replenish():
+        seen.append([w["key"] for w in e.pool.status()["workers"]])
+        real()
+
+    try:
+        e.pool.replenish = replenish
+        out = e.profile("vector_add", "v0", {"n": 256}, mode="event")
+        assert (out.profile_dir / "result.json").is_file()
+        assert seen and seen[-1] in ([], ["describe"])  # no profiling worker while the job was finished
+        assert any(w["key"] != "describe" for w in e.pool.status()["workers"])  # started after it
+    finally:
+        e.close()
