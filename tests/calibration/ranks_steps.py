@@ -40,7 +40,14 @@ def extract(pair_dir: Path, role: str, sqlite_gz: Path) -> Path:
     assert procs is not None, f"{sqlite_gz}: one process, no ranks"
     ranks, _ = rank_processes(procs)
     steps = [
-        rank_steps(f"rank{p.rank}", p.rank, p.trace, p.origin_ns, list(req.get("include") or []), req["warmup_occurrences"])
+        rank_steps(
+            f"rank{p.rank}",
+            p.rank,
+            p.trace,
+            p.origin_ns,
+            list(req.get("include") or []),
+            req["warmup_occurrences"],
+        )
         for p in ranks
         if p.trace is not None
     ]
