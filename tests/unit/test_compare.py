@@ -153,6 +153,7 @@ def test_bad_comparisons_are_refused_saying_what_is_valid(engine):
         engine.check_compare("vector_add", "v0 v1")
 
 
+@pytest.mark.alone  # 4 rounds of CPU wall time: another test's load made the CI include 1 (CI, 18:05 UTC)
 def test_one_version_at_two_parameter_sets_on_the_cpu(engine):
     """The same version against itself at another size: each side on its own inputs, checked,
     labelled by what differs, and 16x the elements in the Triton interpreter is slower."""
