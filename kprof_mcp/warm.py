@@ -3,7 +3,7 @@ the CUDA context and CUPTI's start-up (parent side; the child is :mod:`kprof_mcp
 
 A confined pool (a server's workspace, :meth:`WorkerPool.confine`) runs one job per worker: the
 worker is killed as its job ends, before the server reads what the job wrote, and its replacement
-starts warming at once (issue 38, the fifth probe: a package's thread, audit hook or forged
+starts warming once the engine has finished that job's outputs (:meth:`WorkerPool.replenish`; issue 38, the fifth probe: a package's thread, audit hook or forged
 end-of-job line ran on into later jobs and swapped their run directories for links while the server
 wrote them). An unconfined pool (the CLI, the user's own code) keeps its worker from job to job, so a
 re-profile also skips the JIT of unchanged kernels.

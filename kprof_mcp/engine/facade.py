@@ -55,7 +55,8 @@ class Engine:
         try:
             return spec.run(self, on_progress, with_workers(self, control))
         finally:
-            run.replenish(self)  # the next job's worker warms once this job's directory is written
+            if self.pool is not None:  # the next job's worker warms once this job's directory is written
+                self.pool.replenish()
 
     def start_workers(self, gpus: list[str | None]) -> None:
         """Start the warm workers ahead of the first profile (the server does, at start-up)."""

@@ -477,10 +477,3 @@ def _finish(
             "finished profile). Free disk space and profile again."
         ) from None
     return ProfileOutcome(result=result, assessment=r.assessment, contract=r.contract, profile_dir=final_dir)
-
-
-def replenish(engine: EngineState) -> None:
-    """Start the warm workers retired by the job just finished (see :meth:`WorkerPool.replenish`)."""
-    pool = getattr(engine, "pool", None)
-    if pool is not None:
-        pool.replenish()
