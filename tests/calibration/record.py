@@ -41,6 +41,7 @@ from pairs import (  # noqa: E402
     KERNELS_DIR,
     REPLAY_PAIRS,
 )
+from pairs_ranks2 import HELDOUT_RANKS2_PAIRS  # noqa: E402
 
 from kprof_mcp.engine import Config, Engine, KprofError  # noqa: E402
 
@@ -143,6 +144,7 @@ def main() -> int:
         + HELDOUT7_PAIRS
         + HELDOUT8_PAIRS
         + HELDOUT_RANKS_PAIRS
+        + HELDOUT_RANKS2_PAIRS
     ):
         if a.pairs and p.name not in a.pairs:
             continue
