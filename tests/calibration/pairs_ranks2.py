@@ -52,4 +52,18 @@ HELDOUT_RANKS2_PAIRS = [
         "(host ~6 ms and GPU ~8-9 ms end to end, both ranks alike); fix: the losses kept on the GPU and "
         "all-reduced and read every 10 steps, the packing overlapping the GPU's step",
     ),
+    Pair(
+        "rank 0 alone evaluates the held-out set every step",
+        "ranks2_rank0_eval.py",
+        "bad",
+        "good",
+        "straggler",
+        mode="nsys",
+        command=True,
+        planted="a straggler by GPU work only one rank does: a data-parallel LM loop (2 ranks, 4 x 1024 tokens a "
+        "rank, width 1024, 4 MLP layers, vocabulary 8192, bf16) in which rank 0 alone computes the validation "
+        "loss over 32 held-out sequences of 1024 tokens (forward only, ~2.8e12 FLOPs, 2.7x the training "
+        "step's) after every step; rank 1 waits for it at the next step's gradient all-reduce (no host cause); "
+        "fix: the held-out set split between the ranks, each evaluating its half every step",
+    ),
 ]
