@@ -36,6 +36,7 @@ from pairs import (  # noqa: E402
     HELDOUT6_PAIRS,
     HELDOUT7_PAIRS,
     HELDOUT8_PAIRS,
+    HELDOUT9_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     KERNELS_DIR,
@@ -143,6 +144,7 @@ def main() -> int:
         + HELDOUT6_PAIRS
         + HELDOUT7_PAIRS
         + HELDOUT8_PAIRS
+        + HELDOUT9_PAIRS
         + HELDOUT_RANKS_PAIRS
         + HELDOUT_RANKS2_PAIRS
     ):
