@@ -56,7 +56,7 @@ try:
 except Exception as e:
     say("self-status", "INFO", err(e))
 targets = {
-    "server": server[-1] if server else None,
+    "server": server[0] if server else None,
     "supervisor": ppid,
     "victim": victim[0] if victim else None,
 }
