@@ -17,6 +17,10 @@ the sparse gradient's coalesce (a sort of 16384 ids) and an index_add of 16384 r
 ~5-10x. The bad step is DRAM-bound (resource "dram"), on work the result does not need (cause "move_work": the
 zero rows' update).
 
+Measured (H100, torch 2.11, 2026-11-26, wall time per step as record.py times it): bad 3.54 ms (79 GPU ops a step,
+the recorded profile's total 3381 µs), good 1.12 ms (27 GPU ops, the profile's total 225 µs: host-paced): +217 %. The kept losses are
+identical.
+
     python embedding_dense_grad.py --variant bad --steps 20
 """
 

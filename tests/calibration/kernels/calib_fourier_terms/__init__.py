@@ -30,6 +30,9 @@ transcendentals" class (a precise sinf where an approximate one would do): here 
 approximated, they are not called: the recurrence replaces 126 of the 128 calls.
 Tolerance: the recurrence's rounding grows ~linearly with k (64 rotations): fp32 2e-5 relative (norm), fp16
 output 2e-3.
+Measured (H100, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench, L2 flushed) v0 1045 µs (72 registers, 10
+spilled: the libdevice slow path's local table), v1 189 µs (56 registers, 8 spilled, the same once-per-point
+sinf/cosf): 5.5x; recorded event medians v0 1580 µs, v1 282 µs (+460 %).
 """
 
 from kprof_mcp.kernel import KernelPackage, Param, StageModel, Version

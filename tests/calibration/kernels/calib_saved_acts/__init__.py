@@ -22,6 +22,9 @@ limiter is DRAM (resource "dram": mostly the writes); the fix removes bytes the 
 model's (cause "over_fetch": the measured DRAM bytes 3x the model's). Near the "intermediate round trip" class
 (an intermediate written and read back by a second kernel): here nothing is read back, the stores are dead.
 Tolerance: bf16/fp16 output: 1e-2 relative (norm); fp32 math in both versions, the same values.
+Measured (H100, torch 2.11, Triton 3.6, 2026-11-26): quick check (do_bench, L2 flushed) v0 582 µs (922 GB/s of the
+model's bytes, ~2.8 TB/s of the bytes it moves), v1 190 µs (2.8 TB/s): 3.07x; recorded event medians v0 583 µs,
+v1 208 µs (+180 %).
 """
 
 from kprof_mcp.kernel import KernelPackage, Param, StageModel, Version
