@@ -12,7 +12,7 @@ for i in range(100000):
     open(os.path.join(root, f"f{i:06d}"), "w").close()
 d = os.path.join(ws, "out", "profiles", "kprobe7")
 fd = os.open(d, os.O_RDONLY)
-for i in range(2000):
+for _ in range(2000):
     os.mkdir("d", dir_fd=fd) if not os.path.exists(f"/proc/self/fd/{fd}/d") else None
     nfd = os.open("d", os.O_RDONLY, dir_fd=fd)
     os.close(fd)
