@@ -34,6 +34,7 @@ from pairs import (  # noqa: E402
     HELDOUT6_PAIRS,
     HELDOUT7_PAIRS,
     HELDOUT8_PAIRS,
+    HELDOUT9_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -63,6 +64,7 @@ HELDOUT5 = HERE / "recorded-heldout5"  # issue 36: a fifth (2026-11-26 06:40 UTC
 HELDOUT6 = HERE / "recorded-heldout6"  # issue 36: a sixth (2026-11-26 10:50 UTC, H100), judged once
 HELDOUT7 = HERE / "recorded-heldout7"  # issue 36: a seventh (2026-11-26 13:10 UTC, H100), judged once
 HELDOUT8 = HERE / "recorded-heldout8"  # issue 36: an eighth (2026-11-26 16:08 UTC, H100), judged once
+HELDOUT9 = HERE / "recorded-heldout9"  # issue 36: a ninth (2026-11-26 19:21 UTC, H100), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
@@ -78,6 +80,7 @@ BACK5_BEGIN, BACK5_END = "<!-- heldback5:begin -->", "<!-- heldback5:end -->"
 BACK6_BEGIN, BACK6_END = "<!-- heldback6:begin -->", "<!-- heldback6:end -->"
 BACK7_BEGIN, BACK7_END = "<!-- heldback7:begin -->", "<!-- heldback7:end -->"
 BACK8_BEGIN, BACK8_END = "<!-- heldback8:begin -->", "<!-- heldback8:end -->"
+BACK9_BEGIN, BACK9_END = "<!-- heldback9:begin -->", "<!-- heldback9:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 
 
@@ -139,6 +142,8 @@ def recorded_in(p) -> Path:
         return HELDOUT7
     if p in HELDOUT8_PAIRS:
         return HELDOUT8
+    if p in HELDOUT9_PAIRS:
+        return HELDOUT9
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
@@ -228,6 +233,12 @@ def heldout8_rows() -> list[dict]:
     """The eighth held-back set (recorded-heldout8/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
     return [_row(p) for p in HELDOUT8_PAIRS]
+
+
+def heldout9_rows() -> list[dict]:
+    """The ninth held-back set (recorded-heldout9/), built and recorded by a helper who did not read the
+    model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT9_PAIRS]
 
 
 def heldout7_rows() -> list[dict]:
@@ -367,6 +378,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK6_BEGIN, BACK6_END): text(heldout6_rows())} if BACK6_BEGIN in DOC.read_text() else {}),
         **({(BACK7_BEGIN, BACK7_END): text(heldout7_rows())} if BACK7_BEGIN in DOC.read_text() else {}),
         **({(BACK8_BEGIN, BACK8_END): text(heldout8_rows())} if BACK8_BEGIN in DOC.read_text() else {}),
+        **({(BACK9_BEGIN, BACK9_END): text(heldout9_rows())} if BACK9_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
     }
 
@@ -396,6 +408,7 @@ def main() -> int:
                 BACK6_BEGIN: "\nSixth held-back set (recorded-heldout6/: new classes, built and recorded by someone else):",
                 BACK7_BEGIN: "\nSeventh held-back set (recorded-heldout7/: new classes, built and recorded by someone else):",
                 BACK8_BEGIN: "\nEighth held-back set (recorded-heldout8/: new classes, built and recorded by someone else):",
+                BACK9_BEGIN: "\nNinth held-back set (recorded-heldout9/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
             }[begin]
         )

@@ -828,3 +828,34 @@ def test_a_kernel_reading_host_memory_is_bound_by_the_host_link_and_the_what_if_
     from kprof_mcp.render.diagnosis.words import WORDS
 
     assert WORDS["copy"](top.facts)[0].startswith("Keep the data in device memory")
+
+
+def test_reads_that_miss_l1_and_re_read_l2_are_named_at_l2_and_both_levels_shrink():
+    """Grouped-query decode attention reading each K/V head once per query head (the eighth held-back set,
+    H100): L1 at 65 % and L2 at 65 % of their peaks, both having moved ~8x the model's bytes (the re-reads
+    missed in L1 and hit in L2). The re-read what-if scales L1 and the LSU pipe by 1/r and L2 by its own
+    1/r', names the re-read at L2, and the next limiter bounds the gain: before, L2's use stayed at 65 % and
+    capped the gain at +55 %, ranked under occupancy advice (the fix measured +233 %)."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.catalogue import reread_share
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    f = (
+        Path(__file__).resolve().parents[1]
+        / "calibration"
+        / "recorded-heldout8"
+        / "K_V_of_a_head_group_re_read_by_every_query_head"
+    )
+    m = assess(ProfileResult.model_validate_json((f / "bad.result.json").read_text())).stages[0].metrics
+    lim = limiter(m)
+    assert lim.bound and lim.resource == "l1"
+    share, level, r = reread_share(m, lim)
+    assert level == "l2" and r == pytest.approx(m.l1_bytes / m.bytes_model)
+    r2 = m.accounting.level_bytes["l2"] / m.bytes_model
+    assert r2 > 7
+    keep = {"l1": 1 / r, "lsu": 1 / r, "l2": 1 / r2}
+    after = max(u.util * keep.get(u.key, 1.0) for u in lim.uses)
+    assert share == pytest.approx(1 - max(1 - lim.util * (1 - 1 / r), after))
+    assert 1 / (1 - share) - 1 == pytest.approx(1.30, rel=0.05)  # +130 % (the fix measured +233 %)
+    top = opportunities(m)[0]
+    assert top.cause == "over_fetch" and top.facts.resource == "l2"

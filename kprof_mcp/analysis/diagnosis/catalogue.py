@@ -4,7 +4,7 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 from __future__ import annotations
 
 from ..accounting import STALL_MEANING
-from .limiter import ATTAINABLE, _tensor_for, dot_work
+from .limiter import ATTAINABLE, NEAR_PEAK, _tensor_for, dot_work
 from .metrics import (
     METRICS_ONLY_MAX_SHARE,
     OVER_FETCH_HEALTHY,
@@ -66,35 +66,54 @@ def uncoalesced_l2_share(m: Metrics, lim) -> float | None:
 
 
 def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
-    """What-if for data re-read through a cache level that limits the stage (a loop-invariant load
-    inside a loop, an input each program or thread reads again, reuse left to the cache): the limiter
-    ``lim`` is L1 (or the LSU pipe that issues its requests) or L2, at least NEAR_PEAK busy, and that
-    level moved r > 1.25 times the model's bytes — L1's tag-stage bytes (global and local accesses, not
-    shared memory) less the spills' (their own cause), L2's sector bytes. Kept in registers or shared
-    memory, the data crosses that level once: its use (and the levels and pipe that carried the same
-    requests: L1 and LSU for L1, L1 for L2) scales by 1/r, every other use stays, and
+    """What-if for data re-read through a cache level that limits the stage (a loop-invariant load inside
+    a loop, an input each program or thread reads again, reuse left to the cache): the limiter ``lim`` is
+    L1 (or the LSU pipe that issues its requests) or L2, at least NEAR_PEAK busy, and that level moved
+    r > 1.25 times the least traffic the work needs — the model's bytes; for dot products, their FLOPs at
+    the reuse of REUSE_TILE-wide tiles where that is more (operands are meant to be re-read once per
+    tile; dots whose tensor pipe is near its peak are left to the tile what-ifs). L1's bytes are its
+    tag-stage bytes (global and local accesses, not shared memory) less the spills' (their own cause),
+    L2's its sector bytes. Kept in registers or shared memory, the data crosses that level once: its use
+    (and the level and pipe that carried the same requests: LSU for L1, L1 for L2) scales by 1/r; where
+    L1's re-reads missed and crossed L2 too (L2's bytes r' > 1.25 times the least: the eighth held-back
+    set's K/V read once per query head), L2's use scales by 1/r' and the re-read is named at L2; every
+    other use stays, and
 
         T'/T = max(1 − u_lim·(1 − 1/r), the largest use after the change)
 
-    → (share 1 − T'/T, the level, r). Dot products are left to the tile what-ifs (their operands are
-    meant to be re-read), uncoalesced accesses to :func:`uncoalesced_l2_share`. None when it does not
-    apply."""
+    → (share 1 − T'/T, the level, r). Uncoalesced accesses are :func:`uncoalesced_l2_share`'s. None when
+    it does not apply."""
     a = m.accounting
-    if a is None or lim is None or not lim.bound or not m.bytes_model or uncoalesced(m) or dot_work(m):
+    if a is None or lim is None or not lim.bound or not m.bytes_model or uncoalesced(m):
         return None
-    if lim.resource == "l2":
-        level, moved, scaled = "l2", a.level_bytes.get("l2"), ("l2", "l1")
-    elif lim.resource in ("l1", "lsu"):
+    dot = dot_work(m)
+    if dot and next((u.util for u in lim.uses if u.key == "tensor"), 0.0) >= NEAR_PEAK:
+        return None
+    # A dot's operands cross the caches once per tile: the least traffic is its FLOPs at the reuse of
+    # REUSE_TILE-wide tiles (the small-tile what-if's target), or the model's bytes where that is more.
+    base = m.bytes_model
+    if dot and m.flops and m.elem_bytes:
+        base = max(base, m.flops * m.elem_bytes / REUSE_TILE)
+    res = lim.resource
+    l2 = a.level_bytes.get("l2")
+    reached_l2 = bool(l2) and l2 > OVER_FETCH_HEALTHY * base
+    if res == "l2":
+        level, moved, keep = "l2", l2, {}
+    elif res in ("l1", "lsu"):
         local = (m.local_share or 0.0) * (m.l1_bytes or 0.0)
-        level, moved, scaled = "l1", (m.l1_bytes - local) if m.l1_bytes else None, ("l1", "lsu")
+        level, moved = "l1", (m.l1_bytes - local) if m.l1_bytes else None
+        # re-reads that missed in L1 crossed L2 too: it carried its own r' = its bytes / the least
+        keep = {"l2": base / l2} if reached_l2 else {}
     else:
         return None
-    if not moved or moved <= OVER_FETCH_HEALTHY * m.bytes_model:
+    if not moved or moved <= OVER_FETCH_HEALTHY * base:
         return None
-    r = moved / m.bytes_model
-    keep = 1.0 / r
-    after = [u.util * (keep if u.key in scaled else 1.0) for u in lim.uses]
-    return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), max(after, default=0.0))), level, r
+    r = moved / base
+    keep = {"l1": 1.0 / r, "lsu" if level == "l1" else "l2": 1.0 / r, **keep}
+    after = [u.util * keep.get(u.key, 1.0) for u in lim.uses]
+    lead = lim.util
+    level = "l2" if level == "l1" and reached_l2 else level  # the deepest level the re-reads crossed
+    return max(0.0, 1.0 - max(1.0 - lead * (1.0 - 1.0 / r), max(after, default=0.0))), level, r
 
 
 def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
