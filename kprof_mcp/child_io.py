@@ -50,6 +50,26 @@ def gate(request_json: str | None) -> list[str]:
         return []
 
 
+class Planted(OSError):
+    """A child's input file was there before the engine wrote it (another job planted it)."""
+
+
+def write_inputs(inputs: dict[Path, str]) -> None:
+    """Write a child's input files into the directory just made for it, each created new and never through
+    a link: the jobs directory is writable by every confined child of the server, so another job may plant
+    a link there between the directory's creation and the write (issue 38, the seventh probe's P7-1: the
+    server's ``write_text`` followed a planted ``request.json`` link and overwrote an outside file). A name
+    already taken raises :class:`Planted`; nothing is followed or overwritten."""
+    for path, text in inputs.items():
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            why = f"{path.name} was already in the job's new scratch directory (planted by another job)"
+            raise Planted(why) from None
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+
+
 def restore(inputs: dict[Path, str]) -> None:
     """Write the child's input files again from the engine's own texts, never through a link: a job in a
     reused warm worker may have rewritten or replaced them (they lie in its tmp) before a fresh process

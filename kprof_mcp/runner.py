@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import child_io, lifeline, sandbox
+from . import child_io, lifeline, safefs, sandbox
 from .outcap import Kept, lines, read_file
 from .protocol import child_command, parse_progress
 from .removal import temp_dir
@@ -337,7 +337,7 @@ def run_profile(
     ) as tmp:
         req_path = Path(tmp) / "request.json"
         res_path = Path(tmp) / "result.json"
-        req_path.write_text(request_json)
+        _write_inputs({req_path: request_json})
         args = [command, "--request", str(req_path), "--result", str(res_path)]
         confine = (
             sandbox.command_confinement(request_json, Path(tmp), getattr(control, "workspace", None), prefix)
@@ -406,6 +406,17 @@ def run_profile(
     )
 
 
+def _write_inputs(inputs: dict[Path, str]) -> None:
+    """A child's input files, each created new and never through a link (:func:`child_io.write_inputs`);
+    a planted one fails the job with a clear error."""
+    try:
+        child_io.write_inputs(inputs)
+    except OSError as e:
+        raise WorkerError(
+            "crash", f"the job's scratch directory was tampered with: {safefs.clip(str(e))}"
+        ) from None
+
+
 def finish(
     request_json: str,
     work_dir: Path,
@@ -422,10 +433,10 @@ def finish(
         prefix="kprof-", dir=sandbox.tmp_dir(getattr(control, "scope", None), "finish")
     ) as tmp:
         paths = {n: Path(tmp) / f"{n}.json" for n in ("request", "profiler", "result")}
-        paths["request"].write_text(request_json)
-        paths["profiler"].write_text(json.dumps(profiler))
         log_path = Path(tmp) / "ncu.log"
-        log_path.write_text(log)
+        _write_inputs(
+            {paths["request"]: request_json, paths["profiler"]: json.dumps(profiler), log_path: log}
+        )
         args = [
             "finish",
             "--request",
