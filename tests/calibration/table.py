@@ -41,6 +41,7 @@ from pairs import (  # noqa: E402
     PAIRS,
     REPLAY_PAIRS,
 )
+from pairs_ranks2 import HELDOUT_RANKS2_PAIRS  # noqa: E402
 from ranks_steps import communication_now  # noqa: E402
 from record import slug  # noqa: E402
 from replayed import idle_with_replay  # noqa: E402
@@ -66,6 +67,9 @@ HELDOUT7 = HERE / "recorded-heldout7"  # issue 36: a seventh (2026-11-26 13:10 U
 HELDOUT8 = HERE / "recorded-heldout8"  # issue 36: an eighth (2026-11-26 16:08 UTC, H100), judged once
 HELDOUT9 = HERE / "recorded-heldout9"  # issue 36: a ninth (2026-11-26 19:21 UTC, H100), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
+HELDOUT_RANKS2 = (
+    HERE / "recorded-heldout-ranks2"
+)  # issue 39: a second set (2026-11-26 19:35 UTC), judged once
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
 BEGIN, END = "<!-- calibration-table:begin -->", "<!-- calibration-table:end -->"
@@ -82,6 +86,7 @@ BACK7_BEGIN, BACK7_END = "<!-- heldback7:begin -->", "<!-- heldback7:end -->"
 BACK8_BEGIN, BACK8_END = "<!-- heldback8:begin -->", "<!-- heldback8:end -->"
 BACK9_BEGIN, BACK9_END = "<!-- heldback9:begin -->", "<!-- heldback9:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
+RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 
 
 def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict]:
@@ -146,6 +151,8 @@ def recorded_in(p) -> Path:
         return HELDOUT9
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
+    if p in HELDOUT_RANKS2_PAIRS:
+        return HELDOUT_RANKS2
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
 
 
@@ -227,6 +234,12 @@ def heldout6_rows() -> list[dict]:
 def heldout_ranks_rows() -> list[dict]:
     """The held-back multi-rank set (recorded-heldout-ranks/, issue 39): the pairs recorded so far."""
     return [_row(p) for p in HELDOUT_RANKS_PAIRS if (HELDOUT_RANKS / slug(p.name)).is_dir()]
+
+
+def heldout_ranks2_rows() -> list[dict]:
+    """The second held-back multi-rank set (recorded-heldout-ranks2/, issue 39), built and recorded by a
+    helper who did not read the ranks analysis; judged once, before any change made with it in view."""
+    return [_row(p) for p in HELDOUT_RANKS2_PAIRS]
 
 
 def heldout8_rows() -> list[dict]:
@@ -380,6 +393,11 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK8_BEGIN, BACK8_END): text(heldout8_rows())} if BACK8_BEGIN in DOC.read_text() else {}),
         **({(BACK9_BEGIN, BACK9_END): text(heldout9_rows())} if BACK9_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
+        **(
+            {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
+            if RANKS2_BEGIN in DOC.read_text()
+            else {}
+        ),
     }
 
 
@@ -410,6 +428,7 @@ def main() -> int:
                 BACK8_BEGIN: "\nEighth held-back set (recorded-heldout8/: new classes, built and recorded by someone else):",
                 BACK9_BEGIN: "\nNinth held-back set (recorded-heldout9/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
+                RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
             }[begin]
         )
         print(t)
