@@ -350,6 +350,32 @@ def _gpu(con, tables, kernels: list[dict[str, Any]]) -> tuple[int | None, str | 
     return (int(sms) if sms is not None else None), name
 
 
+def _correlation_per_process(*tables: list[dict[str, Any]]) -> None:
+    """Make the correlation ids of a report of several processes (the ranks of a multi-GPU job) unique:
+    CUPTI numbers each process's calls from 1, so the same id names a call of each rank, and a join on it
+    alone gave one rank's kernels to the other rank's calls (the replay then bound rank 1's kernels to
+    rank 0's host). With more than one process, an id becomes ``k << 32 | id``, ``k`` the process's place
+    among the report's processes (1, 2, ...; small, so the id stays exact in a float column); one process
+    keeps its own ids. ``id >> 32`` is then the process an operation belongs to (:func:`process_of`)."""
+    pids = sorted({r.get("pid") for rows in tables for r in rows if r.get("pid") is not None})
+    if len(pids) < 2:
+        return
+    place = {p: k for k, p in enumerate(pids, 1)}
+    for rows in tables:
+        for r in rows:
+            if r.get("pid") is not None and r.get("correlation") is not None:
+                r["correlation"] = (place[r["pid"]] << 32) | int(r["correlation"])
+
+
+def process_of(correlation: Any) -> int:
+    """The place of the process a correlation id belongs to in a report of several processes (0 in a
+    report of one, or without an id): stream ids are numbered per process too."""
+    try:
+        return int(correlation) >> 32
+    except (TypeError, ValueError):
+        return 0
+
+
 def load_sqlite(path: Path) -> Trace:
     """Parse an ``nsys export --type sqlite`` file into a :class:`Trace` (kernels, memory
     operations, CUDA API calls, NVTX ranges; no CPU ops), times in ns.
@@ -384,6 +410,7 @@ def load_sqlite(path: Path) -> Trace:
             api = _api(con, tables, strings, sources)
             ranges = _ranges(con, tables, strings)
             num_sms, device_name = _gpu(con, tables, kernels)
+            _correlation_per_process(kernels, memops, api)
         except sqlite3.Error as e:
             raise ValueError(f"{path}: cannot read the Nsight Systems export ({e})") from None
     finally:

@@ -23,6 +23,7 @@ def idle_with_replay(pair_dir: Path, role: str) -> dict[str, Any] | None:
     (with ``replay``); None when the pair kept no SQLite."""
     from kprof_mcp.analysis.command import stage_static
     from kprof_mcp.models import ProfileRequest
+    from kprof_mcp.modes.timeline import _ranks
     from kprof_mcp.modes.timeline_assemble import _command_timeline
     from kprof_mcp.parsers import nsys
 
@@ -37,9 +38,12 @@ def idle_with_replay(pair_dir: Path, role: str) -> dict[str, Any] | None:
         with gzip.open(gz, "rb") as src, open(db, "wb") as dst:
             shutil.copyfileobj(src, dst)
         tr = nsys.load_sqlite(db)
+        ranked = _ranks(req, db)  # a multi-process report: its ranks' stages, as the tool splits them
 
     def static(name):
         return stage_static(name, req.stage_models.get(name), dev, {"bytes_per_s": 3.35e12})
 
-    _, tl, _, _, _ = _command_timeline(req, static, tr, "Nsight Systems", True, dev.get("sm_count"))
+    _, tl, _, _, _ = _command_timeline(
+        req, static, tr, "Nsight Systems", True, dev.get("sm_count"), split=ranked[:3] if ranked else None
+    )
     return tl.idle

@@ -32,7 +32,8 @@ from typing import Any, Callable
 
 from ...devices import DEFAULT_MIN_KERNEL_NS, try_match_device
 from ...parsers.kineto import Trace
-from ..idle import FIRST_CALL_PREFIXES, FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X, SYNC_APIS
+from ...parsers.nsys import process_of
+from ..idle import FIRST_CALL_PREFIXES, FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X, HOST_WORK_MIN_NS, SYNC_APIS
 from ..occupancy import sm_limits, theoretical
 from ..timeline import GRAPH_BUILD_APIS, LAUNCH_APIS, _union, captured
 
@@ -88,6 +89,8 @@ class Call:
     ops: list[int] = field(default_factory=list)
     covers: list[int] = field(default_factory=list)  # ops it waits for
     ret: float = 0.0  # host time after its wait (all of dur when it did not wait)
+    waker: int | None = None  # the other thread's call it waited for (see :func:`_wakers`)
+    wake: float = 0.0  # offset after that call's end
 
 
 @dataclass
@@ -153,7 +156,8 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
                 {
                     "kind": kind or str(r.kind),
                     "name": str(r.name),
-                    "stream": r.stream,
+                    # stream ids are numbered per process: a report of several ranks has one stream 7 each
+                    "stream": (process_of(r.correlation), r.stream),
                     "start": float(r.start),
                     "end": float(r.end),
                     "bytes": _num(getattr(r, "bytes", None)),
@@ -224,6 +228,7 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
             blocking = blocking or "Async" not in name or any(_pageable(o["name"]) for o in mine)
         c.covers = [-1] if blocking else []
     _place(calls, ops, lo)
+    _wakers(calls)
     tails = {tid: max(0.0, hi - e) for tid, e in last_end.items()}
     pinned = [
         o.nbytes / o.dur * 1e9
@@ -291,6 +296,50 @@ def _cuts(tr: Trace, lo: float, hi: float, occurrences: int) -> list[float]:
     return sorted({float(s) for n, s in zip(r["name"], r["start"]) if n in steps})
 
 
+# A thread idle this long while another thread of its process issued at least WAKE_MIN_LAUNCHES launches
+# was waiting for that thread (see :func:`_wakers`).
+WAKE_MIN_LAUNCHES = 2
+WAKE_SCAN = 20_000  # calls looked back at, at most, for one call
+
+
+def _process(tid: Any) -> int:
+    """The process of a thread id: Nsight Systems' ``globalTid`` holds it (bits 24-47); a profiler
+    trace's plain thread ids are of one process."""
+    try:
+        t = int(tid)
+    except (TypeError, ValueError):
+        return 0
+    return (t >> 24) & 0xFFFFFF if t >= 1 << 24 else 0
+
+
+def _wakers(calls: list[Call]) -> None:
+    """Cross-thread waits the trace does not record as calls: a thread that issued nothing for
+    ``HOST_WORK_MIN_NS`` or longer while another thread of its process launched GPU work (at least
+    :data:`WAKE_MIN_LAUNCHES` launches) was waiting for it — PyTorch's autograd engine runs the backward on
+    a thread of its own, which the main thread wakes (``loss.backward()``) and then waits for. Such a call
+    is bound to the other threads' last call before it (``waker``) at its recorded offset (``wake``), not
+    to its own thread's previous call plus the idle stretch: a what-if that moves the waking thread moves
+    it too. The identity replay is unchanged."""
+    last: dict[Any, float] = {}
+    for i, c in enumerate(calls):
+        before = last.get(c.tid)
+        last[c.tid] = c.end
+        if before is None or c.gap < HOST_WORK_MIN_NS:
+            continue
+        proc, launches, waker = _process(c.tid), 0, None
+        for k in range(i - 1, max(-1, i - 1 - WAKE_SCAN), -1):
+            o = calls[k]
+            if o.start < before:
+                break
+            if o.tid == c.tid or _process(o.tid) != proc or o.end > c.start:
+                continue
+            if waker is None or o.end > calls[waker].end:
+                waker = k
+            launches += o.kind == "launch"
+        if waker is not None and launches >= WAKE_MIN_LAUNCHES:
+            c.waker, c.wake = waker, c.start - calls[waker].end
+
+
 def _place(calls: list[Call], ops: list[Op], lo: float) -> None:
     """Stream order, cross-stream waits, covered ops and the offsets that reproduce the recording."""
     by_stream: dict[Any, list[int]] = {}
@@ -303,7 +352,7 @@ def _place(calls: list[Call], ops: list[Op], lo: float) -> None:
         if o.dep == -1:  # the other stream's op that ended last before this one started
             best = None
             for sid, js in by_stream.items():
-                if sid == o.stream:
+                if sid == o.stream or sid[0] != o.stream[0]:  # an event of its own process's streams
                     continue
                 k = bisect.bisect_right(ends[sid], o.start) - 1
                 while k >= 0 and ops[js[k]].call > o.call:
@@ -370,6 +419,8 @@ def replay(g: Graph, transform: Callable[[Graph], Graph] | None = None) -> Repla
     thread_at: dict[Any, float] = {}
     for i, c in enumerate(calls):
         start = thread_at.get(c.tid, g.lo) + c.gap
+        if c.waker is not None:  # it waited for another thread's call, not for its own host work
+            start = max(thread_at.get(c.tid, g.lo), call_end[c.waker] + c.wake)
         for j in c.ops:
             o = ops[j]
             t = start + o.issue
