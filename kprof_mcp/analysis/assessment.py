@@ -20,7 +20,7 @@ from typing import Any
 from ..models import ProfileResult, ResultWarning, StageResult
 from . import diagnosis as dx
 from .accounting import account
-from .machine_inputs import dot_on_fma_pipes, elem_bytes, machine_for, model_inputs
+from .machine_inputs import dot_on_fma_pipes, elem_bytes, host_floor_share, machine_for, model_inputs
 from .occupancy import Occupancy, of_result
 from .peaks import (
     ROOFLINE_COMPUTE_ATTAINABLE_LOCKED_PCT,
@@ -200,6 +200,7 @@ def stage_metrics(
         grid_blocks=None if s.persistent else s.grid_blocks,
         sm_count=s.sm_count,
         kernel_busy=kernel_busy,
+        host_cap=host_floor_share(result),
         **model_inputs(s, result, machine, clock_ratio(s, max_sm_mhz)),
     )
     if s.counters_measured:

@@ -277,3 +277,18 @@ def _sector_pct(machine: Machine | None, s: StageResult) -> float | None:
     if r is None or not r.rate or not s.peak_bytes_per_s:
         return None
     return min(100.0, 100.0 * r.rate / s.peak_bytes_per_s)
+
+
+def host_floor_share(result) -> float | None:
+    """The most of a one-stage command's step that faster kernels can save (the bound of generic advice):
+    its recorded trace replayed with every GPU operation at its floor (``idle["replay"]["gpu_free_ns"]``,
+    :func:`kprof_mcp.analysis.replay.transforms.free_gpu`) is the host's own step, which no kernel-side
+    change can beat: 1 − that / the recorded step. None where there is no such replay (kernels profiled
+    alone, several stages sharing the window)."""
+    if result is None or not result.command or len(result.stages) != 1:
+        return None
+    rep = ((result.timeline or {}).get("idle") or {}).get("replay") or {}
+    free, recorded = rep.get("gpu_free_ns"), rep.get("recorded_ns")
+    if not free or not recorded:
+        return None
+    return max(0.0, 1.0 - float(free) / float(recorded))

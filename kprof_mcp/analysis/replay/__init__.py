@@ -65,6 +65,7 @@ from .graph import Call, Graph, Op, Replayed, build, pcie_bytes_per_s, replay
 from .transforms import (
     _bulk_d2h,
     drop_syncs,
+    free_gpu,
     graph_launches,
     host_ahead,
     pin_copies,
@@ -110,7 +111,8 @@ def gains(
 ) -> dict[str, Any]:
     """Each cause's replayed step time (the timeline dict's ``idle["replay"]``): ``recorded_ns``
     (the window's span per occurrence), ``identity_ns`` (replayed with nothing removed: equal
-    unless the graph missed a dependency), ``step_ns`` per cause, the pinned bandwidth used, and
+    unless the graph missed a dependency), ``step_ns`` per cause, ``gpu_free_ns`` (every GPU
+    operation at its floor: the host's own step, which bounds every kernel-side gain), the pinned bandwidth used, and
     ``batch``: the run of launches batching would make one (:func:`.batch.summary`); ``batch`` and
     its step only where the window has such a run."""
     g = build(tr, lo, hi, occurrences)
@@ -124,6 +126,7 @@ def gains(
         "step_ns": {
             cause: replay(g, t).step_ns for cause, t in TRANSFORMS.items() if run or cause != "batch"
         },
+        "gpu_free_ns": replay(g, free_gpu).step_ns,
         "launch_floor_ns": g.launch_floor_ns,
         "pinned_h2d_bytes_per_s": g.pinned_h2d_bytes_per_s,
         "pinned_source": g.pinned_source,
