@@ -22,7 +22,9 @@ differ, mcp/tool_profile_kernel.json's params description (CPU-sized when omitte
 cli/profile_help.txt's --mode help (event mode's time is CUPTI's kernel time), mcp/tool_compare_versions.json's
 recorded example verdict (1.111×), and the 12 ncu/nsys result.json files' `"timings": {}` (issue 40);
 2026-11-26 14:15 UTC, 8 outputs: the ncu/annotation metrics.csv files' two new columns, sysmem_sectors and
-host_link_pct (issue 36: the host link as a memory level), empty in the recordings, which predate them).
+host_link_pct (issue 36: the host link as a memory level), empty in the recordings, which predate them;
+2026-11-26 20:50 UTC, 4 outputs: the nsys result.json files' idle replay gains `gpu_free_ns`, the step with every
+GPU operation at its floor, which bounds generic advice on a command's step (issue 36)).
 Intended changes awaiting the next re-recording, one line each (re-recorded 2026-11-26 14:15 UTC before them):
 - none.
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two

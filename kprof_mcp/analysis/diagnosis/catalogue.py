@@ -69,14 +69,15 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
     """What-if for data re-read through a cache level that limits the stage (a loop-invariant load inside
     a loop, an input each program or thread reads again, reuse left to the cache): the limiter ``lim`` is
     L1 (or the LSU pipe that issues its requests) or L2, at least NEAR_PEAK busy, and that level moved
-    r > 1.25 times the least traffic the work needs — the model's bytes; for dot products, their FLOPs at
-    the reuse of REUSE_TILE-wide tiles where that is more (operands are meant to be re-read once per
-    tile; dots whose tensor pipe is near its peak are left to the tile what-ifs). L1's bytes are its
+    r > 1.25 times the model's bytes. A dot's operands are meant to be re-read once per tile: a dot is left
+    to the tile what-ifs where its FLOPs at the reuse of REUSE_TILE-wide tiles need more than the model's
+    bytes, or its tensor pipe is near its peak (a dot of low intensity by design, a decode's, is not).
+    L1's bytes are its
     tag-stage bytes (global and local accesses, not shared memory) less the spills' (their own cause),
     L2's its sector bytes. Kept in registers or shared memory, the data crosses that level once: its use
     (and the level and pipe that carried the same requests: LSU for L1, L1 for L2) scales by 1/r; where
-    L1's re-reads missed and crossed L2 too (L2's bytes r' > 1.25 times the least: the eighth held-back
-    set's K/V read once per query head), L2's use scales by 1/r' and the re-read is named at L2; every
+    L1's re-reads missed and crossed L2 too and L2 is near its peak as well (r' > 1.25 times the model's
+    bytes: the eighth held-back set's K/V read once per query head), L2's use scales by 1/r' and the re-read is named at L2; every
     other use stays, and
 
         T'/T = max(1 − u_lim·(1 − 1/r), the largest use after the change)
@@ -86,14 +87,17 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
     a = m.accounting
     if a is None or lim is None or not lim.bound or not m.bytes_model or uncoalesced(m):
         return None
-    dot = dot_work(m)
-    if dot and next((u.util for u in lim.uses if u.key == "tensor"), 0.0) >= NEAR_PEAK:
+    # A dot's operands cross the caches once per tile: its least traffic is its FLOPs at the reuse of
+    # REUSE_TILE-wide tiles (the small-tile what-if's target). Where that is more than the model's bytes
+    # the re-reads are the tiles' (left to the tile what-ifs), and so where the tensor pipe is near its peak.
+    if dot_work(m) and (
+        next((u.util for u in lim.uses if u.key == "tensor"), 0.0) >= NEAR_PEAK
+        or not m.flops
+        or not m.elem_bytes
+        or m.flops * m.elem_bytes / REUSE_TILE > m.bytes_model
+    ):
         return None
-    # A dot's operands cross the caches once per tile: the least traffic is its FLOPs at the reuse of
-    # REUSE_TILE-wide tiles (the small-tile what-if's target), or the model's bytes where that is more.
     base = m.bytes_model
-    if dot and m.flops and m.elem_bytes:
-        base = max(base, m.flops * m.elem_bytes / REUSE_TILE)
     res = lim.resource
     l2 = a.level_bytes.get("l2")
     reached_l2 = bool(l2) and l2 > OVER_FETCH_HEALTHY * base
@@ -102,7 +106,10 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
     elif res in ("l1", "lsu"):
         local = (m.local_share or 0.0) * (m.l1_bytes or 0.0)
         level, moved = "l1", (m.l1_bytes - local) if m.l1_bytes else None
-        # re-reads that missed in L1 crossed L2 too: it carried its own r' = its bytes / the least
+        # re-reads that missed in L1 crossed L2 too, where L2 is near its peak as well (it would be the next
+        # limiter): it carried its own r' = its bytes / the model's
+        busy_l2 = next((u.util for u in lim.uses if u.key == "l2"), 0.0) >= NEAR_PEAK
+        reached_l2 = reached_l2 and busy_l2
         keep = {"l2": base / l2} if reached_l2 else {}
     else:
         return None
