@@ -173,3 +173,30 @@ async def x_fifo(p):
         f.unlink()
     err, t, sc = await p.call("list_kernels", {}, timeout=60)
     print("server still answers (list_kernels):", not err or t[:100])
+
+
+@variant
+async def k_holdlife(p, attack="holdlife"):
+    """A kernel job reopens its read pipes (the lifeline among them) for writing and keeps them in a
+    detached sleeper, then stays running; the server is killed (-9) meanwhile: do its children live on?"""
+    (R.WS / "evil" / "ATTACK").write_text(attack)
+    await p.call("profile_kernel", {"kernel": "./evil", "mode": "event", "wait_s": 12, "params": {"n": 1024}})
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
+    srv = [
+        int(ln.split()[0]) for ln in ps if "kprof-mcp --workspace " + str(R.WS) in ln and "sh -c" not in ln
+    ]
+    print("server", srv, "holders", [ln for ln in ps if "kprobe8-holdlife" in ln])
+    for pid in srv:
+        os.kill(pid, 9)
+    time.sleep(6)
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
+    left = [ln for ln in ps if "kprobe8-holdlife" in ln or ("kprof_mcp" in ln and str(R.BASE) in ln)]
+    workers = [ln for ln in ps if "kprof_mcp.child serve" in ln]
+    print("6 s after kill -9 of the server: holders", left[:4], "| kprof workers alive:", len(workers))
+    print("RESULT k_holdlife:", "SUCCEEDED (outlived the server)" if left else "BLOCKED", flush=True)
+
+
+@variant
+async def k_holdlife_control(p):
+    """The same with a job that only sleeps: the lifeline must kill it when the server dies."""
+    await k_holdlife(p, "sleeponly")

@@ -121,7 +121,7 @@ if libc.name_to_handle_at(AT_FDCWD, SECRET.encode(), ctypes.byref(fh), ctypes.by
     say("name_to_handle_at-secret", False, f"errno {ctypes.get_errno()}")
 else:
     say("name_to_handle_at-secret", "INFO", f"a handle of {fh.bytes} bytes (metadata, as P4-11)")
-    mfd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    mfd = os.open(ws, os.O_RDONLY | os.O_DIRECTORY)  # "/" is not readable: any fd on the same mount
     fd = libc.open_by_handle_at(mfd, ctypes.byref(fh), os.O_RDONLY)
     if fd >= 0:
         say("open_by_handle_at-secret", True, os.read(fd, 64))
