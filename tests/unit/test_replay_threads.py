@@ -50,7 +50,13 @@ def _trace() -> Trace:
     )
     k = pd.DataFrame(
         [
-            {**{c: None for c in KERNEL_COLUMNS}, "name": n, "start": s * US, "dur": (e - s) * US, "end": e * US}
+            {
+                **{c: None for c in KERNEL_COLUMNS},
+                "name": n,
+                "start": s * US,
+                "dur": (e - s) * US,
+                "end": e * US,
+            }
             | {"stream": 7, "correlation": c, "device": 0}
             for n, s, e, c in kernels
         ],
