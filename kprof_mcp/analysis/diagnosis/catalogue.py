@@ -97,30 +97,25 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
         or m.flops * m.elem_bytes / REUSE_TILE > m.bytes_model
     ):
         return None
-    base = m.bytes_model
-    res = lim.resource
     l2 = a.level_bytes.get("l2")
-    reached_l2 = bool(l2) and l2 > OVER_FETCH_HEALTHY * base
-    if res == "l2":
-        level, moved, keep = "l2", l2, {}
-    elif res in ("l1", "lsu"):
+    if lim.resource == "l2":
+        level, moved, also = "l2", l2, ("l1",)
+    elif lim.resource in ("l1", "lsu"):
         local = (m.local_share or 0.0) * (m.l1_bytes or 0.0)
-        level, moved = "l1", (m.l1_bytes - local) if m.l1_bytes else None
-        # re-reads that missed in L1 crossed L2 too, where L2 is near its peak as well (it would be the next
-        # limiter): it carried its own r' = its bytes / the model's
-        busy_l2 = next((u.util for u in lim.uses if u.key == "l2"), 0.0) >= NEAR_PEAK
-        reached_l2 = reached_l2 and busy_l2
-        keep = {"l2": base / l2} if reached_l2 else {}
+        level, moved, also = "l1", (m.l1_bytes - local) if m.l1_bytes else None, ("lsu",)
     else:
         return None
-    if not moved or moved <= OVER_FETCH_HEALTHY * base:
+    if not moved or moved <= OVER_FETCH_HEALTHY * m.bytes_model:
         return None
-    r = moved / base
-    keep = {"l1": 1.0 / r, "lsu" if level == "l1" else "l2": 1.0 / r, **keep}
+    r = moved / m.bytes_model
+    keep = {level: 1.0 / r, **{k: 1.0 / r for k in also}}
+    # L1's re-reads that missed crossed L2 too, where L2 is near its peak as well (it would be the next
+    # limiter): it carried its own r' = its bytes / the model's, and the re-read is named there
+    busy_l2 = next((u.util for u in lim.uses if u.key == "l2"), 0.0) >= NEAR_PEAK
+    if level == "l1" and busy_l2 and l2 and l2 > OVER_FETCH_HEALTHY * m.bytes_model:
+        level, keep["l2"] = "l2", m.bytes_model / l2
     after = [u.util * keep.get(u.key, 1.0) for u in lim.uses]
-    lead = lim.util
-    level = "l2" if level == "l1" and reached_l2 else level  # the deepest level the re-reads crossed
-    return max(0.0, 1.0 - max(1.0 - lead * (1.0 - 1.0 / r), max(after, default=0.0))), level, r
+    return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - 1.0 / r), max(after, default=0.0))), level, r
 
 
 def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from ...devices import DEFAULT_MIN_KERNEL_NS, try_match_device
 from ...parsers.kineto import Trace
-from ...parsers.nsys import process_of
+from ...parsers.nsys import process_id, process_of
 from ..idle import FIRST_CALL_PREFIXES, FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X, HOST_WORK_MIN_NS, SYNC_APIS
 from ..occupancy import sm_limits, theoretical
 from ..timeline import GRAPH_BUILD_APIS, LAUNCH_APIS, _union, captured
@@ -309,7 +309,7 @@ def _process(tid: Any) -> int:
         t = int(tid)
     except (TypeError, ValueError):
         return 0
-    return (t >> 24) & 0xFFFFFF if t >= 1 << 24 else 0
+    return (process_id(t) or 0) if t >= 1 << 24 else 0
 
 
 def _wakers(calls: list[Call]) -> None:
