@@ -1,20 +1,26 @@
 """The lifeline: no child process outlives the process that started it, however that one ends.
 
-The parent makes one pipe per process, on first use, and keeps its write end to itself: the
-write end is non-inheritable (so no ``exec``'d program gets it) and is closed in a forked copy of
-the parent (so no forked helper holds it either). Every child is handed the read end
-(``pass_fds``) and the variable :data:`ENV` naming it. The child's first act
-(:func:`watch`) is to start a daemon thread that blocks reading that pipe. Nobody ever writes to
-it, so the read returns only at end of file: when the parent is gone, by exit, an exception,
-SIGTERM or ``kill -9`` alike, since the kernel closes a dead process's descriptors. The thread
-then kills the child's descendants (:func:`kill_tree`: those that started a session of their own
-too) and its whole process group, which takes with it a profiler prefix (``ncu``, ``nsys``) that
-shares the group. A user's command runs below a subreaper (:mod:`kprof_mcp.sandbox`), so none of
-its processes can leave that subtree.
+The parent makes one *pidfd* of itself (``pidfd_open(getpid())``), on first use, and hands it to every
+child (``pass_fds``) with the variable :data:`ENV` naming it. The child's first act (:func:`watch`) is
+to start a daemon thread that polls that descriptor: it becomes readable only when the parent process
+has exited, by exit, an exception, SIGTERM or ``kill -9`` alike. The thread then kills the child's
+descendants (:func:`kill_tree`: those that started a session of their own too) and its whole process
+group, which takes with it a profiler prefix (``ncu``, ``nsys``) that shares the group. A user's
+command runs below a subreaper (:mod:`kprof_mcp.sandbox`), so none of its processes can leave that
+subtree.
 
-A child of a child gets its own lifeline, to the process that started it. ``PR_SET_PDEATHSIG``
-is no substitute: it fires when the parent *thread* exits, and children are started from job
-threads.
+A pidfd refers to the parent's life, nothing a child can hold or change: issue 38's eighth probe (P8-1)
+reopened the pipe that used to be the lifeline for *writing* through ``/proc/self/fd/N`` and kept that
+write end in a detached sleeper, so no child ever read end of file and the sleeper, the warm worker
+and its supervisor outlived a killed server. A reopened pidfd is one more reference to the same
+process; closing, sharing or shutting it affects no other holder (a shared socket's ``shutdown`` would
+have told every child the server was gone). Where ``pidfd_open`` is missing (Linux before 5.3) the
+pipe is the fallback: a pipe whose only write end the parent holds (non-inheritable, closed in a forked
+copy), read to end of file.
+
+A child of a child gets its own lifeline, to the process that started it: a forked copy of the parent
+drops the inherited one and makes its own on first use. ``PR_SET_PDEATHSIG`` is no substitute: it fires
+when the parent *thread* exits, and children are started from job threads.
 """
 
 from __future__ import annotations
@@ -24,37 +30,47 @@ import signal
 import stat
 import threading
 
-ENV = "KPROF_LIFELINE"  # "<fd>:<the pipe's inode>" in a child's environment
+ENV = "KPROF_LIFELINE"  # "pidfd|pipe:<fd>:<its inode>" in a child's environment
 # A command (JSON argument vector) the orphaned child starts, detached, before killing its group:
 # a profiler that locked the GPU's clocks dies by SIGKILL without restoring them, so the child
 # leaves behind a process that resets them once the group is gone.
 THEN_ENV = "KPROF_LIFELINE_THEN"
 
 _lock = threading.Lock()
-_pipe: tuple[int, int] | None = None  # (read end, write end) of this process's lifeline
+# This process's lifeline: ("pidfd", its pidfd) or ("pipe", read end, write end); non-inheritable.
+_mine: tuple | None = None
 
 
 def _forget_in_fork() -> None:
-    """In a forked copy of the parent: drop the parent's write end (the copy must not keep the
-    parent's children alive); the copy makes its own lifeline if it starts children. The lock is
-    new: another thread of the parent may have held it at the fork."""
-    global _lock, _pipe
+    """In a forked copy of the parent: drop the parent's lifeline (a pidfd of the parent would tell
+    the copy's children of the parent's end, not the copy's; a pipe's write end would keep the
+    parent's children alive); the copy makes its own if it starts children. The lock is new: another
+    thread of the parent may have held it at the fork."""
+    global _lock, _mine
     _lock = threading.Lock()
-    if _pipe is not None:
-        os.close(_pipe[1])
-        _pipe = None
+    if _mine is not None:
+        for fd in _mine[1:]:
+            os.close(fd)
+        _mine = None
 
 
 os.register_at_fork(after_in_child=_forget_in_fork)
 
 
-def _read_end() -> int:
-    """This process's lifeline (read end), made on first use; os.pipe's ends are non-inheritable."""
-    global _pipe
+def _make() -> tuple:
+    try:
+        return ("pidfd", os.pidfd_open(os.getpid()))  # non-inheritable, as os.pipe's ends
+    except (AttributeError, OSError):  # no pidfd_open (Linux < 5.3): the pipe
+        return ("pipe", *os.pipe())
+
+
+def _handed() -> tuple[str, int]:
+    """What this process hands its children: its lifeline's kind and descriptor, made on first use."""
+    global _mine
     with _lock:
-        if _pipe is None:
-            _pipe = os.pipe()
-        return _pipe[0]
+        if _mine is None:
+            _mine = _make()
+        return _mine[0], _mine[1]
 
 
 def for_child(env: dict[str, str], then: list[str] | None = None) -> tuple[dict[str, str], tuple[int, ...]]:
@@ -63,9 +79,9 @@ def for_child(env: dict[str, str], then: list[str] | None = None) -> tuple[dict[
     starting ``then``, detached, when given: e.g. ``nvidia-smi -rgc`` behind a clock-locking profiler)."""
     import json
 
-    fd = _read_end()
+    kind, fd = _handed()
     extra = {THEN_ENV: json.dumps(then)} if then else {}
-    return {**env, ENV: f"{fd}:{os.fstat(fd).st_ino}", **extra}, (fd,)
+    return {**env, ENV: f"{kind}:{fd}:{os.fstat(fd).st_ino}", **extra}, (fd,)
 
 
 def watch() -> None:
@@ -74,31 +90,64 @@ def watch() -> None:
     processes this child starts do not take it for theirs. A lifeline that did not arrive (a
     profiler that closed the descriptor, or something else now at that number) means no watch,
     never a crash or a read of someone else's descriptor."""
-    fd = _received(os.environ.pop(ENV, ""))
+    got = _received(os.environ.pop(ENV, ""))
     then = os.environ.pop(THEN_ENV, "")
-    if fd is not None:
-        os.set_inheritable(fd, False)
+    if got is not None:
+        os.set_inheritable(got[1], False)
         threading.Thread(
-            target=_kill_group_at_eof, args=(fd, then), daemon=True, name="kprof-lifeline"
+            target=_kill_group_when_gone, args=(*got, then), daemon=True, name="kprof-lifeline"
         ).start()
 
 
-def _received(spec: str) -> int | None:
-    """The descriptor ``spec`` names if it is still the parent's pipe (same inode), else None."""
+def _received(spec: str) -> tuple[str, int] | None:
+    """The kind and descriptor ``spec`` names if the descriptor is still the parent's lifeline (same
+    inode; a pidfd's ``fdinfo`` names a process, a pipe is a FIFO), else None."""
     try:
-        fd, inode = (int(part) for part in spec.split(":"))
+        kind, fd_text, inode_text = spec.split(":")
+        fd, inode = int(fd_text), int(inode_text)
         st = os.fstat(fd)
     except (ValueError, OSError):
         return None
-    return fd if stat.S_ISFIFO(st.st_mode) and st.st_ino == inode else None
+    if st.st_ino != inode:
+        return None
+    if kind == "pipe":
+        return (kind, fd) if stat.S_ISFIFO(st.st_mode) else None
+    return (kind, fd) if kind == "pidfd" and _is_pidfd(fd) else None
 
 
-def _kill_group_at_eof(fd: int, then: str = "") -> None:
+def _is_pidfd(fd: int) -> bool:
+    """Whether ``fd`` is a pidfd (its ``fdinfo`` has a ``Pid:`` line); a ``/proc`` that cannot be read
+    leaves the inode's match as the only check."""
     try:
+        with open(f"/proc/self/fdinfo/{fd}", "rb") as f:
+            return b"\nPid:" in b"\n" + f.read()
+    except OSError:
+        return True
+
+
+def _wait_gone(kind: str, fd: int) -> bool:
+    """Block until the parent is gone (True), or the descriptor was closed under us by the child's own
+    code (False: nothing to watch)."""
+    import select
+
+    try:
+        if kind == "pidfd":
+            poll = select.poll()
+            poll.register(fd, select.POLLIN)
+            events = []
+            while not events:  # readable once the process has exited
+                events = poll.poll()
+            return not any(ev & select.POLLNVAL for _, ev in events)  # closed under us
         while os.read(fd, 1):  # nobody writes: this returns b"" only when the parent is gone
             pass
     except OSError:
-        return  # the descriptor was closed under us (by the child's own code): nothing to watch
+        return False
+    return True
+
+
+def _kill_group_when_gone(kind: str, fd: int, then: str = "") -> None:
+    if not _wait_gone(kind, fd):
+        return
     kill_tree(os.getpid())  # descendants in other sessions too (all of them below a subreaper)
     if then:  # after the tree is gone (the detached helper is a descendant too), before the group
         _start_after_group_dies(then)

@@ -5,10 +5,11 @@ server processes, on the CPU, with a kernel that starts a grandchild and then sp
 * SIGTERM stops a stdio server (``kprof_mcp.server``, or the ``kprof-mcp`` launcher) with its
   clean-up, as Ctrl-C does: it exits, and its whole tree (warm workers, the job's child and
   grandchild) is gone.
-* ``kill -9`` leaves the server no chance to clean up: its children see their lifeline (a pipe
-  whose only write end the server held) close and kill their process groups themselves. No child
-  holds that write end, nor does a forked copy of the server (checked in ``/proc/<pid>/fd``). The
-  lifeline reaches a child behind a profiler prefix, and ``kprof worker``'s Dask workers.
+* ``kill -9`` leaves the server no chance to clean up: its children see their lifeline (a pidfd of
+  the server) become readable and kill their process groups themselves. Every child holds a pidfd of
+  the server; a forked copy of the server drops it and hands its own children a pidfd of itself
+  (checked in ``/proc/<pid>/fdinfo``). The lifeline reaches a child behind a profiler prefix, and
+  ``kprof worker``'s Dask workers.
 * Over streamable HTTP, a client that drops its TCP connection in the middle of a
   ``profile_kernel`` call has its job cancelled, as a clean disconnect does.
 """
@@ -85,17 +86,16 @@ def _all_gone(pids, timeout_s: float, what: str = "processes outlived the server
     _wait_for(lambda: all(process_gone(p) for p in pids), timeout_s, what)
 
 
-def _pipes(pid: int) -> dict[int, set[str]]:
-    """The pipes a process holds open: inode → access modes ("r", "w") it holds them with."""
-    out: dict[int, set[str]] = {}
+def _pidfds(pid: int) -> set[int]:
+    """The processes a process holds pidfds of (their pids, from ``/proc/<pid>/fdinfo``)."""
+    out: set[int] = set()
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            flags = int(Path(f"/proc/{pid}/fdinfo/{fd}").read_text().split("flags:")[1].split()[0], 8)
-        except (OSError, IndexError, ValueError):
+            info = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
+        except OSError:
             continue
-        if m := re.fullmatch(r"pipe:\[(\d+)\]", target):
-            out.setdefault(int(m[1]), set()).add("w" if flags & os.O_ACCMODE == os.O_WRONLY else "r")
+        if m := re.search(r"^Pid:\s*(-?\d+)$", info, re.M):
+            out.add(int(m[1]))
     return out
 
 
@@ -157,12 +157,11 @@ def test_sigterm_stops_the_server_and_its_whole_tree(hanging_job):
 @pytest.mark.parametrize("hanging_job", ["kprof_mcp.server"], indirect=True)
 def test_kill_9_leaves_no_child_the_lifeline_kills_them(hanging_job):
     server, tree, _ = hanging_job
-    server_pipes = _pipes(server.proc.pid)
-    (lifeline,) = [ino for ino, modes in server_pipes.items() if modes == {"r", "w"}]
+    assert server.proc.pid in _pidfds(server.proc.pid)  # its lifeline: a pidfd of itself
     children = [p for p in tree if p.ppid() == server.proc.pid]
     assert len(children) >= 2  # the warm workers (the package-loading one and the CPU's)
     for child in children:
-        assert _pipes(child.pid).get(lifeline) == {"r"}, "a child must hold the lifeline's read end only"
+        assert server.proc.pid in _pidfds(child.pid), "a child must hold its lifeline: a pidfd of the server"
     server.proc.kill()
     server.proc.wait(10)
     _all_gone([p.pid for p in tree], 5)
@@ -174,15 +173,16 @@ from kprof_mcp import lifeline
 env, fds = lifeline.for_child({})
 ready_r, ready_w = os.pipe()
 if os.fork() == 0:
+    lifeline.for_child({})  # the copy's own lifeline, for its own children
     os.write(ready_w, b"x")  # os.fork has returned here: the fork hooks have run
     time.sleep(60)
 os.read(ready_r, 1)  # the copy is past its fork hooks before anyone looks at its descriptors
-print(os.fstat(fds[0]).st_ino, flush=True)
+print(os.getpid(), flush=True)
 os.wait()
 """
 
 
-def test_a_forked_copy_does_not_hold_the_write_end():
+def test_a_forked_copy_hands_its_children_its_own_lifeline():
     parent = subprocess.Popen(
         [PY, "-c", FORKS_AFTER_MAKING_ITS_LIFELINE],
         stdout=subprocess.PIPE,
@@ -191,10 +191,10 @@ def test_a_forked_copy_does_not_hold_the_write_end():
     )
     tree = [psutil.Process(parent.pid)]
     try:
-        lifeline = int(parent.stdout.readline())
+        assert int(parent.stdout.readline()) == parent.pid
         tree += _tree(parent.pid)
-        assert _pipes(parent.pid)[lifeline] == {"r", "w"}
-        assert _pipes(tree[1].pid).get(lifeline) == {"r"}
+        assert _pidfds(parent.pid) == {parent.pid}
+        assert _pidfds(tree[1].pid) == {tree[1].pid}, "the copy must drop the parent's lifeline for its own"
     finally:
         _kill(tree)
 
