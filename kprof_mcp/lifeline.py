@@ -84,19 +84,28 @@ def for_child(env: dict[str, str], then: list[str] | None = None) -> tuple[dict[
     return {**env, ENV: f"{kind}:{fd}:{os.fstat(fd).st_ino}", **extra}, (fd,)
 
 
-def watch() -> None:
-    """Child side, first thing at start-up: when started with a lifeline, wait on it in a daemon
-    thread and kill this process group once the parent is gone. The variable is removed, so the
-    processes this child starts do not take it for theirs. A lifeline that did not arrive (a
-    profiler that closed the descriptor, or something else now at that number) means no watch,
-    never a crash or a read of someone else's descriptor."""
+def take() -> tuple[str, int, str] | None:
+    """Child side: the lifeline this process was started with (kind, descriptor, ``then``), or None.
+    The variables are removed and the descriptor made non-inheritable, so the processes this child
+    starts (``exec``'d after a fork) do not get it: a sandbox supervisor takes it before it forks the
+    confined process, which then holds nothing of the server's (the supervisor watches for it)."""
     got = _received(os.environ.pop(ENV, ""))
     then = os.environ.pop(THEN_ENV, "")
-    if got is not None:
-        os.set_inheritable(got[1], False)
-        threading.Thread(
-            target=_kill_group_when_gone, args=(*got, then), daemon=True, name="kprof-lifeline"
-        ).start()
+    if got is None:
+        return None
+    os.set_inheritable(got[1], False)
+    return (*got, then)
+
+
+def watch(taken: tuple[str, int, str] | None = None) -> None:
+    """Child side, first thing at start-up: when started with a lifeline (or given the one
+    :func:`take` took), wait on it in a daemon thread and kill this process group once the parent is
+    gone. A lifeline that did not arrive (a profiler that closed the descriptor, or something else
+    now at that number) means no watch, never a crash or a read of someone else's descriptor."""
+    if taken is None:
+        taken = take()
+    if taken is not None:
+        threading.Thread(target=_kill_group_when_gone, args=taken, daemon=True, name="kprof-lifeline").start()
 
 
 def _received(spec: str) -> tuple[str, int] | None:

@@ -297,6 +297,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m kprof_mcp.sandbox POLICY.json|- -- ARGV...", file=sys.stderr)
         return 2
     policy_file, command = argv[0], argv[2:]
+    held = lifeline.take()  # before any fork: the confined process gets nothing of the server's
     ruleset, policy = -1, None
     if policy_file != "-":
         try:
@@ -329,7 +330,7 @@ def main(argv: list[str]) -> int:
         os.close(ruleset)
     if status_w >= 0:
         os.close(status_w)
-    return _supervise(pid, status_r, cgroup)
+    return _supervise(pid, status_r, cgroup, held)
 
 
 def _reported(status_r: int, st: int | None) -> int | None:
@@ -348,7 +349,7 @@ def _reported(status_r: int, st: int | None) -> int | None:
     return int(text) if text.isdigit() else 1 << 8  # B died before telling: exit status 1
 
 
-def _supervise(pid: int, status_r: int = -1, cgroup: Path | None = None) -> int:
+def _supervise(pid: int, status_r: int = -1, cgroup: Path | None = None, held: tuple | None = None) -> int:
     """Wait for the confined process (reaping every orphan handed to this subreaper meanwhile); when
     it has ended, or on SIGTERM/SIGINT, kill what is left of the subtree; exit as the process did."""
 
@@ -359,7 +360,7 @@ def _supervise(pid: int, status_r: int = -1, cgroup: Path | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    lifeline.watch()  # the server gone: this subtree, then this group, killed
+    lifeline.watch(held)  # the server gone: this subtree, then this group, killed
     status = None
     while status is None:
         try:

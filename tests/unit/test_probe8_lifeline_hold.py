@@ -81,3 +81,35 @@ def test_the_lifeline_is_a_pidfd_of_the_process_that_hands_it():
     with open(f"/proc/self/fdinfo/{fd}") as f:
         assert f"Pid:\t{os.getpid()}" in f.read()
     assert not os.get_inheritable(fd)  # only a child it is passed to (pass_fds) gets it
+
+
+CONFINED_REPORTS = r"""
+import os, re
+held = set()
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        info = open(f"/proc/self/fdinfo/{fd}").read()
+    except OSError:
+        continue
+    held.update(int(m) for m in re.findall(r"^Pid:\s*(-?\d+)$", info, re.M))
+print(sorted(held), os.environ.get("KPROF_LIFELINE"), flush=True)
+"""
+
+
+def test_a_sandboxed_process_gets_nothing_of_the_server_its_supervisor_watches():
+    """The supervisor takes the lifeline before it forks the confined process: the process (a job's)
+    holds no pidfd of the server and no variable naming one; the supervisor kills it when the server dies."""
+    from kprof_mcp import sandbox
+
+    env, fds = lifeline.for_child(dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    out = subprocess.run(
+        sandbox.wrap(None, [sys.executable, "-c", CONFINED_REPORTS]),
+        env=env,
+        pass_fds=fds,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "None"]
