@@ -37,6 +37,7 @@ from pairs import (  # noqa: E402
     HELDOUT7_PAIRS,
     HELDOUT8_PAIRS,
     HELDOUT9_PAIRS,
+    HELDOUT10_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     KERNELS_DIR,
@@ -145,6 +146,7 @@ def main() -> int:
         + HELDOUT7_PAIRS
         + HELDOUT8_PAIRS
         + HELDOUT9_PAIRS
+        + HELDOUT10_PAIRS
         + HELDOUT_RANKS_PAIRS
         + HELDOUT_RANKS2_PAIRS
     ):
