@@ -1202,11 +1202,12 @@ HELDOUT10_PAIRS = [
         "sync",
         mode="nsys",
         command=True,
-        models={"step": {"flops": 4.1e11, "bytes": 2.0e9, "dtype": "bfloat16", "tensor_cores": True}},
-        planted="a training step of 16 bf16 residual MLP blocks on 2048 tokens (~200 kernels) run with "
+        models={"step": {"flops": 1.65e12, "bytes": 6.9e9, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a training step of 16 bf16 residual MLP blocks on 8192 tokens (~200 kernels) run with "
         "CUDA_LAUNCH_BLOCKING=1 left in the environment from a debugging session: every launch call returns "
         "only when its kernel has finished, the host cannot run ahead and the GPU idles between kernels "
         "(launch, run and completion wait in series for each kernel); fix: the variable unset (asynchronous "
-        "launches)",
+        "launches); revised after the quick check: 8192 tokens, not 2048 (there the good step was host-bound "
+        "with ~1 ms of GPU work, and the bad one only 1.38x slower)",
     ),
 ]

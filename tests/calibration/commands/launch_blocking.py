@@ -8,17 +8,23 @@ longer run ahead: each of the step's ~200 kernels costs its launch, its run and 
 series, and the GPU idles while the host prepares the next. Nothing fails and the values are right. The fix
 is one change: the variable unset (asynchronous launches).
 
-Stage ``step`` (one ``kprof.range`` per step): 2048 tokens through 16 residual blocks (LayerNorm, Linear 1024
+Stage ``step`` (one ``kprof.range`` per step): 8192 tokens through 16 residual blocks (LayerNorm, Linear 1024
 → 1024, GELU, Linear 1024 → 1024, residual add) in bf16, loss = mean of the squared output, backward, and a
-foreach SGD update. The model: the GEMMs forward and backward, 3·16·2·2·T·1024·1024 = 4.1e11 FLOPs (tensor
+foreach SGD update. The model: the GEMMs forward and backward, 3·16·2·2·T·1024·1024 = 1.65e12 FLOPs (tensor
 cores, bf16); the bytes: the weights read forward and backward, their gradients written and read by the
-update and the weights rewritten (~0.34 GB), and the activations (4 MB each: each block writes five in the
-forward and reads them back, the backward reads and writes about twice as many), ~1.65 GB: 2.0e9.
+update and the weights rewritten (~0.34 GB), and the activations (16 MB each: each block writes five in the
+forward and reads them back, the backward reads and writes about twice as many), ~6.6 GB: 6.9e9.
 
-Per design (H100 SXM): good ~1.5-2 ms a step (the host's ~200 launches, ~1 ms of GPU work behind them); bad:
-host time plus GPU time plus a launch-to-completion round trip (~5-10 µs) for each of ~200 kernels, the GPU
-idle between them: ~4-5 ms: ~2.5x. The waits are implicit synchronisations in the launch calls themselves
+Per design (H100 SXM; revised after the quick check, see below): good ~max(host, GPU) a step, the host's
+~200 launches (~6 ms on the GPU machine's host) with ~5 ms of GPU work behind them; bad: host time plus GPU
+time plus a launch-to-completion round trip (~5-10 µs) for each of ~200 kernels, the GPU idle between them:
+~12 ms: ~1.9x. The waits are implicit synchronisations in the launch calls themselves
 (cause "sync"; no pipe or memory level is busy: resource None).
+
+Design revised after the quick check (H200, 2026-11-26 23:08 UTC): at the first design's 2048 tokens the good
+step was host-bound (6.2 ms a step for ~1 ms of GPU work) and the bad one only 1.38x slower (8.6 ms): blocking
+launches cost little where the GPU has little to overlap. Tokens raised to 8192 so the GPU's work is about the
+host's time (the mechanism and the fix unchanged).
 
     python launch_blocking.py --variant bad --steps 20
 """
@@ -33,7 +39,7 @@ from _common import parser, run
 
 import kprof
 
-TOKENS, WIDTH, BLOCKS = 2048, 1024, 16
+TOKENS, WIDTH, BLOCKS = 8192, 1024, 16
 
 
 def make(variant: str, cuda: bool):
