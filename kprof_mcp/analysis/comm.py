@@ -45,6 +45,7 @@ Pure: traces in, figures (ns, %) out.
 
 from __future__ import annotations
 
+import bisect
 import math
 import statistics
 from dataclasses import dataclass, field, replace
@@ -240,14 +241,35 @@ def host_busy(tr: Trace, spans: list[tuple[float, float]]) -> list[float]:
 
 
 def _within(iv: Intervals, lo: float, hi: float) -> float:
-    return _intersect(iv, [(lo, hi)]) if hi > lo else 0.0
+    """The time of the union ``iv`` (sorted, disjoint) inside [lo, hi): found by bisection, not a walk
+    from the start (a collective's lead-up on every rank of every step: quadratic in the trace)."""
+    if hi <= lo:
+        return 0.0
+    i = max(0, bisect.bisect_right(iv, (lo, math.inf)) - 1)  # the last interval starting at or before lo
+    total = 0.0
+    while i < len(iv) and iv[i][0] < hi:
+        s, e = iv[i]
+        total += max(0.0, min(e, hi) - max(s, lo))
+        i += 1
+    return total
+
+
+def _clipped(iv: Intervals, s: float, e: float) -> Intervals:
+    """The union ``iv`` (sorted, disjoint) clipped to [s, e]."""
+    i = max(0, bisect.bisect_right(iv, (s, math.inf)) - 1)
+    out = []
+    while i < len(iv) and iv[i][0] < e:
+        a, b = iv[i]
+        if b > s:
+            out.append((max(a, s), min(b, e)))
+        i += 1
+    return out
 
 
 def _breakdown(r: RankSteps, k: int) -> dict[str, float]:
     """Step k of one rank: its time, compute, communication, exposed communication and host time."""
     s, e = r.steps[k]
-    comp = [(max(a, s), min(b, e)) for a, b in r.compute if b > s and a < e]
-    comm = [(max(a, s), min(b, e)) for a, b in r.comm if b > s and a < e]
+    comp, comm = _clipped(r.compute, s, e), _clipped(r.comm, s, e)
     c, m = _length(comp), _length(comm)
     both = _intersect(comp, comm)
     return {
