@@ -23,8 +23,10 @@ with ``proc_write`` gets write beneath ``/proc`` (:func:`proc_rights`) only wher
 on a ``/proc`` of the job's own (B's or C's mount, made before the rules so that they reach it) whose
 every entry but the processes' directories is bound read-only onto itself (:func:`lock_proc`:
 ``/proc/sys``, ``/proc/sysrq-trigger``, ``/proc/irq``, ``/proc/driver``... as container runtimes do),
-in a network namespace of its own (``/proc/<pid>/net`` is its namespace's); as another user than root
-on the machine's ``/proc`` (the system's files and other users' processes' are not its to write).
+in a network namespace of its own (``/proc/<pid>/net`` is its namespace's). Never as another user than
+root: the machine's ``/proc`` holds that user's other processes, the server and the supervisor among them,
+whose ``oom_score_adj`` and ``autogroup`` procfs lets their owner write (the ninth probe's P9-1); behind
+Nsight Compute such a job reads ``/proc`` only, and CUDA may fail to initialise in its target.
 
 Behind Nsight Systems the profiler must also write beneath the machine's ``/tmp`` whatever ``TMPDIR``
 says (``/tmp/injection_config_*``, ``/tmp/nsys-RunShellCommand-*``: the policy's ``tmp_mounts``). As root,
@@ -130,17 +132,29 @@ def _own_ipc(policy: Policy) -> bool:
 def proc_rights(policy: Policy, view: View, uid: int) -> tuple[int, str | None]:
     """The rights beneath ``/proc`` of a confined process with ``policy`` and ``view`` run by ``uid``:
     read, and for a policy with ``proc_write`` writing files (no truncation of anything but a file it
-    may write) where safe — another user than root, or root on a locked /proc of its own in a network
-    namespace of its own; else read only, and the note that says why."""
+    may write) only where safe — root on a locked /proc of its own in a network namespace of its own;
+    else read only, and the note that says why. Another user than root has the machine's ``/proc``,
+    where its user's other processes are: the ninth probe's P9-1 wrote the server's and its own
+    supervisor's ``oom_score_adj`` (procfs checks the file's owner there, not ptrace), and the OOM
+    killer then took the supervisor first, so a sleeper outlived the job."""
     if not policy.proc_write:
         return READ, None
-    if uid != 0 or (view.proc_locked and view.own_net):
+    if uid == 0 and view.proc_locked and view.own_net:
         return READ | WRITE_FILE | TRUNCATE, None
-    why = "no /proc of its own made read-only" if not view.proc_locked else "the machine's network namespace"
+    if uid != 0:
+        why = (
+            "another user than root: /proc is the machine's, with this user's other processes (the server's)"
+        )
+    else:
+        why = (
+            "no /proc of its own made read-only"
+            if not view.proc_locked
+            else "the machine's network namespace"
+        )
     return READ, (
-        f"kprof sandbox: /proc is not writable behind the profiler ({why}, as root): CUDA may fail to "
+        f"kprof sandbox: /proc is not writable behind the profiler ({why}): CUDA may fail to "
         "initialise in the profiled process (error 304)"
-        + ("; run it without --commands-network" if view.proc_locked else "")
+        + ("; run it without --commands-network" if uid == 0 and view.proc_locked else "")
     )
 
 

@@ -15,8 +15,8 @@ directory of the profiler's report (:data:`OUTPUT_RIGHTS` only: no link, FIFO or
 post-processing could be led through) and ``proc_write``: the profiled target is the profiler's child,
 another pid than the confined process, and CUDA fails to initialise (error 304) unless it may write
 beneath ``/proc`` (docs/evidence/sandbox/ncu-probe-h200-2026-11-26.log). The supervisor grants that
-only on a ``/proc`` of the job's own whose every entry but the processes' directories is read-only
-(see :mod:`kprof_mcp.sandbox.__main__`).
+only as root, on a ``/proc`` of the job's own whose every entry but the processes' directories is
+read-only (see :mod:`kprof_mcp.sandbox.__main__`); never to another user, whose ``/proc`` is the machine's.
 """
 
 from __future__ import annotations
