@@ -35,6 +35,7 @@ from pairs import (  # noqa: E402
     HELDOUT7_PAIRS,
     HELDOUT8_PAIRS,
     HELDOUT9_PAIRS,
+    HELDOUT10_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -66,6 +67,7 @@ HELDOUT6 = HERE / "recorded-heldout6"  # issue 36: a sixth (2026-11-26 10:50 UTC
 HELDOUT7 = HERE / "recorded-heldout7"  # issue 36: a seventh (2026-11-26 13:10 UTC, H100), judged once
 HELDOUT8 = HERE / "recorded-heldout8"  # issue 36: an eighth (2026-11-26 16:08 UTC, H100), judged once
 HELDOUT9 = HERE / "recorded-heldout9"  # issue 36: a ninth (2026-11-26 19:21 UTC, H100), judged once
+HELDOUT10 = HERE / "recorded-heldout10"  # issue 36: a tenth (2026-11-26 23:21 UTC, H200), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -85,6 +87,7 @@ BACK6_BEGIN, BACK6_END = "<!-- heldback6:begin -->", "<!-- heldback6:end -->"
 BACK7_BEGIN, BACK7_END = "<!-- heldback7:begin -->", "<!-- heldback7:end -->"
 BACK8_BEGIN, BACK8_END = "<!-- heldback8:begin -->", "<!-- heldback8:end -->"
 BACK9_BEGIN, BACK9_END = "<!-- heldback9:begin -->", "<!-- heldback9:end -->"
+BACK10_BEGIN, BACK10_END = "<!-- heldback10:begin -->", "<!-- heldback10:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 
@@ -149,6 +152,8 @@ def recorded_in(p) -> Path:
         return HELDOUT8
     if p in HELDOUT9_PAIRS:
         return HELDOUT9
+    if p in HELDOUT10_PAIRS:
+        return HELDOUT10
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -252,6 +257,12 @@ def heldout9_rows() -> list[dict]:
     """The ninth held-back set (recorded-heldout9/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
     return [_row(p) for p in HELDOUT9_PAIRS]
+
+
+def heldout10_rows() -> list[dict]:
+    """The tenth held-back set (recorded-heldout10/, on an H200), built and recorded by a helper who did not
+    read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT10_PAIRS]
 
 
 def heldout7_rows() -> list[dict]:
@@ -392,6 +403,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK7_BEGIN, BACK7_END): text(heldout7_rows())} if BACK7_BEGIN in DOC.read_text() else {}),
         **({(BACK8_BEGIN, BACK8_END): text(heldout8_rows())} if BACK8_BEGIN in DOC.read_text() else {}),
         **({(BACK9_BEGIN, BACK9_END): text(heldout9_rows())} if BACK9_BEGIN in DOC.read_text() else {}),
+        **({(BACK10_BEGIN, BACK10_END): text(heldout10_rows())} if BACK10_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -427,6 +439,7 @@ def main() -> int:
                 BACK7_BEGIN: "\nSeventh held-back set (recorded-heldout7/: new classes, built and recorded by someone else):",
                 BACK8_BEGIN: "\nEighth held-back set (recorded-heldout8/: new classes, built and recorded by someone else):",
                 BACK9_BEGIN: "\nNinth held-back set (recorded-heldout9/: new classes, built and recorded by someone else):",
+                BACK10_BEGIN: "\nTenth held-back set (recorded-heldout10/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
             }[begin]
