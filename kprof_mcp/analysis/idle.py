@@ -14,10 +14,11 @@ of the window in which it is not is given to exactly one host state, the first t
 2. **copy_h2d**: a host thread is in a host-to-device copy call (a pageable copy is staged by the
    host while the GPU waits).
 3. **sync**: the idle gap began while a host thread was blocked in a synchronisation
-   (``cudaStreamSynchronize``, ``cudaDeviceSynchronize``, ``cudaEventSynchronize``, …) or a
-   device-to-host copy (``.item()``, ``.cpu()``): the GPU drained, and everything the host did
-   next, until it launched again, could not overlap GPU work. The whole rest of that gap is the
-   sync's.
+   (``cudaStreamSynchronize``, ``cudaDeviceSynchronize``, ``cudaEventSynchronize``, …), a
+   device-to-host copy (``.item()``, ``.cpu()``) or a launch that waited for its own kernel
+   (:func:`blocking_launch`: ``CUDA_LAUNCH_BLOCKING=1``, a debugging hook): the GPU drained, and
+   everything the host did next, until it launched again, could not overlap GPU work. The whole rest
+   of that gap is the sync's.
 4. **launch**: a host thread is in a launch call, or between calls for less than
    :data:`HOST_WORK_MIN_NS` (the Python and dispatcher time of issuing the next operation): per-launch
    overhead, which CUDA graphs or fusion remove.
@@ -52,6 +53,37 @@ FIRST_LAUNCH_X = 20.0
 # A gap that begins within this long after a synchronising call returned still began in it (the
 # call returns a few microseconds after the GPU's last work ends).
 SYNC_RETURN_NS = 20_000.0
+
+
+WAITED_LAUNCH = "(waited for its kernel)"  # the label of such a launch among the sync calls
+
+
+def blocking_launch(start: float, end: float, own: tuple[float, float] | None) -> bool:
+    """Whether a launch call waited for its own GPU work: that work (``own``: its first start, its last
+    end) ran wholly inside the call, for at least as long as the call took to start it, and the call
+    returned no later after the work's end than the work had started after the call's start (its return
+    followed the work's end as its work had followed its issue). A shorter kernel that ran inside its
+    call says nothing: an asynchronous call that took a few microseconds longer holds one too. An asynchronous launch returns once its work is queued, before a GPU with nothing to do
+    has started it; a launch held by a full queue returns before its own work has run; one that a
+    preempted host kept long returns long after. ``CUDA_LAUNCH_BLOCKING=1`` makes every launch a wait."""
+    if own is None:
+        return False
+    s, e = own
+    return start <= s < e <= end and end - e <= s - start <= e - s
+
+
+def own_work(tr: Trace) -> dict[Any, tuple[float, float]]:
+    """Per correlation id, the first start and last end of the GPU work a call made."""
+    out: dict[Any, tuple[float, float]] = {}
+    for df in (tr.kernels, tr.memops):
+        if df.empty:
+            continue
+        for c, s, e in zip(df["correlation"], df["start"], df["end"]):
+            s, e = float(s), float(e)
+            a = out.get(c)
+            out[c] = (s, e) if a is None else (min(a[0], s), max(a[1], e))
+    return out
+
 
 SYNC_APIS = (
     "cudaDeviceSynchronize",
@@ -211,6 +243,7 @@ def breakdown(
         launch_durs = api.loc[is_launch, "dur"]
         med_launch = float(launch_durs.median()) if len(launch_durs) else 0.0
         long_launch = max(FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X * med_launch)
+        own = own_work(tr)
         counts: dict[str, dict[str, list[float]]] = {k: {} for k in cats}
         first_call_at = float(api["start"].min()) if process else None
         has_lines = "source" in api.columns
@@ -224,6 +257,9 @@ def breakdown(
             elif capt or name.startswith(GRAPH_BUILD_APIS):
                 cat = "other"  # a graph built in the loop: its capture's launches run nothing
                 name = f"{name} (into a stream capture)" if launch else name
+            elif launch and blocking_launch(iv[0], iv[1], own.get(r.correlation)):
+                cat = "sync"  # it waited for its own kernel: the GPU drains behind every such launch
+                name = f"{name} {WAITED_LAUNCH}"
             elif launch:
                 cat = "first_call" if r.dur >= long_launch else "launch"
             elif name.startswith(FIRST_CALL_PREFIXES):

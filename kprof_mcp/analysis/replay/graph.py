@@ -33,7 +33,14 @@ from typing import Any, Callable
 from ...devices import DEFAULT_MIN_KERNEL_NS, try_match_device
 from ...parsers.kineto import Trace
 from ...parsers.nsys import process_id, process_of
-from ..idle import FIRST_CALL_PREFIXES, FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X, HOST_WORK_MIN_NS, SYNC_APIS
+from ..idle import (
+    FIRST_CALL_PREFIXES,
+    FIRST_LAUNCH_MIN_NS,
+    FIRST_LAUNCH_X,
+    HOST_WORK_MIN_NS,
+    SYNC_APIS,
+    blocking_launch,
+)
 from ..occupancy import sm_limits, theoretical
 from ..timeline import GRAPH_BUILD_APIS, LAUNCH_APIS, _union, captured
 
@@ -168,6 +175,7 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
     launch_durs = sorted(float(d) for n, d in zip(rows["name"], rows["dur"]) if n in LAUNCH_APIS)
     med_launch = launch_durs[len(launch_durs) // 2] if launch_durs else 0.0
     long_launch = max(FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X * med_launch)
+    launch_min = launch_durs[0] if launch_durs else 0.0
     calls: list[Call] = []
     ops: list[Op] = []
     last_end: dict[Any, float] = {}
@@ -224,6 +232,9 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
         if name.startswith(("cudaStreamWaitEvent", "cuStreamWaitEvent")):
             waited_event[tid] = True
         blocking = name.startswith(IMPLICIT_SYNC_APIS) or kind == "sync"
+        if kind == "launch" and mine:  # a launch that waited for its own kernel (CUDA_LAUNCH_BLOCKING=1)
+            own = (min(o["start"] for o in mine), max(o["end"] for o in mine))
+            blocking = blocking_launch(start, end, own)
         if kind == "copy" and mine:
             blocking = blocking or "Async" not in name or any(_pageable(o["name"]) for o in mine)
         c.covers = [-1] if blocking else []
@@ -241,7 +252,7 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
         else (pcie_bytes_per_s(tr.device_name), "the PCIe link's payload rate")
     )
     busy = _union([(o.start, o.end) for o in ops if o.kind == "kernel"])
-    floor = launch_durs[0] if launch_durs else 0.0
+    floor = launch_min
     return Graph(
         lo,
         hi,

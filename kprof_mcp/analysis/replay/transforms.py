@@ -124,10 +124,10 @@ def graph_launches(g: Graph) -> Graph:
 
 
 def _is_read(g: Graph, c: Call) -> bool:
-    """A synchronise, or a copy the host waits for that is not a host-to-device one: the host reads
-    a value of the GPU's (idle.py's ``sync`` state)."""
+    """A synchronise, a copy the host waits for that is not a host-to-device one (the host reads a value
+    of the GPU's), or a launch that waited for its own kernel (idle.py's ``sync`` state)."""
     return c.kind == "sync" or (
-        c.kind == "copy" and bool(c.covers) and not any(_h2d(g.ops[j].name) for j in c.ops)
+        c.kind in ("copy", "launch") and bool(c.covers) and not any(_h2d(g.ops[j].name) for j in c.ops)
     )
 
 
