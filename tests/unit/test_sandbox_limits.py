@@ -40,7 +40,7 @@ try:
     big = "done"
 except OSError as e:
     big = type(e).__name__
-json.dump({"forked": forked, "error": error, "big": big,
+json.dump({"forked": forked, "error": error, "big": big, "cgroup": open("/proc/self/cgroup").read(),
            "core": resource.getrlimit(resource.RLIMIT_CORE)}, open(os.path.join(sys.argv[1], "r.json"), "w"))
 """
 
@@ -50,9 +50,21 @@ def _job_cgroups() -> list[Path]:
     return sorted(parent.glob("kprof-job-*")) if parent is not None else []
 
 
+def _own_job_cgroup(proc_self_cgroup: str) -> Path | None:
+    """The job's own cgroup, from its /proc/self/cgroup (a kprof-job-<supervisor pid> directory beside those
+    of the jobs of other tests and other kprof processes on the machine, which are not this test's)."""
+    parent = limits._pids_parent()
+    names = {
+        part
+        for line in proc_self_cgroup.splitlines()
+        for part in line.split("/")
+        if part.startswith("kprof-job-")
+    }
+    return parent / names.pop() if parent is not None and len(names) == 1 else None
+
+
 @needs_landlock
 @needs_task_limit
-@pytest.mark.alone  # the machine's kprof-job cgroups before and after: no other test's job meanwhile
 def test_a_fork_bomb_stops_at_the_jobs_task_limit_and_files_at_their_size_limit(tmp_path):
     work = tmp_path / "w"
     work.mkdir()
@@ -70,7 +82,9 @@ def test_a_fork_bomb_stops_at_the_jobs_task_limit_and_files_at_their_size_limit(
     assert r["error"] == "BlockingIOError" and 0 < r["forked"] < 40, r  # EAGAIN at the limit
     assert r["big"] == "OSError" and (work / "big.bin").stat().st_size == 1 << 20, r  # EFBIG past 1 MiB
     assert r["core"] == [0, 0]
-    assert not set(_job_cgroups()) - set(before)  # the job's cgroup went with it (a stale one may be swept)
+    own = _own_job_cgroup(r["cgroup"])
+    assert own is not None and own not in before
+    assert not own.exists()  # the job's cgroup went with it
 
 
 @needs_landlock
@@ -93,7 +107,6 @@ def test_max_tasks_is_the_operators_when_set(monkeypatch):
 
 
 @needs_landlock
-@pytest.mark.alone  # the machine's kprof-job cgroups before and after: no other test's job meanwhile
 def test_a_profiled_command_sees_its_limits(tmp_path):
     ws = tmp_path / "ws"
     (ws / "results").mkdir(parents=True)
@@ -101,8 +114,8 @@ def test_a_profiled_command_sees_its_limits(tmp_path):
         textwrap.dedent(
             """
             import json, resource
-            json.dump({n: resource.getrlimit(getattr(resource, n)) for n in ("RLIMIT_FSIZE", "RLIMIT_CORE")},
-                      open("results/lim.json", "w"))
+            lim = {n: resource.getrlimit(getattr(resource, n)) for n in ("RLIMIT_FSIZE", "RLIMIT_CORE")}
+            json.dump({**lim, "cgroup": open("/proc/self/cgroup").read()}, open("results/lim.json", "w"))
             """
         )
     )
@@ -116,20 +129,8 @@ def test_a_profiled_command_sees_its_limits(tmp_path):
     lim = json.loads((ws / "results" / "lim.json").read_text())
     assert lim["RLIMIT_CORE"] == [0, 0]
     assert limits.GIB <= lim["RLIMIT_FSIZE"][0] == lim["RLIMIT_FSIZE"][1] < resource_infinity()
-    # Its job's cgroup went with it (a stale one may be swept). kprof-job-<supervisor pid>: a new one whose
-    # supervisor still runs is another kprof process's job on this machine (issue 40: hermetic), not this one's.
-    left = [c for c in set(_job_cgroups()) - set(before) if not _alive(int(c.name.rsplit("-", 1)[1]))]
-    assert not left
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+    own = _own_job_cgroup(lim["cgroup"])
+    assert own is not None and own not in before and not own.exists()  # its job's cgroup went with it
 
 
 def resource_infinity() -> int:
