@@ -192,7 +192,8 @@ def start_victim(user: str | None) -> None:
     argv = ["/usr/bin/python3", "-c", code, str(OUTSIDE / "victim-signals.log"), str(WS / "VICTIM_PID")]
     if user:
         argv = ["setpriv", f"--reuid={user}", "--regid=65534", "--clear-groups", *argv]
-    VICTIM.append(subprocess.Popen(argv))
+    # its own group: F_SETOWN -pgid hits it alone
+    VICTIM.append(subprocess.Popen(argv, start_new_session=True))
     for _ in range(50):
         if (WS / "VICTIM_PID").exists() and (WS / "VICTIM_PID").read_text():
             break

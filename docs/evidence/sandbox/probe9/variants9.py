@@ -134,3 +134,31 @@ async def k_prlim_nofile(p):
 @variant
 async def c_prlim_nofile(p):
     await _dos(p, "command", "prlim_nofile")
+
+
+@variant
+async def k_sigio(p):
+    """attacks/sigio.py in a kernel job: F_SETOWN/O_ASYNC signals to the victim (logged by run.py)."""
+    err, t = await p.kernel("sigio", wait_s=100, timeout_s=60)
+    print(p.out("sigio"))
+    vl = R.OUTSIDE / "victim-signals.log"
+    got = vl.read_text() if vl.exists() else ""
+    print("victim's log so far:", got or "(nothing)")
+    print("RESULT k_sigio:", "SUCCEEDED (the victim got a signal)" if got else "BLOCKED", flush=True)
+
+
+@variant
+async def c_sigio(p):
+    err, t = await p.command(["python", "run_attack.py", "sigio"], timeout_s=60)
+    f = R.WS / "cmd" / "sigio.txt"
+    print(f.read_text() if f.exists() else t[:2000])
+    vl = R.OUTSIDE / "victim-signals.log"
+    got = vl.read_text() if vl.exists() else ""
+    print("victim's log so far:", got or "(nothing)")
+    print("RESULT c_sigio:", "SUCCEEDED (the victim got a signal)" if got else "BLOCKED", flush=True)
+
+
+@variant
+async def c_oomspread(p):
+    """A command spreads ~5.5 GB over 80 processes smaller than the server, in the harness's 4 GiB cgroup."""
+    await _dos(p, "command", "oomspread")

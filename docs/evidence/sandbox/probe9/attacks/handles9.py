@@ -93,6 +93,13 @@ for who, pid in (("server", srv), ("supervisor", sup), ("victim", vic)):
                 os.listdir(p)[:8] if os.path.isdir(p) else os.close(os.open(p, os.O_RDONLY)) or "opened"
             ),
         )
+    try:
+        for n in os.listdir(f"/proc/{pid}/fd"):
+            p = f"/proc/{pid}/fd/{n}"
+            res(f"{who} open {p} (its fd {n})", lambda p=p: os.close(os.open(p, os.O_RDONLY)) or "opened")
+            res(f"{who} readlink {p}", lambda p=p: os.readlink(p))
+    except OSError:
+        pass
     # the calls Landlock has no hook for (same uid suffices): read, or set to what they already are
     res(f"{who} prlimit(NOFILE) read", lambda pid=pid: resource.prlimit(pid, resource.RLIMIT_NOFILE))
     res(
