@@ -160,5 +160,5 @@ async def c_sigio(p):
 
 @variant
 async def c_oomspread(p):
-    """A command spreads ~5.5 GB over 80 processes smaller than the server, in the harness's 4 GiB cgroup."""
+    """A command spreads ~8.5 GB over 120 processes smaller than the server, in the harness's 4 GiB cgroup."""
     await _dos(p, "command", "oomspread")
