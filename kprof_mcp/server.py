@@ -36,6 +36,12 @@ Compute counters per stage), 'ncu' (deep dive: every section, rules, source-leve
 device_info tells which device, peaks, profilers and modes are usable.
 """
 
+# How long an idle keep-alive connection stays open: longer than an HTTP client's own pool keeps one (httpx, the
+# MCP SDK's client: 5 s; uvicorn's default is 5 s too), so the client closes first. With both at 5 s, a connection
+# the server closes just as the client sends its next request on it fails that request with a ReadError: the
+# likely cause of the HTTP fuzz test's ReadErrors under load (issue 38's P7-2; not proven).
+KEEP_ALIVE_S = 75
+
 
 def build_server(
     config: Config | None = None,
@@ -274,7 +280,7 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
     import uvicorn
 
     print(serving_line(a.host, a.port, token), file=sys.stderr, flush=True)  # one line, never wrapped
-    uvicorn.run(app, host=a.host, port=a.port, log_level="warning")
+    uvicorn.run(app, host=a.host, port=a.port, log_level="warning", timeout_keep_alive=KEEP_ALIVE_S)
 
 
 if __name__ == "__main__":
