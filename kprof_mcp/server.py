@@ -138,9 +138,14 @@ def _check_confinement(ap: argparse.ArgumentParser, unconfined: bool, network: b
             if kind != "none"
             else "not limited (root, no pids cgroup)"
         )
+        mem = (
+            f"{sandbox.memory.max_memory()} bytes for all jobs (memory cgroup)"
+            if sandbox.memory.limit_kind() != "none"
+            else "not limited (no writable memory cgroup)"
+        )
         print(
             f"kprof-mcp: profile_command runs confined (Landlock ABI {sandbox.abi()}); TCP: {tcp}; "
-            f"tasks per job: {tasks}",
+            f"tasks per job: {tasks}; memory: {mem}",
             file=sys.stderr,
         )
         return

@@ -212,5 +212,5 @@ def wrap(policy_file: Path | None, argv: list[str]) -> list[str]:
     return [*python_argv(module="kprof_mcp.sandbox"), str(policy_file or "-"), "--", *argv]
 
 
-from . import limits  # noqa: E402,F401
+from . import limits, memory  # noqa: E402,F401
 from .confine import Confinement, command_confinement, kernel_confinement, tmp_dir  # noqa: E402,F401

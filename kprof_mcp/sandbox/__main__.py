@@ -62,6 +62,7 @@ from . import (
     abi,
     build_ruleset,
     limits,
+    memory,
     no_tcp_layer,
     restrict,
     seccomp,
@@ -328,11 +329,16 @@ def main(argv: list[str]) -> int:
     isolate = _can_isolate(policy)
     if isolate:
         status_r, status_w = os.pipe()
-    cgroup = limits.make_cgroup(policy.max_tasks) if policy is not None else None
+    mem = memory.make(policy.max_memory) if policy is not None else None
+    if mem is not None and memory.unified():
+        cgroup = limits.limit_tasks_in(mem, policy.max_tasks)  # v2: one cgroup for both
+    else:
+        cgroup = limits.make_cgroup(policy.max_tasks) if policy is not None else None
     pid = os.fork()
     if pid == 0:
         global _in_cgroup
-        _in_cgroup = limits.join_cgroup(cgroup)  # first: every process of the job is counted
+        memory.join(mem)  # first: every process of the job is counted
+        _in_cgroup = limits.join_cgroup(cgroup)
         _oom_first()
         if isolate:
             os.close(status_r)
@@ -345,7 +351,7 @@ def main(argv: list[str]) -> int:
         os.close(ruleset)
     if status_w >= 0:
         os.close(status_w)
-    return _supervise(pid, status_r, cgroup, held)
+    return _supervise(pid, status_r, (cgroup, mem), held)
 
 
 def _reported(status_r: int, st: int | None) -> int | None:
@@ -370,7 +376,8 @@ def _oom_first() -> None:
     this supervisor killed instead (the ninth probe's P9-2: 80 processes of 70 MiB each in a 4 GiB
     cgroup, the server killed in 3 of 4 runs). A job may lower its score back to 0 without a capability,
     not below (tests/unit/test_probe9_oom.py): a deliberate one stands level with the server, where size
-    decides; a memory limit per job would close that. Best effort."""
+    decides, within the jobs' memory cgroup (:mod:`kprof_mcp.sandbox.memory`), which keeps the server out
+    of the choice where one can be made. Best effort."""
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")
@@ -378,13 +385,28 @@ def _oom_first() -> None:
         pass
 
 
-def _supervise(pid: int, status_r: int = -1, cgroup: Path | None = None, held: tuple | None = None) -> int:
+def _say_oom(mem: Path | None) -> None:
+    """Say on the job's stderr when the OOM killer took its processes at the jobs' memory limit."""
+    kills = memory.oom_kills(mem)
+    if kills:
+        limit = memory._read_limit(mem.parent, memory.unified())
+        os.write(
+            2,
+            f"kprof sandbox: the jobs' memory limit ({limit} bytes, KPROF_JOB_MAX_MEMORY) was reached: "
+            f"the kernel killed {kills} of this job's processes\n".encode(),
+        )
+
+
+def _supervise(pid: int, status_r: int = -1, cgroups: tuple = (None, None), held: tuple | None = None) -> int:
     """Wait for the confined process (reaping every orphan handed to this subreaper meanwhile); when
-    it has ended, or on SIGTERM/SIGINT, kill what is left of the subtree; exit as the process did."""
+    it has ended, or on SIGTERM/SIGINT, kill what is left of the subtree; exit as the process did.
+    ``cgroups``: the job's pids and memory cgroups (either None), removed at the end."""
+    cgroup, mem = cgroups
 
     def stop(signum, frame):
         lifeline.kill_tree(os.getpid())
         limits.remove_cgroup(cgroup)
+        memory.remove(mem)
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
@@ -402,7 +424,9 @@ def _supervise(pid: int, status_r: int = -1, cgroup: Path | None = None, held: t
             status = st
     status = _reported(status_r, status)
     lifeline.kill_tree(os.getpid())
+    _say_oom(mem)
     limits.remove_cgroup(cgroup)
+    memory.remove(mem)
     if status is None:
         return 1
     if os.WIFSIGNALED(status):

@@ -11,8 +11,9 @@ once, how large a file it may write, no core dump.
   least 1 GiB): one file cannot fill a disk; many files still can.
 * No core dump (``RLIMIT_CORE`` 0).
 
-Memory, CPU time, disk space as a whole and GPU time are not limited here (the job's time limit
-bounds them in time; ``RLIMIT_AS`` would break CUDA, which reserves large address ranges).
+Memory is limited by a memory cgroup (:mod:`kprof_mcp.sandbox.memory`; ``RLIMIT_AS`` would break CUDA,
+which reserves large address ranges). CPU time, disk space as a whole and GPU time are not limited here
+(the job's time limit bounds them in time).
 """
 
 from __future__ import annotations
@@ -110,6 +111,22 @@ def make_cgroup(limit: int) -> Path | None:
         return d
     except OSError:
         remove_cgroup(d)
+        return None
+
+
+def limit_tasks_in(d: Path, limit: int) -> Path | None:
+    """v2, where a process is in one cgroup only: limit the tasks of the job's memory cgroup ``d``
+    (:mod:`kprof_mcp.sandbox.memory`; below ``kprof-jobs``) instead of making one of its own."""
+    if limit <= 0:
+        return None
+    try:
+        for p in (d.parent.parent, d.parent):
+            sub = p / "cgroup.subtree_control"
+            if "pids" not in sub.read_text().split():
+                sub.write_text("+pids")
+        (d / "pids.max").write_text(str(limit))
+        return d
+    except OSError:
         return None
 
 

@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import limits
+from . import limits, memory
 
 # Read-only system paths every Python/CUDA program needs (those that exist are allowed); /proc is
 # added by the supervisor in the confined process (a fresh one when it has a PID namespace). Not /dev:
@@ -71,7 +71,8 @@ class Policy:
     without it Landlock (ABI 4) refuses both, and where namespaces are had it gets a network namespace
     of its own (no interface but a loopback that is down: no UDP out either). ``private_proc``: without
     ``isolate``, as root, a ``/proc`` of its own that shows no process outside its domain.
-    ``max_tasks``, ``max_file_bytes``: its limits (:mod:`kprof_mcp.sandbox.limits`; 0: none).
+    ``max_tasks``, ``max_file_bytes``, ``max_memory``: its limits (:mod:`kprof_mcp.sandbox.limits`,
+    :mod:`kprof_mcp.sandbox.memory`; 0: none; the memory one is all jobs' together).
     ``outputs``: directories a profiler inside the confinement writes its report in (files and
     directories only: :data:`~kprof_mcp.sandbox.OUTPUT_RIGHTS`). ``proc_write``: files beneath ``/proc``
     writable (a profiled target, the profiler's child, writes its own ``/proc/<pid>``), granted by the
@@ -97,6 +98,7 @@ class Policy:
     private_proc: bool = False
     max_tasks: int = 0
     max_file_bytes: int = 0
+    max_memory: int = 0
     outputs: list[str] = field(default_factory=list)
     proc_write: bool = False
     tcp_inside: bool = False
@@ -119,6 +121,7 @@ class Policy:
             private_proc=bool(d.get("private_proc", False)),
             max_tasks=int(d.get("max_tasks", 0)),
             max_file_bytes=int(d.get("max_file_bytes", 0)),
+            max_memory=int(d.get("max_memory", 0)),
             outputs=list(d.get("outputs", [])),
             proc_write=bool(d.get("proc_write", False)),
             tcp_inside=bool(d.get("tcp_inside", False)),
@@ -390,6 +393,7 @@ def command_policy(
             keep_caps=_keep_caps(prefix),
             network=True,
             max_tasks=limits.max_tasks(),
+            max_memory=memory.max_memory(),
             max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
         )
     return Policy(
@@ -405,6 +409,7 @@ def command_policy(
         tmp_mounts=tmp_mounts(prefix),
         chmod_allowed=chmod_allowed(prefix),
         max_tasks=limits.max_tasks(),
+        max_memory=memory.max_memory(),
         max_file_bytes=limits.max_file_bytes([str(cwd), str(runs_dir), str(private_tmp)]),
     )
 
@@ -434,6 +439,7 @@ def kernel_policy(scope: KernelScope, jobs_dir: Path, prefix: list[str] | None =
         tmp_mounts=tmp_mounts(prefix),
         chmod_allowed=chmod_allowed(prefix),
         max_tasks=limits.max_tasks(),
+        max_memory=memory.max_memory(),
         max_file_bytes=limits.max_file_bytes(write),
     )
 

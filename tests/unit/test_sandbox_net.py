@@ -168,3 +168,4 @@ def test_the_server_says_at_start_whether_commands_get_tcp(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "TCP: allowed" in err and sandbox.commands_network()
     assert "tasks per job: " in err  # and how they are limited (kprof_mcp.sandbox.limits)
+    assert "; memory: " in err  # and the jobs' memory (kprof_mcp.sandbox.memory)
