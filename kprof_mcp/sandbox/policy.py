@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import limits, memory
+from .selfpaths import protected_paths, writable_under
 
 # Read-only system paths every Python/CUDA program needs (those that exist are allowed); /proc is
 # added by the supervisor in the confined process (a fresh one when it has a PID namespace). Not /dev:
@@ -330,38 +331,6 @@ def tmp_mounts(prefix: list[str] | None) -> list[str]:
     return [t for p, t in PROFILER_TMP.items() if name.startswith(p)]
 
 
-def protected_paths(workspace: Path, out_root: Path) -> list[Path]:
-    """What a command never writes even when its working directory holds it: the workspace's ``out/``
-    (every profile, baseline and calibration), the profiles' root, ``.git`` and the devlogs."""
-    return [workspace / "out", out_root, workspace / ".git", workspace / "docs" / "kernels"]
-
-
-def writable_under(root: Path, protected: list[Path]) -> list[str]:
-    """Write grants covering ``root`` except every protected path beneath it. Landlock's rules are
-    allow-lists over whole hierarchies, so a directory holding a protected path is granted entry by
-    entry (its other files and directories, links left out): nothing can be created in it."""
-    inside = [p for p in protected if p == root or root in p.parents]
-    if not inside:
-        return [str(root)]
-    if root in inside:
-        return []
-    grants: list[str] = []
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError:
-        return []
-    for e in entries:
-        p = Path(e.path)
-        if p in inside or e.is_symlink():
-            continue
-        if any(p in q.parents for q in inside):
-            if e.is_dir(follow_symlinks=False):
-                grants += writable_under(p, inside)
-            continue
-        grants.append(str(p))
-    return grants
-
-
 def command_policy(
     workspace: Path,
     cwd: Path,
@@ -381,7 +350,8 @@ def command_policy(
     :func:`profiler_inside`); a profiler outside (Nsight Systems for now) gets the command as before:
     no namespaces, TCP and /dev/shm."""
     out_root = out_root or runs_dir.parent.parent
-    write = [*writable_under(cwd, protected_paths(workspace, out_root)), str(runs_dir), str(private_tmp)]
+    protected, sealed = protected_paths(workspace, out_root)
+    write = [*writable_under(cwd, protected, sealed), str(runs_dir), str(private_tmp)]
     if prefix and not (profiler_inside(prefix) if inside is None else inside):
         # the profiler outside, its injected libraries in the command: as verified on the GPU
         # (docs/evidence/sandbox/h200-2026-11-26.log), they share its pids, TCP and /dev/shm

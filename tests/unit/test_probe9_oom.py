@@ -52,7 +52,9 @@ def test_a_confined_command_cannot_lower_its_score(tmp_path):
     work = tmp_path / "w"
     work.mkdir()
     pf = tmp_path / "policy.json"
-    pf.write_text(sandbox.command_policy(tmp_path, work, work / "runs", work / "tmp").to_json())
+    pf.write_text(
+        sandbox.command_policy(tmp_path, work, tmp_path / "out" / "event" / "runs", work / "tmp").to_json()
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run(
         sandbox.wrap(pf, [sys.executable, "-c", REPORTS]),

@@ -68,7 +68,7 @@ def _own_job_cgroup(proc_self_cgroup: str) -> Path | None:
 def test_a_fork_bomb_stops_at_the_jobs_task_limit_and_files_at_their_size_limit(tmp_path):
     work = tmp_path / "w"
     work.mkdir()
-    policy = sandbox.command_policy(tmp_path, work, work / "runs", work / "tmp")
+    policy = sandbox.command_policy(tmp_path, work, tmp_path / "out" / "event" / "runs", work / "tmp")
     policy.max_tasks, policy.max_file_bytes = 40, 1 << 20
     pf = tmp_path / "policy.json"
     pf.write_text(policy.to_json())

@@ -75,7 +75,7 @@ def test_memory_spread_over_a_jobs_processes_is_killed_inside_the_jobs_cgroup(tm
     work = tmp_path / "w"
     work.mkdir()
     limit = 160 * MIB  # 8 processes of 40 MiB (+ Python) do not fit
-    policy = sandbox.command_policy(tmp_path, work, work / "runs", work / "tmp")
+    policy = sandbox.command_policy(tmp_path, work, tmp_path / "out" / "event" / "runs", work / "tmp")
     assert policy.max_memory == memory.max_memory() > 0  # the policy carries the jobs' limit
     policy.max_memory = limit
     pf = tmp_path / "policy.json"
