@@ -159,9 +159,13 @@ def remove_cgroup(d: Path | None) -> None:
 
 def task_limit_kind() -> str:
     """How a job's tasks are limited here: ``pids cgroup``, ``RLIMIT_NPROC`` or ``none``."""
+    from .memory import controller_for_children
+
     parent = _pids_parent()
     if parent is not None and os.access(parent, os.W_OK):
-        return "pids cgroup"
+        v1 = (parent / "pids.max").exists() or not (parent / "cgroup.subtree_control").exists()
+        if v1 or controller_for_children(parent, "pids"):
+            return "pids cgroup"
     return "RLIMIT_NPROC" if os.geteuid() != 0 else "none"
 
 

@@ -110,10 +110,9 @@ def _sweep(shared: Path) -> None:
 
 
 def _enable(d: Path) -> None:
-    """v2: the memory controller on for ``d``'s children (refused where ``d`` holds processes)."""
-    sub = d / "cgroup.subtree_control"
-    if "memory" not in sub.read_text().split():
-        sub.write_text("+memory")
+    """v2: the memory controller on for ``d``'s children, or OSError."""
+    if not controller_for_children(d, "memory"):
+        raise OSError(f"no memory controller for the children of {d}")
 
 
 def unified() -> bool:
@@ -197,10 +196,26 @@ def remove(d: Path | None) -> None:
             time.sleep(0.05)
 
 
+def controller_for_children(d: Path, controller: str) -> bool:
+    """v2: whether cgroups made below ``d`` get ``controller`` (on in its ``subtree_control``, or turned on
+    now). Refused where ``d`` holds processes (v2's rule: none in a cgroup whose children have
+    controllers): a server in a container's cgroup, beside its shell, gets no job cgroup there."""
+    sub = d / "cgroup.subtree_control"
+    try:
+        if controller in sub.read_text().split():
+            return True
+        sub.write_text("+" + controller)
+        return True
+    except OSError:
+        return False
+
+
 def limit_kind() -> str:
     """How the jobs' memory is limited here: ``memory cgroup`` or ``none``."""
     found = _memory_cgroup()
     if found is None or max_memory() <= 0:
         return "none"
-    parent, _ = found
-    return "memory cgroup" if os.access(parent, os.W_OK) else "none"
+    parent, v2 = found
+    if not os.access(parent, os.W_OK) or (v2 and not controller_for_children(parent, "memory")):
+        return "none"
+    return "memory cgroup"

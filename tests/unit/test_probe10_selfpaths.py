@@ -18,6 +18,7 @@ import pytest
 from kprof_mcp import sandbox
 from kprof_mcp.sandbox import selfpaths
 
+PYTHONPATH = os.pathsep.join(sys.path)  # this process's, before a test changes it (pydantic, kprof_mcp)
 SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
 
 TRY = r"""
@@ -52,7 +53,7 @@ def _run(tmp_path: Path, ws: Path, targets: list[str]) -> dict:
     pf.write_text(policy.to_json())
     result = tmp_path / "tmp" / "r.json"
     (tmp_path / "tmp").mkdir(exist_ok=True)
-    env = dict(os.environ, PYTHONPATH=str(Path(sandbox.__file__).resolve().parents[2]))
+    env = dict(os.environ, PYTHONPATH=PYTHONPATH)
     cp = subprocess.run(
         sandbox.wrap(pf, [sys.executable, "-c", TRY, str(result), *targets]),
         env=env,
