@@ -107,6 +107,13 @@ async def race_runs_link(p):
 
 async def _dos(p, kind: str, attack: str):
     srv = min(R.server_pid())
+    pids = " ".join(str(x) for x in R.server_pid())
+    print(
+        "before the job:",
+        subprocess.run(f"ps -o pid,ppid,args -p {pids}", shell=True, capture_output=True, text=True).stdout[
+            :3000
+        ],
+    )
     if kind == "kernel":
         err, t = await p.kernel(attack, wait_s=150, timeout_s=120)
         print(p.out(attack)[-600:])
@@ -184,3 +191,18 @@ async def c_shmfill2(p):
         left = [ln for ln in segments(owner) if ln.split()[1] not in before]
         print(f"segments left: {len(left)} ({sum(int(ln.split()[4]) for ln in left) >> 20} MiB); removed now")
         drop_segments(left)
+
+
+@variant
+async def c_oomlow(p):
+    await _dos(p, "command", "oomlow")
+
+
+@variant
+async def k_oomlow(p):
+    await _dos(p, "kernel", "oomlow")
+
+
+@variant
+async def c_devshm(p):
+    await _dos(p, "command", "devshm")
