@@ -206,3 +206,20 @@ async def k_oomlow(p):
 @variant
 async def c_devshm(p):
     await _dos(p, "command", "devshm")
+
+
+@variant
+async def c_nsmount(p):
+    err, t = await p.command(["python", "run_attack.py", "nsmount"], timeout_s=60)
+    f = R.WS / "cmd" / "nsmount.txt"
+    print(f.read_text() if f.exists() else t[:2000])
+    leaked = (R.WS / "out" / "kp10-through.txt").exists() or not (R.WS / "victim_ws.txt").exists()
+    print("RESULT c_nsmount:", "SUCCEEDED" if leaked else "BLOCKED (see the ALLOWED lines)", flush=True)
+
+
+@variant
+async def k_nsmount(p):
+    err, t = await p.kernel("nsmount", wait_s=100, timeout_s=60)
+    print(p.out("nsmount"))
+    leaked = (R.WS / "out" / "kp10-through.txt").exists() or not (R.WS / "victim_ws.txt").exists()
+    print("RESULT k_nsmount:", "SUCCEEDED" if leaked else "BLOCKED (see the ALLOWED lines)", flush=True)

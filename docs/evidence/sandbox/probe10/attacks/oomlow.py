@@ -15,7 +15,7 @@ def low():
 log.write(f"oom_score_adj now {low()}\n")  # noqa: F821
 log.flush()  # noqa: F821
 kids = []
-for i in range(100):
+for _ in range(100):
     pid = os.fork()
     if pid == 0:
         low()
