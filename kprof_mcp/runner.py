@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import child_io, lifeline, safefs, sandbox
+from .child_wait import _exit_waiter, _kill_group, _reap, _wait  # noqa: F401
 from .outcap import Kept, lines, read_file
 from .protocol import child_command, parse_progress
 from .removal import temp_dir
@@ -87,34 +88,6 @@ def child_env(gpu: str | None = None) -> dict[str, str]:
 
 def _env(control: RunControl | None = None) -> dict[str, str]:
     return child_env(control.gpu if control is not None else None)
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the child's descendants (those in sessions of their own too) and its process group."""
-    if proc.returncode is None:  # not reaped yet: its pid is still its own
-        lifeline.kill_tree(proc.pid)
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
-
-
-def _wait(proc: subprocess.Popen, timeout_s: float, control: RunControl | None) -> str | None:
-    """Wait for the child; ``"timeout"`` or ``"cancelled"`` when it had to be stopped (group killed)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            proc.wait(timeout=0.1)
-            return None
-        except subprocess.TimeoutExpired:
-            pass
-        if control is not None and control.cancelled:
-            _kill_group(proc)
-            return "cancelled"
-        if time.monotonic() >= deadline:
-            _kill_group(proc)
-            return "timeout"
 
 
 def describe(
@@ -209,19 +182,15 @@ def _run_once(
         )
         reader = threading.Thread(target=_pump, args=(proc, on_progress, other), daemon=True)
         reader.start()
+        waiter = _exit_waiter(proc)
         try:
-            stopped = _wait(proc, timeout_s, control)
+            stopped = _wait(proc, timeout_s, control, waiter)
         except BaseException:
             _kill_group(proc)  # interrupted by the caller: no orphans
             raise
         wall = time.perf_counter() - t0
+        _reap(proc, waiter)  # its group killed by its still reserved id, then reaped (unless stopped: done)
         reader.join(5)
-        if not stopped:
-            # Grandchildren the kernel may have started die with the group.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         return Ended(
             stopped=stopped, rc=proc.returncode, out=other.text(), err=read_file(err.fileno()), wall=wall
         )

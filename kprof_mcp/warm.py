@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import lifeline, sandbox
+from .child_wait import end_group, exited
 from .outcap import Kept, lines, read_file
 from .protocol import DONE_PREFIX, READY_PREFIX, child_command, parse_progress
 
@@ -97,7 +98,7 @@ class WarmWorker:
 
     @property
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return not exited(self.proc)  # not reaped: its group's id stays its own for kill()
 
     def try_acquire(self) -> bool:
         return self._busy.acquire(blocking=False)
@@ -111,10 +112,10 @@ class WarmWorker:
 
         if self.proc.returncode is None:  # its descendants in sessions of their own too
             lifeline.kill_tree(self.proc.pid)
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+            try:  # by its group's id while it is unreaped (child_wait: no pid-reuse window)
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:
@@ -202,10 +203,7 @@ class WarmWorker:
                     break
                 continue
             if kind == "eof":
-                try:
-                    self.proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    self.kill()
+                end_group(self.proc)  # what it started dies with it, then it is reaped
                 rc = self.proc.returncode
                 self._events.put(("eof", None))  # stays gone for anyone else waiting
                 break
