@@ -1,5 +1,6 @@
 """Leave memory behind after the job: a SysV shared memory segment (no IPC_RMID), its pages touched, then exit.
 Prints the segment id. KP10_SHM_MIB (default 1024)."""
+
 import ctypes
 import os
 
