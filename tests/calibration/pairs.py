@@ -1211,3 +1211,73 @@ HELDOUT10_PAIRS = [
         "with ~1 ms of GPU work, and the bad one only 1.38x slower)",
     ),
 ]
+
+# The eleventh held-back set (recorded-heldout11/README.md): five classes none of the other sets has, built by a
+# helper who did not read the diagnosis; causes and resources set from the designs before any GPU number.
+HELDOUT11_PAIRS = [
+    Pair(
+        "programs launched for the capacity, most exit at once",
+        "calib_capacity_grid",
+        "v0",
+        "v1",
+        "small_tiles",
+        planted="a MoE dispatch (out[i] = x[src[i]] * gate[i], 256 fp16 values a row) whose live row count (65536) "
+        "is on the device, launched with one 4-warp program per 8-row tile of the expert's capacity (2^21 rows): "
+        "262144 programs, 1/32 with rows; the other ~254000 are scheduled, load the count, find their tile past it "
+        "and exit (~120 rounds of 16 empty programs per SM), the fixed per-program cost dominating; fix: a "
+        "persistent grid (4 programs per SM) looping over the live tiles, the count still read on the device",
+    ),
+    Pair(
+        "atomic adds where each output has one writer",
+        "calib_atomic_epilogue",
+        "v0",
+        "v1",
+        "atomics",
+        planted="a rank-64 product C = A B (M = N = 8192, fp16 in, fp32 out: 268 MB of output, 8.6 GFLOPs) with the "
+        "split-K epilogue run at SPLIT_K = 1: C zeroed by a memset, then every element tl.atomic_add-ed (one fp32 "
+        "atomic per element, acq_rel, no other writer): each line of zeros fetched back into the L2 to be added "
+        "to and written again, ~3x the model's DRAM bytes, every element through the L2's atomic units; fix: "
+        "tl.store, no memset (resource None: the L2's atomic units or the DRAM, not one sure level)",
+    ),
+    Pair(
+        "hash table probed at a 97 % load factor",
+        "calib_hash_probe",
+        "v0",
+        "v1",
+        "latency",
+        planted="2^23 int32 keys looked up in a linear-probing table sized to the keys plus 3 % (load 0.97): ~17 "
+        "probes a lookup on average, the slowest of a program's 128 lanes in the tens to hundreds, each probe a "
+        "dependent load whose key must be compared before the next is issued, the program looping until its "
+        "longest run ends; fix: the same keys in a table of 2N slots (load 0.5, ~1.5 probes)",
+    ),
+    Pair(
+        "random numbers drawn on the CPU and copied every step",
+        "host_randn.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 9.8e11, "bytes": 1.0e9, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a denoiser training step (16 images 3 x 256 x 256, patchified to 4096 tokens, an MLP 768 -> 4096 "
+        "x 3 -> 768 in bf16, ~2 ms of GPU work) whose noise (3.1M values) and timesteps are drawn with "
+        "torch.randn(shape).to(device): the CPU's generator fills them while the GPU has finished the last step, "
+        "then a pageable 12.6 MB copy; the GPU waits on the host (the copy the other, smaller share); fix: "
+        "torch.randn(..., device='cuda', generator=...)",
+    ),
+    Pair(
+        "half-dense matrix multiplied as a sparse tensor",
+        "sparse_half_dense.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 3.4e10, "bytes": 1.1e8, "dtype": "float32", "tensor_cores": False}},
+        planted="inference through 2 fp32 layers Z = W2 relu(W1 X) (W 2048 x 2048 magnitude-pruned to 50 %, X 2048 "
+        "x 2048 tokens) with the pruned weights stored as sparse CSR tensors: each product a cuSPARSE SpMM "
+        "walking 2.1M nonzeros and gathering rows of X by column index, many times slower than the dense FP32 "
+        "GEMM that multiplies the zeros too; fix: the weights kept dense (resource None: the sparse kernel's "
+        "limiter not known by design)",
+    ),
+]
