@@ -248,6 +248,9 @@ class WorkerPool:
         return "describe" if describe else f"gpu:{gpu}"
 
     def _spawn(self, key: str, gpu: str | None) -> WarmWorker:
+        old = self._workers.get(key)
+        if old is not None and not old.alive:
+            old.kill()  # a worker that died: what it left in its group killed, then it is reaped
         flags = ["--light"] if key == "describe" else (["--cpu"] if self._force_cpu else [])
         w = WarmWorker(
             self._env_for(None if key == "describe" else gpu),
