@@ -219,7 +219,11 @@ def teardown() -> None:
             except ProcessLookupError:
                 pass
         for _ in range(50):
-            for sub in d.glob("kprof-job-*"):  # the supervisors' job cgroups, left when a server was killed
+            for sub in [
+                *d.glob("kprof-jobs/kprof-job-*"),
+                d / "kprof-jobs",
+                *d.glob("kprof-job-*"),
+            ]:  # the supervisors' job cgroups, left when a server was killed
                 try:
                     sub.rmdir()
                 except OSError:
