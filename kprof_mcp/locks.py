@@ -61,14 +61,31 @@ _previous: dict[str, str] = {}
 
 
 def _note_holder(path: Path, name: str) -> None:
+    """Read the last holder, write this one: never through a link put in the file's place."""
     try:
-        _previous[name] = path.read_text().strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            _previous[name] = os.read(fd, 256).decode(errors="replace").strip()
+        finally:
+            os.close(fd)
     except OSError:
         _previous[name] = ""
-    try:
-        path.write_text(HOLDER)
-    except OSError:
-        pass
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError:
+            try:
+                if path.is_symlink():
+                    path.unlink()  # a link in its place: removed (not followed), the file made anew
+                    continue
+            except OSError:
+                pass
+            return
+        try:
+            os.write(fd, HOLDER.encode())
+        finally:
+            os.close(fd)
+        return
 
 
 def held_before_by_me(name: str) -> bool:

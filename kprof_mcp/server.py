@@ -11,6 +11,7 @@ import atexit
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -121,6 +122,19 @@ def _exit_after_clean_up(signum: int) -> None:
     os._exit(128 + signum)  # the shell's convention for "ended by this signal"
 
 
+def _check_workspace_for_commands(ap: argparse.ArgumentParser, workspace: str | None) -> None:
+    """``--allow-commands`` lets a command write its working directory, by default the workspace root:
+    a workspace that is the home directory (or holds it, ``/``) would open the user's dot-files, keys
+    and caches to every command (the tenth probe: ``--workspace ~``)."""
+    ws = Path(workspace or ".").resolve()
+    home = Path.home().resolve()
+    if ws == home or ws in home.parents:
+        ap.error(
+            f"--allow-commands with the workspace {ws}: it holds the home directory ({home}), whose files "
+            "every command could then write; pass the project's own directory as --workspace"
+        )
+
+
 def _check_confinement(ap: argparse.ArgumentParser, unconfined: bool, network: bool = False) -> None:
     """``--allow-commands`` runs commands confined by Landlock (:mod:`kprof_mcp.sandbox`); where
     the kernel has none, only with ``--unconfined-commands``, said once on stderr. Whether commands
@@ -138,11 +152,11 @@ def _check_confinement(ap: argparse.ArgumentParser, unconfined: bool, network: b
             if kind != "none"
             else "not limited (root, no pids cgroup)"
         )
-        mem = (
-            f"{sandbox.memory.max_memory()} bytes for all jobs (memory cgroup)"
-            if sandbox.memory.limit_kind() != "none"
-            else "not limited (no writable memory cgroup)"
-        )
+        mem = "not limited (no writable memory cgroup)"
+        if sandbox.memory.limit_kind() != "none":
+            total = sandbox.memory.max_memory()
+            mem = f"{total} bytes for all jobs, {sandbox.memory.per_job(total)} a job (memory cgroup)"
+            atexit.register(sandbox.memory.remove_shared)  # the jobs' cgroup, when no job is left in it
         print(
             f"kprof-mcp: profile_command runs confined (Landlock ABI {sandbox.abi()}); TCP: {tcp}; "
             f"tasks per job: {tasks}; memory: {mem}",
@@ -258,6 +272,7 @@ def main(argv: list[str] | None = None, pool: WorkerPool | None = None) -> None:
                 "could otherwise run code as this user): set KPROF_MCP_TOKEN or pass --token-file"
             )
     if a.allow_commands:
+        _check_workspace_for_commands(ap, a.workspace)
         _check_confinement(ap, a.unconfined_commands, a.commands_network)
     gpus = [g.strip() for g in a.gpus.split(",") if g.strip()] if a.gpus else None
     cluster = None

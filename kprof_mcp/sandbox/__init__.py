@@ -173,13 +173,45 @@ def build_ruleset(policy: Policy) -> int:
     return fd
 
 
-def _add_rule(ruleset: int, path: str, rights: int, handled: int, follow: bool = True) -> None:
-    """Allow ``rights`` beneath ``path`` (a file: its file rights only); ``follow=False``: a link there
-    is not followed (a write grant never reaches a link's target)."""
+def _open_no_link(path: str) -> int:
+    """An ``O_PATH`` descriptor of absolute ``path`` opened component by component, none of them a link
+    (nor ``..``); -1 where one is, or the path is missing. The server resolved every write rule's path
+    when it wrote the policy (:func:`~kprof_mcp.sandbox.policy.write_policy`), so a link found here was
+    put on the way since: by a concurrent job renaming a directory it may write (the tenth probe's
+    P10-3: ``out/profiles/event`` swapped for a link between the server's check and this rule)."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not path.startswith("/") or ".." in parts:
+        return -1
+    fd = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        pfd = os.open(path, os.O_PATH | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
+        for i, name in enumerate(parts):
+            nfd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISLNK(mode) or (i < len(parts) - 1 and not stat.S_ISDIR(mode)):
+                if stat.S_ISLNK(mode):
+                    os.write(2, f"kprof sandbox: no write rule for {path}: a link on its path\n".encode())
+                os.close(fd)
+                return -1
+        return fd
     except OSError:
-        return  # not there (or not reachable): nothing to allow
+        os.close(fd)
+        return -1
+
+
+def _add_rule(ruleset: int, path: str, rights: int, handled: int, follow: bool = True) -> None:
+    """Allow ``rights`` beneath ``path`` (a file: its file rights only); ``follow=False``: no link on
+    its way is followed (a write grant never reaches a link's target: :func:`_open_no_link`)."""
+    if follow:
+        try:
+            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return  # not there (or not reachable): nothing to allow
+    else:
+        pfd = _open_no_link(path)
+        if pfd < 0:
+            return
     try:
         st = os.fstat(pfd)
         if stat.S_ISLNK(st.st_mode):

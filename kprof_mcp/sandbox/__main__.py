@@ -188,7 +188,8 @@ def _confine_and_exec(ruleset: int, policy: Policy | None, command: list[str], v
             if policy.tcp_inside and os.geteuid() == 0 and not view.own_net:
                 no_tcp_layer()  # its TCP was to stay in a namespace of its own: none at all
             # chmod/chown/utime/xattr refused: Landlock has no right for them (behind nsys chmod a no-op)
-            seccomp.install(allow=seccomp.CHMOD if policy.chmod_allowed else ())
+            allow = (seccomp.CHMOD if policy.chmod_allowed else ()) + (seccomp.SYSV if view.own_ipc else ())
+            seccomp.install(allow=allow)
         os.execvp(command[0], command)
     except BaseException as e:  # noqa: BLE001
         try:
@@ -389,11 +390,11 @@ def _say_oom(mem: Path | None) -> None:
     """Say on the job's stderr when the OOM killer took its processes at the jobs' memory limit."""
     kills = memory.oom_kills(mem)
     if kills:
-        limit = memory._read_limit(mem.parent, memory.unified())
+        limit = memory._read_limit(mem, memory.unified())
         os.write(
             2,
-            f"kprof sandbox: the jobs' memory limit ({limit} bytes, KPROF_JOB_MAX_MEMORY) was reached: "
-            f"the kernel killed {kills} of this job's processes\n".encode(),
+            f"kprof sandbox: the job's memory limit ({limit} bytes; all jobs together: KPROF_JOB_MAX_MEMORY) "
+            f"was reached: the kernel killed {kills} of this job's processes\n".encode(),
         )
 
 

@@ -98,6 +98,27 @@ def max_memory() -> int:
     return max(total // 2, total - max(GIB, total // 8))
 
 
+def per_job(limit: int) -> int:
+    """One job's limit within the jobs' ``limit``: room left for the others (the warm workers, a
+    concurrent job: an eighth, at least 1 GiB), so that one job reaching its own limit has its own
+    processes killed, not another job's (the tenth probe's P10-4: with both limits equal a job at
+    ``oom_score_adj`` 0 got the describe worker killed at the shared level); at least half of it."""
+    return max(limit // 2, limit - max(GIB, limit // 8))
+
+
+def remove_shared() -> None:
+    """Remove the jobs' shared cgroup when no job is in it (the server's exit: another server's jobs
+    may still be there, then it stays)."""
+    found = _memory_cgroup()
+    if found is not None:
+        shared = found[0] / SHARED
+        _sweep(shared)
+        try:
+            shared.rmdir()
+        except OSError:
+            pass
+
+
 def _sweep(shared: Path) -> None:
     """Remove the cgroups of supervisors that died before removing theirs (kill -9)."""
     for d in shared.glob(_PREFIX + "*"):
@@ -123,8 +144,8 @@ def unified() -> bool:
 
 
 def make(limit: int) -> Path | None:
-    """The job's memory cgroup (``kprof-jobs/kprof-job-<this pid>`` below the server's cgroup), it and
-    the shared one limited to ``limit`` bytes; None where none can be made."""
+    """The job's memory cgroup (``kprof-jobs/kprof-job-<this pid>`` below the server's cgroup): the shared
+    one limited to ``limit`` bytes, the job's to :func:`per_job` of it; None where none can be made."""
     if limit <= 0:
         return None
     found = _memory_cgroup()
@@ -147,7 +168,7 @@ def make(limit: int) -> Path | None:
             _enable(shared)
         _sweep(shared)
         d.mkdir(exist_ok=True)
-        (d / _limit_file(v2)).write_text(str(limit))
+        (d / _limit_file(v2)).write_text(str(per_job(limit)))
         return d
     except OSError:
         remove(d)

@@ -456,6 +456,12 @@ def write_policy(policy: Policy) -> Path:
     import tempfile
 
     fd, path = tempfile.mkstemp(dir=_private_dir("policies", "kprof-policies-"), suffix=".json")
+    # Every path a write rule names resolved now: the supervisor then refuses a rule with a link on
+    # its way (:func:`kprof_mcp.sandbox._open_no_link`), one put there since by a concurrent job.
+    real = [os.path.realpath(p) for p in policy.write]
+    policy = Policy(
+        **{**policy.__dict__, "write": real, "outputs": [os.path.realpath(p) for p in policy.outputs]}
+    )
     with os.fdopen(fd, "w") as f:
         f.write(policy.to_json())
     return Path(path)

@@ -67,6 +67,9 @@ _ARCHES = {
             "add_key": 248,
             "request_key": 249,
             "keyctl": 250,
+            "shmget": 29,
+            "semget": 64,
+            "msgget": 68,
         },
     ),
     "aarch64": (
@@ -93,6 +96,9 @@ _ARCHES = {
             "add_key": 217,
             "request_key": 218,
             "keyctl": 219,
+            "shmget": 194,
+            "semget": 190,
+            "msgget": 186,
         },
     ),
 }
@@ -163,6 +169,11 @@ def refused() -> list[str]:
 # succeed without effect (a no-op: H100, 2026-11-26 10:04 UTC); with the filter without them it records as
 # unconfined (docs/evidence/sandbox/nsys-confined-h100-2026-11-26.log). chown, utime and xattr stay refused.
 CHMOD = ("chmod", "fchmod", "fchmodat", "fchmodat2")
+# SysV IPC objects made or looked up: refused to a job with no IPC namespace of its own (another user than
+# root; issue 38, the tenth probe's P10-2: a segment left by a job outlived it, memory no OOM kill frees and
+# no memory cgroup charges back, 1 GiB pinned after the job). A job with its own namespace (root) keeps them:
+# they die with it. POSIX shared memory (/dev/shm files, what torch, NCCL and CUDA use) is not SysV.
+SYSV = ("shmget", "semget", "msgget")
 
 
 def program(machine: str | None = None, allow: tuple[str, ...] = ()) -> list[tuple[int, int, int, int]]:

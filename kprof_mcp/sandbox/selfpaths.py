@@ -18,6 +18,13 @@ import sys
 from pathlib import Path
 
 _ENV_PATHS = ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "LD_PRELOAD")
+# Executables the server runs itself, unconfined (their versions, listings, reports' import), chosen by
+# an environment variable or found on PATH: each one's directory and the one above it (its install
+# root: nsys in <root>/bin or <root>/host/target-linux-x64 loads its libraries from there) are the
+# server's too (the tenth probe's P10-1d: KPROF_NSYS naming a copy in the workspace, rewritten by a
+# command, then run by device_info).
+_TOOL_ENV = ("KPROF_NSYS", "KPROF_NCU")
+_TOOLS = ("nvidia-smi", "ncu", "nsys", "cuobjdump", "nvdisasm", "ldd")
 _STARTUP = ("sitecustomize.py", "usercustomize.py")  # and *.pth: what site runs in a sys.path directory
 
 
@@ -32,7 +39,8 @@ def self_paths(env: dict[str, str] | None = None) -> list[Path]:
     """Every directory (or file) whose contents the server's own processes load or execute: its
     interpreter and prefixes (the venv), the directories on its ``sys.path``, kprof's package, and the
     entries of ``PATH``, ``PYTHONPATH``, ``LD_LIBRARY_PATH`` and ``LD_PRELOAD`` in ``env`` (the server's
-    environment, which its supervisors and tools inherit). Resolved, without duplicates."""
+    environment, which its supervisors and tools inherit), and the install directories of the tools it
+    runs (:data:`_TOOL_ENV`, :data:`_TOOLS`). Resolved, without duplicates."""
     env = os.environ if env is None else env
     found: list[str | Path] = [
         sys.prefix,
@@ -42,6 +50,21 @@ def self_paths(env: dict[str, str] | None = None) -> list[Path]:
         Path(__file__).resolve().parents[1],  # kprof_mcp itself (an editable install's source too)
         *[p for p in sys.path if p],
     ]
+    import shutil
+
+    tools = [env.get(name, "") for name in _TOOL_ENV]
+    tools += [shutil.which(t, path=env.get("PATH")) or "" for t in _TOOLS]
+    for t in filter(None, tools):
+        exe = _resolved(t)
+        for where in (Path(t).parent, Path(t).parent.parent) + (
+            (exe.parent, exe.parent.parent) if exe else ()
+        ):
+            found.append(where)
+    # kprof's own cache (its device locks and holders, SASS listings, ncu's cache, the confined caches)
+    # and lock directory: the server writes and reads them (the tenth probe's P10-1e: with XDG_CACHE_HOME
+    # in the project, a command swapped locks/cpu.holder for a link and the server wrote through it)
+    cache = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kprof-mcp"
+    found += [cache, *([env["KPROF_LOCK_DIR"]] if env.get("KPROF_LOCK_DIR") else [])]
     for name in _ENV_PATHS:
         sep = " " if name == "LD_PRELOAD" else os.pathsep
         found += [p for p in env.get(name, "").replace(":", sep).split(sep) if p or name != "LD_PRELOAD"]

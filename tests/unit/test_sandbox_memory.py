@@ -74,7 +74,7 @@ def _in(cgroup: Path):
 def test_memory_spread_over_a_jobs_processes_is_killed_inside_the_jobs_cgroup(tmp_path, own_cgroup):
     work = tmp_path / "w"
     work.mkdir()
-    limit = 160 * MIB  # 8 processes of 40 MiB (+ Python) do not fit
+    limit = 320 * MIB  # the job's own: 160 MiB, where 8 processes of 40 MiB (+ Python) do not fit
     policy = sandbox.command_policy(tmp_path, work, tmp_path / "out" / "event" / "runs", work / "tmp")
     assert policy.max_memory == memory.max_memory() > 0  # the policy carries the jobs' limit
     policy.max_memory = limit
@@ -112,6 +112,7 @@ def test_memory_spread_over_a_jobs_processes_is_killed_inside_the_jobs_cgroup(tm
         shared = own_cgroup / memory.SHARED
         assert shared.is_dir() and not list(shared.glob("kprof-job-*"))  # its cgroup went with it
         assert memory._read_limit(shared, v2=memory.unified()) == limit
+        assert memory.per_job(limit) == limit // 2  # the job's own: room left for the others (P10-4)
     finally:
         server.kill()
         server.wait()
