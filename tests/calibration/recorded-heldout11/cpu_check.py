@@ -55,7 +55,7 @@ for name, cases in SMALL.items():
         p = pkg.validate_params({"N": 1 << 16})
         inputs = pkg.make_inputs(p, "cpu")
         for w, cap in enumerate(capacities(p)):
-            tk = inputs[f"keys{w}"]
+            tk = inputs[f"table{w}"][:, 0]
             slots = torch.nonzero(tk >= 0).flatten()
             probes = slots - home(tk[slots].long(), cap) + 1
             print(

@@ -55,7 +55,7 @@ for name in ONLY or ("calib_capacity_grid", "calib_atomic_epilogue", "calib_hash
     print(f"{name}: inputs and reference in {time.time() - t1:.1f} s", flush=True)
     if name == "calib_hash_probe":
         for w, cap in enumerate(mod.capacities(p)):
-            tk = inputs[f"keys{w}"].cpu()
+            tk = inputs[f"table{w}"][:, 0].cpu()
             slots = torch.nonzero(tk >= 0).flatten()
             probes = slots - mod.home(tk[slots].long(), cap) + 1
             m = len(probes) // 128 * 128
