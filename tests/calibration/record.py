@@ -38,6 +38,7 @@ from pairs import (  # noqa: E402
     HELDOUT8_PAIRS,
     HELDOUT9_PAIRS,
     HELDOUT10_PAIRS,
+    HELDOUT11_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     KERNELS_DIR,
@@ -147,6 +148,7 @@ def main() -> int:
         + HELDOUT8_PAIRS
         + HELDOUT9_PAIRS
         + HELDOUT10_PAIRS
+        + HELDOUT11_PAIRS
         + HELDOUT_RANKS_PAIRS
         + HELDOUT_RANKS2_PAIRS
     ):
