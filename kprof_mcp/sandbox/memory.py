@@ -21,6 +21,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .limits import _sweep
+from .limits import remove_cgroup as remove  # the job's memory cgroup: the same removal
+
 GIB = 1 << 30
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 SHARED = "kprof-jobs"  # the jobs' shared cgroup, below the server's own
@@ -119,17 +122,6 @@ def remove_shared() -> None:
             pass
 
 
-def _sweep(shared: Path) -> None:
-    """Remove the cgroups of supervisors that died before removing theirs (kill -9)."""
-    for d in shared.glob(_PREFIX + "*"):
-        pid = d.name[len(_PREFIX) :]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            try:
-                d.rmdir()
-            except OSError:
-                pass
-
-
 def _enable(d: Path) -> None:
     """v2: the memory controller on for ``d``'s children, or OSError."""
     if not controller_for_children(d, "memory"):
@@ -199,22 +191,6 @@ def oom_kills(d: Path | None) -> int:
         except OSError:
             continue
     return 0
-
-
-def remove(d: Path | None) -> None:
-    """Remove the job's cgroup once its processes are gone (a few tries: the last are being reaped)."""
-    if d is None:
-        return
-    import time
-
-    for _ in range(20):
-        try:
-            d.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.05)
 
 
 def controller_for_children(d: Path, controller: str) -> bool:
