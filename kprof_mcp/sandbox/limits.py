@@ -157,10 +157,22 @@ def remove_cgroup(d: Path | None) -> None:
             time.sleep(0.05)
 
 
+def controller_for_children(d: Path, controller: str) -> bool:
+    """v2: whether cgroups made below ``d`` get ``controller`` (on in its ``subtree_control``, or turned on
+    now). Refused where ``d`` holds processes (v2's rule: none in a cgroup whose children have
+    controllers): a server in a container's cgroup, beside its shell, gets no job cgroup there."""
+    sub = d / "cgroup.subtree_control"
+    try:
+        if controller in sub.read_text().split():
+            return True
+        sub.write_text("+" + controller)
+        return True
+    except OSError:
+        return False
+
+
 def task_limit_kind() -> str:
     """How a job's tasks are limited here: ``pids cgroup``, ``RLIMIT_NPROC`` or ``none``."""
-    from .memory import controller_for_children
-
     parent = _pids_parent()
     if parent is not None and os.access(parent, os.W_OK):
         v1 = (parent / "pids.max").exists() or not (parent / "cgroup.subtree_control").exists()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .limits import _sweep
+from .limits import _sweep, controller_for_children
 from .limits import remove_cgroup as remove  # the job's memory cgroup: the same removal
 
 GIB = 1 << 30
@@ -191,20 +191,6 @@ def oom_kills(d: Path | None) -> int:
         except OSError:
             continue
     return 0
-
-
-def controller_for_children(d: Path, controller: str) -> bool:
-    """v2: whether cgroups made below ``d`` get ``controller`` (on in its ``subtree_control``, or turned on
-    now). Refused where ``d`` holds processes (v2's rule: none in a cgroup whose children have
-    controllers): a server in a container's cgroup, beside its shell, gets no job cgroup there."""
-    sub = d / "cgroup.subtree_control"
-    try:
-        if controller in sub.read_text().split():
-            return True
-        sub.write_text("+" + controller)
-        return True
-    except OSError:
-        return False
 
 
 def limit_kind() -> str:

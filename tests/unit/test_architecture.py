@@ -182,6 +182,7 @@ LAYERS = [
     "runner",
     "warm",
     "sandbox",
+    "child_wait",
     "lifeline",
     "child_io",
     "outcap",
