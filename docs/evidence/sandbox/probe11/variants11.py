@@ -109,3 +109,105 @@ async def mplrc_env(p):
         "SUCCEEDED (hook called by the server)" if dead else "BLOCKED",
         flush=True,
     )
+
+
+@variant
+async def c_forkrun(p):
+    """A command leaves a process that moves (fork and exit every 10 ms, its own session) and a
+    double-forked sleeper ignoring SIGTERM with its fds closed; after the job, is any left?"""
+    err, t = await p.command(["python", "run_attack.py", "forkrun"], timeout_s=30)
+    print("command answered: error", err, t[:200].replace("\n", " "), flush=True)
+    time.sleep(3)
+    left = ps_grep("kprobe11-forkrun") + ps_grep("sleep 45")
+    print("left after the job:", left, flush=True)
+    print("RESULT c_forkrun:", "SUCCEEDED (a process outlived the job)" if left else "BLOCKED", flush=True)
+
+
+@variant
+async def k_forkrun(p):
+    err, t = await p.kernel("forkrun", wait_s=100, timeout_s=60)
+    print(p.out("forkrun"))
+    print("kernel job answered: error", err, t[:200].replace("\n", " "), flush=True)
+    time.sleep(3)
+    left = ps_grep("kprobe11-forkrun") + ps_grep("sleep 45")
+    print("left after the job:", left, flush=True)
+    print("RESULT k_forkrun:", "SUCCEEDED (a process outlived the job)" if left else "BLOCKED", flush=True)
+
+
+@variant
+async def k_outside_pkg(p):
+    """profile_kernel / list_kernels / sweep naming a package outside the workspace (absolute, ../, ~,
+    /proc/self/cwd/..): is it imported (it writes outside/ran-<how>.txt when imported)?"""
+    import shutil
+
+    pkg = R.OUTSIDE / "opkg"
+    pkg.mkdir(exist_ok=True)
+    shutil.copy(R.HERE / "pkg_init.py", pkg / "__init__.py")
+    with open(pkg / "__init__.py", "a") as f:
+        f.write("\nopen(os.path.join(HERE, '..', 'ran-outside-pkg.txt'), 'a').write('imported\\n')\n")
+    if os.environ.get("KPROBE11_USER"):
+        subprocess.run(["chown", "-R", os.environ["KPROBE11_USER"], str(pkg)])
+    home_pkg = R.HOME / "hpkg"
+    shutil.copytree(pkg, home_pkg, dirs_exist_ok=True)
+    for k in (
+        str(pkg),
+        "../outside/opkg",
+        f"{R.WS}/../outside/opkg",
+        "~/hpkg",
+        "/proc/self/cwd/../outside/opkg",
+        "/proc/self/root" + str(pkg),
+    ):
+        for tool, args in (
+            ("profile_kernel", {"kernel": k, "mode": "event", "wait_s": 30, "params": {"n": 64}}),
+            ("sweep", {"kernel": k, "param": "n", "values": [64], "wait_s": 30}),
+        ):
+            try:
+                err, t, sc = await p.call(tool, args, timeout=90)
+                err, t = await p.settle(err, t, sc, 60)
+            except Exception as e:  # noqa: BLE001
+                err, t = True, f"raised {type(e).__name__} {e}"
+            print(f"{tool} {k}: error {err}: {t[:160]!r}", flush=True)
+    err, t, sc = await p.call("list_kernels", {}, timeout=60)
+    print("list_kernels mentions opkg/hpkg:", "opkg" in t or "hpkg" in t, flush=True)
+    ran = (R.OUTSIDE / "ran-outside-pkg.txt").exists() or (R.HOME / "ran-outside-pkg.txt").exists()
+    print(
+        "RESULT k_outside_pkg:",
+        "SUCCEEDED (an outside package was imported)" if ran else "BLOCKED",
+        flush=True,
+    )
+
+
+@variant
+async def plant_special(p):
+    """A kernel job and a command plant FIFOs, a socket, an 8 GiB sparse file, a 100,000-deep JSON and
+    links (to /etc/shadow) under the names the server reads in their run directories; then the read tools."""
+    err, t = await p.kernel("plant", wait_s=120, timeout_s=60)
+    print(p.out("plant")[:1500])
+    print("kernel job answered: error", err, t[:600].replace("\n", " "), flush=True)
+    err, t = await p.command(["python", "run_attack.py", "plant"], cwd="cmd", timeout_s=60)
+    print("command job answered: error", err, t[:600].replace("\n", " "), flush=True)
+    profs = sorted(str(q.relative_to(R.WS)) for q in (R.WS / "out" / "profiles").rglob("*") if q.is_dir())
+    print("profile dirs:", profs[:30], flush=True)
+    for d in profs[:12]:
+        try:
+            err, t, sc = await p.call("read_params", {"profile_dir": d}, timeout=60)
+            print(f"read_params {d}: error {err}: {t[:200]!r}", flush=True)
+        except Exception as e:  # noqa: BLE001
+            print(f"read_params {d}: raised {type(e).__name__} {str(e)[:200]}", flush=True)
+    err, t, sc = await p.call("list_kernels", {}, timeout=60)
+    print("server still answers list_kernels:", not err, flush=True)
+
+
+@variant
+async def mplrc_create(p):
+    """Precondition of P11-1 through a command: can a command create a matplotlibrc where none is
+    (the workspace root, granted entry by entry)?"""
+    mrc = R.WS / "matplotlibrc"
+    if mrc.exists():
+        mrc.unlink()
+    (R.WS / "cmd" / "rc.txt").write_text("figure.hooks: faulthandler:_sigsegv\n")
+    err, t = await p.command(["python", "cmd/rewrite_rc.py"], cwd=".", timeout_s=60)
+    print("command answered: error", err, t[-400:].replace("\n", " "), flush=True)
+    print(
+        "RESULT mplrc_create:", "SUCCEEDED (created)" if mrc.exists() else "BLOCKED (not created)", flush=True
+    )
