@@ -12,10 +12,9 @@ from ..parsers.kineto import Trace
 def plot_timeline(tr: Trace, tl: Timeline, dest: Path | IO[bytes], title: str) -> None:
     """A PNG of the timeline: one lane per stream (kernels coloured by stage) and one lane of
     host launch calls, µs from the first GPU activity."""
-    import matplotlib
+    from .mpl import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     k = tr.kernels
     lanes = [str(s) for s in sorted(k["stream"].astype(str).unique())] if not k.empty else []
@@ -66,10 +65,9 @@ def plot_sweep(rows: list[dict], param: str, dest: Path | IO[bytes], title: str)
     """A PNG of a sweep: time and % of the roofline against the parameter, one line per version;
     log axes when the values span 8× or more. Without a roofline (CPU wall times, an unknown
     device) only the time panel is drawn, labelled CPU wall time on the CPU."""
-    import matplotlib
+    from .mpl import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     versions = list(dict.fromkeys(r["version"] for r in rows))
     xs = [r[param] for r in rows if isinstance(r[param], (int, float))]

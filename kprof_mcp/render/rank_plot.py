@@ -41,10 +41,9 @@ def row_labels(pic: dict[str, Any], straggler: dict[str, Any] | None = None) -> 
 
 def plot_ranks(comm: dict[str, Any], dest: Path | IO[bytes]) -> list[str]:
     """Draw ``comm``'s picture (the job's communication summary) as a PNG; returns the rows' labels."""
-    import matplotlib
+    from .mpl import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     pic = comm["picture"]
     rows = pic["ranks"]
