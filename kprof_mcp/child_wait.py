@@ -17,15 +17,20 @@ import time
 from . import lifeline
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the child's descendants (those in sessions of their own too) and its process group."""
-    if proc.returncode is None:  # not reaped yet: its pid is still its own
+def _kill_group(proc: subprocess.Popen, wait_s: float | None = None) -> None:
+    """Kill the child's descendants (those in sessions of their own too) and its process group while
+    it is unreaped (its id still its own), then reap it (waiting up to ``wait_s``; None: as long as it
+    takes)."""
+    if proc.returncode is None:
         lifeline.kill_tree(proc.pid)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+        proc.wait(wait_s)
+    except subprocess.TimeoutExpired:
         pass
-    proc.wait()
 
 
 def _exit_waiter(proc: subprocess.Popen):
@@ -51,15 +56,11 @@ def _exit_waiter(proc: subprocess.Popen):
 
     def by_waitid(timeout_s: float) -> bool:
         end = time.monotonic() + timeout_s
-        while True:
-            try:
-                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
-                    return True
-            except ChildProcessError:
-                return True
+        while not exited(proc):
             if time.monotonic() >= end:
                 return False
             time.sleep(0.01)
+        return True
 
     return by_waitid
 

@@ -187,6 +187,7 @@ def _run_once(
             stopped = _wait(proc, timeout_s, control, waiter)
         except BaseException:
             _kill_group(proc)  # interrupted by the caller: no orphans
+            _reap(proc, waiter)  # reaped already: its pidfd closed
             raise
         wall = time.perf_counter() - t0
         _reap(proc, waiter)  # its group killed by its still reserved id, then reaped (unless stopped: done)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import lifeline, sandbox
+from .child_wait import _kill_group as kill_group
 from .child_wait import end_group, exited
 from .outcap import Kept, lines, read_file
 from .protocol import DONE_PREFIX, READY_PREFIX, child_command, parse_progress
@@ -108,18 +109,8 @@ class WarmWorker:
 
     def kill(self) -> None:
         """Kill the worker's whole process group (what the kernel started dies with it)."""
-        import signal
 
-        if self.proc.returncode is None:  # its descendants in sessions of their own too
-            lifeline.kill_tree(self.proc.pid)
-            try:  # by its group's id while it is unreaped (child_wait: no pid-reuse window)
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
+        kill_group(self.proc, 5)  # its tree and group while unreaped (no pid-reuse window), then reaped
         try:
             self._commands.close()
         except OSError:

@@ -26,7 +26,7 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import limits, memory
@@ -458,9 +458,10 @@ def write_policy(policy: Policy) -> Path:
     fd, path = tempfile.mkstemp(dir=_private_dir("policies", "kprof-policies-"), suffix=".json")
     # Every path a write rule names resolved now: the supervisor then refuses a rule with a link on
     # its way (:func:`kprof_mcp.sandbox._open_no_link`), one put there since by a concurrent job.
-    real = [os.path.realpath(p) for p in policy.write]
-    policy = Policy(
-        **{**policy.__dict__, "write": real, "outputs": [os.path.realpath(p) for p in policy.outputs]}
+    policy = replace(
+        policy,
+        write=[os.path.realpath(p) for p in policy.write],
+        outputs=[os.path.realpath(p) for p in policy.outputs],
     )
     with os.fdopen(fd, "w") as f:
         f.write(policy.to_json())
