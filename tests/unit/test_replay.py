@@ -255,6 +255,58 @@ def test_host_work_before_a_launch_leaves_the_critical_path():
     assert r.span_ns == pytest.approx((15 + 3 * 400) * U)
 
 
+def test_the_host_fix_takes_the_upload_of_what_the_host_built_along_where_its_own_work_is_the_larger():
+    """Each step: 5 ms of host work (data built on the CPU), a 2 ms pageable upload of it that the host
+    waits for, then a 1 ms kernel. The host's fix (the data built on the GPU, or by workers with pinned
+    memory) removes both: the host alone leaves the upload (~3 ms a step), with it ~1 ms. The copies alone
+    gain less than the host alone, so the host's gain takes both; where the copy is the larger (40 ms),
+    the host keeps its own and the copy cause owns the upload."""
+
+    def steps(copy_ms: float):
+        api, memops, kernels, t = [], [], [], 0.0
+        for i in range(3):
+            t += 5_000
+            api.append(("cudaMemcpyAsync", t * U, (t + copy_ms * 1000) * U, 2 * i))
+            memops.append(
+                (
+                    "Memcpy HtoD (Pageable -> Device)",
+                    (t + 10) * U,
+                    (t + copy_ms * 1000 - 10) * U,
+                    7,
+                    2 * i,
+                    64e6,
+                )
+            )
+            t += copy_ms * 1000
+            api.append(("cudaLaunchKernel", (t + 5) * U, (t + 15) * U, 2 * i + 1))
+            kernels.append(("k", (t + 20) * U, (t + 1020) * U, 7, 2 * i + 1))
+            t += 1020
+        tr = _trace(api, kernels, memops)
+        return replay.gains(tr, 0.0, t * U, 3)
+
+    small = steps(2.0)
+    assert small["step_ns"]["host"] < 1.6e6  # the host's work and the upload both gone
+    assert small["step_ns"]["copy"] > 5e6  # the upload alone: the host's work stays
+    big = steps(40.0)
+    assert big["step_ns"]["copy"] < big["step_ns"]["host"]  # the copy owns the larger part
+    assert big["step_ns"]["host"] > 40e6  # the host keeps its own gain: the upload stays
+
+
+def test_the_recorded_host_drawn_noise_loses_its_upload_with_the_host_work(tmp):
+    """The eleventh held-back set's host_randn.py (judged once before this change: +355 % for +1,020 %):
+    3.1M normal values drawn on the CPU every step, then a 12.6 MB pageable upload. The host's fix (drawn
+    on the GPU) removes both; the replay of the host alone left the ~1.6 ms uploads in the step."""
+    folder, pair = "recorded-heldout11", "random_numbers_drawn_on_the_CPU_and_copied_every_step"
+    tr, lo, hi, occ = _load(folder, pair, "bad", tmp)
+    g = replay.build(tr, lo, hi, occ)
+    alone = replay.replay(g, replay.host_ahead).step_ns
+    both = replay.gains(tr, lo, hi, occ)
+    uploads = [o for o in g.ops if o.kind == "memcpy" and o.nbytes > 10e6]
+    assert len(uploads) >= occ
+    assert both["step_ns"]["host"] < alone - 0.8 * sum(o.dur for o in uploads) / occ
+    assert both["recorded_ns"] / both["step_ns"]["host"] > 5.0  # measured without a profiler: 11.2x
+
+
 def test_a_pageable_copy_becomes_a_prefetch_at_the_link_rate():
     # 64 MB from pageable memory: a 10 ms host-blocking copy (6.4 GB/s), the synchronise PyTorch
     # adds after it, then a 5 ms kernel.

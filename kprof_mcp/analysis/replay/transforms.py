@@ -40,7 +40,7 @@ def _bulk_d2h(o: Op) -> bool:
     return o.kind == "memcpy" and _pageable(o.name) and "DtoH" in o.name and o.nbytes >= MIB
 
 
-def pin_copies(g: Graph) -> Graph:
+def pin_copies(g: Graph, uploads_only: bool = False) -> Graph:
     """Pageable host-to-device copies pinned and prefetched on a copy engine (and pinned uploads of 1 MiB
     or more issued on a stream that runs kernels, where copy and compute take turns: prefetched a step
     ahead on a side stream, they overlap the compute); per-step device-to-host
@@ -55,7 +55,10 @@ def pin_copies(g: Graph) -> Graph:
     from it is read on the GPU), so that stretch leaves the step with the copy. Only after a copy of a
     whole tensor (:func:`_bulk_d2h`): the host work after a small read (``.item()``) depends on the
     value and stays (:func:`drop_syncs` overlaps it with the GPU). The trace does not say what the host
-    did: work that merely follows the snapshot (the next batch made on the host) would go with it."""
+    did: work that merely follows the snapshot (the next batch made on the host) would go with it.
+
+    ``uploads_only``: the host-to-device half alone (the host cause's fix takes its uploads with it:
+    :func:`host_ahead`)."""
     g = _copy(g)
     compute = {o.stream for o in g.ops if o.kind == "kernel"}
     after: dict[Any, bool] = {}  # a thread's last call was a pageable copy made asynchronous
@@ -65,14 +68,20 @@ def pin_copies(g: Graph) -> Graph:
             c.gap = 0.0
             if c.kind != "sync":  # the synchronise PyTorch adds after the copy is the copy's own
                 consumer.pop(c.tid)
-        bulk = [j for j in c.ops if _bulk_d2h(g.ops[j])]
+        bulk = [] if uploads_only else [j for j in c.ops if _bulk_d2h(g.ops[j])]
         for j in bulk:
             g.ops[j].dur = 0.0
         if bulk:
             c.covers, c.dur, c.ret = [], min(c.dur, g.launch_floor_ns), min(c.ret, g.launch_floor_ns)
             after[c.tid] = consumer[c.tid] = True
             continue
-        pageable = [j for j in c.ops if g.ops[j].kind == "memcpy" and _pageable(g.ops[j].name)]
+        pageable = [
+            j
+            for j in c.ops
+            if g.ops[j].kind == "memcpy"
+            and _pageable(g.ops[j].name)
+            and (_h2d(g.ops[j].name) or not uploads_only)
+        ]
         for j in pageable:
             o = g.ops[j]
             if o.nbytes > 0:
@@ -143,6 +152,15 @@ def host_ahead(g: Graph) -> Graph:
             drained[c.tid] = False
     g.tails = {t: (0.0 if v >= HOST_WORK_MIN_NS and not drained.get(t) else v) for t, v in g.tails.items()}
     return g
+
+
+def host_with_uploads(g: Graph) -> Graph:
+    """:func:`host_ahead` with the uploads of what the host built: data made on the GPU needs none, data
+    made by workers ahead of the loop is uploaded from pinned memory on a copy engine a step ahead
+    (``pin_memory``): the pageable host-to-device copies become :func:`pin_copies`' (its device-to-host
+    half is not the host cause's). One fix removing two causes' time (:func:`~.gains` says when it is
+    the host's)."""
+    return host_ahead(pin_copies(g, uploads_only=True))
 
 
 def skip_first_calls(g: Graph) -> Graph:
