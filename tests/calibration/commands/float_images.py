@@ -10,16 +10,18 @@ are identical (the same arithmetic on the GPU). The fix is one change: the batch
 then converted and normalised on the GPU (``x.float().div_(255).sub_(mean).div_(std)``).
 
 Stage ``step`` (one ``kprof.range`` per step): a batch of 512 images 3 x 128 x 128 (a pool of 4 pinned
-batches on the host, 100.7 MB each as float32, 25.2 MB as uint8) copied to the GPU, a patch-embedding
-convolution 3 -> 256 (8 x 8, stride 8: 256 patches an image), GELU, a 1x1 mixing convolution 256 -> 256,
-mean-pooled, a linear classifier to 1000 classes, cross-entropy, backward, a foreach SGD step; bf16 autocast.
-The model: the convolutions forward and backward, 3·2·512·256·(192·256 + 256·256) = 9.3e10 FLOPs (tensor
-cores); the bytes: the images read from device memory once as uint8 (25 MB; the normalisation's output
-written and read once more, ~100 MB in bf16/fp32 passes), the activations (~0.4 GB): ~5e8.
+batches on the host, 100.7 MB each as float32, 25.2 MB as uint8) copied to the GPU, cast to bf16, cut into
+8 x 8 patches (256 an image: 131,072 tokens of 192 values), a linear patch embedding 192 -> 128, GELU, the
+tokens mean-pooled per image, a linear classifier to 1000 classes, cross-entropy, backward, a foreach SGD step;
+bf16 autocast. The model: the GEMMs forward and backward, 2·2·131072·192·128 + 3·2·512·128·1000 = 1.3e10
+FLOPs (tensor cores); the bytes: the images read once as uint8 (25 MB), the normalisation's passes (~0.5 GB
+in fp32), the bf16 image and its patches (~0.1 GB), the activations (~0.2 GB): ~8e8.
 
-Per design (H100 SXM, PCIe Gen5 host link, ~25-50 GB/s for pinned copies): good ~25 MB copied in ~0.5-1 ms plus
-~0.5 ms of compute; bad ~101 MB in ~2-4 ms plus the same compute: ~2-4x. The step waits for host-to-device
-copies of bytes it does not need (cause "copy"; no pipe or device memory level is busy: resource None).
+Per design (H100 SXM; revised after the first call's quick check, where a heavier model (a convolutional
+patch embedding and a 1x1 convolution, ~2.3 ms of GPU work a step) hid the copies: 1.35x): ~63 GB/s for
+pinned host-to-device copies (measured there); good ~25 MB copied in ~0.4 ms plus ~0.4 ms of normalisation
+and model; bad ~101 MB in ~1.6 ms plus ~0.2 ms: ~2x. The step waits for host-to-device copies of bytes it does
+not need (cause "copy"; no pipe or device memory level is busy: resource None).
 
     python float_images.py --variant bad --steps 20
 """
@@ -32,7 +34,7 @@ from _common import parser, run
 
 import kprof
 
-BATCH, SIDE, PATCH, WIDTH, CLASSES = 512, 128, 8, 256, 1000
+BATCH, SIDE, PATCH, WIDTH, CLASSES = 512, 128, 8, 128, 1000
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
@@ -54,8 +56,7 @@ def make(variant: str, cuda: bool):
         pool = [t.pin_memory() for t in pool]
     mean_d, std_d = mean.to(dev), std.to(dev)
     params = [
-        (torch.randn(width, 3, PATCH, PATCH, generator=g) / (3 * PATCH * PATCH) ** 0.5).to(dev),
-        (torch.randn(width, width, 1, 1, generator=g) / width**0.5).to(dev),
+        (torch.randn(width, 3 * PATCH * PATCH, generator=g) / (3 * PATCH * PATCH) ** 0.5).to(dev),
         (torch.randn(classes, width, generator=g) / width**0.5).to(dev),
     ]
     for p in params:
@@ -71,10 +72,12 @@ def make(variant: str, cuda: bool):
                 x = pool[i].to(dev, non_blocking=True)
                 if variant == "good":
                     x = (x.float() / 255 - mean_d) / std_d  # the same arithmetic, on the GPU
+                n = side // PATCH
+                x = x.to(torch.bfloat16 if cuda else torch.float32)
+                tok = x.view(b, 3, n, PATCH, n, PATCH).permute(0, 2, 4, 1, 3, 5).reshape(b * n * n, -1)
                 with torch.autocast(dev, dtype=torch.bfloat16, enabled=cuda):
-                    h = F.gelu(F.conv2d(x, params[0], stride=PATCH))
-                    h = F.gelu(F.conv2d(h, params[1]))
-                    logits = F.linear(h.mean((2, 3)), params[2])
+                    h = F.gelu(F.linear(tok, params[0]))
+                    logits = F.linear(h.view(b, n * n, -1).mean(1), params[1])
                 loss = F.cross_entropy(logits.float(), labels[i])
                 loss.backward()
                 with torch.no_grad():

@@ -16,10 +16,15 @@ end=$1
 rounds=$2
 shift 2
 if [ "${q[0]}" != "none" ]; then
-    [ "${q[0]}" = "all" ] && q=()
-    timeout 240 python3 tests/calibration/recorded-heldout12/quick_check.py "${q[@]}" 2>&1 | tee -a $OUT/quick_check.log
+    if [ "${q[0]}" = "all" ]; then
+        timeout 240 python3 tests/calibration/recorded-heldout12/quick_check.py 2>&1 | tee -a $OUT/quick_check.log
+    else
+        for a in "${q[@]}"; do  # one process each: a crash in one leaves the others' checks
+            timeout 240 python3 tests/calibration/recorded-heldout12/quick_check.py "$a" 2>&1 | tee -a $OUT/quick_check.log
+        done
+    fi
 fi
-ratios=$(grep '^RATIOS ' $OUT/quick_check.log 2>/dev/null | tail -1 | cut -c8-)
+ratios=$(grep '^RATIOS ' $OUT/quick_check.log 2>/dev/null | cut -c8- | python3 -c "import json,sys; r={}; [r.update(json.loads(l)) for l in sys.stdin if l.strip()]; print(json.dumps(r))")
 pairs=()
 for a in "$@"; do
     if [[ "$a" == *=* ]]; then

@@ -6,7 +6,7 @@ kernels per step, and both timed without a profiler as record.py times them.
 
     PYTHONPATH=. python3 tests/calibration/recorded-heldout12/quick_check.py [kernel ...]
 
-With kernel names, only those kernels are checked (no commands). Prints "RATIOS {json}" at the end.
+With arguments, only the kernels and scripts (names ending in .py) named are checked. Prints "RATIOS {json}" at the end.
 """
 
 import json
@@ -45,7 +45,13 @@ def rel_err(out, ref):
 
 
 ONLY = sys.argv[1:]
-for name in ONLY or ("calib_rare_branch", "calib_csr_scalar", "calib_atomic_order"):
+KERNELS = (
+    [a for a in ONLY if not a.endswith(".py")]
+    if ONLY
+    else ["calib_rare_branch", "calib_atomic_order", "calib_chained_scan"]
+)
+SCRIPTS = [a for a in ONLY if a.endswith(".py")] if ONLY else ["float_images.py", "lstm_cell_loop.py"]
+for name in KERNELS:
     mod = __import__(name)
     pkg = mod.KERNEL
     p = pkg.validate_params({})
@@ -57,7 +63,7 @@ for name in ONLY or ("calib_rare_branch", "calib_csr_scalar", "calib_atomic_orde
     ms = {}
     for v in ("v0", "v1"):
         out = inputs["out"]  # poisoned again: a version that fails to write cannot pass on the other's output
-        out.fill_(float("nan"))
+        out.fill_(-1 if p["dtype"] == "int32" else float("nan"))
         plan = pkg.version(v).build(inputs, p)
         stage = plan.stages[0]
         t1 = time.time()
@@ -81,6 +87,7 @@ for name in ONLY or ("calib_rare_branch", "calib_csr_scalar", "calib_atomic_orde
         )
     RATIOS[name] = ms["v0"] / ms["v1"]
     print(f"{name}: v0/v1 = {RATIOS[name]:.2f}x", flush=True)
+    print("RATIOS " + json.dumps(RATIOS), flush=True)  # so far (a later failure keeps these)
     del inputs, ref, plan, out
     torch.cuda.empty_cache()
 
@@ -88,7 +95,7 @@ import float_images  # noqa: E402
 import lstm_cell_loop  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-for mod in () if ONLY else (float_images, lstm_cell_loop):
+for mod in [m for m in (float_images, lstm_cell_loop) if m.__name__ + ".py" in SCRIPTS]:
     outs = []
     for variant in ("bad", "good"):
         loop, output = mod.make(variant, True)
@@ -122,7 +129,7 @@ for mod in () if ONLY else (float_images, lstm_cell_loop):
     )
     del outs
 
-for script in () if ONLY else ("float_images.py", "lstm_cell_loop.py"):
+for script in SCRIPTS:
     t = {}
     for variant in ("bad", "good"):
         t1 = time.time()
