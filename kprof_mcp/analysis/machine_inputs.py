@@ -131,7 +131,25 @@ def model_inputs(
         copy_share=copy_share(s, result),
         wide_share=wide_share(s, result),
         library_gemm=library_gemm(s, result),
+        command_no_counters=bool(result is not None and result.command) and not s.counters_measured,
+        top_kernel=top_kernel(s, result),
     )
+
+
+def top_kernel(s: StageResult, result: ProfileResult | None = None) -> tuple[str, float] | None:
+    """The kernel that takes most of the stage's kernel time, and its share of it: from the stage's kernel
+    times, else (a one-stage command's timeline) from the recorded window's kernel summary. None: neither."""
+    total = sum(k.total_median_ns for k in s.kernel_times)
+    if s.kernel_times and total > 0:
+        k = max(s.kernel_times, key=lambda k: k.total_median_ns)
+        return k.name, k.total_median_ns / total
+    one = result is not None and len(result.stages) == 1
+    rows = (result.timeline or {}).get("kernel_summary") if one else None
+    rows = [r for r in rows or () if isinstance(r, dict) and r.get("name") and r.get("time_pct") is not None]
+    if not rows:
+        return None
+    top = max(rows, key=lambda r: float(r["time_pct"]))
+    return str(top["name"]), float(top["time_pct"]) / 100.0
 
 
 # Names of GEMM kernels from the vendor libraries (cuBLAS's nvjet and xmma kernels, CUTLASS's, cuBLAS's

@@ -103,6 +103,10 @@ class Metrics:
     wide_share: tuple[float, int] | None = None
     # (share of the kernel time in vendor-library GEMM kernels, their mean ns per launch): a timeline's
     library_gemm: tuple[float, float] | None = None
+    # A command's stage timed without counters (a timeline): its kernels are the application's libraries',
+    # and nothing measured says why they are slow. ``top_kernel``: (name, share of the kernel time).
+    command_no_counters: bool = False
+    top_kernel: tuple[str, float] | None = None
     theoretical_occupancy_pct: float | None = None
     floor_ns: float | None = None
     best_sol_ns: float | None = None

@@ -359,7 +359,16 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             # A resource near its peak is the bound, not the warps' latency: hiding latency gains at most
             # what takes that resource from its use to the rate tuned kernels reach on it.
             latency = min(latency, max(0.0, 1.0 - lim.util / ATTAINABLE.get(lim.resource, ATTAINABLE_PIPE)))
-        if (best is not None or h is not None) and not any(o.cause == "latency" for o in specific):
+        if m.command_no_counters and (best is not None or h is not None):
+            # A command's kernels timed without counters: nothing measured says their warps wait, only that
+            # they take far longer than the model's work needs at the roof. A library's kernel that far
+            # from its roof does more work than the model counts or does it by a costlier method (a sparse
+            # or general kernel where a dense or specialised one does it, a whole tensor processed where a
+            # few rows change): the headroom is that work's, and the kernel that takes most of the time is
+            # where to look (Nsight Compute mode gives its limiter).
+            if not any(o.cause == "move_work" for o in specific):
+                add(generic, "move_work", latency, _over_model_facts(m, lim), False)
+        elif (best is not None or h is not None) and not any(o.cause == "latency" for o in specific):
             top = m.accounting.stalls[0].reason if m.accounting is not None and m.accounting.stalls else None
             facts = {
                 "memory_stalls": top in MEMORY_LATENCY_STALLS,
@@ -386,6 +395,22 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     # Largest gain first; on a tie a specific cause before generic advice.
     out.sort(key=lambda o: (round(o.est_gain_pct, 1), o.specific), reverse=True)
     return out
+
+
+def _over_model_facts(m: Metrics, lim) -> dict:
+    """The evidence of a command stage's kernels far from the model's roof, no counters: the kernel taking
+    most of the kernel time (its share, %), the time over the speed of light, and the resource the model's
+    work would be bound by (its FLOPs' pipe or DRAM: the limiter from the FLOP/byte model)."""
+    name, share = m.top_kernel or (None, None)
+    over = m.time_ns * m.kernel_busy / m.sol_ns if m.time_ns and m.sol_ns else None
+    return {
+        "move": "over_model",
+        "resource": lim.resource if lim is not None else None,
+        "kernel": name,
+        "value": 100.0 * share if share is not None else None,
+        "time_over_roof": over,
+        "source": "model",
+    }
 
 
 def _pipe_facts(lim) -> dict:

@@ -127,6 +127,19 @@ def _per_element(f: Facts) -> str:
     return (" (" + ", ".join(f"{v:.3g} {k}" for k, v in per[:3]) + " per element)") if per else ""
 
 
+def _short(kernel: str) -> str:
+    """A kernel's name without its return type, template arguments and parameters
+    (``void at::native::<unnamed>::multi_tensor_apply_kernel<...>(...)`` → ``at::native::multi_tensor_apply_kernel``)."""
+    name, depth = [], 0
+    for ch in kernel.removeprefix("void ").replace("<unnamed>::", "").replace("(anonymous namespace)::", ""):
+        if ch == "(" and depth == 0:
+            break
+        depth += (ch == "<") - (ch == ">")
+        if depth == 0 and ch != ">":
+            name.append(ch)
+    return "".join(name).strip()[:80] or kernel[:80]
+
+
 def _move_work(f: Facts) -> Words:
     src, dst = resource_name(f.resource), resource_name(f.target)
     model = _SOURCE_NOTE.get(f.source or "", "")
@@ -139,6 +152,23 @@ def _move_work(f: Facts) -> Words:
             "attainable rate (kernel times and the FLOP/byte model, no counters)",
             "a vendor GEMM this far under its roof computes work the model does not count (rows or padding "
             "thrown away after it) or runs a shape it handles badly; legal when " + (f.condition or ""),
+        )
+    if f.move == "over_model":  # a command's kernels far from the model's roof, no counters
+        top = f" ({_short(f.kernel)}: {_fmt(f.value)}% of the kernel time)" if f.kernel else ""
+        over = (
+            f"its kernels take {f.time_over_roof:.1f}x"
+            if f.time_over_roof
+            else "its kernels take far more than"
+        )
+        return (
+            f"Find the work the stage's kernels do beyond its model{top}: a costlier method than the model's "
+            "(a sparse, general or fallback kernel where a dense or specialised one does the work; a whole tensor "
+            "processed where a few rows change) or work the result does not use; Nsight Compute mode gives "
+            "that kernel's limiter",
+            f"{over} the time the stage's FLOPs and bytes need at the device's roof (kernel times and the "
+            "FLOP/byte model, no counters)",
+            "no counters: nothing measured says the warps wait; a library kernel this far from the roof does "
+            "more work than the model counts or a slower algorithm",
         )
     if f.target == f.resource:  # the same pipe, less work: a cheaper form of the code
         return (

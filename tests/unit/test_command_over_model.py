@@ -1,0 +1,68 @@
+"""A command's kernels timed without counters, far from the model's roof (issue 36, after the eleventh
+held-back set): nothing measured says their warps wait, so the headroom is not called latency; it is the work
+the kernels do beyond the model, or a costlier method (``move_work``, the ``over_model`` move), and the kernel
+taking most of the kernel time is named. Kernels profiled with counters keep the latency advice."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from kprof_mcp.analysis import diagnosis as A
+from kprof_mcp.analysis.diagnosis import Metrics
+from kprof_mcp.render.diagnosis.words import _short
+
+CAL = Path(__file__).resolve().parents[1] / "calibration"
+
+
+def _latency_bound(**kw) -> Metrics:
+    # 10 ms measured where the model's work takes 1 ms at the roof; nothing near its peak.
+    return Metrics(tc_pct=None, dram_pct=3.0, compute_pct=9.0, time_ns=10e6, sol_ns=1e6, **kw)
+
+
+def test_a_command_stage_without_counters_gets_the_work_beyond_its_model_not_latency():
+    opps = A.opportunities(
+        _latency_bound(command_no_counters=True, top_kernel=("void cusparse::csrmm<long>(T)", 0.98))
+    )
+    top = opps[0]
+    assert top.cause == "move_work" and top.facts.move == "over_model" and not top.specific
+    assert top.facts.kernel.startswith("void cusparse::csrmm") and top.facts.value == pytest.approx(98.0)
+    assert top.facts.time_over_roof == pytest.approx(10.0)
+    assert not any(o.cause == "latency" for o in opps)
+
+
+def test_a_kernel_profiled_alone_keeps_the_latency_advice():
+    opps = A.opportunities(_latency_bound())
+    assert opps[0].cause == "latency"
+    assert not any(o.facts.move == "over_model" for o in opps)
+
+
+def test_the_same_headroom_either_way():
+    a = A.opportunities(_latency_bound(command_no_counters=True))[0]
+    b = A.opportunities(_latency_bound())[0]
+    assert a.share == pytest.approx(b.share) and a.share > 0.5
+
+
+def test_kernel_names_are_shortened_without_templates_or_parameters():
+    assert (
+        _short(
+            "void at::native::<unnamed>::multi_tensor_apply_kernel<at::native::<unnamed>::Meta<(int)2>, x>(T1, T2)"
+        )
+        == "at::native::multi_tensor_apply_kernel"
+    )
+    assert _short("void cusparse::csrmm_alg2_kernel<(bool)0, long>(T4, T4)") == "cusparse::csrmm_alg2_kernel"
+    assert _short("triton_poi_fused_0") == "triton_poi_fused_0"
+
+
+def test_the_recorded_sparse_product_names_the_csr_kernel_first():
+    """The eleventh held-back set's CSR pair (judged once before this change: "expose more parallelism"):
+    98.8 % of its kernel time is cuSPARSE's csrmm, 10.5x the dense model's roof; the fix (dense weights)
+    measured +396 %."""
+    sys.path[:0] = [str(CAL), str(CAL.parent)]
+    import table
+
+    r = table.load(CAL / "recorded-heldout11/half_dense_matrix_multiplied_as_a_sparse_tensor/bad.result.json")
+    top = table.assess(r).opportunities[0]
+    assert top.cause == "move_work"
+    assert "cusparse::csrmm_alg2_kernel: 98.8% of the kernel time" in top.name
+    assert "no counters" in top.trigger
