@@ -39,6 +39,7 @@ from pairs import (  # noqa: E402
     HELDOUT9_PAIRS,
     HELDOUT10_PAIRS,
     HELDOUT11_PAIRS,
+    HELDOUT12_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     KERNELS_DIR,
@@ -149,6 +150,7 @@ def main() -> int:
         + HELDOUT9_PAIRS
         + HELDOUT10_PAIRS
         + HELDOUT11_PAIRS
+        + HELDOUT12_PAIRS
         + HELDOUT_RANKS_PAIRS
         + HELDOUT_RANKS2_PAIRS
     ):

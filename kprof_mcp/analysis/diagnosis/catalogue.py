@@ -4,7 +4,7 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 from __future__ import annotations
 
 from ..accounting import STALL_MEANING
-from .limiter import ATTAINABLE, NEAR_PEAK, _tensor_for, dot_work
+from .limiter import ATTAINABLE, NEAR_PEAK, PIPES, _tensor_for, dot_work, limiter
 from .metrics import (
     METRICS_ONLY_MAX_SHARE,
     OVER_FETCH_HEALTHY,
@@ -19,6 +19,7 @@ from .metrics import (
 # pairs: the thresholds are gates ("is it there at all"), the shares come from the counters.
 MEMORY_WAIT_MIN_SHARE = 0.5  # warps waiting on memory/each other own most of the time
 ATOMIC_MIN_SECTOR_SHARE = 0.01  # atomics are a visible part of the global traffic
+FENCE_MIN_SHARE = 0.10  # warps waiting on memory fences are a visible part of their time
 BANK_CONFLICT_MIN_PER_WAVEFRONT = 0.25
 SHARED_WAIT_MIN_SHARE = 0.2
 MEMORY_LATENCY_STALLS = ("long_scoreboard", "lg_throttle", "tex_throttle")  # warps waiting on global memory
@@ -306,6 +307,24 @@ def library_gemm_excess(m: Metrics) -> tuple[float, float] | None:
     return max(0.0, (gemm - m.attainable_sol_ns) / kernels), r
 
 
+def fence_share(m: Metrics) -> tuple[float, float] | None:
+    """What-if for memory fences around atomics (``sem='acq_rel'``, Triton's default for ``tl.atomic_add``;
+    ``seq_cst``; ``__threadfence``): each orders the thread's earlier accesses before it and later ones
+    after it, so the warp waits a memory round trip per fenced atomic — Nsight Compute's ``membar`` stall
+    (its WarpStateStats rule: avoid unnecessary memory barriers). Where the values are read only after the
+    kernel, relaxed ordering needs no fence: the fences' share f of the warps' time goes, and the
+    instruction work stays (the issue slots and pipes bound it), the fences' own memory traffic going with
+    them: T'/T = max(1 − f, the largest pipe or issue use). Gate: f ≥ :data:`FENCE_MIN_SHARE`.
+    → (share 1 − T'/T, f); None when it does not apply."""
+    a = m.accounting
+    lim = limiter(m)
+    f = a.share("membar") if a is not None else 0.0
+    if f < FENCE_MIN_SHARE or lim is None:
+        return None
+    rest = max((u.util for u in lim.uses if u.key in (*PIPES, "issue")), default=0.0)
+    return max(0.0, 1.0 - max(1.0 - f, rest)), f
+
+
 def top_stalls(m: Metrics) -> tuple[tuple[str, float], ...]:
     """For generic advice, the evidence that would decide it: the (at most two) warp states that own
     the time (annotation/ncu), as (reason, share)."""
@@ -361,6 +380,8 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, dic
                 },
             )
         )
+    if share is not None and share >= ATOMIC_MIN_SECTOR_SHARE and (fenced := fence_share(m)) is not None:
+        out.append(("atomics", min(fenced[0], cap), {"atomic_share": share, "fence_wait": fenced[1]}))
     if (
         m.tensor_work
         and a.tensor_inst

@@ -167,6 +167,7 @@ class Facts:
     dtype_to: str | None = None
     dram_pct: float | None = None
     ffma_flops_over_model: float | None = None
+    fence_wait: float | None = None  # share of the warps' time waiting on memory fences (membar)
     fma_pct: float | None = None
     focus: tuple[Any, ...] | None = None
     gpu_busy_pct: float | None = None

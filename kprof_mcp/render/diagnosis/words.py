@@ -71,6 +71,15 @@ def _spills(f: Facts) -> Words:
 
 
 def _atomics(f: Facts) -> Words:
+    if f.fence_wait is not None:  # fenced atomics (analysis.diagnosis.catalogue.fence_share)
+        return (
+            "Relax the atomics' memory ordering: sem='relaxed' where the values are read only after the kernel "
+            "(tl.atomic_add defaults to acq_rel, a fence around every atomic), no __threadfence between "
+            "independent atomics",
+            f"membar stalls {100 * f.fence_wait:.0f}% of warp time; atomics {100 * (f.atomic_share or 0):.1f}% of "
+            "global sectors",
+            "each fenced atomic waits a memory round trip before the warp goes on",
+        )
     if f.atomic_l2_sectors is None:  # no counters: the SASS listing's atomics (contention is in the data)
         trigger = f"global atomics {100 * (f.atomic_share or 0):.0f}% of the SASS listing's global accesses"
         return (_ATOMICS, trigger + _SOURCE_NOTE["static"], "warps may wait on serialised atomics (at most)")
