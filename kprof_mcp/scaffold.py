@@ -33,10 +33,11 @@ import functools
 from kprof_mcp.kernel import DTYPE_PARAM, KernelPackage, Param, Plan, Stage, StageModel, Version
 
 
-# 1. Parameters: each with a default and bounds (a profile refuses values outside them). ``dtype``
-#    is special: ``params.itemsize`` is its size in bytes.
+# 1. Parameters: each with a default and bounds (a profile refuses values outside them), and
+#    optionally a ``cpu_default``: the default without a GPU (the Triton interpreter is slow).
+#    ``dtype`` is special: ``params.itemsize`` is its size in bytes.
 PARAMS = (
-    Param("n", 1 << 22, min=1, max=1 << 30, doc="number of elements"),
+    Param("n", 1 << 22, min=1, max=1 << 30, doc="number of elements", cpu_default=1 << 16),
     DTYPE_PARAM("float32"),
 )
 
