@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field, field_validator
 
+from .causes import described
+
 
 class DeviceState(BaseModel):
     kind: str  # "cuda" or "cpu"
@@ -73,11 +75,7 @@ class OpportunityModel(BaseModel):
     )
     trigger: str = Field(description="metric=value that triggered it")
     share_pct: float = Field(default=0.0, description="share of the time this change would remove, %")
-    cause: str = Field(
-        default="",
-        description="spills, few_blocks, tail, over_fetch, dram_roof, compute_roof, "
-        "latency, occupancy, ncu, launch, streams",
-    )
+    cause: str = Field(default="", description="what the opportunity is about, one of: " + described())
 
 
 class Timing(BaseModel):

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from ..analysis.peaks import AtClock
 from ..models import ProfileResult, ResultWarning
+from ..models.causes import described
 from .contract import opportunity_name
 from .diagnosis import Assessment, assess
 
@@ -95,12 +96,7 @@ class OpportunitySummary(BaseModel):
     source: str = Field(
         description="'kprof' (our model), 'ncu' (Nsight Compute's rule estimate) or 'timeline'"
     )
-    cause: str = Field(
-        default="",
-        description="the cause key: fma_dot, atomics, small_tiles, bank_conflicts, "
-        "over_fetch, spills, few_blocks, tail, launch, streams, dram_roof, "
-        "compute_roof, latency, occupancy, ncu",
-    )
+    cause: str = Field(default="", description="the cause key, one of: " + described())
 
 
 class ProfileSummary(BaseModel):
