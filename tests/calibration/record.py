@@ -46,6 +46,7 @@ from pairs import (  # noqa: E402
     REPLAY_PAIRS,
 )
 from pairs_ranks2 import HELDOUT_RANKS2_PAIRS  # noqa: E402
+from pairs_ranks3 import HELDOUT_RANKS3_PAIRS  # noqa: E402
 
 from kprof_mcp.engine import Config, Engine, KprofError  # noqa: E402
 
@@ -153,6 +154,7 @@ def main() -> int:
         + HELDOUT12_PAIRS
         + HELDOUT_RANKS_PAIRS
         + HELDOUT_RANKS2_PAIRS
+        + HELDOUT_RANKS3_PAIRS
     ):
         if a.pairs and p.name not in a.pairs:
             continue
