@@ -15,9 +15,18 @@ from kprof_mcp.render.diagnosis.words import _short
 CAL = Path(__file__).resolve().parents[1] / "calibration"
 
 
-def _latency_bound(**kw) -> Metrics:
-    # 10 ms measured where the model's work takes 1 ms at the roof; nothing near its peak.
-    return Metrics(tc_pct=None, dram_pct=3.0, compute_pct=9.0, time_ns=10e6, sol_ns=1e6, **kw)
+def _latency_bound(attainable_ns: float = 1.05e6, **kw) -> Metrics:
+    # 10 ms measured where the model's work takes 1 ms at the roof (1.05 ms at the attainable rate); nothing
+    # near its peak.
+    return Metrics(
+        tc_pct=None,
+        dram_pct=3.0,
+        compute_pct=9.0,
+        time_ns=10e6,
+        sol_ns=1e6,
+        attainable_sol_ns=attainable_ns,
+        **kw,
+    )
 
 
 def test_a_command_stage_without_counters_gets_the_work_beyond_its_model_not_latency():
@@ -29,6 +38,12 @@ def test_a_command_stage_without_counters_gets_the_work_beyond_its_model_not_lat
     assert top.facts.kernel.startswith("void cusparse::csrmm") and top.facts.value == pytest.approx(98.0)
     assert top.facts.time_over_roof == pytest.approx(10.0)
     assert not any(o.cause == "latency" for o in opps)
+
+
+def test_near_the_roof_a_command_stage_keeps_the_generic_advice():
+    # 10 ms where the model's work takes 6 ms at the attainable rate: under twice it, not "that far"
+    opps = A.opportunities(_latency_bound(6e6, command_no_counters=True, top_kernel=("k", 1.0)))
+    assert not any(o.facts.move == "over_model" for o in opps)
 
 
 def test_a_kernel_profiled_alone_keeps_the_latency_advice():

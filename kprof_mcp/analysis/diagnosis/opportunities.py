@@ -7,6 +7,7 @@ import math
 
 from . import dispatch, static_mix
 from .catalogue import (
+    LIBRARY_SLOW,
     MEMORY_LATENCY_STALLS,
     accounting_causes,
     excess_core_work,
@@ -359,13 +360,15 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             # A resource near its peak is the bound, not the warps' latency: hiding latency gains at most
             # what takes that resource from its use to the rate tuned kernels reach on it.
             latency = min(latency, max(0.0, 1.0 - lim.util / ATTAINABLE.get(lim.resource, ATTAINABLE_PIPE)))
-        if m.command_no_counters and (best is not None or h is not None):
+        over = m.time_ns * m.kernel_busy / m.attainable_sol_ns if m.time_ns and m.attainable_sol_ns else None
+        if m.command_no_counters and (best is not None or h is not None) and over and over >= LIBRARY_SLOW:
             # A command's kernels timed without counters: nothing measured says their warps wait, only that
             # they take far longer than the model's work needs at the roof. A library's kernel that far
             # from its roof does more work than the model counts or does it by a costlier method (a sparse
             # or general kernel where a dense or specialised one does it, a whole tensor processed where a
             # few rows change): the headroom is that work's, and the kernel that takes most of the time is
-            # where to look (Nsight Compute mode gives its limiter).
+            # where to look (Nsight Compute mode gives its limiter). "That far": at least LIBRARY_SLOW times
+            # the model's work at the attainable rate, as for a vendor GEMM; nearer the roof, the generic advice.
             if not any(o.cause == "move_work" for o in specific):
                 add(generic, "move_work", latency, _over_model_facts(m, lim), False)
         elif (best is not None or h is not None) and not any(o.cause == "latency" for o in specific):
