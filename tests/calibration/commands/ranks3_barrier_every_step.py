@@ -12,7 +12,7 @@ Stage ``step`` (one ``kprof.range`` per step on each rank): 128 images a rank cr
 host set of 3 x 72 x 72 uint8 images (a Python loop: index, crop, flip; ``torch.stack``, ``pin_memory``,
 ``non_blocking`` copy), then on the GPU in bf16: normalised, cut into 8 x 8 patches (8192 tokens of 192
 values), a patch embedding (192 → 1024), 4 residual MLP layers (1024 → 4096 → 1024, GELU), mean pooling, a
-1000-class head, cross-entropy, backward, one all-reduce of the flat gradients (34 M bf16), SGD. 6 · 34 M
+1000-class head, cross-entropy, backward, one all-reduce of the flat gradients (35 M bf16), SGD. 6 · 35 M
 · 8192 = 1.7e12 FLOPs a rank a step.
 
 Per design (2 x H100 SXM): the GPU's step ~4-5 ms; the host's batch ~2-4 ms (measured ~3 ms on a 2-core CPU
