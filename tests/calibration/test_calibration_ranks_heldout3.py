@@ -20,9 +20,9 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 from pairs import ALL_PAIRS, HELDOUT_PAIRS, HELDOUT_RANKS_PAIRS, REPLAY_PAIRS  # noqa: E402
 from pairs_ranks2 import HELDOUT_RANKS2_PAIRS  # noqa: E402
-from pairs_ranks3 import HELDOUT_RANKS3_PAIRS  # noqa: E402
+from pairs_ranks3 import DROPPED_RANKS3_PAIRS, HELDOUT_RANKS3_PAIRS  # noqa: E402
 
-SCRIPTS = [p.kernel for p in HELDOUT_RANKS3_PAIRS]
+SCRIPTS = [p.kernel for p in HELDOUT_RANKS3_PAIRS + DROPPED_RANKS3_PAIRS]
 CAUSES = {"straggler", "exposed_comm", "launch", "host", "copy", "sync", "move_work", "fusion"}
 
 
@@ -55,20 +55,23 @@ def _run(script, variant, *extra):
 
 
 def test_the_set():
-    assert len(HELDOUT_RANKS3_PAIRS) == 3
+    assert len(HELDOUT_RANKS3_PAIRS) == 3 and len(DROPPED_RANKS3_PAIRS) == 1
     others = ALL_PAIRS + REPLAY_PAIRS + HELDOUT_PAIRS + HELDOUT_RANKS_PAIRS + HELDOUT_RANKS2_PAIRS
     assert not {p.name for p in HELDOUT_RANKS3_PAIRS} & {p.name for p in others}
     assert not {p.kernel for p in HELDOUT_RANKS3_PAIRS} & {p.kernel for p in others}
-    for p in HELDOUT_RANKS3_PAIRS:
+    assert not {p.kernel for p in HELDOUT_RANKS3_PAIRS} & {p.kernel for p in DROPPED_RANKS3_PAIRS}
+    for p in HELDOUT_RANKS3_PAIRS + DROPPED_RANKS3_PAIRS:
         assert p.command and (p.bad, p.good) == ("bad", "good") and p.mode == "nsys"
         assert p.cause in CAUSES and p.planted and (COMMANDS_DIR / p.kernel).exists()
         assert p.kernel.startswith("ranks3_")
-    assert [p.cause for p in HELDOUT_RANKS3_PAIRS] == ["move_work", "sync", "exposed_comm"]
+    assert [p.cause for p in HELDOUT_RANKS3_PAIRS] == ["move_work", "exposed_comm", "copy"]
+    assert [p.cause for p in DROPPED_RANKS3_PAIRS] == ["sync"]
 
 
 def test_record_py_looks_the_set_up():
     src = (HERE / "record.py").read_text()
     assert "from pairs_ranks3 import HELDOUT_RANKS3_PAIRS" in src and "+ HELDOUT_RANKS3_PAIRS" in src
+    assert "DROPPED_RANKS3" not in src
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -80,9 +83,10 @@ def test_variants_run_as_two_gloo_ranks_and_agree(script):
             assert cp.stdout.strip().splitlines()[-1] == "done"
             outs[variant] = [torch.load(f"{tmp}/{variant}.rank{r}.pt") for r in (0, 1)]
     bad, good = outs["bad"], outs["good"]
-    for r in (0, 1):  # 3 warm-up steps and 2 kept losses, the parameters' sum
-        assert bad[r].shape == good[r].shape == (6,) and torch.isfinite(bad[r]).all()
-        assert torch.equal(bad[r][-1], bad[1 - r][-1])  # the ranks' parameters stay in step
+    n = 7 if script == "ranks3_host_snapshot.py" else 6  # 5 losses (3 warm-up), sums (+ the snapshot's)
+    for r in (0, 1):
+        assert bad[r].shape == good[r].shape == (n,) and torch.isfinite(bad[r]).all()
+        assert torch.equal(bad[r][5:], bad[1 - r][5:])  # the ranks' parameters stay in step
         torch.testing.assert_close(bad[r], good[r], rtol=0, atol=0)  # identical values
     assert not torch.equal(bad[0][:5], bad[1][:5])  # each rank its own data
 
@@ -178,3 +182,26 @@ def test_param_broadcast_every_step_or_once(variant, one_rank_group, monkeypatch
     calls.clear()
     loop(3)
     assert calls == ([(128, torch.float32, "default")] * 4 * 3 if variant == "bad" else [])
+
+
+@pytest.mark.parametrize("variant", ["bad", "good"])
+def test_host_snapshot_on_the_host_or_the_device(variant, one_rank_group, monkeypatch):
+    m = _script("ranks3_host_snapshot")
+    n_params = m.LAYERS * 2 * m.WIDTH * m.HIDDEN
+    assert n_params * 2 == pytest.approx(33.5e6, rel=1e-2)  # 33.5 MB in bf16
+    assert 6 * n_params * m.TOKENS == pytest.approx(4.1e11, rel=1e-2)
+    copies = []
+    real = torch.Tensor.copy_
+
+    def copy_(self, src, *a, **k):
+        copies.append((self.device.type, self.is_pinned(), src.shape))
+        return real(self, src, *a, **k)
+
+    loop, output = m.make(variant, 0, 1, False, layers=2, width=8, hidden=16, tokens=4)
+    monkeypatch.setattr(torch.Tensor, "copy_", copy_)
+    loop(2)
+    assert len(copies) == 2 * 4 and {c[:2] for c in copies} == {("cpu", False)}  # pageable on the host
+    src = (COMMANDS_DIR / "ranks3_host_snapshot.py").read_text()
+    assert src.count('where = "cpu" if variant == "bad" else dev') == 1 and src.count("s.copy_(p)") == 1
+    out = output()
+    assert out[-1] == out[-2]  # the snapshot holds the parameters of the last step
