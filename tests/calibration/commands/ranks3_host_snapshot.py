@@ -17,7 +17,8 @@ snapshot ~0.05 ms on the GPU, 33.5 MB over PCIe into pageable memory ~2-7 ms: ba
 step (> 2x). Both ranks alike (no straggler planted).
 
 The kept outputs (each rank's loss per step, its parameters' sum and its snapshot's sum at the end) are
-identical in both variants: the snapshot holds the same bits wherever it lives.
+identical in both variants: the snapshot holds the same bits wherever it lives (its sum taken on the CPU in
+both: a first GPU check found the sums over the device snapshot and the host one apart, by summation order).
 
     python ranks3_host_snapshot.py --variant bad --steps 20
 """
@@ -82,7 +83,7 @@ def make(variant: str, rank: int, world: int, cuda: bool, **sizes):
     def output():
         with torch.no_grad():
             total = torch.stack([p.float().sum() for p in params]).sum()
-            snap = torch.stack([s.float().sum().cpu() for s in snapshot]).sum()
+            snap = torch.stack([s.cpu().float().sum() for s in snapshot]).sum()  # summed on the CPU
         return torch.cat([torch.stack(kept).float().cpu(), total.reshape(1).cpu(), snap.reshape(1)])
 
     return loop, output
