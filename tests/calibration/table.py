@@ -45,6 +45,7 @@ from pairs import (  # noqa: E402
     REPLAY_PAIRS,
 )
 from pairs_ranks2 import HELDOUT_RANKS2_PAIRS  # noqa: E402
+from pairs_ranks3 import HELDOUT_RANKS3_PAIRS  # noqa: E402
 from ranks_steps import communication_now  # noqa: E402
 from record import slug  # noqa: E402
 from replayed import idle_with_replay  # noqa: E402
@@ -76,6 +77,7 @@ HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
 )  # issue 39: a second set (2026-11-26 19:35 UTC), judged once
+HELDOUT_RANKS3 = HERE / "recorded-heldout-ranks3"  # issue 39: a third set (2026-11-27 07:02 UTC), judged once
 SET_PAIRS = ALL_PAIRS + REPLAY_PAIRS  # the whole set, judged half by half
 DOC = ROOT / "docs" / "diagnosis-calibration.md"
 BEGIN, END = "<!-- calibration-table:begin -->", "<!-- calibration-table:end -->"
@@ -96,6 +98,7 @@ BACK11_BEGIN, BACK11_END = "<!-- heldback11:begin -->", "<!-- heldback11:end -->
 BACK12_BEGIN, BACK12_END = "<!-- heldback12:begin -->", "<!-- heldback12:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
+RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
 
 
 def rows(recorded: Path | None = None, only_recorded: bool = False) -> list[dict]:
@@ -168,6 +171,8 @@ def recorded_in(p) -> Path:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
         return HELDOUT_RANKS2
+    if p in HELDOUT_RANKS3_PAIRS:
+        return HELDOUT_RANKS3
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
 
 
@@ -255,6 +260,12 @@ def heldout_ranks2_rows() -> list[dict]:
     """The second held-back multi-rank set (recorded-heldout-ranks2/, issue 39), built and recorded by a
     helper who did not read the ranks analysis; judged once, before any change made with it in view."""
     return [_row(p) for p in HELDOUT_RANKS2_PAIRS]
+
+
+def heldout_ranks3_rows() -> list[dict]:
+    """The third held-back multi-rank set (recorded-heldout-ranks3/, issue 39), built and recorded by a helper
+    who did not read the ranks analysis; judged once, before any model change made with it in view."""
+    return [_row(p) for p in HELDOUT_RANKS3_PAIRS]
 
 
 def heldout8_rows() -> list[dict]:
@@ -434,6 +445,11 @@ def sections() -> dict[tuple[str, str], str]:
             if RANKS2_BEGIN in DOC.read_text()
             else {}
         ),
+        **(
+            {(RANKS3_BEGIN, RANKS3_END): text(heldout_ranks3_rows())}
+            if RANKS3_BEGIN in DOC.read_text()
+            else {}
+        ),
     }
 
 
@@ -468,6 +484,7 @@ def main() -> int:
                 BACK12_BEGIN: "\nTwelfth held-back set (recorded-heldout12/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
+                RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",
             }[begin]
         )
         print(t)
