@@ -137,19 +137,14 @@ def model_inputs(
 
 
 def top_kernel(s: StageResult, result: ProfileResult | None = None) -> tuple[str, float] | None:
-    """The kernel that takes most of the stage's kernel time, and its share of it: from the stage's kernel
-    times, else (a one-stage command's timeline) from the recorded window's kernel summary. None: neither."""
-    total = sum(k.total_median_ns for k in s.kernel_times)
-    if s.kernel_times and total > 0:
-        k = max(s.kernel_times, key=lambda k: k.total_median_ns)
-        return k.name, k.total_median_ns / total
-    one = result is not None and len(result.stages) == 1
-    rows = (result.timeline or {}).get("kernel_summary") if one else None
-    rows = [r for r in rows or () if isinstance(r, dict) and r.get("name") and r.get("time_pct") is not None]
-    if not rows:
+    """The kernel that takes most of the stage's kernel time (:func:`_stage_kernel_times`), and its share
+    of it. None without kernel times."""
+    rows = _stage_kernel_times(s, result)
+    total = sum(t for _, t in rows)
+    if total <= 0:
         return None
-    top = max(rows, key=lambda r: float(r["time_pct"]))
-    return str(top["name"]), float(top["time_pct"]) / 100.0
+    name, t = max(rows, key=lambda r: r[1])
+    return name, t / total
 
 
 # Names of GEMM kernels from the vendor libraries (cuBLAS's nvjet and xmma kernels, CUTLASS's, cuBLAS's

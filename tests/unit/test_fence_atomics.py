@@ -38,7 +38,7 @@ def test_no_fence_advice_without_membar_stalls():
     assert not any(o.name.startswith("Relax the atomics") for o in opps)
 
 
-def test_fence_share_is_bounded_by_the_instruction_work(monkeypatch):
+def test_fence_share_is_bounded_by_the_instruction_work():
     from kprof_mcp.analysis.diagnosis import catalogue
     from kprof_mcp.analysis.diagnosis.limiter import Limiter, Use
 
@@ -50,9 +50,7 @@ def test_fence_share_is_bounded_by_the_instruction_work(monkeypatch):
         accounting = A()
 
     lim = Limiter("issue", 0.8, True, uses=(Use("issue", 0.8), Use("l2", 0.3)))
-    monkeypatch.setattr(catalogue, "limiter", lambda m: lim)
-    share, f = catalogue.fence_share(M())
+    share, f = catalogue.fence_share(M(), lim)
     assert f == 0.5 and share == pytest.approx(0.2)  # T'/T = max(1 − 0.5, issue 0.8)
     lim = Limiter("l2", 0.9, True, uses=(Use("l2", 0.9), Use("issue", 0.1)))
-    monkeypatch.setattr(catalogue, "limiter", lambda m: lim)
-    assert catalogue.fence_share(M())[0] == pytest.approx(0.5)  # the fences' own traffic goes with them
+    assert catalogue.fence_share(M(), lim)[0] == pytest.approx(0.5)  # the fences' own traffic goes with them

@@ -307,7 +307,7 @@ def library_gemm_excess(m: Metrics) -> tuple[float, float] | None:
     return max(0.0, (gemm - m.attainable_sol_ns) / kernels), r
 
 
-def fence_share(m: Metrics) -> tuple[float, float] | None:
+def fence_share(m: Metrics, lim) -> tuple[float, float] | None:
     """What-if for memory fences around atomics (``sem='acq_rel'``, Triton's default for ``tl.atomic_add``;
     ``seq_cst``; ``__threadfence``): each orders the thread's earlier accesses before it and later ones
     after it, so the warp waits a memory round trip per fenced atomic — Nsight Compute's ``membar`` stall
@@ -317,7 +317,6 @@ def fence_share(m: Metrics) -> tuple[float, float] | None:
     them: T'/T = max(1 − f, the largest pipe or issue use). Gate: f ≥ :data:`FENCE_MIN_SHARE`.
     → (share 1 − T'/T, f); None when it does not apply."""
     a = m.accounting
-    lim = limiter(m)
     f = a.share("membar") if a is not None else 0.0
     if f < FENCE_MIN_SHARE or lim is None:
         return None
@@ -334,8 +333,9 @@ def top_stalls(m: Metrics) -> tuple[tuple[str, float], ...]:
     return tuple((st.reason, st.share) for st in a.stalls[:2])
 
 
-def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, dict]]:
-    """(cause, share, facts) of each catalogue cause the accounting proves.
+def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, float, dict]]:
+    """(cause, share, facts) of each catalogue cause the accounting proves (``lim``: the stage's limiter,
+    computed here when not given).
 
     * **contended atomics** (``atomics``): global atomics/reductions are ≥ 1 % of the global
       sectors, neither DRAM nor the SMs are busy (< 60 %) and warps wait on memory or each other
@@ -380,7 +380,11 @@ def accounting_causes(m: Metrics, bottleneck: str) -> list[tuple[str, float, dic
                 },
             )
         )
-    if share is not None and share >= ATOMIC_MIN_SECTOR_SHARE and (fenced := fence_share(m)) is not None:
+    if (
+        share is not None
+        and share >= ATOMIC_MIN_SECTOR_SHARE
+        and (fenced := fence_share(m, lim or limiter(m))) is not None
+    ):
         out.append(("atomics", min(fenced[0], cap), {"atomic_share": share, "fence_wait": fenced[1]}))
     if (
         m.tensor_work

@@ -317,7 +317,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             after = 1.0 / over if m.copy_share is None else max(1.0 / over, 1.0 - m.copy_share)
             facts = {"kernels": m.kernels, "time_over_roof": over, "copy_share": m.copy_share}
             add(specific, "fusion", 1.0 - after, facts, True)
-    for cause, share, facts in accounting_causes(m, bottleneck):
+    for cause, share, facts in accounting_causes(m, bottleneck, lim):
         add(specific, cause, share, facts, True)
     for cause, share, facts in what_if_moves(m, lim):
         add(specific, cause, share, facts, True)
