@@ -1360,3 +1360,75 @@ HELDOUT12_PAIRS = [
         "setting the step; fix: nn.LSTM (cuDNN's fused RNN) with the same weights on the whole sequence",
     ),
 ]
+
+# The thirteenth held-back set (tests/calibration/recorded-heldout13/README.md): five classes none of the other sets
+# has, designed and committed (cause, resource, planted) before any GPU number; not in ALL_PAIRS or HALF.
+HELDOUT13_PAIRS = [
+    Pair(
+        "a separable filter applied as a full 2-D stencil",
+        "calib_separable_filter",
+        "v0",
+        "v1",
+        "move_work",
+        planted="a 15 x 15 Gaussian blur of an 8192 x 8192 fp32 image computed from its 2-D kernel (the outer "
+        "product of a 1-D Gaussian with itself): 225 shifted-tile loads (L1/L2 hits) and FMAs an output; fix: "
+        "the separable form, a row pass of 15 taps into a scratch image and a column pass of 15 taps (30 an "
+        "output, the scratch image's 0.5 GB of DRAM traffic more); the same result by a cheaper method "
+        "(resource l1: the taps' loads run on the L1/LSU path now)",
+        resource="l1",
+    ),
+    Pair(
+        "a root found by bisection where Newton converges in a few steps",
+        "calib_kepler_bisect",
+        "v0",
+        "v1",
+        "move_work",
+        planted="Kepler's equation E - e sin E = M for 2^24 orbits (e <= 0.8) solved by 48 bisection steps on "
+        "[M - e, M + e], each a libdevice sine (range reduction and polynomial on the FP32 pipe); fix: Danby's "
+        "starting value and 6 Newton steps (a sine, a cosine and a division each): the same fp32 root by a "
+        "quadratically converging method (resource fma: the sines' FP32 work is the time)",
+        resource="fma",
+    ),
+    Pair(
+        "a float atomic max emulated with a compare-and-swap loop",
+        "calib_cas_max",
+        "v0",
+        "v1",
+        "atomics",
+        planted="scatter-max of 2^24 fp32 values into 2^16 segments (256 writers a segment, the output in the "
+        "L2) written as CUDA code writes a float atomicMax: load the word, atomic_cas the max in, retry until "
+        "every lane of the tile has succeeded (a returned-value round trip a try, failed tries under "
+        "contention), both versions sem='relaxed'; fix: tl.atomic_max (native: one fire-and-forget red a value); "
+        "resource None (the waits are round trips)",
+    ),
+    Pair(
+        "an FFT convolution at a prime length",
+        "fft_prime_length.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 2.2e9, "bytes": 6.0e8, "dtype": "float32", "tensor_cores": False}},
+        planted="a long-convolution layer (8 x 512 channels x 4096 steps, a 4096-tap filter a channel, fp32, "
+        "inference) computed as irfft(rfft(u, n) * rfft(k, n), n) with n = L + M - 1 = 8191, a prime: cuFFT "
+        "runs Bluestein's algorithm (chirp multiplies and power-of-two FFTs of 16384 points a transform); fix: "
+        "n = 8192 (the next fast length), the same linear convolution; resource dram (cuFFT's passes are "
+        "memory-bound)",
+        resource="dram",
+    ),
+    Pair(
+        "gc.collect() after every training step",
+        "gc_every_step.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.2e12, "bytes": 1.8e9, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="an MLP's training step (8192 x 2048, six 2048 x 2048 layers, bf16 autocast, ~3 ms of GEMMs) "
+        "followed by gc.collect() in a process holding 400,000 dataset samples as Python dicts and lists (~1.2 M "
+        "tracked containers): a full collection of the heap on the host every step, freeing nothing, while "
+        "the GPU, its queue drained, waits; fix: no gc.collect() in the loop",
+    ),
+]
