@@ -24,7 +24,10 @@ recorded example verdict (1.111×), and the 12 ncu/nsys result.json files' `"tim
 2026-11-26 14:15 UTC, 8 outputs: the ncu/annotation metrics.csv files' two new columns, sysmem_sectors and
 host_link_pct (issue 36: the host link as a memory level), empty in the recordings, which predate them;
 2026-11-26 20:50 UTC, 4 outputs: the nsys result.json files' idle replay gains `gpu_free_ns`, the step with every
-GPU operation at its floor, which bounds generic advice on a command's step (issue 36)).
+GPU operation at its floor, which bounds generic advice on a command's step (issue 36); 2026-11-27 10:10 UTC,
+24 outputs: the ncu/annotation metric_names.json, metrics.csv and result.json files' three L2-slice counters,
+l2_slice_pct, l2_atomic_pct and l2_atomic_slice_pct (issue 36: the L2's busiest slice as a resource), values
+where the recorded report holds them (--set full), empty where it predates them).
 Intended changes awaiting the next re-recording, one line each (re-recorded 2026-11-26 14:15 UTC before them):
 - none.
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two

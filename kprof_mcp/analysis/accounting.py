@@ -108,6 +108,9 @@ class Accounting:
     levels: dict[str, float] = field(default_factory=dict)
     # Memory level -> bytes moved: l2 (every L2 access), shared (shared-memory data, SASS level).
     level_bytes: dict[str, float] = field(default_factory=dict)
+    # The L2's slices (% of one slice's peak over the elapsed time): ``l2`` the busiest slice's throughput,
+    # ``l2_atomic`` the atomic units' average, ``l2_atomic_max`` the busiest slice's atomic unit.
+    slices: dict[str, float] = field(default_factory=dict)
     local_requests: float | None = None  # local-memory load + store requests (warp level): spills
     sm_cycles_active: float | None = None  # an average SM's active cycles
     sm_cycles_elapsed: float | None = None  # an average SM's elapsed cycles
@@ -265,6 +268,15 @@ def account(acc: dict[str, float], tc_pct: float | None = None, dram_pct: float 
                 ("l2", "l2_bytes", 1.0),
                 ("shared", "shared_bytes", 1.0),
                 ("host", "sysmem_sectors", 32.0),  # 32-byte L2 sectors to system memory
+            )
+            if (v := acc.get(key)) is not None
+        },
+        slices={
+            name: v
+            for name, key in (
+                ("l2", "l2_slice_pct"),
+                ("l2_atomic", "l2_atomic_pct"),
+                ("l2_atomic_max", "l2_atomic_slice_pct"),
             )
             if (v := acc.get(key)) is not None
         },

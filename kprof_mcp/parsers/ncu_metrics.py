@@ -128,6 +128,12 @@ ACCOUNTING: dict[str, tuple[str, ...]] = {
     "l1_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active",),
     "l2_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",),
     "l2_bytes": ("lts__t_bytes.sum",),
+    # The L2's slices as resources of their own: the busiest slice's throughput and the L2's atomic units
+    # (average and busiest slice). Addresses hash over the slices, so traffic to a few lines (a small table
+    # every program reads past L1, atomics to a few counters) loads one slice while the average stays low.
+    "l2_slice_pct": ("lts__throughput.max.pct_of_peak_sustained_elapsed",),
+    "l2_atomic_pct": ("lts__d_atomic_input_cycles_active.avg.pct_of_peak_sustained_elapsed",),
+    "l2_atomic_slice_pct": ("lts__d_atomic_input_cycles_active.max.pct_of_peak_sustained_elapsed",),
     # The host link (PCIe, NVLink-C2C) as a memory level: L2 sectors the SMs' loads and stores sent to
     # system memory (a kernel reading pinned or mapped host memory: zero copy), and the link's throughput.
     "sysmem_sectors": ("lts__t_sectors_srcunit_tex_aperture_sysmem.sum",),

@@ -4,6 +4,7 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 from __future__ import annotations
 
 from ..accounting import STALL_MEANING
+from . import slices
 from .limiter import ATTAINABLE, NEAR_PEAK, PIPES, _tensor_for, dot_work, limiter
 from .metrics import (
     METRICS_ONLY_MAX_SHARE,
@@ -340,7 +341,9 @@ def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, 
     * **contended atomics** (``atomics``): global atomics/reductions are ≥ 1 % of the global
       sectors, neither DRAM nor the SMs are busy (< 60 %) and warps wait on memory or each other
       for ≥ 50 % of their time: the atomics' serialisation owns that waiting → share = the
-      memory-wait share.
+      memory-wait share. Where the L2's atomic units were measured per slice, they decide instead:
+    * **a hot L2 slice** (``atomics`` or ``over_fetch`` at the L2): the busiest slice is the limiter,
+      its excess over the average slice the time spreading the traffic removes (:mod:`.slices`).
     * **low reuse from small tiles** (``small_tiles``): tensor-core work with the tensor pipe under
       60 %, memory-wait ≥ 50 %, and global load bytes per FLOP b at least twice what
       REUSE_TILE×REUSE_TILE tiles need (s/128 for s-byte elements): the time follows the operand
@@ -363,11 +366,15 @@ def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, 
     # to the tensor cores now (limiter.what_if_moves), estimated from the pipes' rates.
     share = a.atomic_sector_share
     busy = max(m.dram_pct or 0.0, compute or 0.0)
+    lim = lim or limiter(m)
+    if (hot := slices.hot_slice(m, lim)) is not None:
+        out.append((hot[0], min(hot[1], cap), hot[2]))
     if (
         share is not None
         and share >= ATOMIC_MIN_SECTOR_SHARE
         and busy < m.scattered_dram_pct
         and a.memory_wait >= MEMORY_WAIT_MIN_SHARE
+        and not slices.measured(m)  # where the atomic units' busiest slice is measured, it decides
     ):
         out.append(
             (
@@ -380,11 +387,7 @@ def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, 
                 },
             )
         )
-    if (
-        share is not None
-        and share >= ATOMIC_MIN_SECTOR_SHARE
-        and (fenced := fence_share(m, lim or limiter(m))) is not None
-    ):
+    if share is not None and share >= ATOMIC_MIN_SECTOR_SHARE and (fenced := fence_share(m, lim)) is not None:
         out.append(("atomics", min(fenced[0], cap), {"atomic_share": share, "fence_wait": fenced[1]}))
     if (
         m.tensor_work

@@ -172,6 +172,7 @@ class Facts:
     focus: tuple[Any, ...] | None = None
     gpu_busy_pct: float | None = None
     grid_blocks: int | None = None
+    hot_slice_pct: float | None = None  # the busiest L2 slice's (or atomic unit's) use, % of its peak
     idle_pct: float | None = None
     issue_active_pct: float | None = None
     kernel: str | None = None
@@ -204,6 +205,7 @@ class Facts:
     rule: str | None = None
     section: str | None = None
     shared_wait: float | None = None
+    slice_avg_pct: float | None = None  # the L2 slices' (or atomic units') average use, % of peak
     sm_active_pct: float | None = None
     sm_count: int | None = None
     source: str | None = None

@@ -47,6 +47,13 @@ def _over_fetch(f: Facts) -> Words:
             f"{f.kernels} kernel(s) named with {f.dtype_from} types in a {f.dtype_to}-or-narrower stage model",
             f"{f.dtype_from} moves twice the bytes the model's dtype needs",
         )
+    if f.hot_slice_pct is not None:  # a few lines load one L2 slice (analysis.diagnosis.slices)
+        return (
+            "Keep the few lines every program reads off the L2: in L1 or shared memory (no .cg or volatile "
+            "loads of a small table, a flag polled by one thread per block), or spread them over more addresses",
+            f"busiest L2 slice {f.hot_slice_pct:.0f}% of its peak, the slices' average {f.slice_avg_pct:.1f}%",
+            "traffic to a few lines waits on the one L2 slice that owns them",
+        )
     if f.reread:  # data re-read through a limiting cache level (catalogue.reread_share)
         lvl = f.resource.upper()
         return (

@@ -71,6 +71,13 @@ def _spills(f: Facts) -> Words:
 
 
 def _atomics(f: Facts) -> Words:
+    if f.hot_slice_pct is not None:  # the busiest L2 slice's atomic unit (analysis.diagnosis.slices)
+        return (
+            _ATOMICS + " (or spread the counters over more addresses)",
+            f"busiest L2 slice's atomic unit {f.hot_slice_pct:.0f}% of its peak, the slices' average "
+            f"{f.slice_avg_pct:.1f}%",
+            "atomics to a few addresses serialise on the L2 slice that owns them",
+        )
     if f.fence_wait is not None:  # fenced atomics (analysis.diagnosis.catalogue.fence_share)
         return (
             "Relax the atomics' memory ordering: sem='relaxed' where the values are read only after the kernel "

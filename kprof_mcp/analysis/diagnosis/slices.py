@@ -1,0 +1,64 @@
+"""The L2's slices as resources of their own (issue 36).
+
+The L2 is built of slices, each serving the addresses that hash to it, each with its own tag lookups,
+data path and atomic unit. Nsight Compute's L2 throughput (``lts__throughput.avg``) is the slices'
+average; traffic to a few lines — a small table every program reads past L1 (``.cg``, volatile loads),
+atomics to a few counters or bins — loads the one or two slices that own them to their peak while the
+average stays low, and every SM waits on those slices. The busiest slice
+(``lts__throughput.max.pct_of_peak_sustained_elapsed``) and the busiest atomic unit
+(``lts__d_atomic_input_cycles_active.max``) are therefore resources like any pipe: when the busiest slice
+is the stage's limiter (the most used resource, at least :data:`~.limiter.NEAR_PEAK` busy) its excess over
+the average slice is the time a change that spreads the traffic — or keeps it off the L2 — removes.
+
+What-if: the hot slice's busy time falls from u_max·T to the average slice's u_avg·T, and nothing else
+changes: T' = max(T − (u_max − u_avg)·T, every other resource's busy time at the rate tuned kernels reach
+— the L2 as a whole among them, whose work stays). The gain is T/T' − 1, as every what-if's.
+
+Whose traffic: where the busiest atomic unit is as busy as the busiest slice, atomics to a few addresses
+(contended atomics: reduce within each block first, or spread the counters); else reads or writes of a few
+lines (a table gathered past L1, a flag every program polls: keep them in L1 or shared memory).
+
+Pure: numbers in, facts out. None where the counters were not collected (recordings before 2026-11-27,
+other architectures' names), so the memory-wait reading of contention stays there.
+"""
+
+from __future__ import annotations
+
+from .limiter import ATTAINABLE, ATTAINABLE_PIPE, NEAR_PEAK
+
+
+def measured(m) -> bool:
+    """Whether the stage's counters include the atomic units' busiest slice (the contention evidence)."""
+    a = m.accounting
+    return a is not None and a.slices.get("l2_atomic_max") is not None
+
+
+def hot_slice(m, lim) -> tuple[str, float, dict] | None:
+    """(cause, share of T, facts) of the busiest L2 slice as the limiter; None when it is not."""
+    a = m.accounting
+    if a is None or lim is None or not a.slices:
+        return None
+    hot = []
+    if (top := a.slices.get("l2")) is not None and (avg := a.levels.get("l2")) is not None:
+        hot.append(("over_fetch", top / 100.0, avg / 100.0))
+    if (top := a.slices.get("l2_atomic_max")) is not None and (avg := a.slices.get("l2_atomic")) is not None:
+        hot.append(("atomics", top / 100.0, avg / 100.0))
+    if not hot:
+        return None
+    # The atomic unit's slice when it is at least as busy as any slice's busiest unit: the atomics own it.
+    cause, top, avg = max(hot, key=lambda h: (min(1.0, h[1]), h[0] == "atomics"))
+    top = min(1.0, top)
+    others = [u for u in lim.uses if u.key != "blocks"]
+    if top < NEAR_PEAK or any(u.util > top for u in others):
+        return None  # the busiest slice is not the limiter
+    avg = min(avg, top)
+    rest = max((u.util / ATTAINABLE.get(u.key, ATTAINABLE_PIPE) for u in others), default=0.0)
+    after = max(1.0 - (top - avg), min(1.0, rest))
+    facts = {
+        "resource": "l2",
+        "hot_slice_pct": 100.0 * top,
+        "slice_avg_pct": 100.0 * avg,
+        "atomic_share": a.atomic_sector_share if cause == "atomics" else None,
+        "atomic_l2_sectors": a.atomic_l2_sectors if cause == "atomics" else None,
+    }
+    return cause, max(0.0, 1.0 - after), facts
