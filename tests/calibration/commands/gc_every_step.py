@@ -1,8 +1,8 @@
 """A training loop that calls ``gc.collect()`` after every step "to keep memory down", in a process that holds
 its dataset's samples as Python objects (dicts of token lists and metadata, as map-style datasets, caches and
-tokenised corpora do): each full collection walks every tracked container of the heap (~1.2 M here), tens of
-milliseconds of CPU time during which nothing new is launched, and the GPU, its queue drained, waits. The
-step's tensors are freed by reference counting anyway; nothing in the loop makes reference cycles, so the
+tokenised corpora do): each full collection walks every tracked container of the heap (the samples'
+~120,000 and the process's own: torch's modules, functions and caches), milliseconds of CPU time during
+which nothing new is launched, and the GPU, its queue drained, waits. The step's tensors are freed by reference counting anyway; nothing in the loop makes reference cycles, so the
 collection frees nothing. Sources: the Python documentation of the ``gc`` module (a full collection examines
 every tracked object of the oldest generation); Megatron-LM's ``--manual-gc`` / ``--manual-gc-interval``
 options (automatic collections disabled and a collection every N steps, because Python's garbage collection
@@ -16,9 +16,11 @@ against targets, backward, a foreach SGD step. The model: 3·2·8192·2048²·6 
 bytes: the activations written forward and read back (~8192·2048·2·6·4 ≈ 0.8 GB), the weights: ~1e9.
 
 Per design (H100 SXM): good ~2.5-3.5 ms a step, GPU-bound (the GEMMs); bad the same GPU work plus a full
-collection of ~1.2 M tracked objects on the host (~15-40 ms), during which the GPU, its ~40 queued kernels
-done, idles: ~5-10x. CPU work between launches sets the bad step (cause "host"; no pipe or device memory
-level is busy: resource None).
+collection of the heap on the host, during which the GPU, its ~60 queued operations done, idles: ~3-10x.
+Revised after the first call's quick check (118.7x there: 400,000 samples, ~1.2 M tracked containers, made
+each collection ~0.3 s, a bad step too long for the recording's ~600 steps): 40,000 samples; the collection,
+the model and the cause unchanged. CPU work between launches sets the bad step (cause "host"; no pipe or
+device memory level is busy: resource None).
 
     python gc_every_step.py --variant bad --steps 20
 """
@@ -33,7 +35,7 @@ from _common import parser, run
 
 import kprof
 
-BATCH, WIDTH, LAYERS, SAMPLES = 8192, 2048, 6, 400_000
+BATCH, WIDTH, LAYERS, SAMPLES = 8192, 2048, 6, 40_000
 
 
 def dataset(n: int) -> list:
