@@ -88,6 +88,34 @@ def test_removing_a_cause_never_makes_the_step_slower(folder, pair, _name, _caus
     assert allof <= min(replay.replay(g, t).step_ns for t in replay.TRANSFORMS.values()) * (1 + 1e-9)
 
 
+def _state(g) -> tuple:
+    """Every field of every call and op, and the graph's own (what a transform may change)."""
+    return (
+        [tuple(sorted((k, repr(v)) for k, v in vars(c).items())) for c in g.calls],
+        [tuple(sorted((k, repr(v)) for k, v in vars(o).items())) for o in g.ops],
+        repr(sorted(g.tails.items(), key=repr)),
+        g.kernel_busy_ns,
+        list(g.cuts),
+    )
+
+
+@pytest.mark.parametrize("folder,pair,_name,_cause", PAIRS, ids=IDS)
+def test_every_what_if_leaves_the_graph_it_was_given_as_recorded(folder, pair, _name, _cause, tmp):
+    """The transforms copy on write (graph._copy, graph.own): the graph every what-if starts from is shared,
+    and each what-if's step is the one it gives on a deep copy of its own."""
+    import copy
+
+    from kprof_mcp.analysis.replay.transforms import free_gpu, host_with_uploads
+
+    tr, lo, hi, occ = _load(folder, pair, "bad", tmp)
+    g = replay.build(tr, lo, hi, occ)
+    before = _state(g)
+    for t in [*replay.TRANSFORMS.values(), host_with_uploads, free_gpu]:
+        shared = replay.replay(g, t).step_ns
+        assert _state(g) == before, t.__name__
+        assert shared == replay.replay(copy.deepcopy(g), t).step_ns, t.__name__
+
+
 def _compose(g, *ts):
     for t in ts:
         g = t(g)

@@ -29,7 +29,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from .graph import Graph, _copy, _h2d
+from .graph import Graph, _copy, _h2d, own
 
 MIN_RUN = 8  # launches in a row: fewer is not a loop over items
 NEAR_FLOOR_X = 2.0  # a kernel this close to an empty one's time is mostly its launch's fixed cost
@@ -103,11 +103,12 @@ def batch_launches(g: Graph) -> Graph:
         ops = [g.calls[i].ops[0] for i in r.launches]
         d = batched_ns(g, r)
         g.kernel_busy_ns = max(0.0, g.kernel_busy_ns - sum(g.ops[j].dur for j in ops) + d)
-        g.ops[ops[0]].dur = d
+        own(g.ops, ops[0]).dur = d
         for j in ops[1:]:  # empty, right after the batched kernel on its stream
-            g.ops[j].dur = g.ops[j].gap = g.ops[j].issue = 0.0
+            o = own(g.ops, j)
+            o.dur = o.gap = o.issue = 0.0
         for i in r.calls[1:]:
-            c = g.calls[i]
+            c = own(g.calls, i)
             c.gap = c.dur = c.ret = 0.0
     return g
 
@@ -184,12 +185,13 @@ def batch_copies(g: Graph) -> Graph:
         ops = [g.calls[i].ops[0] for i in r]
         total = sum(g.ops[j].nbytes for j in ops)
         d = max(total / g.pinned_h2d_bytes_per_s * 1e9, max(g.ops[j].dur for j in ops))
-        g.ops[ops[0]].dur = d
+        own(g.ops, ops[0]).dur = d
         for j in ops[1:]:
-            g.ops[j].dur = g.ops[j].gap = g.ops[j].issue = 0.0
+            o = own(g.ops, j)
+            o.dur = o.gap = o.issue = 0.0
         for i in range(r[0] + 1, r[-1] + 1):
-            c = g.calls[i]
-            if c.tid == g.calls[r[0]].tid:
+            if g.calls[i].tid == g.calls[r[0]].tid:
+                c = own(g.calls, i)
                 c.gap = c.dur = c.ret = 0.0
                 c.covers = []
     return g

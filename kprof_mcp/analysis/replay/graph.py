@@ -455,9 +455,16 @@ def replay(g: Graph, transform: Callable[[Graph], Graph] | None = None) -> Repla
 
 
 def _copy(g: Graph) -> Graph:
-    """A copy of ``g`` whose calls and ops a transform may change (each shallow, as ``replace`` made
-    them, a dozen times faster on the millions of a long trace)."""
-    return replace(g, calls=[_shallow(c) for c in g.calls], ops=[_shallow(o) for o in g.ops])
+    """A copy of ``g`` a transform may change: new lists of the same calls and ops, copy-on-write — the
+    transform takes its own copy of each call or op it changes (:func:`own`), so the graph every what-if
+    starts from stays as recorded, and a what-if that changes a few calls of a long trace copies a few."""
+    return replace(g, calls=list(g.calls), ops=list(g.ops), tails=dict(g.tails), cuts=list(g.cuts))
+
+
+def own(items: list, i: int):
+    """``items[i]`` replaced by a shallow copy of it, returned: what a transform changes (:func:`_copy`)."""
+    x = items[i] = _shallow(items[i])
+    return x
 
 
 def _shallow(x):

@@ -8,14 +8,15 @@ from typing import Any
 from ..idle import HOST_WORK_MIN_NS
 from ..timeline import CAPTURE_BEGIN, LAUNCH_APIS
 from .batch import batch_copies
-from .graph import MIB, Call, Graph, Op, _copy, _h2d, _pageable
+from .graph import MIB, Call, Graph, Op, _copy, _h2d, _pageable, own
 
 
 def drop_syncs(g: Graph) -> Graph:
     """Every wait but the window's last returns without waiting (see the package docstring)."""
     g = _copy(g)
-    waits = [c for c in g.calls if c.covers and _is_read(g, c)]
-    for c in waits[:-1]:
+    waits = [i for i, c in enumerate(g.calls) if c.covers and _is_read(g, c)]
+    for i in waits[:-1]:
+        c = own(g.calls, i)
         c.covers, c.dur = [], c.ret
     return g
 
@@ -26,11 +27,12 @@ def reuse_allocations(g: Graph) -> Graph:
     with the launches recorded into its capture and the host work that issued them (the gap before each call
     inside the capture: the code that runs only to record the graph)."""
     g = _copy(g)
-    for c in g.calls:
+    for i, c in enumerate(g.calls):
         if c.kind in ("alloc", "capture"):
+            c = own(g.calls, i)
             c.covers, c.dur, c.ret = [], 0.0, 0.0
-        if c.kind == "capture" and not c.name.startswith(CAPTURE_BEGIN):
-            c.gap = 0.0
+            if c.kind == "capture" and not c.name.startswith(CAPTURE_BEGIN):
+                c.gap = 0.0
     return g
 
 
@@ -63,15 +65,17 @@ def pin_copies(g: Graph, uploads_only: bool = False) -> Graph:
     compute = {o.stream for o in g.ops if o.kind == "kernel"}
     after: dict[Any, bool] = {}  # a thread's last call was a pageable copy made asynchronous
     consumer: dict[Any, bool] = {}  # a snapshot's copy returned; the host work consuming it runs
-    for c in g.calls:
+    for i, c in enumerate(g.calls):
         if consumer.get(c.tid):
+            c = own(g.calls, i)
             c.gap = 0.0
             if c.kind != "sync":  # the synchronise PyTorch adds after the copy is the copy's own
                 consumer.pop(c.tid)
         bulk = [] if uploads_only else [j for j in c.ops if _bulk_d2h(g.ops[j])]
         for j in bulk:
-            g.ops[j].dur = 0.0
+            own(g.ops, j).dur = 0.0
         if bulk:
+            c = own(g.calls, i)
             c.covers, c.dur, c.ret = [], min(c.dur, g.launch_floor_ns), min(c.ret, g.launch_floor_ns)
             after[c.tid] = consumer[c.tid] = True
             continue
@@ -83,7 +87,7 @@ def pin_copies(g: Graph, uploads_only: bool = False) -> Graph:
             and (_h2d(g.ops[j].name) or not uploads_only)
         ]
         for j in pageable:
-            o = g.ops[j]
+            o = own(g.ops, j)
             if o.nbytes > 0:
                 o.dur = min(o.dur, o.nbytes / g.pinned_h2d_bytes_per_s * 1e9)
             if _h2d(o.name):  # prefetched on a copy engine: its stream no longer waits for it
@@ -91,20 +95,25 @@ def pin_copies(g: Graph, uploads_only: bool = False) -> Graph:
         for j in c.ops:  # a pinned upload of a batch on the compute's stream: prefetched on a side stream
             o = g.ops[j]
             if o.kind == "memcpy" and _h2d(o.name) and o.nbytes >= MIB and o.stream in compute:
-                o.stream = ("copy engine", "HtoD")
+                own(g.ops, j).stream = ("copy engine", "HtoD")
         if pageable and all(_h2d(g.ops[j].name) for j in pageable):
+            c = own(g.calls, i)
             c.covers, c.dur = [], min(c.dur, g.launch_floor_ns)
             after[c.tid] = True
         elif after.pop(c.tid, False) and c.kind == "sync":
+            c = own(g.calls, i)
             c.covers, c.dur = [], c.ret  # the synchronise PyTorch adds after a pageable copy goes with it
     # Ops that followed a prefetched copy on its old stream follow the op before it instead.
     moved = {j for j, o in enumerate(g.ops) if o.stream == ("copy engine", "HtoD")}
     last_copy = None
     for j, o in enumerate(g.ops):
-        while o.prev in moved and j not in moved:
-            o.prev = g.ops[o.prev].prev
+        prev = o.prev
+        while prev in moved and j not in moved:
+            prev = g.ops[prev].prev
         if j in moved:
-            o.prev, last_copy = last_copy, j
+            prev, last_copy = last_copy, j
+        if prev != o.prev:
+            own(g.ops, j).prev = prev
     g.tails = {t: (0.0 if consumer.get(t) else v) for t, v in g.tails.items()}
     return batch_copies(g)  # runs of small copies as one transfer (the same cause's other fix)
 
@@ -115,15 +124,16 @@ def graph_launches(g: Graph) -> Graph:
     them, and the GPU runs the kernels back to back, none shorter than the device's measured launch
     floor (an empty kernel: 0.83 µs on an H100)."""
     g = _copy(g)
-    for c in g.calls:
-        if c.kind in ("launch", "memset", "other") and c.gap < HOST_WORK_MIN_NS:
-            c.gap = 0.0
-        if c.kind in ("launch", "memset"):
-            c.dur = c.ret = 0.0
-        elif c.kind == "other" and not c.covers:
-            c.dur = c.ret = 0.0
+    for i, c in enumerate(g.calls):
+        if c.kind in ("launch", "memset", "other"):
+            c = own(g.calls, i)
+            if c.gap < HOST_WORK_MIN_NS:
+                c.gap = 0.0
+            if c.kind in ("launch", "memset") or not c.covers:
+                c.dur = c.ret = 0.0
     first_issue = min((p.issue for p in g.ops), default=0.0)  # once: per op it made this O(ops²)
-    for o in g.ops:
+    for j in range(len(g.ops)):
+        o = own(g.ops, j)
         o.gap = 0.0
         o.issue = min(o.issue, first_issue)
         if o.kind == "kernel":
@@ -143,9 +153,9 @@ def _is_read(g: Graph, c: Call) -> bool:
 def host_ahead(g: Graph) -> Graph:
     g = _copy(g)
     drained: dict[Any, bool] = {}  # the thread read a GPU value and has not fed the GPU since
-    for c in g.calls:
+    for i, c in enumerate(g.calls):
         if c.gap >= HOST_WORK_MIN_NS and not drained.get(c.tid):
-            c.gap = 0.0
+            own(g.calls, i).gap = 0.0
         if _is_read(g, c):
             drained[c.tid] = True
         elif c.ops:
@@ -165,8 +175,9 @@ def host_with_uploads(g: Graph) -> Graph:
 
 def skip_first_calls(g: Graph) -> Graph:
     g = _copy(g)
-    for c in g.calls:
+    for i, c in enumerate(g.calls):
         if c.kind == "first":
+            c = own(g.calls, i)
             c.dur = c.ret = min(c.dur, g.launch_floor_ns) if c.name in LAUNCH_APIS else 0.0
     return g
 
@@ -176,7 +187,8 @@ def free_gpu(g: Graph) -> Graph:
     (``gpu_floor_ns``), so the step is the host's alone — what no change to the kernels' own work can
     beat (the recorded kernels' union no longer bounds it)."""
     g = _copy(g)
-    for o in g.ops:
-        o.dur = min(o.dur, g.gpu_floor_ns)
+    for j, o in enumerate(g.ops):
+        if o.dur > g.gpu_floor_ns:
+            own(g.ops, j).dur = g.gpu_floor_ns
     g.kernel_busy_ns = 0.0
     return g
