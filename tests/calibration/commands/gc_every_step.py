@@ -2,8 +2,8 @@
 its dataset's samples as Python objects (dicts of token lists and metadata, as map-style datasets, caches and
 tokenised corpora do): each full collection walks every tracked container of the heap (the samples'
 ~120,000 and the process's own: torch's modules, functions and caches), milliseconds of CPU time during
-which nothing new is launched, and the GPU, its queue drained, waits. The step's tensors are freed by reference counting anyway; nothing in the loop makes reference cycles, so the
-collection frees nothing. Sources: the Python documentation of the ``gc`` module (a full collection examines
+which nothing new is launched, and the GPU, its queue drained, waits. The step's tensors are freed by
+reference counting anyway; nothing in the loop makes reference cycles, so the collection frees nothing. Sources: the Python documentation of the ``gc`` module (a full collection examines
 every tracked object of the oldest generation); Megatron-LM's ``--manual-gc`` / ``--manual-gc-interval``
 options (automatic collections disabled and a collection every N steps, because Python's garbage collection
 stalled the training step); the PyTorch forums' "training slows down with gc.collect() in the loop" threads.
