@@ -341,7 +341,8 @@ def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, 
     * **contended atomics** (``atomics``): global atomics/reductions are ≥ 1 % of the global
       sectors, neither DRAM nor the SMs are busy (< 60 %) and warps wait on memory or each other
       for ≥ 50 % of their time: the atomics' serialisation owns that waiting → share = the
-      memory-wait share. Where the L2's atomic units were measured per slice, they decide instead:
+      memory-wait share. Where the L2's atomic units were measured per slice, only atomics concentrated
+      on a few slices are contended, and where their slice is the limiter the hot slice's what-if decides:
     * **a hot L2 slice** (``atomics`` or ``over_fetch`` at the L2): the busiest slice is the limiter,
       its excess over the average slice the time spreading the traffic removes (:mod:`.slices`).
     * **low reuse from small tiles** (``small_tiles``): tensor-core work with the tensor pipe under
@@ -374,7 +375,10 @@ def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, 
         and share >= ATOMIC_MIN_SECTOR_SHARE
         and busy < m.scattered_dram_pct
         and a.memory_wait >= MEMORY_WAIT_MIN_SHARE
-        and not slices.measured(m)  # where the atomic units' busiest slice is measured, it decides
+        # where the slices were measured: atomics on a few of them, whose slice is not the bound (that is
+        # the hot slice's what-if)
+        and slices.contended(m) is not False
+        and not (hot is not None and hot[0] == "atomics")
     ):
         out.append(
             (

@@ -10,13 +10,22 @@ average stays low, and every SM waits on those slices. The busiest slice
 is the stage's limiter (the most used resource, at least :data:`~.limiter.NEAR_PEAK` busy) its excess over
 the average slice is the time a change that spreads the traffic — or keeps it off the L2 — removes.
 
-What-if: the hot slice's busy time falls from u_max·T to the average slice's u_avg·T, and nothing else
-changes: T' = max(T − (u_max − u_avg)·T, every other resource's busy time at the rate tuned kernels reach
-— the L2 as a whole among them, whose work stays). The gain is T/T' − 1, as every what-if's.
+What-if: the hot slice's work spread as evenly as the average slice's. A bound resource sets the stage's
+time, so the time follows its work: T' = T · u_avg / u_max, and never below any other resource's busy time at
+the rate tuned kernels reach (the L2 as a whole among them: its work stays) — T' = max(T · u_avg/u_max,
+max_r u_r/a_r · T). Atomics to one address are a chain of dependent read-modify-writes on its slice, which
+leaves that slice's unit idle between them: it sets the time at well under 100 % busy, so the slice needs only
+to be the limiter (the most used resource, at least :data:`~.limiter.NEAR_PEAK`), not at 100 %.
 
 Whose traffic: where the busiest atomic unit is as busy as the busiest slice, atomics to a few addresses
 (contended atomics: reduce within each block first, or spread the counters); else reads or writes of a few
 lines (a table gathered past L1, a flag every program polls: keep them in L1 or shared memory).
+
+**Contended, not bound.** Atomics concentrated on a few slices (the busiest atomic unit more than
+:data:`CONCENTRATED` times the average) whose slice is not the limiter are serialised with their warps
+waiting: the memory-wait reading of contention (``catalogue.accounting_causes``) applies to them, and to
+nothing else where the slices were measured — atomics spread over every slice (a scatter-add, an epilogue
+with one writer per output) are not contended, whatever their warps wait on.
 
 Pure: numbers in, facts out. None where the counters were not collected (recordings before 2026-11-27,
 other architectures' names), so the memory-wait reading of contention stays there.
@@ -26,11 +35,18 @@ from __future__ import annotations
 
 from .limiter import ATTAINABLE, ATTAINABLE_PIPE, NEAR_PEAK
 
+# Atomics are on a few slices when the busiest atomic unit is more than this many times the average: a
+# presence test (spread addresses hash evenly over the slices: the busiest within a few tens of % of the average).
+CONCENTRATED = 2.0
 
-def measured(m) -> bool:
-    """Whether the stage's counters include the atomic units' busiest slice (the contention evidence)."""
+
+def contended(m) -> bool | None:
+    """Whether the atomics are concentrated on a few L2 slices (None: the slices were not measured)."""
     a = m.accounting
-    return a is not None and a.slices.get("l2_atomic_max") is not None
+    top = a.slices.get("l2_atomic_max") if a is not None else None
+    if top is None:
+        return None
+    return top > CONCENTRATED * (a.slices.get("l2_atomic") or 0.0)
 
 
 def hot_slice(m, lim) -> tuple[str, float, dict] | None:
@@ -53,7 +69,7 @@ def hot_slice(m, lim) -> tuple[str, float, dict] | None:
         return None  # the busiest slice is not the limiter
     avg = min(avg, top)
     rest = max((u.util / ATTAINABLE.get(u.key, ATTAINABLE_PIPE) for u in others), default=0.0)
-    after = max(1.0 - (top - avg), min(1.0, rest))
+    after = max(avg / top, min(1.0, rest))
     facts = {
         "resource": "l2",
         "hot_slice_pct": 100.0 * top,
