@@ -127,6 +127,8 @@ def _uses(m, grid: list[Use]) -> list[Use]:
         if levels.get("host") is not None and (a.level_bytes.get("host") or 0.0) > 0:
             # the host link, where the kernel's own loads and stores went to system memory
             out.append(Use("host", levels["host"] / 100.0))
+        if (hot := hot_slice_use(a)) is not None:
+            out.append(Use(SLICE, hot))
         return out + grid
     # No counters: the model's math at the pipe its dtype runs on, its bytes at DRAM.
     math = model_pipe(m)
@@ -140,6 +142,25 @@ def _uses(m, grid: list[Use]) -> list[Use]:
     if static is None:
         return out + grid
     return [Use(k, u, static_mix.SOURCE) for k, u in static] + [u for u in out if u.key == "dram"] + grid
+
+
+# The L2's busiest slice (or atomic unit), a resource of its own where it is hot (:mod:`.slices`).
+SLICE = "l2_slice"
+# A slice is hot when it is busier than this many times the slices' average (a presence test: addresses hash
+# evenly over the slices, so balanced traffic keeps the busiest within a few tens of % of the average).
+HOT = 2.0
+
+
+def hot_slice_use(a) -> float | None:
+    """The busiest L2 slice's use (its throughput's or its atomic unit's, whichever is busier), 0-1, where it
+    is more than :data:`HOT` times the slices' average of the same; None where the slices were not measured
+    or none is hot (then the L2 level's average use stands for every slice)."""
+    pairs = (
+        (a.slices.get("l2"), a.levels.get("l2")),
+        (a.slices.get("l2_atomic_max"), a.slices.get("l2_atomic")),
+    )
+    hot = [top / 100.0 for top, avg in pairs if top is not None and avg is not None and top > HOT * avg]
+    return max(hot, default=None)
 
 
 def model_pipe(m) -> str | None:

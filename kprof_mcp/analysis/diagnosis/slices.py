@@ -33,11 +33,11 @@ other architectures' names), so the memory-wait reading of contention stays ther
 
 from __future__ import annotations
 
-from .limiter import ATTAINABLE, ATTAINABLE_PIPE, NEAR_PEAK
+from .limiter import ATTAINABLE, ATTAINABLE_PIPE, HOT, NEAR_PEAK, SLICE
 
 # Atomics are on a few slices when the busiest atomic unit is more than this many times the average: a
 # presence test (spread addresses hash evenly over the slices: the busiest within a few tens of % of the average).
-CONCENTRATED = 2.0
+CONCENTRATED = HOT
 
 
 def contended(m) -> bool | None:
@@ -50,23 +50,25 @@ def contended(m) -> bool | None:
 
 
 def hot_slice(m, lim) -> tuple[str, float, dict] | None:
-    """(cause, share of T, facts) of the busiest L2 slice as the limiter; None when it is not."""
+    """(cause, share of T, facts) of the busiest L2 slice as the limiter (the limiter's hot-slice resource,
+    :func:`.limiter.hot_slice_use`); None when it is not."""
     a = m.accounting
-    if a is None or lim is None or not a.slices:
+    if a is None or lim is None or lim.resource != SLICE or lim.util < NEAR_PEAK:
         return None
     hot = []
-    if (top := a.slices.get("l2")) is not None and (avg := a.levels.get("l2")) is not None:
+    if (
+        (top := a.slices.get("l2")) is not None
+        and (avg := a.levels.get("l2")) is not None
+        and top > HOT * avg
+    ):
         hot.append(("over_fetch", top / 100.0, avg / 100.0))
     if (top := a.slices.get("l2_atomic_max")) is not None and (avg := a.slices.get("l2_atomic")) is not None:
-        hot.append(("atomics", top / 100.0, avg / 100.0))
-    if not hot:
-        return None
-    # The atomic unit's slice when it is at least as busy as any slice's busiest unit: the atomics own it.
+        if top > HOT * avg:
+            hot.append(("atomics", top / 100.0, avg / 100.0))
+    # The atomic unit's slice when it is at least as busy as the busiest slice's throughput: the atomics own it.
     cause, top, avg = max(hot, key=lambda h: (min(1.0, h[1]), h[0] == "atomics"))
     top = min(1.0, top)
-    others = [u for u in lim.uses if u.key != "blocks"]
-    if top < NEAR_PEAK or any(u.util > top for u in others):
-        return None  # the busiest slice is not the limiter
+    others = [u for u in lim.uses if u.key not in ("blocks", SLICE)]
     avg = min(avg, top)
     rest = max((u.util / ATTAINABLE.get(u.key, ATTAINABLE_PIPE) for u in others), default=0.0)
     after = max(avg / top, min(1.0, rest))

@@ -14,6 +14,7 @@ RESOURCE_NAMES = {
     "blocks": "block scheduler",
     "dram": "DRAM bandwidth",
     "l2": "L2 bandwidth",
+    "l2_slice": "busiest L2 slice (traffic to a few addresses)",
     "l1": "L1/shared bandwidth",
     "host": "host link (PCIe/C2C) bandwidth",
     "tensor_fp64": "FP64 tensor cores (DMMA)",
