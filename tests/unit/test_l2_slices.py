@@ -174,3 +174,13 @@ def test_one_address_added_to_by_every_element_is_contended_though_its_slice_is_
 def test_a_fixed_histogram_whose_alu_is_the_limiter_has_no_hot_slice():
     _, opps, _ = _recorded("calib_histogram_v1")
     assert not any("busiest L2 slice" in o.trigger for o in opps)
+
+
+def test_the_root_cause_names_the_hot_slice_and_it_bounds_the_other_what_ifs():
+    from kprof_mcp.render.contract import render_contract
+
+    r, opps, _ = _recorded("calib_lut_bypass_v0")
+    text = render_contract(r)
+    assert "limited by the busiest L2 slice (traffic to a few addresses) at 100% of its peak" in text
+    # the integer division's move (+502 % before the slice was a resource) cannot beat the hot slice
+    assert not any(o.cause == "move_work" for o in opps)
