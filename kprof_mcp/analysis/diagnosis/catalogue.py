@@ -59,10 +59,10 @@ def uncoalesced_l2_share(m: Metrics, lim) -> float | None:
     a = m.accounting
     if a is None or lim is None or not lim.bound or lim.resource not in ("l2", "l1") or not uncoalesced(m):
         return None
-    l2 = a.level_bytes.get("l2")
-    if not l2 or not m.bytes_model or l2 <= OVER_FETCH_HEALTHY * m.bytes_model:
+    l2, atom = a.level_bytes.get("l2"), _atomic_bytes(a)
+    if not l2 or not m.bytes_model or l2 - atom <= OVER_FETCH_HEALTHY * m.bytes_model:
         return None
-    keep = m.bytes_model / l2
+    keep = (m.bytes_model + atom) / l2  # the atomics' sectors stay
     after = [u.util * (keep if u.key in ("l2", "l1") else 1.0) for u in lim.uses]
     return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), max(after, default=0.0)))
 
@@ -99,9 +99,12 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
         or m.flops * m.elem_bytes / REUSE_TILE > m.bytes_model
     ):
         return None
-    l2 = a.level_bytes.get("l2")
+    l2, atom = a.level_bytes.get("l2"), _atomic_bytes(a)
+    reads = (
+        l2 - atom if l2 else None
+    )  # an atomic's read-modify-write at L2 is the atomics' traffic, no re-read
     if lim.resource == "l2":
-        level, moved, also = "l2", l2, ("l1",)
+        level, moved, also = "l2", reads, ("l1",)
     elif lim.resource in ("l1", "lsu"):
         local = (m.local_share or 0.0) * (m.l1_bytes or 0.0)
         level, moved, also = "l1", (m.l1_bytes - local) if m.l1_bytes else None, ("lsu",)
@@ -111,13 +114,32 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
         return None
     r = moved / m.bytes_model
     keep = {level: 1.0 / r, **{k: 1.0 / r for k in also}}
+    if level == "l2":  # its atomics' traffic stays
+        keep["l2"] = (m.bytes_model + atom) / l2
     # L1's re-reads that missed crossed L2 too, where L2 is near its peak as well (it would be the next
     # limiter): it carried its own r' = its bytes / the model's, and the re-read is named there
     busy_l2 = next((u.util for u in lim.uses if u.key == "l2"), 0.0) >= NEAR_PEAK
-    if level == "l1" and busy_l2 and l2 and l2 > OVER_FETCH_HEALTHY * m.bytes_model:
-        level, keep["l2"] = "l2", m.bytes_model / l2
+    if level == "l1" and busy_l2 and reads and reads > OVER_FETCH_HEALTHY * m.bytes_model:
+        level, keep["l2"] = "l2", (m.bytes_model + atom) / l2
     after = [u.util * keep.get(u.key, 1.0) for u in lim.uses]
-    return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - 1.0 / r), max(after, default=0.0))), level, r
+    return (
+        max(
+            0.0,
+            1.0
+            - max(
+                1.0 - lim.util * (1.0 - keep[lim.resource if lim.resource != "lsu" else "l1"]),
+                max(after, default=0.0),
+            ),
+        ),
+        level,
+        r,
+    )
+
+
+def _atomic_bytes(a) -> float:
+    """The bytes of the L2 sectors global atomics and reductions touched (32 a sector): their own traffic,
+    which neither re-reading nor coalescing removes."""
+    return 32.0 * (a.atomic_l2_sectors or 0.0)
 
 
 def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
