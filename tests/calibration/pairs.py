@@ -1434,3 +1434,77 @@ HELDOUT13_PAIRS = [
         "bad step to record), the collection and the cause unchanged",
     ),
 ]
+
+# The fourteenth held-back set (issue 36): five classes in none of the other sets, built blind to the diagnosis;
+# not in ALL_PAIRS or HALF (recorded in recorded-heldout14/, judged once).
+HELDOUT14_PAIRS = [
+    Pair(
+        "a log-sum-exp accumulated with a logarithm and two exponentials per term",
+        "calib_logaddexp",
+        "v0",
+        "v1",
+        "move_work",
+        planted="the log-density of a Gaussian KDE (32768 queries x 32768 samples in 2-D, fp32) accumulated in "
+        "log space per term, acc = log(exp(acc) + exp(s)): two MUFU exponentials and a libdevice logf (an FP32 "
+        "polynomial) a term, ~38 instructions; fix: the scores are bounded by 0, so a linear sum of exp(s) "
+        "(one exponential, ~9 instructions a term) and one log a query give the same result (resource issue: "
+        "the logf polynomial, exponentials and selects fill the issue slots; fma the other reading)",
+        resource="issue",
+    ),
+    Pair(
+        "a prefix sum computed as a masked triangular sum",
+        "calib_tri_prefix",
+        "v0",
+        "v1",
+        "move_work",
+        planted="inclusive cumsum along 2^20 rows of 64 fp32 values computed, for each output column j, as "
+        "tl.sum(tl.where(cols <= j, x, 0), axis=1) inserted with another tl.where: 64 masked row reductions "
+        "a tile, ~250 instructions an element, most of them selects and compares; fix: tl.cumsum (a scan, "
+        "memory-bound); the same sums by a cheaper algorithm (resource alu: the selects; issue the other "
+        "reading)",
+        resource="alu",
+    ),
+    Pair(
+        "a variance computed in two passes over data too large for the chip",
+        "calib_two_pass_var",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="per-channel mean and variance of a [64, 2^22] fp32 tensor (1 GB, 20x the L2) by a mean pass "
+        "then a squared-deviation pass over the same data (4096 chunk programs each, partials, a finishing "
+        "kernel): x read from DRAM twice; fix: one Welford pass (per-lane running mean and M2, Chan's merge of "
+        "lanes and chunks), the same statistics from one read (resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "batches padded to the dataset's maximum length",
+        "pad_to_max_length.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.5e12, "bytes": 2.0e9, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a 4-layer, 1024-wide transformer encoder's training step (bf16 autocast, SDPA with a "
+        "key-padding mask) on batches of 32 sequences of 32-160 tokens padded to the dataset's maximum, 512 "
+        "(16,384 tokens a step for ~5,000 real ones); fix: dynamic padding to each batch's longest sequence, the "
+        "same losses; the extra time is tensor-core work on padding (resource tensor)",
+        resource="tensor",
+    ),
+    Pair(
+        "cuDNN autotuning re-run for an input shape that changes every step",
+        "cudnn_benchmark_new_shapes.py",
+        "bad",
+        "good",
+        "first_call",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.0e11, "bytes": 6.0e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a five-layer CNN's training step (batch 16, bf16 autocast) on images whose height and width "
+        "change every step (a permutation of 16 x 16 sizes from 256 to 736) with "
+        "torch.backends.cudnn.benchmark = True: cuDNN times several algorithms for each convolution's "
+        "forward, data and weight gradients at every new shape, so every step pays a first call's autotuning; "
+        "fix: benchmark = False (cuDNN's heuristics), the same losses up to rounding; no pipe or memory level "
+        "owns the extra time (resource None)",
+    ),
+]
