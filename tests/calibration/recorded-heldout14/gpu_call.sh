@@ -1,13 +1,14 @@
 # One device call of the fourteenth held-back set (run from the repository root on the GPU machine,
-# out/rec12carry carried: the four wheels and the nsys libraries' tarball):
+# out/rec14carry carried, below):
 #   bash tests/calibration/recorded-heldout14/gpu_call.sh QUICK_ARGS -- END_S ROUNDS PAIR_OR_KEY ...
 # QUICK_ARGS: "all" (every pair's quick check), "none", or kernel / script names (quick_check.py's arguments,
 # one process each). Then the pairs recorded with scripts/record_calibration_gpu.sh (record14.py in place of
 # record.py, --rounds ROUNDS, its timeout what is left of END_S seconds from this script's start); a pair given
 # as KEY=NAME is recorded only if the quick check's ratio for KEY is > 1.5.
 set -o pipefail
-rm -rf .whl && mkdir -p .whl && cp out/rec12carry/*.whl .whl/ && tar xJf out/rec12carry/nsyslibs.tar.xz
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
+# out/rec14carry: the four wheels of out/rec12carry unpacked into one xz tarball (site.tar.xz: 2.0 MB for their
+# 2.8 MB) and nsyslibs.tar.xz: with out/rec12carry the tree would pass the 64 MiB limit of a call.
+rm -rf .whl && mkdir -p .whl /tmp/site && tar xJf out/rec14carry/site.tar.xz -C /tmp/site && tar xJf out/rec14carry/nsyslibs.tar.xz
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 q=()
 while [ "$1" != "--" ]; do q+=("$1"); shift; done
