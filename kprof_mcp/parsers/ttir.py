@@ -15,7 +15,9 @@ the IR at that line, not executions):
   reciprocal, Newton steps on the FMA pipe, a check and a slow path; a plain ``/`` is ``div.full.f32``,
   cheap, and not listed); ``f64``: double-precision arithmetic (``arith.*f`` on ``f64``); ``int_div``: integer division or
   remainder (``arith.divsi/remsi/divui/remui``; tens of ALU/FMA-pipe instructions each, more on i64);
-  ``i64``: other 64-bit integer arithmetic (index math); ``atomic``: ``tt.atomic_rmw``/``tt.atomic_cas``.
+  ``i64``: other 64-bit integer arithmetic (index math); ``atomic``: ``tt.atomic_rmw``/``tt.atomic_cas``;
+  ``chase``: a loop whose next load's address (``address``) or whose going on (``exit``) needs a value the
+  previous iteration loaded (:mod:`.ttir_chase`).
 
 Pure: TTIR text in, facts out.
 """
@@ -25,6 +27,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import PurePath
+
+from .ttir_chase import chases
 
 _LOC_DEF = re.compile(r'^#(loc\d*) = loc\((.*)\)\s*$')
 _FILE_LINE = re.compile(r'^"([^"]*)":(\d+)(?::\d+)?')
@@ -117,4 +121,4 @@ def ir_ops(ttir: str) -> list[dict]:
     return [
         {"kind": k, "detail": d, "line": w, "count": n}
         for (k, d, w), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1]))
-    ]
+    ] + chases(ttir, locs)

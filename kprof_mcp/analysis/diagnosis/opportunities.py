@@ -50,6 +50,7 @@ from .metrics import (
 from .moves import what_if_moves, widened_dot
 from .parallelism import (
     balance_share,
+    chain_share,
     fill_share,
     grid_occupancy_share,
     occupancy_share,
@@ -124,6 +125,12 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         if share >= MIN_SHARE:
             into.append(Opportunity(cause, gain_pct(share), share, spec, Facts(**facts)))
 
+    if bottleneck == LATENCY_BOUND and (chain := chain_share(m, lim)) is not None:
+        # Loops whose loads wait on the last one's value: round trips one after another. Listed before the
+        # Little's-law what-ifs that add warps (more programs help only as far as there are more chains): on
+        # an equal estimate it ranks first.
+        facts = {"move": "chain", "lines": chain[1], "memory_wait": m.accounting.memory_wait}
+        add(specific, "latency", chain[0], {**facts, "memory_stalls": True}, True)
     if m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count:
         filled = fill_share(m, lim)
         add(

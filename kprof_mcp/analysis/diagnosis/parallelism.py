@@ -127,3 +127,30 @@ def grid_occupancy_share(m, lim: Limiter | None) -> tuple[float, float | None] |
             return None  # the grid has the blocks: something else keeps the warps few
     T = m.time_ns
     return max(0.0, 1.0 - max(T * w / w_t, _floor(m, lim)) / T), per_sm
+
+
+def chain_share(m, lim: Limiter | None) -> tuple[float, tuple[str, ...]] | None:
+    """Chains of dependent memory round trips (the TTIR's ``chase`` ops, :mod:`kprof_mcp.parsers.ttir_chase`:
+    a loop whose next load's address, or whose going on, needs the value the last one loaded) in a stage where
+    no resource is near its peak and the warps wait on memory or on each other (the memory or sync stall
+    family owns the most of their time). Each iteration waits a whole round trip before the next can issue its
+    load, so more warps help only as far as there are more chains. Putting the round trips in flight together
+    (the addresses or keys known ahead: a table of them, several chains per program, a search of fewer
+    dependent steps) takes the waiting away: T' = max(T · (1 − w), the busiest resource's work at the
+    attainable rate, floor), w the memory and sync waits' share of the warps' time (Nsight Compute's stall
+    reasons). → (share 1 − T'/T, the chains' source lines); None when it does not apply (no TTIR chain, no
+    counters, or a bound resource: then that resource is the limit, not the chain)."""
+    chains = [op for op in m.ir_ops if op.get("kind") == "chase"]
+    a = m.accounting
+    if (
+        not chains
+        or lim is None
+        or a is None
+        or lim.bound
+        or lim.family not in ("memory", "sync")
+        or not m.time_ns
+    ):
+        return None
+    T = m.time_ns
+    share = max(0.0, 1.0 - max(T * (1.0 - a.memory_wait), _floor(m, lim)) / T)
+    return share, tuple(sorted({str(op.get("line") or "") for op in chains} - {""}))

@@ -224,6 +224,18 @@ def _compute_roof(f: Facts) -> Words:
 
 
 def _latency(f: Facts) -> Words:
+    if (
+        f.move == "chain"
+    ):  # loads that wait on the last one's value (analysis.diagnosis.parallelism.chain_share)
+        at = " at " + ", ".join(f.lines) if f.lines else ""
+        return (
+            f"Break the chain of dependent loads{at}: know the addresses or keys ahead (a table of them, several "
+            "independent chains per program, a search of fewer dependent steps) so that many round trips are in "
+            "flight at once",
+            f"each iteration's load (or its loop's exit) needs the last load's value{at}; memory/sync waits "
+            f"{100 * (f.memory_wait or 0):.0f}% of warp time",
+            "a chain of dependent memory round trips: one in flight per chain",
+        )
     if f.sectors_per_request is not None:  # narrow loads (analysis.diagnosis.parallelism.wider_loads_share)
         return (
             "Load 16 bytes per thread per instruction (rows aligned to 16 bytes — pad the row stride, "
