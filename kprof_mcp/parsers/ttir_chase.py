@@ -28,6 +28,7 @@ _BLOCK = re.compile(r"^\s*\^bb\d+\((.*)\):\s*$")
 _COND = re.compile(r"scf\.condition\((%[\w.$-]+)\)\s*([^:]*)")
 _YIELD = re.compile(r"^\s*scf\.yield\s+([^:]*)")
 _LOC = re.compile(r"loc\(#(loc\d*)\)\s*$")
+_SIMPLE_LOC = re.compile(r"loc\(#loc\d*\)")
 
 
 def _names(text: str) -> list[str]:
@@ -36,6 +37,9 @@ def _names(text: str) -> list[str]:
 
 def _strip_locs(s: str) -> str:
     """Without ``loc(...)`` annotations (block arguments carry them, with names in quotes)."""
+    s = _SIMPLE_LOC.sub("", s)
+    if "loc(" not in s:
+        return s
     out, depth, i = [], 0, 0
     while i < len(s):
         if s.startswith("loc(", i):
@@ -106,7 +110,15 @@ def _loops(lines: list[str]) -> list[_Loop]:
 
 def chases(ttir: str, locs: dict[str, str]) -> list[dict]:
     """The chains of dependent round trips in ``ttir``'s loops (see the module docstring); ``locs``: the
-    TTIR's location aliases resolved to source lines (:func:`.ttir._locations`)."""
+    TTIR's location aliases resolved to source lines (:func:`.ttir._locations`). Text it cannot read gives
+    none: a reading that fails is no reason to fail a profile."""
+    try:
+        return _chases(ttir, locs)
+    except Exception:  # noqa: BLE001 - evidence, never a failure
+        return []
+
+
+def _chases(ttir: str, locs: dict[str, str]) -> list[dict]:
     lines = ttir.splitlines()
     found: Counter[tuple[str, str]] = Counter()
     for lp in _loops(lines):
@@ -132,31 +144,30 @@ def chases(ttir: str, locs: dict[str, str]) -> list[dict]:
             for a, f in zip(lp.after, lp.cond[1]):
                 if a != f:
                     deps.setdefault(a, [f])
-        memo: dict[str, bool] = {}
+        users: dict[str, set[str]] = {}
+        for v, operands in deps.items():
+            for o in operands:
+                users.setdefault(o, set()).add(v)
 
-        def reaches(v: str, seeds: set[str], stack: frozenset = frozenset()) -> bool:
-            if v in seeds:
-                return True
-            if v in stack or v not in deps:
-                return False
-            key = v
-            if key in memo:
-                return memo[key]
-            got = any(reaches(o, seeds, stack | {v}) for o in deps[v])
-            memo[key] = got
-            return got
+        def reaching(seeds: set[str]) -> set[str]:
+            """Every value that depends on one of ``seeds`` (itself included), through the loop's definitions."""
+            out, todo = set(seeds), list(seeds)
+            while todo:
+                for u in users.get(todo.pop(), ()):
+                    if u not in out:
+                        out.add(u)
+                        todo.append(u)
+            return out
 
-        from_loads = [reaches(y, loaded) for y in lp.yields]
-        memo.clear()
-        carried = {a for a, hit in zip(lp.args, from_loads) if hit}
+        from_loads = reaching(loaded)
+        carried = {a for a, y in zip(lp.args, lp.yields) if y in from_loads}
+        tainted = reaching(carried)
         if carried:
             for i, operands, load in ops:
-                if load and operands and reaches(operands[0], carried):
+                if load and operands and operands[0] in tainted:
                     found[("address", _where(lines[i], locs))] += 1
-        if lp.kind == "while" and lp.cond is not None:
-            memo.clear()
-            if reaches(lp.cond[0], carried | loaded):
-                found[("exit", _where(lines[lp.cond[2]], locs))] += 1
+        if lp.kind == "while" and lp.cond is not None and lp.cond[0] in (tainted | from_loads):
+            found[("exit", _where(lines[lp.cond[2]], locs))] += 1
     return [{"kind": "chase", "detail": d, "line": w, "count": n} for (d, w), n in sorted(found.items())]
 
 

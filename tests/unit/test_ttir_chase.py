@@ -83,3 +83,19 @@ def test_a_chain_in_a_stage_bound_by_a_resource_is_that_resources():
     probes' traffic is the limit, not their latency: no chain opportunity."""
     opps = _with_ttir("recorded-heldout11/hash_table_probed_at_a_97___load_factor", "bad", "hash")
     assert not any(o.name.startswith("Break the chain") for o in opps)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "scf.while (%a = %b) : {\n scf.condition(%a) %a\n} do {\n",  # cut short
+        "%x = scf.for %i = %c0 to %n step %c1 iter_args(%p = %q) -> (i32) {\n%y = tt.load %p\nscf.yield %y\n",
+        "}}}} {{ %a = tt.load %a : x loc(#loc\n" * 50,
+    ],
+)
+def test_text_it_cannot_follow_gives_no_chain_and_no_error(text):
+    from kprof_mcp.parsers.ttir_chase import chases
+
+    assert isinstance(chases(text, {}), list)
+    assert isinstance(ir_ops(text), list)
