@@ -262,11 +262,15 @@ def _api(con, tables, strings, sources: dict[int, dict[str, Any]]) -> list[dict[
     if "eventClass" in cols and "callchainId" in cols:
         where = f" WHERE eventClass != {nsys_backtrace.backtrace_class(con, tables)}"
     rows = []
+    names: dict[Any, str] = {}  # api_name once per name id, not once per call
     for start, end, corr, name_id, tid in con.execute(
         f'SELECT start, "end", {sel} FROM {RUNTIME_TABLE}{where}'
     ):
+        name = names.get(name_id)
+        if name is None:
+            name = names[name_id] = api_name(strings.get(name_id))
         row = {
-            "name": api_name(strings.get(name_id)),
+            "name": name,
             "start": start,
             "dur": end - start,
             "end": end,

@@ -172,7 +172,8 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
                     "fill": fill(r) if kind else 1.0,
                 }
             )
-    launch_durs = sorted(float(d) for n, d in zip(rows["name"], rows["dur"]) if n in LAUNCH_APIS)
+    names, tids = rows["name"].tolist(), rows["tid"].tolist()  # column by column: no row iterator
+    launch_durs = sorted(float(d) for n, d in zip(names, rows["dur"].tolist()) if n in LAUNCH_APIS)
     med_launch = launch_durs[len(launch_durs) // 2] if launch_durs else 0.0
     long_launch = max(FIRST_LAUNCH_MIN_NS, FIRST_LAUNCH_X * med_launch)
     launch_min = launch_durs[0] if launch_durs else 0.0
@@ -180,14 +181,12 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
     ops: list[Op] = []
     last_end: dict[Any, float] = {}
     waited_event: dict[Any, bool] = {}
-    in_capture = captured(rows["name"], rows["tid"])
-    for r, capt in zip(rows.itertuples(), in_capture):
-        name, tid = str(r.name), r.tid
-        start, end = float(r.start), float(r.end)
+    in_capture = captured(names, tids)
+    columns = zip(names, tids, rows["start"].tolist(), rows["end"].tolist(), rows["correlation"].tolist())
+    for (name, tid, start, end, correlation), capt in zip(columns, in_capture):
+        name, start, end = str(name), float(start), float(end)
         mine = (
-            sorted(gpu.get(r.correlation, []), key=lambda o: o["start"])
-            if r.correlation == r.correlation
-            else []
+            sorted(gpu.get(correlation, []), key=lambda o: o["start"]) if correlation == correlation else []
         )
         if capt or name.startswith(GRAPH_BUILD_APIS):
             kind = "capture"  # a graph built in the loop (its capture's launches run nothing): built once
@@ -428,24 +427,30 @@ def replay(g: Graph, transform: Callable[[Graph], Graph] | None = None) -> Repla
     op_start, op_end = [0.0] * len(ops), [0.0] * len(ops)
     call_end = [0.0] * len(calls)
     thread_at: dict[Any, float] = {}
-    for i, c in enumerate(calls):
-        start = thread_at.get(c.tid, g.lo) + c.gap
+    lo = g.lo
+    for i, c in enumerate(calls):  # the hot loop of every what-if: attributes read once each
+        tid = c.tid
+        at = thread_at.get(tid, lo)
+        start = at + c.gap
         if c.waker is not None:  # it waited for another thread's call, not for its own host work
-            start = max(thread_at.get(c.tid, g.lo), call_end[c.waker] + c.wake)
+            start = max(at, call_end[c.waker] + c.wake)
         for j in c.ops:
             o = ops[j]
             t = start + o.issue
-            if o.prev is not None:
-                t = max(t, op_end[o.prev] + o.gap)
-            if o.dep is not None:
-                t = max(t, op_end[o.dep] + o.lag)
-            op_start[j], op_end[j] = t, t + o.dur
-        if c.covers:
-            end = max([start] + [op_end[j] for j in c.covers]) + c.ret
+            prev, dep = o.prev, o.dep
+            if prev is not None:
+                t = max(t, op_end[prev] + o.gap)
+            if dep is not None:
+                t = max(t, op_end[dep] + o.lag)
+            op_start[j] = t
+            op_end[j] = t + o.dur
+        covers = c.covers
+        if covers:
+            end = max([start] + [op_end[j] for j in covers]) + c.ret
         else:
             end = start + c.dur
         call_end[i] = end
-        thread_at[c.tid] = end
+        thread_at[tid] = end
     host_end = max([thread_at[t] + g.tails.get(t, 0.0) for t in thread_at], default=g.hi)
     # Kernels keep their recorded durations, which hold the contention of those that overlapped: no
     # replay may pack them tighter than they were (two kernels sharing the SMs do not both keep their
@@ -469,5 +474,5 @@ def own(items: list, i: int):
 
 def _shallow(x):
     y = object.__new__(type(x))
-    y.__dict__.update(x.__dict__)
+    y.__dict__ = x.__dict__.copy()  # a new dict of the same entries (faster than update() into one)
     return y
