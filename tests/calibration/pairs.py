@@ -1484,27 +1484,32 @@ HELDOUT14_PAIRS = [
         "move_work",
         mode="nsys",
         command=True,
-        models={"step": {"flops": 1.5e12, "bytes": 2.0e9, "dtype": "bfloat16", "tensor_cores": True}},
+        models={"step": {"flops": 2.5e12, "bytes": 3.0e9, "dtype": "bfloat16", "tensor_cores": True}},
         planted="a 4-layer, 1024-wide transformer encoder's training step (bf16 autocast, SDPA with a "
-        "key-padding mask) on batches of 32 sequences of 32-160 tokens padded to the dataset's maximum, 512 "
-        "(16,384 tokens a step for ~5,000 real ones); fix: dynamic padding to each batch's longest sequence, the "
-        "same losses; the extra time is tensor-core work on padding (resource tensor)",
+        "key-padding mask) on batches of 64 sequences of 32-128 tokens padded to the dataset's maximum, 512 "
+        "(32,768 tokens a step for ~5,300 real ones); fix: dynamic padding to each batch's longest sequence "
+        "rounded up to a multiple of 64 (128 here), the same losses; the extra time is tensor-core work on "
+        "padding (resource tensor); revised after the first call's quick check (32 sequences of 32-160 padded "
+        "to the exact longest there: 1.47x, the good variant's odd lengths each a new shape), the padding and "
+        "the cause unchanged",
         resource="tensor",
     ),
     Pair(
-        "cuDNN autotuning re-run for an input shape that changes every step",
-        "cudnn_benchmark_new_shapes.py",
+        "deterministic algorithms left on for a scatter-add",
+        "deterministic_index_add.py",
         "bad",
         "good",
-        "first_call",
+        "move_work",
         mode="nsys",
         command=True,
-        models={"step": {"flops": 1.0e11, "bytes": 6.0e8, "dtype": "bfloat16", "tensor_cores": True}},
-        planted="a five-layer CNN's training step (batch 16, bf16 autocast) on images whose height and width "
-        "change every step (a permutation of 16 x 16 sizes from 256 to 736) with "
-        "torch.backends.cudnn.benchmark = True: cuDNN times several algorithms for each convolution's "
-        "forward, data and weight gradients at every new shape, so every step pays a first call's autotuning; "
-        "fix: benchmark = False (cuDNN's heuristics), the same losses up to rounding; no pipe or memory level "
-        "owns the extra time (resource None)",
+        models={"step": {"flops": 3.0e10, "bytes": 6.0e9, "dtype": "float32", "tensor_cores": False}},
+        planted="a 3-layer graph network's training step (32,768 nodes, 2^20 random edges, 128 fp32 features: "
+        "index_select of the source rows, index_add_ into the destinations) with "
+        "torch.use_deterministic_algorithms(True) left on: each index_add_ (three forward, three in the "
+        "gathers' backward) becomes a sort-based index_put_(accumulate=True); fix: the default (atomic "
+        "scatter-adds), the same losses to rounding; replaces the cuDNN-autotuning pair of f2ee8d1 after the "
+        "first call's quick check (bad 1.07 s, good 49 ms a step: cuDNN's per-shape plans cost the good variant "
+        "~45 ms a step too, and a 1 s step cannot be recorded); resource None (the sort and reduce kernels' "
+        "limiter not known in advance)",
     ),
 ]

@@ -53,10 +53,10 @@ for name, cases in SMALL.items():
             bad += not ok
             print(f"{name} {v} {given}: rel err {err:.3g} (tol {tol}) {'ok' if ok else 'FAIL'}", flush=True)
 
-import cudnn_benchmark_new_shapes  # noqa: E402
+import deterministic_index_add  # noqa: E402
 import pad_to_max_length  # noqa: E402
 
-for mod in (pad_to_max_length, cudnn_benchmark_new_shapes):
+for mod in (pad_to_max_length, deterministic_index_add):
     outs = []
     for variant in ("bad", "good"):
         loop, output = mod.make(variant, False)
