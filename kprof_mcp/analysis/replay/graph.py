@@ -27,6 +27,8 @@ Pure: tables in, numbers out. Times are ns.
 from __future__ import annotations
 
 import bisect
+import functools
+import gc
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
@@ -144,6 +146,25 @@ def _h2d(name: str) -> bool:
     return "HtoD" in name
 
 
+def _without_gc(f):
+    """``f`` run with Python's cyclic collector paused (as it was before, after): a graph of a long
+    trace is 100,000s of objects that every collection walks again while more are made (a third of a
+    long trace's what-ifs went to it); nothing they make needs the collector to be freed."""
+
+    @functools.wraps(f)
+    def run(*args, **kwargs):
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return f(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+
+    return run
+
+
+@_without_gc
 def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrences: int = 1) -> Graph:
     """The dependency graph of ``tr``'s CUDA calls made in ``[lo, hi]`` (default: all of them)."""
     api = tr.api
@@ -418,6 +439,7 @@ class Replayed:
     op_end: list[float]
 
 
+@_without_gc
 def replay(g: Graph, transform: Callable[[Graph], Graph] | None = None) -> Replayed:
     """Re-time ``g`` (after ``transform``) in one pass in recorded order: host calls follow each
     other on their thread, GPU operations start at the latest of their bounds, waits end ``ret``
