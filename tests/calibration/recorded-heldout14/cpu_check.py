@@ -53,10 +53,10 @@ for name, cases in SMALL.items():
             bad += not ok
             print(f"{name} {v} {given}: rel err {err:.3g} (tol {tol}) {'ok' if ok else 'FAIL'}", flush=True)
 
-import deterministic_index_add  # noqa: E402
+import host_register_per_batch  # noqa: E402
 import pad_to_max_length  # noqa: E402
 
-for mod in (pad_to_max_length, deterministic_index_add):
+for mod in (pad_to_max_length, host_register_per_batch):
     outs = []
     for variant in ("bad", "good"):
         loop, output = mod.make(variant, False)

@@ -18,7 +18,7 @@ rounds=$2
 shift 2
 if [ "${q[0]}" != "none" ]; then
     if [ "${q[0]}" = "all" ]; then
-        q=(calib_logaddexp calib_tri_prefix calib_two_pass_var pad_to_max_length.py deterministic_index_add.py)
+        q=(calib_logaddexp calib_tri_prefix calib_two_pass_var pad_to_max_length.py host_register_per_batch.py)
     fi
     for a in "${q[@]}"; do  # one process each: a crash in one leaves the others' checks
         timeout 150 python3 tests/calibration/recorded-heldout14/quick_check.py "$a" 2>&1 | tee -a $OUT/quick_check.log
