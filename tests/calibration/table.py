@@ -39,6 +39,7 @@ from pairs import (  # noqa: E402
     HELDOUT11_PAIRS,
     HELDOUT12_PAIRS,
     HELDOUT13_PAIRS,
+    HELDOUT14_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -75,6 +76,7 @@ HELDOUT10 = HERE / "recorded-heldout10"  # issue 36: a tenth (2026-11-26 23:21 U
 HELDOUT11 = HERE / "recorded-heldout11"  # issue 36: an eleventh (2026-11-27 03:14 UTC, H100), judged once
 HELDOUT12 = HERE / "recorded-heldout12"  # issue 36: a twelfth (2026-11-27 06:10 UTC, H100), judged once
 HELDOUT13 = HERE / "recorded-heldout13"  # issue 36: a thirteenth (2026-11-27 09:25 UTC, H100), judged once
+HELDOUT14 = HERE / "recorded-heldout14"  # issue 36: a fourteenth (2026-11-27 10:15 UTC, H100), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -99,6 +101,7 @@ BACK10_BEGIN, BACK10_END = "<!-- heldback10:begin -->", "<!-- heldback10:end -->
 BACK11_BEGIN, BACK11_END = "<!-- heldback11:begin -->", "<!-- heldback11:end -->"
 BACK12_BEGIN, BACK12_END = "<!-- heldback12:begin -->", "<!-- heldback12:end -->"
 BACK13_BEGIN, BACK13_END = "<!-- heldback13:begin -->", "<!-- heldback13:end -->"
+BACK14_BEGIN, BACK14_END = "<!-- heldback14:begin -->", "<!-- heldback14:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -172,6 +175,8 @@ def recorded_in(p) -> Path:
         return HELDOUT12
     if p in HELDOUT13_PAIRS:
         return HELDOUT13
+    if p in HELDOUT14_PAIRS:
+        return HELDOUT14
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -307,6 +312,12 @@ def heldout13_rows() -> list[dict]:
     """The thirteenth held-back set (recorded-heldout13/, on an H100), built and recorded by a helper who did
     not read the model; judged once, before any model change made with its recordings in view."""
     return [_row(p) for p in HELDOUT13_PAIRS]
+
+
+def heldout14_rows() -> list[dict]:
+    """The fourteenth held-back set (recorded-heldout14/, on an H100), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT14_PAIRS]
 
 
 def heldout7_rows() -> list[dict]:
@@ -451,6 +462,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK11_BEGIN, BACK11_END): text(heldout11_rows())} if BACK11_BEGIN in DOC.read_text() else {}),
         **({(BACK12_BEGIN, BACK12_END): text(heldout12_rows())} if BACK12_BEGIN in DOC.read_text() else {}),
         **({(BACK13_BEGIN, BACK13_END): text(heldout13_rows())} if BACK13_BEGIN in DOC.read_text() else {}),
+        **({(BACK14_BEGIN, BACK14_END): text(heldout14_rows())} if BACK14_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -495,6 +507,7 @@ def main() -> int:
                 BACK11_BEGIN: "\nEleventh held-back set (recorded-heldout11/: new classes, built and recorded by someone else):",
                 BACK12_BEGIN: "\nTwelfth held-back set (recorded-heldout12/: new classes, built and recorded by someone else):",
                 BACK13_BEGIN: "\nThirteenth held-back set (recorded-heldout13/: new classes, built and recorded by someone else):",
+                BACK14_BEGIN: "\nFourteenth held-back set (recorded-heldout14/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",
