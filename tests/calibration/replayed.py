@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 
+def kept_sqlite(pair_dir: Path, role: str) -> Path | None:
+    """The pair's kept Nsight Systems SQLite, ``<role>.sqlite.gz`` or ``<role>.sqlite.xz`` (xz where gzip's is
+    large: the device tool carries the tree, 64 MiB at most), or None."""
+    return next((f for ext in ("gz", "xz") if (f := Path(pair_dir) / f"{role}.sqlite.{ext}").exists()), None)
+
+
 def idle_with_replay(pair_dir: Path, role: str) -> dict[str, Any] | None:
-    """``pair_dir/<role>.result.json``'s timeline idle dict recomputed from ``<role>.sqlite.gz``
+    """``pair_dir/<role>.result.json``'s timeline idle dict recomputed from ``<role>.sqlite.gz`` (or ``.xz``)
     (with ``replay``); None when the pair kept no SQLite."""
     from kprof_mcp.analysis.command import stage_static
     from kprof_mcp.models import ProfileRequest
@@ -27,15 +34,15 @@ def idle_with_replay(pair_dir: Path, role: str) -> dict[str, Any] | None:
     from kprof_mcp.modes.timeline_assemble import _command_timeline
     from kprof_mcp.parsers import nsys
 
-    gz = Path(pair_dir) / f"{role}.sqlite.gz"
-    if not gz.exists():
+    gz = kept_sqlite(Path(pair_dir), role)
+    if gz is None:
         return None
     recorded = json.loads((Path(pair_dir) / f"{role}.result.json").read_text())
     req = ProfileRequest(**recorded["request"])
     dev = recorded["device"]
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "trace.sqlite"
-        with gzip.open(gz, "rb") as src, open(db, "wb") as dst:
+        with (lzma.open if gz.suffix == ".xz" else gzip.open)(gz, "rb") as src, open(db, "wb") as dst:
             shutil.copyfileobj(src, dst)
         tr = nsys.load_sqlite(db)
         ranked = _ranks(req, db)  # a multi-process report: its ranks' stages, as the tool splits them

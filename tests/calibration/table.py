@@ -50,7 +50,7 @@ from pairs_ranks2 import HELDOUT_RANKS2_PAIRS  # noqa: E402
 from pairs_ranks3 import HELDOUT_RANKS3_PAIRS  # noqa: E402
 from ranks_steps import communication_now  # noqa: E402
 from record import slug  # noqa: E402
-from replayed import idle_with_replay  # noqa: E402
+from replayed import idle_with_replay, kept_sqlite  # noqa: E402
 
 from kprof_mcp.analysis.assessment import assess as assess_facts  # noqa: E402
 from kprof_mcp.models import ProfileResult  # noqa: E402
@@ -199,7 +199,7 @@ def load(f: Path) -> ProfileResult:
     (every section of the table and every test reads the same recordings)."""
     r = ProfileResult.model_validate_json(f.read_text())
     role = f.name.split(".")[0]
-    if r.timeline.get("idle") and (f.parent / f"{role}.sqlite.gz").exists():
+    if r.timeline.get("idle") and kept_sqlite(f.parent, role) is not None:
         idle = idle_with_replay(f.parent, role)
         if idle:
             r = r.model_copy(update={"timeline": {**r.timeline, "idle": idle}})

@@ -642,3 +642,20 @@ def test_per_sample_copies_are_one_transfer_per_step(tmp):
     assert gains["recorded_ns"] / gains["step_ns"]["copy"] > 2.0  # measured: 6430 -> 2759 us a step
     good = _load("recorded-heldout6", "per_sample_host_to_device_copies", "good", tmp)
     assert copy_runs(replay.build(*good)) == []  # one copy per step: no run
+
+
+def test_host_memory_registered_per_transfer_is_the_cuda_calls_cause(tmp):
+    """The fourteenth held-back set's loop page-locking each batch's host array with cudaHostRegister before its
+    copy and unlocking it after (the fix registers it once: +209 % on an H100): the registration calls are
+    allocations of pinned memory by another name — the cuda_api what-if (allocations made once) removes them,
+    a CUDA graph (the launch what-if) does not."""
+    tr, lo, hi, occ = _load(
+        "recorded-heldout14", "host_memory_registered_and_unregistered_for_every_transfer", "bad", tmp
+    )
+    g = replay.build(tr, lo, hi, occ)
+    kinds = {c.kind for c in g.calls if c.name.startswith(("cudaHostRegister", "cudaHostUnregister"))}
+    assert kinds == {"alloc"}
+    base = replay.replay(g).step_ns
+    cuda_api = base / replay.replay(g, replay.TRANSFORMS["cuda_api"]).step_ns - 1.0
+    launch = base / replay.replay(g, replay.TRANSFORMS["launch"]).step_ns - 1.0
+    assert cuda_api > 1.0 and launch < 0.2, (cuda_api, launch)

@@ -56,9 +56,10 @@ ALLOC_APIS = (
     "cuMemFree",
     "cuMemHostAlloc",
     "cuMemFreeHost",
+    # page-locking host memory and unlocking it (``with cuda.pinned(array)``): pinned allocation by another name
+    *("cudaHostRegister", "cudaHostUnregister", "cuMemHostRegister", "cuMemHostUnregister"),
 )
-# cudaFree synchronises the device before it returns the memory (CUDA runtime API documentation,
-# "API synchronization behavior"); cudaMalloc does not.
+# cudaFree synchronises the device before it returns the memory (CUDA runtime API: "API synchronization behavior")
 IMPLICIT_SYNC_APIS = ("cudaFree", "cuMemFree", "cudaFreeHost", "cuMemFreeHost")
 MIB = 1 << 20
 
@@ -147,9 +148,8 @@ def _h2d(name: str) -> bool:
 
 
 def _without_gc(f):
-    """``f`` run with Python's cyclic collector paused (as it was before, after): a graph of a long
-    trace is 100,000s of objects that every collection walks again while more are made (a third of a
-    long trace's what-ifs went to it); nothing they make needs the collector to be freed."""
+    """``f`` with Python's cyclic collector paused, then as it was: a long trace's graph is 100,000s of
+    objects every collection walks again (a third of its what-ifs' time); nothing here needs it to be freed."""
 
     @functools.wraps(f)
     def run(*args, **kwargs):
