@@ -3,19 +3,16 @@ interpreter, small and ragged sizes, fp16/fp32: the interpreter miscomputes bf16
 same result again), and both variants of each command script run on the CPU (small sizes) and
 agree. The sizes are the set's own CPU check (recorded-heldout14/cpu_check.py)."""
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
-import torch
-
-from kprof_mcp.packages import available, load
 
 HERE = Path(__file__).resolve().parent
 KERNELS_DIR = HERE / "kernels"
 COMMANDS_DIR = HERE / "commands"
 sys.path.insert(0, str(HERE))
+from heldout_checks import command_variants_agree, version_matches_reference  # noqa: E402
 from pairs import (  # noqa: E402
     ALL_PAIRS,
     HELDOUT8_PAIRS,
@@ -46,10 +43,6 @@ SMALL = {
 }
 
 
-def _pkg(name):
-    return load(available([KERNELS_DIR])[name])
-
-
 def test_every_heldout14_kernel_is_tested_here():
     assert {p.kernel for p in HELDOUT14_PAIRS if not p.command} == set(SMALL)
     earlier = ALL_PAIRS + HELDOUT8_PAIRS + HELDOUT9_PAIRS + HELDOUT10_PAIRS + HELDOUT11_PAIRS
@@ -63,42 +56,9 @@ def test_every_heldout14_kernel_is_tested_here():
 @pytest.mark.parametrize("name, params", [(n, p) for n in SMALL for p in SMALL[n]])
 @pytest.mark.parametrize("version", ["v0", "v1"])
 def test_version_matches_reference(name, params, version):
-    pkg = _pkg(name)
-    p = pkg.validate_params(params)
-    inputs = pkg.make_inputs(p, "cpu")
-    ref = pkg.reference(inputs, p)
-    inputs["out"].fill_(float("nan"))  # a version must write every output
-    plan = pkg.version(version).build(inputs, p)
-    assert [s.name for s in plan.stages] == [s.name for s in pkg.version(version).stages]
-    for _ in range(2):  # twice: the same result when run again
-        for stage in plan.stages:
-            stage.fn()
-    out = plan.output()
-    assert out.shape == ref.shape and out.dtype == ref.dtype
-    assert torch.isfinite(out).all(), "unwritten (NaN-poisoned) outputs remain"
-    err = float((out.double() - ref.double()).norm() / max(float(ref.double().norm()), 1e-30))
-    assert err <= pkg.tolerance(p["dtype"]), err
-
-
-def _script(name):
-    if str(COMMANDS_DIR) not in sys.path:
-        sys.path.insert(0, str(COMMANDS_DIR))
-    spec = importlib.util.spec_from_file_location(name, COMMANDS_DIR / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    version_matches_reference(name, params, version)
 
 
 @pytest.mark.parametrize("name", ["pad_to_max_length", "host_register_per_batch"])
 def test_command_variants_run_on_the_cpu_and_agree(name):
-    mod = _script(name)
-    outs = []
-    for variant in ("bad", "good"):
-        loop, output = mod.make(variant, False)
-        loop(3)
-        outs.append(output())
-    for o in outs:
-        assert torch.isfinite(o).all() and o.abs().max() > 0
-    diff = float((outs[0] - outs[1]).abs().max())
-    assert diff <= 1e-4 * max(float(outs[1].abs().max()), 1.0), diff
+    command_variants_agree(name)
