@@ -24,6 +24,8 @@ from pairs import (  # noqa: E402
     HELDOUT10_PAIRS,
     HELDOUT11_PAIRS,
     HELDOUT12_PAIRS,
+    HELDOUT13_PAIRS,
+    HELDOUT14_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -45,7 +47,7 @@ CASES = [
 def test_every_calibration_kernel_is_a_pair_and_has_a_case():
     calib = {p.kernel for p in PAIRS if p.kernel.startswith("calib_")}
     assert calib == {k for k, _ in CASES}
-    # issue 26's: _c.py; issue 36's held-back kernels: test_calibration_kernels_heldout.py (and _heldout2/3/4/5/6/7/8/9/10/11/12.py)
+    # issue 26's: _c.py; issue 36's held-back kernels: test_calibration_kernels_heldout.py (and _heldout2/.../14.py)
     held = (
         HELDOUT_PAIRS
         + HELDOUT2_PAIRS
@@ -59,6 +61,8 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT10_PAIRS
         + HELDOUT11_PAIRS
         + HELDOUT12_PAIRS
+        + HELDOUT13_PAIRS
+        + HELDOUT14_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
