@@ -97,8 +97,11 @@ class JobManager:
         self._threads: list[threading.Thread] = []
 
     # ------------------------------------------------------------------ public
-    def submit(self, spec: Any, label: str) -> Job:
+    def submit(self, spec: Any, label: str, received: float | None = None) -> Job:
+        """Queue ``spec``; ``received``: when the tool got the request (``time.perf_counter``), so the
+        profile's wall time counts the checks made before it was queued."""
         job = Job(id=secrets.token_hex(6), label=label, spec=spec, control=RunControl())
+        job.control.received = received
         more = self._ask_more_slots()  # outside the lock: for a cluster it asks the scheduler
         with self._cond:
             self._start_threads(more)

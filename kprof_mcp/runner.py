@@ -52,6 +52,7 @@ class RunControl:
         self._cancelled = threading.Event()
         self.clock_reset: str | None = None  # what was done about clocks after a kill
         self.created = time.perf_counter()  # a job's control is made at its submission: its queue wait starts
+        self.received: float | None = None  # when the tool got the request, before checking it (jobs.submit)
 
     def cancel(self) -> None:
         self._cancelled.set()

@@ -24,9 +24,9 @@ class Phases:
         self.parts: dict[str, float] = {}
         self.child: dict[str, float] = {}
 
-    def close(self, name: str) -> float:
-        """Book the time since the last boundary under ``name`` (adding up); return it."""
-        now = time.perf_counter()
+    def close(self, name: str, at: float | None = None) -> float:
+        """Book the time since the last boundary, to now or ``at``, under ``name`` (adding up); return it."""
+        now = time.perf_counter() if at is None else at
         dt = now - self.mark
         self.parts[name] = self.parts.get(name, 0.0) + dt
         self.mark = now

@@ -92,7 +92,10 @@ def run_checked(
     """See :meth:`Engine.run_checked`. Where the wall time went is booked phase by phase
     (:class:`~kprof_mcp.engine.phases.Phases`, from the job's submission) into ``result.timings``."""
     control = with_workers(engine, control)
-    phases = Phases(getattr(control, "created", None))
+    received, created = getattr(control, "received", None), getattr(control, "created", None)
+    phases = Phases(received if received is not None else created)
+    if received is not None and created is not None:
+        phases.close("request_checks", at=created)
     phases.close("queue_wait")
     try:
         with device_lock(lock_name(spec.cpu, control), control, on_progress):

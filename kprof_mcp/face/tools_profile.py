@@ -3,6 +3,7 @@ allows commands), and the job tools ``get_profile`` and ``cancel_profile``."""
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any
 
 import anyio
@@ -174,6 +175,7 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
         size. Artifacts (params.json, report.md, tiling/, compiled/, profile.ncu-rep, ...) are
         under `profile_dir`; other versions profiled in the same mode and parameters appear in
         report.md's comparison table."""
+        received = time.perf_counter()
         fills: dict[str, Any] = {}
 
         def check():
@@ -197,7 +199,7 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
             spec = await anyio.to_thread.run_sync(check)
         except KprofError as e:
             raise ToolError(str(e)) from None
-        job = jobs.submit(spec, f"{spec.req.kernel} {spec.req.version} {spec.req.mode}")
+        job = jobs.submit(spec, f"{spec.req.kernel} {spec.req.version} {spec.req.mode}", received)
         result = await _answer(
             job, ctx, wait_s if wait_s is not None else engine.config.wait_s, cancel_on_abort=True
         )

@@ -10,6 +10,7 @@ from .markdown import table
 
 # What each phase is, in words (a phase not listed is shown by its name).
 WORDS = {
+    "request_checks": "the request checked before it was queued (package, parameters, baseline)",
     "queue_wait": "waiting in the job queue",
     "device_lock_wait": "waiting for the device's lock",
     "clock_lock": "locking the SM clock (nvidia-smi -lgc; ~0 when kept from an earlier job)",
