@@ -88,9 +88,9 @@ KERNEL = KernelPackage(
     name="matmul",
     description="Dense C = A @ B (Triton, FP32 accumulate). Compute-bound at large sizes: the roof is tensor-core peak.",
     params=(
-        Param("M", 4096, min=1, max=65536, doc="rows of A and C", cpu_default=256),
-        Param("N", 4096, min=1, max=65536, doc="columns of B and C", cpu_default=256),
-        Param("K", 4096, min=1, max=65536, doc="reduction dimension", cpu_default=256),
+        Param("M", 4096, min=1, max=65536, doc="rows of A and C", cpu_default=128),
+        Param("N", 4096, min=1, max=65536, doc="columns of B and C", cpu_default=128),
+        Param("K", 4096, min=1, max=65536, doc="reduction dimension", cpu_default=128),
         DTYPE_PARAM("bfloat16", choices=("bfloat16", "float16", "float32"), cpu_default="float32"),
     ),
     make_inputs=_make_inputs,

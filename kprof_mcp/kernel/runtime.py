@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
 import time
 
 
@@ -11,8 +10,9 @@ def autotune_bench(fn, quantiles=None, **_):
 
     On a GPU this is ``triton.testing.do_bench`` (CUDA events, L2 flushed). Under the
     Triton interpreter (no GPU) Triton's own autotuner has no driver to time with, so
-    each config is timed with the wall clock (median of 3) — enough to pick *a* config
-    and exercise the autotuning path; CPU timings say nothing about GPU configs.
+    each config is timed once with the wall clock — enough to pick *a* config and exercise
+    the autotuning path; CPU timings say nothing about GPU configs, so more runs would only
+    lengthen a first profile on the CPU (each config's quantiles are that one time).
     """
     import torch
 
@@ -20,13 +20,7 @@ def autotune_bench(fn, quantiles=None, **_):
         import triton.testing
 
         return triton.testing.do_bench(fn, quantiles=quantiles)
-    samples = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    med = statistics.median(samples)
-    if quantiles:
-        qs = statistics.quantiles(samples, n=100, method="inclusive") if len(samples) > 1 else [med] * 99
-        return [med if q == 0.5 else qs[max(0, min(98, int(round(q * 100)) - 1))] for q in quantiles]
-    return med
+    t0 = time.perf_counter()
+    fn()
+    ms = (time.perf_counter() - t0) * 1e3
+    return [ms] * len(quantiles) if quantiles else ms

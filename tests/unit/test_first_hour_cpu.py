@@ -207,9 +207,9 @@ def test_what_the_user_gives_wins_over_the_cpu_sized_defaults(workspace):
     )
     assert cp.returncode == 0, cp.stderr
     (said,) = [ln for ln in cp.stderr.splitlines() if ln.startswith("no GPU: ")]
-    assert said == "no GPU: CPU-sized defaults N=256, K=256; pass --N/--K to change", said
+    assert said == "no GPU: CPU-sized defaults N=128, K=128; pass --N/--K to change", said
     p = json.loads(cp.stdout)["result"]["params"]
-    assert (p["M"], p["N"], p["K"], p["dtype"]) == (64, 256, 256, "float32")
+    assert (p["M"], p["N"], p["K"], p["dtype"]) == (64, 128, 128, "float32")
     cp = _kprof(workspace, "profile", "vector_add", "--mode", "event", "--n", "4096", "--quiet")
     assert cp.returncode == 0 and "CPU-sized" not in cp.stderr, cp.stderr  # nothing left to size
     assert "| 4096 | float32 |" in cp.stdout
