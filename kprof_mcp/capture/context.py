@@ -67,6 +67,7 @@ class Capture(Steps):
     created_at: str
     autotuned_here: list[str]  # stages whose autotuner benchmarked configs in this process
     inputs: dict[str, Any] = field(default_factory=dict)  # what the plan was built on (make_inputs)
+    plan_bytes: float = 0.0  # device memory the version's build allocated (its partials, scratch)
 
     # ------------------------------------------------------------------ running the plan
     def stage_callable(self, stage) -> Callable[[], Any]:
@@ -128,6 +129,7 @@ class Capture(Steps):
             profile_dir=str(self.final_dir),
             request=self.req.model_dump(),
             phases_s=dict(self.phases_s),
+            data_bytes=(data_bytes(self.inputs) or 0.0) + self.plan_bytes or None,
             **extra,
         )
 
@@ -135,6 +137,26 @@ class Capture(Steps):
         """The result's fields other than the stages, as JSON (a capture finished in another process)."""
         r = self.result([])
         return json.loads(r.model_dump_json(exclude={"stages"}))
+
+
+def data_bytes(inputs: Any) -> float | None:
+    """Bytes of the distinct storages of the tensors in ``inputs`` (dicts, lists and tuples walked): the
+    device memory the version's data occupies. None where it holds no tensor."""
+    seen: dict[int, int] = {}
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        elif hasattr(v, "untyped_storage"):
+            st = v.untyped_storage()
+            seen[st.data_ptr()] = st.nbytes()
+
+    walk(inputs)
+    return float(sum(seen.values())) if seen else None
 
 
 def streams_for(torch, plan: Plan, use_cuda: bool) -> dict[int, Any] | None:

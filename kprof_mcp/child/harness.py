@@ -172,7 +172,9 @@ def run(req: ProfileRequest) -> dict[str, Any]:
         phase("package_device_and_wait_for_preparation")
     progress(0.08, f"building inputs on {dev.name}")
     inputs = pkg.make_inputs(params, "cuda" if use_cuda else "cpu")
+    held = torch.cuda.memory_allocated() if use_cuda else 0
     plan = version.build(inputs, params)
+    plan_bytes = float(max(0, torch.cuda.memory_allocated() - held)) if use_cuda else 0.0  # its own buffers
     if [s.name for s in plan.stages] != [s.name for s in version.stages]:
         raise ExpectedError(
             "params",
@@ -266,6 +268,7 @@ def run(req: ProfileRequest) -> dict[str, Any]:
         created_at=stamp,
         autotuned_here=tuned,
         inputs=inputs,
+        plan_bytes=plan_bytes,
         phases_s=phases,
         _mark=mark,
     )

@@ -185,6 +185,7 @@ class StageResult(BaseModel):
     registers_per_thread: float | None = None
     shared_mem_per_block_bytes: float | None = None
     dram_bytes: float | None = None  # measured DRAM read+write bytes
+    dram_read_bytes: float | None = None  # of which read (a plan's stages re-reading its data)
     sm_clock_hz: float | None = None  # SM clock during the profiled launch
     ncu_kernels: list[str] = Field(
         default_factory=list, description="kernel names ncu profiled for this stage"
@@ -352,6 +353,11 @@ class ProfileResult(BaseModel):
     device: DeviceState
     stages: list[StageResult]
     plan_total: Timing | None = None
+    data_bytes: float | None = Field(
+        default=None,
+        description="bytes of device memory the version's tensors occupy (the package's inputs, outputs and "
+        "scratch: distinct storages): reading each of them once is the least DRAM reading the plan needs",
+    )
     warnings: list[ResultWarning] = Field(default_factory=list)
     correctness: dict[str, Any] = Field(default_factory=dict)
     created_at: str

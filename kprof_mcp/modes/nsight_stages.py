@@ -191,6 +191,7 @@ def stage_result(
         registers_per_thread=rep.get("registers_per_thread"),
         shared_mem_per_block_bytes=rep.get("shared_mem_per_block_bytes"),
         dram_bytes=add(rep.get("dram_read_bytes"), rep.get("dram_write_bytes")),
+        dram_read_bytes=rep.get("dram_read_bytes"),
         sm_clock_hz=rep.get("sm_clock_hz"),
         ncu_kernels=names,
         ncu_rules=[dict(r, kernel=rec.name) for rec in groups[0] for r in rec.rules],

@@ -31,7 +31,7 @@ speed-of-light time. docs/diagnosis-calibration.md compares them with measured f
 The package: :mod:`.metrics` (thresholds, :class:`Metrics`, classification, the gain arithmetic),
 :mod:`.catalogue` (causes the accounting proves), :mod:`.opportunities` (one stage's ranked
 opportunities, root cause and diagnosis), :mod:`.ncu_rules` (Nsight Compute's rules as
-opportunities) and :mod:`.timeline` (what a timeline and its idle breakdown show). Callers import
+opportunities), :mod:`.passes` (a plan's stages re-reading its data) and :mod:`.timeline` (what a timeline and its idle breakdown show). Callers import
 the names below from ``kprof_mcp.analysis.diagnosis``. Everything here is facts (a cause key and its
 measured values, a root cause's symptom): :mod:`kprof_mcp.render.diagnosis` words them.
 """
@@ -90,6 +90,7 @@ from .opportunities import (
     opportunities,
     root_cause,
 )
+from .passes import reread_across_stages
 from .timeline import (
     idle_opportunities,
     timeline_opportunities,
@@ -135,6 +136,7 @@ __all__ = [
     "idle_opportunities",
     "locality_issue",
     "opportunities",
+    "reread_across_stages",
     "roofline_metrics",
     "root_cause",
     "rule_cause",

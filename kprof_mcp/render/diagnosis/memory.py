@@ -47,6 +47,17 @@ def _over_fetch(f: Facts) -> Words:
             f"{f.kernels} kernel(s) named with {f.dtype_from} types in a {f.dtype_to}-or-narrower stage model",
             f"{f.dtype_from} moves twice the bytes the model's dtype needs",
         )
+    if f.move == "passes":  # the plan's stages read the same data again (analysis.diagnosis.passes)
+        stages = ", ".join(f.focus or ())
+        return (
+            "Read the data once across the stages: fuse the passes that read it again into one (a one-pass "
+            "algorithm: Welford's mean and variance, an online softmax; or keep each tile on chip between "
+            "the passes)",
+            f"the stages read {f.over_fetch_ratio:.2f}x the bytes of the version's data from DRAM "
+            f"({f.value / 1e9:.3g} GB read again{' by ' + stages if stages else ''})",
+            "each stage reads its inputs once, but together they read the same data (or a temporary one "
+            "of them made) from DRAM again",
+        )
     if f.hot_slice_pct is not None:  # a few lines load one L2 slice (analysis.diagnosis.slices)
         return (
             "Keep the few lines every program reads off the L2: in L1 or shared memory (no .cg or volatile "

@@ -1,0 +1,91 @@
+"""A plan whose stages read the same data from DRAM again (issue 36; the fourteenth held-back set's
+two-pass variance: a mean pass, then a squared-deviation pass over the same 1 GB, each stage at 91 % of
+DRAM with a model of its own, so no stage's what-if saw the second read).
+
+**What is measured.** The version's data: the bytes of the distinct storages of the tensors the
+package made (inputs, outputs, scratch) and of the device memory its version's build allocated (a split
+kernel's partials): ``ProfileResult.data_bytes``, D. Each stage's DRAM read
+bytes from Nsight Compute, R_s. Reading each byte of the data once is the least reading the plan
+needs; a stage's reads beyond D are its own over-fetch (its stage what-ifs own them), so the plan
+re-reads across stages where
+
+    S = Σ_s min(R_s, D) > OVER_FETCH_HEALTHY · D,
+
+and E = S − D bytes are read again. Writes are left out (an in-place update reads and writes the
+same bytes once each); an intermediate one stage writes and the next reads is read once (it is in D:
+the package or the build made it; a temporary a stage allocates while it runs is not, and shows as a
+re-read: fusing those stages removes that round trip as well).
+
+**What-if.** Fused (one pass, or the data kept on chip between the passes), the plan reads its data
+once: each stage loses its share of E in proportion to its reads, e_s = E · min(R_s, D) / S, so its
+DRAM use scales by keep_s = 1 − e_s / B_s (B_s its DRAM read+write bytes), the levels the loads cross on
+their way (L2, its slices, L1, the LSU pipe: ``LOAD_PATH``) by 1 − e_s / R_s (the reads removed take
+their traffic with them), and
+
+    T'_s / T_s = max(1 − u_dram,s · (1 − keep_s), the largest use after the change),
+
+every other resource's use kept (the arithmetic stays: a fused pass does both passes' work). The plan's time is the stages' sum (a pipeline:
+one stage after another on one stream); T' = Σ T'_s, never under the data read once at the
+attainable DRAM rate: gain = T / T' − 1, a whole-plan opportunity.
+
+Pure: numbers in, numbers out. None unless every stage with kernel time has its DRAM read bytes
+(Nsight Compute, annotation or ncu mode), the result has its data's bytes and the plan is a pipeline.
+"""
+
+from __future__ import annotations
+
+from .limiter import ATTAINABLE, limiter
+from .metrics import OVER_FETCH_HEALTHY, Facts, Opportunity, gain_pct
+
+# The levels and pipe a load from DRAM crosses on its way (its sectors through L2 and its slices, its
+# requests through L1 and the LSU pipe): a read removed takes its share of their traffic with it.
+LOAD_PATH = ("l2", "l2_slice", "l1", "lsu")
+
+
+def reread_across_stages(result, stages) -> Opportunity | None:
+    """``result``: the ProfileResult; ``stages``: its StageAssessments (their metrics and limiters)."""
+    D = result.data_bytes
+    if not D or result.plan_kind != "pipeline" or len(stages) < 2:
+        return None
+    rows = []
+    for sa in stages:
+        m, s = sa.metrics, sa.stage
+        if m is None or not m.time_ns:
+            return None
+        if s.dram_read_bytes is None or not s.dram_bytes:
+            return None
+        rows.append((sa, m, min(s.dram_read_bytes, D)))
+    S = sum(r for _, _, r in rows)
+    if S <= OVER_FETCH_HEALTHY * D:
+        return None
+    E = S - D
+    T = sum(m.time_ns for _, m, _ in rows)
+    after, readers, peak = 0.0, [], None
+    for sa, m, r in rows:
+        e = E * r / S
+        keep = max(0.0, 1.0 - e / sa.stage.dram_bytes)
+        path = max(0.0, 1.0 - e / sa.stage.dram_read_bytes)  # the loads go, and their L2/L1 traffic
+        lim = limiter(m)
+        uses = {u.key: u.util for u in lim.uses} if lim is not None else {}
+        u = uses.get("dram", (m.dram_pct or 0.0) / 100.0)
+        rest = max(
+            (v * (path if k in LOAD_PATH else 1.0) for k, v in uses.items() if k != "dram"), default=0.0
+        )
+        after += m.time_ns * max(1.0 - u * (1.0 - keep), rest, u * keep)
+        if r >= (OVER_FETCH_HEALTHY - 1.0) * D:
+            readers.append(sa.stage.name)
+        peak = peak or sa.stage.peak_bytes_per_s
+    if peak:
+        after = max(after, 1e9 * D / (ATTAINABLE["dram"] * peak))
+    if after >= T:
+        return None
+    share = 1.0 - after / T
+    facts = Facts(
+        resource="dram",
+        move="passes",
+        over_fetch_ratio=S / D,
+        value=E,
+        focus=tuple(readers),
+        kernels=len(readers),
+    )
+    return Opportunity("over_fetch", gain_pct(share), share, True, facts)
