@@ -1512,3 +1512,76 @@ HELDOUT14_PAIRS = [
         "the second call's quick check, both variants bound by the same fp32 SIMT GEMMs, not recorded)",
     ),
 ]
+
+# The fifteenth held-back set (tests/calibration/recorded-heldout15/README.md): five classes none of the earlier
+# sets has, built blind to the diagnosis; causes and resources set from each design before any GPU number.
+HELDOUT15_PAIRS = [
+    Pair(
+        "a symmetric product computed in full where one triangle serves",
+        "calib_syrk",
+        "v0",
+        "v1",
+        "move_work",
+        planted="the Gram matrix C = X·Xᵀ (X [8192, 2048] bf16, C bf16, fp32 accumulation) computed by a general "
+        "tiled GEMM over all 4096 tiles of the symmetric C: every dot product twice, 275 GFLOP of MMAs for "
+        "~137.5; fix: the same kernel over the 2080 tiles on and above the diagonal, each off-diagonal tile also "
+        "stored transposed (SYRK); the same values by half the tensor-core work (resource tensor)",
+        resource="tensor",
+    ),
+    Pair(
+        "an output zero-filled before a kernel that writes all of it",
+        "calib_zeroed_out",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="the 8192 x 8192 fp32 matrix of squared distances between two 3-D point sets (256 MB, a "
+        "write-bound kernel) allocated zeroed: a fill kernel writes the 256 MB of zeros, then the distance "
+        "kernel overwrites every element; fix: the output left uninitialised (torch.empty), the distance kernel "
+        "alone; the fill's bytes are dead stores (resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "split-K where the grid already fills the GPU",
+        "calib_needless_splitk",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="a 4096 x 4096 x 2048 bf16 GEMM (1024 output tiles of 128x128: 7.8 waves) run with SPLIT_K = 8: "
+        "8192 programs each over a 256-long K slice store fp32 partial tiles to a 512 MB workspace, a second "
+        "kernel reads the eight slices back and writes C; fix: no split, each tile over all of K stored "
+        "directly; the partials' round trip through device memory is the extra time (resource dram; the "
+        "MMAs are the same)",
+        resource="dram",
+    ),
+    Pair(
+        "independent models run one after another on one stream",
+        "ensemble_one_stream.py",
+        "bad",
+        "good",
+        "streams",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 3.4e7, "bytes": 1.34e8, "dtype": "float32", "tensor_cores": False}},
+        planted="an ensemble of 8 independent members, each a Triton linear-recurrence kernel (h_t = a·h_{t-1} "
+        "+ x_t over 8 sequences x 1024 steps x 256 channels, fp32) of 8 programs, launched one after another on "
+        "the default stream: each kernel fills 8 of 132 SMs and the eight run back to back; fix: each member "
+        "on a torch.cuda.Stream of its own (wait_stream both ways), the eight kernels concurrent; the same "
+        "kernels and outputs (resource None)",
+    ),
+    Pair(
+        "an explicit inverse where a solve serves",
+        "inverse_then_matmul.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 4.8e10, "bytes": 2.0e8, "dtype": "float32", "tensor_cores": False}},
+        planted="X = A⁻¹B for A [4096, 4096] fp32 and B [4096, 64] each step computed as torch.linalg.inv(A) @ B: "
+        "an LU, triangular solves against the 4096 columns of the identity (2n³ = 137 GFLOP) and a product, "
+        "~185 GFLOP of fp32 work; fix: torch.linalg.solve(A, B), the LU and solves with B's 64 columns "
+        "(~48 GFLOP), the same X; the extra time is the inverse's solves in cuSOLVER / cuBLAS fp32 kernels "
+        "(resource fma: no TF32 by PyTorch's default)",
+        resource="fma",
+    ),
+]
