@@ -652,7 +652,8 @@ def test_excess_core_work_what_if_on_the_recorded_wide_block_and_divergent_loop(
         executed_flops,
         integer_ops,
     )
-    from kprof_mcp.analysis.diagnosis.limiter import limiter
+    from kprof_mcp.analysis.diagnosis.limiter import issue_share, limiter, source_of_limit
+    from kprof_mcp.analysis.diagnosis.opportunities import _use
 
     cal = Path(__file__).resolve().parents[1] / "calibration"
 
@@ -669,13 +670,30 @@ def test_excess_core_work_what_if_on_the_recorded_wide_block_and_divergent_loop(
     assert share == pytest.approx(1 - max(1 - lim.util * (1 - 1 / r), after))
     assert 0.7 < share < 0.85  # +438 % (measured +330 %)
     top = opportunities(m)[0]
+    # issue-bound: named as the work of the pipe that takes most of the slots (FMA 34 %, ALU 33 %), the
+    # slots' use its evidence
+    assert lim.resource == "issue" and source_of_limit(m, lim) == "fma"
     assert (
-        top.cause == "move_work" and top.facts.resource == "issue" and top.facts.speedup == pytest.approx(r)
+        top.cause == "move_work" and top.facts.resource == "fma" and top.facts.speedup == pytest.approx(r)
     )
-    name, _, _ = dx.words(top)
+    assert top.facts.issue_active_pct == pytest.approx(100 * lim.util)
+    assert top.facts.value == pytest.approx(100 * issue_share(m, "fma", _use(lim, "fma")))
+    name, trigger, _ = dx.words(top)
     assert name.startswith(
-        "Replace the code limiting the instruction issue slots: do no work the result does not use"
+        "Replace the FMA (FP32) pipe's code that fills the instruction issue slots: do no work the result does "
+        "not use"
     )
+    assert trigger.startswith(f"issue slots {100 * lim.util:.1f}% of peak"), trigger
+    assert "the FMA (FP32) pipe taking the largest share of them (34." in trigger, trigger
+    # the fourteenth set's triangular prefix sum: the ALU (masks and selects) takes most of the slots
+    p = metrics("recorded-heldout14/a_prefix_sum_computed_as_a_masked_triangular_sum")
+    top = opportunities(p)[0]
+    assert limiter(p).resource == "issue" and top.cause == "move_work" and top.facts.resource == "alu"
+    assert dx.words(top)[0].startswith("Replace the ALU (integer/logic) pipe's code that fills the instruction")
+    # a pipe that limits by itself is named as before
+    d = metrics("recorded-heldout3/divergent_step_counts")
+    top = opportunities(d)[0]
+    assert limiter(d).resource == top.facts.resource == "xu" and top.facts.issue_active_pct is None
 
     d = metrics("recorded-heldout3/divergent_step_counts")
     share, r = excess_core_work(d, limiter(d))

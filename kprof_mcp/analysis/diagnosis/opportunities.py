@@ -19,7 +19,7 @@ from .catalogue import (
     uncoalesced,
     uncoalesced_l2_share,
 )
-from .limiter import ATTAINABLE, ATTAINABLE_PIPE, PIPES, limiter
+from .limiter import ATTAINABLE, ATTAINABLE_PIPE, PIPES, issue_share, limiter, source_of_limit
 from .metrics import (
     _DRAM_ATTAINABLE_PCT,
     COMPUTE_BOUND,
@@ -267,17 +267,22 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         }
         add(specific, "copy", host[0], facts, True)
     if (core := excess_core_work(m, lim)) is not None:
+        # Issue-bound: the work to cut is the instructions of the pipe that takes most of the slots
+        # (as a move's source, limiter.source_of_limit); the slots' use stays the evidence.
+        src = (source_of_limit(m, lim) or "issue") if lim.resource == "issue" else lim.resource
         facts = {
-            "resource": lim.resource,
-            "target": lim.resource,
-            "util_pct": 100.0 * lim.util,
+            "resource": src,
+            "target": src,
+            "util_pct": 100.0 * (_use(lim, src) if src != lim.resource else lim.util),
+            "issue_active_pct": 100.0 * lim.util if src != lim.resource else None,
+            "value": 100.0 * issue_share(m, src, _use(lim, src)) if src != lim.resource else None,
             "per_element": lim.per_element,
             "speedup": core[1],
             "advice": (
                 "use the instruction the hardware has instead of emulating it (popc, clz, brev, a max or min "
                 "reduction instead of a sort), and compute once what every program recomputes (prefix offsets, "
                 "shared tables)"
-                if lim.resource == "alu"
+                if src == "alu"
                 else "do no work the result does not use: size the block to the data (not to the largest case), "
                 "end each lane's loop at its own count (sort or bucket the items), keep values instead of recomputing"
             ),
@@ -421,6 +426,10 @@ def _over_model_facts(m: Metrics, lim) -> dict:
         "time_over_roof": over,
         "source": "model",
     }
+
+
+def _use(lim, key: str) -> float:
+    return next((u.util for u in lim.uses if u.key == key), 0.0)
 
 
 def _pipe_facts(lim) -> dict:

@@ -186,6 +186,15 @@ def _move_work(f: Facts) -> Words:
             "no counters: nothing measured says the warps wait; a library kernel this far from the roof does "
             "more work than the model counts or a slower algorithm",
         )
+    if f.target == f.resource and f.issue_active_pct is not None:  # issue-bound: the pipe filling the slots
+        return (
+            f"Replace the {src}'s code that fills the instruction issue slots: {f.advice}",
+            f"issue slots {_fmt(f.issue_active_pct)}% of peak over the elapsed time{_per_element(f)}{model}, "
+            f"the {src} taking the largest share of them ({_fmt(f.value)}% of the slots, "
+            f"{f.resource}={_fmt(f.util_pct)}% of its peak); "
+            f"{f.speedup:.1f}x fewer ops{nxt}",
+            f"the {src}'s work is code a cheaper form replaces; legal when {f.condition}",
+        )
     if f.target == f.resource:  # the same pipe, less work: a cheaper form of the code
         return (
             f"Replace the code{at or ' limiting the ' + src}: {f.advice}",
