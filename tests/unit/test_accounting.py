@@ -673,9 +673,7 @@ def test_excess_core_work_what_if_on_the_recorded_wide_block_and_divergent_loop(
     # issue-bound: named as the work of the pipe that takes most of the slots (FMA 34 %, ALU 33 %), the
     # slots' use its evidence
     assert lim.resource == "issue" and source_of_limit(m, lim) == "fma"
-    assert (
-        top.cause == "move_work" and top.facts.resource == "fma" and top.facts.speedup == pytest.approx(r)
-    )
+    assert top.cause == "move_work" and top.facts.resource == "fma" and top.facts.speedup == pytest.approx(r)
     assert top.facts.issue_active_pct == pytest.approx(100 * lim.util)
     assert top.facts.value == pytest.approx(100 * issue_share(m, "fma", _use(lim, "fma")))
     name, trigger, _ = dx.words(top)
@@ -689,7 +687,9 @@ def test_excess_core_work_what_if_on_the_recorded_wide_block_and_divergent_loop(
     p = metrics("recorded-heldout14/a_prefix_sum_computed_as_a_masked_triangular_sum")
     top = opportunities(p)[0]
     assert limiter(p).resource == "issue" and top.cause == "move_work" and top.facts.resource == "alu"
-    assert dx.words(top)[0].startswith("Replace the ALU (integer/logic) pipe's code that fills the instruction")
+    assert dx.words(top)[0].startswith(
+        "Replace the ALU (integer/logic) pipe's code that fills the instruction"
+    )
     # a pipe that limits by itself is named as before
     d = metrics("recorded-heldout3/divergent_step_counts")
     top = opportunities(d)[0]
