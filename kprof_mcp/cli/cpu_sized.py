@@ -1,8 +1,9 @@
 """Without a GPU, `kprof` profiles a package at its CPU-sized defaults (issue 41): each parameter's
 ``cpu_default`` (``kprof_mcp.kernel.api``), for the parameters the user did not give, announced in
 one line on stderr. What the user gives always wins. A profile's stages are timed for 1 s each there
-(the engine's CPU budget is 3 s: a two-stage plan and its whole-plan timing took 10 s of a 15 s profile),
-hundreds of runs at those sizes; CPU wall time says nothing about a GPU anyway."""
+(the engine's CPU budget, ``engine.profile.CPU_BUDGET_MS``, the MCP tools' too: a 3 s budget made a two-stage
+plan and its whole-plan timing take 10 s of a 15 s profile), hundreds of runs at those sizes; CPU wall time says
+nothing about a GPU anyway."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from typing import Any
 
 from ..engine import Engine
 from ..engine.catalogue import cpu_sized_line, target_cpu
-
-CPU_BUDGET_MS = 1000.0
+from ..engine.profile import CPU_BUDGET_MS
 
 
 def cpu_budget(engine: Engine) -> None:

@@ -16,6 +16,11 @@ from .config import KprofError, in_range
 from .specs import ProfileSpec
 from .state import EngineState
 
+# Per-stage timing budget without a GPU (the Triton interpreter's wall time says nothing about a GPU): the
+# same for the MCP tools and the CLI (``cli/cpu_sized``), where a 3 s default made a two-stage plan's profile
+# take 10 s of the first hour's 15.
+CPU_BUDGET_MS = 1000.0
+
 
 def check_profile(
     engine: EngineState,
@@ -49,7 +54,9 @@ def check_profile(
     cpu = target_cpu(engine)
     if base is not None and not allow_mismatch:
         _refuse_mismatched(engine, base, baseline, checked, mode, cpu)
-    budget = engine.config.budget_ms if engine.config.budget_ms is not None else (3000.0 if cpu else 2000.0)
+    budget = (
+        engine.config.budget_ms if engine.config.budget_ms is not None else (CPU_BUDGET_MS if cpu else 2000.0)
+    )
     try:  # the mode's options and the shared fields, checked by the request's models
         req = ProfileRequest(
             kernel=desc.name,
