@@ -28,8 +28,14 @@ every other resource's use kept (the arithmetic stays: a fused pass does both pa
 one stage after another on one stream); T' = Σ T'_s, never under the data read once at the
 attainable DRAM rate: gain = T / T' − 1, a whole-plan opportunity.
 
-Pure: numbers in, numbers out. None unless every stage with kernel time has its DRAM read bytes
-(Nsight Compute, annotation or ncu mode), the result has its data's bytes and the plan is a pipeline.
+**Without counters** (event mode) the stages' FLOP/byte models stand in: their bytes (reads and writes, so
+an intermediate written by one stage and read back by the next counts too: fusing removes that round trip),
+each stage losing its share e_s at the attainable DRAM rate, T'_s = max(T_s − e_s / (0.9 · peak), the
+stage's remaining model at the FLOP and byte roofs); labelled as the models'.
+
+Pure: numbers in, numbers out. None unless the result has its data's bytes, the plan is a pipeline of
+stages with kernel time and either every stage has its DRAM read bytes (Nsight Compute, annotation or
+ncu mode) or none has counters and every one a byte model.
 """
 
 from __future__ import annotations
@@ -47,14 +53,18 @@ def reread_across_stages(result, stages) -> Opportunity | None:
     D = result.data_bytes
     if not D or result.plan_kind != "pipeline" or len(stages) < 2:
         return None
-    rows = []
-    for sa in stages:
-        m, s = sa.metrics, sa.stage
-        if m is None or not m.time_ns:
-            return None
-        if s.dram_read_bytes is None or not s.dram_bytes:
-            return None
-        rows.append((sa, m, min(s.dram_read_bytes, D)))
+    if any(sa.metrics is None or not sa.metrics.time_ns for sa in stages):
+        return None
+    if all(sa.stage.dram_read_bytes is not None and sa.stage.dram_bytes for sa in stages):
+        return _counted(D, stages)
+    if not any(sa.stage.counters_measured for sa in stages):
+        return _modelled(D, stages)
+    return None
+
+
+def _counted(D: float, stages) -> Opportunity | None:
+    """With Nsight Compute's read bytes (the module's docstring)."""
+    rows = [(sa, sa.metrics, min(sa.stage.dram_read_bytes, D)) for sa in stages]
     S = sum(r for _, _, r in rows)
     if S <= OVER_FETCH_HEALTHY * D:
         return None
@@ -75,7 +85,37 @@ def reread_across_stages(result, stages) -> Opportunity | None:
         if r >= (OVER_FETCH_HEALTHY - 1.0) * D:
             readers.append(sa.stage.name)
         peak = peak or sa.stage.peak_bytes_per_s
-    if peak:
+    return _opportunity(D, S, T, after, peak, readers, "counters")
+
+
+def _modelled(D: float, stages) -> Opportunity | None:
+    """Without counters (event mode): each stage's FLOP/byte model's bytes B_s (reads and writes: data read
+    again, or an intermediate written and read back), the stage losing e_s of them at the attainable DRAM
+    rate, T'_s = max(T_s − e_s / (0.9 · peak), its remaining model at the roofs)."""
+    rows = []
+    for sa in stages:
+        s = sa.stage
+        if not s.bytes_model or not s.peak_bytes_per_s:
+            return None
+        rows.append((sa, sa.metrics, min(s.bytes_model, D)))
+    S = sum(r for _, _, r in rows)
+    if S <= OVER_FETCH_HEALTHY * D:
+        return None
+    E = S - D
+    T = sum(m.time_ns for _, m, _ in rows)
+    after, readers = 0.0, []
+    for sa, m, r in rows:
+        s, e = sa.stage, E * r / S
+        compute = 1e9 * (s.flops or 0.0) / s.peak_flops_per_s if s.peak_flops_per_s else 0.0
+        left = 1e9 * max(0.0, s.bytes_model - e) / s.peak_bytes_per_s
+        after += max(m.time_ns - 1e9 * e / (ATTAINABLE["dram"] * s.peak_bytes_per_s), compute, left)
+        if r >= (OVER_FETCH_HEALTHY - 1.0) * D:
+            readers.append(s.name)
+    return _opportunity(D, S, T, after, stages[0].stage.peak_bytes_per_s, readers, "model")
+
+
+def _opportunity(D, S, T, after, peak, readers, source) -> Opportunity | None:
+    if peak:  # never faster than the data read once at the attainable DRAM rate
         after = max(after, 1e9 * D / (ATTAINABLE["dram"] * peak))
     if after >= T:
         return None
@@ -84,8 +124,9 @@ def reread_across_stages(result, stages) -> Opportunity | None:
         resource="dram",
         move="passes",
         over_fetch_ratio=S / D,
-        value=E,
+        value=S - D,
         focus=tuple(readers),
         kernels=len(readers),
+        source=source,
     )
     return Opportunity("over_fetch", gain_pct(share), share, True, facts)

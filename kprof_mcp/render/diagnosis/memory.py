@@ -49,12 +49,19 @@ def _over_fetch(f: Facts) -> Words:
         )
     if f.move == "passes":  # the plan's stages read the same data again (analysis.diagnosis.passes)
         stages = ", ".join(f.focus or ())
+        by = f" by {stages}" if stages else ""
+        moved = (
+            f"the stages' models move {f.over_fetch_ratio:.2f}x the bytes of the version's data through DRAM "
+            f"({f.value / 1e9:.3g} GB more{by}: read again, or written and read back; FLOP/byte models, no counters)"
+            if f.source == "model"
+            else f"the stages read {f.over_fetch_ratio:.2f}x the bytes of the version's data from DRAM "
+            f"({f.value / 1e9:.3g} GB read again{by})"
+        )
         return (
             "Read the data once across the stages: fuse the passes that read it again into one (a one-pass "
             "algorithm: Welford's mean and variance, an online softmax; or keep each tile on chip between "
             "the passes)",
-            f"the stages read {f.over_fetch_ratio:.2f}x the bytes of the version's data from DRAM "
-            f"({f.value / 1e9:.3g} GB read again{' by ' + stages if stages else ''})",
+            moved,
             "each stage reads its inputs once, but together they read the same data (or a temporary one "
             "of them made) from DRAM again",
         )
