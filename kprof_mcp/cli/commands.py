@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..engine import Engine, KprofError, PackageError
 from ..engine.config import in_range
-from .cpu_sized import announce, announce_cases, cpu_budget, cpu_sized
+from .cpu_sized import announce, announce_cases, cpu_sized
 from .heartbeat import Heartbeat
 from .helpers import _params_with, _print_json, _profile, _profile_document, _stage_models
 
@@ -206,7 +206,6 @@ def cmd_noise(
         cases.append((parts[0], parts[1], _params_with([], parts[2].split(",") if len(parts) > 2 else [])))
     from ..noise import DEFAULT_CASES
 
-    cpu_budget(engine)
     asked = cases or DEFAULT_CASES
     fills = [(k, cpu_sized(engine, k, set(p))) for k, _, p in asked]  # without a GPU
     cases = [(k, v, {**f, **p}) for (k, v, p), (_, f) in zip(asked, fills)]

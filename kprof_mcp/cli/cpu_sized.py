@@ -11,14 +11,7 @@ import sys
 from typing import Any
 
 from ..engine import Engine
-from ..engine.catalogue import cpu_sized_line, target_cpu
-from ..engine.profile import CPU_BUDGET_MS
-
-
-def cpu_budget(engine: Engine) -> None:
-    """Without a GPU, time each stage of a profile for :data:`CPU_BUDGET_MS` (unless configured)."""
-    if engine.config.budget_ms is None and target_cpu(engine):
-        engine.config.budget_ms = CPU_BUDGET_MS
+from ..engine.catalogue import cpu_sized_line
 
 
 def cpu_sized(engine: Engine, kernel: str, given: set[str]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..engine import Engine, KprofError
-from .cpu_sized import announce, cpu_budget, cpu_sized
+from .cpu_sized import announce, cpu_sized
 from .heartbeat import Heartbeat
 
 
@@ -79,7 +79,6 @@ def _profile(engine: Engine, a: argparse.Namespace, extra: list[str], parser: ar
             + " (the option keeps its own meaning)"
         )
     fills = cpu_sized(engine, a.kernel, set(params))  # without a GPU: what the user did not give
-    cpu_budget(engine)
     spec = engine.check_profile(
         a.kernel,
         a.version,

@@ -355,8 +355,9 @@ class ProfileResult(BaseModel):
     plan_total: Timing | None = None
     data_bytes: float | None = Field(
         default=None,
-        description="bytes of device memory the version's tensors occupy (the package's inputs, outputs and "
-        "scratch: distinct storages): reading each of them once is the least DRAM reading the plan needs",
+        description="bytes of device memory the version's data occupies (the distinct storages of the package's "
+        "inputs, outputs and scratch, and what the version's build allocated): reading each byte once is the least "
+        "DRAM reading the plan needs",
     )
     warnings: list[ResultWarning] = Field(default_factory=list)
     correctness: dict[str, Any] = Field(default_factory=dict)

@@ -653,7 +653,6 @@ def test_excess_core_work_what_if_on_the_recorded_wide_block_and_divergent_loop(
         integer_ops,
     )
     from kprof_mcp.analysis.diagnosis.limiter import issue_share, limiter, source_of_limit
-    from kprof_mcp.analysis.diagnosis.opportunities import _use
 
     cal = Path(__file__).resolve().parents[1] / "calibration"
 
@@ -675,7 +674,7 @@ def test_excess_core_work_what_if_on_the_recorded_wide_block_and_divergent_loop(
     assert lim.resource == "issue" and source_of_limit(m, lim) == "fma"
     assert top.cause == "move_work" and top.facts.resource == "fma" and top.facts.speedup == pytest.approx(r)
     assert top.facts.issue_active_pct == pytest.approx(100 * lim.util)
-    assert top.facts.value == pytest.approx(100 * issue_share(m, "fma", _use(lim, "fma")))
+    assert top.facts.value == pytest.approx(100 * issue_share(m, "fma", lim.use("fma")))
     name, trigger, _ = dx.words(top)
     assert name.startswith(
         "Replace the FMA (FP32) pipe's code that fills the instruction issue slots: do no work the result does "

@@ -93,7 +93,7 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
     # REUSE_TILE-wide tiles (the small-tile what-if's target). Where that is more than the model's bytes
     # the re-reads are the tiles' (left to the tile what-ifs), and so where the tensor pipe is near its peak.
     if dot_work(m) and (
-        next((u.util for u in lim.uses if u.key == "tensor"), 0.0) >= NEAR_PEAK
+        lim.use("tensor") >= NEAR_PEAK
         or not m.flops
         or not m.elem_bytes
         or m.flops * m.elem_bytes / REUSE_TILE > m.bytes_model
@@ -118,7 +118,7 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
         keep["l2"] = (m.bytes_model + atom) / l2
     # L1's re-reads that missed crossed L2 too, where L2 is near its peak as well (it would be the next
     # limiter): it carried its own r' = its bytes / the model's, and the re-read is named there
-    busy_l2 = next((u.util for u in lim.uses if u.key == "l2"), 0.0) >= NEAR_PEAK
+    busy_l2 = lim.use("l2") >= NEAR_PEAK
     if level == "l1" and busy_l2 and reads and reads > OVER_FETCH_HEALTHY * m.bytes_model:
         level, keep["l2"] = "l2", (m.bytes_model + atom) / l2
     after = [u.util * keep.get(u.key, 1.0) for u in lim.uses]

@@ -86,6 +86,10 @@ class Limiter:
     per_element: tuple[tuple[str, float], ...] = ()
     source: str = "counters"
 
+    def use(self, key: str) -> float:
+        """The use of resource ``key`` (0 where it has none)."""
+        return next((u.util for u in self.uses if u.key == key), 0.0)
+
 
 def _active_frac(m) -> float:
     """The SMs' active share of the elapsed time: measured, else the grid's share of the SMs."""

@@ -86,7 +86,7 @@ def _legal(m, mv, lim: Limiter, u_src: float) -> bool:
         return False
     dtype = m.dtype or ""
     if mv.work == "dot":
-        tensor = next((u.util for u in lim.uses if u.key == "tensor"), 0.0)
+        tensor = lim.use("tensor")
         if mv.src == "tensor" or tensor >= 0.05:
             # Tensor cores already busy: the FMAs are the epilogue's, not the dot's. A lower-precision
             # tensor format changes the model's numerics: not offered.
@@ -330,7 +330,7 @@ def widened_dot(m, lim: Limiter | None) -> tuple[float, dict] | None:
     share = max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - k_lim), max(after.values(), default=0.0)))
     facts = {
         "resource": "tensor",
-        "util_pct": 100.0 * next((u.util for u in lim.uses if u.key == "tensor"), 0.0),
+        "util_pct": 100.0 * lim.use("tensor"),
         "target": dst,
         "move": "tf32_to_bf16" if dst == "tensor_bf16" else "tf32_to_fp16",
         "speedup": r_dst / r_src,

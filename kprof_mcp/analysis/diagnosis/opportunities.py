@@ -273,9 +273,9 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         facts = {
             "resource": src,
             "target": src,
-            "util_pct": 100.0 * (_use(lim, src) if src != lim.resource else lim.util),
+            "util_pct": 100.0 * (lim.use(src) if src != lim.resource else lim.util),
             "issue_active_pct": 100.0 * lim.util if src != lim.resource else None,
-            "value": 100.0 * issue_share(m, src, _use(lim, src)) if src != lim.resource else None,
+            "value": 100.0 * issue_share(m, src, lim.use(src)) if src != lim.resource else None,
             "per_element": lim.per_element,
             "speedup": core[1],
             "advice": (
@@ -426,10 +426,6 @@ def _over_model_facts(m: Metrics, lim) -> dict:
         "time_over_roof": over,
         "source": "model",
     }
-
-
-def _use(lim, key: str) -> float:
-    return next((u.util for u in lim.uses if u.key == key), 0.0)
 
 
 def _pipe_facts(lim) -> dict:

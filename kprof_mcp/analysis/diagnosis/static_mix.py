@@ -201,7 +201,7 @@ def code_counts(m, mv, lim) -> tuple[float, float] | None:
     lst = m.listing
     if lst is None or lim is None or lim.source != SOURCE or not (m.sm_count and lst.clock_hz and m.time_ns):
         return None
-    u_issue = next((u.util for u in lim.uses if u.key == "issue"), 0.0)
+    u_issue = lim.use("issue")
     issued = u_issue * ISSUE_PER_CLOCK * WARP * m.sm_count * lst.clock_hz * m.time_ns * 1e-9
     mix = lst.running()
     classes = CODE_CLASSES.get(mv.work, ())
