@@ -148,3 +148,67 @@ def test_without_counters_the_stage_models_stand_in():
     )
     assert mixed.stages[0].counters_measured
     assert reread_across_stages(mixed, _stages(mixed)) is None
+
+
+H15 = Path(__file__).resolve().parents[1] / "calibration" / "recorded-heldout15"
+
+
+def test_an_output_filled_then_overwritten_is_written_once():
+    """The fifteenth held-back set's zero-filled output (recorded on an H100, 2026-11-27): a fill kernel writes
+    256 MB of zeros, then the distance kernel writes every element again. Each stage writes its own bytes once,
+    so no stage's what-if sees it; together they write 1.83x the data: the excess is dead stores, each stage
+    losing its share in proportion to its writes."""
+    pair = H15 / "an_output_zero_filled_before_a_kernel_that_writes_all_of_it"
+    r = ProfileResult.model_validate_json((pair / "bad.result.json").read_text())
+    stages = _stages(r)
+    o = reread_across_stages(r, stages)
+    assert o is not None and o.cause == "over_fetch" and o.specific
+    f = o.facts
+    assert f.move == "rewrites" and f.resource == "dram" and f.focus == ("zero", "dist")
+    W = [s.dram_bytes - s.dram_read_bytes for s in r.stages]
+    S = sum(min(w, r.data_bytes) for w in W)
+    assert f.over_fetch_ratio == pytest.approx(S / r.data_bytes) and 1.8 < f.over_fetch_ratio < 1.9
+    assert f.value == pytest.approx(S - r.data_bytes)  # the reads (kB) pass nothing
+    E, T, after = S - r.data_bytes, 0.0, 0.0
+    for sa, w in zip(stages, W):
+        s, m = sa.stage, sa.metrics
+        e = E * min(w, r.data_bytes) / S
+        keep = 1 - e / s.dram_bytes
+        path = 1 - e / s.dram_bytes  # the reads are not above the data: only the stores' share goes
+        uses = {u.key: u.util for u in limiter(m).uses}
+        rest = max(v * (path if k in LOAD_PATH else 1.0) for k, v in uses.items() if k != "dram")
+        T += m.time_ns
+        after += m.time_ns * max(1 - uses["dram"] * (1 - keep), rest, uses["dram"] * keep)
+    assert o.share == pytest.approx(1 - after / T)
+    measured = json.loads((H15 / "measured.json").read_text())["pairs"]
+    gain = measured["an output zero-filled before a kernel that writes all of it"]["measured_gain_pct"]
+    assert 0.5 <= o.est_gain_pct / gain <= 2.0 and 55 < o.est_gain_pct < 70  # +61.9 % for +84.5 %
+    top = assess(r).opportunities[0]
+    assert top.stage is None and top.name.startswith("Write each output once across the stages")
+    assert "the stages write 1.83x the bytes of the version's data to DRAM" in top.trigger
+    # the fix (the distance kernel alone) writes its output once
+    good = ProfileResult.model_validate_json((pair / "good.result.json").read_text())
+    assert reread_across_stages(good, _stages(good)) is None
+
+
+def test_an_in_place_update_reads_and_writes_the_data_once_each():
+    """A stage reading D bytes and writing them back (an in-place update) passes neither test: reads and writes
+    are weighed apart."""
+    r = _load("two_pass_var_v0")
+    (s0, s1, s2) = r.stages
+    D = r.data_bytes
+    rw = r.model_copy(
+        update={
+            "stages": [
+                s0.model_copy(update={"dram_read_bytes": D, "dram_bytes": 2 * D}),
+                s1.model_copy(update={"dram_read_bytes": 0.1 * D, "dram_bytes": 0.2 * D}),
+                s2,
+            ]
+        }
+    )
+    assert reread_across_stages(rw, _stages(rw)) is None
+    twice = rw.model_copy(
+        update={"stages": [rw.stages[0], s1.model_copy(update={"dram_read_bytes": 0.0, "dram_bytes": D}), s2]}
+    )
+    o = reread_across_stages(twice, _stages(twice))
+    assert o is not None and o.facts.move == "rewrites" and o.facts.over_fetch_ratio == pytest.approx(2.0)

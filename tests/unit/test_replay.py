@@ -659,3 +659,36 @@ def test_host_memory_registered_per_transfer_is_the_cuda_calls_cause(tmp):
     cuda_api = base / replay.replay(g, replay.TRANSFORMS["cuda_api"]).step_ns - 1.0
     launch = base / replay.replay(g, replay.TRANSFORMS["launch"]).step_ns - 1.0
     assert cuda_api > 1.0 and launch < 0.2, (cuda_api, launch)
+
+
+def test_launches_of_one_kernel_each_filling_a_few_sms_run_side_by_side_as_the_streams_cause():
+    """The fifteenth held-back set's ensemble (recorded on an H100, 2026-11-27): eight launches of a recurrence
+    kernel of 8 blocks a step, one after another on the default stream, ~505 us each with the GPU busy (its
+    fix, each on its own stream: +579 %). Batching the run frees kernel time, not launch gaps: the streams
+    cause, estimated by the batch replay (the launches side by side); the launch cause keeps its own replay
+    (no idle time of its own here: not listed), and the fusion what-if, whose premise is kernels bound by the
+    chip's DRAM bandwidth, says nothing of kernels on 8 of 132 SMs."""
+    from kprof_mcp.models import ProfileResult
+    from kprof_mcp.render.diagnosis import assess
+
+    pair = CAL / "recorded-heldout15" / "independent_models_run_one_after_another_on_one_stream"
+    r = ProfileResult.model_validate_json((pair / "bad.result.json").read_text())
+    idle_ = r.timeline["idle"]
+    run, rp = idle_["replay"]["batch"], idle_["replay"]
+    assert run["launches_per_run"] == 8 and run["grid_blocks"] == 8
+    saved = run["kernels_ns"] - run["batched_ns"]
+    assert saved > 10 * idle_["parts_ns"]["launch"] / idle_["occurrences"]  # kernel time, not launch gaps
+    opps = {o.cause: o for o in idle_opportunities(idle_)}
+    assert "launch" not in opps
+    o = opps["streams"]
+    assert o.facts.move == "batch" and o.facts.kernels == 8
+    assert o.share == pytest.approx(1 - rp["step_ns"]["batch"] / rp["recorded_ns"])
+    measured = json.loads((pair.parent / "measured.json").read_text())["pairs"]
+    gain = measured["independent models run one after another on one stream"]["measured_gain_pct"]
+    assert 0.5 <= o.est_gain_pct / gain <= 2.0  # +662.6 % for +579.4 %
+    name, trigger, _ = words(o)
+    assert name.startswith("Run the 8 launches of _scan side by side")
+    assert "8 launches of _scan in a row on one stream" in trigger
+    whole = assess(r).opportunities
+    assert not any(x.cause == "fusion" for x in whole)
+    assert any(x.cause == "streams" and x.est_gain_pct == pytest.approx(o.est_gain_pct) for x in whole)

@@ -318,10 +318,14 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         and m.time_ns
         and m.dram_pct is not None
         and m.dram_pct >= (compute or 0.0)
+        and not (m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count)
     ):
         # No counters (event mode, a timeline): a memory-bound stage of several kernels whose time is
         # N x what its model's bytes take at the attainable bandwidth. Each unfused kernel writes its
-        # intermediate and the next reads it back; one kernel would move the model's bytes once.
+        # intermediate and the next reads it back; one kernel would move the model's bytes once. Not
+        # where the stage's grid has fewer blocks than the GPU has SMs: kernels on a few SMs are not
+        # bound by the chip's DRAM bandwidth, so their time over the roof is not bytes moved (the
+        # few-blocks what-if owns that gap).
         over = m.time_ns / m.attainable_sol_ns
         if over > OVER_FETCH_HEALTHY:
             # One kernel moves the model's bytes once. Where some of the kernels only copy data (a layout

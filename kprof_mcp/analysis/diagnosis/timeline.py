@@ -76,7 +76,7 @@ def _batch(replayed: dict[str, float], idle: dict) -> dict:
     cause's facts, and where batching replays faster than a CUDA graph its share is the launch
     cause's (``move="batch"``). Changes ``replayed`` in place."""
     run = (idle.get("replay") or {}).get("batch")
-    if not run:
+    if not run or _serialised(run, idle):
         return {}
     facts = {
         "kernel": run["kernel"],
@@ -88,6 +88,41 @@ def _batch(replayed: dict[str, float], idle: dict) -> dict:
         replayed["launch"] = replayed["batch"]
         facts["move"] = "batch"
     return facts
+
+
+def _serialised(run: dict, idle: dict) -> bool:
+    """Whether batching the replay's run frees kernel time more than launch time: its launches' kernels,
+    each filling a small part of the GPU, run one after another (the replay packs them side by side,
+    ``batched_ns`` against ``kernels_ns``), and the saving is theirs, not the host's gaps between them."""
+    occ = max(1, int(idle.get("occurrences") or 1))
+    saved = (float(run.get("kernels_ns") or 0.0) - float(run.get("batched_ns") or 0.0)) * float(
+        run.get("runs_per_occurrence") or 1.0
+    )
+    launch = float((idle.get("parts_ns") or {}).get("launch") or 0.0) / occ
+    return saved > launch
+
+
+def serialised_opportunity(idle: dict) -> Opportunity | None:
+    """Launches of one kernel, each filling a small part of the GPU, run one after another on one stream,
+    their kernel time (not the host's launch gaps) the saving: cause ``streams`` (work serialised on one
+    stream that could overlap), estimated by the replay that runs the run as one batched kernel
+    (:mod:`kprof_mcp.analysis.replay.batch`: the launches' blocks side by side, as concurrent streams
+    would run them where they fit the SMs together); the launch cause keeps its graph replay. A timeline
+    owns no idle time for it: the GPU is busy, with most of its SMs empty."""
+    run = (idle.get("replay") or {}).get("batch")
+    if not run or not _serialised(run, idle):
+        return None
+    share = _replayed_shares(idle.get("replay") or {}).get("batch", 0.0)
+    if share < MIN_SHARE:
+        return None
+    facts = Facts(
+        move="batch",
+        kernel=run["kernel"],
+        kernels=run["launches_per_run"],
+        grid_blocks=run.get("grid_blocks"),
+        waves_per_sm=run.get("fill"),
+    )
+    return Opportunity("streams", gain_pct(share), share, True, facts)
 
 
 def idle_opportunities(idle: dict) -> list[Opportunity]:
@@ -178,5 +213,7 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     add("copy", copy + d2h, {"copies": ev.get("h2d_copies", 0), "value": d2h / occ if d2h else None})
     other = float(parts.get("other_api") or 0.0)
     add("cuda_api", other, {"calls": ev.get("other_calls") or []})
+    if (serial := serialised_opportunity(idle)) is not None:
+        out.append(serial)
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out

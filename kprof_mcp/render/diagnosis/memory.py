@@ -47,6 +47,17 @@ def _over_fetch(f: Facts) -> Words:
             f"{f.kernels} kernel(s) named with {f.dtype_from} types in a {f.dtype_to}-or-narrower stage model",
             f"{f.dtype_from} moves twice the bytes the model's dtype needs",
         )
+    if f.move == "rewrites":  # the plan's stages write the same data again (analysis.diagnosis.passes)
+        stages = ", ".join(f.focus or ())
+        return (
+            "Write each output once across the stages: drop the fill or initialisation a later stage "
+            "overwrites (torch.empty, not torch.zeros, where every element is written), or fuse the stages "
+            "that write the same data",
+            f"the stages write {f.over_fetch_ratio:.2f}x the bytes of the version's data to DRAM "
+            f"({f.value / 1e9:.3g} GB written again{' by ' + stages if stages else ''})",
+            "each stage writes its outputs once, but together they write the same data again: the first "
+            "writes are dead stores",
+        )
     if f.move == "passes":  # the plan's stages read the same data again (analysis.diagnosis.passes)
         stages = ", ".join(f.focus or ())
         by = f" by {stages}" if stages else ""

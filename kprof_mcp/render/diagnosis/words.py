@@ -320,6 +320,16 @@ def _ncu(f: Facts) -> Words:
 
 
 def _streams(f: Facts) -> Words:
+    if f.move == "batch":  # launches of one kernel run one after another (analysis.diagnosis.timeline)
+        name = (f.kernel.split("<")[0].split("(")[0].split("::")[-1].split() or [f.kernel])[-1][:60]
+        return (
+            f"Run the {f.kernels} launches of {name} side by side: one launch over all their items (a batched "
+            "or grouped kernel, a larger grid), or each on a stream of its own (torch.cuda.Stream) where they "
+            "are independent; if each reads the last one's output, give each more blocks instead",
+            f"{f.kernels} launches of {name} in a row on one stream, each filling "
+            f"{_fmt(100 * f.waves_per_sm)}% of the GPU's block slots (grid {f.grid_blocks}); replayed side by side",
+            "kernels that each fill a small part of the GPU run one after another",
+        )
     return (
         "Make the streams overlap (fewer blocks per kernel, no implicit syncs between streams, stream priorities)",
         f"stream_overlap_pct={_fmt(f.stream_overlap_pct)}",
