@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..parsers.kineto import Trace
-from .timeline import LAUNCH_APIS, RANGE_PREFIX
+from .timeline import LAUNCH_APIS, RANGE_PREFIX, _length, _union
 
 # Ranges the profiler, torch or a library put there themselves: never a user's stage. CUB and Thrust
 # (CCCL 2.8+) push an NVTX range in their "CCCL" domain around each device algorithm
@@ -102,8 +102,10 @@ def range_stages(
     kprof.pytest_plugin put around each test's call: a test runs once (a rerun is another sample),
     and its one occurrence is its measurement, first-call set-up included (a note says so).
 
-    On a GPU a sample is the summed duration of the kernels launched in one occurrence (their own
-    GPU time, as CUPTI or Nsight Systems measured it); on the CPU, the occurrence's wall time."""
+    On a GPU a sample is the busy time of the kernels launched in one occurrence (the union of their
+    own GPU intervals, as CUPTI or Nsight Systems measured them: one after another it is their summed
+    duration; side by side on several streams each instant counts once, as the GPU spent it); on the
+    CPU, the occurrence's wall time."""
     notes: list[str] = []
     if tr.ranges.empty:
         return [], notes
@@ -134,7 +136,12 @@ def range_stages(
     if not tr.kernels.empty and not launches.empty:
         lk = (
             launches[["start", "correlation"]]
-            .merge(tr.kernels[["correlation", "name", "dur", "grid_blocks"]], on="correlation")
+            .merge(
+                tr.kernels[["correlation", "name", "dur", "grid_blocks", "start"]].rename(
+                    columns={"start": "k_start"}
+                ),
+                on="correlation",
+            )
             .sort_values("start")
         )
     stages = []
@@ -148,7 +155,8 @@ def range_stages(
             inside = lk[(lk["start"] >= s) & (lk["start"] <= e)] if lk is not None else None
             total = 0.0
             if inside is not None and len(inside):
-                total = float(inside["dur"].sum())
+                # The GPU's busy time: kernels that ran side by side (other streams) count once.
+                total = _length(_union([(a, a + d) for a, d in zip(inside["k_start"], inside["dur"])]))
                 for kname, n in inside["name"].value_counts().items():
                     kernels[str(kname)] = kernels.get(str(kname), 0) + int(n)
                 top = inside.loc[inside["dur"].idxmax()]
@@ -169,7 +177,8 @@ def range_stages(
             st = CommandStage(
                 name,
                 samples,
-                "GPU kernel time per range occurrence (sum of its kernels)",
+                "GPU kernel time per range occurrence (its kernels' busy time: kernels side by side on "
+                "several streams count once)",
                 kernels,
                 len(samples),
                 grid,

@@ -692,3 +692,28 @@ def test_launches_of_one_kernel_each_filling_a_few_sms_run_side_by_side_as_the_s
     whole = assess(r).opportunities
     assert not any(x.cause == "fusion" for x in whole)
     assert any(x.cause == "streams" and x.est_gain_pct == pytest.approx(o.est_gain_pct) for x in whole)
+
+
+def test_a_ranges_kernels_side_by_side_on_several_streams_count_once():
+    """A command stage's sample is the GPU's busy time in the occurrence: eight kernels of 500 us run one after
+    another take 4 ms; the same eight side by side on eight streams (the fifteenth held-back set's fix) take
+    500 us, not the 4 ms their durations sum to (which made the fixed ensemble's step read as slow as the bad
+    one's, 4128 us against 4046 us, for a step measured 6.8x faster)."""
+    from kprof_mcp.analysis.command import range_stages
+
+    def trace(side_by_side: bool) -> Trace:
+        api, kernels = [], []
+        for occ in range(3):
+            t0 = occ * 10_000 * U
+            for i in range(8):
+                api.append(("cudaLaunchKernel", t0 + i * U, t0 + i * U + 0.5 * U, occ * 8 + i))
+                start = t0 + 10 * U + (0 if side_by_side else i * 500 * U)
+                kernels.append(("k", start, start + 500 * U, i if side_by_side else 7, occ * 8 + i))
+        ranges = [("step", occ * 10_000 * U, occ * 10_000 * U + 9 * U) for occ in range(3)]
+        return _trace(api, kernels, ranges=ranges)
+
+    (serial,), _ = range_stages(trace(False), [], True, warmup=0)
+    (overlapped,), _ = range_stages(trace(True), [], True, warmup=0)
+    assert serial.samples_ns == pytest.approx([4000 * U] * 3)
+    assert overlapped.samples_ns == pytest.approx([500 * U] * 3)
+    assert "count once" in overlapped.method
