@@ -30,7 +30,8 @@ l2_slice_pct, l2_atomic_pct and l2_atomic_slice_pct (issue 36: the L2's busiest 
 where the recorded report holds them (--set full), empty where it predates them); 2026-11-27 13:10 UTC, 13 outputs:
 cli/list.txt's matmul CPU-sized defaults (128^3: issue 40, the first hour's 15 s), and the 12 ncu/annotation/nsys
 result.json files' `data_bytes` (null: the recordings predate it) and each stage's `dram_read_bytes` (issue 36: a
-plan's stages reading the same data again).
+plan's stages reading the same data again); 2026-11-27 16:25 UTC, 12 outputs: the same result.json files'
+`scratch_bytes` (null: the recordings predate it; issue 36, a workspace's round trip).
 Intended changes awaiting the next re-recording, one line each (re-recorded 2026-11-26 14:15 UTC before them):
 - none.
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two

@@ -130,6 +130,9 @@ class Capture(Steps):
             request=self.req.model_dump(),
             phases_s=dict(self.phases_s),
             data_bytes=(data_bytes(self.inputs) or 0.0) + self.plan_bytes or None,
+            scratch_bytes=scratch_bytes(
+                self.inputs, self.correctness.get("reference_reads"), self.plan.output, self.plan_bytes
+            ),
             **extra,
         )
 
@@ -139,24 +142,85 @@ class Capture(Steps):
         return json.loads(r.model_dump_json(exclude={"stages"}))
 
 
+def _storages(v: Any, seen: dict[int, int]) -> dict[int, int]:
+    """The distinct storages of the tensors in ``v`` (dicts, lists and tuples walked): data pointer -> bytes."""
+    if isinstance(v, dict):
+        for x in v.values():
+            _storages(x, seen)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            _storages(x, seen)
+    elif hasattr(v, "untyped_storage"):
+        st = v.untyped_storage()
+        seen[st.data_ptr()] = st.nbytes()
+    return seen
+
+
 def data_bytes(inputs: Any) -> float | None:
     """Bytes of the distinct storages of the tensors in ``inputs`` (dicts, lists and tuples walked): the
     device memory the version's data occupies. None where it holds no tensor."""
-    seen: dict[int, int] = {}
-
-    def walk(v: Any) -> None:
-        if isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-        elif isinstance(v, (list, tuple)):
-            for x in v:
-                walk(x)
-        elif hasattr(v, "untyped_storage"):
-            st = v.untyped_storage()
-            seen[st.data_ptr()] = st.nbytes()
-
-    walk(inputs)
+    seen = _storages(inputs, {})
     return float(sum(seen.values())) if seen else None
+
+
+class ReadKeys(dict):
+    """The package's inputs as the reference sees them, the keys it reads recorded (``[k]``, ``get``; ``keys``,
+    ``values``, ``items`` or a copy count as reading every key): what the result needs, as against a
+    workspace the package allocated for a version's own use."""
+
+    def __init__(self, inputs: dict[str, Any]) -> None:
+        super().__init__(inputs)
+        self._read: set[str] = set()
+        self._all = False
+
+    def __getitem__(self, k):
+        self._read.add(k)
+        return super().__getitem__(k)
+
+    def get(self, k, default=None):
+        self._read.add(k)
+        return super().get(k, default)
+
+    def __iter__(self):  # also makes dict(self) and {**self} take the slow path through keys()/[k]
+        self._all = True
+        return super().__iter__()
+
+    def keys(self):
+        self._all = True
+        return super().keys()
+
+    def values(self):
+        self._all = True
+        return super().values()
+
+    def items(self):
+        self._all = True
+        return super().items()
+
+    def read_keys(self) -> list[str] | None:
+        """The keys read; None where the reference read every key, or none (nothing told apart)."""
+        if self._all or not self._read:
+            return None
+        return sorted(str(k) for k in self._read)
+
+
+def scratch_bytes(
+    inputs: Any, read: list[str] | None, output: Callable[[], Any], plan_bytes: float
+) -> float | None:
+    """Of the version's data, the bytes its result does not need: what the build allocated, and the storages of
+    the package's inputs that the reference did not read and the output does not share (a workspace made by
+    make_inputs). Where which inputs the reference read is unknown, the build's bytes alone; None for none."""
+    extra = 0.0
+    if read is not None and isinstance(inputs, dict):
+        needed = _storages([inputs[k] for k in read if k in inputs], {})
+        try:
+            needed = _storages(output(), needed)
+        except Exception:  # an output that cannot be read now: nothing told apart
+            needed = None
+        if needed is not None:
+            rest = _storages([v for k, v in inputs.items() if k not in read], {})
+            extra = float(sum(b for p, b in rest.items() if p not in needed))
+    return (plan_bytes + extra) or None
 
 
 def streams_for(torch, plan: Plan, use_cuda: bool) -> dict[int, Any] | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..capture.artifacts import new_run_dir, params_dirname, write_compiled, write_tiling
-from ..capture.context import Capture, run_plan, streams_for
+from ..capture.context import Capture, ReadKeys, run_plan, streams_for
 from ..capture.correctness import check_correctness
 from ..kernel.api import KernelPackage, ParamError, Params
 from ..models import DeviceState, ProfileRequest
@@ -197,8 +197,10 @@ def run(req: ProfileRequest) -> dict[str, Any]:
             checked_in="the preparation run without the profiler, same source and inputs, just before",
         )
     else:
-        ref = pkg.reference(inputs, params)
+        seen = ReadKeys(inputs)
+        ref = pkg.reference(seen, params)
         correctness = check_correctness(torch, plan.output(), ref, pkg.tolerance(params["dtype"]))
+        correctness["reference_reads"] = seen.read_keys()  # the inputs the result needs (scratch_bytes)
     if not correctness["ok"]:
         msgs = "; ".join(
             o.get("message", "") for o in correctness["outputs"] if not o.get("ok")

@@ -359,6 +359,11 @@ class ProfileResult(BaseModel):
         "inputs, outputs and scratch, and what the version's build allocated): reading each byte once is the least "
         "DRAM reading the plan needs",
     )
+    scratch_bytes: float | None = Field(
+        default=None,
+        description="of data_bytes, the device memory the version's build allocated (a split kernel's partials, a "
+        "workspace between its stages): data the result does not need once the stages keep it on chip",
+    )
     warnings: list[ResultWarning] = Field(default_factory=list)
     correctness: dict[str, Any] = Field(default_factory=dict)
     created_at: str

@@ -578,7 +578,7 @@ FIGURES: list[Figure] = [
     Figure(
         "held-back calibration sets",
         _held_back_sets,
-        ((MODES, r"(\w+) held-back sets in new classes, built and recorded by someone else"),),
+        ((MODES, r"(\w+) held-back sets in new classes, built by someone else"),),
     ),
     *(
         Figure(

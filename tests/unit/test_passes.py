@@ -212,3 +212,82 @@ def test_an_in_place_update_reads_and_writes_the_data_once_each():
     )
     o = reread_across_stages(twice, _stages(twice))
     assert o is not None and o.facts.move == "rewrites" and o.facts.over_fetch_ratio == pytest.approx(2.0)
+
+
+def test_a_workspace_written_and_read_back_is_the_round_trip_to_remove():
+    """The fifteenth held-back set's needless split-K, profiled live on an H100 after the workspace was told
+    apart (2026-11-27): 8192 programs over K slices of 256 write fp32 partials to a 512 MB workspace that
+    make_inputs allocated and the reference never reads, a reduction kernel reads them back. The round trip
+    goes in the what-if (the writer loses the scratch's writes, the reader its reads): first, +105.7 %, for
+    +326 % measured (event mode, no split: the partial kernel's short K loops go too, which no byte count
+    says: an under-estimate)."""
+    r = _load("splitk_v0")
+    assert r.correctness["reference_reads"] == ["a", "b"]
+    P = r.scratch_bytes
+    assert P == 8 * 4096 * 4096 * 4  # the workspace: not read by the reference, not the output
+    stages = _stages(r)
+    o = reread_across_stages(r, stages)
+    assert o is not None and o.cause == "over_fetch" and o.facts.move == "scratch"
+    assert o.facts.focus == ("partial", "reduce")
+    reads = [s.dram_read_bytes for s in r.stages]
+    writes = [s.dram_bytes - s.dram_read_bytes for s in r.stages]
+    X_w, X_r = min(P, writes[0]), min(P, reads[1])  # written by the first, read back by the second
+    assert o.facts.value == pytest.approx(X_w + X_r)
+    io = r.data_bytes - P
+    assert (
+        o.facts.over_fetch_ratio == pytest.approx((sum(reads) + sum(writes)) / io)
+        and 18 < o.facts.over_fetch_ratio < 19
+    )
+    T, after = 0.0, 0.0
+    for sa, e_r, e_w in zip(stages, (0.0, X_r), (X_w, 0.0)):
+        s, m = sa.stage, sa.metrics
+        R = s.dram_read_bytes
+        keep = 1 - (e_r + e_w) / s.dram_bytes
+        path = 1 - e_r / R - e_w / s.dram_bytes
+        uses = {u.key: u.util for u in limiter(m).uses}
+        rest = max(v * (path if k in LOAD_PATH else 1.0) for k, v in uses.items() if k != "dram")
+        T += m.time_ns
+        after += m.time_ns * max(1 - uses["dram"] * (1 - keep), rest, uses["dram"] * keep)
+    assert o.share == pytest.approx(1 - after / T)
+    measured = json.loads((D / "measured.json").read_text())["event_mode_total_us"]
+    gain = 100 * (measured["calib_needless_splitk_v0_event"] / measured["calib_needless_splitk_v1_event"] - 1)
+    assert 300 < gain < 350 and 95 < o.est_gain_pct < 115 < gain
+    top = assess(r).opportunities[0]
+    assert top.stage is None and top.name.startswith("Keep the partials on chip")
+    assert (
+        "1.05 GB of them the scratch its build allocated, written and read back by partial, reduce"
+        in top.trigger
+    )
+    # the fix has the same workspace allocated and unused: one stage, no round trip
+    fixed = _load("splitk_v1")
+    assert fixed.scratch_bytes == P and reread_across_stages(fixed, _stages(fixed)) is None
+
+
+def test_a_needed_split_keeps_a_small_round_trip_below_its_other_causes():
+    """mla_decode v3's split-KV partials (134 MB, allocated by its build: needed, the grid without the split
+    would not fill the GPU) are a round trip too, worth +2.7 %: listed, far below the attend stage's own."""
+    r = _load("mla_decode_v3_scratch")
+    assert r.correctness["reference_reads"] == ["kv", "q"] and 1.3e8 < r.scratch_bytes < 1.4e8
+    o = reread_across_stages(r, _stages(r))
+    assert o is not None and o.facts.move == "scratch" and 1.0 < o.est_gain_pct < 5.0
+    assert assess(r).opportunities[0].stage == "attend"
+
+
+def test_the_inputs_the_reference_reads_are_told_from_a_workspace():
+    import torch
+
+    from kprof_mcp.capture.context import ReadKeys, scratch_bytes
+
+    inputs = {"a": torch.zeros(10), "b": torch.zeros(20), "w": torch.zeros(100), "c": torch.zeros(5)}
+    seen = ReadKeys(inputs)
+    _ = seen["a"].sum() + seen.get("b").sum()
+    assert seen.read_keys() == ["a", "b"]
+    assert scratch_bytes(inputs, seen.read_keys(), lambda: inputs["c"], 0.0) == 400.0  # w; c is the output
+    assert scratch_bytes(inputs, seen.read_keys(), lambda: inputs["c"], 64.0) == 464.0  # and the build's
+    view = {**inputs, "w": inputs["a"][:5]}  # a view of a read input shares its storage: needed
+    assert scratch_bytes(view, ["a", "b"], lambda: view["c"], 0.0) is None
+    for copy in (dict, lambda d: {**d}, lambda d: list(d.values())):
+        seen = ReadKeys(inputs)
+        copy(seen)
+        assert seen.read_keys() is None  # every key may be read: nothing told apart
+    assert scratch_bytes(inputs, None, lambda: inputs["c"], 64.0) == 64.0

@@ -22,6 +22,14 @@ where Σ_s min(W_s, D) > ``OVER_FETCH_HEALTHY`` · D the excess was written agai
 initialisation a later stage overwrites, or the same output written by two passes). Reads and writes
 are tested apart (an in-place update reads and writes the same bytes once each: neither passes D).
 
+**A workspace's round trip** (2026-11-27, the fifteenth set's needless split-K). Of the data, the scratch
+``ProfileResult.scratch_bytes``, P: the build's buffers and the package's inputs the reference does not read
+(``capture.context.ReadKeys``) nor the output shares. Where the stages before the last wrote at least P/2 and
+the stages after the first read at least P/2, the scratch went to DRAM and back: X_w = min(P, their writes),
+X_r = min(P, their reads), each shared by the writers' writes and the readers' reads, removed with the excesses
+below (each stage's removal capped at its bytes), the floor the inputs and outputs (D − P) moved once; where the
+round trip is the larger part it names the fix (``move="scratch"``).
+
 **What-if.** Fused (one pass, or the data kept on chip between the passes), the plan reads its data
 once: each stage loses its share of E in proportion to its reads, e_s = E · min(R_s, D) / S (and of the
 written excess in proportion to its writes, w_s), so its DRAM use scales by keep_s = 1 − (e_s + w_s) / B_s
@@ -63,7 +71,7 @@ def reread_across_stages(result, stages) -> Opportunity | None:
     if any(sa.metrics is None or not sa.metrics.time_ns for sa in stages):
         return None
     if all(sa.stage.dram_read_bytes is not None and sa.stage.dram_bytes for sa in stages):
-        return _counted(D, stages)
+        return _counted(D, stages, result.scratch_bytes or 0.0)
     if not any(sa.stage.counters_measured for sa in stages):
         return _modelled(D, stages)
     return None
@@ -76,20 +84,39 @@ def _excess(D: float, per_stage: list[float]) -> tuple[float, float]:
     return S, (S - D if S > OVER_FETCH_HEALTHY * D else 0.0)
 
 
-def _counted(D: float, stages) -> Opportunity | None:
+def _round_trip(P: float, reads: list[float], writes: list[float]) -> tuple[list[float], list[float]]:
+    """The scratch's round trip, per stage: (reads removed, writes removed). The build's scratch (P bytes)
+    is written by the stages before the last and read back by the stages after the first: X_w =
+    min(P, their writes), X_r = min(P, their reads), shared among them in proportion to their bytes. Both
+    must be at least half of P (the scratch went to DRAM and came back, not kept in the L2); else none."""
+    n = len(reads)
+    if P <= 0 or n < 2:
+        return [0.0] * n, [0.0] * n
+    Wb, Rb = sum(writes[:-1]), sum(reads[1:])
+    X_w, X_r = min(P, Wb), min(P, Rb)
+    if X_w < 0.5 * P or X_r < 0.5 * P:
+        return [0.0] * n, [0.0] * n
+    rr = [0.0] + [X_r * r / Rb for r in reads[1:]]
+    ww = [X_w * w / Wb for w in writes[:-1]] + [0.0]
+    return rr, ww
+
+
+def _counted(D: float, stages, P: float = 0.0) -> Opportunity | None:
     """With Nsight Compute's read and write bytes (the module's docstring)."""
     reads = [sa.stage.dram_read_bytes for sa in stages]
     writes = [max(0.0, sa.stage.dram_bytes - sa.stage.dram_read_bytes) for sa in stages]
     S_r, E_r = _excess(D, reads)
     S_w, E_w = _excess(D, writes)
-    if not E_r and not E_w:
+    trip_r, trip_w = _round_trip(P, reads, writes)
+    X = sum(trip_r) + sum(trip_w)
+    if not E_r and not E_w and not X:
         return None
     T = sum(sa.metrics.time_ns for sa in stages)
     after, focus, peak = 0.0, [], None
-    for sa, R, W in zip(stages, reads, writes):
+    for i, (sa, R, W) in enumerate(zip(stages, reads, writes)):
         m, B = sa.metrics, sa.stage.dram_bytes
-        e_r = E_r * min(R, D) / S_r if E_r else 0.0
-        e_w = E_w * min(W, D) / S_w if E_w else 0.0
+        e_r = min(R, (E_r * min(R, D) / S_r if E_r else 0.0) + trip_r[i])
+        e_w = min(W, (E_w * min(W, D) / S_w if E_w else 0.0) + trip_w[i])
         keep = max(0.0, 1.0 - (e_r + e_w) / B)
         # the loads removed take their L2/L1/LSU traffic with them; the stores removed, their share of
         # the stage's DRAM bytes of it (stores cross the same levels)
@@ -101,11 +128,18 @@ def _counted(D: float, stages) -> Opportunity | None:
             (v * (path if k in LOAD_PATH else 1.0) for k, v in uses.items() if k != "dram"), default=0.0
         )
         after += m.time_ns * max(1.0 - u * (1.0 - keep), rest, u * keep)
-        if (E_r and min(R, D) >= (OVER_FETCH_HEALTHY - 1.0) * D) or (
-            E_w and min(W, D) >= (OVER_FETCH_HEALTHY - 1.0) * D
+        if (
+            (E_r and min(R, D) >= (OVER_FETCH_HEALTHY - 1.0) * D)
+            or (E_w and min(W, D) >= (OVER_FETCH_HEALTHY - 1.0) * D)
+            or trip_r[i] + trip_w[i] >= 0.25 * P > 0
         ):
             focus.append(sa.stage.name)
         peak = peak or sa.stage.peak_bytes_per_s
+    if X > E_r + E_w:  # the scratch's round trip is the most of it: the plan needs its inputs and outputs
+        io = max(D - P, 1.0)
+        return _opportunity(
+            io, sum(reads) + sum(writes), T, after, peak, focus, "counters", extra=X, move="scratch"
+        )
     # the kind that passes the data most names the fix (reads again, or the same bytes written again)
     writes_more = E_w > E_r
     S = S_w if writes_more else S_r
