@@ -41,6 +41,7 @@ from pairs import (  # noqa: E402
     HELDOUT13_PAIRS,
     HELDOUT14_PAIRS,
     HELDOUT15_PAIRS,
+    HELDOUT16_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -79,6 +80,7 @@ HELDOUT12 = HERE / "recorded-heldout12"  # issue 36: a twelfth (2026-11-27 06:10
 HELDOUT13 = HERE / "recorded-heldout13"  # issue 36: a thirteenth (2026-11-27 09:25 UTC, H100), judged once
 HELDOUT14 = HERE / "recorded-heldout14"  # issue 36: a fourteenth (2026-11-27 10:15 UTC, H100), judged once
 HELDOUT15 = HERE / "recorded-heldout15"  # issue 36: a fifteenth (2026-11-27 15:33 UTC, H100), judged once
+HELDOUT16 = HERE / "recorded-heldout16"  # issue 36: a sixteenth (2026-11-27, H100), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -105,6 +107,7 @@ BACK12_BEGIN, BACK12_END = "<!-- heldback12:begin -->", "<!-- heldback12:end -->
 BACK13_BEGIN, BACK13_END = "<!-- heldback13:begin -->", "<!-- heldback13:end -->"
 BACK14_BEGIN, BACK14_END = "<!-- heldback14:begin -->", "<!-- heldback14:end -->"
 BACK15_BEGIN, BACK15_END = "<!-- heldback15:begin -->", "<!-- heldback15:end -->"
+BACK16_BEGIN, BACK16_END = "<!-- heldback16:begin -->", "<!-- heldback16:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -182,6 +185,8 @@ def recorded_in(p) -> Path:
         return HELDOUT14
     if p in HELDOUT15_PAIRS:
         return HELDOUT15
+    if p in HELDOUT16_PAIRS:
+        return HELDOUT16
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -331,6 +336,12 @@ def heldout15_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT15_PAIRS]
 
 
+def heldout16_rows() -> list[dict]:
+    """The sixteenth held-back set (recorded-heldout16/, on an H100), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT16_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -475,6 +486,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK13_BEGIN, BACK13_END): text(heldout13_rows())} if BACK13_BEGIN in DOC.read_text() else {}),
         **({(BACK14_BEGIN, BACK14_END): text(heldout14_rows())} if BACK14_BEGIN in DOC.read_text() else {}),
         **({(BACK15_BEGIN, BACK15_END): text(heldout15_rows())} if BACK15_BEGIN in DOC.read_text() else {}),
+        **({(BACK16_BEGIN, BACK16_END): text(heldout16_rows())} if BACK16_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -521,6 +533,7 @@ def main() -> int:
                 BACK13_BEGIN: "\nThirteenth held-back set (recorded-heldout13/: new classes, built and recorded by someone else):",
                 BACK14_BEGIN: "\nFourteenth held-back set (recorded-heldout14/: new classes, built and recorded by someone else):",
                 BACK15_BEGIN: "\nFifteenth held-back set (recorded-heldout15/: new classes, designed by someone else):",
+                BACK16_BEGIN: "\nSixteenth held-back set (recorded-heldout16/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",
