@@ -91,6 +91,25 @@ def _leaves(
     return keep, dropped - {r[2] for r in keep}
 
 
+OUTLIER_X = 10.0  # an occurrence this many times the median of the later ones is a one-off, not a step
+
+
+def _leading_outliers(occs: list[tuple[float, float, Any]], skip: int) -> int:
+    """The warm-up extended over the occurrences right after it that each took more than ``OUTLIER_X`` times
+    the median wall time of the occurrences after them (an autotuner's first sweep, a cache filled once):
+    one-off costs the per-step figures (the stage's samples, the idle window) would otherwise spread over
+    every step. At most half of the occurrences are left out."""
+    import statistics
+
+    while skip < len(occs) // 2:
+        rest = [e - s for s, e, _ in occs[skip + 1 :]]
+        s, e, _ = occs[skip]
+        if not rest or (e - s) <= OUTLIER_X * statistics.median(rest):
+            break
+        skip += 1
+    return skip
+
+
 def range_stages(
     tr: Trace, include: list[str], use_gpu: bool, warmup: int = 1, tests: list[str] | None = None
 ) -> tuple[list[CommandStage], list[str]]:
@@ -148,6 +167,8 @@ def range_stages(
     for name in order:
         samples, kernels, grid, longest = [], {}, None, -1.0
         skip = warmup if len(occ[name]) > warmup and name not in test_set else 0
+        if skip:
+            skip = _leading_outliers(occ[name], skip)
         kept = occ[name][skip:]
         for s, e, _tid in kept:
             # By time alone, not by thread: autograd launches a backward pass's kernels from its own
@@ -196,6 +217,12 @@ def range_stages(
         notes.append(
             f"the first {warmup} occurrence(s) of {skipped} left out as warm-up (JIT compilation, first-call "
             "set-up); pass warmup_occurrences=0 to keep them"
+        )
+    longer = {st.name: st.warmup for st in stages if warmup and st.warmup > warmup}
+    if longer:
+        notes.append(
+            f"warm-up extended past the first {warmup} occurrence(s) where the next took over "
+            f"{OUTLIER_X:g}x the median of the rest (a one-off: tuning, set-up): {longer} left out in all"
         )
     single = sorted(st.name for st in stages if not st.warmup and warmup and st.name not in test_set)
     ran = [st.name for st in stages if st.name in test_set]

@@ -50,14 +50,14 @@ def _over_fetch(f: Facts) -> Words:
     if f.move == "scratch":  # the build's scratch written and read back (analysis.diagnosis.passes)
         stages = ", ".join(f.focus or ())
         return (
-            "Keep the partials on chip: where the grid fills the GPU without the split, do not split (each "
-            "program over the whole reduction, its result stored once); where the split is needed, combine "
-            "the partials inside the kernel (a thread-block cluster's distributed shared memory, atomics, or "
-            "the last program of each tile reducing) instead of through a workspace and a second kernel",
+            "Keep the intermediate on chip: fuse the stage that writes the scratch buffer into the one that "
+            "reads it back (read the source through its strides instead of a .contiguous() copy; for a split "
+            "reduction, no split where the grid fills the GPU without it, else combine the partials inside the "
+            "kernel: a thread-block cluster's shared memory, atomics, the last program of each tile reducing)",
             f"the stages move {f.over_fetch_ratio:.2f}x the bytes of the version's inputs and outputs through "
-            f"DRAM: {f.value / 1e9:.3g} GB of them the scratch its build allocated, written and read back"
-            f"{' by ' + stages if stages else ''}",
-            "a workspace between the stages makes a round trip through DRAM the result does not need",
+            f"DRAM: {f.value / 1e9:.3g} GB of them a scratch buffer the result does not need, written and read "
+            f"back{' by ' + stages if stages else ''}",
+            "a buffer between the stages makes a round trip through DRAM the result does not need",
         )
     if f.move == "rewrites":  # the plan's stages write the same data again (analysis.diagnosis.passes)
         stages = ", ".join(f.focus or ())
