@@ -253,7 +253,9 @@ def test_a_workspace_written_and_read_back_is_the_round_trip_to_remove():
     gain = 100 * (measured["calib_needless_splitk_v0_event"] / measured["calib_needless_splitk_v1_event"] - 1)
     assert 300 < gain < 350 and 95 < o.est_gain_pct < 115 < gain
     top = assess(r).opportunities[0]
-    assert top.stage is None and top.name.startswith("Keep the intermediate on chip: fuse the stage that writes")
+    assert top.stage is None and top.name.startswith(
+        "Keep the intermediate on chip: fuse the stage that writes"
+    )
     assert (
         "1.05 GB of them a scratch buffer the result does not need, written and read back by partial, reduce"
         in top.trigger
