@@ -106,8 +106,12 @@ def _check(result: dict, via: str) -> None:
     }
     assert med["rank1/step"] > med["rank0/step"] + 0.5 * SLEEP_S * 1e9, (via, med)
     assert med["rank0/sync"] > med["rank1/sync"], (via, med)  # rank 0 waits for the straggler
+    extended = [w["message"] for w in result["warnings"] if "warm-up extended" in w.get("message", "")]
     for s in ("rank0/step", "rank1/step"):
-        assert len(stages[s]["timing"]["samples_ns"]) == 4, (via, s)  # 5 steps, the first as warm-up
+        # 5 steps, the first as warm-up, and the second too where it took over 10x the median of the rest (a
+        # 96x96 matmul's second step on a loaded 2-core machine: 32 ms against ~1 ms), which a note says
+        n = len(stages[s]["timing"]["samples_ns"])
+        assert n == 4 or (n == 3 and extended), (via, s, n, extended)
     st = result["command"]["communication"]["straggler"]
     assert (st["rank"], st["why"]) == (1, "host"), (via, st)
     assert 0.5 * SLEEP_S * 1e9 < st["late_ns"] < 1.5 * SLEEP_S * 1e9, (via, st)
@@ -115,7 +119,10 @@ def _check(result: dict, via: str) -> None:
     ranks = [r for r in result["command"]["ranks"] if r["role"] == "rank"]
     assert sorted(r["rank"] for r in ranks) == [0, 1], (via, result["command"]["ranks"])
     for r in ranks:
-        assert r["status"] == "ok" and r["world_size"] == 2 and r["occurrences"] == 8, (via, r)
+        kept = sum(
+            len(stages[n]["timing"]["samples_ns"]) for n in r["stages"]
+        )  # 8, or 7 (a step's note above)
+        assert r["status"] == "ok" and r["world_size"] == 2 and r["occurrences"] == kept >= 7, (via, r)
         assert r["stages"] == [f"rank{r['rank']}/step", f"rank{r['rank']}/sync"], (via, r)
         assert r["time_ns"] > 0 and r["origin_ns"], (via, r)
         waited = (
