@@ -28,6 +28,7 @@ from pairs import (  # noqa: E402
     HELDOUT14_PAIRS,
     HELDOUT15_PAIRS,
     HELDOUT16_PAIRS,
+    HELDOUT17_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -49,7 +50,7 @@ CASES = [
 def test_every_calibration_kernel_is_a_pair_and_has_a_case():
     calib = {p.kernel for p in PAIRS if p.kernel.startswith("calib_")}
     assert calib == {k for k, _ in CASES}
-    # issue 26's: _c.py; issue 36's held-back kernels: test_calibration_kernels_heldout.py (and _heldout2/.../16.py)
+    # issue 26's: _c.py; issue 36's held-back kernels: test_calibration_kernels_heldout.py (and _heldout2/.../17.py)
     held = (
         HELDOUT_PAIRS
         + HELDOUT2_PAIRS
@@ -67,6 +68,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT14_PAIRS
         + HELDOUT15_PAIRS
         + HELDOUT16_PAIRS
+        + HELDOUT17_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
