@@ -31,7 +31,9 @@ where the recorded report holds them (--set full), empty where it predates them)
 cli/list.txt's matmul CPU-sized defaults (128^3: issue 40, the first hour's 15 s), and the 12 ncu/annotation/nsys
 result.json files' `data_bytes` (null: the recordings predate it) and each stage's `dram_read_bytes` (issue 36: a
 plan's stages reading the same data again); 2026-11-27 16:25 UTC, 12 outputs: the same result.json files'
-`scratch_bytes` (null: the recordings predate it; issue 36, a workspace's round trip).
+`scratch_bytes` (null: the recordings predate it; issue 36, a workspace's round trip); 2026-11-27 19:45 UTC, 4 outputs:
+the nsys result.json files' idle replay `round_trip_host_ns` (0.0: the host's work between a download and an
+upload, issue 36's round trip through the host).
 Intended changes awaiting the next re-recording, one line each (re-recorded 2026-11-26 14:15 UTC before them):
 - none.
 ``python tests/outputs_snapshot.py DIR`` writes the snapshot into DIR as files (to diff -r two

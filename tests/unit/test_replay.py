@@ -9,6 +9,7 @@ recorded traces show) is printed by ``pytest -s tests/unit/test_replay.py -k tab
 
 import gzip
 import json
+import lzma
 import shutil
 import statistics
 from pathlib import Path
@@ -572,6 +573,112 @@ def test_a_snapshot_kept_on_the_gpu_takes_the_host_work_that_consumes_it_along()
     # The copy's call costs the launch floor (10 us), the synchronise returns at once (5 us), the 1000 us
     # after it go: the next launch at 35 us, its kernel after the first one's end (415 + 5 us): 425-825.
     assert r.span_ns == pytest.approx(825 * U)
+
+
+def _round_trip(copy_end: float) -> Trace:
+    """A kernel (15-415 us), a device-to-host copy of 32 MiB into pageable memory after it (420 us to
+    ``copy_end``, its call returning 20 us later), PyTorch's synchronise, a call that queues nothing,
+    1000 us of host work, then a pageable host-to-device copy of 2 MiB (the host's result going back up)
+    and the next launch and its kernel."""
+    t = copy_end + 20
+    api = [
+        ("cudaLaunchKernel", 0.0, 10 * U, 1),
+        ("cudaMemcpyAsync", 20 * U, t * U, 2),
+        ("cudaStreamSynchronize", (t + 5) * U, (t + 10) * U, None),
+        ("cudaStreamIsCapturing", (t + 1010) * U, (t + 1011) * U, None),  # queues nothing: passed over
+        ("cudaMemcpyAsync", (t + 1012) * U, (t + 1100) * U, 4),
+        ("cudaLaunchKernel", (t + 1110) * U, (t + 1120) * U, 3),
+    ]
+    kernels = [("k", 15 * U, 415 * U, 7, 1), ("k", (t + 1125) * U, (t + 1525) * U, 7, 3)]
+    memops = [
+        ("Memcpy DtoH (Device -> Pageable)", 420 * U, copy_end * U, 7, 2, 32 * 2**20),
+        ("Memcpy HtoD (Pageable -> Device)", (t + 1020) * U, (t + 1095) * U, 7, 4, 2 * 2**20),
+    ]
+    return _trace(api, kernels, memops), (t + 1525) * U
+
+
+@pytest.mark.parametrize(
+    "copy_end,named", [(10_400, "copy"), (620, "host")], ids=["long_download", "short_download"]
+)
+def test_host_work_between_a_download_and_an_upload_is_a_round_trip_through_the_host(copy_end, named):
+    tr, end = _round_trip(copy_end)
+    g = replay.build(tr, 0.0, end, 1)
+    # The host's work from the download's return to the upload: the synchronise's 5 us and the 1000 us
+    # before the call that queues nothing (the stretch pin_copies takes with the copy).
+    assert replay.round_trip_host_ns(g) == pytest.approx(1005 * U)
+    gains = replay.gains(tr, 0.0, end, 1)
+    ib = idle.breakdown(tr, 0.0, end, 1).to_dict()
+    opps = {o.cause: o for o in idle_opportunities({**ib, "replay": gains})}
+    # The copies' what-if (the data kept on the GPU: both copies, their waits and the host's work between
+    # them go) belongs to whichever is longer: the download (9980 us) or the host's work (1005 us against
+    # a 200 us download).
+    assert named in opps and ({"copy", "host"} - {named}).isdisjoint(opps)
+    assert opps[named].est_gain_pct == pytest.approx(
+        100 * (gains["recorded_ns"] / gains["step_ns"]["copy"] - 1)
+    )
+    assert (opps[named].facts.move == "round_trip") is (named == "host")
+
+
+def test_a_snapshot_with_no_upload_after_it_is_no_round_trip():
+    assert replay.round_trip_host_ns(replay.build(_snapshot(32 * 2**20, 10_400), 0.0, 11_845 * U, 1)) == 0.0
+
+
+def test_the_round_trip_names_the_host_where_its_work_is_the_larger_part():
+    rt = {
+        "recorded_ns": 6000.0,
+        "d2h_bulk_ns": 1000.0,
+        "round_trip_host_ns": 3500.0,
+        "step_ns": {"copy": 1000.0},
+    }
+    idle_ = {
+        "window_ns": 6000.0,
+        "busy_ns": 1000.0,
+        "occurrences": 1,
+        "parts_ns": {"sync": 4000.0, "host": 300.0},
+        "evidence": {},
+        "replay": {**rt, "step_ns": {**rt["step_ns"], "sync": 4500.0, "host": 5800.0}},
+    }
+    opps = {o.cause: o for o in idle_opportunities(idle_)}
+    assert "copy" not in opps
+    host = opps["host"]
+    assert host.facts.move == "round_trip" and host.est_gain_pct == pytest.approx(500.0)
+    assert host.facts.value == 3500.0 and host.facts.copy_ns == 1000.0
+    name, trigger, _ = words(host)
+    assert name.startswith("Run the host's work between the device-to-host copy and the upload on the GPU")
+    assert "host_work_between_copies_per_step=3.50 us, d2h_copy_time_per_step=1.00 us" in trigger
+    # The host work shorter than the download: a snapshot, the copy's advice as before.
+    snap = {**idle_, "replay": {**idle_["replay"], "round_trip_host_ns": 800.0}}
+    opps = {o.cause: o for o in idle_opportunities(snap)}
+    assert opps["copy"].facts.value == 1000.0
+    assert "host" not in opps or opps["host"].facts.move is None
+
+
+def test_the_recorded_cpu_head_is_a_round_trip_through_the_host(tmp):
+    """cpu_head.py (the seventeenth held-back set): a model head left on the CPU; each step the features
+    (8 MiB) go down, the head's matmuls run on the host (~3.2 ms), the logits (2 MiB) come back up."""
+    folder, pair = "recorded-heldout17", "a_model_head_left_on_the_CPU_after_the_model_was_moved_to_the_GPU"
+    db = tmp / "cpu_head.sqlite"
+    with lzma.open(CAL / folder / pair / "bad.sqlite.xz", "rb") as src, open(db, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    tr = nsys.load_sqlite(db)
+    stages, _ = range_stages(tr, [], True, 1)
+    lo, hi, occ = (
+        min(s.span[0] for s in stages),
+        max(s.span[1] for s in stages),
+        max(s.occurrences for s in stages),
+    )
+    gains = replay.gains(tr, lo, hi, occ)
+    assert (
+        2.5e6 < gains["round_trip_host_ns"] < 4.5e6 and gains["round_trip_host_ns"] > 2 * gains["d2h_bulk_ns"]
+    )
+    ib = idle.breakdown(cut(tr, lo, hi), lo, hi, occ).to_dict()
+    opps = sorted(idle_opportunities({**ib, "replay": gains}), key=lambda o: -o.est_gain_pct)
+    assert (
+        opps[0].cause == "host"
+        and opps[0].facts.move == "round_trip"
+        and "copy" not in {o.cause for o in opps}
+    )
+    assert opps[0].est_gain_pct == pytest.approx(100 * (gains["recorded_ns"] / gains["step_ns"]["copy"] - 1))
 
 
 def test_the_host_work_after_a_small_read_stays():

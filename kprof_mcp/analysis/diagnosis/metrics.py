@@ -162,6 +162,7 @@ class Facts:
     compute_pct: float | None = None
     conflicts_per_wavefront: float | None = None
     copies: int | None = None
+    copy_ns: float | None = None  # a round trip's device-to-host copy time per occurrence
     copy_share: float | None = None
     dtype_from: str | None = None
     dtype_to: str | None = None

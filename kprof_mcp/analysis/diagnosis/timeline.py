@@ -69,6 +69,34 @@ def _replayed_shares(rp: dict) -> dict[str, float]:
     return {c: max(0.0, 1.0 - float(ns) / rec) for c, ns in (rp.get("step_ns") or {}).items() if ns}
 
 
+def _round_trip(out: list[Opportunity], idle: dict, d2h: float) -> None:
+    """Data copied down, worked on by the host and copied back up every step (``round_trip_host_ns``,
+    :func:`~kprof_mcp.analysis.replay.transforms.round_trip_host_ns`) is host compute in the data path, not a
+    snapshot: where that host work takes longer than the downloads, the copy what-if's gain (the replay
+    without the copies, their waits and the work between them: the work done on the GPU) is the host's
+    — a module, tensor or op left on the CPU. The copy opportunity becomes a host one (``move="round_trip"``),
+    and a host opportunity of its own, smaller, goes: one fix. Changes ``out`` in place."""
+    rp = idle.get("replay") or {}
+    occ = max(1, int(idle.get("occurrences") or 1))
+    host_ns = float(rp.get("round_trip_host_ns") or 0.0) * occ
+    copy = next((o for o in out if o.cause == "copy" and o.facts.value), None)
+    if copy is None or host_ns <= d2h:
+        return
+    out.remove(copy)
+    out[:] = [o for o in out if o.cause != "host" or o.share > copy.share]
+    if any(o.cause == "host" for o in out):
+        return
+    facts = {
+        "idle_pct": copy.facts.idle_pct,
+        "gpu_busy_pct": copy.facts.gpu_busy_pct,
+        "source_line": copy.facts.source_line,
+        "move": "round_trip",
+        "value": host_ns / occ,
+        "copy_ns": d2h / occ,
+    }
+    out.append(Opportunity("host", copy.est_gain_pct, copy.share, True, Facts(**facts)))
+
+
 def _batch(replayed: dict[str, float], idle: dict) -> dict:
     """The launch cause's other fix, batching a run of launches of one kernel into one
     (:mod:`kprof_mcp.analysis.replay.batch`): where the replay found a run, its kernel, launches per
@@ -149,7 +177,8 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     * first_call: module loading, JIT, first launches inside the window: one-off, not per step.
     * copy: the host staging host-to-device copies while the GPU waits, plus copy time no kernel
       overlaps; and per-step device-to-host copies of whole tensors (1 MiB or more: a snapshot for
-      logging), which the host waits for.
+      logging), which the host waits for — the host's cause instead where the host's work after such a copy
+      ends in an upload and takes longer than the downloads (:func:`_round_trip`).
     * other_api: other CUDA calls (allocation, frees) while the GPU waits.
     """
     window = float(idle.get("window_ns") or 0.0)
@@ -211,6 +240,7 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     # as for a sync, but the copy itself, not the drained queue, is the cost.
     d2h = float((idle.get("replay") or {}).get("d2h_bulk_ns") or 0.0) * occ
     add("copy", copy + d2h, {"copies": ev.get("h2d_copies", 0), "value": d2h / occ if d2h else None})
+    _round_trip(out, idle, d2h)
     other = float(parts.get("other_api") or 0.0)
     add("cuda_api", other, {"calls": ev.get("other_calls") or []})
     if (serial := serialised_opportunity(idle)) is not None:

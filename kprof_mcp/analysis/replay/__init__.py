@@ -23,7 +23,8 @@ The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
   GPU time is its bytes at the pinned bandwidth (the fastest pinned copy of 1 MiB or more in the
   trace, else :func:`pcie_bytes_per_s`), its host call costs a launch. A per-step device-to-host
   copy of a whole tensor (a snapshot) stays on the GPU: the copy, its wait and the host work that
-  consumes it go.
+  consumes it go. Where that host work ends in an upload (``round_trip_host_ns``: the data comes back
+  up), it is not a snapshot but host compute in the data path; the diagnosis names the host then.
 * ``launch`` — :func:`graph_launches`: a CUDA graph: the host issues one graph launch per
   occurrence (the window's fastest launch call) instead of a call per kernel, the other cheap calls
   and the dispatcher time between them (host stretches under ``HOST_WORK_MIN_NS``) cost nothing, and
@@ -73,6 +74,7 @@ from .transforms import (
     host_with_uploads,
     pin_copies,
     reuse_allocations,
+    round_trip_host_ns,
     skip_first_calls,
 )
 
@@ -132,6 +134,7 @@ def gains(
     out = {
         "recorded_ns": g.recorded_span_ns() / g.occurrences,
         "d2h_bulk_ns": sum(o.dur for o in g.ops if _bulk_d2h(o)) / g.occurrences,
+        "round_trip_host_ns": round_trip_host_ns(g) / g.occurrences,
         "identity_ns": replay(g).step_ns,
         "step_ns": steps,
         "gpu_free_ns": replay(g, free_gpu).step_ns,

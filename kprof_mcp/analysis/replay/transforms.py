@@ -118,6 +118,31 @@ def pin_copies(g: Graph, uploads_only: bool = False) -> Graph:
     return batch_copies(g)  # runs of small copies as one transfer (the same cause's other fix)
 
 
+def round_trip_host_ns(g: Graph) -> float:
+    """The host's work between a per-step device-to-host copy of a whole tensor (:func:`_bulk_d2h`) and an
+    upload: the stretch :func:`pin_copies` takes with the snapshot (the gaps from the copy's return to the
+    thread's next CUDA call past the synchronise PyTorch adds after it), counted where that next call copies
+    host-to-device (the first call after the copy that puts work on the GPU: calls that queue none, such as
+    ``cudaStreamIsCapturing``, are passed over). Data that goes down, is worked on by the host and comes back
+    up is not a snapshot: the host computes in the model's data path (a module or an op left on the CPU), and
+    the fix that removes the copies — the work on the GPU — removes that host work too. Summed over the
+    window (ns)."""
+    total = 0.0
+    pending: dict[Any, list] = {}  # per thread, after a bulk copy returned: [host time taken, stretch closed]
+    for c in g.calls:
+        if (p := pending.get(c.tid)) is not None:
+            if not p[1]:
+                p[0] += c.gap
+                p[1] = c.kind != "sync"
+            if c.ops:
+                del pending[c.tid]
+                if any(g.ops[j].kind == "memcpy" and _h2d(g.ops[j].name) for j in c.ops):
+                    total += p[0]
+        if any(_bulk_d2h(g.ops[j]) for j in c.ops):
+            pending[c.tid] = [0.0, False]
+    return total
+
+
 def graph_launches(g: Graph) -> Graph:
     """The launches captured as a CUDA graph: the host issues one graph launch per occurrence (the
     window's fastest launch call) instead of a call per kernel, with no Python or dispatcher time between

@@ -62,6 +62,19 @@ def _sync(f: Facts) -> Words:
 
 
 def _host(f: Facts) -> Words:
+    if (
+        f.move == "round_trip"
+    ):  # data copied down, worked on by the host, copied back (analysis.diagnosis.timeline)
+        return (
+            "Run the host's work between the device-to-host copy and the upload on the GPU: a module, tensor or "
+            "op left on the CPU (check each parameter's .device after model.to(device), and ops that fall back "
+            "to the CPU); the copies, their waits and the host's work between them go",
+            _idle(
+                f,
+                f"host_work_between_copies_per_step={us(f.value)} us, d2h_copy_time_per_step={us(f.copy_ns)} us",
+            ),
+            "the host computes in the data path: each step's data goes down to the host and its result back up",
+        )
     stretches = f", {f.stretches} host stretches" if f.stretch_median_ns else ""
     return (
         "Most of this run is the host's own time (start-up, imports, test collection, its Python): the GPU's "
