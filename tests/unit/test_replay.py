@@ -651,6 +651,13 @@ def test_the_round_trip_names_the_host_where_its_work_is_the_larger_part():
     opps = {o.cause: o for o in idle_opportunities(snap)}
     assert opps["copy"].facts.value == 1000.0
     assert "host" not in opps or opps["host"].facts.move is None
+    # The host's own opportunity larger (host work elsewhere in the step too): both stay as they were.
+    steps = {**idle_["replay"]["step_ns"], "host": 500.0}
+    opps = {
+        o.cause: o for o in idle_opportunities({**idle_, "replay": {**idle_["replay"], "step_ns": steps}})
+    }
+    assert opps["copy"].facts.value == 1000.0 and opps["host"].facts.move is None
+    assert opps["host"].est_gain_pct == pytest.approx(1100.0)
 
 
 def test_the_recorded_cpu_head_is_a_round_trip_through_the_host(tmp):

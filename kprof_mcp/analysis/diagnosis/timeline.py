@@ -75,17 +75,15 @@ def _round_trip(out: list[Opportunity], idle: dict, d2h: float) -> None:
     snapshot: where that host work takes longer than the downloads, the copy what-if's gain (the replay
     without the copies, their waits and the work between them: the work done on the GPU) is the host's
     — a module, tensor or op left on the CPU. The copy opportunity becomes a host one (``move="round_trip"``),
-    and a host opportunity of its own, smaller, goes: one fix. Changes ``out`` in place."""
+    and a host opportunity of its own, smaller, goes: one fix. Where the host's own opportunity is the larger
+    (host work elsewhere in the step too), both stay as they are. Changes ``out`` in place."""
     rp = idle.get("replay") or {}
     occ = max(1, int(idle.get("occurrences") or 1))
     host_ns = float(rp.get("round_trip_host_ns") or 0.0) * occ
     copy = next((o for o in out if o.cause == "copy" and o.facts.value), None)
-    if copy is None or host_ns <= d2h:
+    if copy is None or host_ns <= d2h or any(o.cause == "host" and o.share > copy.share for o in out):
         return
-    out.remove(copy)
-    out[:] = [o for o in out if o.cause != "host" or o.share > copy.share]
-    if any(o.cause == "host" for o in out):
-        return
+    out[:] = [o for o in out if o is not copy and o.cause != "host"]
     facts = {
         "idle_pct": copy.facts.idle_pct,
         "gpu_busy_pct": copy.facts.gpu_busy_pct,

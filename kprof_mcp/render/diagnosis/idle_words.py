@@ -62,9 +62,8 @@ def _sync(f: Facts) -> Words:
 
 
 def _host(f: Facts) -> Words:
-    if (
-        f.move == "round_trip"
-    ):  # data copied down, worked on by the host, copied back (analysis.diagnosis.timeline)
+    # Data copied down, worked on by the host and copied back up (analysis.diagnosis.timeline._round_trip).
+    if f.move == "round_trip":
         return (
             "Run the host's work between the device-to-host copy and the upload on the GPU: a module, tensor or "
             "op left on the CPU (check each parameter's .device after model.to(device), and ops that fall back "
