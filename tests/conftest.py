@@ -150,6 +150,19 @@ def _alone_or_shared(request):
         yield
 
 
+def packed(path: Path):
+    """A kept compressed recording opened for reading: ``path`` as named (gzip or xz by its suffix), or, where
+    a ``.gz`` is named and only its ``.xz`` sibling is kept, that one (the Nsight Systems SQLite files were
+    recompressed with xz on 2026-11-27: the device tool carries the tree, 64 MiB at most)."""
+    import gzip
+    import lzma
+
+    path = Path(path)
+    if not path.exists() and path.suffix == ".gz" and path.with_suffix(".xz").exists():
+        path = path.with_suffix(".xz")
+    return (lzma.open if path.suffix == ".xz" else gzip.open)(path, "rb")
+
+
 def h100_dir(kernel: str, version: str) -> Path:
     (d,) = [p for p in (H100 / kernel).glob(f"*/*-{version}") if p.is_dir()]
     return d

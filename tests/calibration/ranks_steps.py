@@ -10,13 +10,14 @@ from is much smaller: each rank's kept steps, collectives (arrival, end), comput
 summary from them with today's ``analysis.comm.communication`` (the straggler's and the exposed
 communication's what-ifs), which ``table.load`` puts in place of the recorded one.
 
-    python tests/calibration/ranks_steps.py PAIR_DIR [SQLITE_DIR]   # SQLITE_DIR: where <role>.sqlite.gz are
+    python tests/calibration/ranks_steps.py PAIR_DIR [SQLITE_DIR]   # SQLITE_DIR: where <role>.sqlite.gz (or .xz) are
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import shutil
 import sys
 import tempfile
@@ -34,7 +35,10 @@ def extract(pair_dir: Path, role: str, sqlite_gz: Path) -> Path:
     req = recorded["request"]
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "trace.sqlite"
-        with gzip.open(sqlite_gz, "rb") as src, open(db, "wb") as dst:
+        with (
+            (lzma.open if sqlite_gz.suffix == ".xz" else gzip.open)(sqlite_gz, "rb") as src,
+            open(db, "wb") as dst,
+        ):
             shutil.copyfileobj(src, dst)
         procs = load_processes(db)
     assert procs is not None, f"{sqlite_gz}: one process, no ranks"
@@ -90,6 +94,6 @@ if __name__ == "__main__":
     pair = Path(sys.argv[1])
     src = Path(sys.argv[2]) if len(sys.argv) > 2 else pair
     for role in ("bad", "good"):
-        gz = src / f"{role}.sqlite.gz"
+        gz = next((f for ext in ("gz", "xz") if (f := src / f"{role}.sqlite.{ext}").exists()), src / "none")
         if gz.exists():
             print(extract(pair, role, gz))

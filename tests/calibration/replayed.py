@@ -20,8 +20,9 @@ from typing import Any
 
 
 def kept_sqlite(pair_dir: Path, role: str) -> Path | None:
-    """The pair's kept Nsight Systems SQLite, ``<role>.sqlite.gz`` or ``<role>.sqlite.xz`` (xz where gzip's is
-    large: the device tool carries the tree, 64 MiB at most), or None."""
+    """The pair's kept Nsight Systems SQLite, ``<role>.sqlite.xz`` or ``<role>.sqlite.gz`` (as record.py writes
+    it; every kept one was recompressed with xz on 2026-11-27, 12.3 → 7.4 MB: the device tool carries the tree,
+    64 MiB at most), or None."""
     return next((f for ext in ("gz", "xz") if (f := Path(pair_dir) / f"{role}.sqlite.{ext}").exists()), None)
 
 

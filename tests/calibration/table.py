@@ -209,7 +209,7 @@ def _measured(where: Path) -> dict:
 @functools.cache
 def load(f: Path) -> ProfileResult:
     """A recorded result, its timeline's idle breakdown re-read from the kept Nsight Systems SQLite
-    (``<role>.sqlite.gz``) with today's code: the replay's estimates (issue 36) and today's stages, as
+    (``<role>.sqlite.xz``, or ``.gz``) with today's code: the replay's estimates (issue 36) and today's stages, as
     the tool would give them now. Results without a SQLite are read as recorded. Read once per process
     (every section of the table and every test reads the same recordings)."""
     r = ProfileResult.model_validate_json(f.read_text())

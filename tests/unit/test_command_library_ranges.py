@@ -1,13 +1,13 @@
 """A command's stages are its own ranges, not the NVTX ranges a library pushes inside them (issue 36:
 the nsys stages table of a loop with a boolean-mask index listed cub::DeviceSelect::Flagged and
 cub::DeviceReduce::Sum instead of its kprof.range("step")). Recorded on an H100:
-tests/calibration/recorded-replay/shape_sync/bad.sqlite.gz (torch 2.11, CCCL's NVTX domain)."""
+tests/calibration/recorded-replay/shape_sync/bad.sqlite.xz (torch 2.11, CCCL's NVTX domain)."""
 
-import gzip
 import shutil
 from pathlib import Path
 
 import pandas as pd
+from conftest import packed
 
 from kprof_mcp.analysis.command import range_stages, selected
 from kprof_mcp.parsers import nsys
@@ -58,7 +58,7 @@ def test_the_users_range_around_a_cub_range_is_the_stage():
 
 def test_the_recorded_shape_sync_loop_has_its_step_as_stage(tmp_path):
     db = tmp_path / "bad.sqlite"
-    with gzip.open(REC / "bad.sqlite.gz", "rb") as src, open(db, "wb") as dst:
+    with packed(REC / "bad.sqlite.gz") as src, open(db, "wb") as dst:
         shutil.copyfileobj(src, dst)
     tr = nsys.load_sqlite(db)
     assert {"cub::DeviceSelect::Flagged", "cub::DeviceReduce::Sum"} <= set(tr.ranges["name"])

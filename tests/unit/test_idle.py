@@ -1,6 +1,6 @@
 """Where a timeline's wall time went (kprof_mcp.analysis.idle): the GPU's idle time split by what
 the host was doing, on Nsight Systems recordings of commands made on an H100 (the calibration's
-command pairs, tests/calibration/recorded-accounting/*/bad.sqlite.gz, and the start-up probe of
+command pairs, tests/calibration/recorded-accounting/*/bad.sqlite.xz, and the start-up probe of
 tests/fixtures/h100_nsys), and on hand-built traces whose answer is known exactly."""
 
 import gzip
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import packed
 
 from kprof_mcp.analysis import idle
 from kprof_mcp.analysis.command import stage_static
@@ -27,7 +28,7 @@ PAIRS = {"sync_per_step": "sync", "host_bound_loop": "host", "launch_bound_loop"
 
 def _sqlite(pair: str, role: str, tmp_path: Path) -> Path:
     out = tmp_path / f"{pair}_{role}.sqlite"
-    with gzip.open(REC / pair / f"{role}.sqlite.gz", "rb") as src, open(out, "wb") as dst:
+    with packed(REC / pair / f"{role}.sqlite.gz") as src, open(out, "wb") as dst:
         shutil.copyfileobj(src, dst)
     return out
 

@@ -5,12 +5,12 @@ copy at line 38 and an ``.item()`` at line 39), and on recordings made without t
 
 from __future__ import annotations
 
-import gzip
 import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import packed
 
 from kprof_mcp.analysis import idle
 from kprof_mcp.analysis.diagnosis import Facts
@@ -29,7 +29,7 @@ STEPS = "/work/main/tests/fixtures/nsys-backtrace/steps.py"  # the path it was r
 
 
 def _unzip(src: Path, dst: Path) -> Path:
-    with gzip.open(src) as f, open(dst, "wb") as out:
+    with packed(src) as f, open(dst, "wb") as out:
         shutil.copyfileobj(f, out)
     return dst
 

@@ -3,9 +3,10 @@ held-back multi-rank set) numbers each process's CUDA calls from 1: joined on th
 kernels were given to rank 0's calls (5,875 of 24,440 calls shared an id in the second set's loss-sync pair), and
 the replay bound each rank's GPU work to the other rank's host. The parser makes the ids unique per process."""
 
-import gzip
 import shutil
 from pathlib import Path
+
+from conftest import packed
 
 from kprof_mcp.parsers import nsys
 
@@ -19,7 +20,7 @@ PAIR = (
 
 def test_every_gpu_operation_joins_a_call_of_its_own_process(tmp_path):
     db = tmp_path / "bad.sqlite"
-    with gzip.open(PAIR / "bad.sqlite.gz", "rb") as src, open(db, "wb") as dst:
+    with packed(PAIR / "bad.sqlite.gz") as src, open(db, "wb") as dst:
         shutil.copyfileobj(src, dst)
     tr = nsys.load_sqlite(db)
     api = tr.api

@@ -7,11 +7,11 @@ On real recordings: tests/fixtures/gpu_ranks_nccl (event mode, 2 x H100, NCCL, r
 per step), tests/fixtures/gpu_ranks_nccl_nsys (the same job under Nsight Systems) and
 tests/fixtures/cpu_ranks_gloo (2 gloo ranks on the CPU, rank 1 sleeping 150 ms per step)."""
 
-import gzip
 import shutil
 from pathlib import Path
 
 import pytest
+from conftest import packed
 
 from kprof_mcp.analysis import comm
 from kprof_mcp.analysis.nsys_ranks import split_stages
@@ -95,7 +95,7 @@ def test_nsys_mode_and_the_cpu_give_the_same_picture(tmp_path):
     """The Nsight Systems recording split by process, and the gloo ranks on the CPU (operators, not
     kernels): a row per rank, the sleeping rank the straggler."""
     db = tmp_path / "t.sqlite"
-    with gzip.open(FIX / "gpu_ranks_nccl_nsys" / "timeline.sqlite.gz") as src, open(db, "wb") as dst:
+    with packed(FIX / "gpu_ranks_nccl_nsys" / "timeline.sqlite.gz") as src, open(db, "wb") as dst:
         shutil.copyfileobj(src, dst)
     *_, c = split_stages(load_processes(db), [], 1)
     assert [r["rank"] for r in c["picture"]["ranks"]] == [0, 1] and c["picture"]["straggler"] == "rank1"
@@ -144,7 +144,7 @@ def test_nsys_mode_reading_its_report_writes_ranks_png(tmp_path):
     run = FIX / "gpu_ranks_nccl_nsys"
     work = tmp_path / run.name
     shutil.copytree(run, work)
-    with gzip.open(run / "timeline.sqlite.gz") as src, open(work / "timeline.sqlite", "wb") as dst:
+    with packed(run / "timeline.sqlite.gz") as src, open(work / "timeline.sqlite", "wb") as dst:
         shutil.copyfileobj(src, dst)
     recorded = ProfileResult.model_validate_json((run / "result.json").read_text())
     profiler = json.loads((work / "profiler.json").read_text())

@@ -6,11 +6,11 @@ On the recordings of the same 2-rank NCCL job (2 x H100; rank 1 sleeps 40 ms per
 tests/fixtures/gpu_ranks_nccl (event mode) and tests/fixtures/gpu_ranks_nccl_nsys (Nsight Systems). The sleep
 is rank 1's idle time, attributed to host work; rank 0 waits inside its all_reduce kernel, busy."""
 
-import gzip
 import shutil
 from pathlib import Path
 
 import pytest
+from conftest import packed
 
 from kprof_mcp.analysis.nsys_ranks import split_stages
 from kprof_mcp.analysis.rank_idle import rank_idle
@@ -33,7 +33,7 @@ def _event_table():
 
 def _nsys_table(tmp_path):
     db = tmp_path / "t.sqlite"
-    with gzip.open(FIX / "gpu_ranks_nccl_nsys" / "timeline.sqlite.gz") as src, open(db, "wb") as dst:
+    with packed(FIX / "gpu_ranks_nccl_nsys" / "timeline.sqlite.gz") as src, open(db, "wb") as dst:
         shutil.copyfileobj(src, dst)
     _, _, _, table, comm = split_stages(load_processes(db), [], 1)
     return {r["rank"]: r for r in table}, comm

@@ -6,12 +6,12 @@ kprof.range("sync"), rank 1 sleeping 40 ms in its step). One report holds both p
 each); read back, it gives each rank its stages and names rank 1 the straggler, as event mode does
 (docs/evidence/ranks/event-contract.md). A single-process report is read as before."""
 
-import gzip
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+from conftest import packed
 
 from kprof_mcp import render
 from kprof_mcp.analysis.nsys_ranks import BY_DEVICE, BY_FIRST_CALL, rank_processes, split_stages
@@ -31,7 +31,7 @@ SLEEP_NS = 40 * MS  # ddp_job.py's planted sleep on rank 1
 @pytest.fixture(scope="module")
 def sqlite(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("nsys_ranks") / "timeline.sqlite"
-    with gzip.open(RUN / "timeline.sqlite.gz") as f:
+    with packed(RUN / "timeline.sqlite.gz") as f:
         out.write_bytes(f.read())
     return out
 
@@ -139,7 +139,7 @@ def test_a_single_process_command_reads_back_as_recorded(tmp_path):
     the stages and the contract as recorded."""
     rec = FIX.parent / "calibration" / "recorded-replay" / "shape_sync"
     out = tmp_path / "bad.sqlite"
-    with gzip.open(rec / "bad.sqlite.gz") as f:
+    with packed(rec / "bad.sqlite.gz") as f:
         out.write_bytes(f.read())
     assert load_processes(out) is None
     from kprof_mcp.modes.timeline import _ranks

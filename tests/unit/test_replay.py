@@ -1,13 +1,12 @@
 """Timelines by replay (kprof_mcp.analysis.replay, issue 36): the recorded run re-timed as a
 dependency graph, with each idle cause removed. On the command pairs recorded with Nsight Systems
-on an H100 (tests/calibration/recorded-accounting/*/ and recorded-replay/*/, {bad,good}.sqlite.gz,
+on an H100 (tests/calibration/recorded-accounting/*/ and recorded-replay/*/, {bad,good}.sqlite.xz,
 measured.json: the fix's gain measured without a profiler) and on hand-built traces whose replay
 is known exactly.
 
 The table (per pair: measured gain, the old idle-share estimate, the replay's, and the gain the two
 recorded traces show) is printed by ``pytest -s tests/unit/test_replay.py -k table``."""
 
-import gzip
 import json
 import lzma
 import shutil
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import packed
 
 from kprof_mcp.analysis import idle, replay
 from kprof_mcp.analysis.command import range_stages
@@ -49,7 +49,7 @@ def _load(folder: str, pair: str, role: str, tmp: Path):
     key = (folder, pair, role)
     if key not in _CACHE:
         db = tmp / f"{pair}_{role}.sqlite"
-        with gzip.open(CAL / folder / pair / f"{role}.sqlite.gz", "rb") as src, open(db, "wb") as dst:
+        with packed(CAL / folder / pair / f"{role}.sqlite.gz") as src, open(db, "wb") as dst:
             shutil.copyfileobj(src, dst)
         tr = nsys.load_sqlite(db)
         stages, _ = range_stages(tr, [], True, 1)

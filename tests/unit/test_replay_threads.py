@@ -6,12 +6,12 @@ and the step did not move: the second held-back multi-rank set's loss read every
 given +0 % by the sync what-if. A call that follows a long idle stretch of its thread while another thread of
 its process launched work is bound to that thread's last call instead (replay.graph._wakers)."""
 
-import gzip
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import packed
 
 from kprof_mcp.analysis import replay
 from kprof_mcp.parsers import nsys
@@ -97,7 +97,7 @@ def test_a_report_of_two_ranks_replays_each_rank_on_its_own_streams_and_calls(tm
         / "length_sorted_batch_split_into_contiguous_halves"
     )
     db = tmp_path / "bad.sqlite"
-    with gzip.open(pair / "bad.sqlite.gz", "rb") as src, open(db, "wb") as dst:
+    with packed(pair / "bad.sqlite.gz") as src, open(db, "wb") as dst:
         shutil.copyfileobj(src, dst)
     tr = nsys.load_sqlite(db)
     steps = tr.ranges[(tr.ranges["name"] == "step") & (tr.ranges["dur"] < 1e8)]
