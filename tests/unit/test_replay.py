@@ -549,19 +549,27 @@ def test_batching_leads_the_launch_advice_where_it_replays_faster_than_a_graph()
 # --------------------------------------------------------------------------- a per-step snapshot
 
 
-def _snapshot(nbytes: float, copy_end: float) -> Trace:
+def _snapshot(nbytes: float, copy_end: float, upload: bool = False) -> Trace:
     """A kernel (15-415 us), a device-to-host copy of ``nbytes`` into pageable memory after it (420 us to
     ``copy_end``, its call returning 20 us later), PyTorch's synchronise after it, 1000 us of host work,
-    then the next launch and its kernel."""
+    then the next launch and its kernel. ``upload``: the host's work ends in a call that queues nothing and a
+    pageable host-to-device copy of 2 MiB (the host's result going back up) before that launch, 100 us later."""
     t = copy_end + 20
+    up = 100 if upload else 0
     api = [
         ("cudaLaunchKernel", 0.0, 10 * U, 1),
         ("cudaMemcpyAsync", 20 * U, t * U, 2),
         ("cudaStreamSynchronize", (t + 5) * U, (t + 10) * U, None),
-        ("cudaLaunchKernel", (t + 1010) * U, (t + 1020) * U, 3),
+        ("cudaLaunchKernel", (t + 1010 + up) * U, (t + 1020 + up) * U, 3),
     ]
-    kernels = [("k", 15 * U, 415 * U, 7, 1), ("k", (t + 1025) * U, (t + 1425) * U, 7, 3)]
+    kernels = [("k", 15 * U, 415 * U, 7, 1), ("k", (t + 1025 + up) * U, (t + 1425 + up) * U, 7, 3)]
     memops = [("Memcpy DtoH (Device -> Pageable)", 420 * U, copy_end * U, 7, 2, nbytes)]
+    if upload:
+        api[3:3] = [
+            ("cudaStreamIsCapturing", (t + 1010) * U, (t + 1011) * U, None),  # queues nothing: passed over
+            ("cudaMemcpyAsync", (t + 1012) * U, (t + 1100) * U, 4),
+        ]
+        memops.append(("Memcpy HtoD (Pageable -> Device)", (t + 1020) * U, (t + 1095) * U, 7, 4, 2 * 2**20))
     return _trace(api, kernels, memops)
 
 
@@ -575,33 +583,11 @@ def test_a_snapshot_kept_on_the_gpu_takes_the_host_work_that_consumes_it_along()
     assert r.span_ns == pytest.approx(825 * U)
 
 
-def _round_trip(copy_end: float) -> Trace:
-    """A kernel (15-415 us), a device-to-host copy of 32 MiB into pageable memory after it (420 us to
-    ``copy_end``, its call returning 20 us later), PyTorch's synchronise, a call that queues nothing,
-    1000 us of host work, then a pageable host-to-device copy of 2 MiB (the host's result going back up)
-    and the next launch and its kernel."""
-    t = copy_end + 20
-    api = [
-        ("cudaLaunchKernel", 0.0, 10 * U, 1),
-        ("cudaMemcpyAsync", 20 * U, t * U, 2),
-        ("cudaStreamSynchronize", (t + 5) * U, (t + 10) * U, None),
-        ("cudaStreamIsCapturing", (t + 1010) * U, (t + 1011) * U, None),  # queues nothing: passed over
-        ("cudaMemcpyAsync", (t + 1012) * U, (t + 1100) * U, 4),
-        ("cudaLaunchKernel", (t + 1110) * U, (t + 1120) * U, 3),
-    ]
-    kernels = [("k", 15 * U, 415 * U, 7, 1), ("k", (t + 1125) * U, (t + 1525) * U, 7, 3)]
-    memops = [
-        ("Memcpy DtoH (Device -> Pageable)", 420 * U, copy_end * U, 7, 2, 32 * 2**20),
-        ("Memcpy HtoD (Pageable -> Device)", (t + 1020) * U, (t + 1095) * U, 7, 4, 2 * 2**20),
-    ]
-    return _trace(api, kernels, memops), (t + 1525) * U
-
-
 @pytest.mark.parametrize(
     "copy_end,named", [(10_400, "copy"), (620, "host")], ids=["long_download", "short_download"]
 )
 def test_host_work_between_a_download_and_an_upload_is_a_round_trip_through_the_host(copy_end, named):
-    tr, end = _round_trip(copy_end)
+    tr, end = _snapshot(32 * 2**20, copy_end, upload=True), (copy_end + 1545) * U
     g = replay.build(tr, 0.0, end, 1)
     # The host's work from the download's return to the upload: the synchronise's 5 us and the 1000 us
     # before the call that queues nothing (the stretch pin_copies takes with the copy).
