@@ -18,6 +18,7 @@ kernel records in, rows out.
 from __future__ import annotations
 
 import fnmatch
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,8 +100,6 @@ def _leading_outliers(occs: list[tuple[float, float, Any]], skip: int) -> int:
     the median wall time of the occurrences after them (an autotuner's first sweep, a cache filled once):
     one-off costs the per-step figures (the stage's samples, the idle window) would otherwise spread over
     every step. At most half of the occurrences are left out."""
-    import statistics
-
     while skip < len(occs) // 2:
         rest = [e - s for s, e, _ in occs[skip + 1 :]]
         s, e, _ = occs[skip]
