@@ -166,7 +166,9 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
       the removable share is min(idle after syncs, GPU busy) / window.
     * host: the host's own work (outside CUDA for 100 us or more at a stretch) with the GPU waiting:
       all of that idle time, plus the idle time after syncs that overlap could not hide (beyond the
-      GPU's busy time: host work that stays when the syncs go).
+      GPU's busy time: host work that stays when the syncs go). Where it owns more idle time than the
+      syncs, the replay of both removed (``host_sync``: host work that reads the GPU's values between its
+      stretches loses its reads with it) when that gains more.
     * launch: idle while the host is in launch calls or issuing the next operation (< 100 us
       between calls): CUDA graphs or fusion remove it. Only with more than one launch per
       occurrence (with one, the gap is the loop around the work). Where the replay found a run of
@@ -218,6 +220,10 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     )
     # Idle after syncs beyond what overlap can hide is host work that stays when the syncs go.
     host = float(parts.get("host") or 0.0) + max(0.0, sync - float(idle.get("busy_ns") or 0.0))
+    if "host_sync" in replayed and host > sync:
+        # Where neither alone moves the step (the host's work reads the GPU's values between its stretches),
+        # removing the work removes its reads: the joint replay is the host's where it owns more idle time.
+        replayed["host"] = max(replayed.get("host", 0.0), replayed["host_sync"])
     add(
         "host",
         host,

@@ -38,6 +38,9 @@ The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
   pinned, on a copy engine, a step ahead). Not those that follow a
   read of the GPU's values (a synchronise, a device-to-host copy) before the GPU is fed again: that
   idle stretch is the sync's (idle.py gives it to ``sync``), and :func:`drop_syncs` overlaps it.
+* ``host_sync`` — :func:`host_and_reads`: both at once, the host's stretches and its reads of the GPU's
+  values (value checks between ops); neither alone moves a step whose host work reads between its
+  stretches. Not a cause of its own: the diagnosis gives it to the host where the host owns more idle time.
 * ``first_call`` — :func:`skip_first_calls`: module loading and first launches cost what a launch
   costs.
 
@@ -71,6 +74,7 @@ from .transforms import (
     free_gpu,
     graph_launches,
     host_ahead,
+    host_and_reads,
     host_with_uploads,
     pin_copies,
     reuse_allocations,
@@ -131,6 +135,8 @@ def gains(
     # copies own it, and the host keeps its own gain.
     if steps.get("host") is not None and steps["host"] < steps.get("copy", steps["host"]):
         steps["host"] = min(steps["host"], replay(g, host_with_uploads).step_ns)
+    if any(c.covers for c in g.calls):  # the host's work with its reads of the GPU's values
+        steps["host_sync"] = replay(g, host_and_reads).step_ns
     out = {
         "recorded_ns": g.recorded_span_ns() / g.occurrences,
         "d2h_bulk_ns": sum(o.dur for o in g.ops if _bulk_d2h(o)) / g.occurrences,

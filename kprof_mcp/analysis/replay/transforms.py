@@ -189,6 +189,26 @@ def host_ahead(g: Graph) -> Graph:
     return g
 
 
+def host_and_reads(g: Graph) -> Graph:
+    """:func:`host_ahead` where the host's work includes its reads of the GPU's values: the checks it makes
+    (a value read, tested, the next op launched) go with the work, so the waits go too (:func:`drop_syncs`)
+    and no stretch is held back as following a read, but those after the window's last wait, which stays.
+    Neither cause's own what-if moves such a step: without the reads the host work still sets it, without
+    the host work the reads still drain the queue. One fix removing both causes' time (:func:`~.gains` keeps
+    it apart; the diagnosis gives it to the host where the host owns more of the idle time than the syncs)."""
+    g = drop_syncs(g)
+    drained: dict[Any, bool] = {}
+    for i, c in enumerate(g.calls):
+        if c.gap >= HOST_WORK_MIN_NS and not drained.get(c.tid):
+            own(g.calls, i).gap = 0.0
+        if c.covers and _is_read(g, c):
+            drained[c.tid] = True
+        elif c.ops:
+            drained[c.tid] = False
+    g.tails = {t: (0.0 if v >= HOST_WORK_MIN_NS and not drained.get(t) else v) for t, v in g.tails.items()}
+    return g
+
+
 def host_with_uploads(g: Graph) -> Graph:
     """:func:`host_ahead` with the uploads of what the host built: data made on the GPU needs none, data
     made by workers ahead of the loop is uploaded from pinned memory on a copy engine a step ahead
