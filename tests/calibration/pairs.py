@@ -1721,3 +1721,66 @@ HELDOUT17_PAIRS = [
         resource="dram",
     ),
 ]
+
+# The eighteenth held-back set (tests/calibration/recorded-heldout18/README.md): causes and resources set from
+# each design before any GPU number; not in ALL_PAIRS, HALF or any other list.
+HELDOUT18_PAIRS = [
+    Pair(
+        "a model's weights offloaded to the host and copied in at every forward though they fit on the GPU",
+        "weight_offload.py",
+        "bad",
+        "good",
+        "copy",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 2.2e12, "bytes": 1.3e9, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="inference on x [8192, 4096] bf16 through 8 Linear(4096, 4096) + GELU layers whose weights "
+        "stay in pageable host memory (CPU offload, as Accelerate's cpu_offload / diffusers' sequential "
+        "offload do) on a GPU that holds them: every step copies each layer's weight and bias (268 MB) to "
+        "the GPU before its GEMM and drops them after, the GEMMs waiting for the staged copies; fix: the "
+        "weights moved to the GPU once; the same outputs (host-to-device transfers in the step: resource "
+        "None)",
+    ),
+    Pair(
+        "a graph batch's sum pooling run with deterministic algorithms forced on (a sort-based scatter-add)",
+        "deterministic_pool.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 3.2e8, "bytes": 1.1e9, "dtype": "float32", "tensor_cores": False}},
+        planted="a graph-level sum readout: x [1048576, 64] fp32 of 128 graphs (8192 nodes each, sorted "
+        "batch vector), h = relu(x * a + b), pooled = zeros(128, 64).index_add_(0, batch, h), under "
+        "torch.use_deterministic_algorithms(True) (fill_uninitialized_memory off): index_add_ becomes a "
+        "sort-based index_put_(accumulate=True) that walks each graph's 8192 rows serially; fix: the "
+        "default atomic index_add_; the same sums up to rounding (a costlier library method; a latency-bound "
+        "chain, no pipe: resource None)",
+    ),
+    Pair(
+        "a softmax computed before an argmax it cannot change",
+        "calib_softmax_argmax",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="greedy decoding over logits [4096, 32000] fp32: argmax(softmax(logits)): a softmax kernel "
+        "(two passes over each row, the probabilities written: 3 x 524 MB) then an argmax over the "
+        "probabilities (524 MB); fix: the argmax of the logits (one pass: the softmax is monotonic); the "
+        "same indices; the softmax's reads and writes and the probabilities' read back are bytes the result "
+        "does not need (resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "pairwise squared distances summed from differences where the dot-product expansion serves",
+        "calib_pairwise_dist",
+        "v0",
+        "v1",
+        "move_work",
+        planted="4096 x 4096 squared Euclidean distances of 128-feature fp16 points (stored feature-major): "
+        "each 128x128 tile sums (x_k - y_k)^2 one feature at a time in FP32, a subtraction and an FMA per "
+        "pair and feature (4.3 G lane operations on the FMA pipes); fix: ||x||^2 + ||y||^2 - 2 x.y, the "
+        "product with tl.dot on the tensor cores (4.3 GFLOP); the same distances up to rounding (resource "
+        "fma)",
+        resource="fma",
+    ),
+]
