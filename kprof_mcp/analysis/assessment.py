@@ -20,6 +20,7 @@ from typing import Any
 from ..models import ProfileResult, ResultWarning, StageResult
 from . import diagnosis as dx
 from .accounting import account
+from .idle import idle_owner
 from .machine_inputs import dot_on_fma_pipes, elem_bytes, host_floor_share, machine_for, model_inputs
 from .occupancy import Occupancy, of_result
 from .peaks import (
@@ -415,7 +416,11 @@ def _root_cause(result: ProfileResult, main: StageAssessment) -> RootCause:
         )
     launch = _launch(result)
     if launch.get("launch_bound"):
-        return RootCause("launch_bound", main.diagnosis.root_cause, dict(launch))
+        return RootCause(
+            "launch_bound",
+            main.diagnosis.root_cause,
+            {**launch, **idle_owner((result.timeline or {}).get("idle") or {})},
+        )
     s = main.stage
     if not s.counters_measured:
         return RootCause(

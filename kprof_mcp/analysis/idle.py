@@ -411,3 +411,14 @@ def _sync_ops(tr: Trace, syncs: list[tuple[float, float]], lo: float, hi: float)
     for i in outers:
         counts[names[i]] = counts.get(names[i], 0) + 1
     return sorted(({"op": k, "count": v} for k, v in counts.items()), key=lambda d: -d["count"])[:5]
+
+
+def idle_owner(idle: dict) -> dict:
+    """Which host state owns most of a timeline's idle GPU time (:func:`breakdown`'s parts, as a dict) and its
+    share of the wall time: a launch-bound plan whose gaps are mostly the host's own work, or its waits, is
+    not fixed by cheaper launches. Empty without a breakdown."""
+    parts, window = idle.get("parts_ns") or {}, float(idle.get("window_ns") or 0.0)
+    if not parts or window <= 0:
+        return {}
+    owner = max(parts, key=lambda k: float(parts[k] or 0.0))
+    return {"idle_owner": owner, "idle_owner_pct": 100.0 * float(parts[owner] or 0.0) / window}

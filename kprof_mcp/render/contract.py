@@ -63,6 +63,16 @@ def key_issue_text(k: KeyIssue) -> str:
     )
 
 
+# A launch-bound plan's idle owner (analysis/idle.py's parts) other than the launch calls, in words.
+_IDLE_OWNER = {
+    "host": "the host's own work between launches (Python, data preparation, checks)",
+    "sync": "the host waiting for the GPU (synchronisations, reads of its values) and the work after them",
+    "copy_h2d": "host-to-device copies the GPU waits for",
+    "other_api": "other CUDA calls (allocation, frees)",
+    "first_call": "one-off first calls (module loading, compilation)",
+}
+
+
 def root_cause_text(rc: RootCause) -> str:
     if rc.kind == "straggler":  # a multi-rank job (issue 39)
         return straggler_root_text(rc.values)
@@ -80,12 +90,18 @@ def root_cause_text(rc: RootCause) -> str:
         )
     if rc.kind == "launch_bound":
         v = rc.values
-        return (
+        head = (
             f"The plan is launch-bound: the GPU is busy {num(v.get('gpu_busy_pct'))}% of the time, "
             f"and each kernel ({num(v['kernel_median_ns'] / 1e3, 2)} µs) is shorter than the gap "
             f"between host launches ({num((v.get('launch_interval_median_ns') or 0) / 1e3, 2)} µs). "
-            "Per-kernel tuning cannot help until launches are fused or captured in a CUDA graph."
         )
+        owner = _IDLE_OWNER.get(v.get("idle_owner") or "launch")
+        if owner is not None:  # the gaps are mostly something else than the launch calls
+            return head + (
+                f"Most of the GPU's idle time ({num(v.get('idle_owner_pct'))}% of the wall time) is {owner}, "
+                "not the launch calls: per-kernel tuning cannot help until that leaves the critical path."
+            )
+        return head + "Per-kernel tuning cannot help until launches are fused or captured in a CUDA graph."
     return rc.text
 
 
