@@ -43,6 +43,7 @@ from pairs import (  # noqa: E402
     HELDOUT15_PAIRS,
     HELDOUT16_PAIRS,
     HELDOUT17_PAIRS,
+    HELDOUT18_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -83,6 +84,7 @@ HELDOUT14 = HERE / "recorded-heldout14"  # issue 36: a fourteenth (2026-11-27 10
 HELDOUT15 = HERE / "recorded-heldout15"  # issue 36: a fifteenth (2026-11-27 15:33 UTC, H100), judged once
 HELDOUT16 = HERE / "recorded-heldout16"  # issue 36: a sixteenth (2026-11-27, H100), judged once
 HELDOUT17 = HERE / "recorded-heldout17"  # issue 36: a seventeenth (2026-11-27 19:11 UTC, H100), judged once
+HELDOUT18 = HERE / "recorded-heldout18"  # issue 36: an eighteenth (2026-11-27, H100), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -111,6 +113,7 @@ BACK14_BEGIN, BACK14_END = "<!-- heldback14:begin -->", "<!-- heldback14:end -->
 BACK15_BEGIN, BACK15_END = "<!-- heldback15:begin -->", "<!-- heldback15:end -->"
 BACK16_BEGIN, BACK16_END = "<!-- heldback16:begin -->", "<!-- heldback16:end -->"
 BACK17_BEGIN, BACK17_END = "<!-- heldback17:begin -->", "<!-- heldback17:end -->"
+BACK18_BEGIN, BACK18_END = "<!-- heldback18:begin -->", "<!-- heldback18:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -192,6 +195,8 @@ def recorded_in(p) -> Path:
         return HELDOUT16
     if p in HELDOUT17_PAIRS:
         return HELDOUT17
+    if p in HELDOUT18_PAIRS:
+        return HELDOUT18
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -353,6 +358,12 @@ def heldout17_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT17_PAIRS]
 
 
+def heldout18_rows() -> list[dict]:
+    """The eighteenth held-back set (recorded-heldout18/, on an H100), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT18_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -499,6 +510,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK15_BEGIN, BACK15_END): text(heldout15_rows())} if BACK15_BEGIN in DOC.read_text() else {}),
         **({(BACK16_BEGIN, BACK16_END): text(heldout16_rows())} if BACK16_BEGIN in DOC.read_text() else {}),
         **({(BACK17_BEGIN, BACK17_END): text(heldout17_rows())} if BACK17_BEGIN in DOC.read_text() else {}),
+        **({(BACK18_BEGIN, BACK18_END): text(heldout18_rows())} if BACK18_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -547,6 +559,7 @@ def main() -> int:
                 BACK15_BEGIN: "\nFifteenth held-back set (recorded-heldout15/: new classes, designed by someone else):",
                 BACK16_BEGIN: "\nSixteenth held-back set (recorded-heldout16/: new classes, built and recorded by someone else):",
                 BACK17_BEGIN: "\nSeventeenth held-back set (recorded-heldout17/: new classes, built and recorded by someone else):",
+                BACK18_BEGIN: "\nEighteenth held-back set (recorded-heldout18/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",

@@ -29,6 +29,7 @@ from pairs import (  # noqa: E402
     HELDOUT15_PAIRS,
     HELDOUT16_PAIRS,
     HELDOUT17_PAIRS,
+    HELDOUT18_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -50,7 +51,7 @@ CASES = [
 def test_every_calibration_kernel_is_a_pair_and_has_a_case():
     calib = {p.kernel for p in PAIRS if p.kernel.startswith("calib_")}
     assert calib == {k for k, _ in CASES}
-    # issue 26's: _c.py; issue 36's held-back kernels: test_calibration_kernels_heldout.py (and _heldout2/.../17.py)
+    # issue 26's: _c.py; issue 36's held-back kernels: test_calibration_kernels_heldout.py (and _heldout2/.../18.py)
     held = (
         HELDOUT_PAIRS
         + HELDOUT2_PAIRS
@@ -69,6 +70,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT15_PAIRS
         + HELDOUT16_PAIRS
         + HELDOUT17_PAIRS
+        + HELDOUT18_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
