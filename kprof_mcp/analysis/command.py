@@ -106,6 +106,13 @@ def _leading_outliers(occs: list[tuple[float, float, Any]], skip: int) -> int:
         if not rest or (e - s) <= OUTLIER_X * statistics.median(rest):
             break
         skip += 1
+    # A pause: the host away from the loop between two occurrences (a warm-up loop's end, the synchronise and
+    # set-up after it) for more than OUTLIER_X times the later occurrences' median start-to-start period.
+    # The occurrences before it ran another loop: warm-up too (the idle window would hold the pause).
+    for j in range(len(occs) // 2 - 1, skip - 1, -1):
+        later = [b[0] - a[0] for a, b in zip(occs[j + 1 :], occs[j + 2 :])]
+        if later and occs[j + 1][0] - occs[j][1] > OUTLIER_X * statistics.median(later):
+            return j + 1
     return skip
 
 

@@ -915,3 +915,46 @@ def test_the_recorded_anomaly_mode_step_gains_with_its_reads_and_names_the_host(
     assert opps[0].cause == "host"
     assert opps[0].est_gain_pct == pytest.approx(100 * (rec / steps["host_sync"] - 1))
     assert 100.0 < opps[0].est_gain_pct < 2 * 215.3  # within 2x of both timings
+
+
+def test_occurrences_before_a_pause_in_the_loop_are_warm_up_too():
+    """A script's warm-up loop, a pause (its synchronise, set-up, a one-off host phase), then the measured loop:
+    the eighteenth held-back set's fixed pooling loop paused 4.58 s after its third warm-up step against ~0.1 ms
+    between the later steps; kept, the idle window held the pause and told the fixed version "host +14 917 %".
+    The occurrences before a gap over ten times the later steps' median start-to-start period are warm-up
+    (within the first half); a pause later in the run stays (it is the run's)."""
+    from kprof_mcp.analysis.command import range_stages
+
+    def trace(steps: list[tuple[float, float]]) -> Trace:  # (duration, gap after), us
+        api, kernels, ranges, t = [], [], [], 0.0
+        for occ, (dur, gap) in enumerate(steps):
+            api.append(("cudaLaunchKernel", t + 1 * U, t + 1.5 * U, occ))
+            kernels.append(("k", t + 2 * U, t + 3 * U, 7, occ))
+            ranges.append(("step", t, t + dur * U))
+            t += (dur + gap) * U
+        return _trace(api, kernels, ranges=ranges)
+
+    steady = [(100.0, 10.0)] * 20
+    (st,), notes = range_stages(
+        trace([(150_000.0, 10.0), (100.0, 10.0), (100.0, 4_580_000.0), *steady]), [], True
+    )
+    assert st.warmup == 3 and len(st.samples_ns) == 20
+    assert st.span[0] == pytest.approx(4_730_220.0 * U)  # the window starts at the measured loop
+    (st,), _ = range_stages(trace([(150_000.0, 10.0), (100.0, 10.0), (100.0, 900.0), *steady]), [], True)
+    assert st.warmup == 1  # 900 us: under ten periods of 110 us, a step's gap
+    late = [*steady[:12], (100.0, 4_580_000.0), *steady[:8]]
+    (st,), _ = range_stages(trace([(150_000.0, 10.0), *late]), [], True)
+    assert st.warmup == 1  # a pause in the second half is the run's
+
+
+def test_the_recorded_fixed_pooling_loop_keeps_its_pause_out_of_the_window(tmp):
+    folder, pair = (
+        "recorded-heldout18",
+        "a_graph_batch_s_sum_pooling_run_with_deterministic_algorithms_forced_on__a_sort_based_scatter_add",
+    )
+    tr, lo, hi, occ = _load(folder, pair, "good", tmp)
+    assert occ == 20 and hi - lo < 50e6  # 20 steps of ~0.1 ms on the host, not the 4.58 s pause
+    g = replay.gains(tr, lo, hi, occ)
+    ib = idle.breakdown(cut(tr, lo, hi), lo, hi, occ).to_dict()
+    opps = {o.cause: o for o in idle_opportunities({**ib, "replay": g})}
+    assert "host" not in opps or opps["host"].est_gain_pct < 100.0
