@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..parsers import nsys_metrics
 from ..parsers.kineto import Trace
 
 RANGE_PREFIX = "kprof_"
@@ -355,7 +356,7 @@ def analyze(tr: Trace, stages: list[str], sm_count: int | None = None, top_gaps:
         engine="",
         window_ns=window,
         gpu_busy_ns=_length(busy),
-        kernel_summary=_summary(k),
+        kernel_summary=nsys_metrics.with_activity(_summary(k), k, tr.gpu_metrics),
         api_summary=_summary(tr.api),
         memop_summary=_summary(tr.memops),
         stages=stage_rows,
@@ -452,6 +453,7 @@ def cut(tr: Trace, lo: float, hi: float) -> Trace:
         cpu_ops=inside(tr.cpu_ops).reset_index(drop=True),
         num_sms=tr.num_sms,
         device_name=tr.device_name,
+        gpu_metrics=tr.gpu_metrics,
     )
 
 

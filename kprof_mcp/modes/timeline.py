@@ -121,8 +121,13 @@ class TimelineMode(Mode):
         rep = (launch.scratch or work_dir) / REPORT_FILE
         if not rep.is_file():
             tail = " | ".join(line.strip() for line in log.strip().splitlines()[-6:])[:800]
+            metrics = (
+                " If it names GPU metrics, set KPROF_NSYS_GPU_METRICS=0 (no sampling of the GPU's units) and retry."
+                if nsys_tool.GPU_METRICS_FLAG in (launch.prefix or [])
+                else ""
+            )
             raise ModeError(
-                f"Nsight Systems wrote no report ({REPORT_FILE}); its output ends: {tail or '(nothing)'}. "
+                f"Nsight Systems wrote no report ({REPORT_FILE}); its output ends: {tail or '(nothing)'}.{metrics} "
                 "Pass timeline_engine='kineto' to record with torch.profiler instead "
                 f"(partial artifacts kept in {work_dir})",
                 "nsys_failed",

@@ -29,6 +29,8 @@ class Trace:
     cpu_ops: Any
     num_sms: int | None
     device_name: str | None
+    # Nsight Systems' GPU metrics samples (parsers/nsys_metrics.py), when the report has them; else None.
+    gpu_metrics: Any = None
 
 
 def _df(rows: list[dict[str, Any]], cols: list[str]):

@@ -27,7 +27,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from . import nsys_backtrace
+from . import nsys_backtrace, nsys_metrics
 from .kineto import KERNEL_COLUMNS, Trace
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -382,7 +382,7 @@ def process_of(correlation: Any) -> int:
 
 def load_sqlite(path: Path) -> Trace:
     """Parse an ``nsys export --type sqlite`` file into a :class:`Trace` (kernels, memory
-    operations, CUDA API calls, NVTX ranges; no CPU ops), times in ns.
+    operations, CUDA API calls, NVTX ranges, GPU metrics samples where recorded; no CPU ops), times in ns.
 
     Raises ``FileNotFoundError`` for a missing file and ``ValueError`` (naming the file) for
     one that is not SQLite or holds none of Nsight Systems' tables."""
@@ -414,6 +414,7 @@ def load_sqlite(path: Path) -> Trace:
             api = _api(con, tables, strings, sources)
             ranges = _ranges(con, tables, strings)
             num_sms, device_name = _gpu(con, tables, kernels)
+            samples = nsys_metrics.load(con, tables)
             _correlation_per_process(kernels, memops, api)
         except sqlite3.Error as e:
             raise ValueError(f"{path}: cannot read the Nsight Systems export ({e})") from None
@@ -427,6 +428,7 @@ def load_sqlite(path: Path) -> Trace:
         cpu_ops=_frame([], CPU_OP_COLS),
         num_sms=num_sms,
         device_name=device_name,
+        gpu_metrics=samples,
     )
 
 

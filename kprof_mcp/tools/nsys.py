@@ -245,17 +245,32 @@ BACKTRACE_FLAGS = (
 )
 
 
-def profile_prefix(nsys: Path, output_base: Path, python_backtrace: bool = False) -> list[str]:
+# GPU metrics sampling (the SMs' and DRAM's throughputs at 10 kHz, no kernel replay) on the GPUs the job sees:
+# what each kernel's units did while it ran (parsers/nsys_metrics.py). On unless KPROF_NSYS_GPU_METRICS=0
+# (a machine where another session samples the same GPU, or the sampler is not allowed).
+GPU_METRICS_FLAG = "--gpu-metrics-devices=cuda-visible"
+
+
+def gpu_metrics_on() -> bool:
+    return os.environ.get("KPROF_NSYS_GPU_METRICS", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def profile_prefix(
+    nsys: Path, output_base: Path, python_backtrace: bool = False, gpu_metrics: bool | None = None
+) -> list[str]:
     """The ``nsys profile`` argument vector; the program and its arguments follow it. CUDA and
     NVTX tracing, every CUDA graph node as its own kernel, no CPU sampling or context switches,
     ``<output_base>.nsys-rep`` overwritten. ``python_backtrace``: each CUDA call's Python stack
-    too (:data:`BACKTRACE_FLAGS`; CPU sampling at its slowest rate)."""
+    too (:data:`BACKTRACE_FLAGS`; CPU sampling at its slowest rate). ``gpu_metrics`` (default:
+    :func:`gpu_metrics_on`): the GPU metrics sampler too (:data:`GPU_METRICS_FLAG`)."""
+    metrics = gpu_metrics_on() if gpu_metrics is None else gpu_metrics
     return [
         str(nsys),
         "profile",
         "-t",
         "cuda,nvtx",
         "--cuda-graph-trace=node",
+        *((GPU_METRICS_FLAG,) if metrics else ()),
         *(BACKTRACE_FLAGS if python_backtrace else ("--sample=none",)),
         "--cpuctxsw=none",
         "--force-overwrite",

@@ -448,7 +448,8 @@ def test_missing_libraries_with_the_real_ldd(tmp_path, monkeypatch):
     assert N.missing_libraries(Path("/bin/sh")) == [] and N.missing_libraries(tmp_path / "absent") == []
 
 
-def test_version_and_profile_prefix(tmp_path):
+def test_version_and_profile_prefix(tmp_path, monkeypatch):
+    monkeypatch.delenv("KPROF_NSYS_GPU_METRICS", raising=False)
     nsys = _script(tmp_path / "nsys", VERSION)
     assert N.version(nsys) == "2025.3.1.90"
     assert N.version(tmp_path / "absent") is None
@@ -460,6 +461,7 @@ def test_version_and_profile_prefix(tmp_path):
         "-t",
         "cuda,nvtx",
         "--cuda-graph-trace=node",
+        "--gpu-metrics-devices=cuda-visible",  # the GPU metrics sampler, on by default
         "--sample=none",
         "--cpuctxsw=none",
         "--force-overwrite",

@@ -248,7 +248,7 @@ def test_the_option_and_the_command_line(tmp_path):
     cmd = N.profile_prefix(nsys, tmp_path / "o", python_backtrace=True)
     assert (
         "--sample=none" not in cmd
-        and cmd[5:9] == list(N.BACKTRACE_FLAGS)
+        and cmd[cmd.index(N.BACKTRACE_FLAGS[0]) :][:4] == list(N.BACKTRACE_FLAGS)
         and cmd[-2:] == ["-o", str(tmp_path / "o")]
     )
     base = dict(kernel="k", kernel_source="/k", version="v", params={}, out_root="/o", mode="nsys")

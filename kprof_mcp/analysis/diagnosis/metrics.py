@@ -107,6 +107,9 @@ class Metrics:
     # and nothing measured says why they are slow. ``top_kernel``: (name, share of the kernel time).
     command_no_counters: bool = False
     top_kernel: tuple[str, float] | None = None
+    # What the GPU's units did while that kernel ran (Nsight Systems' GPU metrics, % of peak: dram_read_pct,
+    # dram_write_pct, issue_pct, warps_pct, ...); None where the timeline was recorded without them.
+    top_activity: dict[str, float] | None = None
     theoretical_occupancy_pct: float | None = None
     floor_ns: float | None = None
     best_sol_ns: float | None = None
@@ -224,6 +227,8 @@ class Facts:
     threads_per_inst: float | None = None
     tile: float | None = None
     time_over_roof: float | None = None
+    activity: dict[str, float] | None = None  # GPU metrics samples over a timeline kernel's run (% of peak)
+    serial: bool | None = None  # those samples show every unit idle (parallelism.serial_kernel)
     title: str | None = None
     uncoalesced: tuple[Any, ...] | None = None
     host_bytes: float | None = None  # bytes the kernel's loads and stores sent over the host link

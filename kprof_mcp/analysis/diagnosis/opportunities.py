@@ -54,6 +54,7 @@ from .parallelism import (
     fill_share,
     grid_occupancy_share,
     occupancy_share,
+    serial_kernel,
     wider_loads_share,
 )
 
@@ -331,6 +332,10 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             # One kernel moves the model's bytes once. Where some of the kernels only copy data (a layout
             # round trip), the copies go and the kernels that do the work keep their measured time.
             after = 1.0 / over if m.copy_share is None else max(1.0 / over, 1.0 - m.copy_share)
+            if m.top_kernel is not None and serial_kernel(m.top_activity):
+                # The longest kernel neither moved data nor issued while it ran (GPU metrics): its time is its
+                # own chain of steps, which a fused kernel keeps (parallelism.serial_kernel).
+                after = max(after, m.top_kernel[1])
             facts = {"kernels": m.kernels, "time_over_roof": over, "copy_share": m.copy_share}
             add(specific, "fusion", 1.0 - after, facts, True)
     for cause, share, facts in accounting_causes(m, bottleneck, lim):
@@ -386,7 +391,9 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             # where to look (Nsight Compute mode gives its limiter). "That far": at least LIBRARY_SLOW times
             # the model's work at the attainable rate, as for a vendor GEMM; nearer the roof, the generic advice.
             if not any(o.cause == "move_work" for o in specific):
-                add(generic, "move_work", latency, _over_model_facts(m, lim), False)
+                # Specific where the GPU metrics sampled its longest kernel doing nothing at any rate.
+                serial = serial_kernel(m.top_activity)
+                add(specific if serial else generic, "move_work", latency, _over_model_facts(m, lim), serial)
         elif (best is not None or h is not None) and not any(o.cause == "latency" for o in specific):
             top = m.accounting.stalls[0].reason if m.accounting is not None and m.accounting.stalls else None
             facts = {
@@ -428,6 +435,8 @@ def _over_model_facts(m: Metrics, lim) -> dict:
         "kernel": name,
         "value": 100.0 * share if share is not None else None,
         "time_over_roof": over,
+        "activity": m.top_activity,
+        "serial": serial_kernel(m.top_activity) or None,
         "source": "model",
     }
 

@@ -154,3 +154,21 @@ def chain_share(m, lim: Limiter | None) -> tuple[float, tuple[str, ...]] | None:
     T = m.time_ns
     share = max(0.0, 1.0 - max(T * (1.0 - a.memory_wait), _floor(m, lim)) / T)
     return share, tuple(sorted({str(op.get("line") or "") for op in chains} - {""}))
+
+
+# A unit a kernel uses under this share of its peak is not working at any rate: "is it there at all".
+IDLE_UNIT_PCT = 10.0
+
+
+def serial_kernel(activity: dict[str, float] | None) -> bool:
+    """Whether a kernel, by Nsight Systems' GPU metrics samples over its run (Metrics.top_activity), neither moved
+    data nor issued work: DRAM read + write, SM issue and warps in flight each under :data:`IDLE_UNIT_PCT` % of
+    their peak. Its time is a chain of dependent steps on a few warps (a serial algorithm, a long tail of
+    imbalanced work): no fusion of the kernels around it shortens it, and nothing near a roof bounds it. The
+    probe on an H100 (docs/machine-model.md, "Timelines without counters"): PyTorch's sort-based deterministic
+    index_add at DRAM 2 %, issue 3 %, warps 3 %; kernels working on intermediates at 19 % DRAM or more, or 29 %
+    issue, or 45 % warps. False without samples."""
+    if not activity or activity.get("issue_pct") is None or activity.get("warps_pct") is None:
+        return False
+    dram = (activity.get("dram_read_pct") or 0.0) + (activity.get("dram_write_pct") or 0.0)
+    return max(dram, activity["issue_pct"], activity["warps_pct"]) < IDLE_UNIT_PCT

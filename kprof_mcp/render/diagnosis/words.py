@@ -176,14 +176,25 @@ def _move_work(f: Facts) -> Words:
             if f.time_over_roof
             else "its kernels take far more than"
         )
+        act = f.activity or {}
+        sampled = (
+            f"; while it ran, DRAM {_fmt((act.get('dram_read_pct') or 0) + (act.get('dram_write_pct') or 0))}%, "
+            f"SM issue {_fmt(act['issue_pct'])}%, warps in flight {_fmt(act['warps_pct'])}% of peak "
+            "(GPU metrics samples)"
+            if act.get("issue_pct") is not None and act.get("warps_pct") is not None
+            else ""
+        )
         return (
             f"Find the work the stage's kernels do beyond its model{top}: a costlier method than the model's "
             "(a sparse, general or fallback kernel where a dense or specialised one does the work; a whole tensor "
             "processed where a few rows change) or work the result does not use; Nsight Compute mode gives "
             "that kernel's limiter",
             f"{over} the time the stage's FLOPs and bytes need at the device's roof (kernel times and the "
-            "FLOP/byte model, no counters)",
-            "no counters: nothing measured says the warps wait; a library kernel this far from the roof does "
+            f"FLOP/byte model, no counters){sampled}",
+            "the longest kernel's units sampled nearly idle while it ran: a chain of dependent steps on a few warps (a serial or "
+            "costlier algorithm), not data a fused kernel would stop moving"
+            if sampled and f.serial
+            else "no counters: nothing measured says the warps wait; a library kernel this far from the roof does "
             "more work than the model counts or a slower algorithm",
         )
     if f.target == f.resource and f.issue_active_pct is not None:  # issue-bound: the pipe filling the slots
