@@ -97,3 +97,30 @@ def test_the_live_pooling_profile_names_the_serial_kernel_first():
     assert 0.5 <= opps[0].est_gain_pct / gain <= 2.0
     fusion = [o for o in opps if o.cause == "fusion"]
     assert fusion and fusion[0].est_gain_pct < 10.0
+
+
+OTHERS = LIVE.parent / "gpu_metrics_others_2026-11-27"
+
+
+@pytest.mark.parametrize(
+    "pair, cause",
+    [
+        ("attention_matrix_materialised", "fusion"),
+        ("layout_round_trip_per_layer", "fusion"),
+        ("weights_re_cast_by_autocast_at_every_step", "fusion"),
+    ],
+)
+def test_kernels_busy_on_intermediates_keep_the_fusion_and_copy_causes(pair, cause):
+    """The same sampler on three pairs whose fix removes intermediates (live on the H100, 2026-11-27,
+    gpu_metrics_others_2026-11-27.sh): their longest kernels were busy (issue or warps in flight well over
+    10 %), so the fusion or copy-dropping what-if keeps the stage's gap and stays first."""
+    from kprof_mcp.analysis.machine_inputs import top_activity
+    from kprof_mcp.models import ProfileResult
+    from kprof_mcp.render.diagnosis import assess
+
+    r = ProfileResult.model_validate_json((OTHERS / pair / "bad.result.json").read_text())
+    (stage,) = r.stages
+    act = top_activity(stage, r)
+    assert act is not None and act["samples"] >= 10 and not serial_kernel(act)
+    top = list(assess(r).opportunities)[0]
+    assert top.cause == cause
