@@ -58,6 +58,7 @@ def timeline_sections(result: ProfileResult) -> list[str]:
             for r in tl.get("kernel_summary", [])
         ],
     )
+    out += kernel_activity_table(tl.get("kernel_summary", []))
     out += ["", "### CUDA API (as `nsys stats` cuda_api_sum)"]
     out += table(
         ["Time %", "Total (µs)", "Calls", "Avg (µs)", "Min (µs)", "Max (µs)", "Name"],
@@ -312,3 +313,33 @@ def _source_lines(sources: dict) -> list[str]:
         "Where in the Python code (each idle part's CUDA calls, from Nsight Systems' Python backtraces: the "
         "line whose calls own most of that idle time; host work is Python between two CUDA calls, named by them):",
     ] + table(["Part", "Line", "Calls", "Idle owned (µs)", "% of the part's", "Lines seen"], rows)
+
+
+def kernel_activity_table(rows: list[dict]) -> list[str]:
+    """What the GPU's units did while each kernel ran (Nsight Systems' GPU metrics samples, % of peak), for the
+    kernels that have samples; nothing when the timeline was recorded without them."""
+    have = [r for r in rows if r.get("activity")][:15]
+    if not have:
+        return []
+
+    def pct(a: dict, k: str) -> str:
+        return f"{a[k]:.1f}" if a.get(k) is not None else "n/a"
+
+    out = ["", "### What the GPU's units did while each kernel ran (GPU metrics samples, % of peak)"]
+    out += table(
+        ["DRAM read", "DRAM write", "SM issue", "Warps in flight", "Tensor", "Samples", "Name"],
+        [
+            [
+                pct(a, "dram_read_pct"),
+                pct(a, "dram_write_pct"),
+                pct(a, "issue_pct"),
+                pct(a, "warps_pct"),
+                pct(a, "tensor_pct"),
+                int(a.get("samples") or 0),
+                r["name"],
+            ]
+            for r in have
+            for a in [r["activity"]]
+        ],
+    )
+    return out

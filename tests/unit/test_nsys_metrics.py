@@ -124,3 +124,19 @@ def test_kernels_busy_on_intermediates_keep_the_fusion_and_copy_causes(pair, cau
     assert act is not None and act["samples"] >= 10 and not serial_kernel(act)
     top = list(assess(r).opportunities)[0]
     assert top.cause == cause
+
+
+def test_the_report_shows_each_kernels_samples_only_where_there_are_some():
+    from kprof_mcp.models import ProfileResult
+    from kprof_mcp.render.timeline import timeline_sections
+
+    r = ProfileResult.model_validate_json((LIVE / "bad.result.json").read_text())
+    md = "\n".join(timeline_sections(r))
+    head = "### What the GPU's units did while each kernel ran"
+    assert head in md
+    row = next(line for line in md.split(head)[1].splitlines() if "indexing_backward_kernel" in line)
+    assert row.startswith("| 1.1 | 0.7 | 3.2 | 3.2 |")
+    old = ProfileResult.model_validate_json(
+        (HERE / "fixtures" / "h100_nsys" / "tiny_chain_v0" / "result.json").read_text()
+    )
+    assert head not in "\n".join(timeline_sections(old))
