@@ -411,16 +411,12 @@ def _root_cause(result: ProfileResult, main: StageAssessment) -> RootCause:
     if main.diagnosis is None:
         return RootCause("none", None, {"reason": main.key_issue.kind})
     if main.key_issue.kind == "suspect":
-        return RootCause(
-            "suspect", None, {"stage": main.stage.name, "reason": main.key_issue.values["reason"]}
-        )
+        why = {"stage": main.stage.name, "reason": main.key_issue.values["reason"]}
+        return RootCause("suspect", None, why)
     launch = _launch(result)
     if launch.get("launch_bound"):
-        return RootCause(
-            "launch_bound",
-            main.diagnosis.root_cause,
-            {**launch, **idle_owner((result.timeline or {}).get("idle") or {})},
-        )
+        owner = idle_owner((result.timeline or {}).get("idle") or {})
+        return RootCause("launch_bound", main.diagnosis.root_cause, {**launch, **owner})
     s = main.stage
     if not s.counters_measured:
         return RootCause(
