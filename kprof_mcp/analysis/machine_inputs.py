@@ -132,8 +132,8 @@ def model_inputs(
         wide_share=wide_share(s, result),
         library_gemm=library_gemm(s, result),
         command_no_counters=bool(result is not None and result.command) and not s.counters_measured,
-        top_kernel=top_kernel(s, result),
-        top_activity=top_activity(s, result),
+        top_kernel=(top := top_kernel(s, result)),
+        top_activity=top_activity(s, result, top),
     )
 
 
@@ -148,11 +148,13 @@ def top_kernel(s: StageResult, result: ProfileResult | None = None) -> tuple[str
     return name, t / total
 
 
-def top_activity(s: StageResult, result: ProfileResult | None) -> dict[str, float] | None:
-    """What the GPU's units did while the stage's longest kernel (:func:`top_kernel`) ran: its kernel summary
-    row's GPU metrics samples (parsers/nsys_metrics.py: DRAM read and write, SM issue, warps in flight, % of
-    peak); None without a timeline recorded with them."""
-    top = top_kernel(s, result)
+def top_activity(
+    s: StageResult, result: ProfileResult | None, top: tuple[str, float] | None = None
+) -> dict[str, float] | None:
+    """What the GPU's units did while the stage's longest kernel (``top``: :func:`top_kernel`'s, found here when
+    not given) ran: its kernel summary row's GPU metrics samples (parsers/nsys_metrics.py: DRAM read and write,
+    SM issue, warps in flight, % of peak); None without a timeline recorded with them."""
+    top = top or top_kernel(s, result)
     summary = ((result.timeline or {}).get("kernel_summary") or []) if result is not None else []
     row = next((k for k in summary if top is not None and k.get("name") == top[0]), None)
     return dict(row["activity"]) if row is not None and row.get("activity") else None

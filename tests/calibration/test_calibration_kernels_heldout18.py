@@ -3,6 +3,7 @@
 version gives the same result again), and both variants of each command script run on the CPU (small
 sizes) and agree. The sizes are the set's own CPU check (recorded-heldout18/cpu_check.py)."""
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -28,19 +29,11 @@ from pairs import (  # noqa: E402
     HELDOUT18_PAIRS,
 )
 
-SMALL = {
-    "calib_pairwise_dist": [
-        {"M": 100, "N": 70, "D": 130},  # ragged tiles and a ragged last K block
-        {"M": 128, "N": 256, "D": 64},  # whole tiles
-        {"M": 1, "N": 1, "D": 1},
-    ],
-    "calib_softmax_argmax": [
-        {"B": 5, "V": 5000},  # a ragged last chunk
-        {"B": 3, "V": 2048},  # one whole chunk
-        {"B": 2, "V": 1},
-        {"B": 4, "V": 37},
-    ],
-}
+# The set's own CPU check's sizes and scripts (recorded-heldout18/cpu_check.py), loaded from it.
+_spec = importlib.util.spec_from_file_location("cpu_check18", HERE / "recorded-heldout18" / "cpu_check.py")
+_cpu = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_cpu)
+SMALL, COMMANDS = _cpu.SMALL, _cpu.COMMANDS
 
 
 def test_every_heldout18_kernel_is_tested_here():
@@ -66,6 +59,6 @@ def test_version_matches_reference(name, params, version):
     version_matches_reference(name, params, version)
 
 
-@pytest.mark.parametrize("name", ["weight_offload", "deterministic_pool"])
+@pytest.mark.parametrize("name", COMMANDS)
 def test_command_variants_run_on_the_cpu_and_agree(name):
     command_variants_agree(name)

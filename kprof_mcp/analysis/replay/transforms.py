@@ -175,18 +175,24 @@ def _is_read(g: Graph, c: Call) -> bool:
     )
 
 
-def host_ahead(g: Graph) -> Graph:
-    g = _copy(g)
+def _ahead(g: Graph, waited_only: bool) -> Graph:
+    """The host's stretches off the critical path in ``g`` (changed in place through :func:`own`), but those
+    after a read of the GPU's values before the GPU is fed again; ``waited_only``: only a read that still
+    waits (``covers``) counts."""
     drained: dict[Any, bool] = {}  # the thread read a GPU value and has not fed the GPU since
     for i, c in enumerate(g.calls):
         if c.gap >= HOST_WORK_MIN_NS and not drained.get(c.tid):
             own(g.calls, i).gap = 0.0
-        if _is_read(g, c):
+        if (c.covers or not waited_only) and _is_read(g, c):
             drained[c.tid] = True
         elif c.ops:
             drained[c.tid] = False
     g.tails = {t: (0.0 if v >= HOST_WORK_MIN_NS and not drained.get(t) else v) for t, v in g.tails.items()}
     return g
+
+
+def host_ahead(g: Graph) -> Graph:
+    return _ahead(_copy(g), waited_only=False)
 
 
 def host_and_reads(g: Graph) -> Graph:
@@ -196,17 +202,7 @@ def host_and_reads(g: Graph) -> Graph:
     Neither cause's own what-if moves such a step: without the reads the host work still sets it, without
     the host work the reads still drain the queue. One fix removing both causes' time (:func:`~.gains` keeps
     it apart; the diagnosis gives it to the host where the host owns more of the idle time than the syncs)."""
-    g = drop_syncs(g)
-    drained: dict[Any, bool] = {}
-    for i, c in enumerate(g.calls):
-        if c.gap >= HOST_WORK_MIN_NS and not drained.get(c.tid):
-            own(g.calls, i).gap = 0.0
-        if c.covers and _is_read(g, c):
-            drained[c.tid] = True
-        elif c.ops:
-            drained[c.tid] = False
-    g.tails = {t: (0.0 if v >= HOST_WORK_MIN_NS and not drained.get(t) else v) for t, v in g.tails.items()}
-    return g
+    return _ahead(drop_syncs(g), waited_only=True)
 
 
 def host_with_uploads(g: Graph) -> Graph:

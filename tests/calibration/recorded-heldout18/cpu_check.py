@@ -1,18 +1,13 @@
 """The CPU check of the eighteenth held-back set (not a test): each kernel package's versions against its
-reference in the Triton interpreter at small and ragged sizes (each version run twice: a version must give the
-same result when run again), and both command scripts' variants run on the CPU at small sizes and compared.
+reference in the Triton interpreter at small and ragged sizes, and both command scripts' variants run on the CPU
+at small sizes and compared — heldout_checks.py's checks (the ones test_calibration_kernels_heldout18.py runs,
+with these sizes), each case reported ok or FAIL.
 
     TRITON_INTERPRET=1 PYTHONPATH=. .venv/bin/python tests/calibration/recorded-heldout18/cpu_check.py
 """
 
 import sys
 from pathlib import Path
-
-import torch
-
-ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "tests" / "calibration" / "kernels"))
-sys.path.insert(0, str(ROOT / "tests" / "calibration" / "commands"))
 
 SMALL = {
     "calib_pairwise_dist": [
@@ -27,46 +22,31 @@ SMALL = {
         {"B": 4, "V": 37},
     ],
 }
+COMMANDS = ["weight_offload", "deterministic_pool"]
 
-bad = 0
-for name, cases in SMALL.items():
-    pkg = __import__(name).KERNEL
-    for given in cases:
-        p = pkg.validate_params(given)
-        inputs = pkg.make_inputs(p, "cpu")
-        ref = pkg.reference(inputs, p)
-        tol = pkg.tolerance(p["dtype"])
-        for v in ("v0", "v1"):
-            plan = pkg.version(v).build(inputs, p)
-            first = plan.output()
-            first.fill_(
-                float("nan") if first.is_floating_point() else -1
-            )  # poisoned again before each version
-            for _ in range(2):  # twice: a version must give the same result when run again
-                for st in plan.stages:
-                    st.fn()
-            out = plan.output()
-            o, r = out.double(), ref.double()
-            err = float((o - r).norm() / max(float(r.norm()), 1e-30))
-            ok = bool(torch.isfinite(out).all()) and err <= tol
-            bad += not ok
-            print(f"{name} {v} {given}: rel err {err:.3g} (tol {tol}) {'ok' if ok else 'FAIL'}", flush=True)
 
-import deterministic_pool  # noqa: E402
-import weight_offload  # noqa: E402
+def main() -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from heldout_checks import command_variants_agree, version_matches_reference
 
-for mod in (weight_offload, deterministic_pool):
-    outs = []
-    for variant in ("bad", "good"):
-        loop, output = mod.make(variant, False)
-        loop(3)
-        outs.append(output())
-    diff = float((outs[0] - outs[1]).abs().max())
-    ok = diff <= 1e-4 * max(float(outs[1].abs().max()), 1.0) and float(outs[1].abs().max()) > 0
-    bad += not ok
-    print(
-        f"{mod.__name__}: bad {outs[0].tolist()[:6]}, good {outs[1].tolist()[:6]}: max diff {diff:.3g} "
-        f"{'ok' if ok else 'FAIL'}"
-    )
-print("FAILED" if bad else "all versions match their references")
-sys.exit(1 if bad else 0)
+    checks = [
+        (f"{n} {v} {p}", version_matches_reference, (n, p, v))
+        for n in SMALL
+        for p in SMALL[n]
+        for v in ("v0", "v1")
+    ]
+    checks += [(n, command_variants_agree, (n,)) for n in COMMANDS]
+    bad = 0
+    for what, check, args in checks:
+        try:
+            check(*args)
+            print(f"{what}: ok", flush=True)
+        except AssertionError as e:
+            bad += 1
+            print(f"{what}: FAIL {e}", flush=True)
+    print("FAILED" if bad else "all versions match their references")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
