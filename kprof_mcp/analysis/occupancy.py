@@ -20,7 +20,7 @@ The smallest of the four limits is the blocks per SM; those that give it limit o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..models import ProfileResult
 
@@ -144,3 +144,29 @@ def of_result(result: ProfileResult) -> dict[str, Occupancy]:
         if occ:
             out[s.name] = occ
     return out
+
+
+def _int(v: Any) -> int | None:
+    return int(v) if v is not None and v == v else None
+
+
+def waves_of(arch: str | None, sms: int | None) -> Callable[[Any], float]:
+    """A trace's kernel row (``grid_blocks``, ``block_threads``, ``regs``, ``smem``) → its waves: blocks /
+    (SMs x blocks per SM), the blocks per SM being what its registers, shared memory and warps allow (one
+    when the row does not say); 1 when the SM count or the grid is unknown."""
+    limits = sm_limits(arch)
+
+    def waves(r: Any) -> float:
+        grid, threads = _int(getattr(r, "grid_blocks", None)), _int(getattr(r, "block_threads", None))
+        if not sms or not grid:
+            return 1.0
+        occ = theoretical(
+            _int(getattr(r, "regs", None)),
+            _int(getattr(r, "smem", None)),
+            -(-threads // 32) if threads else None,
+            limits,
+        )
+        per_sm = occ.blocks_per_sm if occ and occ.blocks_per_sm > 0 else 1
+        return grid / (sms * per_sm)
+
+    return waves

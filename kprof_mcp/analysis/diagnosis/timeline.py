@@ -48,16 +48,41 @@ def timeline_opportunities(tl: dict, plan_kind: str, headroom: float | None = No
         ov = min(s["overlap_pct"] for s in streams)
         if busy_max > 0 and union > busy_max * 1.1:
             add("streams", 1.0 - busy_max / union, {"stream_overlap_pct": ov})
-    for w in tl.get("waves") or []:
-        waves = w.get("blocks_per_sm") or 0.0
-        if 1.0 <= waves < 4.0 and w.get("last_wave_efficiency", 1.0) < 0.5:
-            add(
-                "tail",
-                1.0 - waves / math.ceil(waves),
-                {"kernel": w["kernel"], "last_wave_efficiency": w["last_wave_efficiency"]},
-            )
+    out.extend(_tail(tl, add))
     out.sort(key=lambda o: o.est_gain_pct, reverse=True)
     return out
+
+
+def _tail(tl: dict, add) -> list[Opportunity]:
+    """The partial last wave of a kernel with few waves (1 ≤ w < 4, last-wave efficiency < 0.5), a share of
+    the whole timeline. Replayed (:mod:`kprof_mcp.analysis.replay.tail`): the step re-timed with that kernel's
+    launches evened out, its waves from the blocks per SM its registers, shared memory and warps allow — a
+    kernel off the critical path gains nothing. Without a replay (older recordings): one of ceil(w) waves
+    mostly idle, ``1 − w/ceil(w)`` of the kernel's time (one block per SM per wave assumed), weighted by the
+    kernel's share of the window. Adds through ``add``; returns nothing of its own."""
+    rp = (tl.get("idle") or {}).get("replay") or {}
+    if rp.get("recorded_ns"):
+        t, share = rp.get("tail"), _replayed_shares(rp).get("tail", 0.0)
+        if t:
+            facts = {
+                "kernel": t["kernel"],
+                "last_wave_efficiency": t["last_wave"],
+                "waves_per_sm": t["waves"],
+            }
+            add("tail", share, {**facts, "value": t["freed_ns"]})
+        return []
+    window = float(tl.get("window_ns") or 0.0)
+    totals = {r["name"]: float(r.get("total_ns") or 0.0) for r in tl.get("kernel_summary") or []}
+    for w in tl.get("waves") or []:
+        waves = w.get("blocks_per_sm") or 0.0
+        if 1.0 <= waves < 4.0 and w.get("last_wave_efficiency", 1.0) < 0.5 and window > 0:
+            weight = min(1.0, totals.get(w["kernel"], 0.0) / window)
+            add(
+                "tail",
+                (1.0 - waves / math.ceil(waves)) * weight,
+                {"kernel": w["kernel"], "last_wave_efficiency": w["last_wave_efficiency"]},
+            )
+    return []
 
 
 def _replayed_shares(rp: dict) -> dict[str, float]:

@@ -9,6 +9,7 @@ computed on the run's own events, with no share fitted on calibration pairs.
   points to something recorded earlier: a discrete-event simulation with no queue to keep).
 * :mod:`.transforms` — the what-ifs of the idle causes of :mod:`kprof_mcp.analysis.idle`.
 * :mod:`.batch` — the what-if of batching a launch loop into one kernel.
+* :mod:`.tail` — the what-if of evening out a kernel's partial last wave.
 
 The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
 
@@ -43,6 +44,9 @@ The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
   stretches. Not a cause of its own: the diagnosis gives it to the host where the host owns more idle time.
 * ``first_call`` — :func:`skip_first_calls`: module loading and first launches cost what a launch
   costs.
+* ``tail`` — :func:`.tail.even_waves`: the launches of the kernel with the most time in partial last waves
+  (1 ≤ waves < 4, the last under half full) take waves / ceil(waves) of their time (:mod:`.tail`); a
+  kernel-side cause whose worth on a timeline is what the re-timed step gives it.
 
 Not modelled: the launch queue's depth (a host that runs far ahead is not stopped after ~1,000
 pending launches), arguments the trace does not record (which stream a synchronise names: the
@@ -68,6 +72,8 @@ from typing import Any, Callable
 from ...parsers.kineto import Trace
 from .batch import batch_launches, runs, summary
 from .graph import Call, Graph, Op, Replayed, build, pcie_bytes_per_s, replay
+from .tail import even_waves
+from .tail import summary as tail_summary
 from .transforms import (
     _bulk_d2h,
     drop_syncs,
@@ -112,6 +118,7 @@ TRANSFORMS: dict[str, Callable[[Graph], Graph]] = {
     "copy": pin_copies,
     "cuda_api": reuse_allocations,
     "first_call": skip_first_calls,
+    "tail": even_waves,
 }
 
 
@@ -122,13 +129,15 @@ def gains(
     (the window's span per occurrence), ``identity_ns`` (replayed with nothing removed: equal
     unless the graph missed a dependency), ``step_ns`` per cause, ``gpu_free_ns`` (every GPU
     operation at its floor: the host's own step, which bounds every kernel-side gain), the pinned bandwidth used, and
-    ``batch``: the run of launches batching would make one (:func:`.batch.summary`); ``batch`` and
-    its step only where the window has such a run."""
+    ``batch``: the run of launches batching would make one (:func:`.batch.summary`); ``tail``: the kernel
+    whose partial last waves evening out would shorten (:func:`.tail.summary`); each with its step only
+    where the window has one."""
     g = build(tr, lo, hi, occurrences)
     if not g.calls:
         return {}
-    run = summary(g)
-    steps = {cause: replay(g, t).step_ns for cause, t in TRANSFORMS.items() if run or cause != "batch"}
+    run, tail = summary(g), tail_summary(g)
+    skip = {c for c, found in (("batch", run), ("tail", tail)) if not found}
+    steps = {cause: replay(g, t).step_ns for cause, t in TRANSFORMS.items() if cause not in skip}
     # The host's fix (data built on the GPU, or by workers with pinned memory) also takes the uploads of
     # what the host built off the critical path: both causes' time goes. The gain is the host's where its
     # own work is the larger of the two (the host alone gains more than the copies alone); else the
@@ -150,4 +159,6 @@ def gains(
     }
     if run:
         out["batch"] = run
+    if tail:
+        out["tail"] = tail
     return out

@@ -9,9 +9,9 @@
   operation it waited for). Which of these bound it is read from the recording; the bound one
   keeps its recorded offset, the others their floors (the smallest issue latency and stream gap
   seen in the window), so an identity replay gives back every recorded start exactly. A kernel
-  also keeps its launch shape (grid and block) and the share of the GPU it could fill
-  (``fill``: its blocks over the SMs times the blocks per SM its registers, shared memory and
-  warps allow, :mod:`kprof_mcp.analysis.occupancy`; at most 1).
+  also keeps its launch shape (grid and block) and its ``waves``: its blocks over the SMs times the
+  blocks per SM its registers, shared memory and warps allow (:mod:`kprof_mcp.analysis.occupancy`);
+  ``fill``, the share of the GPU it could fill, is that at most 1.
 * **waits**: a synchronising call (stream/device/event synchronise, ``cudaFree``, a blocking
   copy: pageable, or the synchronous ``cudaMemcpy``) covers, per stream, the last operation issued
   before it that had ended when it returned. Replayed, it returns ``ret`` after the latest of its
@@ -43,7 +43,7 @@ from ..idle import (
     SYNC_APIS,
     blocking_launch,
 )
-from ..occupancy import sm_limits, theoretical
+from ..occupancy import waves_of
 from ..timeline import GRAPH_BUILD_APIS, LAUNCH_APIS, _union, captured
 
 ALLOC_APIS = (
@@ -82,7 +82,8 @@ class Op:
     lag: float = 0.0  # offset after that op's end
     prev: int | None = None  # the previous op on its stream
     shape: tuple[Any, Any] = (None, None)  # a kernel's (grid blocks, block threads)
-    fill: float = 1.0  # the share of the GPU a kernel's blocks could fill (see the module docstring)
+    fill: float = 1.0  # the share of the GPU a kernel's blocks could fill: min(1, waves)
+    waves: float = 1.0  # its blocks over the SMs x blocks per SM (see the module docstring)
 
 
 @dataclass
@@ -174,7 +175,7 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
     hi = float(api["end"].max()) if hi is None else float(hi)
     rows = api[(api["start"] >= lo) & (api["start"] <= hi)].sort_values("start", kind="stable")
     spec, _ = try_match_device(tr.device_name)
-    fill = _filler(tr, spec.arch if spec else None, tr.num_sms or (spec.sm_count if spec else None))
+    waves = waves_of(spec.arch if spec else None, tr.num_sms or (spec.sm_count if spec else None))
     gpu: dict[Any, list[dict[str, Any]]] = {}
     for df, kind in ((tr.kernels, "kernel"), (tr.memops, None)):
         if df.empty:
@@ -190,7 +191,7 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
                     "end": float(r.end),
                     "bytes": _num(getattr(r, "bytes", None)),
                     "shape": (getattr(r, "grid_blocks", None), getattr(r, "block_threads", None)),
-                    "fill": fill(r) if kind else 1.0,
+                    "waves": waves(r) if kind else 1.0,
                 }
             )
     names, tids = rows["name"].tolist(), rows["tid"].tolist()  # column by column: no row iterator
@@ -244,7 +245,8 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
                     0.0,
                     0.0,
                     shape=o["shape"],
-                    fill=o["fill"],
+                    fill=min(1.0, o["waves"]),
+                    waves=o["waves"],
                 )
             )
             if waited_event.pop(tid, False):
@@ -287,32 +289,6 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
         spec.min_kernel_ns if spec else DEFAULT_MIN_KERNEL_NS,
         _cuts(tr, lo, hi, occurrences),
     )
-
-
-def _int(v: Any) -> int | None:
-    return int(v) if v is not None and v == v else None
-
-
-def _filler(tr: Trace, arch: str | None, sms: int | None) -> Callable[[Any], float]:
-    """A kernel row → the share of the GPU its blocks could fill: blocks / (SMs x blocks per SM), at
-    most 1, the blocks per SM being what its registers, shared memory and warps allow (one when the
-    trace does not say); 1 when the SM count is unknown."""
-    limits = sm_limits(arch)
-
-    def fill(r: Any) -> float:
-        grid, threads = _int(getattr(r, "grid_blocks", None)), _int(getattr(r, "block_threads", None))
-        if not sms or not grid:
-            return 1.0
-        occ = theoretical(
-            _int(getattr(r, "regs", None)),
-            _int(getattr(r, "smem", None)),
-            -(-threads // 32) if threads else None,
-            limits,
-        )
-        per_sm = occ.blocks_per_sm if occ and occ.blocks_per_sm > 0 else 1
-        return min(1.0, grid / (sms * per_sm))
-
-    return fill
 
 
 def _cuts(tr: Trace, lo: float, hi: float, occurrences: int) -> list[float]:

@@ -30,9 +30,16 @@ def _few_blocks(f: Facts) -> Words:
 
 def _tail(f: Facts) -> Words:
     if f.kernel is not None:  # a timeline's wave tail
+        trigger = f"last_wave_efficiency={f.last_wave_efficiency:.2f}"
+        if f.waves_per_sm is not None and f.value is not None:  # replayed (analysis.replay.tail)
+            trigger += (
+                f" over {f.waves_per_sm:.2f} waves (blocks per SM from its registers, shared memory and warps); "
+                f"evened out, its launches take {_fmt(f.value / 1e3)} µs less a step, the step replayed"
+            )
         return (
-            f"Even out the last wave of {f.kernel} (grid a multiple of the SM count, persistent kernel)",
-            f"last_wave_efficiency={f.last_wave_efficiency:.2f}",
+            f"Even out the last wave of {_short(f.kernel)} (grid a multiple of the SMs x blocks per SM, "
+            "persistent kernel)",
+            trigger,
             "wave quantization",
         )
     if f.sm_active_pct is not None:  # many waves, SMs mostly idle (analysis.diagnosis.parallelism)
