@@ -123,7 +123,7 @@ class TimelineMode(Mode):
             tail = " | ".join(line.strip() for line in log.strip().splitlines()[-6:])[:800]
             metrics = (
                 " If it names GPU metrics, set KPROF_NSYS_GPU_METRICS=0 (no sampling of the GPU's units) and retry."
-                if nsys_tool.GPU_METRICS_FLAG in (launch.prefix or [])
+                if any(a.startswith("--gpu-metrics-device") for a in launch.prefix or [])
                 else ""
             )
             raise ModeError(

@@ -255,6 +255,29 @@ def gpu_metrics_on() -> bool:
     return os.environ.get("KPROF_NSYS_GPU_METRICS", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+@functools.lru_cache(maxsize=32)
+def _profile_help(nsys: str) -> str:
+    try:
+        cp = subprocess.run([nsys, "profile", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return (cp.stdout or "") + (cp.stderr or "")
+
+
+def gpu_metrics_flag(nsys: Path) -> str | None:
+    """The sampler's flag as this nsys spells it (``nsys profile --help``, read once per nsys):
+    :data:`GPU_METRICS_FLAG` where it knows ``--gpu-metrics-devices``; the older ``--gpu-metrics-device=all``
+    where it knows only that and no ``CUDA_VISIBLE_DEVICES`` narrows the job (that flag names GPUs by their
+    index on the machine, which need not be the job's); else None: no sampling, the profile as before (an
+    nsys that rejected the flag would write no report)."""
+    text = _profile_help(str(nsys))
+    if "--gpu-metrics-devices" in text:
+        return GPU_METRICS_FLAG
+    if "--gpu-metrics-device" in text and not os.environ.get("CUDA_VISIBLE_DEVICES", "").strip():
+        return "--gpu-metrics-device=all"
+    return None
+
+
 def profile_prefix(
     nsys: Path, output_base: Path, python_backtrace: bool = False, gpu_metrics: bool | None = None
 ) -> list[str]:
@@ -262,15 +285,16 @@ def profile_prefix(
     NVTX tracing, every CUDA graph node as its own kernel, no CPU sampling or context switches,
     ``<output_base>.nsys-rep`` overwritten. ``python_backtrace``: each CUDA call's Python stack
     too (:data:`BACKTRACE_FLAGS`; CPU sampling at its slowest rate). ``gpu_metrics`` (default:
-    :func:`gpu_metrics_on`): the GPU metrics sampler too (:data:`GPU_METRICS_FLAG`)."""
+    :func:`gpu_metrics_on`): the GPU metrics sampler too, where this nsys has it (:func:`gpu_metrics_flag`)."""
     metrics = gpu_metrics_on() if gpu_metrics is None else gpu_metrics
+    flag = gpu_metrics_flag(nsys) if metrics else None
     return [
         str(nsys),
         "profile",
         "-t",
         "cuda,nvtx",
         "--cuda-graph-trace=node",
-        *((GPU_METRICS_FLAG,) if metrics else ()),
+        *((flag,) if flag else ()),
         *(BACKTRACE_FLAGS if python_backtrace else ("--sample=none",)),
         "--cpuctxsw=none",
         "--force-overwrite",

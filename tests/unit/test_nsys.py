@@ -448,9 +448,19 @@ def test_missing_libraries_with_the_real_ldd(tmp_path, monkeypatch):
     assert N.missing_libraries(Path("/bin/sh")) == [] and N.missing_libraries(tmp_path / "absent") == []
 
 
+# ``nsys profile --help`` of 2025.3 (its sampler's lines) and of an older nsys (2023.x: the singular flag).
+HELP_NEW = "--gpu-metrics-devices=\n   Collect GPU Metrics from specified devices."
+HELP_OLD = "--gpu-metrics-device=\n   Collect GPU Metrics from specified devices."
+
+
+def _nsys(path: Path, help_text: str) -> Path:
+    """A fake nsys: ``profile --help`` prints ``help_text``, anything else the version."""
+    return _script(path, f'if [ "$1" = profile ]; then printf "%s\\n" "{help_text}"; else {VERSION}; fi')
+
+
 def test_version_and_profile_prefix(tmp_path, monkeypatch):
     monkeypatch.delenv("KPROF_NSYS_GPU_METRICS", raising=False)
-    nsys = _script(tmp_path / "nsys", VERSION)
+    nsys = _nsys(tmp_path / "nsys", HELP_NEW)
     assert N.version(nsys) == "2025.3.1.90"
     assert N.version(tmp_path / "absent") is None
     assert N.version(_script(tmp_path / "bad", "exit 3")) is None
@@ -470,6 +480,27 @@ def test_version_and_profile_prefix(tmp_path, monkeypatch):
         str(tmp_path / "out" / "profile"),
     ]
     assert all(isinstance(a, str) for a in cmd)
+
+
+@pytest.mark.parametrize(
+    "help_text, visible, flag",
+    [
+        (HELP_NEW, "1", "--gpu-metrics-devices=cuda-visible"),
+        (HELP_OLD, "", "--gpu-metrics-device=all"),
+        (HELP_OLD, "1", None),  # the singular flag names machine indices, not the job's: not guessed
+        ("no such option here", "", None),
+    ],
+    ids=["plural", "singular", "singular-narrowed", "none"],
+)
+def test_the_sampler_flag_is_the_one_this_nsys_knows_or_none(tmp_path, monkeypatch, help_text, visible, flag):
+    monkeypatch.delenv("KPROF_NSYS_GPU_METRICS", raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    nsys = _nsys(tmp_path / "nsys", help_text)
+    assert N.gpu_metrics_flag(nsys) == flag
+    cmd = N.profile_prefix(nsys, tmp_path / "o")
+    assert [a for a in cmd if a.startswith("--gpu-metrics")] == ([flag] if flag else [])
+    assert "-o" in cmd and "--sample=none" in cmd  # the rest of the profile as before
+    assert N.gpu_metrics_flag(tmp_path / "absent") is None
 
 
 # ----------------------------------------------------------------------------- export

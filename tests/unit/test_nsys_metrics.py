@@ -73,6 +73,9 @@ def test_the_sampler_is_on_unless_turned_off(monkeypatch, env, on):
         monkeypatch.delenv("KPROF_NSYS_GPU_METRICS", raising=False)
     else:
         monkeypatch.setenv("KPROF_NSYS_GPU_METRICS", env)
+    monkeypatch.setattr(
+        nsys_tool, "_profile_help", lambda nsys: "--gpu-metrics-devices="
+    )  # an nsys that has it
     cmd = nsys_tool.profile_prefix(Path("/x/nsys"), Path("/tmp/t"))
     assert (nsys_tool.GPU_METRICS_FLAG in cmd) is on
     assert nsys_tool.GPU_METRICS_FLAG not in nsys_tool.profile_prefix(
