@@ -1784,3 +1784,63 @@ HELDOUT18_PAIRS = [
         resource="fma",
     ),
 ]
+
+# The nineteenth held-back set (recorded-heldout19/README.md): not in ALL_PAIRS or HALF; recorded through
+# heldout_kit (gpu_call.sh 19, record_set.py 19).
+HELDOUT19_PAIRS = [
+    Pair(
+        "convolutions run with cuDNN switched off (PyTorch's im2col fallback)",
+        "cudnn_disabled.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.2e11, "bytes": 1.6e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="inference on x [32, 256, 28, 28] bf16 through 4 Conv2d(256, 256, 3, padding=1) + ReLU "
+        "layers with torch.backends.cudnn.enabled = False left in the script: every convolution falls back "
+        "to PyTorch's slow path, for each of the 32 samples an im2col kernel (3.6 MB unfolded) and a small "
+        "GEMM, where cuDNN runs the batch as one implicit-GEMM kernel; fix: cuDNN on (the default); the same "
+        "outputs up to rounding (the same convolutions by a costlier library method: resource None)",
+    ),
+    Pair(
+        "a CPU-bound Python thread beside the training loop holding the GIL (convoy effect)",
+        "gil_thread.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 6.6e12, "bytes": 2.4e9, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="inference on x [8192, 8192] bf16 through 6 Linear(8192, 8192) + GELU layers while a thread "
+        "of the same process tokenises text in pure Python without pause: each PyTorch call releases the GIL "
+        "around its launch, the busy thread takes it and the loop's thread gets it back only after the 5 ms "
+        "switch interval, so the launches trail the GPU, which idles between kernels; fix: the tokenising in "
+        "a worker process (its own GIL); the same outputs (the host's launches delayed: resource None)",
+    ),
+    Pair(
+        "a polynomial evaluated with each power of x computed from scratch where Horner's rule serves",
+        "calib_poly_powers",
+        "v0",
+        "v1",
+        "move_work",
+        planted="p(x) of degree 24 over 2^25 fp32 elements: for each term k an inner loop of k "
+        "multiplications forms x**k (300 multiplications and 24 FMAs an element, ~10.9 G FP32 lane "
+        "operations); fix: Horner's rule, 25 FMAs an element (memory-bound); the same values up to rounding "
+        "(O(D^2) FP32 multiplications on the FMA pipes where O(D) serve: resource fma)",
+        resource="fma",
+    ),
+    Pair(
+        "a crop gathered through a materialised per-element index tensor where a strided slice serves",
+        "calib_index_crop",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="x [16384, 8192] fp16, the columns 1024..5119 copied out contiguous (67 M elements) as "
+        "out[i] = x[idx[i]] with idx an int64 tensor of flat offsets built element by element (12 bytes an "
+        "element: the 8-byte index, the value, the output); fix: the slice addressed by row and column "
+        "(4 bytes an element); the same values; the index's bytes are bytes the result does not need "
+        "(resource dram)",
+        resource="dram",
+    ),
+]
