@@ -44,6 +44,7 @@ from pairs import (  # noqa: E402
     HELDOUT16_PAIRS,
     HELDOUT17_PAIRS,
     HELDOUT18_PAIRS,
+    HELDOUT19_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -85,6 +86,7 @@ HELDOUT15 = HERE / "recorded-heldout15"  # issue 36: a fifteenth (2026-11-27 15:
 HELDOUT16 = HERE / "recorded-heldout16"  # issue 36: a sixteenth (2026-11-27, H100), judged once
 HELDOUT17 = HERE / "recorded-heldout17"  # issue 36: a seventeenth (2026-11-27 19:11 UTC, H100), judged once
 HELDOUT18 = HERE / "recorded-heldout18"  # issue 36: an eighteenth (2026-11-27, H100), judged once
+HELDOUT19 = HERE / "recorded-heldout19"  # issue 36: a nineteenth (2026-11-28, H100), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -114,6 +116,7 @@ BACK15_BEGIN, BACK15_END = "<!-- heldback15:begin -->", "<!-- heldback15:end -->
 BACK16_BEGIN, BACK16_END = "<!-- heldback16:begin -->", "<!-- heldback16:end -->"
 BACK17_BEGIN, BACK17_END = "<!-- heldback17:begin -->", "<!-- heldback17:end -->"
 BACK18_BEGIN, BACK18_END = "<!-- heldback18:begin -->", "<!-- heldback18:end -->"
+BACK19_BEGIN, BACK19_END = "<!-- heldback19:begin -->", "<!-- heldback19:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -197,6 +200,8 @@ def recorded_in(p) -> Path:
         return HELDOUT17
     if p in HELDOUT18_PAIRS:
         return HELDOUT18
+    if p in HELDOUT19_PAIRS:
+        return HELDOUT19
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -364,6 +369,12 @@ def heldout18_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT18_PAIRS]
 
 
+def heldout19_rows() -> list[dict]:
+    """The nineteenth held-back set (recorded-heldout19/, on an H100), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT19_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -511,6 +522,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK16_BEGIN, BACK16_END): text(heldout16_rows())} if BACK16_BEGIN in DOC.read_text() else {}),
         **({(BACK17_BEGIN, BACK17_END): text(heldout17_rows())} if BACK17_BEGIN in DOC.read_text() else {}),
         **({(BACK18_BEGIN, BACK18_END): text(heldout18_rows())} if BACK18_BEGIN in DOC.read_text() else {}),
+        **({(BACK19_BEGIN, BACK19_END): text(heldout19_rows())} if BACK19_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -560,6 +572,7 @@ def main() -> int:
                 BACK16_BEGIN: "\nSixteenth held-back set (recorded-heldout16/: new classes, built and recorded by someone else):",
                 BACK17_BEGIN: "\nSeventeenth held-back set (recorded-heldout17/: new classes, built and recorded by someone else):",
                 BACK18_BEGIN: "\nEighteenth held-back set (recorded-heldout18/: new classes, built and recorded by someone else):",
+                BACK19_BEGIN: "\nNineteenth held-back set (recorded-heldout19/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",
