@@ -753,6 +753,34 @@ def test_a_library_gemm_far_under_its_roof_is_work_above_the_model_or_a_bad_shap
     )
 
 
+def test_a_library_fallbacks_other_kernels_beyond_the_models_bytes_go_with_its_gemms():
+    """The nineteenth held-back set's convolutions with cuDNN off (H100, nsys): per sample an im2col kernel and a
+    small cuBLAS GEMM, about half the kernel time each. The GEMMs run the model's work at the attainable rate and
+    the other kernels keep at most the model's bytes at the attainable bandwidth: their time beyond it (the
+    fallback's unfolding) goes too. Was +53.8 % (the im2col kernels' time all kept) for +463.3 % measured."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.catalogue import library_gemm_excess
+    from kprof_mcp.analysis.diagnosis.metrics import _DRAM_ATTAINABLE_PCT
+
+    f = (
+        Path(__file__).resolve().parents[1]
+        / "calibration/recorded-heldout19/convolutions_run_with_cuDNN_switched_off__PyTorch_s_im2col_fallback"
+        / "bad.result.json"
+    )
+    m = assess(ProfileResult.model_validate_json(f.read_text())).stages[0].metrics
+    share, r = library_gemm_excess(m)
+    g, _ = m.library_gemm
+    kernels = m.time_ns * m.kernel_busy
+    t_bytes = 1e9 * m.bytes_model / (m.dram_peak_bps * _DRAM_ATTAINABLE_PCT / 100.0)
+    assert 0.3 < g < 0.7 and (1 - g) * kernels > 5 * t_bytes  # the unfolding is far beyond the model's bytes
+    assert share == pytest.approx(1 - (m.attainable_sol_ns + t_bytes) / kernels)
+    old = (g * kernels - m.attainable_sol_ns) / kernels  # the other kernels all kept
+    assert share > old + 0.3
+    top = opportunities(m)[0]
+    assert top.cause == "move_work" and top.facts.move == "library_gemm"
+    assert 250 < top.est_gain_pct < 900  # measured +463.3 %
+
+
 def test_integer_work_above_the_model_on_a_saturated_alu_pipe_is_removed_as_a_what_if():
     """Popcount emulated bit by bit (the seventh held-back set, H100): the ALU pipe at 97 % runs ~40 integer
     thread ops per modelled operation. The what-if keeps 1/r of the instruction-side uses:

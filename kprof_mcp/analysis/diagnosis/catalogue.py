@@ -7,6 +7,7 @@ from ..accounting import STALL_MEANING
 from . import slices
 from .limiter import ATTAINABLE, NEAR_PEAK, PIPES, _tensor_for, dot_work, limiter
 from .metrics import (
+    _DRAM_ATTAINABLE_PCT,
     METRICS_ONLY_MAX_SHARE,
     OVER_FETCH_HEALTHY,
     TC_HEALTHY_PCT,
@@ -309,10 +310,13 @@ def library_gemm_excess(m: Metrics) -> tuple[float, float] | None:
     average, and the GEMMs' time r ≥ :data:`LIBRARY_SLOW` times the stage's modelled work at the attainable
     rate (95 % of the tensor peak, 90 % of DRAM). A library picks a near-roof kernel for a shape it handles,
     so the time above it is work the model does not count (rows or positions computed and thrown away,
-    padding) or a shape it handles badly (a dimension not a multiple of 8, an unaligned operand). Fixed, the
-    GEMMs run the model's work at the attainable rate and the other kernels keep their time:
+    padding) or a shape it handles badly (a dimension not a multiple of 8, an unaligned operand), or the
+    library's slower method for the op (a fallback: im2col and a GEMM per sample where cuDNN runs one implicit
+    GEMM). Fixed, the GEMMs run the model's work at the attainable rate, and the other kernels keep their time
+    up to the model's bytes at the attainable bandwidth (T_bytes: all the stage's modelled traffic, an upper
+    bound of theirs); their time beyond it is the same method's (the fallback's unfolding kernels) and goes:
 
-        T'_k = T_k − T_gemm + T_att
+        T'_k = T_att + min(T_k − T_gemm, T_bytes)
 
     → (kernel-time share 1 − T'_k/T_k, r). None when it does not apply."""
     if m.accounting is not None and m.accounting.measured:
@@ -327,7 +331,10 @@ def library_gemm_excess(m: Metrics) -> tuple[float, float] | None:
     r = gemm / m.attainable_sol_ns
     if r < LIBRARY_SLOW:
         return None
-    return max(0.0, (gemm - m.attainable_sol_ns) / kernels), r
+    bps = (m.dram_peak_bps or 0.0) * _DRAM_ATTAINABLE_PCT / 100.0
+    others = kernels - gemm
+    kept = min(others, 1e9 * (m.bytes_model or 0.0) / bps) if bps else others
+    return max(0.0, 1.0 - (m.attainable_sol_ns + kept) / kernels), r
 
 
 def fence_share(m: Metrics, lim) -> tuple[float, float] | None:

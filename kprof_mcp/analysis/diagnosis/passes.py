@@ -30,6 +30,13 @@ X_r = min(P, their reads), each shared by the writers' writes and the readers' r
 below (each stage's removal capped at its bytes), the floor the inputs and outputs (D − P) moved once; where the
 round trip is the larger part it names the fix (``move="scratch"``).
 
+**An input the result does not need** (2026-11-28, the nineteenth held-back set's crop gathered through a
+materialised index). Scratch no stage writes back and forth but the stages read: their reads pass the rest of
+the data (D − P, what the reference needs) by more than ``OVER_FETCH_HEALTHY`` × — they read the scratch, a gate.
+The package's reference computes the same output without it (an index, a mask or a table derivable from the
+position or from the data), so its reads, X_r = min(P, the stages' reads), shared in proportion to their reads,
+are bytes the result does not need: removed as a round trip's are (``move="unused_input"``).
+
 **What-if.** Fused (one pass, or the data kept on chip between the passes), the plan reads its data
 once: each stage loses its share of E in proportion to its reads, e_s = E · min(R_s, D) / S (and of the
 written excess in proportion to its writes, w_s), so its DRAM use scales by keep_s = 1 − (e_s + w_s) / B_s
@@ -66,7 +73,7 @@ LOAD_PATH = ("l2", "l2_slice", "l1", "lsu")
 def reread_across_stages(result, stages) -> Opportunity | None:
     """``result``: the ProfileResult; ``stages``: its StageAssessments (their metrics and limiters)."""
     D = result.data_bytes
-    if not D or result.plan_kind != "pipeline" or len(stages) < 2:
+    if not D or result.plan_kind != "pipeline" or len(stages) < (1 if result.scratch_bytes else 2):
         return None
     if any(sa.metrics is None or not sa.metrics.time_ns for sa in stages):
         return None
@@ -108,6 +115,9 @@ def _counted(D: float, stages, P: float = 0.0) -> Opportunity | None:
     S_r, E_r = _excess(D, reads)
     S_w, E_w = _excess(D, writes)
     trip_r, trip_w = _round_trip(P, reads, writes)
+    unused = not any(trip_r) and not any(trip_w) and sum(reads) > OVER_FETCH_HEALTHY * (D - P) and P > 0
+    if unused:  # read, never written and read back: an input the result does not need
+        trip_r = [min(P, sum(reads)) * r / sum(reads) for r in reads]
     X = sum(trip_r) + sum(trip_w)
     if not E_r and not E_w and not X:
         return None
@@ -138,7 +148,15 @@ def _counted(D: float, stages, P: float = 0.0) -> Opportunity | None:
     if X > E_r + E_w:  # the scratch's round trip is the most of it: the plan needs its inputs and outputs
         io = max(D - P, 1.0)
         return _opportunity(
-            io, sum(reads) + sum(writes), T, after, peak, focus, "counters", extra=X, move="scratch"
+            io,
+            sum(reads) + sum(writes),
+            T,
+            after,
+            peak,
+            focus,
+            "counters",
+            extra=X,
+            move="unused_input" if unused else "scratch",
         )
     # the kind that passes the data most names the fix (reads again, or the same bytes written again)
     writes_more = E_w > E_r
