@@ -310,3 +310,32 @@ def test_an_input_the_reference_does_not_read_is_bytes_the_result_does_not_need(
     assert 80 < top.est_gain_pct < 220  # measured +216.8 %
     fixed = ProfileResult.model_validate_json((pair / "good.result.json").read_text())
     assert fixed.scratch_bytes == P and reread_across_stages(fixed, _stages(fixed)) is None
+
+
+def test_without_counters_the_models_bytes_past_the_needed_data_are_the_unused_input():
+    """The same crop profiled live in event mode (H100, 2026-11-28, heldout19_fixes_2026-11-28.sh): no counters, its
+    stage's model moves 12 bytes an element (the 8-byte index counted), twice what the reference needs (the crop
+    read and written: D − P). The index's bytes come off at the attainable DRAM rate, labelled as the models';
+    its fix's model moves only what is needed."""
+    import gzip
+
+    def load(name: str) -> ProfileResult:
+        with gzip.open(D / f"{name}.result.json.gz", "rt") as f:
+            return ProfileResult.model_validate_json(f.read())
+
+    r = load("index_crop_v0_event")
+    assert r.mode == "event" and r.scratch_bytes == 8 * 16384 * 4096
+    (s,) = r.stages
+    assert s.dram_read_bytes is None and s.bytes_model > 1.25 * (r.data_bytes - r.scratch_bytes)
+    o = reread_across_stages(r, _stages(r))
+    assert o is not None and o.facts.move == "unused_input" and o.facts.source == "model"
+    assert o.facts.value == pytest.approx(r.scratch_bytes)
+    T, bw = assess(r).stages[0].metrics.time_ns, 0.9 * s.peak_bytes_per_s
+    # the index's bytes off at the attainable rate, never under the needed data moved once at it
+    after = max(T - 1e9 * r.scratch_bytes / bw, 1e9 * (r.data_bytes - r.scratch_bytes) / bw)
+    assert o.share == pytest.approx(1 - after / T, rel=1e-6)
+    top = assess(r).opportunities[0]
+    assert top.name.startswith("Stop reading an input") and "FLOP/byte models, no counters" in top.trigger
+    assert 100 < top.est_gain_pct < 220  # event mode timed the pair 306.2 -> 96.5 us: +217 %
+    fixed = load("index_crop_v1_event")
+    assert reread_across_stages(fixed, _stages(fixed)) is None

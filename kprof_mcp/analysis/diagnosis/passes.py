@@ -80,7 +80,7 @@ def reread_across_stages(result, stages) -> Opportunity | None:
     if all(sa.stage.dram_read_bytes is not None and sa.stage.dram_bytes for sa in stages):
         return _counted(D, stages, result.scratch_bytes or 0.0)
     if not any(sa.stage.counters_measured for sa in stages):
-        return _modelled(D, stages)
+        return _modelled(D, stages, result.scratch_bytes or 0.0)
     return None
 
 
@@ -166,10 +166,12 @@ def _counted(D: float, stages, P: float = 0.0) -> Opportunity | None:
     )
 
 
-def _modelled(D: float, stages) -> Opportunity | None:
+def _modelled(D: float, stages, P: float = 0.0) -> Opportunity | None:
     """Without counters (event mode): each stage's FLOP/byte model's bytes B_s (reads and writes: data read
     again, or an intermediate written and read back), the stage losing e_s of them at the attainable DRAM
-    rate, T'_s = max(T_s − e_s / (0.9 · peak), its remaining model at the roofs)."""
+    rate, T'_s = max(T_s − e_s / (0.9 · peak), its remaining model at the roofs). Where nothing passes the data
+    but the models' bytes pass the data the reference needs (D − P) by ``OVER_FETCH_HEALTHY`` ×, the scratch
+    they move is an input the result does not need: E = min(P, S), ``move="unused_input"``."""
     rows = []
     for sa in stages:
         s = sa.stage
@@ -177,9 +179,10 @@ def _modelled(D: float, stages) -> Opportunity | None:
             return None
         rows.append((sa, sa.metrics, min(s.bytes_model, D)))
     S = sum(r for _, _, r in rows)
-    if S <= OVER_FETCH_HEALTHY * D:
+    unused = S <= OVER_FETCH_HEALTHY * D and P > 0 and S > OVER_FETCH_HEALTHY * (D - P)
+    if S <= OVER_FETCH_HEALTHY * D and not unused:
         return None
-    E = S - D
+    E = min(P, S) if unused else S - D
     T = sum(m.time_ns for _, m, _ in rows)
     after, readers = 0.0, []
     for sa, m, r in rows:
@@ -189,6 +192,10 @@ def _modelled(D: float, stages) -> Opportunity | None:
         after += max(m.time_ns - 1e9 * e / (ATTAINABLE["dram"] * s.peak_bytes_per_s), compute, left)
         if r >= (OVER_FETCH_HEALTHY - 1.0) * D:
             readers.append(s.name)
+    if unused:
+        io = max(D - P, 1.0)
+        peak = stages[0].stage.peak_bytes_per_s
+        return _opportunity(io, S, T, after, peak, readers, "model", extra=E, move="unused_input")
     return _opportunity(D, S, T, after, stages[0].stage.peak_bytes_per_s, readers, "model")
 
 

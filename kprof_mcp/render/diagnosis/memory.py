@@ -61,13 +61,18 @@ def _over_fetch(f: Facts) -> Words:
         )
     if f.move == "unused_input":  # an input the reference does not read (analysis.diagnosis.passes)
         stages = ", ".join(f.focus or ())
+        who, how = (
+            ("the stages' models", "; FLOP/byte models, no counters")
+            if f.source == "model"
+            else ("the stages", "")
+        )
         return (
             "Stop reading an input the result does not need: compute the index, mask or table it holds from "
             "the position or the data the kernel reads (a strided slice or a computed offset, not a "
             "materialised index tensor)",
-            f"the stages move {f.over_fetch_ratio:.2f}x the bytes of the version's needed inputs and outputs "
-            f"through DRAM: {f.value / 1e9:.3g} GB of them an input the package's reference computes the same "
-            f"output without{' (' + stages + ')' if stages else ''}",
+            f"{who} move {f.over_fetch_ratio:.2f}x the bytes of the version's needed inputs and outputs through "
+            f"DRAM: {f.value / 1e9:.3g} GB of them an input the package's reference computes the same output "
+            f"without{' (' + stages + ')' if stages else ''}{how}",
             "a buffer the reference never reads is bytes the result does not need",
         )
     if f.move == "rewrites":  # the plan's stages write the same data again (analysis.diagnosis.passes)
