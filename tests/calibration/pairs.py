@@ -1844,3 +1844,65 @@ HELDOUT19_PAIRS = [
         resource="dram",
     ),
 ]
+
+# The twentieth held-back set (recorded-heldout20/README.md): causes and resources set from each design before
+# any GPU number; not in ALL_PAIRS or HALF.
+HELDOUT20_PAIRS = [
+    Pair(
+        "a row kernel launched on the 2-D grid of the elementwise kernel it replaced, every row processed by 8 "
+        "programs",
+        "calib_row_grid_dup",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="an RMSNorm kernel that holds a whole row per program (x [32768, 4096] fp16) launched with the "
+        "grid (cdiv(N, 512), M) kept from the 2-D elementwise version: it takes its row from program_id(1) and "
+        "ignores program_id(0), so each row is read, normalised and written by 8 programs side by side (the "
+        "same values stored 8 times); fix: grid (M,), one program a row; the same outputs; the duplicate "
+        "reads and stores are bytes the result does not need, served by L2 (resource l2)",
+        resource="l2",
+    ),
+    Pair(
+        "a Kronecker-factored operator applied as its materialised dense matrix where the vec trick serves",
+        "calib_kron_dense",
+        "v0",
+        "v1",
+        "move_work",
+        planted="y = (A ⊗ B) x for 64 vectors of length n² (n = 128, fp16) computed as a GEMM against K = "
+        "kron(A, B), a 16384 x 16384 matrix (512 MB) streamed from DRAM for every call; fix: the identity "
+        "(A ⊗ B) vec(X) = vec(A X Bᵀ), two 128 x 128 products a vector (~2 MB read); the same values up to "
+        "rounding (a full algorithm where the factored one serves; the bad version's time is K's DRAM "
+        "stream: resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "torch.distributions argument validation left on (a host wait at every parameter and support check)",
+        "dist_validate.py",
+        "bad",
+        "good",
+        "sync",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 7.6e10, "bytes": 4.0e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="inference on h [2048, 1024] bf16 through 8 stochastic layers (a GEMM, Normal(loc, "
+        "softplus(s) + 1e-3), the log-density of a target, tanh) with validate_args left at its default (on): "
+        "each Normal checks loc and scale and each log_prob its value, each check a Python bool of a GPU "
+        "tensor (24 host waits a step): the GPU drains its queue and idles while the host launches the next "
+        "kernels; fix: validate_args=False; the same outputs (the host waiting for the GPU: resource None)",
+    ),
+    Pair(
+        "per-row quadratic forms taken as the diagonal of the full N x N product",
+        "quad_form_diag.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 6.9e10, "bytes": 5.0e7, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="q_i = x_iᵀ S x_i for X [8192, 2048] bf16, S [2048, 2048] computed as torch.diagonal(X @ S @ "
+        "X.T): the 8192 x 8192 product of all cross terms (275 GFLOP on the tensor cores, 128 MB written) to "
+        "keep its diagonal; fix: ((X @ S) * X).sum(-1), the same 68.7-GFLOP GEMM and a row-wise product sum; "
+        "the same values up to rounding (a full product where its diagonal serves: resource tensor)",
+        resource="tensor",
+    ),
+]

@@ -1,0 +1,50 @@
+"""The CPU check of the twentieth held-back set (not a test): each kernel package's versions against its
+reference in the Triton interpreter at small and ragged sizes, and both command scripts' variants run on the CPU
+at small sizes and compared — heldout_checks.py's checks (the ones test_calibration_kernels_heldout20.py runs,
+with these sizes), each case reported ok or FAIL.
+
+    TRITON_INTERPRET=1 PYTHONPATH=. .venv/bin/python tests/calibration/recorded-heldout20/cpu_check.py
+"""
+
+import sys
+from pathlib import Path
+
+SMALL = {
+    "calib_row_grid_dup": [
+        {"M": 5, "N": 100},  # ragged: a row shorter than its power-of-two block
+        {"M": 3, "N": 64},  # whole blocks
+        {"M": 1, "N": 16},
+    ],
+    "calib_kron_dense": [
+        {"n": 16, "batch": 3},  # 3 vectors: the GEMM's batch rows masked (BM = 64)
+        {"n": 32, "batch": 2},
+    ],
+}
+COMMANDS = ["dist_validate", "quad_form_diag"]
+
+
+def main() -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from heldout_checks import command_variants_agree, version_matches_reference
+
+    checks = [
+        (f"{n} {v} {p}", version_matches_reference, (n, p, v))
+        for n in SMALL
+        for p in SMALL[n]
+        for v in ("v0", "v1")
+    ]
+    checks += [(n, command_variants_agree, (n,)) for n in COMMANDS]
+    bad = 0
+    for what, check, args in checks:
+        try:
+            check(*args)
+            print(f"{what}: ok", flush=True)
+        except AssertionError as e:
+            bad += 1
+            print(f"{what}: FAIL {e}", flush=True)
+    print("FAILED" if bad else "all versions match their references")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
