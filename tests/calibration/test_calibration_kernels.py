@@ -31,6 +31,7 @@ from pairs import (  # noqa: E402
     HELDOUT17_PAIRS,
     HELDOUT18_PAIRS,
     HELDOUT19_PAIRS,
+    HELDOUT20_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -73,6 +74,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT17_PAIRS
         + HELDOUT18_PAIRS
         + HELDOUT19_PAIRS
+        + HELDOUT20_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
