@@ -89,3 +89,40 @@ def test_without_a_replay_the_tail_is_weighted_by_the_kernels_share_of_the_windo
     tl["kernel_summary"] = [{"name": "k", "total_ns": 10 * U}]  # 1 %: its tail is under MIN_SHARE
     assert (1 - 1.25 / 2) * 0.01 < MIN_SHARE
     assert not [o for o in timeline_opportunities(tl, "sequential") if o.cause == "tail"]
+
+
+def _read_loop() -> tuple:
+    """Per step (200 us): a launch (0-5 us, its kernel 10-30), a synchronise that reads its value (5-35), 50 us of
+    Python deciding on it, then two launches 40 us apart (90-95 and 135-140, kernels 100-120 and 145-165); 4
+    steps, the window to 800 us."""
+    api, kernels = [], []
+    for s in range(4):
+        t, c = 200.0 * s, 3 * s
+        api += [
+            ("cudaLaunchKernel", t * U, (t + 5) * U, c),
+            ("cudaStreamSynchronize", (t + 5) * U, (t + 35) * U, None),
+            ("cudaLaunchKernel", (t + 85) * U, (t + 90) * U, c + 1),
+            ("cudaLaunchKernel", (t + 130) * U, (t + 135) * U, c + 2),
+        ]
+        kernels += [
+            ("a", (t + 10) * U, (t + 30) * U, 7, c),
+            ("b", (t + 95) * U, (t + 115) * U, 7, c + 1),
+            ("c", (t + 140) * U, (t + 160) * U, 7, c + 2),
+        ]
+    return _trace(api, kernels), 800 * U
+
+
+def test_a_graph_cannot_hold_a_read_the_host_code_after_it_stays_and_its_segment_costs_a_launch():
+    """The launch cause's what-if (a CUDA graph) drops the host's short gaps between launches, but a graph cannot
+    hold a host read of the GPU's values (torch.distributions' argument checks, twentieth held-back set): the 50 us
+    of Python after each read stays and the segment after it costs one graph launch (the window's fastest launch
+    call); the 45 us gap inside the segment goes."""
+    tr, hi = _read_loop()
+    g = replay.build(tr, 0.0, hi, 4)
+    gr = replay.graph_launches(g)
+    after_read = [i for i, c in enumerate(g.calls) if c.name == "cudaLaunchKernel" and i % 4 == 2]
+    inside = [i for i, c in enumerate(g.calls) if c.name == "cudaLaunchKernel" and i % 4 == 3]
+    assert all(gr.calls[i].gap == pytest.approx(g.calls[i].gap) and g.calls[i].gap > 40 * U for i in after_read)
+    assert all(gr.calls[i].dur == pytest.approx(g.launch_floor_ns) for i in after_read)
+    assert all(gr.calls[i].gap == 0.0 for i in inside)
+    assert replay.replay(gr).step_ns < replay.replay(g).step_ns  # the gaps inside the segments still go

@@ -147,14 +147,24 @@ def graph_launches(g: Graph) -> Graph:
     """The launches captured as a CUDA graph: the host issues one graph launch per occurrence (the
     window's fastest launch call) instead of a call per kernel, with no Python or dispatcher time between
     them, and the GPU runs the kernels back to back, none shorter than the device's measured launch
-    floor (an empty kernel: 0.83 µs on an H100)."""
+    floor (an empty kernel: 0.83 µs on an H100). A graph cannot hold a host read of the GPU's values (a
+    synchronise, a device-to-host copy the host waits for: :func:`_is_read`): each read ends a captured segment,
+    the host code after it (what the value decides) stays, and the segment after it costs one more graph launch."""
     g = _copy(g)
+    after_read: set = set()  # threads whose next launch starts a new segment
     for i, c in enumerate(g.calls):
+        if c.covers and c.kind != "launch" and _is_read(g, c):  # (a launch that waited is the launch cause's)
+            after_read.add(c.tid)
+            continue
         if c.kind in ("launch", "memset", "other"):
+            first = c.kind in ("launch", "memset") and c.tid in after_read
             c = own(g.calls, i)
-            if c.gap < HOST_WORK_MIN_NS:
+            if c.gap < HOST_WORK_MIN_NS and not first:
                 c.gap = 0.0
-            if c.kind in ("launch", "memset") or not c.covers:
+            if first:  # a new segment: one graph launch
+                after_read.discard(c.tid)
+                c.dur = c.ret = min(c.dur, g.launch_floor_ns)
+            elif c.kind in ("launch", "memset") or not c.covers:
                 c.dur = c.ret = 0.0
     first_issue = min((p.issue for p in g.ops), default=0.0)  # once: per op it made this O(ops²)
     for j in range(len(g.ops)):
