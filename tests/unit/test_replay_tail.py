@@ -122,7 +122,9 @@ def test_a_graph_cannot_hold_a_read_the_host_code_after_it_stays_and_its_segment
     gr = replay.graph_launches(g)
     after_read = [i for i, c in enumerate(g.calls) if c.name == "cudaLaunchKernel" and i % 4 == 2]
     inside = [i for i, c in enumerate(g.calls) if c.name == "cudaLaunchKernel" and i % 4 == 3]
-    assert all(gr.calls[i].gap == pytest.approx(g.calls[i].gap) and g.calls[i].gap > 40 * U for i in after_read)
+    assert all(
+        gr.calls[i].gap == pytest.approx(g.calls[i].gap) and g.calls[i].gap > 40 * U for i in after_read
+    )
     assert all(gr.calls[i].dur == pytest.approx(g.launch_floor_ns) for i in after_read)
     assert all(gr.calls[i].gap == 0.0 for i in inside)
     assert replay.replay(gr).step_ns < replay.replay(g).step_ns  # the gaps inside the segments still go
