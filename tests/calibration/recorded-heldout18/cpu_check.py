@@ -1,6 +1,6 @@
 """The CPU check of the eighteenth held-back set (not a test): each kernel package's versions against its
 reference in the Triton interpreter at small and ragged sizes, and both command scripts' variants run on the CPU
-at small sizes and compared — heldout_checks.py's checks (the ones test_calibration_kernels_heldout18.py runs,
+at small sizes and compared — heldout_checks.py's checks (the ones test_calibration_kernels_heldout_sets.py runs,
 with these sizes), each case reported ok or FAIL.
 
     TRITON_INTERPRET=1 PYTHONPATH=. .venv/bin/python tests/calibration/recorded-heldout18/cpu_check.py
