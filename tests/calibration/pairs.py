@@ -1906,3 +1906,68 @@ HELDOUT20_PAIRS = [
         resource="tensor",
     ),
 ]
+
+# The twenty-first held-back set (tests/calibration/recorded-heldout21/README.md): four classes none of the
+# other sets has, causes and resources set from each design before any GPU number.
+HELDOUT21_PAIRS = [
+    Pair(
+        "a sum of 2-D Gaussians evaluated with one exponential per (pixel, centre) where the product of two 1-D "
+        "Gaussians serves",
+        "calib_gauss_sep",
+        "v0",
+        "v1",
+        "move_work",
+        planted="a density map D [2048, 2048] fp32 = Σ_k w_k exp(-((i - cy_k)² + (j - cx_k)²) / 2σ²) over 64 "
+        "centres evaluated as written: an exponential (ex2 on the special-function pipe, a quarter of the FP32 "
+        "rate) for each of the 268 M (pixel, centre) pairs; fix: the isotropic Gaussian is separable, per chunk "
+        "of 32 centres the tile's row factors w·exp(-dy²/2σ²) and column factors exp(-dx²/2σ²) (25x fewer "
+        "exponentials) multiplied as a product in IEEE fp32 (FMAs); the same values up to rounding (the needed "
+        "values by a costlier method: resource xu, the pipe the bad version's time is spent on)",
+        resource="xu",
+    ),
+    Pair(
+        "a matrix-vector product stepping through each row 128 elements at a time, a load round trip and a block "
+        "reduction a step",
+        "calib_gemv_narrow",
+        "v0",
+        "v1",
+        "latency",
+        planted="y = W v, W [16384, 8192] fp16 (256 MB), one program (4 warps) a row, acc += tl.sum(w * v) in "
+        "steps of BLOCK_K = 128: one 2-byte load a thread a step, then a block reduction (a barrier) before the "
+        "next step's load: at full occupancy ~4 KB of W in flight an SM, the warps waiting on DRAM round trips "
+        "with no unit busy; fix: BLOCK_K = 2048 (two 16-byte loads a thread a step, 16x the bytes in flight); "
+        "the same values up to the order of the fp32 sums (resource None)",
+    ),
+    Pair(
+        "activations carried as a metadata tensor subclass (a Python __torch_function__ at every operation)",
+        "subclass_meta.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 3.3e9, "bytes": 1.0e8, "dtype": "float32", "tensor_cores": False}},
+        planted="inference on h [256, 512] fp32 through 12 residual blocks (layer norm, two 512 x 512 linears, "
+        "GELU, a scaled residual add: 73 small kernels a step) with h wrapped as a torch.Tensor subclass whose "
+        "__torch_function__ calls the base implementation and tags each result with the input's metadata (as "
+        "MONAI's MetaTensor): Python at every operation between the launches; fix: plain tensors in the loop; "
+        "the same outputs (CPU work between launches: resource None)",
+    ),
+    Pair(
+        "torch.linalg.cholesky in the loop (a host wait for its error check at every call) where cholesky_ex "
+        "serves",
+        "linalg_sync.py",
+        "bad",
+        "good",
+        "sync",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 2.5e8, "bytes": 1.0e8, "dtype": "float32", "tensor_cores": False}},
+        planted="the log-likelihoods of 16 groups of batched Gaussians a step (S = K + U Uᵀ + jitter·I, a batch "
+        "of 64 64 x 64 fp32 matrices, its Cholesky factor, a triangular solve, the log-determinant) with "
+        "torch.linalg.cholesky, which reads its error codes on the host: a device-to-host copy and a wait for "
+        "the GPU at each of the 16 calls, the GPU idle while the host launches the next kernels; fix: "
+        "torch.linalg.cholesky_ex(S).L (no check, no wait); the same outputs (the host waiting for the GPU: "
+        "resource None)",
+    ),
+]
