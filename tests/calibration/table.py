@@ -46,6 +46,7 @@ from pairs import (  # noqa: E402
     HELDOUT18_PAIRS,
     HELDOUT19_PAIRS,
     HELDOUT20_PAIRS,
+    HELDOUT21_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -89,6 +90,7 @@ HELDOUT17 = HERE / "recorded-heldout17"  # issue 36: a seventeenth (2026-11-27 1
 HELDOUT18 = HERE / "recorded-heldout18"  # issue 36: an eighteenth (2026-11-27, H100), judged once
 HELDOUT19 = HERE / "recorded-heldout19"  # issue 36: a nineteenth (2026-11-28, H100), judged once
 HELDOUT20 = HERE / "recorded-heldout20"  # issue 36: a twentieth (2026-11-28, H100), judged once
+HELDOUT21 = HERE / "recorded-heldout21"  # issue 36: a twenty-first (2026-11-28, H100), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -120,6 +122,7 @@ BACK17_BEGIN, BACK17_END = "<!-- heldback17:begin -->", "<!-- heldback17:end -->
 BACK18_BEGIN, BACK18_END = "<!-- heldback18:begin -->", "<!-- heldback18:end -->"
 BACK19_BEGIN, BACK19_END = "<!-- heldback19:begin -->", "<!-- heldback19:end -->"
 BACK20_BEGIN, BACK20_END = "<!-- heldback20:begin -->", "<!-- heldback20:end -->"
+BACK21_BEGIN, BACK21_END = "<!-- heldback21:begin -->", "<!-- heldback21:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -207,6 +210,8 @@ def recorded_in(p) -> Path:
         return HELDOUT19
     if p in HELDOUT20_PAIRS:
         return HELDOUT20
+    if p in HELDOUT21_PAIRS:
+        return HELDOUT21
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -386,6 +391,12 @@ def heldout20_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT20_PAIRS]
 
 
+def heldout21_rows() -> list[dict]:
+    """The twenty-first held-back set (recorded-heldout21/, on an H100), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT21_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -535,6 +546,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK18_BEGIN, BACK18_END): text(heldout18_rows())} if BACK18_BEGIN in DOC.read_text() else {}),
         **({(BACK19_BEGIN, BACK19_END): text(heldout19_rows())} if BACK19_BEGIN in DOC.read_text() else {}),
         **({(BACK20_BEGIN, BACK20_END): text(heldout20_rows())} if BACK20_BEGIN in DOC.read_text() else {}),
+        **({(BACK21_BEGIN, BACK21_END): text(heldout21_rows())} if BACK21_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -586,6 +598,7 @@ def main() -> int:
                 BACK18_BEGIN: "\nEighteenth held-back set (recorded-heldout18/: new classes, built and recorded by someone else):",
                 BACK19_BEGIN: "\nNineteenth held-back set (recorded-heldout19/: new classes, built and recorded by someone else):",
                 BACK20_BEGIN: "\nTwentieth held-back set (recorded-heldout20/: new classes, built and recorded by someone else):",
+                BACK21_BEGIN: "\nTwenty-first held-back set (recorded-heldout21/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",

@@ -32,6 +32,7 @@ from pairs import (  # noqa: E402
     HELDOUT18_PAIRS,
     HELDOUT19_PAIRS,
     HELDOUT20_PAIRS,
+    HELDOUT21_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -75,6 +76,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT18_PAIRS
         + HELDOUT19_PAIRS
         + HELDOUT20_PAIRS
+        + HELDOUT21_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
