@@ -64,3 +64,25 @@ def command_variants_agree(name: str) -> None:
         assert torch.isfinite(o).all() and o.abs().max() > 0
     diff = float((outs[0] - outs[1]).abs().max())
     assert diff <= 1e-4 * max(float(outs[1].abs().max()), 1.0), diff
+
+
+def cpu_check(small: dict, commands: list[str]) -> int:
+    """A set's CPU check as a script (recorded-heldoutN/cpu_check.py): every case of ``small`` (package →
+    parameter sets) for v0 and v1, and each of ``commands``' two variants, reported ok or FAIL; 1 on a failure."""
+    checks = [
+        (f"{n} {v} {p}", version_matches_reference, (n, p, v))
+        for n in small
+        for p in small[n]
+        for v in ("v0", "v1")
+    ]
+    checks += [(n, command_variants_agree, (n,)) for n in commands]
+    bad = 0
+    for what, check, args in checks:
+        try:
+            check(*args)
+            print(f"{what}: ok", flush=True)
+        except AssertionError as e:
+            bad += 1
+            print(f"{what}: FAIL {e}", flush=True)
+    print("FAILED" if bad else "all versions match their references")
+    return 1 if bad else 0
