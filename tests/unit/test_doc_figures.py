@@ -176,7 +176,7 @@ def _library(bench: str, *path: str) -> Callable[[], float]:
 def _held_back_sets() -> str:
     """How many held-back sets docs/diagnosis-calibration.md judges (one section each), as a word."""
     n = len(re.findall(r"^### .*[Hh]eld-back set \(", CALIBRATION_DOC.read_text(), re.M))
-    words = "None One Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve Thirteen Fourteen Fifteen Sixteen Seventeen Eighteen Nineteen Twenty"
+    words = "None One Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve Thirteen Fourteen Fifteen Sixteen Seventeen Eighteen Nineteen Twenty Twenty-one Twenty-two Twenty-three"
     return words.split()[n]
 
 
@@ -523,7 +523,7 @@ FIGURES: list[Figure] = [
         "accounting set, hold-out half: cause first",
         _cal("acc_holdout", "first"),
         (
-            (MODES, r"hold-out half (\d+ of \d+) and \d+ of \d+\. [A-Z][a-z]+ held-back"),
+            (MODES, r"hold-out half (\d+ of \d+) and \d+ of \d+\. [A-Z][a-z-]+ held-back"),
             (SKILL, r"\(fit half\) and (\d+ of \d+) \(hold-out half\)"),
         ),
     ),
@@ -531,7 +531,7 @@ FIGURES: list[Figure] = [
         "accounting set, hold-out half: top estimate within 2×",
         _cal("acc_holdout", "within"),
         (
-            (MODES, r"hold-out half \d+ of \d+ and (\d+ of \d+)\. [A-Z][a-z]+ held-back"),
+            (MODES, r"hold-out half \d+ of \d+ and (\d+ of \d+)\. [A-Z][a-z-]+ held-back"),
             (SKILL, r"within 2× of the measured gain in \d+ of \d+ and (\d+ of \d+)\. Held-back"),
         ),
     ),
@@ -578,7 +578,7 @@ FIGURES: list[Figure] = [
     Figure(
         "held-back calibration sets",
         _held_back_sets,
-        ((MODES, r"(\w+) held-back sets in new classes, built by someone else"),),
+        ((MODES, r"([\w-]+) held-back sets in new classes, built by someone else"),),
     ),
     *(
         Figure(
