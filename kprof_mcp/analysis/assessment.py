@@ -30,7 +30,6 @@ from .peaks import (
     OverPeak,
     _over_peak,
     at_clock,
-    attainable_clock_ratio,
     clock_ratio,
     pct_peak_flops_at_clock,
     peak_mhz,
@@ -154,11 +153,12 @@ def _local_share(s: StageResult) -> float | None:
     return None
 
 
-def _attainable_sol_ns(s: StageResult, max_sm_mhz: float | None, result=None) -> float | None:
-    """What tuned kernels reach: model bytes at 90 % of peak, FLOPs at 95 % (:func:`attainable_clock_ratio`)."""
+def _attainable_sol_ns(s: StageResult, max_sm_mhz: float | None) -> float | None:
+    """The model's bytes at 90 % of peak bandwidth, its FLOPs at 95 % of the peak at the clock the
+    stage ran: what tuned kernels reach (None without a model)."""
     if not (s.peak_bytes_per_s and s.has_model):
         return None
-    ratio = attainable_clock_ratio(s, max_sm_mhz, result)
+    ratio = clock_ratio(s, max_sm_mhz)
     t_mem = s.bytes_model / (s.peak_bytes_per_s * dx._DRAM_ATTAINABLE_PCT / 100.0)
     t_math = (
         s.flops / (s.peak_flops_per_s * ratio * dx._COMPUTE_ATTAINABLE_PCT / 100.0)
@@ -243,7 +243,7 @@ def stage_metrics(
         local_spill_bytes=spill,
         waves_per_sm=waves,
         kernels=kernels,
-        attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz, result),
+        attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz),
         **timing,
     )
 

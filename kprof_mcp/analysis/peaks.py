@@ -31,22 +31,6 @@ def clock_ratio(s: StageResult, max_sm_mhz: float | None) -> float:
     return min(1.0, mhz / max_sm_mhz)
 
 
-def attainable_clock_ratio(s: StageResult, peak_sm_mhz: float | None, result: ProfileResult | None) -> float:
-    """The clock ratio of what tuned kernels reach (an attainable time): :func:`clock_ratio` where the clock the
-    stage ran at was measured. Tensor-core work at an unmeasured clock (a command's timeline: no clock
-    samples) runs at the power limit, not at the clock its peak is quoted at: the device's sustained clock
-    under a heavy tensor-core load (devices.json ``sustained_sm_mhz``, measured: an H100 SXM's bf16 8192^3
-    GEMM held 1305 MHz at 611 W and 1365 MHz at 681 W, a lock at 1410 MHz and above fell to its 700 W limit;
-    its 16-bit tensor peak is quoted at 1830 MHz). The speed of light keeps the quoted clock."""
-    if ran_at_mhz(s) or not s.tensor_cores or not peak_sm_mhz or result is None:
-        return clock_ratio(s, peak_sm_mhz)
-    from .machine_inputs import _spec
-
-    spec = _spec(result.device.spec_key)
-    mhz = spec.sustained_sm_mhz if spec is not None else None
-    return min(1.0, mhz / peak_sm_mhz) if mhz else 1.0
-
-
 def pct_peak_flops_at_clock(s: StageResult, max_sm_mhz: float | None) -> float | None:
     """The stage's model FLOP/s, % of the FLOP peak at the SM clock it ran (:func:`clock_ratio`): the one
     place a % of a FLOP peak without counters is computed (``s.pct_peak_flops`` is the nominal one)."""

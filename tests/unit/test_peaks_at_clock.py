@@ -120,34 +120,3 @@ def test_attainable_compute_without_counters_depends_on_the_clock_lock():
     assert locked.compute_attainable_pct == ROOFLINE_COMPUTE_ATTAINABLE_LOCKED_PCT == 95.0
     # A reading under the maximum without a lock (a throttled batch) is not trusted to be the clock it ran.
     assert assess_raw(_at(_matmul(), 1600.0)).stages[0].metrics.compute_attainable_pct == 75.0
-
-
-QUAD = TESTS / "calibration" / "recorded-heldout20" / "per_row_quadratic_forms_taken_as_the_diagonal_of_the_full_N_x_N_product"
-
-
-def test_tensor_work_at_an_unmeasured_clock_is_attainable_at_the_power_limited_clock():
-    """A command's timeline (no clock samples) whose stage runs bf16 GEMMs: what tuned kernels reach is
-    95 % of the tensor peak at the device's sustained clock under a heavy tensor load (1305 MHz on an H100
-    SXM), not at the 1830 MHz the peak is quoted at; the speed of light keeps the quoted clock, and a stage
-    whose clock was measured keeps its own."""
-    from kprof_mcp.analysis.assessment import _attainable_sol_ns, sol_ns
-    from kprof_mcp.analysis.peaks import attainable_clock_ratio
-
-    r = _load(QUAD / "bad.result.json")
-    s = r.stages[0]
-    assert s.tensor_cores and not s.timing.sm_clock_mhz and not s.sm_clock_hz
-    quoted = peak_mhz(r, s)
-    assert quoted == 1830.0
-    assert attainable_clock_ratio(s, quoted, r) == pytest.approx(1305.0 / 1830.0)
-    t_att = _attainable_sol_ns(s, quoted, r)
-    assert t_att == pytest.approx(1e9 * s.flops / (s.peak_flops_per_s * 0.95 * 1305.0 / 1830.0))
-    assert sol_ns(s, quoted) == pytest.approx(1e9 * s.flops / s.peak_flops_per_s)  # light speed: quoted clock
-    # measured at 1500 MHz: that clock, whatever the power limit
-    at = s.model_copy(update={"timing": s.timing.model_copy(update={"sm_clock_mhz": [1500.0] * 3})})
-    assert attainable_clock_ratio(at, quoted, r) == pytest.approx(1500.0 / 1830.0)
-    # no tensor work: the quoted clock (a SIMT stage does not draw a GEMM's power)
-    simt = s.model_copy(update={"tensor_cores": False})
-    assert attainable_clock_ratio(simt, quoted, r) == 1.0
-    # the library-GEMM what-if on it: the needed GEMM at the power-limited rate, not above the fix's measured gain x2
-    top = assess_raw(r).opportunities[0]
-    assert top.cause == "move_work" and 150.0 < top.est_gain_pct < 450.0
