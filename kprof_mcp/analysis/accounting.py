@@ -92,6 +92,10 @@ class Accounting:
     ld_sectors_per_request: float | None = None
     st_sectors_per_request: float | None = None
     bank_conflicts_per_wavefront: float | None = None
+    # Of L1's data-stage wavefronts, the global accesses' share (:func:`_l1_global_share`): the rest are
+    # shared memory's (a block reduction, a layout change), which re-read global data does not cause.
+    l1_global_share: float | None = None
+    global_ld_requests: float | None = None  # warp-level global load instructions (LSU issues)
     threads_per_inst: float | None = None
     # Blocks per SM that each resource allows (registers, shared_mem, warps, blocks): the smallest
     # is what limits occupancy.
@@ -207,6 +211,18 @@ def _sum(*vals: float | None) -> float | None:
     return sum(got) if got else None
 
 
+def _l1_global_share(acc: dict[str, float]) -> float | None:
+    """Global accesses' share of L1's data-stage wavefronts: a request moves up to 128 bytes (4 sectors) a
+    wavefront, so its wavefronts are max(requests, sectors / 4) (a 2-byte-a-thread load is one wavefront of
+    64 bytes, a 16-byte one four), against shared memory's wavefronts as counted. None when not collected."""
+    shared = acc.get("shared_wavefronts")
+    parts = [(acc.get(f"global_{k}_requests"), acc.get(f"global_{k}_sectors")) for k in ("ld", "st")]
+    if shared is None or any(r is None or s is None for r, s in parts):
+        return None
+    g = sum(max(r, s / 4.0) for r, s in parts)
+    return g / (g + shared) if g + shared > 0 else None
+
+
 def account(acc: dict[str, float], tc_pct: float | None = None, dram_pct: float | None = None) -> Accounting:
     """The accounting of one stage from its raw counters (``StageResult.accounting``); ``tc_pct``
     and ``dram_pct`` (the stage's own metrics, not accounting counters) join the pipes and the
@@ -235,6 +251,8 @@ def account(acc: dict[str, float], tc_pct: float | None = None, dram_pct: float 
         ld_sectors_per_request=_ratio(acc.get("global_ld_sectors"), acc.get("global_ld_requests")),
         st_sectors_per_request=_ratio(acc.get("global_st_sectors"), acc.get("global_st_requests")),
         bank_conflicts_per_wavefront=_ratio(acc.get("shared_bank_conflicts"), acc.get("shared_wavefronts")),
+        l1_global_share=_l1_global_share(acc),
+        global_ld_requests=acc.get("global_ld_requests"),
         threads_per_inst=acc.get("threads_per_inst"),
         occupancy_limits={
             k[len("occ_limit_") :]: acc[k]

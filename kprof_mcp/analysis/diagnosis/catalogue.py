@@ -78,7 +78,10 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
     L1's bytes are its
     tag-stage bytes (global and local accesses, not shared memory) less the spills' (their own cause),
     L2's its sector bytes. Kept in registers or shared memory, the data crosses that level once: its use
-    (and the level and pipe that carried the same requests: LSU for L1, L1 for L2) scales by 1/r; where
+    (and the level and pipe that carried the same requests: LSU for L1, L1 for L2) scales by 1/r — at L1,
+    the part of it the global accesses make (their share g of L1's wavefronts, of the LSU's instructions
+    their loads'), 1 − g·(1 − 1/r): without a dot (whose operands shared memory stages, so its traffic goes
+    with the loads) shared memory's wavefronts are a reduction's or a layout change's, and stay; where
     L1's re-reads missed and crossed L2 too and L2 is near its peak as well (r' > 1.25 times the model's
     bytes: the eighth held-back set's K/V read once per query head), L2's use scales by 1/r' and the re-read is named at L2; every
     other use stays, and
@@ -115,6 +118,13 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
         return None
     r = moved / m.bytes_model
     keep = {level: 1.0 / r, **{k: 1.0 / r for k in also}}
+    # At L1 only the global accesses' part of L1 and of the LSU's issues goes; a dot's operands are staged in
+    # shared memory (that traffic goes with the loads), without a dot shared memory's traffic stays.
+    staged = any(op.get("kind") == "dot" for op in m.ir_ops) if m.ir_ops else dot_work(m)  # the TTIR's tt.dot
+    if level == "l1" and not (m.tensor_work or staged):
+        lsu, ld = a.pipe_inst.get("lsu"), a.global_ld_requests
+        for key, part in (("l1", a.l1_global_share), ("lsu", min(1.0, ld / lsu) if lsu and ld else None)):
+            keep[key] = 1.0 - (1.0 if part is None else part) * (1.0 - 1.0 / r)
     if level == "l2":  # its atomics' traffic stays
         keep["l2"] = (m.bytes_model + atom) / l2
     # L1's re-reads that missed crossed L2 too, where L2 is near its peak as well (it would be the next

@@ -167,9 +167,11 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         # Latency-bound with few warps, held there by what the code spends per block (registers, shared
         # memory): lifting it to the next limit is a what-if of its own (Little's law), not generic advice.
         add(specific, "occupancy", lifted, {"occupancy_pct": m.occupancy_pct, "limiter": occ_limiter}, True)
-    if bottleneck == LATENCY_BOUND and (wider := wider_loads_share(m, lim)) is not None:
-        # Narrow loads: the bytes in flight grow with the bytes each load instruction brings (Little's law).
-        add(specific, "latency", wider[0], {"sectors_per_request": wider[1], "memory_stalls": True}, True)
+    if (wider := wider_loads_share(m, lim, bottleneck == LATENCY_BOUND)) is not None:
+        # Narrow loads: the bytes in flight (or each loop step's data) grow with the bytes a load brings.
+        per_step = lim.resource if lim.bound else None
+        facts = {"sectors_per_request": wider[1], "memory_stalls": not lim.bound, "resource": per_step}
+        add(specific, "latency", wider[0], facts, True)
     balanced = balance_share(m, lim)
     if m.waves_measured and m.waves_per_sm is not None and 1.0 <= m.waves_per_sm < TAIL_MAX_WAVES:
         w = m.waves_per_sm

@@ -79,25 +79,61 @@ def balance_share(m, lim: Limiter | None) -> float | None:
 FULL_REQUEST_SECTORS = 16.0
 
 
-def wider_loads_share(m, lim: Limiter | None) -> tuple[float, float] | None:
-    """Narrow loads in a latency-bound stage: warps wait on global memory most (the memory stall family
-    owns the most of their time), no resource is near its peak, DRAM moves about the model's bytes (no
-    over-fetch: that has its own cause), and the global load requests touch s < 8 sectors each — each
-    thread loads under 8 contiguous bytes (a contiguous warp request of w bytes per thread touches w
-    sectors; misaligned rows or scalar code keep Triton and the compiler from 16-byte loads). Little's law:
-    the bytes in flight follow the bytes each load instruction brings, so 16-byte loads (16 sectors a
-    request) take T' = max(T · s / 16, the busiest resource's work at the attainable rate, floor).
+# The resources whose work follows the loop's steps and load instructions, not the bytes or the elements:
+# requests, L1 wavefronts, issue slots, the loop's address arithmetic and its per-step shared-memory traffic
+# (a block reduction, a layout change). DRAM's, L2's and the math pipes' work per byte or element stays.
+PER_STEP = ("issue", "lsu", "l1", "alu", "shared")
+
+
+def _loop_without_dot(m) -> bool:
+    """The stage's hot loop loads from global memory and stages nothing for a dot: its SASS loop mix has
+    global loads and no tensor-core instructions, so the loop's shared-memory traffic is its own per-step
+    work (a block reduction, a layout change), not a dot's staged operands."""
+    mix = m.listing.loops if m.listing is not None else None
+    return bool(mix) and mix.get("global_load", 0) > 0 and not mix.get("tensor_core") and not m.tensor_work
+
+
+def wider_loads_share(m, lim: Limiter | None, latency: bool = True) -> tuple[float, float] | None:
+    """Narrow loads: the global load requests touch s < 8 sectors each — each thread loads under 8
+    contiguous bytes (a contiguous warp request of w bytes per thread touches w sectors; misaligned rows or
+    scalar code keep Triton and the compiler from 16-byte loads) — and DRAM moves about the model's bytes
+    (no over-fetch: that has its own cause). 16-byte loads (16 sectors a request) bring 16/s times the bytes
+    a load instruction, so:
+
+    * in a latency-bound stage (``latency``: warps wait on global memory most, no resource near its peak),
+      Little's law: the bytes in flight follow the bytes a load brings, T' = max(T · s / 16, the busiest
+      resource's work at the attainable rate, floor);
+    * in a stage bound by L1 or the LSU pipe (work per request, per step: :data:`PER_STEP`; not the issue
+      slots, which a loop of math fills) whose hot loop loads global data and stages nothing for a dot
+      (:func:`_loop_without_dot`),
+      each step covers 16/s times the data, so the loop runs s/16 of its steps: those resources' work
+      scales by s/16 (the loop's requests, barriers and per-step reduction with it; of the issue slots the
+      part that is not the math pipes' per-element instructions) and every other use stays,
+      T' = max(T · s / 16, the uses after the change at the attainable rate, floor).
+
     → (share 1 − T'/T, s). None when it does not apply."""
     a = m.accounting
-    if lim is None or a is None or lim.bound or lim.family != "memory" or not m.time_ns:
+    if lim is None or a is None or not m.time_ns:
         return None
     s = a.ld_sectors_per_request
     if s is None or s >= FULL_REQUEST_SECTORS / 2 or s <= 0:
         return None
     if m.over_fetch_ratio is not None and m.over_fetch_ratio > 1.25:
         return None
-    T = m.time_ns
-    return max(0.0, 1.0 - max(T * s / FULL_REQUEST_SECTORS, _floor(m, lim)) / T), s
+    T, k = m.time_ns, s / FULL_REQUEST_SECTORS
+    if not lim.bound and lim.family == "memory" and latency:
+        return max(0.0, 1.0 - max(T * k, _floor(m, lim)) / T), s
+    if not lim.bound or lim.resource not in ("l1", "lsu") or not _loop_without_dot(m):
+        return None
+    # the issue slots' math (FMA, XU, FP64 pipes' instructions: per element) stays, the rest is per step
+    pi, n = a.pipe_inst, a.inst_executed
+    math = min(1.0, sum(pi.get(p) or 0.0 for p in ("fma", "xu", "fp64")) / n) if n else 1.0
+    scale = {**{key: k for key in PER_STEP}, "issue": math + (1.0 - math) * k}
+    after = max(
+        (u.util * scale.get(u.key, 1.0) * T / ATTAINABLE.get(u.key, ATTAINABLE_PIPE) for u in lim.uses),
+        default=0.0,
+    )
+    return max(0.0, 1.0 - max(T * k, after, m.floor_ns or 0.0) / T), s
 
 
 def grid_occupancy_share(m, lim: Limiter | None) -> tuple[float, float | None] | None:

@@ -263,6 +263,14 @@ def _latency(f: Facts) -> Words:
             f"{100 * (f.memory_wait or 0):.0f}% of warp time",
             "a chain of dependent memory round trips: one in flight per chain",
         )
+    if f.sectors_per_request is not None and f.resource:  # narrow loads in a loop bound by its per-step work
+        return (
+            "Load 16 bytes per thread per instruction (a wider block per loop step; rows aligned to 16 bytes): "
+            "each step covers more data, so the loop takes fewer steps, requests and per-step reductions",
+            f"global loads {_fmt(f.sectors_per_request)} sectors/request (16 = 16-byte loads); {f.resource} "
+            "bound by the loop's per-step work",
+            "narrow loads make many loop steps",
+        )
     if f.sectors_per_request is not None:  # narrow loads (analysis.diagnosis.parallelism.wider_loads_share)
         return (
             "Load 16 bytes per thread per instruction (rows aligned to 16 bytes — pad the row stride, "
