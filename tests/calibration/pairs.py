@@ -1971,3 +1971,63 @@ HELDOUT21_PAIRS = [
         "resource None)",
     ),
 ]
+
+# The twenty-second held-back set (recorded-heldout22/README.md): causes and resources set from the designs
+# before any GPU number.
+HELDOUT22_PAIRS = [
+    Pair(
+        "a matrix product launched with a leftover split-K grid axis, every tile computed by 4 programs",
+        "calib_grid_dup",
+        "v0",
+        "v1",
+        "move_work",
+        planted="C [4096, 4096] fp32 = A · B (fp16, tl.dot on the tensor cores, tiles [128, 128]) launched on a "
+        "grid (1024 tiles, 4) left over from a split-K version whose K loop was made whole again: the 4 programs "
+        "of each tile all run the full K loop and store the same values (4x the MMAs and loads); fix: grid "
+        "(1024, 1); the same values (the needed product done 4 times over: resource tensor)",
+        resource="tensor",
+    ),
+    Pair(
+        "neighbours on a sphere counted with an inverse cosine per pair where comparing the cosine serves",
+        "calib_angle_count",
+        "v0",
+        "v1",
+        "move_work",
+        planted="for 16384 unit vectors, counts of the others within 0.3 rad, 268 M pairs: each pair's dot "
+        "product clamped and passed through acosf (a square root on the XU times a degree-7 FMA polynomial, "
+        "~15 instructions) then compared with θ; fix: dot > cos θ (cos θ once on the host, acos decreasing); the "
+        "same counts (the needed comparison by a costlier method: resource fma, the polynomial's pipe)",
+        resource="fma",
+    ),
+    Pair(
+        "spectral normalisation by a full SVD every step where one power-iteration step with persistent vectors "
+        "serves",
+        "spectral_svd.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.7e9, "bytes": 2.0e7, "dtype": "float32", "tensor_cores": False}},
+        planted="3 spectral-normalised 256 x 256 fp32 layers (weights updated in place each step) scoring a batch "
+        "[1024, 256], σ_max of each weight by torch.linalg.matrix_norm(W, ord=2): a cuSOLVER SVD a layer a "
+        "step; fix: persistent u, v and 2 power-iteration steps a layer (as torch.nn.utils.parametrizations."
+        "spectral_norm); the same outputs up to rounding (a full decomposition where a power-iteration step "
+        "gives the same σ: many small library kernels, resource None)",
+    ),
+    Pair(
+        "a debug log line formatting a tensor in an f-string with the log level off",
+        "log_format.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 3.3e9, "bytes": 1.0e8, "dtype": "float32", "tensor_cores": False}},
+        planted="inference on h [256, 512] fp32 through 12 residual blocks with log.debug(f\"... {h}\") after "
+        "every third block, the logger at WARNING: the f-string runs Tensor.__str__ (PyTorch's Python printer: "
+        "a summary, a fitted formatter, small reads back) 4 times a step and the string is dropped; fix: "
+        "log.debug(\"... %s\", h) (formatted only if emitted); the same outputs (CPU work between launches: "
+        "resource None)",
+    ),
+]
