@@ -47,6 +47,7 @@ from pairs import (  # noqa: E402
     HELDOUT19_PAIRS,
     HELDOUT20_PAIRS,
     HELDOUT21_PAIRS,
+    HELDOUT22_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -91,6 +92,7 @@ HELDOUT18 = HERE / "recorded-heldout18"  # issue 36: an eighteenth (2026-11-27, 
 HELDOUT19 = HERE / "recorded-heldout19"  # issue 36: a nineteenth (2026-11-28, H100), judged once
 HELDOUT20 = HERE / "recorded-heldout20"  # issue 36: a twentieth (2026-11-28, H100), judged once
 HELDOUT21 = HERE / "recorded-heldout21"  # issue 36: a twenty-first (2026-11-28, H100), judged once
+HELDOUT22 = HERE / "recorded-heldout22"  # issue 36: a twenty-second (2026-11-28, H100), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -123,6 +125,7 @@ BACK18_BEGIN, BACK18_END = "<!-- heldback18:begin -->", "<!-- heldback18:end -->
 BACK19_BEGIN, BACK19_END = "<!-- heldback19:begin -->", "<!-- heldback19:end -->"
 BACK20_BEGIN, BACK20_END = "<!-- heldback20:begin -->", "<!-- heldback20:end -->"
 BACK21_BEGIN, BACK21_END = "<!-- heldback21:begin -->", "<!-- heldback21:end -->"
+BACK22_BEGIN, BACK22_END = "<!-- heldback22:begin -->", "<!-- heldback22:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -212,6 +215,8 @@ def recorded_in(p) -> Path:
         return HELDOUT20
     if p in HELDOUT21_PAIRS:
         return HELDOUT21
+    if p in HELDOUT22_PAIRS:
+        return HELDOUT22
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -397,6 +402,12 @@ def heldout21_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT21_PAIRS]
 
 
+def heldout22_rows() -> list[dict]:
+    """The twenty-second held-back set (recorded-heldout22/, on an H100), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT22_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -547,6 +558,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK19_BEGIN, BACK19_END): text(heldout19_rows())} if BACK19_BEGIN in DOC.read_text() else {}),
         **({(BACK20_BEGIN, BACK20_END): text(heldout20_rows())} if BACK20_BEGIN in DOC.read_text() else {}),
         **({(BACK21_BEGIN, BACK21_END): text(heldout21_rows())} if BACK21_BEGIN in DOC.read_text() else {}),
+        **({(BACK22_BEGIN, BACK22_END): text(heldout22_rows())} if BACK22_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -599,6 +611,7 @@ def main() -> int:
                 BACK19_BEGIN: "\nNineteenth held-back set (recorded-heldout19/: new classes, built and recorded by someone else):",
                 BACK20_BEGIN: "\nTwentieth held-back set (recorded-heldout20/: new classes, built and recorded by someone else):",
                 BACK21_BEGIN: "\nTwenty-first held-back set (recorded-heldout21/: new classes, built and recorded by someone else):",
+                BACK22_BEGIN: "\nTwenty-second held-back set (recorded-heldout22/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",
