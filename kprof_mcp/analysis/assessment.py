@@ -21,7 +21,7 @@ from ..models import ProfileResult, ResultWarning, StageResult
 from . import diagnosis as dx
 from .accounting import account
 from .idle import idle_owner
-from .machine_inputs import dot_on_fma_pipes, elem_bytes, host_floor_share, machine_for, model_inputs
+from .machine_inputs import as_ran, dot_on_fma_pipes, elem_bytes, host_floor_share, machine_for, model_inputs
 from .occupancy import Occupancy, of_result
 from .peaks import (
     ROOFLINE_COMPUTE_ATTAINABLE_LOCKED_PCT,
@@ -439,9 +439,8 @@ def _kernel_busy(result: ProfileResult) -> dict[str, float]:
     host sees it (a 33x faster kernel in a run that is 92 % launch gaps saves 8 %, not 3200 %)."""
     out = {}
     for row in (result.timeline or {}).get("stages", []):
-        # A plan's stage: its GPU span per iteration. A command's range: its wall time per
-        # occurrence (a range that waits for its kernels; one that only launches them is shorter
-        # than they are, and counts as busy).
+        # A plan's stage: its GPU span per iteration. A command's range: its wall time per occurrence
+        # (a range that only launches its kernels is shorter than they are, and counts as busy).
         t, span = (
             row.get("gpu_time_ns_median"),
             row.get("gpu_span_ns_median") or row.get("cpu_range_ns_median"),
@@ -458,6 +457,7 @@ def _kernel_busy(result: ProfileResult) -> dict[str, float]:
 
 def assess(result: ProfileResult) -> Assessment:
     """The whole profile's assessment (see the module docstring)."""
+    result = as_ran(result)  # each stage's pipe as its kernels ran it, not as its model declared
     total = sum(s.timing.median_ns for s in result.stages) or 1.0
     launch = _launch(result)
     busy = _kernel_busy(result)

@@ -10,7 +10,7 @@ from typing import Any
 from .. import machines
 from ..devices import DeviceSpec, load_devices
 from ..machines import Machine
-from ..models import ProfileResult, StageResult
+from ..models import ProfileResult, ResultWarning, StageResult
 from .diagnosis.limiter import DOT_NAMES
 from .diagnosis.static_mix import Listing
 
@@ -79,6 +79,60 @@ def dot_on_fma_pipes(s: StageResult, result: ProfileResult | None) -> StageResul
     spec = _spec(result.device.spec_key) if result is not None else None
     peak = spec.peak_flops_per_s(s.dtype, False) if spec is not None else None
     return s.model_copy(update={"tensor_cores": False, "peak_flops_per_s": peak or s.peak_flops_per_s})
+
+
+def _mma_evidence(s: StageResult) -> str | None:
+    """What says the stage's kernels ran matrix instructions on the tensor cores: the compiled kernel's
+    SASS has them (and, where counters were read, they executed), or, with no SASS listing (a library's
+    kernels), the counters' MMA instructions in a kernel named as a GEMM's. Counters alone are not
+    evidence: Hopper's HMMA count is non-zero on elementwise bf16 kernels (1 per ~1,000 elements,
+    recorded). None: no evidence."""
+    a = s.accounting or {}
+    # HMMA counts Hopper's warpgroup MMAs too: the largest of the three, not their sum.
+    n = max((a.get(k) or 0.0 for k in ("hmma_inst", "gmma_inst", "dmma_inst")), default=0.0)
+    ran = f"{n:.4g} MMA instructions executed (counters)" if n > 0 else None
+    if s.counters_measured and a and not ran:
+        return None
+    mix = (s.resources.sass_mix if s.resources else None) or {}
+    if mix:
+        static = mix.get("tensor_core", 0)
+        return (ran or f"{static} tensor-core instructions in its SASS") if static else None
+    return ran if ran and any(k in n.lower() for n in kernel_names(s) for k in DOT_NAMES) else None
+
+
+def tensor_as_ran(s: StageResult, result: ProfileResult | None) -> tuple[StageResult, str | None]:
+    """The stage as it ran when its model says FP32 SIMT (``tensor_cores`` not set, as a package or a
+    command's model may leave it) but its kernels ran matrix instructions on the tensor cores: its
+    FLOPs are a share of the tensor peak at its dtype (TF32 for fp32), not of the FMA pipes'. The model
+    is what the author declared; the counters and the SASS say where the math ran, and they decide.
+    → (the stage, why it changed) or (the stage unchanged, None)."""
+    if s.tensor_cores or not s.has_model or not s.flops:
+        return s, None
+    why = _mma_evidence(s)
+    spec = _spec(result.device.spec_key) if result is not None else None
+    peak = spec.peak_flops_per_s(s.dtype, True) if spec is not None and why else None
+    if not why or not peak:
+        return s, None
+    note = (
+        f"stage {s.name}'s model says FP32 SIMT (tensor_cores not set) but its kernels ran on the tensor "
+        f"cores ({why}): its FLOPs are read against the {spec.peak_key(s.dtype, True)} tensor peak; set "
+        "tensor_cores in its model to say so"
+    )
+    return s.model_copy(update={"tensor_cores": True, "peak_flops_per_s": peak}), note
+
+
+def as_ran(result: ProfileResult) -> ProfileResult:
+    """The result with each stage's pipe as its kernels ran it (:func:`tensor_as_ran`), and a ``matching``
+    warning for each stage changed; the result itself where none is. Idempotent."""
+    stages, notes = [], []
+    for s in result.stages:
+        s2, note = tensor_as_ran(s, result)
+        stages.append(s2)
+        if note:
+            notes.append(ResultWarning(kind="matching", message=note, stage=s.name))
+    if not notes:
+        return result
+    return result.model_copy(update={"stages": stages, "warnings": [*result.warnings, *notes]})
 
 
 def _looks_like_dot(s: StageResult) -> bool:

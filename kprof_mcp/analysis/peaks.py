@@ -181,7 +181,11 @@ def _no_kernel(result: ProfileResult, s: StageResult) -> bool:
 
 def suspect_reasons(result: ProfileResult) -> dict[str, str]:
     """Per stage whose figures cannot be a kernel's work, why (no figure above a peak in the words):
-    no kernel recorded in its timed runs, or its model over its time passes a device peak."""
+    no kernel recorded in its timed runs, or its model over its time passes a device peak (the peak of
+    the pipe its kernels ran on: :func:`.machine_inputs.as_ran`)."""
+    from .machine_inputs import as_ran
+
+    result = as_ran(result)
     out: dict[str, str] = {}
     for s in result.stages:
         if _no_kernel(result, s):

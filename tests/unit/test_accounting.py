@@ -418,60 +418,83 @@ def test_uncoalesced_stores_at_a_bound_l2_are_over_fetch_at_l2():
     assert uncoalesced_l2_share(replace(m, accounting=acc), lim) is None
 
 
-def test_tensor_work_above_the_flop_model_is_removed_as_a_what_if():
-    """P @ V with a causal P run as a dense GEMM: the tensor pipe at 67 % of its peak at the clock the
-    stage ran did r ~ 2x the model's FLOPs (the non-zeros). The what-if skips the excess: the tensor pipe
-    and the memory levels scale by 1/r. A GEMM whose pipe work matches its model claims nothing."""
+@pytest.mark.parametrize(
+    "where, lo, hi",
+    [
+        ("recorded-heldout2/MMAs_on_causal_zero_tiles", 1.9, 2.3),  # causal P @ V as a dense GEMM, L2 bound
+        (
+            "recorded-heldout6/3xTF32_where_TF32_suffices",
+            2.5,
+            3.1,
+        ),  # three TF32 MMAs a product, nothing bound
+        # every tile by 4 programs (a leftover split-K grid axis), its model declared without tensor_cores
+        (
+            "recorded-heldout22/a_matrix_product_launched_with_a_leftover_split_K_grid_axis__every_tile_computed_by_4_programs",
+            3.8,
+            4.2,
+        ),
+    ],
+)
+def test_tensor_work_above_the_flop_model_is_removed_as_a_what_if(where, lo, hi):
+    """The tensor pipe did r = u·P·T / F times the model's FLOPs (recorded on an H100). The surplus MMAs
+    come in whole units (a tile's K steps, a program, a split's extra products) with the loads, issue
+    and waits that feed them: the what-if skips them and every resource's work scales by 1/r, T'/T = 1/r.
+    It comes first; the fixed kernel, whose pipe work matches its model, claims nothing."""
+    from kprof_mcp.analysis.diagnosis import opportunities
     from kprof_mcp.analysis.diagnosis.catalogue import excess_tensor_work
     from kprof_mcp.analysis.diagnosis.limiter import limiter
 
-    f = (
-        Path(__file__).resolve().parents[1]
-        / "calibration"
-        / "recorded-heldout2"
-        / "MMAs_on_causal_zero_tiles"
-    )
+    f = Path(__file__).resolve().parents[1] / "calibration" / where
     a = assess(ProfileResult.model_validate_json((f / "bad.result.json").read_text()))
     m = a.stages[0].metrics
     lim = limiter(m)
     share, r = excess_tensor_work(m, lim)
     u = next(x.util for x in lim.uses if x.key == "tensor")
-    assert r == pytest.approx(u * 4096 * m.sm_count * m.sm_clock_hz * m.time_ns * 1e-9 / m.flops)
-    # L2 is the bound and the skipped tiles' operands do not cross it: T'/T = 1 - u_L2 (1 - 1/r)
-    assert lim.bound and lim.resource == "l2"
-    assert 1.9 < r < 2.3 and share == pytest.approx(lim.util * (1 - 1 / r))
-    assert a.stages[0].diagnosis.opportunities[0].cause == "move_work"
-    near_roof = assess(_bad("near_roof_GEMM")).stages[0].metrics
-    assert excess_tensor_work(near_roof, limiter(near_roof)) is None
-
-
-def test_tensor_work_above_the_model_in_a_kernel_no_resource_bounds_shrinks_its_warps_chains():
-    """3xTF32 (the sixth held-back set, recorded on an H100): three TF32 MMAs per product, the tensor pipe
-    the busiest resource at 46 % (nothing bound), r ~ 2.8 the model's FLOPs. The warps' time is their
-    chains, which the MMAs drive except while waiting on global memory (share s): T'/T = s + (1 - s)/r.
-    Its planted cause (the tensor pipe's work) comes first; the same kernel with TF32 claims nothing."""
-    from kprof_mcp.analysis.diagnosis import opportunities
-    from kprof_mcp.analysis.diagnosis.catalogue import excess_tensor_work, memory_wait_share
-    from kprof_mcp.analysis.diagnosis.limiter import limiter
-
-    f = (
-        Path(__file__).resolve().parents[1]
-        / "calibration"
-        / "recorded-heldout6"
-        / "3xTF32_where_TF32_suffices"
+    rate = m.machine.pipes[{"float32": "tensor_tf32"}.get(m.dtype, "tensor_fp16")]
+    assert r == pytest.approx(
+        u * (rate.table or rate.rate) * m.sm_count * m.sm_clock_hz * m.time_ns * 1e-9 / m.flops
     )
-    a = assess(ProfileResult.model_validate_json((f / "bad.result.json").read_text()))
-    m = a.stages[0].metrics
-    lim = limiter(m)
-    assert not lim.bound and lim.resource == "tensor"
-    share, r = excess_tensor_work(m, lim)
-    s = memory_wait_share(m)
-    assert 2.5 < r < 3.1 and 0.0 < s < 0.3
-    assert share == pytest.approx(1 - (s + (1 - s) / r))
+    assert lo < r < hi and share == pytest.approx(1 - 1 / r)
     top = opportunities(m)[0]
     assert top.cause == "move_work" and top.facts.resource == "tensor" and top.share == pytest.approx(share)
     good = assess(ProfileResult.model_validate_json((f / "good.result.json").read_text())).stages[0].metrics
     assert excess_tensor_work(good, limiter(good)) is None
+    near_roof = assess(_bad("near_roof_GEMM")).stages[0].metrics
+    assert excess_tensor_work(near_roof, limiter(near_roof)) is None
+
+
+def test_a_model_declared_without_tensor_cores_is_read_as_its_kernels_ran():
+    """The 22nd held-back set's matrix product declares its model without tensor_cores: against the FP32
+    SIMT peak its FLOPs over its time passed 100 % and the stage was called suspect. Its counters (8.4 M
+    MMA instructions) and SASS (tensor-core instructions) say where the math ran: the assessment reads it
+    at the fp16 tensor peak, says so in a matching warning, and finds the 4x surplus. An elementwise bf16
+    kernel whose HMMA counter is non-zero (Hopper counts ~1 per 1,000 elements there) but whose SASS has no
+    MMA stays FP32 SIMT."""
+    from kprof_mcp.analysis.machine_inputs import as_ran, tensor_as_ran
+    from kprof_mcp.analysis.peaks import suspect_reasons
+
+    cal = Path(__file__).resolve().parents[1] / "calibration"
+    f = (
+        cal
+        / "recorded-heldout22"
+        / ("a_matrix_product_launched_with_a_leftover_split_K_grid_axis__every_tile_computed_by_4_programs")
+    )
+    r = ProfileResult.model_validate_json((f / "bad.result.json").read_text())
+    assert not r.stages[0].tensor_cores
+    s, why = tensor_as_ran(r.stages[0], r)
+    assert s.tensor_cores and s.peak_flops_per_s > 10 * r.stages[0].peak_flops_per_s and "MMA" in why
+    assert suspect_reasons(r) == {}
+    ran = as_ran(r)
+    assert [w.kind for w in ran.warnings if w.kind == "matching"] == ["matching"]
+    assert as_ran(ran).warnings == ran.warnings  # idempotent
+    a = assess(r)
+    assert a.stages[0].diagnosis.bottleneck != "suspect" and a.stages[0].stage.tensor_cores
+    elementwise = ProfileResult.model_validate_json(
+        (cal / "recorded-heldout3" / "imbalanced_segments" / "good.result.json").read_text()
+    )
+    st = elementwise.stages[0]
+    assert st.accounting["hmma_inst"] > 0 and not (st.resources.sass_mix or {}).get("tensor_core")
+    assert tensor_as_ran(st, elementwise) == (st, None)
 
 
 def test_data_re_read_through_a_bound_cache_level_is_removed_as_a_what_if():
@@ -941,5 +964,11 @@ def test_reads_that_miss_l1_and_re_read_l2_are_named_at_l2_and_both_levels_shrin
     after = max(u.util * keep.get(u.key, 1.0) for u in lim.uses)
     assert share == pytest.approx(1 - max(1 - lim.util * (1 - 1 / r), after))
     assert 1 / (1 - share) - 1 == pytest.approx(1.30, rel=0.05)  # +130 % (the fix measured +233 %)
-    top = opportunities(m)[0]
-    assert top.cause == "over_fetch" and top.facts.resource == "l2"
+    opps = opportunities(m)
+    assert any(o.cause == "over_fetch" and o.facts.resource == "l2" and o.share == share for o in opps)
+    # Its tl.dot's 16 rows carry one query head (the rest masked): the tensor pipe did ~24x the model's
+    # FLOPs, and the fix (a group's 8 heads in the rows) removes that surplus with the re-reads. Read at the
+    # tensor peak since its MMAs are in its SASS and counters (its model does not say tensor_cores), the
+    # surplus ranks first, capped by the speed of light (+316 % for the measured +233 %).
+    top = opps[0]
+    assert top.cause == "move_work" and top.facts.resource == "tensor" and top.facts.speedup > 8

@@ -81,3 +81,26 @@ def test_the_recorded_sparse_product_names_the_csr_kernel_first():
     assert top.cause == "move_work"
     assert "cusparse::csrmm_alg2_kernel: 98.8% of the kernel time" in top.name
     assert "no counters" in top.trigger
+
+
+def test_a_serial_library_kernel_far_from_the_roof_is_its_own_what_if_and_few_blocks_only_its_kernels():
+    """The 22nd held-back set's spectral normalisation (a full SVD a layer a step, recorded on an H100): 65 %
+    of the step's kernel time is cuSOLVER's batched Jacobi kernel on 8 blocks, the GPU metrics sampling it
+    at 2.7 % issue, 1 % warps, no DRAM (serial), 852x the model's roof. Filling the SMs speeds up that
+    kernel alone (its share of the kernel time), not the whole stage; the work beyond the model is its
+    own what-if (the stage at its roof), not what the few-blocks share leaves: it ranks first (+427 % for
+    a measured +3,423 %: the fix also removes the SVD's 1,600 launches and reads a step)."""
+    sys.path[:0] = [str(CAL), str(CAL.parent)]
+    import table
+
+    where = "recorded-heldout22/spectral_normalisation_by_a_full_SVD_every_step_where_one_power_iteration_step_with_persistent_vectors_serves"
+    a = table.assess_facts(table.load(CAL / where / "bad.result.json"))
+    m = a.stages[0].metrics
+    assert m.command_no_counters and m.grid_blocks == 8 and 0.6 < m.top_kernel[1] < 0.7
+    opps = a.stages[0].diagnosis.opportunities
+    few = next(o for o in opps if o.cause == "few_blocks")
+    assert few.share == pytest.approx(m.top_kernel[1] * (1 - 8 / m.sm_count) * m.kernel_busy)
+    top = opps[0]
+    assert top.cause == "move_work" and top.facts.move == "over_model" and top.specific
+    assert top.share == pytest.approx(min(m.headroom * m.kernel_busy, m.best_headroom))
+    assert a.opportunities[0].opportunity is top

@@ -3,7 +3,6 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 
 from __future__ import annotations
 
-from ..accounting import STALL_MEANING
 from . import slices
 from .limiter import ATTAINABLE, NEAR_PEAK, PIPES, _tensor_for, dot_work, limiter
 from .metrics import (
@@ -155,21 +154,18 @@ def _atomic_bytes(a) -> float:
 
 def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
     """What-if for tensor-core work the stage's FLOP model does not count (MMAs on tiles that are zero
-    by construction — causal, masked or padded —, error-compensating splits such as 3xTF32, operands
-    widened to a slower MMA type, recomputed tiles): the tensor pipe did r = u·P·T / F > 1.25 times the
-    model's F FLOPs (u its utilisation from the counters, P its documented peak for the stage's dtype at
-    the clock the stage ran, the figure a tuned GEMM's utilisation is a share of: r is 0.93-1.0 on the
-    recorded healthy GEMMs). Skipped, that work frees the tensor pipe and the operand traffic it consumed:
-    the tensor pipe and the memory levels scale by 1/r, the other uses stay. Two regimes:
+    by construction — causal, masked or padded —, tiles computed more than once — a grid axis left over
+    from a split, a symmetric product in full —, error-compensating splits such as 3xTF32): the tensor
+    pipe did r = u·P·T / F > 1.25 times the model's F FLOPs (u its utilisation from the counters, P its
+    documented peak for the stage's dtype at the clock the stage ran, the figure a tuned GEMM's
+    utilisation is a share of: r is 0.93-1.0 on the recorded healthy GEMMs). The surplus MMAs come in
+    whole units — a tile's K steps, a program, a split's extra products — each with the operand loads, the
+    address arithmetic, the issue slots and the waits that feed it: skipped, every resource's work and the
+    warps' chains scale by 1/r, so T'/T = 1/r (the speed-of-light bound caps it where the opportunity is
+    ranked). Recorded (H100): causal zero tiles, a symmetric product in full, 3xTF32, a 4-fold grid
+    measured 1.76x, 1.83x, 3.94x and 3.90x for r = 2, 2, 3 and 4.
 
-    * a resource is the bound (at least NEAR_PEAK busy) and it is one of those that scale (the tensor
-      pipe, L1, L2, DRAM): T'/T = max(1 − u_lim·(1 − 1/r), the largest use after the change);
-    * no resource is the bound and the tensor pipe is the busiest: the warps' time is their dependency
-      chains, which the MMAs drive (issue, wait for the results, meet at the barrier) except while they
-      wait on global memory (the "memory" stall family, share s), so
-      T'/T = max(s + (1 − s)/r, the largest use after the change).
-
-    → (share 1 − T'/T, r). None when it does not apply (or the FLOP model is the thing to fix)."""
+    → (share 1 − 1/r, r). None when it does not apply (or the FLOP model is the thing to fix)."""
     if lim is None or not m.tensor_work or not m.flops or not m.time_ns or m.machine is None:
         return None
     rate = m.machine.pipes.get(_tensor_for(m.dtype or ""))
@@ -181,14 +177,8 @@ def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
     r = u * peak * m.time_ns * 1e-9 / m.flops
     if r <= OVER_FETCH_HEALTHY:
         return None
-    keep = 1.0 / r
-    scaled = ("tensor", "dram", "l2", "l1")
-    after = max((x.util * (keep if x.key in scaled else 1.0) for x in lim.uses), default=0.0)
-    if lim.bound and lim.resource in scaled:
-        return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), after)), r
-    if not lim.bound and lim.resource == "tensor":
-        s = memory_wait_share(m)
-        return max(0.0, 1.0 - max(s + (1.0 - s) * keep, after)), r
+    if (lim.bound and lim.resource in ("tensor", "dram", "l2", "l1")) or lim.resource == "tensor":
+        return 1.0 - 1.0 / r, r
     return None
 
 
@@ -213,14 +203,6 @@ def host_link_bytes(m: Metrics, lim) -> tuple[float, float] | None:
     dram_after = dram_u + b / (ATTAINABLE["dram"] * m.dram_peak_bps * t)
     after = max((x.util for x in lim.uses if x.key not in ("host", "dram")), default=0.0)
     return max(0.0, 1.0 - max(after, dram_after)), b
-
-
-def memory_wait_share(m: Metrics) -> float:
-    """The share of the warps' time spent waiting on global/local memory (the "memory" stall family)."""
-    a = m.accounting
-    if a is None or not a.stalls:
-        return 0.0
-    return min(1.0, sum(st.share for st in a.stalls if STALL_MEANING.get(st.reason, ("", ""))[1] == "memory"))
 
 
 # FLOPs per thread op of each class the pipes' counters report: FFMA/DFMA two, FP16 pairs (HFMA2: two

@@ -92,9 +92,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
       :data:`DRAM_SATURATED_PCT`, 60 %) of peak or more (scattered sector traffic saturates
       DRAM there: an H100 strided transpose at 62 % with r = 7.0 says +600 %, its fix measured
       +846 %), dram%/60 of it below (MLA decode at DRAM 17.5 % and r = 3.9 says 28 %;
-      removing most of its over-fetch gained 2.4 %: low-throughput stages are bounded by
-      something else). A low L2 hit rate with r ≤ 1.25 is compulsory misses (streaming) and
-      raises nothing.
+      removing most of its over-fetch gained 2.4 %: low-throughput stages are bounded by something
+      else). A low L2 hit rate with r ≤ 1.25 is compulsory misses (streaming) and raises nothing.
 
     Generic advice (share of what the specific causes leave):
 
@@ -134,10 +133,12 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         add(specific, "latency", chain[0], {**facts, "memory_stalls": True}, True)
     if m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count:
         filled = fill_share(m, lim)
+        # A command's grid is its longest kernel's (its share of the kernel time, alone, is filled).
+        alone = m.top_kernel[1] if m.command_no_counters and m.top_kernel is not None else 1.0
         add(
             specific,
             "few_blocks",
-            1.0 - m.grid_blocks / m.sm_count if filled is None else filled,
+            alone * (1.0 - m.grid_blocks / m.sm_count if filled is None else filled),
             {"grid_blocks": m.grid_blocks, "sm_count": m.sm_count},
             True,
         )
@@ -393,9 +394,10 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             # where to look (Nsight Compute mode gives its limiter). "That far": at least LIBRARY_SLOW times
             # the model's work at the attainable rate, as for a vendor GEMM; nearer the roof, the generic advice.
             if not any(o.cause == "move_work" for o in specific):
-                # Specific where the GPU metrics sampled its longest kernel doing nothing at any rate.
+                # Specific where the GPU samples show its longest kernel idle: the stage at its roof (h).
                 serial = serial_kernel(m.top_activity)
-                add(specific if serial else generic, "move_work", latency, _over_model_facts(m, lim), serial)
+                share = h if serial and h is not None else latency
+                add(specific if serial else generic, "move_work", share, _over_model_facts(m, lim), serial)
         elif (best is not None or h is not None) and not any(o.cause == "latency" for o in specific):
             top = m.accounting.stalls[0].reason if m.accounting is not None and m.accounting.stalls else None
             facts = {
