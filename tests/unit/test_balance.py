@@ -50,3 +50,33 @@ def test_a_partial_last_wave_keeps_the_wave_tail_what_if():
     m = _metrics(CAL / "recorded-accounting" / "tail_effect" / "bad.result.json")
     tail = next(o for o in opportunities(m) if o.cause == "tail")
     assert tail.facts.sm_active_pct is None and 1.0 <= tail.facts.waves_per_sm < 4.0
+
+
+def test_the_wave_tail_is_floored_by_the_busiest_resource_at_the_rate_tuned_kernels_reach():
+    """The wave tail what-if spreads the blocks over w/⌈w⌉ of the rounds, but no grid makes a kernel faster
+    than its busiest resource's work at the attainable rate. The recorded tail-effect pair (1.10 waves, one
+    program an SM, the FMA pipes full while it runs; no measured SM activity in that recording: the rounds'
+    filled share w/⌈w⌉ stands for it, so its per-active-cycle issue use is ~0.55 of the elapsed time) keeps
+    its tail what-if (+74 % for +76 % measured); the 21st held-back set's 2-D Gaussians (1.29 waves, the SMs
+    active 95 % of the time at 75 % of the issue slots) no longer claim the idle last wave's +55 %."""
+    from kprof_mcp.analysis.diagnosis.limiter import _active_frac
+    from kprof_mcp.analysis.diagnosis.parallelism import tail_share
+
+    m = _metrics(CAL / "recorded-accounting" / "tail_effect" / "bad.result.json")
+    w = m.waves_per_sm
+    assert m.accounting.sm_active_frac is None and _active_frac(m) == pytest.approx(w / 2)
+    lim = limiter(m)
+    share = tail_share(m, lim)
+    assert share == pytest.approx(1 - max(w / 2, _floor(m, lim) / m.time_ns))
+    assert 1 / (1 - share) - 1 == pytest.approx(0.74, abs=0.02)  # +74 % (the fix measured +76 %)
+    gauss = _metrics(
+        CAL
+        / "recorded-heldout21"
+        / "a_sum_of_2_D_Gaussians_evaluated_with_one_exponential_per__pixel__centre__where_the_product_of_two_1_D_Gaussians_serves"
+        / "bad.result.json"
+    )
+    lim = limiter(gauss)
+    assert 1.2 < gauss.waves_per_sm < 1.4 and gauss.accounting.sm_active_frac > 0.9
+    share = tail_share(gauss, lim)
+    assert share == pytest.approx(1 - _floor(gauss, lim) / gauss.time_ns)
+    assert share < 1 - gauss.waves_per_sm / 2

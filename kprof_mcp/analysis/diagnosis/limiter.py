@@ -37,6 +37,7 @@ Pure: numbers in, facts out.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..accounting import STALL_MEANING
@@ -92,13 +93,17 @@ class Limiter:
 
 
 def _active_frac(m) -> float:
-    """The SMs' active share of the elapsed time: measured, else the grid's share of the SMs."""
+    """The SMs' active share of the elapsed time: measured, else the grid's share of the SMs, else with
+    Nsight Compute's waves per SM w the rounds' share the blocks fill, w/⌈w⌉ (equal blocks: a last wave
+    of 13 programs on 132 SMs leaves 119 idle through it)."""
     a = m.accounting
     frac = a.sm_active_frac if a is not None else None
     if frac:
         return min(1.0, frac)
     if m.grid_blocks and m.sm_count and m.grid_blocks < m.sm_count:
         return m.grid_blocks / m.sm_count
+    if m.waves_measured and m.waves_per_sm and m.waves_per_sm >= 1.0:
+        return m.waves_per_sm / math.ceil(m.waves_per_sm)
     return 1.0
 
 

@@ -55,6 +55,7 @@ from .parallelism import (
     grid_occupancy_share,
     occupancy_share,
     serial_kernel,
+    tail_share,
     wider_loads_share,
 )
 
@@ -175,8 +176,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         add(specific, "latency", wider[0], facts, True)
     balanced = balance_share(m, lim)
     if m.waves_measured and m.waves_per_sm is not None and 1.0 <= m.waves_per_sm < TAIL_MAX_WAVES:
-        w = m.waves_per_sm
-        add(specific, "tail", 1.0 - w / math.ceil(w), {"waves_per_sm": w}, True)
+        add(specific, "tail", tail_share(m, lim), {"waves_per_sm": m.waves_per_sm}, True)
     elif balanced is not None:  # many waves, SMs mostly idle: a few long programs
         sm_active = 100.0 * m.accounting.sm_active_frac
         add(specific, "tail", balanced, {"waves_per_sm": m.waves_per_sm, "sm_active_pct": sm_active}, True)

@@ -6,6 +6,8 @@ floor. Two changes add warps: filling every SM (too few blocks) and lifting what
 
 from __future__ import annotations
 
+import math
+
 from .limiter import ATTAINABLE, ATTAINABLE_PIPE, NEAR_PEAK, Limiter, _active_frac
 
 
@@ -56,6 +58,19 @@ def occupancy_share(m, lim: Limiter | None) -> float | None:
         return None
     T = m.time_ns
     return max(0.0, 1.0 - max(T * w_now / w_new, _floor(m, lim)) / T)
+
+
+def tail_share(m, lim: Limiter | None) -> float | None:
+    """A last partial wave (Nsight Compute's waves per SM w, 1 ≤ w < the tail bound): spread evenly, the
+    blocks take w/⌈w⌉ of the rounds — T' = max(T × w/⌈w⌉, the busiest resource's work at the rate tuned
+    kernels reach, floor). A kernel already near a resource's peak through its last wave cannot gain the
+    idle slots' time (the 21st held-back set's Gaussians: 1.29 waves at 75 % of the issue slots). None
+    without measured waves."""
+    if not m.waves_measured or m.waves_per_sm is None or m.waves_per_sm < 1.0 or not m.time_ns:
+        return None
+    T, w = m.time_ns, m.waves_per_sm
+    floor = _floor(m, lim) if lim is not None else (m.floor_ns or 0.0)
+    return max(0.0, 1.0 - max(T * w / math.ceil(w), floor) / T)
 
 
 def balance_share(m, lim: Limiter | None) -> float | None:
