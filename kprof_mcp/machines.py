@@ -11,6 +11,7 @@ shown. Pure data: nothing here reads a device.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -107,6 +108,43 @@ def calibrated(device_key: str | None) -> dict:
     if not device_key:
         return {}
     return _read(f"calibrated/{device_key}.json") or {}
+
+
+# The tensor-core dtypes a library GEMM's measured rates (``calibrated/<key>_gemm.json``, bf16) stand for, and
+# each one's rate relative to bf16's in the machine table (fp16 the same; TF32 half; FP8 twice).
+_GEMM_TENSOR = {
+    "bfloat16": "tensor_bf16",
+    "float16": "tensor_fp16",
+    "float32": "tensor_tf32",
+    "float8": "tensor_fp8",
+}
+
+
+def library_gemm_rate(
+    device_key: str | None, arch: str | None, dtype: str, flop_per_call: float
+) -> float | None:
+    """The FLOP/s a vendor-library GEMM of ``flop_per_call`` FLOPs attains on this device, measured
+    (``kprof_mcp/calibrated/<key>_gemm.json``: torch.matmul at a grid of shapes, clocks free): the median
+    rate of the measured shapes within a factor 2 of its FLOPs (the nearest, where none is), for another
+    tensor dtype scaled by the machine table's rate over bf16's. None where the device has no such
+    measurement. A GEMM's shape, not only its size, sets its rate (a K of 768 runs at 60 % of a K of 8192's
+    rate at the same FLOPs): the median stands for a shape not known."""
+    doc = _read(f"calibrated/{device_key}_gemm.json") if device_key and device_key.isidentifier() else None
+    pts = [(float(p["gflop"]) * 1e9, float(p["tflops"]) * 1e12) for p in (doc or {}).get("points", [])]
+    dtype = "float8" if dtype.startswith("float8") else dtype
+    if not pts or flop_per_call <= 0 or dtype not in _GEMM_TENSOR:
+        return None
+    near = sorted(r for f, r in pts if flop_per_call / 2 <= f <= 2 * flop_per_call)
+    if not near:
+        near = [min(pts, key=lambda p: abs(math.log(p[0] / flop_per_call)))[1]]
+    rate = near[len(near) // 2] if len(near) % 2 else 0.5 * (near[len(near) // 2 - 1] + near[len(near) // 2])
+    pipes = ((table().get("archs") or {}).get(arch or "") or {}).get("pipes") or {}
+    mine, base = pipes.get(_GEMM_TENSOR[dtype]) or {}, pipes.get("tensor_bf16") or {}
+    if dtype not in ("bfloat16", "float16"):
+        if not mine.get("rate") or not base.get("rate"):
+            return None
+        rate *= float(mine["rate"]) / float(base["rate"])
+    return rate
 
 
 def _rates(entries: dict, measured: dict, measured_only: tuple[str, ...] = ()) -> dict[str, Rate]:

@@ -244,6 +244,7 @@ def stage_metrics(
         waves_per_sm=waves,
         kernels=kernels,
         attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz),
+        flops=s.flops or None,
         **timing,
     )
 
@@ -308,8 +309,7 @@ def assess_stage(
     if device_kind != "cuda" or not s.peak_bytes_per_s:
         return StageAssessment(s, None, None, KeyIssue("cpu" if device_kind != "cuda" else "no_peaks"), share)
     if not s.has_model and not s.counters_measured:
-        # A command's stage timed without counters and without a FLOP/byte model: nothing to
-        # place on the roofline and nothing measured to classify with.
+        # A command's stage without counters or a FLOP/byte model: nothing to place or classify.
         return StageAssessment(s, None, None, KeyIssue("no_model"), share)
     m = stage_metrics(s, max_sm_mhz, kernel_busy, result, machine)
     d = _rounded(dx.diagnose(m))

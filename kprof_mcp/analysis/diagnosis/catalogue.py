@@ -3,6 +3,7 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 
 from __future__ import annotations
 
+from ... import machines
 from . import slices
 from .limiter import ATTAINABLE, NEAR_PEAK, PIPES, _tensor_for, dot_work, limiter
 from .metrics import (
@@ -304,11 +305,14 @@ def library_gemm_excess(m: Metrics) -> tuple[float, float] | None:
     so the time above it is work the model does not count (rows or positions computed and thrown away,
     padding) or a shape it handles badly (a dimension not a multiple of 8, an unaligned operand), or the
     library's slower method for the op (a fallback: im2col and a GEMM per sample where cuDNN runs one implicit
-    GEMM). Fixed, the GEMMs run the model's work at the attainable rate, and the other kernels keep their time
-    up to the model's bytes at the attainable bandwidth (T_bytes: all the stage's modelled traffic, an upper
-    bound of theirs); their time beyond it is the same method's (the fallback's unfolding kernels) and goes:
+    GEMM). Fixed, the GEMMs run the model's work at the rate one library GEMM of its FLOPs attains on this
+    device (measured: :func:`kprof_mcp.machines.library_gemm_rate`; the fix's GEMM count is not known, and one
+    GEMM of all the work is the fastest it can be; else 95 % of the tensor peak), never under the model's
+    bytes at the attainable bandwidth, and the other kernels keep
+    their time up to those bytes (T_bytes: all the stage's modelled traffic, an upper bound of theirs); their
+    time beyond it is the same method's (the fallback's unfolding kernels) and goes:
 
-        T'_k = T_att + min(T_k − T_gemm, T_bytes)
+        T'_k = max(F / rate(F), T_bytes) + min(T_k − T_gemm, T_bytes)
 
     → (kernel-time share 1 − T'_k/T_k, r). None when it does not apply."""
     if m.accounting is not None and m.accounting.measured:
@@ -325,8 +329,13 @@ def library_gemm_excess(m: Metrics) -> tuple[float, float] | None:
         return None
     bps = (m.dram_peak_bps or 0.0) * _DRAM_ATTAINABLE_PCT / 100.0
     others = kernels - gemm
-    kept = min(others, 1e9 * (m.bytes_model or 0.0) / bps) if bps else others
-    return max(0.0, 1.0 - (m.attainable_sol_ns + kept) / kernels), r
+    t_bytes = 1e9 * (m.bytes_model or 0.0) / bps if bps else 0.0
+    kept = min(others, t_bytes) if bps else others
+    machine = m.machine
+    lib = machines.library_gemm_rate
+    rate = lib(machine.device_key, machine.arch, m.dtype or "", m.flops) if machine and m.flops else None
+    needed = max(1e9 * m.flops / rate, t_bytes) if rate else m.attainable_sol_ns
+    return max(0.0, 1.0 - (needed + kept) / kernels), r
 
 
 def fence_share(m: Metrics, lim) -> tuple[float, float] | None:
