@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ... import machines
 from . import slices
-from .limiter import ATTAINABLE, NEAR_PEAK, PIPES, _tensor_for, dot_work, limiter
+from .limiter import ATTAINABLE, NEAR_PEAK, PIPES, _tensor_for, dot_work, limiter, stages_a_dot
 from .metrics import (
     _DRAM_ATTAINABLE_PCT,
     METRICS_ONLY_MAX_SHARE,
@@ -120,8 +120,7 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
     keep = {level: 1.0 / r, **{k: 1.0 / r for k in also}}
     # At L1 only the global accesses' part of L1 and of the LSU's issues goes; a dot's operands are staged in
     # shared memory (that traffic goes with the loads), without a dot shared memory's traffic stays.
-    staged = any(op.get("kind") == "dot" for op in m.ir_ops) if m.ir_ops else dot_work(m)  # the TTIR's tt.dot
-    if level == "l1" and not (m.tensor_work or staged):
+    if level == "l1" and not stages_a_dot(m):
         lsu, ld = a.pipe_inst.get("lsu"), a.global_ld_requests
         for key, part in (("l1", a.l1_global_share), ("lsu", min(1.0, ld / lsu) if lsu and ld else None)):
             keep[key] = 1.0 - (1.0 if part is None else part) * (1.0 - 1.0 / r)

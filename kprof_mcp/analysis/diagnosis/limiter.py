@@ -252,6 +252,18 @@ def dot_work(m) -> bool:
     return bool(shared and a.ffma_thread_inst and shared >= 0.01 * a.ffma_thread_inst)
 
 
+def stages_a_dot(m) -> bool:
+    """Whether the kernel stages operands in shared memory for a dot (on the tensor cores or the FMA pipes),
+    so that its shared-memory and L1 traffic goes with its loads: the model says tensor work, the TTIR has a
+    ``tt.dot``, or its SASS loop tensor-core instructions; with neither compiled view, :func:`dot_work`."""
+    if m.tensor_work or (m.ir_ops and any(op.get("kind") == "dot" for op in m.ir_ops)):
+        return True
+    loops = m.listing.loops if m.listing is not None else None
+    if loops:
+        return bool(loops.get("tensor_core"))
+    return False if m.ir_ops else dot_work(m)
+
+
 def issue_share(m, key: str, util: float) -> float:
     """The share of the SM's issue slots a pipe's busy time takes: a warp instruction issues 32
     threads' ops in one slot, four slots a clock per SM (one per scheduler, Volta and later), so a pipe of

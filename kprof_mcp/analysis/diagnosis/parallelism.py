@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .limiter import ATTAINABLE, ATTAINABLE_PIPE, NEAR_PEAK, Limiter, _active_frac
+from .limiter import ATTAINABLE, ATTAINABLE_PIPE, NEAR_PEAK, Limiter, _active_frac, stages_a_dot
 
 
 def _floor(m, lim: Limiter) -> float:
@@ -105,7 +105,7 @@ def _loop_without_dot(m) -> bool:
     global loads and no tensor-core instructions, so the loop's shared-memory traffic is its own per-step
     work (a block reduction, a layout change), not a dot's staged operands."""
     mix = m.listing.loops if m.listing is not None else None
-    return bool(mix) and mix.get("global_load", 0) > 0 and not mix.get("tensor_core") and not m.tensor_work
+    return bool(mix) and mix.get("global_load", 0) > 0 and not stages_a_dot(m)
 
 
 def wider_loads_share(m, lim: Limiter | None, latency: bool = True) -> tuple[float, float] | None:
