@@ -394,9 +394,9 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             # where to look (Nsight Compute mode gives its limiter). "That far": at least LIBRARY_SLOW times
             # the model's work at the attainable rate, as for a vendor GEMM; nearer the roof, the generic advice.
             if not any(o.cause == "move_work" for o in specific):
-                # Specific where the GPU samples show its longest kernel idle: the stage at its roof (h).
+                # Specific where the GPU samples show its longest kernel idle: that kernel's time goes, the rest stays.
                 serial = serial_kernel(m.top_activity)
-                share = h if serial and h is not None else latency
+                share = min(h, m.top_kernel[1]) if serial and h is not None else latency
                 add(specific if serial else generic, "move_work", share, _over_model_facts(m, lim), serial)
         elif (best is not None or h is not None) and not any(o.cause == "latency" for o in specific):
             top = m.accounting.stalls[0].reason if m.accounting is not None and m.accounting.stalls else None
