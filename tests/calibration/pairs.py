@@ -2031,3 +2031,63 @@ HELDOUT22_PAIRS = [
         "resource None)",
     ),
 ]
+
+# Twenty-third held-back set (blind: designed without the diagnosis code; causes committed before any GPU
+# number, see tests/calibration/recorded-heldout23/README.md).
+HELDOUT23_PAIRS = [
+    Pair(
+        "three projections of one input launched as three small matrix products where one over the concatenated "
+        "weights serves",
+        "calib_split_proj",
+        "v0",
+        "v1",
+        "few_blocks",
+        planted="Q, K and V of X [512, 4096] fp16 (W [4096, 1024] each, tl.dot on the tensor cores, tiles "
+        "[128, 128]) launched as three matrix products of 32 programs each, one after another: every launch "
+        "fills 32 of 132 SMs for its whole K loop; fix: one launch of 96 programs over [Wq | Wk | Wv] "
+        "concatenated once (a fused QKV projection); the same values (grids far below the SM count: "
+        "resource None)",
+    ),
+    Pair(
+        "a 32-bit xorshift generator stepped in 64-bit integers, masked back to 32 bits after every shift",
+        "calib_xorshift64",
+        "v0",
+        "v1",
+        "move_work",
+        planted="16 M states after 64 xorshift32 steps (x ^= x << 13; x ^= x >> 17; x ^= x << 5), the state "
+        "widened to int64 and masked with 0xFFFFFFFF after each left shift (as ported from Python/NumPy): every "
+        "shift, xor and mask emulated by two 32-bit integer instructions or more; fix: the state as uint32 "
+        "(wrap-around is the mask); the same values (the needed integer work by a costlier method: resource "
+        "alu)",
+        resource="alu",
+    ),
+    Pair(
+        "forward hooks left on every module computing activation statistics at every step",
+        "stat_hooks.py",
+        "bad",
+        "good",
+        "launch",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 5.4e8, "bytes": 2.0e7, "dtype": "float32", "tensor_cores": False}},
+        planted="inference on h [64, 512] fp32 through 8 blocks (layer norm, linear, GELU, linear, residual; "
+        "33 leaf modules, ~50 small kernels a step) with a forward hook on every leaf module storing "
+        "torch.stack([o.mean(), o.std(), o.abs().amax()]) (never read): ~4-5 more tiny kernels a module, ~150 "
+        "a step; fix: the hooks removed; the same outputs (the step bound by launching many tiny kernels: "
+        "resource None)",
+    ),
+    Pair(
+        "a rollback copy of the model taken with copy.deepcopy before every optimizer step",
+        "deepcopy_snapshot.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.6e9, "bytes": 5.0e7, "dtype": "float32", "tensor_cores": False}},
+        planted="a training step of an MLP of 8 blocks (linear 512 x 512, layer norm, GELU) on [128, 512] fp32, "
+        "MSE, SGD with momentum, with snap = copy.deepcopy(model) before the optimizer step (a Python walk of "
+        "25 modules and 24 new device tensors a step); fix: torch._foreach_copy_ into a copy made once; the "
+        "same losses and snapshot (CPU work between launches: resource None)",
+    ),
+]
