@@ -65,7 +65,8 @@ if not name.endswith(".py"):
         plan = pkg.version(v).build(inputs, p)
         # poisoned again: a version that fails to write cannot pass on the other's output (the packages name
         # their outputs differently: the plan's output is the tensor the version writes)
-        plan.output().fill_(float("nan"))
+        out = plan.output()  # NaN where it can hold one; an integer output gets its dtype's least value
+        out.fill_(float("nan") if out.is_floating_point() else torch.iinfo(out.dtype).min)
 
         def fn(plan=plan):
             return [st.fn() for st in plan.stages]
