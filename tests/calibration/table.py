@@ -48,6 +48,7 @@ from pairs import (  # noqa: E402
     HELDOUT20_PAIRS,
     HELDOUT21_PAIRS,
     HELDOUT22_PAIRS,
+    HELDOUT23_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -93,6 +94,7 @@ HELDOUT19 = HERE / "recorded-heldout19"  # issue 36: a nineteenth (2026-11-28, H
 HELDOUT20 = HERE / "recorded-heldout20"  # issue 36: a twentieth (2026-11-28, H100), judged once
 HELDOUT21 = HERE / "recorded-heldout21"  # issue 36: a twenty-first (2026-11-28, H100), judged once
 HELDOUT22 = HERE / "recorded-heldout22"  # issue 36: a twenty-second (2026-11-28, H100), judged once
+HELDOUT23 = HERE / "recorded-heldout23"  # issue 36: a twenty-third (2026-11-28, H100), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -126,6 +128,7 @@ BACK19_BEGIN, BACK19_END = "<!-- heldback19:begin -->", "<!-- heldback19:end -->
 BACK20_BEGIN, BACK20_END = "<!-- heldback20:begin -->", "<!-- heldback20:end -->"
 BACK21_BEGIN, BACK21_END = "<!-- heldback21:begin -->", "<!-- heldback21:end -->"
 BACK22_BEGIN, BACK22_END = "<!-- heldback22:begin -->", "<!-- heldback22:end -->"
+BACK23_BEGIN, BACK23_END = "<!-- heldback23:begin -->", "<!-- heldback23:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -217,6 +220,8 @@ def recorded_in(p) -> Path:
         return HELDOUT21
     if p in HELDOUT22_PAIRS:
         return HELDOUT22
+    if p in HELDOUT23_PAIRS:
+        return HELDOUT23
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -408,6 +413,12 @@ def heldout22_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT22_PAIRS]
 
 
+def heldout23_rows() -> list[dict]:
+    """The twenty-third held-back set (recorded-heldout23/, on an H100), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT23_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -477,6 +488,14 @@ def judge(r: dict) -> dict:
 def markdown(table: list[dict]) -> list[str]:
     def f(v, d=1, suffix=""):
         return "n/a" if v is None else f"{v:.{d}f}{suffix}"
+
+    def cell(r: dict) -> dict:  # a "|" in a design's words would end its cell
+        return {
+            **r,
+            **{k: r[k].replace("|", "\\|") for k in ("pair", "planted", "top") if isinstance(r.get(k), str)},
+        }
+
+    table = [cell(r) for r in table]
 
     after = any("after" in r for r in table)
     lines = [
@@ -559,6 +578,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK20_BEGIN, BACK20_END): text(heldout20_rows())} if BACK20_BEGIN in DOC.read_text() else {}),
         **({(BACK21_BEGIN, BACK21_END): text(heldout21_rows())} if BACK21_BEGIN in DOC.read_text() else {}),
         **({(BACK22_BEGIN, BACK22_END): text(heldout22_rows())} if BACK22_BEGIN in DOC.read_text() else {}),
+        **({(BACK23_BEGIN, BACK23_END): text(heldout23_rows())} if BACK23_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -612,6 +632,7 @@ def main() -> int:
                 BACK20_BEGIN: "\nTwentieth held-back set (recorded-heldout20/: new classes, built and recorded by someone else):",
                 BACK21_BEGIN: "\nTwenty-first held-back set (recorded-heldout21/: new classes, built and recorded by someone else):",
                 BACK22_BEGIN: "\nTwenty-second held-back set (recorded-heldout22/: new classes, built and recorded by someone else):",
+                BACK23_BEGIN: "\nTwenty-third held-back set (recorded-heldout23/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",
