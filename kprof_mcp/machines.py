@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -120,6 +121,13 @@ _GEMM_TENSOR = {
 }
 
 
+@cache
+def _gemm_points(device_key: str | None) -> tuple[tuple[float, float], ...]:
+    """(FLOPs, FLOP/s) of each shape in ``calibrated/<key>_gemm.json``, read once; () without the file."""
+    doc = _read(f"calibrated/{device_key}_gemm.json") if device_key and device_key.isidentifier() else None
+    return tuple((float(p["gflop"]) * 1e9, float(p["tflops"]) * 1e12) for p in (doc or {}).get("points", []))
+
+
 def library_gemm_rate(
     device_key: str | None, arch: str | None, dtype: str, flop_per_call: float
 ) -> float | None:
@@ -129,15 +137,14 @@ def library_gemm_rate(
     tensor dtype scaled by the machine table's rate over bf16's. None where the device has no such
     measurement. A GEMM's shape, not only its size, sets its rate (a K of 768 runs at 60 % of a K of 8192's
     rate at the same FLOPs): the median stands for a shape not known."""
-    doc = _read(f"calibrated/{device_key}_gemm.json") if device_key and device_key.isidentifier() else None
-    pts = [(float(p["gflop"]) * 1e9, float(p["tflops"]) * 1e12) for p in (doc or {}).get("points", [])]
+    pts = _gemm_points(device_key)
     dtype = "float8" if dtype.startswith("float8") else dtype
     if not pts or flop_per_call <= 0 or dtype not in _GEMM_TENSOR:
         return None
-    near = sorted(r for f, r in pts if flop_per_call / 2 <= f <= 2 * flop_per_call)
+    near = [r for f, r in pts if flop_per_call / 2 <= f <= 2 * flop_per_call]
     if not near:
         near = [min(pts, key=lambda p: abs(math.log(p[0] / flop_per_call)))[1]]
-    rate = near[len(near) // 2] if len(near) % 2 else 0.5 * (near[len(near) // 2 - 1] + near[len(near) // 2])
+    rate = statistics.median(near)
     pipes = ((table().get("archs") or {}).get(arch or "") or {}).get("pipes") or {}
     mine, base = pipes.get(_GEMM_TENSOR[dtype]) or {}, pipes.get("tensor_bf16") or {}
     if dtype not in ("bfloat16", "float16"):

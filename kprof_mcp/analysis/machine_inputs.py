@@ -97,7 +97,7 @@ def _mma_evidence(s: StageResult) -> str | None:
     if mix:
         static = mix.get("tensor_core", 0)
         return (ran or f"{static} tensor-core instructions in its SASS") if static else None
-    return ran if ran and any(k in n.lower() for n in kernel_names(s) for k in DOT_NAMES) else None
+    return ran if ran and any(k in name.lower() for name in kernel_names(s) for k in DOT_NAMES) else None
 
 
 def tensor_as_ran(s: StageResult, result: ProfileResult | None) -> tuple[StageResult, str | None]:

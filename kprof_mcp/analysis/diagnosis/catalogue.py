@@ -307,9 +307,9 @@ def library_gemm_excess(m: Metrics) -> tuple[float, float] | None:
     GEMM). Fixed, the GEMMs run the model's work at the rate one library GEMM of its FLOPs attains on this
     device (measured: :func:`kprof_mcp.machines.library_gemm_rate`; the fix's GEMM count is not known, and one
     GEMM of all the work is the fastest it can be; else 95 % of the tensor peak), never under the model's
-    bytes at the attainable bandwidth, and the other kernels keep
-    their time up to those bytes (T_bytes: all the stage's modelled traffic, an upper bound of theirs); their
-    time beyond it is the same method's (the fallback's unfolding kernels) and goes:
+    bytes at the attainable bandwidth, and the other kernels keep their time up to those bytes (T_bytes: all
+    the stage's modelled traffic, an upper bound of theirs); their time beyond it is the same method's (the
+    fallback's unfolding kernels) and goes:
 
         T'_k = max(F / rate(F), T_bytes) + min(T_k − T_gemm, T_bytes)
 
@@ -330,9 +330,12 @@ def library_gemm_excess(m: Metrics) -> tuple[float, float] | None:
     others = kernels - gemm
     t_bytes = 1e9 * (m.bytes_model or 0.0) / bps if bps else 0.0
     kept = min(others, t_bytes) if bps else others
-    machine = m.machine
-    lib = machines.library_gemm_rate
-    rate = lib(machine.device_key, machine.arch, m.dtype or "", m.flops) if machine and m.flops else None
+    mach = m.machine
+    rate = (
+        machines.library_gemm_rate(mach.device_key, mach.arch, m.dtype or "", m.flops)
+        if mach and m.flops
+        else None
+    )
     needed = max(1e9 * m.flops / rate, t_bytes) if rate else m.attainable_sol_ns
     return max(0.0, 1.0 - (needed + kept) / kernels), r
 
