@@ -9,14 +9,16 @@ stage, the median over rounds of each engine's per-iteration kernel time (sum of
 kernel durations) and GPU span, their ratio, and whether the diagnosis (bottleneck, root cause's
 first words, the top opportunity) is the same; PASS when the kernel times agree within 2 %.
 The first Nsight Systems profile of each version is copied to ``DIR/fixtures/<kernel>_<version>/``
-(``timeline.sqlite``, ``capture.json``, ``profiler.json``, ``result.json``, ``contract.md``) to
-become a CPU test fixture (tests/fixtures/h100_nsys/).
+(``timeline.sqlite.xz``, ``capture.json``, ``profiler.json``, ``result.json``, ``contract.md``) to
+become a CPU test fixture (tests/fixtures/h100_nsys/; the SQLite export kept xz-compressed there since
+2026-11-28, as the device tool carries the tree, 64 MiB at most).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import lzma
 import shutil
 import statistics
 import sys
@@ -30,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 TARGET = 0.02
 PAIRS = [("two_streams", "v0"), ("two_streams", "v1"), ("tiny_chain", "v0"), ("tiny_chain", "v1")]
-KEEP = ("timeline.sqlite", "capture.json", "profiler.json", "result.json", "contract.md")
+KEEP = ("capture.json", "profiler.json", "result.json", "contract.md")  # and timeline.sqlite, as .xz
 
 
 def main() -> int:
@@ -73,6 +75,13 @@ def main() -> int:
                     for f in KEEP:
                         if (o.profile_dir / f).is_file():
                             shutil.copy(o.profile_dir / f, dst / f)
+                    if (o.profile_dir / "timeline.sqlite").is_file():  # as `xz -9e` writes it
+                        (dst / "timeline.sqlite.xz").write_bytes(
+                            lzma.compress(
+                                (o.profile_dir / "timeline.sqlite").read_bytes(),
+                                preset=9 | lzma.PRESET_EXTREME,
+                            )
+                        )
                 first = (
                     o.contract.split("**Root cause**: ")[1].split(".")[0]
                     if "**Root cause**" in o.contract

@@ -163,6 +163,43 @@ def packed(path: Path):
     return (lzma.open if path.suffix == ".xz" else gzip.open)(path, "rb")
 
 
+def unpacked(path: Path) -> Path:
+    """A readable ``path`` for a SQLite recording kept as ``<path>.xz`` (tests/fixtures/h100_nsys since
+    2026-11-28: the device tool carries the tree, 64 MiB at most): ``path`` itself where it exists,
+    otherwise a decompressed copy of the same file name in a per-user cache under the temporary
+    directory, one folder per content hash of the ``.xz``. The copy is written under a temporary name
+    and renamed into place, so pytest-xdist workers decompressing at once never see a partial file.
+    Only the file: where a reader wants its siblings (capture.json, profiler.json, ...), copy the folder
+    and write this into the copy."""
+    import hashlib
+    import lzma
+    import shutil
+    import tempfile
+
+    path = Path(path)
+    if path.exists():
+        return path
+    xz = path.with_name(path.name + ".xz")
+    digest = hashlib.sha256(xz.read_bytes()).hexdigest()[:16]
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    cache = Path(tempfile.gettempdir()) / f"kprof-fixtures-{user}" / digest
+    out = cache / path.name
+    if out.is_file():
+        return out
+    cache.mkdir(parents=True, exist_ok=True)
+    fd, part = tempfile.mkstemp(dir=cache, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as dst, lzma.open(xz, "rb") as src:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        os.chmod(part, 0o644)
+        os.replace(part, out)
+    except BaseException:
+        if os.path.exists(part):
+            os.unlink(part)
+        raise
+    return out
+
+
 def h100_dir(kernel: str, version: str) -> Path:
     (d,) = [p for p in (H100 / kernel).glob(f"*/*-{version}") if p.is_dir()]
     return d

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import unpacked
 
 from kprof_mcp.engine import Config, Engine, KprofError, render_profile
 from kprof_mcp.models import ProfileResult
@@ -346,7 +347,7 @@ def test_stages_from_recorded_h100_traces_of_both_recorders():
     from kprof_mcp.parsers import kineto, nsys
 
     fx = ROOT / "tests" / "fixtures"
-    by_nsys = nsys.load_sqlite(fx / "h100_nsys" / "tiny_chain_v0" / "timeline.sqlite")
+    by_nsys = nsys.load_sqlite(unpacked(fx / "h100_nsys" / "tiny_chain_v0" / "timeline.sqlite"))
     by_kineto = kineto.load_trace(fx / "h100_timeline" / "tiny_chain_v0" / "trace.json")
     medians = []
     for tr in (by_nsys, by_kineto):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import packed
+from conftest import packed, unpacked
 
 from kprof_mcp.analysis import idle
 from kprof_mcp.analysis.command import stage_static
@@ -98,7 +98,7 @@ def test_a_process_without_ranges_is_mostly_start_up_and_one_off_loads():
     """The start-up probe (imports, lazy module loads, a few kernels): the GPU is busy 0.3 % of the
     run; the advice is not launch overhead but that the host's own time dominates."""
     b = idle.breakdown(
-        nsys.load_sqlite(ROOT / "fixtures" / "h100_nsys" / "probe.sqlite"), process=True
+        nsys.load_sqlite(unpacked(ROOT / "fixtures" / "h100_nsys" / "probe.sqlite")), process=True
     ).to_dict()
     assert b["busy_ns"] / b["window_ns"] < 0.01
     assert b["parts_ns"]["host"] > 0.9 * b["window_ns"]

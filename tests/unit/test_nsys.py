@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import unpacked
 
 from kprof_mcp.analysis import timeline as T
 from kprof_mcp.parsers import kineto
@@ -17,7 +18,7 @@ from kprof_mcp.parsers import nsys as P
 from kprof_mcp.tools import nsys as N
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "h100_nsys"
-DB = FIX / "probe.sqlite"
+DB = unpacked(FIX / "probe.sqlite")  # kept as probe.sqlite.xz (README.md)
 GEMM = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
 ITERS = 5
 

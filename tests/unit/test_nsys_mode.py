@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import unpacked
 
 from kprof_mcp import render
 from kprof_mcp.engine import KprofError
@@ -24,7 +25,9 @@ NAMES = ["two_streams_v0", "two_streams_v1", "tiny_chain_v0", "tiny_chain_v1"]
 
 def _read_back(name: str, tmp_path: Path) -> tuple[ProfileResult, ProfileResult]:
     work = tmp_path / name
-    shutil.copytree(NSYS / name, work)
+    # The recorded folder, its timeline.sqlite kept as timeline.sqlite.xz (h100_nsys/README.md).
+    shutil.copytree(NSYS / name, work, ignore=shutil.ignore_patterns("*.xz"))
+    shutil.copyfile(unpacked(NSYS / name / "timeline.sqlite"), work / "timeline.sqlite")
     recorded = ProfileResult.model_validate_json((NSYS / name / "result.json").read_text())
     req = ProfileRequest(**recorded.request)
     import json

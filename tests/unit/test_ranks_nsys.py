@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import packed
+from conftest import packed, unpacked
 
 from kprof_mcp import render
 from kprof_mcp.analysis.nsys_ranks import BY_DEVICE, BY_FIRST_CALL, rank_processes, split_stages
@@ -126,12 +126,13 @@ def test_the_nsys_contract_names_rank_1_the_straggler(sqlite, tmp_path):
     assert f"{late / MS:.1f} ms per step" in contract
 
 
-SINGLE = sorted((FIX / "h100_nsys").glob("*_v*/timeline.sqlite"))
+SINGLE = sorted({p.parent for p in (FIX / "h100_nsys").glob("*_v*/timeline.sqlite*")})  # kept as .xz
 
 
-@pytest.mark.parametrize("path", SINGLE, ids=[p.parent.name for p in SINGLE])
-def test_a_single_process_report_is_not_split(path):
-    assert load_processes(path) is None
+@pytest.mark.parametrize("run", SINGLE, ids=[p.name for p in SINGLE])
+def test_a_single_process_report_is_not_split(run):
+    assert len(SINGLE) == 4
+    assert load_processes(unpacked(run / "timeline.sqlite")) is None
 
 
 def test_a_single_process_command_reads_back_as_recorded(tmp_path):
