@@ -2091,3 +2091,67 @@ HELDOUT23_PAIRS = [
         "same losses and snapshot (CPU work between launches: resource None)",
     ),
 ]
+
+
+# The twenty-fourth held-back set (designed blind; recorded-heldout24/README.md): causes and resources set from the
+# designs before any GPU number.
+HELDOUT24_PAIRS = [
+    Pair(
+        "per-program partial sums merged into one buffer under one spin lock (the layer-norm backward's "
+        "GROUP_SIZE_M = 1)",
+        "calib_lock_partials",
+        "v0",
+        "v1",
+        "atomics",
+        planted="dw = sum over 67584 rows of dy * xhat ([67584, 1024] fp16 each) by 264 programs of 256 rows, "
+        "each merging its partial [1024] fp32 into a shared buffer under a lock taken by tl.atomic_cas and "
+        "released by tl.atomic_xchg (Triton's layer-norm tutorial) with one lock and one buffer: the 264 merges "
+        "queue on one address, one after another; fix: 64 locks and buffers (program p takes p % 64), summed "
+        "by a finishing kernel; the same sums (contended atomics on the lock: resource None)",
+    ),
+    Pair(
+        "a grouped linear layer multiplied as one dense matrix over its block-diagonal weight",
+        "calib_blockdiag",
+        "v0",
+        "v1",
+        "move_work",
+        planted="out = X [8192, 4096] fp16 times a grouped weight of 8 blocks [512, 512] (a grouped 1x1 "
+        "convolution), computed as one dense tl.dot GEMM over torch.block_diag of the blocks [4096, 4096]: 64 K "
+        "steps a tile, 56 of them multiplying zero blocks (275 GFLOP for 34 needed); fix: the grouped GEMM, the "
+        "group a grid axis, each program its slice of X by its block (8 K steps); the same values (the needed "
+        "products done by a costlier method on the tensor cores: resource tensor)",
+        resource="tensor",
+    ),
+    Pair(
+        "a Triton kernel defined inside the function that launches it (a new JITFunction, its cache looked up "
+        "and its binary loaded, at every step)",
+        "jit_per_call.py",
+        "bad",
+        "good",
+        "first_call",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 5.5e11, "bytes": 8.0e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a step of RMSNorm (a Triton kernel, one program a row) on x [8192, 4096] bf16 then gelu(h W1) "
+        "W2 (W1, W2 [4096, 4096], cuBLAS) with the RMSNorm's @triton.jit inside the wrapper called every step: "
+        "a new JITFunction each call, so every step rebuilds its binder, re-hashes its source, reads the "
+        "compiled kernel back from Triton's disk cache and loads a new module; fix: the kernel defined once at "
+        "module level; the same outputs (a one-off JIT cost paid at every step: resource None)",
+    ),
+    Pair(
+        "a Python line tracer left installed while the model runs (a debugger's or coverage tool's "
+        "sys.settrace hook)",
+        "line_tracer.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 3.2e9, "bytes": 1.1e8, "dtype": "float32", "tensor_cores": False}},
+        planted="inference on h [64, 512] fp32 through 12 residual blocks (LayerNorm, Linear 512 x 2048, GELU, "
+        "Linear 2048 x 512, Dropout in eval; ~60 small kernels a step) with a coverage-style line tracer "
+        "(sys.settrace counting every executed line) installed around the loop: the tracer runs at every line "
+        "of every nn.Module call on the host while the GPU idles; fix: no tracer; the same outputs (CPU work "
+        "between launches: resource None)",
+    ),
+]
