@@ -2131,8 +2131,8 @@ HELDOUT24_PAIRS = [
         "first_call",
         mode="nsys",
         command=True,
-        models={"step": {"flops": 5.5e11, "bytes": 8.0e8, "dtype": "bfloat16", "tensor_cores": True}},
-        planted="a step of RMSNorm (a Triton kernel, one program a row) on x [8192, 4096] bf16 then gelu(h W1) "
+        models={"step": {"flops": 2.75e11, "bytes": 4.0e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a step of RMSNorm (a Triton kernel, one program a row) on x [4096, 4096] bf16 then gelu(h W1) "
         "W2 (W1, W2 [4096, 4096], cuBLAS) with the RMSNorm's @triton.jit inside the wrapper called every step: "
         "a new JITFunction each call, so every step rebuilds its binder, re-hashes its source, reads the "
         "compiled kernel back from Triton's disk cache and loads a new module; fix: the kernel defined once at "

@@ -8,13 +8,14 @@ documentation of triton.jit (kernels are JIT-compiled at their first launch and 
 its specialisation), Triton's cache (TRITON_CACHE_DIR: compiled kernels kept on disk and loaded from there by a
 new JITFunction); the PyTorch performance tuning guide (one-off costs kept out of the loop).
 
-Stage ``step`` (one ``kprof.range`` per step): x [8192, 4096] bf16; h = RMSNorm(x) by a Triton kernel (one
+Stage ``step`` (one ``kprof.range`` per step): x [4096, 4096] bf16; h = RMSNorm(x) by a Triton kernel (one
 program a row); then y = gelu(h W1) W2 (W1, W2 [4096, 4096] bf16, cuBLAS); y's mean kept. Bad: the RMSNorm's
 @triton.jit inside the function called every step. Good: the same kernel defined once at module level.
 
-Per design (H100/H200): the good step ~1 ms (550 GFLOP on the tensor cores plus the RMSNorm's 128 MB);
-the bad step adds the per-call JIT work on the host (binder, source hash, disk-cache read, cuModuleLoad:
-several ms) while the GPU idles: ~3-8x. The extra time is a one-off cost (compilation-cache lookup and module
+Per design (H100/H200): the good step ~0.4-0.5 ms, GPU-bound (275 GFLOP on the tensor cores plus the RMSNorm's
+64 MB); the bad step adds the per-call JIT work on the host (a JITFunction built, its source hashed, the disk
+cache read, a module loaded: ~1.5-3 ms, timed at ~2.4 ms without the module load on a slow 2-core host) while
+the GPU, its work done, idles: ~3-7x. The extra time is a one-off cost (compilation-cache lookup and module
 load) paid at every step (cause "first_call"), resource None.
 
     python jit_per_call.py --variant bad --steps 20
@@ -35,7 +36,7 @@ from _common import parser, run  # noqa: E402
 
 import kprof  # noqa: E402
 
-ROWS, D = 8192, 4096
+ROWS, D = 4096, 4096
 
 
 @triton.jit
