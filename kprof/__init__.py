@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 from typing import Any, Callable
 
 __all__ = ["range"]
@@ -38,6 +39,9 @@ OCCURRENCES: dict[str, int] = {}
 # range, which is not bound to the thread that opened it, so kernels that autograd launches from its
 # own thread (a backward pass) are seen inside the range the user's thread entered.
 CROSS_THREAD = False
+# Set by kprof-mcp's plain pass (a command run again without a profiler, beside its Nsight Systems
+# trace): each range's entry times (time.perf_counter_ns), from which the step's unprofiled time comes.
+ENTRIES: dict[str, list[int]] | None = None
 
 
 class range:  # noqa: N801 — reads as a context manager, like torch.profiler.record_function
@@ -51,6 +55,8 @@ class range:  # noqa: N801 — reads as a context manager, like torch.profiler.r
 
     def __enter__(self) -> range:
         OCCURRENCES[self.name] = OCCURRENCES.get(self.name, 0) + 1
+        if ENTRIES is not None:
+            ENTRIES.setdefault(self.name, []).append(time.perf_counter_ns())
         undo = []
         torch = sys.modules.get("torch")
         nvtx_done = False

@@ -27,7 +27,7 @@ def read_record(path: Path) -> dict[str, Any] | None:
         return {"status": "error", "kind": "crash", "message": f"the child's record cannot be read: {why}"}
     if not isinstance(record, dict):
         return None
-    if record.get("status") == "ok" and "correctness" not in record and "calibration" not in record:
+    if record.get("status") == "ok" and not {"correctness", "calibration", "plain"} & record.keys():
         dirs = record.get("work_dir"), record.get("profile_dir")
         if not all(isinstance(d, str) and d for d in dirs):
             return {

@@ -231,6 +231,7 @@ class Record:
     returncode: int | None = None  # the process' exit status (a profiler's, when one wrapped it)
     wall_s: float = 0.0  # the process' wall time
     warm_worker: bool = False  # it ran in a warm worker (:mod:`kprof_mcp.warm`)
+    plain: dict[str, Any] | None = None  # nsys mode's plain pass: its ranges' entry times (child.command)
 
 
 # Failures a reused warm worker could have caused (a package that did not re-import cleanly, state
@@ -342,6 +343,7 @@ def run_profile(
             work_dir=record.get("work_dir", ""),
             profile_dir=record.get("profile_dir", ""),
             correctness=record.get("correctness"),
+            plain=record.get("plain") if isinstance(record.get("plain"), dict) else None,
             log=log,
             returncode=rc,
             wall_s=round(ended.wall, 3),

@@ -21,7 +21,15 @@ from ..models import ProfileResult, ResultWarning, StageResult
 from . import diagnosis as dx
 from .accounting import account
 from .idle import idle_owner
-from .machine_inputs import as_ran, dot_on_fma_pipes, elem_bytes, host_floor_share, machine_for, model_inputs
+from .machine_inputs import (
+    as_ran,
+    dot_on_fma_pipes,
+    elem_bytes,
+    host_floor_share,
+    kernel_busy,
+    machine_for,
+    model_inputs,
+)
 from .occupancy import Occupancy, of_result
 from .peaks import (
     ROOFLINE_COMPUTE_ATTAINABLE_LOCKED_PCT,
@@ -431,36 +439,12 @@ def _root_cause(result: ProfileResult, main: StageAssessment) -> RootCause:
     return RootCause("diagnosis", main.diagnosis.root_cause)
 
 
-def _kernel_busy(result: ProfileResult) -> dict[str, float]:
-    """Per stage, the share of its run its kernels are busy: of its timeline span, or in event
-    mode of its launch-inclusive time when it launches several kernels per run (a single launch's
-    latency is hidden by the next launch in an application). 1 otherwise. Kernel-level gains are
-    scaled by it, so they rank against the launch overhead on the same base: the run as the
-    host sees it (a 33x faster kernel in a run that is 92 % launch gaps saves 8 %, not 3200 %)."""
-    out = {}
-    for row in (result.timeline or {}).get("stages", []):
-        # A plan's stage: its GPU span per iteration. A command's range: its wall time per occurrence
-        # (a range that only launches its kernels is shorter than they are, and counts as busy).
-        t, span = (
-            row.get("gpu_time_ns_median"),
-            row.get("gpu_span_ns_median") or row.get("cpu_range_ns_median"),
-        )
-        if t and span:
-            out[row["stage"]] = min(1.0, t / span)
-    if not result.timeline:
-        for s in result.stages:
-            launches = sum(k.launches_per_run for k in s.kernel_times)
-            if s.launch_timing is not None and launches > 1 and s.launch_timing.median_ns > 0:
-                out[s.name] = min(1.0, s.timing.median_ns / s.launch_timing.median_ns)
-    return out
-
-
 def assess(result: ProfileResult) -> Assessment:
     """The whole profile's assessment (see the module docstring)."""
     result = as_ran(result)  # each stage's pipe as its kernels ran it, not as its model declared
     total = sum(s.timing.median_ns for s in result.stages) or 1.0
     launch = _launch(result)
-    busy = _kernel_busy(result)
+    busy = kernel_busy(result)
     machine = machine_for(result)
     stages = [
         assess_stage(

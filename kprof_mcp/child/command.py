@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from ..capture.recording import CommandCapture, label_of
 from ..models import DeviceState, ProfileRequest
 from ..protocol import ExpectedError, progress
 from ..removal import remove_tree
+
+PLAIN_MAX_ENTRIES = 10_000  # a range's entry times kept by the plain pass
 
 
 def _peaks(dev: DeviceState, req: ProfileRequest) -> dict[str, Any]:
@@ -69,8 +72,12 @@ def run(req: ProfileRequest) -> dict[str, Any]:
         classify=classify_failure,
     )
     cc.phase("import_torch_device")
+    plain = None
     try:
-        mode.capture_command(cc)
+        if req.plain_steps_only:
+            plain = _plain(cc)
+        else:
+            mode.capture_command(cc)
     except (ModeError, ExpectedError) as e:
         _unchanged(work_dir, made)
         message = str(e)
@@ -84,7 +91,25 @@ def run(req: ProfileRequest) -> dict[str, Any]:
             remove_tree(work_dir)
         raise
     _unchanged(work_dir, made)
+    if plain is not None:  # nothing of it is kept but its entry times
+        remove_tree(work_dir)
+        return {"status": "ok", "plain": plain}
     return {"status": "ok", "work_dir": str(work_dir), "profile_dir": str(final_dir)}
+
+
+def _plain(cc: CommandCapture) -> dict[str, Any]:
+    """nsys mode's plain pass: the command run as ``python ...`` would, no profiler, each ``kprof.range``'s
+    entry times (``time.perf_counter_ns``, at most ``PLAIN_MAX_ENTRIES`` a range) and the time its GPU work
+    ended (the capture synchronises after the command)."""
+    import kprof
+
+    kprof.ENTRIES = {}
+    try:
+        cc.run()
+        end = time.perf_counter_ns()
+    finally:
+        entries, kprof.ENTRIES = kprof.ENTRIES or {}, None
+    return {"entries": {k: v[:PLAIN_MAX_ENTRIES] for k, v in list(entries.items())[:200]}, "end_ns": end}
 
 
 def _unchanged(work_dir: Path, made: os.stat_result) -> None:

@@ -23,6 +23,7 @@ from .catalogue import checked_package, confine, root_of
 from .command import check_command_targets, output_tail
 from .config import KprofError
 from .phases import Phases
+from .plain import plain_pass
 from .specs import CompareSpec, ProfileOutcome, ProfileSpec, SweepSpec, checked_dirs, with_clock
 from .state import EngineState, with_workers
 
@@ -282,6 +283,9 @@ def _run_unfinished(
             if prepare:
                 req, prep = _prepare(spec, req, launch, warm, prep_key, Path(scratch), on_progress, control)
                 phases.close("preparation")
+            if req.command and mode.name == "nsys" and launch.prefix:  # the step's time without the tracer
+                req = plain_pass(req, spec.timeout, on_progress, control)
+                phases.close("plain_pass")
             started = time.time()
             record = _run_profiled(spec, req, mode, launch, prep, prep_key, on_progress, control)
             work_dir, final_dir = checked_dirs(record, req.out_root, started)

@@ -128,6 +128,12 @@ class ProfileRequest(BaseModel):
     # child then runs ``python -m X`` only as X's file under the working directory, read once, and
     # pytest with kprof's own --rootdir/--confcutdir/-c there. None: ``kprof run``, the user's own.
     command_root: str | None = None
+    # nsys mode's plain pass (a command only): the command run once more without a profiler, its ranges'
+    # entry times recorded and nothing else (``plain_steps_only``); the engine hands its step time to the
+    # traced run (``plain_steps``: {"range", "occurrences", "step_ns"}), against which the timeline's
+    # what-ifs are taken (:func:`kprof_mcp.analysis.replay.gains`).
+    plain_steps_only: bool = False
+    plain_steps: dict[str, Any] | None = None
 
     @property
     def mode(self) -> str:
@@ -176,6 +182,10 @@ class ProfileRequest(BaseModel):
         fields = {**OPTION_DEFAULTS, **shared.pop("options"), **shared}
         if fields.get("command_root") is None:  # a kernel's request and `kprof run`'s keep their keys
             fields.pop("command_root", None)
+        if not fields.get("plain_steps_only"):  # nor does a request without nsys mode's plain pass
+            fields.pop("plain_steps_only", None)
+        if fields.get("plain_steps") is None:
+            fields.pop("plain_steps", None)
         return {**{k: fields.pop(k) for k in FLAT_ORDER if k in fields}, **fields}  # any other after them
 
     def with_options(self, **values: Any) -> ProfileRequest:

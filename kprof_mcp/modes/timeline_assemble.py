@@ -43,7 +43,7 @@ def _command_timeline(
     tl = tl_lib.analyze(tr, [], sm_count)
     tl.engine = engine
     if use_cuda:
-        tl.idle = _idle(tr, found if by == "range" else [])
+        tl.idle = _idle(tr, found if by == "range" else [], getattr(req, "plain_steps", None))
     tl.stages = [
         {
             "stage": st.name,
@@ -69,12 +69,14 @@ def _command_timeline(
     return stages, tl, warnings, by, tr
 
 
-def _idle(tr, found) -> dict[str, Any]:
+def _idle(tr, found, plain: dict[str, Any] | None = None) -> dict[str, Any]:
     """Where a command's wall time went (:mod:`kprof_mcp.analysis.idle`): over its stages' kept
     occurrences (first start to last end), or with no ranges over the whole recorded process (its
     first CUDA call to its last GPU activity: start-up, module loading and the host's own work are
     then part of the answer). ``replay``: each idle cause's replayed step time over the same window
-    (:func:`kprof_mcp.analysis.replay.gains`), from which the diagnosis takes its estimates."""
+    (:func:`kprof_mcp.analysis.replay.gains`), from which the diagnosis takes its estimates; against the
+    step timed without a profiler where nsys mode's plain pass timed one (``plain``: a range's step,
+    :func:`kprof_mcp.engine.plain.step_of`)."""
     from ..analysis import idle, replay
 
     spans = [st.span for st in found if st.span]
@@ -84,7 +86,7 @@ def _idle(tr, found) -> dict[str, Any]:
         return {
             **idle.breakdown(tr, lo, hi, occ).to_dict(),
             "scope": "ranges",
-            "replay": replay.gains(tr, lo, hi, occ),
+            "replay": replay.gains(tr, lo, hi, occ, plain_ns=(plain or {}).get("step_ns")),
         }
     starts = [float(df["start"].min()) for df in (tr.api, tr.kernels) if not df.empty]
     ends = [float(df["end"].max()) for df in (tr.api, tr.kernels, tr.memops) if not df.empty]

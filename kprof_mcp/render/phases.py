@@ -16,6 +16,7 @@ WORDS = {
     "clock_lock": "locking the SM clock (nvidia-smi -lgc; ~0 when kept from an earlier job)",
     "checks_and_setup": "checking the request again, the mode's launch",
     "preparation": "compile, autotune, correctness outside the profiler",
+    "plain_pass": "the command run once without a profiler, its steps timed (nsys mode)",
     "runner": "the runner around the profiling process (request, record)",
     "worker_start_handoff_and_write": "starting the process or handing the job to the warm worker; writing its artifacts",
     "import_torch": "importing torch",

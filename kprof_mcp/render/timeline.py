@@ -239,6 +239,16 @@ def where_the_wall_time_went(idle: dict) -> list[str]:
         "accounting).",
     ]
     out += table(["Part", "Total (µs)", "Per occurrence (µs)", "% of wall"], rows)
+    rp = idle.get("replay") or {}
+    if rp.get("base_ns") and rp.get("recorded_ns"):
+        out += [
+            "",
+            f"Without a profiler the step took {us(rp['plain_ns'])} µs (the plain pass: the command run once more, "
+            f"its steps timed by their ranges), {us(rp['recorded_ns'])} µs as traced "
+            f"({float(rp['recorded_ns']) / float(rp['plain_ns']):.2f}×: the tracer's cost on the host). The "
+            "what-ifs are replayed with the host's time scaled by "
+            f"{float(rp['host_scale']):.2f} to the plain step and their gains taken against it.",
+        ]
     calls = []
     for key, label in (
         ("sync_calls", "Syncs"),

@@ -26,9 +26,26 @@ def kept_sqlite(pair_dir: Path, role: str) -> Path | None:
     return next((f for ext in ("gz", "xz") if (f := Path(pair_dir) / f"{role}.sqlite.{ext}").exists()), None)
 
 
-def idle_with_replay(pair_dir: Path, role: str) -> dict[str, Any] | None:
+def plain_step(pair_dir: Path, role: str) -> float | None:
+    """The step of ``role`` ("bad" or "good") timed without a profiler by the recording itself (measured.json
+    beside the pair's folder: its ``step_ns`` median), or None. What nsys mode's plain pass measures
+    (:mod:`kprof_mcp.engine.plain`, 2026-11-28) for a recording made before it: the unprofiled step of the
+    same version, never its fix's."""
+    m = Path(pair_dir).parent / "measured.json"
+    if not m.exists():
+        return None
+    for name, p in json.loads(m.read_text()).get("pairs", {}).items():
+        steps = (p.get("step_ns") or {}).get(role)
+        if "".join(c if c.isalnum() else "_" for c in name).strip("_") == Path(pair_dir).name and steps:
+            steps = sorted(steps) if isinstance(steps, list) else [steps]
+            return float(steps[len(steps) // 2])
+    return None
+
+
+def idle_with_replay(pair_dir: Path, role: str, plain: bool = True) -> dict[str, Any] | None:
     """``pair_dir/<role>.result.json``'s timeline idle dict recomputed from ``<role>.sqlite.gz`` (or ``.xz``)
-    (with ``replay``); None when the pair kept no SQLite."""
+    (with ``replay``), its what-ifs against the step timed without a profiler (:func:`plain_step`) where the
+    recording timed one and ``plain``; None when the pair kept no SQLite."""
     from kprof_mcp.analysis.command import stage_static
     from kprof_mcp.models import ProfileRequest
     from kprof_mcp.modes.timeline import _ranks
@@ -40,6 +57,8 @@ def idle_with_replay(pair_dir: Path, role: str) -> dict[str, Any] | None:
         return None
     recorded = json.loads((Path(pair_dir) / f"{role}.result.json").read_text())
     req = ProfileRequest(**recorded["request"])
+    if plain and req.plain_steps is None and (step := plain_step(pair_dir, role)) is not None:
+        req = req.model_copy(update={"plain_steps": {"range": None, "occurrences": None, "step_ns": step}})
     dev = recorded["device"]
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "trace.sqlite"

@@ -86,9 +86,10 @@ def _tail(tl: dict, add) -> list[Opportunity]:
 
 
 def _replayed_shares(rp: dict) -> dict[str, float]:
-    """Per cause, the share of the recorded step that replaying the trace without it removes
-    (:mod:`kprof_mcp.analysis.replay`): 1 − replayed / recorded, never below 0."""
-    rec = float(rp.get("recorded_ns") or 0.0)
+    """Per cause, the share of the step that replaying the trace without it removes
+    (:mod:`kprof_mcp.analysis.replay`): 1 − replayed / the step, never below 0 — the step timed without a
+    profiler where nsys mode's plain pass timed it (``base_ns``), else the recorded one."""
+    rec = float(rp.get("base_ns") or rp.get("recorded_ns") or 0.0)
     if rec <= 0:
         return {}
     return {c: max(0.0, 1.0 - float(ns) / rec) for c, ns in (rp.get("step_ns") or {}).items() if ns}

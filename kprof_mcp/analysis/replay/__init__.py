@@ -87,6 +87,7 @@ from .transforms import (
     pin_copies,
     reuse_allocations,
     round_trip_host_ns,
+    scale_host,
     skip_first_calls,
 )
 
@@ -107,7 +108,9 @@ __all__ = [
     "replay",
     "reuse_allocations",
     "runs",
+    "scale_host",
     "skip_first_calls",
+    "to_plain",
 ]
 
 # The idle causes (analysis/diagnosis/timeline.py's keys) and the transform that removes each;
@@ -125,7 +128,11 @@ TRANSFORMS: dict[str, Callable[[Graph], Graph]] = {
 
 
 def gains(
-    tr: Trace, lo: float | None = None, hi: float | None = None, occurrences: int = 1
+    tr: Trace,
+    lo: float | None = None,
+    hi: float | None = None,
+    occurrences: int = 1,
+    plain_ns: float | None = None,
 ) -> dict[str, Any]:
     """Each cause's replayed step time (the timeline dict's ``idle["replay"]``): ``recorded_ns``
     (the window's span per occurrence), ``identity_ns`` (replayed with nothing removed: equal
@@ -133,10 +140,15 @@ def gains(
     operation at its floor: the host's own step, which bounds every kernel-side gain), the pinned bandwidth used, and
     ``batch``: the run of launches batching would make one (:func:`.batch.summary`); ``tail``: the kernel
     whose partial last waves evening out would shorten (:func:`.tail.summary`); each with its step only
-    where the window has one."""
+    where the window has one. ``plain_ns``: the step timed without a profiler (nsys mode's plain pass,
+    :mod:`kprof_mcp.engine.plain`): where the traced step is longer, the host's time is scaled down until the
+    replay takes that long (:func:`to_plain`) and every what-if is replayed from there; ``base_ns`` is then the
+    step the gains are taken against (else the recorded one), with ``plain_ns`` and ``host_scale``."""
     g = build(tr, lo, hi, occurrences)
     if not g.calls:
         return {}
+    recorded = g.recorded_span_ns() / g.occurrences
+    g, scale = to_plain(g, plain_ns)
     run, tail = summary(g), tail_summary(g)
     skip = {c for c, found in (("batch", run), ("tail", tail)) if not found}
     steps = {cause: replay(g, t).step_ns for cause, t in TRANSFORMS.items() if cause not in skip}
@@ -148,19 +160,50 @@ def gains(
         steps["host"] = min(steps["host"], replay(g, host_with_uploads).step_ns)
     if any(c.covers for c in g.calls):  # the host's work with its reads of the GPU's values
         steps["host_sync"] = replay(g, host_and_reads).step_ns
+    identity = replay(g).step_ns
     out = {
-        "recorded_ns": g.recorded_span_ns() / g.occurrences,
+        "recorded_ns": recorded,
         "d2h_bulk_ns": sum(o.dur for o in g.ops if _bulk_d2h(o)) / g.occurrences,
         "round_trip_host_ns": round_trip_host_ns(g) / g.occurrences,
-        "identity_ns": replay(g).step_ns,
+        "identity_ns": identity,
         "step_ns": steps,
         "gpu_free_ns": replay(g, free_gpu).step_ns,
         "launch_floor_ns": g.launch_floor_ns,
         "pinned_h2d_bytes_per_s": g.pinned_h2d_bytes_per_s,
         "pinned_source": g.pinned_source,
     }
+    if scale is not None:
+        out.update(plain_ns=float(plain_ns), host_scale=scale, base_ns=identity)
     if run:
         out["batch"] = run
     if tail:
         out["tail"] = tail
     return out
+
+
+# The host's scale is found to this relative step (bisection). Where even PLAIN_MIN_SCALE leaves the replayed
+# step longer than the plain one, what the plain pass saw is not the traced run's host made faster (its GPU
+# work ran faster: another clock, another device state): the what-ifs stay against the traced step.
+PLAIN_TOL = 0.002
+PLAIN_MIN_SCALE = 0.05
+
+
+def to_plain(g: Graph, plain_ns: float | None) -> tuple[Graph, float | None]:
+    """``g`` with its host's time scaled (:func:`~.transforms.scale_host`) so that its replayed step is
+    ``plain_ns`` (bisection on the scale, the step growing with it), and the scale; ``g`` and None where there
+    is no plain step or the traced step is no longer than it (the tracer added nothing to undo)."""
+    if not plain_ns or plain_ns <= 0:
+        return g, None
+    if replay(g).step_ns <= plain_ns * (1.0 + PLAIN_TOL):
+        return g, None
+    lo_a, hi_a = PLAIN_MIN_SCALE, 1.0
+    if replay(scale_host(g, lo_a)).step_ns >= plain_ns:  # not the host's time: the trace is kept as it is
+        return g, None
+    while hi_a - lo_a > PLAIN_TOL:
+        mid = 0.5 * (lo_a + hi_a)
+        if replay(scale_host(g, mid)).step_ns > plain_ns:
+            hi_a = mid
+        else:
+            lo_a = mid
+    a = 0.5 * (lo_a + hi_a)
+    return scale_host(g, a), a

@@ -243,3 +243,20 @@ def free_gpu(g: Graph) -> Graph:
             own(g.ops, j).dur = g.gpu_floor_ns
     g.kernel_busy_ns = 0.0
     return g
+
+
+def scale_host(g: Graph, a: float) -> Graph:
+    """The host's time times ``a``: each call's own time and the host work before and after it, the waits'
+    host latency, the threads' tails, the launch floor and each operation's issue offset after its call (the
+    GPU's operations keep their recorded times). What a profiler added to the host (nsys mode's plain pass,
+    :func:`kprof_mcp.analysis.replay.gains`) comes off this way: ``a`` < 1."""
+    g = _copy(g)
+    for i in range(len(g.calls)):
+        c = own(g.calls, i)
+        c.gap, c.dur, c.ret, c.wake = c.gap * a, c.dur * a, c.ret * a, c.wake * a
+    for j in range(len(g.ops)):
+        o = own(g.ops, j)
+        o.issue *= a
+    g.tails = {t: v * a for t, v in g.tails.items()}
+    g.launch_floor_ns *= a
+    return g

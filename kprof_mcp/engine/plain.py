@@ -1,0 +1,67 @@
+"""nsys mode's plain pass: a command's step timed without a profiler, beside its trace.
+
+Under Nsight Systems the host runs slower: on the recorded calibration pairs a traced step took 1.0–2.7× its
+unprofiled time, most where the step is host-bound (the 23rd held-back set's forward hooks: 5,909 µs traced,
+2,769 µs plain on an H200; 2.58× on an H100), and not by a per-call constant
+(docs/evidence/machine-model/heldout23_h200_2026-11-28/). Every timeline what-if is a replay of the traced step;
+its gain is only as right as the step it is taken against. So before the traced run the engine runs the command
+once more with no profiler, recording nothing but each ``kprof.range``'s entry times (``kprof.ENTRIES``,
+:func:`kprof_mcp.child.command._plain`), and hands the traced run the step's plain time
+(``ProfileRequest.plain_steps``); :func:`kprof_mcp.analysis.replay.gains` scales the trace's host time so its
+replay takes that long and takes every what-if against it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any
+
+from .. import runner
+from ..models import ProfileRequest
+
+
+def step_of(plain: dict[str, Any] | None, include: list[str], warmup: int) -> dict[str, Any] | None:
+    """The step's plain time from the plain pass's entry times: the range (among those ``include``
+    matches; all where it is empty) entered most often, its first ``warmup`` entries left out as the traced
+    run leaves them out, the mean time between its kept entries. None where no range was entered at least
+    twice after its warm-up (no step to time: the what-ifs are then taken against the traced step)."""
+    entries = (plain or {}).get("entries")
+    if not isinstance(entries, dict):
+        return None
+    best: tuple[int, str, list[float]] | None = None
+    for name, times in entries.items():
+        if not isinstance(name, str) or not isinstance(times, list):
+            continue
+        if include and not any(fnmatch.fnmatchcase(name, p) for p in include):
+            continue
+        kept = [float(t) for t in times[warmup:] if isinstance(t, (int, float))]
+        if len(kept) >= 2 and (best is None or len(kept) > best[0]):
+            best = (len(kept), name, kept)
+    if best is None:
+        return None
+    n, name, kept = best
+    step = (kept[-1] - kept[0]) / (n - 1)
+    if not step > 0:
+        return None
+    return {"range": name, "occurrences": n, "step_ns": step}
+
+
+def plain_pass(
+    req: ProfileRequest,
+    timeout_s: float,
+    on_progress: runner.ProgressFn | None,
+    control: runner.RunControl | None,
+) -> ProfileRequest:
+    """``req`` with ``plain_steps`` from a plain run of its command (:func:`step_of`); ``req`` unchanged
+    where the command could not be timed so (its failure is the traced run's to report)."""
+    if on_progress:
+        on_progress(0.03, "timing the command's steps without a profiler (the plain pass)")
+    plain_req = req.model_copy(update={"plain_steps_only": True})
+    try:
+        record = runner.run_profile(
+            plain_req.model_dump_json(), timeout_s, None, control=control, command="command", fresh=True
+        )
+    except runner.WorkerError:
+        return req
+    step = step_of(record.plain, list(req.include), req.warmup_occurrences)
+    return req.model_copy(update={"plain_steps": step}) if step else req
