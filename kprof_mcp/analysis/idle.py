@@ -103,6 +103,20 @@ FIRST_CALL_PREFIXES = (
     "cuLibraryGetModule",
     "cuKernelGetFunction",
 )
+# Explicit module loads, what a JIT (Triton, NVRTC, CuPy, Numba) calls once it has the binary. Where a window
+# of several occurrences loads at least once an occurrence (a kernel built at every step), the host work right
+# before each load — compiling, hashing the source, looking the binary up in a cache — is the module's
+# production, the one-off cost the load ends (:func:`jit_every_step`); a start-up window's loads follow
+# imports and set-up as well, and stay apart from the host work before them.
+JIT_LOAD_PREFIXES = ("cuModuleLoad", "cudaModuleLoad", "cuLinkComplete")
+
+
+def jit_every_step(loads: int, occurrences: int) -> bool:
+    """Whether ``loads`` explicit module loads in a window of ``occurrences`` are a kernel built at every
+    step (see :data:`JIT_LOAD_PREFIXES`)."""
+    return occurrences >= 2 and loads >= occurrences
+
+
 POLL_APIS = (
     "cudaEventQuery",
     "cudaStreamQuery",
@@ -236,6 +250,9 @@ def breakdown(
         k: [] for k in ("first_call", "copy_h2d", "sync", "launch", "other")
     }
     calls: list[tuple[float, float]] = []
+    jit_loads: set[float] = (
+        set()
+    )  # the starts of explicit module loads: the host stretch before each is theirs
     lined: list[idle_sources.Call] = []  # every call with its category and Python line (when recorded)
     if api is not None:
         memkind = {}
@@ -283,6 +300,8 @@ def breakdown(
                 cat = "first_call" if dur >= long_launch else "launch"
             elif name.startswith(FIRST_CALL_PREFIXES):
                 cat = "first_call"
+                if name.startswith(JIT_LOAD_PREFIXES) and lo <= float(start) <= hi:
+                    jit_loads.add(float(start))
             elif name.startswith(SYNC_APIS):
                 cat = "sync"
             elif "emcpy" in name:
@@ -315,6 +334,8 @@ def breakdown(
                 reverse=True,
             )[:6]
     sets = {k: _Set(v) for k, v in cats.items()}
+    if not jit_every_step(len(jit_loads), occurrences):
+        jit_loads = set()
     # Host stretches outside CUDA: between consecutive calls (of any thread), with their full length.
     in_cuda = _Set(calls)
     outside: list[tuple[float, float]] = []
@@ -356,6 +377,9 @@ def breakdown(
             if full < HOST_WORK_MIN_NS:
                 parts["launch"] += e - s
                 owned.short.append((s, e))
+            elif bounded and outside[i][1] in jit_loads:  # a module's production (JIT_LOAD_PREFIXES)
+                parts["first_call"] += e - s
+                owned.add("first_call", [(s, e)])
             else:
                 parts["host"] += e - s
                 owned.host.append((s, e))

@@ -98,6 +98,9 @@ class Mode:
     profilers: tuple[str, ...] = ()
     needs_gpu = False  # refused without a GPU (preflight)
     prepare_first = False  # compile and autotune in a plain child before the first profiled run
+    # A command's step timed in a plain child before the profiled run (engine/plain.py), where a profiler
+    # wraps it (``Launch.prefix``): what-ifs taken against the unprofiled step (nsys).
+    plain_pass = False
     query_smi_in_child = True  # False when a profiler wraps the child: one more process for it to trace
     # compare_versions in this mode: "timing" (the interleaved timing alone), "counters" (the
     # timing, then every arm profiled in this mode, counters side by side) or "none" (refused).

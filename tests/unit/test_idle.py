@@ -166,8 +166,8 @@ US = 1000.0
 def test_each_host_state_gets_the_idle_time_it_was_in():
     # t (µs): kernel 0-100; the host is in a stream sync 50-102, then works until 450 (after the sync:
     # "sync"); launch 450-455 -> kernel 455-500; 95 µs outside CUDA (short: "launch" overhead) 455-550,
-    # launch 550-555 -> kernel 555-600; host work 600-900 (long: "host"); cuModuleLoadData 900-950
-    # ("first_call"); an H2D copy call 950-1000 whose copy runs 990-1000; launch 1000-1005 -> kernel
+    # launch 550-555 -> kernel 555-600; host work 600-900 (long: "host"); cuLibraryLoadData 900-950
+    # ("first_call": the runtime's lazy load of a library, after the host's own work); an H2D copy call 950-1000 whose copy runs 990-1000; launch 1000-1005 -> kernel
     # 1005-1100.
     kernels = [
         ("k", 0, 100 * US, 1),
@@ -180,7 +180,7 @@ def test_each_host_state_gets_the_idle_time_it_was_in():
         ("cudaStreamSynchronize", 50 * US, 102 * US, 90),
         ("cudaLaunchKernel", 450 * US, 455 * US, 2),
         ("cudaLaunchKernel", 550 * US, 555 * US, 3),
-        ("cuModuleLoadData", 900 * US, 950 * US, 91),
+        ("cuLibraryLoadData", 900 * US, 950 * US, 91),
         ("cudaMemcpyAsync", 950 * US, 1000 * US, 4),
         ("cudaLaunchKernel", 1000 * US, 1005 * US, 5),
     ]
@@ -196,6 +196,36 @@ def test_each_host_state_gets_the_idle_time_it_was_in():
     assert p["other_api"] == 0
     assert b.busy_ns + sum(b.parts_ns.values()) == pytest.approx(b.window_ns)
     assert b.evidence["h2d_copies"] == 1 and b.evidence["h2d_exposed_ns"] == pytest.approx(10 * US)
+
+
+def test_the_host_work_before_an_explicit_module_load_is_the_modules_production():
+    # A JIT's kernel built at every step (the 24th held-back set's Triton kernel defined inside its launcher:
+    # ~3.2 ms of Python — a new JITFunction, its hash, its cache read — then cuModuleLoadData, every step).
+    # Per step of 1000 µs: kernel 0-50; host work 50-800; cuModuleLoadData 800-850; short host time 850-900;
+    # launch 900-905 -> kernel 905-1000. The stretch before the load is the load's ("first_call"), and the
+    # replay's one-off what-if removes it with the load: the step becomes its kernels and launches.
+    kernels, api = [], []
+    for i in range(3):
+        t = 1000 * US * i
+        kernels += [("k", t, t + 50 * US, 10 * i), ("k", t + 905 * US, t + 1000 * US, 10 * i + 1)]
+        api += [
+            ("cudaLaunchKernel", t - 5 * US, t, 10 * i),
+            ("cuModuleLoadData", t + 800 * US, t + 850 * US, 10 * i + 5),
+            ("cudaLaunchKernel", t + 900 * US, t + 905 * US, 10 * i + 1),
+        ]
+    tr = _trace(kernels, api)
+    b = idle.breakdown(tr, 0.0, 3000 * US, 3)
+    p = {k: v / US for k, v in b.parts_ns.items()}
+    assert p["first_call"] == pytest.approx(3 * (750 + 50)) and p["host"] == 0
+    from kprof_mcp.analysis import replay
+
+    rp = replay.gains(tr, 0.0, 3000 * US, 3)
+    assert rp["step_ns"]["first_call"] < 0.3 * rp["identity_ns"]  # the production and the load both go
+    assert rp["step_ns"]["host"] == pytest.approx(rp["identity_ns"], rel=0.01)  # no host work of its own left
+    # The runtime's own lazy loads are not a JIT's: the host stretch before one stays the host's.
+    lazy = [("cuLibraryLoadData", *c[1:]) if c[0] == "cuModuleLoadData" else c for c in api]
+    q = idle.breakdown(_trace(kernels, lazy), 0.0, 3000 * US, 3).parts_ns
+    assert q["host"] / US == pytest.approx(3 * 750) and q["first_call"] / US == pytest.approx(3 * 50)
 
 
 def test_a_launch_far_longer_than_launches_take_is_a_one_off_and_polls_are_not_calls():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..idle import HOST_WORK_MIN_NS
+from ..idle import HOST_WORK_MIN_NS, JIT_LOAD_PREFIXES, jit_every_step
 from ..timeline import CAPTURE_BEGIN, LAUNCH_APIS
 from .batch import batch_copies
 from .graph import MIB, Call, Graph, Op, _copy, _h2d, _pageable, own
@@ -190,8 +190,9 @@ def _ahead(g: Graph, waited_only: bool) -> Graph:
     after a read of the GPU's values before the GPU is fed again; ``waited_only``: only a read that still
     waits (``covers``) counts."""
     drained: dict[Any, bool] = {}  # the thread read a GPU value and has not fed the GPU since
+    jit = jit_production(g)  # a module's production is the one-off calls' cause, not the host's
     for i, c in enumerate(g.calls):
-        if c.gap >= HOST_WORK_MIN_NS and not drained.get(c.tid):
+        if c.gap >= HOST_WORK_MIN_NS and not drained.get(c.tid) and i not in jit:
             own(g.calls, i).gap = 0.0
         if (c.covers or not waited_only) and _is_read(g, c):
             drained[c.tid] = True
@@ -225,12 +226,29 @@ def host_with_uploads(g: Graph) -> Graph:
 
 
 def skip_first_calls(g: Graph) -> Graph:
+    """One-off calls (module loads, first launches, ...) cost nothing, nor does the host work that produced an
+    explicitly loaded module (:data:`~kprof_mcp.analysis.idle.JIT_LOAD_PREFIXES`: the stretch of host work
+    before the load — a JIT's compile, hash and cache lookup; a kernel built at every step pays it at every
+    step)."""
     g = _copy(g)
+    jit = jit_production(g)
     for i, c in enumerate(g.calls):
         if c.kind == "first":
             c = own(g.calls, i)
             c.dur = c.ret = min(c.dur, g.launch_floor_ns) if c.name in LAUNCH_APIS else 0.0
+            if i in jit:
+                c.gap = 0.0
     return g
+
+
+def jit_production(g: Graph) -> set[int]:
+    """The calls whose host stretch before them is a module's production (:func:`~kprof_mcp.analysis.idle.
+    jit_every_step`): explicit module loads after host work, where the window loads at least once an
+    occurrence. Not the host cause's (:func:`_ahead` leaves them), the one-off calls' (:func:`skip_first_calls`)."""
+    loads = [i for i, c in enumerate(g.calls) if c.kind == "first" and c.name.startswith(JIT_LOAD_PREFIXES)]
+    if not jit_every_step(len(loads), g.occurrences):
+        return set()
+    return {i for i in loads if g.calls[i].gap >= HOST_WORK_MIN_NS}
 
 
 def free_gpu(g: Graph) -> Graph:
