@@ -6,6 +6,7 @@ from __future__ import annotations
 from ... import machines
 from . import slices
 from .limiter import ATTAINABLE, NEAR_PEAK, PIPES, _tensor_for, dot_work, limiter, stages_a_dot
+from .locks import lock_share
 from .metrics import (
     _DRAM_ATTAINABLE_PCT,
     METRICS_ONLY_MAX_SHARE,
@@ -423,7 +424,11 @@ def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, 
                 },
             )
         )
-    if share is not None and share >= ATOMIC_MIN_SECTOR_SHARE and (fenced := fence_share(m, lim)) is not None:
+    if (lock := lock_share(m, lim)) is not None:  # a contended spin lock (.locks): its waiting, not latency
+        out.append(("atomics", min(lock[0], cap), {"move": "lock", "memory_wait": lock[1], "value": lock[2]}))
+    elif (
+        share is not None and share >= ATOMIC_MIN_SECTOR_SHARE and (fenced := fence_share(m, lim)) is not None
+    ):
         out.append(("atomics", min(fenced[0], cap), {"atomic_share": share, "fence_wait": fenced[1]}))
     if (
         m.tensor_work

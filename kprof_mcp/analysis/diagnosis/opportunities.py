@@ -238,7 +238,6 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
                 {**facts, "uncoalesced": uncoalesced(m), "resource": "dram"},
                 True,
             )
-
     if m.wide_share is not None:
         # Float64 kernels where the stage's model is narrower (type promotion): in float32 each moves half
         # its bytes; the other kernels keep their time (machine_inputs.wide_share).
@@ -343,11 +342,14 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             add(specific, "fusion", 1.0 - after, facts, True)
     for cause, share, facts in accounting_causes(m, bottleneck, lim):
         add(specific, cause, share, facts, True)
+    if any(
+        o.facts.move == "lock" for o in specific
+    ):  # a contended lock owns the waiting (.locks), not latency
+        specific[:] = [o for o in specific if o.cause not in ("occupancy", "latency")]
     for cause, share, facts in what_if_moves(m, lim):
         add(specific, cause, share, facts, True)
     if widened is not None:
         add(specific, "move_work", widened[0], widened[1], True)
-
     explained = max((o.share for o in specific), default=0.0)
     generic: list[Opportunity] = []
     if bottleneck == MEMORY_BOUND and m.dram_pct is not None:

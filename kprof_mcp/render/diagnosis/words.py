@@ -85,6 +85,14 @@ def _atomics(f: Facts) -> Words:
             f"{f.slice_avg_pct:.1f}%",
             "atomics to a few addresses serialise on the L2 slice that owns them",
         )
+    if f.move == "lock":  # a contended spin lock (analysis.diagnosis.locks)
+        return (
+            "Spread the lock: a lock and partial buffer per group of programs (the layer-norm backward's "
+            "GROUP_SIZE_M), or a buffer per program summed by a second kernel, so that programs rarely meet",
+            f"a compare-and-swap spin: {f.value:.0f}x the atomics one pass of the code issues; barrier and fence "
+            f"waits {100 * (f.memory_wait or 0):.0f}% of warp time",
+            "the programs hold the lock one at a time; the others' warps wait",
+        )
     if f.fence_wait is not None:  # fenced atomics (analysis.diagnosis.catalogue.fence_share)
         return (
             "Relax the atomics' memory ordering: sem='relaxed' where the values are read only after the kernel "

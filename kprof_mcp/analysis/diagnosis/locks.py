@@ -1,0 +1,52 @@
+"""A lock taken by spinning on a compare-and-swap, contended (issue 36, after the 24th held-back set).
+
+``while tl.atomic_cas(lock, 0, 1) == 1: pass`` (the Triton layer-norm tutorial's backward merges its partial
+sums so, GROUP_SIZE_M programs to a lock): with many programs on one lock its holders run one at a time, and
+every other program's warps wait — at the barrier that shares the lock's result with the program's warps, at
+the fences around its atomics — while one thread retries the compare-and-swap. Neither more warps nor more
+loads in flight help (the latency what-ifs' premise, independent warps waiting on memory, does not hold:
+more programs queue on the lock); spreading it so that programs rarely meet (more locks and buffers, or a
+buffer per program summed by a second kernel) removes the waiting.
+
+The evidence, from the recording alone: a compare-and-swap in the kernel's TTIR (``tt.atomic_cas``, whose
+detail is its memory semantics, not a read-modify-write operation) and an exchange that releases (a
+compare-and-swap loop alone — a float maximum emulated so — retries on a changed value, it holds no lock), an
+atomic inside a loop of its SASS, and
+the executed atomics (Nsight Compute's requests, warp level) at least :data:`SPIN_MIN` times what one pass
+of the program's code issues (its SASS listing's atomics): the loop went round, the lock was contended.
+"""
+
+from __future__ import annotations
+
+from .limiter import PIPES
+from .metrics import Metrics
+
+# A compare-and-swap's detail in ir_ops (parsers.ttir): its memory semantics.
+SEMANTICS = frozenset({"acq_rel", "acquire", "release", "relaxed", "monotonic", "seq_cst"})
+SPIN_MIN = 4.0  # the gate "is the loop going round at all": executed atomics over one pass's
+
+
+def spins(m: Metrics) -> float | None:
+    """The executed atomics per program over those one pass of its code issues, where the kernel spins on a
+    compare-and-swap and the loop went round at least :data:`SPIN_MIN` times on average; else None."""
+    a, lst = m.accounting, m.listing
+    if a is None or not a.atomic_requests or not m.grid_blocks or lst is None or not lst.loops:
+        return None
+    atomics = {op.get("detail") for op in m.ir_ops or () if op.get("kind") == "atomic"}
+    if not lst.loops.get("atomic") or not atomics & SEMANTICS or "exch" not in atomics:
+        return None
+    once = float(lst.classes.get("atomic") or 1)
+    r = a.atomic_requests / m.grid_blocks / once
+    return r if r >= SPIN_MIN else None
+
+
+def lock_share(m: Metrics, lim) -> tuple[float, float, float] | None:
+    """What-if for a contended spin lock (see the module docstring): the warps' waiting for it — their time
+    at barriers and fences, w — goes; the instruction work stays (the issue slots and pipes bound it):
+    T'/T = max(1 − w, the largest pipe or issue use). → (share 1 − T'/T, w, the spins' ratio) or None."""
+    r = spins(m)
+    if r is None or lim is None:
+        return None
+    w = m.accounting.share("barrier", "membar")
+    rest = max((u.util for u in lim.uses if u.key in (*PIPES, "issue")), default=0.0)
+    return max(0.0, 1.0 - max(1.0 - w, rest)), w, r
