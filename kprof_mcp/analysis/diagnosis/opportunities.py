@@ -71,9 +71,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     additive. Generic advice (reach the roof, hide latency, occupancy) is credited only with the
     headroom the specific causes leave unexplained, so a cause the counters pin down outranks
     advice that would apply to any slow kernel. Without T and T_sol (``classify_bottleneck`` on a
-    few metrics) shares are capped at :data:`METRICS_ONLY_MAX_SHARE`.
-
-    Kernel-level shares apply to the time kernels run: a timeline's stage span also holds launch
+    few metrics) shares are capped at :data:`METRICS_ONLY_MAX_SHARE`. Kernel-level shares apply to the time kernels run: a timeline's stage span also holds launch
     gaps, so there every share is scaled by the kernels' busy share of the span.
 
     Specific causes (share of T):
@@ -342,9 +340,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             add(specific, "fusion", 1.0 - after, facts, True)
     for cause, share, facts in accounting_causes(m, bottleneck, lim):
         add(specific, cause, share, facts, True)
-    if any(
-        o.facts.move == "lock" for o in specific
-    ):  # a contended lock owns the waiting (.locks), not latency
+    # A contended lock owns the waiting (.locks): no latency what-if for its stage.
+    if any(o.facts.move == "lock" for o in specific):
         specific[:] = [o for o in specific if o.cause not in ("occupancy", "latency")]
     for cause, share, facts in what_if_moves(m, lim):
         add(specific, cause, share, facts, True)

@@ -87,11 +87,9 @@ def _atomics(f: Facts) -> Words:
         )
     if f.move == "lock":  # a contended spin lock (analysis.diagnosis.locks)
         return (
-            "Spread the lock: a lock and partial buffer per group of programs (the layer-norm backward's "
-            "GROUP_SIZE_M), or a buffer per program summed by a second kernel, so that programs rarely meet",
-            f"a compare-and-swap spin: {f.value:.0f}x the atomics one pass of the code issues; barrier and fence "
-            f"waits {100 * (f.memory_wait or 0):.0f}% of warp time",
-            "the programs hold the lock one at a time; the others' warps wait",
+            _LOCK,
+            f"a compare-and-swap spin ({f.value:.0f}x one pass's atomics), waits {100 * (f.memory_wait or 0):.0f}%",
+            "the programs hold the lock one at a time; the others' warps wait at barriers and fences",
         )
     if f.fence_wait is not None:  # fenced atomics (analysis.diagnosis.catalogue.fence_share)
         return (
@@ -113,6 +111,7 @@ def _atomics(f: Facts) -> Words:
     )
 
 
+_LOCK = "Spread the lock: a lock and partial buffer per group of programs (the layer-norm backward's GROUP_SIZE_M), or a buffer per program summed by a second kernel, so that programs rarely meet"  # noqa: E501
 _ATOMICS = "Cut contended global atomics: reduce within each block first (tl.sum, tl.histogram, a shared-memory accumulator), then one atomic per block and address"  # noqa: E501
 
 
