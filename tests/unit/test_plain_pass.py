@@ -83,7 +83,13 @@ def _launch_bound() -> Trace:
     # 10 launches of 30 µs each 20 µs apart (the host's time between them), kernels of 5 µs: host-bound.
     api = pd.DataFrame(
         [
-            {"name": "cudaLaunchKernel", "start": 50e3 * i, "dur": 30e3, "end": 50e3 * i + 30e3, "correlation": i}
+            {
+                "name": "cudaLaunchKernel",
+                "start": 50e3 * i,
+                "dur": 30e3,
+                "end": 50e3 * i + 30e3,
+                "correlation": i,
+            }
             | {"tid": 1}
             for i in range(10)
         ]
