@@ -1,4 +1,5 @@
-"""nsys mode's plain pass: a command's step timed without a profiler, beside its trace.
+"""nsys mode's plain pass: a command's step timed without a profiler, beside its trace (either recorder:
+Nsight Systems, or torch.profiler where it is the fallback, both slow the host).
 
 Under Nsight Systems the host runs slower: on the recorded calibration pairs a traced step took 1.0–2.7× its
 unprofiled time, most where the step is host-bound (the 23rd held-back set's forward hooks: 5,909 µs traced,

@@ -283,7 +283,7 @@ def _run_unfinished(
             if prepare:
                 req, prep = _prepare(spec, req, launch, warm, prep_key, Path(scratch), on_progress, control)
                 phases.close("preparation")
-            if req.command and mode.plain_pass and launch.prefix:  # the step's time without the tracer
+            if req.command and mode.plain_pass and not spec.cpu:  # the step's time without a profiler
                 req = plain_pass(req, spec.timeout, on_progress, control)
                 phases.close("plain_pass")
             started = time.time()

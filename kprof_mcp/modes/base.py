@@ -98,8 +98,9 @@ class Mode:
     profilers: tuple[str, ...] = ()
     needs_gpu = False  # refused without a GPU (preflight)
     prepare_first = False  # compile and autotune in a plain child before the first profiled run
-    # A command's step timed in a plain child before the profiled run (engine/plain.py), where a profiler
-    # wraps it (``Launch.prefix``): what-ifs taken against the unprofiled step (nsys).
+    # A command's step timed in a plain child before the profiled run on a GPU (engine/plain.py): the
+    # timeline's what-ifs taken against the unprofiled step (nsys, whichever recorder: Nsight Systems or
+    # torch.profiler both slow the host).
     plain_pass = False
     query_smi_in_child = True  # False when a profiler wraps the child: one more process for it to trace
     # compare_versions in this mode: "timing" (the interleaved timing alone), "counters" (the

@@ -51,7 +51,7 @@ class TimelineMode(Mode):
     name = "nsys"
     options_model = NsysOptions
     profilers = ("nsys", "cupti")
-    plain_pass = True  # a command's step timed without Nsight Systems too (engine/plain.py)
+    plain_pass = True  # a command's step timed without a profiler too (engine/plain.py)
     summary = (
         "timeline: kernel and CUDA API summaries, memory operations, ranges per stage, stream overlap, launch "
         "order, GPU idle gaps, launch overhead, waves; recorded by Nsight Systems (.nsys-rep + SQLite kept) "

@@ -155,3 +155,30 @@ def test_recorded_steps_replayed_at_their_unprofiled_time(folder, pair):
     assert rp["base_ns"] == pytest.approx(plain, rel=0.02)
     assert replay.PLAIN_MIN_SCALE < rp["host_scale"] < 1.0
     assert all(v <= rp["base_ns"] * 1.0001 for v in rp["step_ns"].values())  # no what-if slower than the step
+
+
+def test_the_engine_times_the_plain_step_before_a_command_timeline_where_it_would_on_a_gpu(
+    tmp_path, monkeypatch
+):
+    # On a GPU (here: the engine told it has one; the child still runs on the CPU) nsys mode's command profile runs
+    # the plain pass first and the traced run gets its step (ProfileRequest.plain_steps); without one it does not.
+    import shutil
+
+    from kprof_mcp.engine import Config, Engine
+    from kprof_mcp.engine import command as engine_command
+    from kprof_mcp.engine import run as engine_run
+
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    tiny = ["--steps", "3", "--tokens", "64", "--dim", "32", "--vocab", "128"]
+    calls = []
+    real = engine_run.plain_pass
+    monkeypatch.setattr(engine_run, "plain_pass", lambda *a, **k: calls.append(a[0].command) or real(*a, **k))
+    engine = Engine(Config(workspace=tmp_path))
+    out = engine.profile_command(["python", "examples/train_step/train.py", *tiny], mode="nsys")
+    assert not calls and out.result.request.get("plain_steps") is None  # the CPU: no plain pass
+    monkeypatch.setattr(engine_command, "target_cpu", lambda engine: False)
+    out = engine.profile_command(["python", "examples/train_step/train.py", *tiny], mode="nsys")
+    step = out.result.request["plain_steps"]
+    assert calls and step["range"] in {"train_step", "linear", "softmax", "loss", "backward", "optimizer"}
+    assert step["occurrences"] == 2 and step["step_ns"] > 0  # 3 steps, the first left out as warm-up
+    assert out.result.timings["phases"].get("plain_pass", 0) > 0
