@@ -250,9 +250,8 @@ def breakdown(
         k: [] for k in ("first_call", "copy_h2d", "sync", "launch", "other")
     }
     calls: list[tuple[float, float]] = []
-    jit_loads: set[float] = (
-        set()
-    )  # the starts of explicit module loads: the host stretch before each is theirs
+    # The starts of explicit module loads: the host stretch before each is theirs (JIT_LOAD_PREFIXES).
+    jit_loads: set[float] = set()
     lined: list[idle_sources.Call] = []  # every call with its category and Python line (when recorded)
     if api is not None:
         memkind = {}

@@ -43,7 +43,7 @@ def _command_timeline(
     tl = tl_lib.analyze(tr, [], sm_count)
     tl.engine = engine
     if use_cuda:
-        tl.idle = _idle(tr, found if by == "range" else [], getattr(req, "plain_steps", None))
+        tl.idle = _idle(tr, found if by == "range" else [], req.plain_steps)
     tl.stages = [
         {
             "stage": st.name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ... import machines
 from . import slices
-from .limiter import ATTAINABLE, NEAR_PEAK, PIPES, _tensor_for, dot_work, limiter, stages_a_dot
+from .limiter import ATTAINABLE, NEAR_PEAK, _tensor_for, dot_work, limiter, stages_a_dot, waiting_goes
 from .locks import lock_share
 from .metrics import (
     _DRAM_ATTAINABLE_PCT,
@@ -354,8 +354,7 @@ def fence_share(m: Metrics, lim) -> tuple[float, float] | None:
     f = a.share("membar") if a is not None else 0.0
     if f < FENCE_MIN_SHARE or lim is None:
         return None
-    rest = max((u.util for u in lim.uses if u.key in (*PIPES, "issue")), default=0.0)
-    return max(0.0, 1.0 - max(1.0 - f, rest)), f
+    return waiting_goes(lim, f), f
 
 
 def top_stalls(m: Metrics) -> tuple[tuple[str, float], ...]:

@@ -291,6 +291,14 @@ def source_of_limit(m, lim: Limiter) -> str | None:
     return None
 
 
+def waiting_goes(lim: Limiter, w: float) -> float:
+    """The share of the time removed where the warps' waiting ``w`` (a share of their time: fences, a lock)
+    goes and the instruction work stays, the issue slots and pipes bounding it: 1 − max(1 − w, their largest
+    use)."""
+    rest = max((u.util for u in lim.uses if u.key in (*PIPES, "issue")), default=0.0)
+    return max(0.0, 1.0 - max(1.0 - w, rest))
+
+
 def _tensor_for(dtype: str) -> str:
     return {"float32": "tensor_tf32", "tfloat32": "tensor_tf32", "float16": "tensor_fp16"}.get(
         dtype, "tensor_bf16" if dtype == "bfloat16" else ""

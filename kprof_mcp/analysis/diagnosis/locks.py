@@ -18,7 +18,7 @@ of the program's code issues (its SASS listing's atomics): the loop went round, 
 
 from __future__ import annotations
 
-from .limiter import PIPES
+from .limiter import waiting_goes
 from .metrics import Metrics
 
 # A compare-and-swap's detail in ir_ops (parsers.ttir): its memory semantics.
@@ -48,5 +48,4 @@ def lock_share(m: Metrics, lim) -> tuple[float, float, float] | None:
     if r is None or lim is None:
         return None
     w = m.accounting.share("barrier", "membar")
-    rest = max((u.util for u in lim.uses if u.key in (*PIPES, "issue")), default=0.0)
-    return max(0.0, 1.0 - max(1.0 - w, rest)), w, r
+    return waiting_goes(lim, w), w, r
