@@ -166,8 +166,8 @@ US = 1000.0
 def test_each_host_state_gets_the_idle_time_it_was_in():
     # t (µs): kernel 0-100; the host is in a stream sync 50-102, then works until 450 (after the sync:
     # "sync"); launch 450-455 -> kernel 455-500; 95 µs outside CUDA (short: "launch" overhead) 455-550,
-    # launch 550-555 -> kernel 555-600; host work 600-900 (long: "host"); cuLibraryLoadData 900-950
-    # ("first_call": the runtime's lazy load of a library, after the host's own work); an H2D copy call 950-1000 whose copy runs 990-1000; launch 1000-1005 -> kernel
+    # launch 550-555 -> kernel 555-600; host work 600-900 (long: "host"); cuModuleLoadData 900-950
+    # ("first_call"); an H2D copy call 950-1000 whose copy runs 990-1000; launch 1000-1005 -> kernel
     # 1005-1100.
     kernels = [
         ("k", 0, 100 * US, 1),
@@ -180,7 +180,7 @@ def test_each_host_state_gets_the_idle_time_it_was_in():
         ("cudaStreamSynchronize", 50 * US, 102 * US, 90),
         ("cudaLaunchKernel", 450 * US, 455 * US, 2),
         ("cudaLaunchKernel", 550 * US, 555 * US, 3),
-        ("cuLibraryLoadData", 900 * US, 950 * US, 91),
+        ("cuModuleLoadData", 900 * US, 950 * US, 91),
         ("cudaMemcpyAsync", 950 * US, 1000 * US, 4),
         ("cudaLaunchKernel", 1000 * US, 1005 * US, 5),
     ]
