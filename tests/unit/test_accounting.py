@@ -463,6 +463,34 @@ def test_tensor_work_above_the_flop_model_is_removed_as_a_what_if(where, lo, hi)
     assert excess_tensor_work(near_roof, limiter(near_roof)) is None
 
 
+def test_tensor_work_where_the_model_counts_no_flops_is_all_surplus():
+    """The eighth held-back set's codebook lookup written as one_hot(ids) @ codebook (H100): its model counts
+    the gather's bytes and no FLOPs, its tensor pipe was 47 % busy with no resource bound (L1 the busiest,
+    53 %). Every MMA is surplus (r infinite): the what-if removes them and what feeds them, the stage's
+    speed-of-light bound is what stays (the measured fix: +1450 %). The opportunity comes first, worded
+    without a ratio; the fixed gather (no MMAs) claims nothing."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+    from kprof_mcp.analysis.diagnosis.catalogue import TENSOR_THERE, excess_tensor_work
+    from kprof_mcp.analysis.diagnosis.limiter import limiter
+
+    f = Path(__file__).resolve().parents[1] / "calibration" / "recorded-heldout8"
+    f = f / "gather_written_as_a_one_hot_matrix_product"
+    a = assess(ProfileResult.model_validate_json((f / "bad.result.json").read_text()))
+    m = a.stages[0].metrics
+    lim = limiter(m)
+    assert not m.flops and lim.use("tensor") > TENSOR_THERE and not lim.bound
+    share, r = excess_tensor_work(m, lim)
+    assert share == 1.0 and r == float("inf")
+    top = opportunities(m)[0]
+    assert top.cause == "move_work" and top.facts.resource == "tensor"
+    assert top.share == pytest.approx(m.best_headroom)  # capped by the speed of light, not beyond it
+    assert 1000 < top.est_gain_pct < 2 * 1450.5
+    words = a.opportunities[0].trigger
+    assert "needs none of these ops" in words and "infx" not in words
+    good = assess(ProfileResult.model_validate_json((f / "good.result.json").read_text())).stages[0].metrics
+    assert excess_tensor_work(good, limiter(good)) is None
+
+
 def test_a_model_declared_without_tensor_cores_is_read_as_its_kernels_ran():
     """The 22nd held-back set's matrix product declares its model without tensor_cores: against the FP32
     SIMT peak its FLOPs over its time passed 100 % and the stage was called suspect. Its counters (8.4 M

@@ -3,6 +3,8 @@ instruction mix, atomics, shared-memory conflicts), and the evidence the generic
 
 from __future__ import annotations
 
+import math
+
 from ... import machines
 from . import slices
 from .limiter import ATTAINABLE, NEAR_PEAK, _tensor_for, dot_work, limiter, stages_a_dot, waiting_goes
@@ -153,6 +155,10 @@ def _atomic_bytes(a) -> float:
     return 32.0 * (a.atomic_l2_sectors or 0.0)
 
 
+# A pipe this busy is doing work, not idling with a stray instruction (a gate: is it there at all).
+TENSOR_THERE = 0.05
+
+
 def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
     """What-if for tensor-core work the stage's FLOP model does not count (MMAs on tiles that are zero
     by construction — causal, masked or padded —, tiles computed more than once — a grid axis left over
@@ -166,21 +172,29 @@ def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
     ranked). Recorded (H100): causal zero tiles, a symmetric product in full, 3xTF32, a 4-fold grid
     measured 1.76x, 1.83x, 3.94x and 3.90x for r = 2, 2, 3 and 4.
 
+    A stage whose model counts no FLOPs at all (a gather, a copy, a lookup) whose tensor pipe is busy
+    nonetheless (a gather written as a one-hot matrix product, a permutation as a matmul by a permutation
+    matrix) did only surplus MMAs: r is infinite, every MMA and what feeds it goes and the stage's
+    speed-of-light bound (its bytes at the device's roof) is what stays. The gate is "is it there at all":
+    the tensor pipe at least ``TENSOR_THERE`` busy.
+
     → (share 1 − 1/r, r). None when it does not apply (or the FLOP model is the thing to fix)."""
-    if lim is None or not m.tensor_work or not m.flops or not m.time_ns or m.machine is None:
+    if lim is None or not m.time_ns or m.machine is None:
+        return None
+    if not (m.tensor_work and m.flops) and not (not m.flops and m.attainable_sol_ns):
         return None
     rate = m.machine.pipes.get(_tensor_for(m.dtype or ""))
     u = next((x.util for x in lim.uses if x.key == "tensor" and x.source == "counters"), None)
     clock = m.sm_clock_hz
     if rate is None or u is None or not clock or not m.sm_count:
         return None
+    if not m.flops:  # no FLOPs needed: every MMA is surplus (its bytes' roof is what stays)
+        return (1.0, math.inf) if u >= TENSOR_THERE else None
     peak = (rate.table or rate.rate) * m.sm_count * clock
     r = u * peak * m.time_ns * 1e-9 / m.flops
     if r <= OVER_FETCH_HEALTHY:
         return None
-    if (lim.bound and lim.resource in ("tensor", "dram", "l2", "l1")) or lim.resource == "tensor":
-        return 1.0 - 1.0 / r, r
-    return None
+    return 1.0 - 1.0 / r, r
 
 
 def host_link_bytes(m: Metrics, lim) -> tuple[float, float] | None:

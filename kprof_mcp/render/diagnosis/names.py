@@ -28,3 +28,16 @@ RESOURCE_NAMES = {
 
 def resource_name(key: str | None) -> str:
     return RESOURCE_NAMES.get(key or "", key or "")
+
+
+def _short(kernel: str) -> str:
+    """A kernel's name without its return type, template arguments and parameters
+    (``void at::native::<unnamed>::multi_tensor_apply_kernel<...>(...)`` → ``at::native::multi_tensor_apply_kernel``)."""
+    name, depth = [], 0
+    for ch in kernel.removeprefix("void ").replace("<unnamed>::", "").replace("(anonymous namespace)::", ""):
+        if ch == "(" and depth == 0:
+            break
+        depth += (ch == "<") - (ch == ">")
+        if depth == 0 and ch != ">":
+            name.append(ch)
+    return "".join(name).strip()[:80] or kernel[:80]

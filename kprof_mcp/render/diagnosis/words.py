@@ -4,57 +4,16 @@ metrics as ``metric=value``, the root cause's two sentences and why an ncu rule 
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from ...analysis.diagnosis import COMPUTE_BOUND, MEMORY_BOUND, Facts, Opportunity, RootCauseFacts, rule_cause
 from ...analysis.diagnosis import rule_not_ranked as _rule_not_ranked
 from .idle_words import _copy, _cuda_api, _first_call, _host, _launch, _sync
 from .memory import Words, _fmt, _fusion, _over_fetch
-from .names import RESOURCE_NAMES, resource_name  # noqa: F401 (re-exported)
+from .names import RESOURCE_NAMES, _short, resource_name  # noqa: F401 (re-exported)
+from .parallel_words import _few_blocks, _tail
 from .ranks import RANK_WORDS
-
-
-def _few_blocks(f: Facts) -> Words:
-    if f.grid_blocks is not None:
-        return (
-            "Fill the GPU: launch more blocks than SMs (split the work: smaller tiles, split K/KV)",
-            f"grid_blocks={f.grid_blocks} (< {f.sm_count} SMs)",
-            "idle SMs",
-        )
-    return (
-        "Fill the GPU: launch more blocks (split K/KV, smaller tiles)",
-        f"waves_per_sm={f.waves_per_sm:.2f}",
-        "fewer blocks than SMs can hold",
-    )
-
-
-def _tail(f: Facts) -> Words:
-    if f.kernel is not None:  # a timeline's wave tail
-        trigger = f"last_wave_efficiency={f.last_wave_efficiency:.2f}"
-        if f.waves_per_sm is not None and f.value is not None:  # replayed (analysis.replay.tail)
-            trigger += (
-                f" over {f.waves_per_sm:.2f} waves (blocks per SM from its registers, shared memory and warps); "
-                f"evened out, its launches take {_fmt(f.value / 1e3)} µs less a step, the step replayed"
-            )
-        return (
-            f"Even out the last wave of {_short(f.kernel)} (grid a multiple of the SMs x blocks per SM, "
-            "persistent kernel)",
-            trigger,
-            "wave quantization",
-        )
-    if f.sm_active_pct is not None:  # many waves, SMs mostly idle (analysis.diagnosis.parallelism)
-        return (
-            "Balance the work across programs (split long programs' work into bounded items, or sort it)",
-            f"sm_active={f.sm_active_pct:.1f}% of the elapsed time"
-            + (f" over {f.waves_per_sm:.1f} waves" if f.waves_per_sm is not None else ""),
-            "a few long programs run on while the other SMs are idle",
-        )
-    return (
-        "Even out the last wave (grid a multiple of the SMs x blocks per SM, or a persistent grid)",
-        f"waves_per_sm={f.waves_per_sm:.2f}",
-        "the last wave leaves SMs idle",
-    )
-
 
 # Where a figure came from when no counter measured it (static: analysis.diagnosis.static_mix.LABEL).
 _SOURCE_NOTE = {
@@ -157,19 +116,6 @@ def _per_element(f: Facts) -> str:
     return (" (" + ", ".join(f"{v:.3g} {k}" for k, v in per[:3]) + " per element)") if per else ""
 
 
-def _short(kernel: str) -> str:
-    """A kernel's name without its return type, template arguments and parameters
-    (``void at::native::<unnamed>::multi_tensor_apply_kernel<...>(...)`` → ``at::native::multi_tensor_apply_kernel``)."""
-    name, depth = [], 0
-    for ch in kernel.removeprefix("void ").replace("<unnamed>::", "").replace("(anonymous namespace)::", ""):
-        if ch == "(" and depth == 0:
-            break
-        depth += (ch == "<") - (ch == ">")
-        if depth == 0 and ch != ">":
-            name.append(ch)
-    return "".join(name).strip()[:80] or kernel[:80]
-
-
 def _move_work(f: Facts) -> Words:
     src, dst = resource_name(f.resource), resource_name(f.target)
     model = _SOURCE_NOTE.get(f.source or "", "")
@@ -221,10 +167,12 @@ def _move_work(f: Facts) -> Words:
             f"the {src}'s work is code a cheaper form replaces; legal when {f.condition}",
         )
     if f.target == f.resource:  # the same pipe, less work: a cheaper form of the code
+        inf = not math.isfinite(f.speedup or math.inf)  # the model needs none of them
+        fewer = "the stage's model needs none of these ops: all go" if inf else f"{f.speedup:.1f}x fewer ops"
         return (
             f"Replace the code{at or ' limiting the ' + src}: {f.advice}",
             f"{f.resource}={_fmt(f.util_pct)}% of peak over the elapsed time{_per_element(f)}{model}; "
-            f"{f.speedup:.1f}x fewer ops{nxt}",
+            f"{fewer}{nxt}",
             f"the {src}'s work is code a cheaper form replaces; legal when {f.condition}",
         )
     return (
