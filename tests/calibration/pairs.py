@@ -2155,3 +2155,66 @@ HELDOUT24_PAIRS = [
         "between launches: resource None)",
     ),
 ]
+
+
+# The twenty-fifth held-back set (designed blind; recorded-heldout25/README.md): causes and resources set from the
+# designs before any GPU number.
+HELDOUT25_PAIRS = [
+    Pair(
+        "a sum reduced by log2(N) pairwise-halving kernel passes, the partial arrays through global memory",
+        "calib_halving_sum",
+        "v0",
+        "v1",
+        "fusion",
+        planted="out = sum of X [2^28] fp32 by 28 launches of a halving kernel (y[i] = x[i] + x[i + ceil(n/2)]), "
+        "each pass writing its half-length partial array to global memory and the next pass reading it back "
+        "(~3 GiB of DRAM traffic for a 1 GiB input, then ~20 small passes); fix: one pass of per-program chunk "
+        "sums (65536 elements each, on chip) and one finishing program over the 4096 partials; the same sum "
+        "(several kernels where one keeps the partial sums on chip, the intermediate arrays' round trips: "
+        "resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "a two-layer MLP fused into one kernel by recomputing the hidden activation in every output tile",
+        "calib_overfused_mlp",
+        "v0",
+        "v1",
+        "move_work",
+        planted="Y = relu(X [8192, 1024] W1 [1024, 4096]) W2 [4096, 1024] fp16 in one kernel: each [128, 128] "
+        "tile of Y recomputes its rows' whole hidden block relu(X W1) chunk by chunk (tl.dot) before multiplying "
+        "it by W2, so the first GEMM is done once per column tile of Y, 8 times over (619 GFLOP for 137 "
+        "needed); fix: the hidden computed once (a GEMM with a ReLU epilogue, stored fp16) and a second GEMM; the "
+        "same values (the needed products done by a costlier method on the tensor cores: resource tensor)",
+        resource="tensor",
+    ),
+    Pair(
+        "the CUDA allocator's memory-history recording (torch.cuda.memory._record_memory_history) left on while "
+        "training",
+        "memory_history.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 4.0e8, "bytes": 5.0e7, "dtype": "float32", "tensor_cores": False}},
+        planted="a training step of an MLP of 16 blocks (Linear 256 x 256, LayerNorm, GELU) on [64, 256] fp32, "
+        "MSE, AdamW (foreach), with torch.cuda.memory._record_memory_history(max_entries=100000) left on around "
+        "the loop: a Python and a C++ stack captured on the host at each of the step's few hundred allocations "
+        "and frees; fix: the recording stopped; the same losses (CPU work between launches: resource None)",
+    ),
+    Pair(
+        "activations offloaded to the host by torch.autograd.graph.save_on_cpu though they fit on the GPU",
+        "activation_offload.py",
+        "bad",
+        "good",
+        "copy",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.65e12, "bytes": 1.0e9, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a training step of 4 blocks (Linear 4096 x 4096 without bias, GELU) on x [4096, 4096] bf16, "
+        "the mean square as the loss, SGD, inside torch.autograd.graph.save_on_cpu(pin_memory=True): every "
+        "saved tensor (each block's Linear input and weight and GELU input, the loss's fp32 input: ~0.45 GB) "
+        "copied to pinned host memory in the forward (synchronous copies) and back in the backward; fix: no "
+        "offloading; the same losses (host-device transfers in the step: resource None)",
+    ),
+]
