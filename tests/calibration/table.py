@@ -50,6 +50,7 @@ from pairs import (  # noqa: E402
     HELDOUT22_PAIRS,
     HELDOUT23_PAIRS,
     HELDOUT24_PAIRS,
+    HELDOUT25_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -97,6 +98,7 @@ HELDOUT21 = HERE / "recorded-heldout21"  # issue 36: a twenty-first (2026-11-28,
 HELDOUT22 = HERE / "recorded-heldout22"  # issue 36: a twenty-second (2026-11-28, H100), judged once
 HELDOUT23 = HERE / "recorded-heldout23"  # issue 36: a twenty-third (2026-11-28, H100), judged once
 HELDOUT24 = HERE / "recorded-heldout24"  # issue 36: a twenty-fourth (2026-11-28, H200), judged once
+HELDOUT25 = HERE / "recorded-heldout25"  # issue 36: a twenty-fifth (2026-11-28, H200), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -132,6 +134,7 @@ BACK21_BEGIN, BACK21_END = "<!-- heldback21:begin -->", "<!-- heldback21:end -->
 BACK22_BEGIN, BACK22_END = "<!-- heldback22:begin -->", "<!-- heldback22:end -->"
 BACK23_BEGIN, BACK23_END = "<!-- heldback23:begin -->", "<!-- heldback23:end -->"
 BACK24_BEGIN, BACK24_END = "<!-- heldback24:begin -->", "<!-- heldback24:end -->"
+BACK25_BEGIN, BACK25_END = "<!-- heldback25:begin -->", "<!-- heldback25:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -227,6 +230,8 @@ def recorded_in(p) -> Path:
         return HELDOUT23
     if p in HELDOUT24_PAIRS:
         return HELDOUT24
+    if p in HELDOUT25_PAIRS:
+        return HELDOUT25
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -430,6 +435,12 @@ def heldout24_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT24_PAIRS]
 
 
+def heldout25_rows() -> list[dict]:
+    """The twenty-fifth held-back set (recorded-heldout25/, on an H200), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT25_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -591,6 +602,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK22_BEGIN, BACK22_END): text(heldout22_rows())} if BACK22_BEGIN in DOC.read_text() else {}),
         **({(BACK23_BEGIN, BACK23_END): text(heldout23_rows())} if BACK23_BEGIN in DOC.read_text() else {}),
         **({(BACK24_BEGIN, BACK24_END): text(heldout24_rows())} if BACK24_BEGIN in DOC.read_text() else {}),
+        **({(BACK25_BEGIN, BACK25_END): text(heldout25_rows())} if BACK25_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -646,6 +658,7 @@ def main() -> int:
                 BACK22_BEGIN: "\nTwenty-second held-back set (recorded-heldout22/: new classes, built and recorded by someone else):",
                 BACK23_BEGIN: "\nTwenty-third held-back set (recorded-heldout23/: new classes, built and recorded by someone else):",
                 BACK24_BEGIN: "\nTwenty-fourth held-back set (recorded-heldout24/: new classes, built and recorded by someone else):",
+                BACK25_BEGIN: "\nTwenty-fifth held-back set (recorded-heldout25/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",

@@ -36,6 +36,7 @@ from pairs import (  # noqa: E402
     HELDOUT22_PAIRS,
     HELDOUT23_PAIRS,
     HELDOUT24_PAIRS,
+    HELDOUT25_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -83,6 +84,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT22_PAIRS
         + HELDOUT23_PAIRS
         + HELDOUT24_PAIRS
+        + HELDOUT25_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 

@@ -212,6 +212,18 @@ def test_a_stage_of_several_kernels_moving_its_bytes_several_times_is_told_to_fu
     assert top.share == pytest.approx(1 - 1 / 8.0)
     one = dx.opportunities(replace(m, kernels=1))[0]
     assert one.cause == "over_fetch"
+    from kprof_mcp.analysis.diagnosis import opportunities
+
+    # The level the intermediates' round trips cross, as single-kernel over-fetch's.
+    assert (
+        opportunities(m)[0].facts.resource == "dram" == opportunities(replace(m, kernels=1))[0].facts.resource
+    )
+    # Without counters (time over the model's bytes at the roof) too.
+    est = dx.Metrics(
+        dram_pct=30.0, compute_pct=5.0, time_ns=890e3, sol_ns=80e3, attainable_sol_ns=89e3, kernels=8
+    )
+    fused = next(o for o in opportunities(est) if o.cause == "fusion")
+    assert fused.facts.resource == "dram" and fused.facts.time_over_roof == pytest.approx(10.0)
 
 
 def test_over_fetch_says_when_the_accesses_are_uncoalesced():

@@ -210,7 +210,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         if m.kernels >= 2:
             # Several kernels moving N x the bytes the stage needs: each writes its intermediate to DRAM
             # and the next reads it back. Fusing them is what removes that traffic.
-            add(specific, "fusion", removable * busy, {"kernels": m.kernels, **facts}, True)
+            fused = {"kernels": m.kernels, **facts, "resource": "dram"}  # the round trips' level: DRAM
+            add(specific, "fusion", removable * busy, fused, True)
         else:
             # What-if: the DRAM-busy time goes and the model's bytes (1/r of today's) come back. Uncoalesced
             # traffic (~a sector per thread per request), or traffic at or under the scattered saturation, is
@@ -337,7 +338,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
                 # own chain of steps, which a fused kernel keeps (parallelism.serial_kernel).
                 after = max(after, m.top_kernel[1])
             facts = {"kernels": m.kernels, "time_over_roof": over, "copy_share": m.copy_share}
-            add(specific, "fusion", 1.0 - after, facts, True)
+            add(specific, "fusion", 1.0 - after, {**facts, "resource": "dram"}, True)
     for cause, share, facts in accounting_causes(m, bottleneck, lim):
         add(specific, cause, share, facts, True)
     # A contended lock owns the waiting (.locks): no latency what-if for its stage.

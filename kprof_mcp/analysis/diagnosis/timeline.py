@@ -269,7 +269,10 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     # Per-step device-to-host copies of whole tensors (the replay measured them): the host waits for them
     # as for a sync, but the copy itself, not the drained queue, is the cost.
     d2h = float((idle.get("replay") or {}).get("d2h_bulk_ns") or 0.0) * occ
-    add("copy", copy + d2h, {"copies": ev.get("h2d_copies", 0), "value": d2h / occ if d2h else None})
+    rp = idle.get("replay") or {}
+    off = {"move": "offload", "copies": rp.get("offload_copies"), "copy_ns": rp.get("offload_ns")}
+    facts = off if rp.get("offload_copies") else {"copies": ev.get("h2d_copies", 0)}
+    add("copy", copy + d2h, {**facts, "value": d2h / occ if d2h else None})
     _round_trip(out, idle, d2h)
     other = float(parts.get("other_api") or 0.0)
     add("cuda_api", other, {"calls": ev.get("other_calls") or []})

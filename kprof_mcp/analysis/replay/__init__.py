@@ -19,7 +19,9 @@ The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
   their driver forms) cost nothing: buffers are allocated once and reused; a CUDA graph built in the
   loop is built once: its capture's begin and end, the launches recorded into it (they run nothing),
   its instantiation and destruction cost nothing, nor the host work that issued the captured launches.
-* ``copy`` — :func:`pin_copies`: a pageable host-to-device copy becomes an asynchronous copy from
+* ``copy`` — :func:`pin_copies`: tensors offloaded to the host and brought back in the same step
+  (:func:`~.transforms.offloaded`: a download and a later upload of as many bytes) stay on the GPU, both copies and
+  their waits gone; a pageable host-to-device copy becomes an asynchronous copy from
   pinned memory on a copy engine, prefetched a step ahead (its stream no longer waits for it): its
   GPU time is its bytes at the pinned bandwidth (the fastest pinned copy of 1 MiB or more in the
   trace, else :func:`pcie_bytes_per_s`), its host call costs a launch. A per-step device-to-host
@@ -84,6 +86,7 @@ from .transforms import (
     host_ahead,
     host_and_reads,
     host_with_uploads,
+    offloaded,
     pin_copies,
     reuse_allocations,
     round_trip_host_ns,
@@ -172,6 +175,9 @@ def gains(
         "pinned_h2d_bytes_per_s": g.pinned_h2d_bytes_per_s,
         "pinned_source": g.pinned_source,
     }
+    if pairs := offloaded(g):  # tensors copied down and back up in a step: the copy what-if keeps them
+        out["offload_copies"] = 2 * len(pairs) / g.occurrences
+        out["offload_ns"] = sum(g.ops[d].dur + g.ops[u].dur for d, u in pairs.items()) / g.occurrences
     if scale is not None:
         out.update(plain_ns=float(plain_ns), host_scale=scale, base_ns=identity)
     if run:

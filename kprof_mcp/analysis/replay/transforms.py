@@ -42,6 +42,31 @@ def _bulk_d2h(o: Op) -> bool:
     return o.kind == "memcpy" and _pageable(o.name) and "DtoH" in o.name and o.nbytes >= MIB
 
 
+def offloaded(g: Graph) -> dict[int, int]:
+    """Tensors offloaded and brought back in the same step (``torch.autograd.graph.save_on_cpu``, a CPU
+    offload of activations or optimizer state): a device-to-host copy of 1 MiB or more, and later in the same
+    occurrence (no step's start between them) a host-to-device copy of as many bytes, the last such download
+    matched first (what the backward reloads first is what the forward saved last). {download op: upload op}.
+    Equal sizes are the trace's only evidence that the bytes are the same: a download of a result followed in
+    the same step by an upload of a new input of the same size would match too."""
+    pending: dict[float, list[int]] = {}
+    pairs: dict[int, int] = {}
+    cut = 0
+    for j in sorted(range(len(g.ops)), key=lambda k: g.calls[g.ops[k].call].start):
+        o, issued = g.ops[j], g.calls[g.ops[j].call].start  # the host's time: the steps' starts are the host's
+        while cut < len(g.cuts) and g.cuts[cut] <= issued:  # a new occurrence: nothing pending carries over
+            pending, cut = {}, cut + 1
+        if o.kind != "memcpy" or o.nbytes < MIB:
+            continue
+        if "DtoH" in o.name:
+            pending.setdefault(o.nbytes, []).append(j)
+        elif _h2d(o.name) and pending.get(o.nbytes):
+            d = pending[o.nbytes].pop()
+            if g.ops[d].end <= o.start:
+                pairs[d] = j
+    return pairs
+
+
 def pin_copies(g: Graph, uploads_only: bool = False) -> Graph:
     """Pageable host-to-device copies pinned and prefetched on a copy engine (and pinned uploads of 1 MiB
     or more issued on a stream that runs kernels, where copy and compute take turns: prefetched a step
@@ -59,9 +84,15 @@ def pin_copies(g: Graph, uploads_only: bool = False) -> Graph:
     value and stays (:func:`drop_syncs` overlaps it with the GPU). The trace does not say what the host
     did: work that merely follows the snapshot (the next batch made on the host) would go with it.
 
+    Tensors offloaded to the host and brought back in the same step (:func:`offloaded`) stay on the GPU: both
+    copies, their waits and the synchronise after each go (legal where they fit in device memory: the reason to
+    offload is memory, which the trace does not record).
+
     ``uploads_only``: the host-to-device half alone (the host cause's fix takes its uploads with it:
     :func:`host_ahead`)."""
     g = _copy(g)
+    pairs = {} if uploads_only else offloaded(g)
+    kept = set(pairs) | set(pairs.values())  # offloaded and brought back: kept on the GPU, neither copy made
     compute = {o.stream for o in g.ops if o.kind == "kernel"}
     after: dict[Any, bool] = {}  # a thread's last call was a pageable copy made asynchronous
     consumer: dict[Any, bool] = {}  # a snapshot's copy returned; the host work consuming it runs
@@ -71,6 +102,13 @@ def pin_copies(g: Graph, uploads_only: bool = False) -> Graph:
             c.gap = 0.0
             if c.kind != "sync":  # the synchronise PyTorch adds after the copy is the copy's own
                 consumer.pop(c.tid)
+        if c.ops and all(j in kept for j in c.ops):
+            for j in c.ops:
+                own(g.ops, j).dur = 0.0
+            c = own(g.calls, i)
+            c.covers, c.dur, c.ret = [], min(c.dur, g.launch_floor_ns), min(c.ret, g.launch_floor_ns)
+            after[c.tid] = True  # the synchronise PyTorch adds after the copy goes with it
+            continue
         bulk = [] if uploads_only else [j for j in c.ops if _bulk_d2h(g.ops[j])]
         for j in bulk:
             own(g.ops, j).dur = 0.0

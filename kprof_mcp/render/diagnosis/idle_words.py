@@ -104,6 +104,15 @@ def _copy(f: Facts) -> Words:
             f"host_link_bytes={f.host_bytes / 1e6:.1f} MB per run, host link at {_fmt(f.util_pct)}% of its peak",
             "the kernel's loads going over the host link (zero copy)",
         )
+    if f.move == "offload":  # tensors copied to the host and back in the same step
+        return (
+            "Keep the offloaded tensors on the GPU where they fit in its memory (no torch.autograd.graph."
+            "save_on_cpu or CPU offload for them; offload only what does not fit, overlapped on a side stream)",
+            _idle(
+                f, f"{_fmt(f.copies)} copies a step take tensors to the host and back ({us(f.copy_ns)} us)"
+            ),
+            "the same bytes copied down and back up within each step, the host waiting for them",
+        )
     if f.value:  # per-step device-to-host copies of whole tensors
         return (
             "Keep per-step snapshots on the GPU (reduce or log on the device, copy once after the loop), or "
