@@ -53,10 +53,8 @@ def offloaded(g: Graph) -> dict[int, int]:
     pairs: dict[int, int] = {}
     cut = 0
     for j in sorted(range(len(g.ops)), key=lambda k: g.calls[g.ops[k].call].start):
-        o, issued = (
-            g.ops[j],
-            g.calls[g.ops[j].call].start,
-        )  # the host's time: the steps' starts are the host's
+        # The host's issue time: the steps' starts are the host's (an op runs after its step's start has passed).
+        o, issued = g.ops[j], g.calls[g.ops[j].call].start
         while cut < len(g.cuts) and g.cuts[cut] <= issued:  # a new occurrence: nothing pending carries over
             pending, cut = {}, cut + 1
         if o.kind != "memcpy" or o.nbytes < MIB:
