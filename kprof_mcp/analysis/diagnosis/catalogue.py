@@ -181,7 +181,7 @@ def excess_tensor_work(m: Metrics, lim) -> tuple[float, float] | None:
     → (share 1 − 1/r, r). None when it does not apply (or the FLOP model is the thing to fix)."""
     if lim is None or not m.time_ns or m.machine is None:
         return None
-    if not (m.tensor_work and m.flops) and not (not m.flops and m.attainable_sol_ns):
+    if (m.flops and not m.tensor_work) or (not m.flops and not m.attainable_sol_ns):
         return None
     rate = m.machine.pipes.get(_tensor_for(m.dtype or ""))
     u = next((x.util for x in lim.uses if x.key == "tensor" and x.source == "counters"), None)

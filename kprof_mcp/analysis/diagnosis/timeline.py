@@ -268,8 +268,8 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     copy = float(parts.get("copy_h2d") or 0.0) + float(ev.get("h2d_exposed_ns") or 0.0)
     # Per-step device-to-host copies of whole tensors (the replay measured them): the host waits for them
     # as for a sync, but the copy itself, not the drained queue, is the cost.
-    d2h = float((idle.get("replay") or {}).get("d2h_bulk_ns") or 0.0) * occ
     rp = idle.get("replay") or {}
+    d2h = float(rp.get("d2h_bulk_ns") or 0.0) * occ
     off = {"move": "offload", "copies": rp.get("offload_copies"), "copy_ns": rp.get("offload_ns")}
     facts = off if rp.get("offload_copies") else {"copies": ev.get("h2d_copies", 0)}
     add("copy", copy + d2h, {**facts, "value": d2h / occ if d2h else None})

@@ -167,7 +167,7 @@ def _move_work(f: Facts) -> Words:
             f"the {src}'s work is code a cheaper form replaces; legal when {f.condition}",
         )
     if f.target == f.resource:  # the same pipe, less work: a cheaper form of the code
-        inf = not math.isfinite(f.speedup or math.inf)  # the model needs none of them
+        inf = f.speedup == math.inf  # the model needs none of them
         fewer = "the stage's model needs none of these ops: all go" if inf else f"{f.speedup:.1f}x fewer ops"
         return (
             f"Replace the code{at or ' limiting the ' + src}: {f.advice}",
