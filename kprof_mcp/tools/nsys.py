@@ -243,6 +243,15 @@ BACKTRACE_FLAGS = (
     "--cudabacktrace=all:1",
     "--python-backtrace=cuda",
 )
+# With python_backtrace, where this nsys has it: the Python stack of the launching threads sampled at its
+# highest rate (2 kHz), so the host's time between launches can be owned by the Python lines it ran
+# (parsers/nsys_pysamples.py). Each sample is an NVTX mark in the domain "Python Periodic Sampling".
+PYTHON_SAMPLING_FLAGS = ("--python-sampling=true", "--python-sampling-frequency=2000")
+
+
+def python_sampling_flags(nsys: Path) -> tuple[str, ...]:
+    """:data:`PYTHON_SAMPLING_FLAGS` where ``nsys profile --help`` lists ``--python-sampling``; else none."""
+    return PYTHON_SAMPLING_FLAGS if "--python-sampling" in _profile_help(str(nsys)) else ()
 
 
 # GPU metrics sampling (the SMs' and DRAM's throughputs at 10 kHz, no kernel replay) on the GPUs the job sees:
@@ -295,7 +304,7 @@ def profile_prefix(
         "cuda,nvtx",
         "--cuda-graph-trace=node",
         *((flag,) if flag else ()),
-        *(BACKTRACE_FLAGS if python_backtrace else ("--sample=none",)),
+        *((*BACKTRACE_FLAGS, *python_sampling_flags(nsys)) if python_backtrace else ("--sample=none",)),
         "--cpuctxsw=none",
         "--force-overwrite",
         "true",
