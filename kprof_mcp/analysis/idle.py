@@ -221,6 +221,17 @@ def _intervals(df) -> list[tuple[float, float]]:
     return [(float(s), float(e)) for s, e in zip(df["start"].tolist(), df["end"].tolist())]
 
 
+def _samples(tr: Trace) -> list[idle_sources.Sample]:
+    """The sampled Python stacks (Trace.py_samples) of the threads that made the trace's CUDA calls, where
+    the thread was not blocked (a waiting thread does no host work)."""
+    ps = getattr(tr, "py_samples", None)
+    if ps is None or ps.empty or tr.api.empty or "tid" not in tr.api.columns:
+        return []
+    mine = ps[ps["tid"].isin(set(tr.api["tid"].dropna().tolist())) & ~ps["blocked"].astype(bool)]
+    mine = mine.sort_values("start")
+    return list(zip(mine["start"].astype(float), mine["source"], mine["op"]))
+
+
 def breakdown(
     tr: Trace, lo: float | None = None, hi: float | None = None, occurrences: int = 1, process: bool = False
 ) -> IdleBreakdown:
@@ -400,7 +411,7 @@ def breakdown(
         _, hidden = _subtract([(float(r.start), float(r.end))], kern)
         exposed += float(r.end) - float(r.start) - hidden
     ev["h2d_exposed_ns"] = exposed
-    sources = idle_sources.attribute(lined, owned, lo, hi, SYNC_RETURN_NS) if lined else {}
+    sources = idle_sources.attribute(lined, owned, lo, hi, SYNC_RETURN_NS, _samples(tr)) if lined else {}
     return IdleBreakdown(
         window_ns=window,
         busy_ns=busy_ns,

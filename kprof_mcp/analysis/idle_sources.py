@@ -115,9 +115,59 @@ class _Acc:
         return out
 
 
-def attribute(calls: list[Call], owned: Owned, lo: float, hi: float, sync_slack: float) -> dict[str, Any]:
+Sample = tuple[float, "str | None", "str | None"]  # (instant ns, user line, library function)
+
+
+def sampled_host(samples: list[Sample], pieces: list[tuple[float, float]]) -> dict[str, Any] | None:
+    """The host part's line from the host's sampled Python stacks (parsers/nsys_pysamples.py): the
+    samples taken inside the host-work pieces, counted by their user line; the line with the most owns
+    that share of the pieces' time (each sample stands for one sampling interval). None without a
+    sample in a piece with a user line."""
+    if not samples or not pieces:
+        return None
+    at = [t for t, _, _ in samples]
+    lines: Counter = Counter()
+    ops: dict[str, Counter] = {}
+    n = 0
+    for s, e in sorted(pieces):
+        i = bisect.bisect_left(at, s)
+        while i < len(samples) and samples[i][0] <= e:
+            _, src, op = samples[i]
+            n += 1
+            if isinstance(src, str):
+                lines[src] += 1
+                if isinstance(op, str):
+                    ops.setdefault(src, Counter())[op] += 1
+            i += 1
+    if not lines:
+        return None
+    line, k = max(lines.items(), key=lambda kv: (kv[1], kv[0]))
+    total = sum(e - s for s, e in pieces)
+    return {
+        "line": line,
+        "op": ", ".join(op for op, _ in ops.get(line, Counter()).most_common(2)) or None,
+        "calls": k,
+        "samples": n,
+        "idle_ns": total * k / n,
+        "share": k / n,
+        "lines": len(lines),
+        "by": "samples",
+    }
+
+
+def attribute(
+    calls: list[Call],
+    owned: Owned,
+    lo: float,
+    hi: float,
+    sync_slack: float,
+    samples: list[Sample] | None = None,
+) -> dict[str, Any]:
     """Each idle part (idle.PARTS) -> the line whose calls own most of its idle time (see the
-    module docstring); only parts with idle time a line owns. Empty when no call has a line."""
+    module docstring); only parts with idle time a line owns. Empty when no call has a line.
+    ``samples`` (the calling threads' sampled Python stacks, in time order): the host part's line is
+    the one the host was sampled running most inside its host-work pieces (:func:`sampled_host`)
+    rather than the calls around them."""
     if not any(c.source for c in calls):
         return {}
     calls = sorted(calls, key=lambda c: c.start)
@@ -164,6 +214,11 @@ def attribute(calls: list[Call], owned: Owned, lo: float, hi: float, sync_slack:
         best = a.best()
         if best is not None:
             out[part] = best
+    by_samples = sampled_host(
+        samples or [], [(max(s, lo), min(e, hi)) for s, e in owned.host if e > lo and s < hi]
+    )
+    if by_samples is not None:
+        out["host"] = by_samples
     return out
 
 

@@ -454,6 +454,7 @@ def cut(tr: Trace, lo: float, hi: float) -> Trace:
         num_sms=tr.num_sms,
         device_name=tr.device_name,
         gpu_metrics=tr.gpu_metrics,
+        py_samples=inside(tr.py_samples) if tr.py_samples is not None else None,
     )
 
 

@@ -31,6 +31,9 @@ class Trace:
     device_name: str | None
     # Nsight Systems' GPU metrics samples (parsers/nsys_metrics.py), when the report has them; else None.
     gpu_metrics: Any = None
+    # Nsight Systems' periodic Python samples (parsers/nsys_pysamples.py: start, tid, source, op), when
+    # recorded with python_backtrace; else None.
+    py_samples: Any = None
 
 
 def _df(rows: list[dict[str, Any]], cols: list[str]):

@@ -27,7 +27,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from . import nsys_backtrace, nsys_metrics
+from . import nsys_backtrace, nsys_metrics, nsys_pysamples
 from .kineto import KERNEL_COLUMNS, Trace
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -411,6 +411,7 @@ def load_sqlite(path: Path) -> Trace:
             kernels = _kernels(con, tables, strings)
             memops = _memops(con, tables)
             sources = nsys_backtrace.sources(con, tables, strings)
+            py_samples = nsys_pysamples.load(con, tables, strings) if sources else []
             api = _api(con, tables, strings, sources)
             ranges = _ranges(con, tables, strings)
             num_sms, device_name = _gpu(con, tables, kernels)
@@ -429,6 +430,7 @@ def load_sqlite(path: Path) -> Trace:
         num_sms=num_sms,
         device_name=device_name,
         gpu_metrics=samples,
+        py_samples=nsys_pysamples.frame(py_samples) if py_samples else None,
     )
 
 

@@ -109,9 +109,13 @@ def _python_domains(con: sqlite3.Connection, strings: dict[int, str]) -> set[int
     }
 
 
-def _frames(payload: str | None, strings: dict[int, str]) -> list[Frame] | None:
+def frames_of(
+    payload: str | None, strings: dict[int, str], domain: str = PYTHON_DOMAIN
+) -> list[Frame] | None:
+    """The frames (innermost first) of one of nsys' Python payloads (``jsonText``) of ``domain``;
+    None for a payload that is not one."""
     try:
-        bt = json.loads(payload or "")[PYTHON_DOMAIN]
+        bt = json.loads(payload or "")[domain]
         return [
             (
                 html.unescape(str(strings.get(f.get("Function"), f.get("Function")))),
@@ -157,7 +161,7 @@ def sources(con: sqlite3.Connection, tables: set[str], strings: dict[int, str]) 
         f"AND domainId IN ({marks})"
     ):
         hit = rows.get((tid, start))
-        frames = _frames(payload, strings)
+        frames = frames_of(payload, strings)
         if hit is None or hit[0] is None or frames is None:
             continue
         corr, chain = hit

@@ -288,8 +288,11 @@ def source_words(src: dict | None) -> str:
     if not src or not src.get("line"):
         return ""
     op = f" via {src['op']}" if src.get("op") else ""
+    pct = f"{100 * float(src.get('share') or 0):.0f}%"
+    if src.get("by") == "samples":  # the host's sampled Python stacks (idle_sources.sampled_host)
+        return f"; source_line={src['line']}{op} in {src.get('calls', 0)} of {src.get('samples', 0)} Python samples ({pct})"
     where = f"between {src['after']} and {src['line']}" if src.get("after") else f"{src['line']}{op}"
-    return f"; source_line={where} x{src.get('calls', 0)}, {100 * float(src.get('share') or 0):.0f}% of its idle time"
+    return f"; source_line={where} x{src.get('calls', 0)}, {pct} of its idle time"
 
 
 def _source_lines(sources: dict) -> list[str]:
@@ -300,11 +303,13 @@ def _source_lines(sources: dict) -> list[str]:
         src = sources.get(part)
         if not src or not src.get("line"):
             continue
-        op = f", {src['op']}" if src.get("op") and part != "host" else ""
+        sampled = src.get("by") == "samples"
+        op = f", {src['op']}" if src.get("op") and (part != "host" or sampled) else ""
         where = (
             f"the host's own Python between `{src['after']}` and `{src['line']}`"
             if part == "host" and src.get("after")
             else f"`{src['line']}`{op}"
+            + (f" (sampled: {src.get('samples', 0)} Python samples)" if sampled else "")
         )
         rows.append(
             [
@@ -321,7 +326,8 @@ def _source_lines(sources: dict) -> list[str]:
     return [
         "",
         "Where in the Python code (each idle part's CUDA calls, from Nsight Systems' Python backtraces: the "
-        "line whose calls own most of that idle time; host work is Python between two CUDA calls, named by them):",
+        "line whose calls own most of that idle time; host work is Python between two CUDA calls, named by them, "
+        "or, where the host's Python stack was sampled, by the line it was running most; Calls counts those samples):",
     ] + table(["Part", "Line", "Calls", "Idle owned (µs)", "% of the part's", "Lines seen"], rows)
 
 
