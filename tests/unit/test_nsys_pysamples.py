@@ -132,3 +132,22 @@ def test_the_command_line_samples_python_only_with_backtraces_where_nsys_can(tmp
     monkeypatch.setattr(N, "_profile_help", lambda _n: "")  # an nsys without the option
     cmd = N.profile_prefix(nsys, tmp_path / "o", python_backtrace=True, gpu_metrics=False)
     assert "--python-backtrace=cuda" in cmd and not set(N.PYTHON_SAMPLING_FLAGS) & set(cmd)
+
+
+def test_the_report_and_the_host_trigger_say_the_line_was_sampled(trace):
+    from kprof_mcp.analysis.diagnosis import Facts
+    from kprof_mcp.render.diagnosis.words import WORDS
+    from kprof_mcp.render.timeline import where_the_wall_time_went
+
+    lo, hi, occ = _steps(trace)
+    d = idle.breakdown(trace, lo, hi, occ).to_dict()
+    text = "\n".join(where_the_wall_time_went(d))
+    assert f"`{line(58)}`, torch.autograd.graph._engine_run_backward" in text
+    assert "(sampled: 27 Python samples) | 13 |" in text and "host's Python stack was sampled" in text
+    facts = Facts(idle_pct=30.0, gpu_busy_pct=40.0, source_line=d["sources"]["host"])
+    trigger = WORDS["host"](facts)[1]
+    assert trigger == (
+        f"gpu_idle_in_host_work=30.0% of the wall time; source_line={line(58)} via "
+        "torch.autograd.graph._engine_run_backward, torch.autograd._make_grads in 13 of 27 Python samples (48%); "
+        "gpu_busy_pct=40.0"
+    )
