@@ -2218,3 +2218,70 @@ HELDOUT25_PAIRS = [
         "offloading; the same losses (host-device transfers in the step: resource None)",
     ),
 ]
+
+# The twenty-sixth held-back set (tests/calibration/recorded-heldout26/README.md): designed by a helper who did not
+# read the model; causes and resources committed before any GPU number. Not in ALL_PAIRS.
+HELDOUT26_PAIRS = [
+    Pair(
+        "the layer timing helper's torch.cuda.synchronize() around every module of the forward",
+        "layer_timing_sync.py",
+        "bad",
+        "good",
+        "sync",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.7e10, "bytes": 1.6e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="the inference forward of 32 blocks (Linear 1024 x 1024 with bias, GELU, LayerNorm: 96 leaf "
+        "modules of one kernel each) on x [256, 1024] bf16, each module's call bracketed by "
+        "torch.cuda.synchronize() and time.perf_counter() (a per-module timing helper left on): the host waits "
+        "for the GPU to drain twice a module and launches the next module only after the last kernel ended, "
+        "the GPU idle meanwhile; fix: the helper off; the same outputs (the host waits for the GPU: resource "
+        "None)",
+    ),
+    Pair(
+        "greedy decoding without a key/value cache, the whole sequence run through the model again for every "
+        "new token",
+        "decode_no_cache.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 8.4e11, "bytes": 7.5e9, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="16 tokens generated greedily for 4 prompts of 512 tokens by a 4-layer decoder (width 2048, 16 "
+        "heads, MLP 4x, vocabulary 8192, bf16, inference mode), each new token from a forward over the whole "
+        "sequence so far (512 ... 527 positions: the prompt's keys, values and MLP recomputed 16 times, ~16 x "
+        "0.9 TFLOP); fix: one prefill into a preallocated key/value cache per layer, then 15 one-token forwards "
+        "attending over the cache; the same tokens (the needed logits computed by a costlier method, the "
+        "recomputed positions' matrix products on the tensor cores: resource tensor)",
+        resource="tensor",
+    ),
+    Pair(
+        "the normal CDF integrated by Simpson's rule (65 exponentials an element) where erf serves",
+        "calib_cdf_quadrature",
+        "v0",
+        "v1",
+        "move_work",
+        planted="out = Phi(X) for X [2^24] fp32: per element Simpson's rule over [0, |x|] in 64 intervals, the "
+        "Gaussian density at 65 nodes by exp2 (MUFU.EX2), 1/2 +- the integral: ~1.1e9 special-function "
+        "operations; fix: (1 + erf(x / sqrt 2)) / 2 (libdevice erff, FMA work, memory-bound); the same values "
+        "to ~1e-6 (the needed values by a costlier method, the exponentials on the special-function units: "
+        "resource xu)",
+        resource="xu",
+    ),
+    Pair(
+        "int8 weights dequantised into a full fp16 copy before every decode GEMM where dequantising in the "
+        "GEMM's loads serves",
+        "calib_dequant_copy",
+        "v0",
+        "v1",
+        "fusion",
+        planted="Y = X [16, 8192] fp16 @ (Wq [8192, 16384] int8 * s [16384] fp16) (a weight-only quantised "
+        "layer at decode): a dequantising kernel writes the 256 MiB fp16 copy of the 128 MiB int8 weights and "
+        "a GEMM (tl.dot, BLOCK_M 16) reads it back: ~640 MiB of DRAM traffic; fix: one GEMM converting each "
+        "int8 tile to fp16 after its load, the column scales applied to the accumulator: ~128 MiB; the same "
+        "result up to rounding (two kernels where one keeps the dequantised tile on chip, the copy's write and "
+        "re-read: resource dram)",
+        resource="dram",
+    ),
+]
