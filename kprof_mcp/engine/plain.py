@@ -24,7 +24,8 @@ from ..models import ProfileRequest
 def step_of(plain: dict[str, Any] | None, include: list[str], warmup: int) -> dict[str, Any] | None:
     """The step's plain time from the plain pass's entry times: the range (among those ``include``
     matches; all where it is empty) entered most often, its first ``warmup`` entries left out as the traced
-    run leaves them out, the mean time between its kept entries. None where no range was entered at least
+    run leaves them out, the mean time between its kept entries (``interval_ns``: the fastest, median and
+    slowest of those intervals, for the record). None where no range was entered at least
     twice after its warm-up (no step to time: the what-ifs are then taken against the traced step)."""
     entries = (plain or {}).get("entries")
     if not isinstance(entries, dict):
@@ -44,7 +45,11 @@ def step_of(plain: dict[str, Any] | None, include: list[str], warmup: int) -> di
     step = (kept[-1] - kept[0]) / (n - 1)
     if not step > 0:
         return None
-    return {"range": name, "occurrences": n, "step_ns": step}
+    # The spread of the steps behind that mean (fastest, median, slowest interval between kept entries): a
+    # mean longer than the traced step is then seen to be a few slow steps, or every step slow.
+    gaps = sorted(b - a for a, b in zip(kept, kept[1:]))
+    spread = {"min": gaps[0], "median": gaps[len(gaps) // 2], "max": gaps[-1]}
+    return {"range": name, "occurrences": n, "step_ns": step, "interval_ns": spread}
 
 
 def plain_pass(

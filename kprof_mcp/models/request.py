@@ -130,7 +130,7 @@ class ProfileRequest(BaseModel):
     command_root: str | None = None
     # nsys mode's plain pass (a command only): the command run once more without a profiler, its ranges'
     # entry times recorded and nothing else (``plain_steps_only``); the engine hands its step time to the
-    # traced run (``plain_steps``: {"range", "occurrences", "step_ns"}), against which the timeline's
+    # traced run (``plain_steps``: {"range", "occurrences", "step_ns", "interval_ns"}), against which the timeline's
     # what-ifs are taken (:func:`kprof_mcp.analysis.replay.gains`).
     plain_steps_only: bool = False
     plain_steps: dict[str, Any] | None = None

@@ -60,13 +60,25 @@ def test_the_plain_pass_records_each_ranges_entries_and_keeps_no_profile(tmp_pat
     step = step_of(rec.plain, [], 1)
     assert step["range"] == "step" and step["occurrences"] == 5
     assert 0.02e9 <= step["step_ns"] < 0.2e9  # a 20 ms sleep a step, on a loaded 2-core machine at most 10x
+    spread = step["interval_ns"]
+    assert 0.02e9 <= spread["min"] <= spread["median"] <= spread["max"] and spread["min"] <= step["step_ns"]
     assert not rec.work_dir and not list((tmp_path / "out").rglob("*.json"))  # nothing kept but the times
 
 
 def test_the_step_is_the_most_entered_range_after_its_warm_up():
     plain = {"entries": {"a": [0, 10, 30, 50, 70], "b": [5, 100], "c": "junk", 3: [1, 2]}, "end_ns": 99}
-    assert step_of(plain, [], 1) == {"range": "a", "occurrences": 4, "step_ns": 20.0}
-    assert step_of(plain, ["b"], 0) == {"range": "b", "occurrences": 2, "step_ns": 95.0}
+    spread = {"min": 20.0, "median": 20.0, "max": 20.0}
+    assert step_of(plain, [], 1) == {"range": "a", "occurrences": 4, "step_ns": 20.0, "interval_ns": spread}
+    spread = {"min": 95.0, "median": 95.0, "max": 95.0}
+    assert step_of(plain, ["b"], 0) == {
+        "range": "b",
+        "occurrences": 2,
+        "step_ns": 95.0,
+        "interval_ns": spread,
+    }
+    # one slow step: the mean is long, the median is not
+    slow = step_of({"entries": {"s": [0, 10, 20, 130, 140]}}, [], 0)
+    assert slow["step_ns"] == 35.0 and slow["interval_ns"] == {"min": 10.0, "median": 10.0, "max": 110.0}
     assert step_of(plain, ["b"], 1) is None  # one kept entry: no step
     assert step_of(plain, ["z*"], 0) is None and step_of(None, [], 0) is None and step_of({}, [], 0) is None
 
