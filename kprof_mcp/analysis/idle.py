@@ -224,7 +224,7 @@ def _intervals(df) -> list[tuple[float, float]]:
 def _samples(tr: Trace) -> list[idle_sources.Sample]:
     """The sampled Python stacks (Trace.py_samples) of the threads that made the trace's CUDA calls, where
     the thread was not blocked (a waiting thread does no host work)."""
-    ps = getattr(tr, "py_samples", None)
+    ps = tr.py_samples
     if ps is None or ps.empty or tr.api.empty or "tid" not in tr.api.columns:
         return []
     mine = ps[ps["tid"].isin(set(tr.api["tid"].dropna().tolist())) & ~ps["blocked"].astype(bool)]

@@ -98,24 +98,32 @@ def user_source(frames: list[Frame], native: list[str] | None = None) -> tuple[s
     return None, op
 
 
-def _python_domains(con: sqlite3.Connection, strings: dict[int, str]) -> set[int]:
-    """The NVTX domains nsys created for the Python backtraces (their name as text or a StringId)."""
+def python_domains(con: sqlite3.Connection, strings: dict[int, str], name: str = PYTHON_DOMAIN) -> set[int]:
+    """The NVTX domains nsys created under ``name`` (the Python backtraces by default; their name as text or a
+    StringId)."""
     return {
         int(d)
         for d, text, text_id in con.execute(
             "SELECT domainId, text, textId FROM NVTX_EVENTS WHERE eventType = ?", (NVTX_DOMAIN_CREATE,)
         )
-        if d is not None and PYTHON_DOMAIN in (text, strings.get(text_id))
+        if d is not None and name in (text, strings.get(text_id))
     }
 
 
-def frames_of(
-    payload: str | None, strings: dict[int, str], domain: str = PYTHON_DOMAIN
-) -> list[Frame] | None:
-    """The frames (innermost first) of one of nsys' Python payloads (``jsonText``) of ``domain``;
-    None for a payload that is not one."""
+def payload_of(payload: str | None, domain: str = PYTHON_DOMAIN) -> dict[str, Any] | None:
+    """One of nsys' Python payloads (``jsonText``) of ``domain``, parsed; None for a payload that is not one."""
     try:
         bt = json.loads(payload or "")[domain]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return bt if isinstance(bt, dict) else None
+
+
+def frames_in(bt: dict[str, Any] | None, strings: dict[int, str]) -> list[Frame] | None:
+    """The frames (innermost first) of a parsed payload (:func:`payload_of`); None for one without them."""
+    if bt is None:
+        return None
+    try:
         return [
             (
                 html.unescape(str(strings.get(f.get("Function"), f.get("Function")))),
@@ -124,7 +132,7 @@ def frames_of(
             )
             for f in bt.get("Frames") or []
         ]
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, AttributeError):
         return None
 
 
@@ -138,7 +146,7 @@ def sources(con: sqlite3.Connection, tables: set[str], strings: dict[int, str]) 
     nvtx_cols = {r[1] for r in con.execute('PRAGMA table_info("NVTX_EVENTS")')}
     if "callchainId" not in cols or not {"jsonText", "domainId", "text", "textId"} <= nvtx_cols:
         return {}
-    domains = _python_domains(con, strings)
+    domains = python_domains(con, strings)
     if not domains:
         return {}
     cls = backtrace_class(con, tables)
@@ -161,7 +169,7 @@ def sources(con: sqlite3.Connection, tables: set[str], strings: dict[int, str]) 
         f"AND domainId IN ({marks})"
     ):
         hit = rows.get((tid, start))
-        frames = frames_of(payload, strings)
+        frames = frames_in(payload_of(payload), strings)
         if hit is None or hit[0] is None or frames is None:
             continue
         corr, chain = hit

@@ -15,34 +15,16 @@ Pure: reads an open SQLite connection, returns plain values; imports nothing hea
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
-from .nsys_backtrace import NVTX_DOMAIN_CREATE, NVTX_MARK, frames_of, user_source
+from .nsys_backtrace import NVTX_MARK, frames_in, payload_of, python_domains, user_source
 
 SAMPLING_DOMAIN = "Python Periodic Sampling"
 # The sample's instant (ns), thread, user line, library function, and whether the thread was blocked
 # (nsys' thread state "Blocking Wait": waiting, not running Python or C++ for the step).
 COLUMNS = ["start", "tid", "source", "op", "blocked"]
 BLOCKED = "Blocking Wait"
-
-
-def _domains(con: sqlite3.Connection, strings: dict[int, str]) -> list[int]:
-    return sorted(
-        int(d)
-        for d, text, text_id in con.execute(
-            "SELECT domainId, text, textId FROM NVTX_EVENTS WHERE eventType = ?", (NVTX_DOMAIN_CREATE,)
-        )
-        if d is not None and SAMPLING_DOMAIN in (text, strings.get(text_id))
-    )
-
-
-def _state(payload: str) -> str | None:
-    try:
-        return json.loads(payload)[SAMPLING_DOMAIN].get("Thread state")
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None
 
 
 def load(con: sqlite3.Connection, tables: set[str], strings: dict[int, str]) -> list[dict[str, Any]]:
@@ -57,7 +39,7 @@ def load(con: sqlite3.Connection, tables: set[str], strings: dict[int, str]) -> 
     cols = {r[1] for r in con.execute('PRAGMA table_info("NVTX_EVENTS")')}
     if not {"jsonText", "domainId", "text", "textId"} <= cols:
         return []
-    domains = _domains(con, strings)
+    domains = sorted(python_domains(con, strings, SAMPLING_DOMAIN))
     if not domains:
         return []
     marks = ",".join(str(d) for d in domains)
@@ -66,7 +48,8 @@ def load(con: sqlite3.Connection, tables: set[str], strings: dict[int, str]) -> 
         f"SELECT start, globalTid, jsonText FROM NVTX_EVENTS WHERE eventType = {NVTX_MARK} "
         f"AND domainId IN ({marks}) ORDER BY start"
     ):
-        frames = frames_of(payload, strings, SAMPLING_DOMAIN)
+        bt = payload_of(payload, SAMPLING_DOMAIN)  # parsed once: its frames and its thread state
+        frames = frames_in(bt, strings)
         if frames is None or start is None:
             continue
         src, op = user_source(frames)
@@ -76,7 +59,7 @@ def load(con: sqlite3.Connection, tables: set[str], strings: dict[int, str]) -> 
                 "tid": tid,
                 "source": src,
                 "op": op,
-                "blocked": _state(payload) == BLOCKED,
+                "blocked": bt.get("Thread state") == BLOCKED,
             }
         )
     return out

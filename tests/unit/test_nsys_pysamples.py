@@ -5,11 +5,10 @@ a training step that deep-copies the model before the optimizer step, recorded w
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import packed
+from conftest import unpacked
 
 from kprof_mcp.analysis import idle
 from kprof_mcp.analysis.idle_sources import sampled_host
@@ -19,20 +18,14 @@ from kprof_mcp.render.timeline import source_words
 from kprof_mcp.tools import nsys as N
 
 ROOT = Path(__file__).resolve().parents[1]
-FIX = ROOT / "fixtures" / "nsys-pysamples" / "deepcopy_snapshot.sqlite.xz"
-OLD = ROOT / "fixtures" / "nsys-backtrace" / "backtrace.sqlite.xz"  # backtraces, no periodic samples
+FIX = ROOT / "fixtures" / "nsys-pysamples" / "deepcopy_snapshot.sqlite"  # kept as .sqlite.xz
+OLD = ROOT / "fixtures" / "nsys-backtrace" / "backtrace.sqlite"  # (.xz) backtraces, no periodic samples
 SCRIPT = "/tmp/kprof-pysamples-8z9gm21z/commands/deepcopy_snapshot.py"  # the path it was recorded at
 
 
-def _unzip(src: Path, dst: Path) -> Path:
-    with packed(src) as f, open(dst, "wb") as out:
-        shutil.copyfileobj(f, out)
-    return dst
-
-
 @pytest.fixture(scope="module")
-def trace(tmp_path_factory):
-    return P.load_sqlite(_unzip(FIX, tmp_path_factory.mktemp("ps") / "ps.sqlite"))
+def trace():
+    return P.load_sqlite(unpacked(FIX))
 
 
 def _steps(tr):
@@ -117,8 +110,8 @@ def test_the_trigger_says_it_was_sampled():
     assert source_words(src) == "; source_line=a.py:3 (f) via copy.deepcopy in 2 of 4 Python samples (50%)"
 
 
-def test_a_recording_without_periodic_samples_has_none(tmp_path):
-    tr = P.load_sqlite(_unzip(OLD, tmp_path / "old.sqlite"))
+def test_a_recording_without_periodic_samples_has_none():
+    tr = P.load_sqlite(unpacked(OLD))
     assert tr.py_samples is None and "source" in tr.api.columns  # backtraces, but no samples
 
 
