@@ -126,6 +126,27 @@ class NoKernelInRuns(CuptiUnavailable):
     or cached) or its launches could not be matched to it. CUPTI works: only this stage goes untimed."""
 
 
+def step_times(
+    samples: list[tuple[float, float | None, float]], t0: float, t1: float
+) -> list[tuple[float, float]]:
+    """(time, value) of each step of a stepping counter polled as (time before the read, value, time
+    after), inside [t0, t1]. A step happened between the previous read and this one, so its time is
+    the middle of [previous read's start, this read's end] and that span's width is its uncertainty;
+    a poll the scheduler held back (a busy CPU, the GIL) leaves a wide span, so only steps whose span
+    is at most twice the median span are kept: the first and last of those bound the window's
+    energy without a late read stretching its time."""
+    read = [s for s in samples if s[1] is not None]
+    found = [
+        ((pb + ca) / 2, ca - pb, v)
+        for (pb, pv, _), (_, v, ca) in zip(read, read[1:])
+        if v != pv and t0 <= (pb + ca) / 2 <= t1
+    ]
+    if not found:
+        return []
+    tight = 2 * statistics.median(w for _, w, _ in found)
+    return [(t, v) for t, w, v in found if w <= tight]
+
+
 def events_in_place_of_kernels(timing: Timing) -> Timing:
     """A CUDA-event timing standing in for a kernel time CUPTI did not record
     (``kernel_recorded=False``: the stage's figures are not a kernel's, analysis/peaks.py)."""
@@ -308,8 +329,9 @@ class Timer:
         """Energy per run and mean power over ``windows`` windows of runs back to back (no L2 flush,
         no profiler). NVML's energy counter moves in steps (every 100 ms on an H100) and a read takes
         milliseconds, so a thread reads it throughout while the runs go on undisturbed; the mean power
-        is the energy between the first and the last step inside the window over the time between
-        them, and the energy per run that power times the wall time per run. {} without a reader (no
+        is the counter's slope over the steps inside the window (``step_times``: steps seen late left
+        out; a least-squares line through the rest), and the energy per run that power times the wall
+        time per run. {} without a reader (no
         NVML), on the CPU, or when the counter did not move twice in a window."""
         import threading
 
@@ -318,12 +340,13 @@ class Timer:
         sync = self.torch.cuda.synchronize
         per_run, power = [], []
         for _ in range(windows):
-            samples: list[tuple[float, float | None]] = []
+            samples: list[tuple[float, float | None, float]] = []
             stop = threading.Event()
 
             def poll() -> None:
                 while not stop.is_set():
-                    samples.append((time.perf_counter(), reader()))
+                    before = time.perf_counter()
+                    samples.append((before, reader(), time.perf_counter()))
 
             th = threading.Thread(target=poll, daemon=True)
             sync()
@@ -338,17 +361,15 @@ class Timer:
             t1 = time.perf_counter()
             stop.set()
             th.join(5)
-            steps = [
-                (t, e)
-                for (t, e), (_, prev) in zip(samples[1:], samples)
-                if e is not None and e != prev and t0 <= t <= t1
-            ]
+            steps = step_times(samples, t0, t1)
             if len(steps) < 2 or not n:
                 continue
             (ta, ea), (tb, eb) = steps[0], steps[-1]
             if tb <= ta or eb <= ea:
                 continue
-            watts = (eb - ea) / 1e3 / (tb - ta)
+            # The slope of the counter over every kept step (least squares): each step's time is
+            # off by up to half its span, and the fit averages that out where two ends would not.
+            watts = statistics.linear_regression([t for t, _ in steps], [e for _, e in steps]).slope / 1e3
             power.append(watts)
             per_run.append(watts * (t1 - t0) / n * 1e3)  # mJ: mean power x wall time per run
         return {"energy_mj_per_run": per_run, "power_w": power} if per_run else {}
