@@ -42,6 +42,24 @@ CROSS_THREAD = False
 # Set by kprof-mcp's plain pass (a command run again without a profiler, beside its Nsight Systems
 # trace): each range's entry times (time.perf_counter_ns), from which the step's unprofiled time comes.
 ENTRIES: dict[str, list[int]] | None = None
+# Beside ENTRIES, once torch's CUDA is up: a CUDA event recorded on the current stream at each entry and at
+# each exit, (start, end) per occurrence (None while CUDA is not up), so the plain pass times the steps on
+# the GPU's clock: a host that runs ahead of the GPU enters its ranges faster than the GPU finishes them.
+EVENTS: dict[str, list[Any]] | None = None
+
+
+def _events(torch: Any, undo: list[Callable[[], Any]]) -> tuple[Any, Any] | None:
+    """The plain pass's (start, end) CUDA events of one occurrence: the start recorded now, the end by
+    ``undo`` at the range's exit; None where torch's CUDA is not up (or an event cannot be recorded)."""
+    try:
+        if torch is None or not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+            return None
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        undo.append(end.record)
+        return (start, end)
+    except Exception:  # noqa: BLE001 — a marker must never break the user's code
+        return None
 
 
 class range:  # noqa: N801 — reads as a context manager, like torch.profiler.record_function
@@ -59,6 +77,8 @@ class range:  # noqa: N801 — reads as a context manager, like torch.profiler.r
             ENTRIES.setdefault(self.name, []).append(time.perf_counter_ns())
         undo = []
         torch = sys.modules.get("torch")
+        if EVENTS is not None:
+            EVENTS.setdefault(self.name, []).append(_events(torch, undo))
         nvtx_done = False
         if torch is not None:
             try:

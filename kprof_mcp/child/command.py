@@ -103,13 +103,35 @@ def _plain(cc: CommandCapture) -> dict[str, Any]:
     ended (the capture synchronises after the command)."""
     import kprof
 
-    kprof.ENTRIES = {}
+    kprof.ENTRIES, kprof.EVENTS = {}, {}
     try:
         cc.run()
         end = time.perf_counter_ns()
     finally:
         entries, kprof.ENTRIES = kprof.ENTRIES or {}, None
-    return {"entries": {k: v[:PLAIN_MAX_ENTRIES] for k, v in list(entries.items())[:200]}, "end_ns": end}
+        events, kprof.EVENTS = kprof.EVENTS or {}, None
+    names = list(entries)[:200]
+    out: dict[str, Any] = {"entries": {k: entries[k][:PLAIN_MAX_ENTRIES] for k in names}, "end_ns": end}
+    gpu = {k: v for k in names if (v := gpu_spans(events.get(k) or [])) is not None}
+    if gpu:
+        out["gpu"] = gpu
+    return out
+
+
+def gpu_spans(pairs: list[Any]) -> list[list[float] | None] | None:
+    """Each occurrence's [start, end] on the GPU's clock, ns from the range's first recorded start
+    (``elapsed_time`` between CUDA events, after the capture's synchronise), None for an occurrence
+    entered before CUDA was up; None where no occurrence has events or they cannot be read."""
+    ref = next((p[0] for p in pairs if p is not None), None)
+    if ref is None:
+        return None
+    try:
+        return [
+            None if p is None else [ref.elapsed_time(p[0]) * 1e6, ref.elapsed_time(p[1]) * 1e6]
+            for p in pairs[:PLAIN_MAX_ENTRIES]
+        ]
+    except Exception:  # noqa: BLE001 — an event not recorded (a range left open), another device
+        return None
 
 
 def _unchanged(work_dir: Path, made: os.stat_result) -> None:

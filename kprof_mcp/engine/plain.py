@@ -25,8 +25,14 @@ def step_of(plain: dict[str, Any] | None, include: list[str], warmup: int) -> di
     """The step's plain time from the plain pass's entry times: the range (among those ``include``
     matches; all where it is empty) entered most often, its first ``warmup`` entries left out as the traced
     run leaves them out, the mean time between its kept entries (``interval_ns``: the fastest, median and
-    slowest of those intervals, for the record). None where no range was entered at least
-    twice after its warm-up (no step to time: the what-ifs are then taken against the traced step)."""
+    slowest of those intervals, for the record). Where the pass recorded the range's CUDA events (``gpu``:
+    every kept occurrence's start and end on the GPU's clock), the step is timed on them instead, as the
+    traced step is (its window ends with the last kept step's GPU work) and as a loop timed from a
+    synchronised start to a synchronised end is: from the first kept start to the last kept end over the
+    kept occurrences (``clock="cuda_events"``, the host's figure kept as ``host_step_ns``). Entry times alone
+    time the host, which runs ahead of a GPU-bound loop until the launch queue fills. None where no range
+    was entered at least twice after its warm-up (no step to time: the what-ifs are then taken against
+    the traced step)."""
     entries = (plain or {}).get("entries")
     if not isinstance(entries, dict):
         return None
@@ -42,14 +48,38 @@ def step_of(plain: dict[str, Any] | None, include: list[str], warmup: int) -> di
     if best is None:
         return None
     n, name, kept = best
-    step = (kept[-1] - kept[0]) / (n - 1)
+    host = (kept[-1] - kept[0]) / (n - 1)
+    spans = _gpu_kept((plain or {}).get("gpu", {}).get(name), len(entries[name]), warmup)
+    if spans is not None:  # on the GPU's clock: first kept start to last kept end, every kept step whole
+        step = (spans[-1][1] - spans[0][0]) / len(spans)
+        starts = [a for a, _ in spans] + [spans[-1][1]]
+    else:
+        step, starts = host, kept
     if not step > 0:
         return None
     # The spread of the steps behind that mean (fastest, median, slowest interval between kept entries): a
     # mean longer than the traced step is then seen to be a few slow steps, or every step slow.
-    gaps = sorted(b - a for a, b in zip(kept, kept[1:]))
+    gaps = sorted(b - a for a, b in zip(starts, starts[1:]))
     spread = {"min": gaps[0], "median": gaps[len(gaps) // 2], "max": gaps[-1]}
-    return {"range": name, "occurrences": n, "step_ns": step, "interval_ns": spread}
+    out = {"range": name, "occurrences": n, "step_ns": step, "interval_ns": spread}
+    if spans is not None:
+        out.update(clock="cuda_events", host_step_ns=host)
+    return out
+
+
+def _gpu_kept(gpu: Any, n_entries: int, warmup: int) -> list[tuple[float, float]] | None:
+    """The kept occurrences' [start, end] on the GPU's clock (``child.command.gpu_spans``), where every kept
+    occurrence has them in order (start ≤ end, each start after the last one); else None (the
+    host's entry times stand)."""
+    if not isinstance(gpu, list) or len(gpu) != n_entries:
+        return None
+    kept = gpu[warmup:]
+    if len(kept) < 2 or any(not (isinstance(p, list) and len(p) == 2) for p in kept):
+        return None
+    spans = [(float(a), float(b)) for a, b in kept]
+    if any(b < a for a, b in spans) or any(b[0] <= a[0] for a, b in zip(spans, spans[1:])):
+        return None
+    return spans
 
 
 def plain_pass(

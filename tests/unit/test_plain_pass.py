@@ -83,6 +83,73 @@ def test_the_step_is_the_most_entered_range_after_its_warm_up():
     assert step_of(plain, ["z*"], 0) is None and step_of(None, [], 0) is None and step_of({}, [], 0) is None
 
 
+def test_on_the_gpu_the_step_is_timed_by_its_cuda_events_not_by_the_host_running_ahead():
+    """A GPU-bound loop: the host enters a step every 10 ns while the GPU takes 50 ns a step (its launch
+    queue not yet full). The entry times say 10 ns; the CUDA events say 50 ns, the first kept start to the
+    last kept end over the four kept steps, as a loop timed from a synchronised start to a synchronised end."""
+    gpu = [[0.0, 50.0], [50.0, 100.0], [100.0, 150.0], [150.0, 200.0], [200.0, 250.0]]
+    plain = {"entries": {"s": [0, 10, 20, 30, 40]}, "gpu": {"s": gpu}}
+    assert step_of(plain, [], 1) == {
+        "range": "s",
+        "occurrences": 4,
+        "step_ns": 50.0,
+        "interval_ns": {"min": 50.0, "median": 50.0, "max": 50.0},
+        "clock": "cuda_events",
+        "host_step_ns": 10.0,
+    }
+    # the first occurrence entered before CUDA was up: left out by the warm-up, the events still serve
+    assert step_of({**plain, "gpu": {"s": [None, *gpu[1:]]}}, [], 1)["step_ns"] == 50.0
+    # events that cannot stand for the kept steps (one missing, out of order, not one per entry): the host's
+    for bad in ([gpu[0], None, *gpu[2:]], [gpu[0], gpu[2], gpu[1], *gpu[3:]], gpu[1:], [[0.0, 50.0]] * 5):
+        got = step_of({**plain, "gpu": {"s": bad}}, [], 1)
+        assert got["step_ns"] == 10.0 and "clock" not in got
+
+
+def test_kprof_range_records_an_event_pair_per_occurrence_for_the_plain_pass(monkeypatch):
+    """kprof.range with the plain pass on (ENTRIES and EVENTS set) and CUDA up (a stand-in torch whose events
+    read a clock the test moves): a start event at each entry and an end event at its exit; the child's
+    ``gpu_spans`` turns them into each occurrence's [start, end] from the first start; an occurrence entered
+    before CUDA was up has none."""
+    import types
+
+    import kprof
+    from kprof_mcp.child.command import gpu_spans
+
+    clock = {"t": 0.0}
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            self.t = None
+
+        def record(self):
+            self.t = clock["t"]
+
+        def elapsed_time(self, other):  # ms, as torch's
+            return (other.t - self.t) / 1e6
+
+    up = {"on": False}
+    cuda = types.SimpleNamespace(
+        is_available=lambda: True,
+        is_initialized=lambda: up["on"],
+        Event=Event,
+        nvtx=types.SimpleNamespace(range_push=lambda n: None, range_pop=lambda: None),
+    )
+    fake = types.SimpleNamespace(cuda=cuda, profiler=types.SimpleNamespace())
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(kprof, "ENTRIES", {})
+    monkeypatch.setattr(kprof, "EVENTS", {})
+    for i in range(4):
+        up["on"] = i > 0
+        clock["t"] = 1000.0 * i
+        with kprof.range("step"):
+            clock["t"] += 600.0
+    assert len(kprof.ENTRIES["step"]) == len(kprof.EVENTS["step"]) == 4 and kprof.EVENTS["step"][0] is None
+    assert gpu_spans(kprof.EVENTS["step"]) == [None, [0.0, 600.0], [1000.0, 1600.0], [2000.0, 2600.0]]
+    assert gpu_spans([None, None]) is None
+    got = step_of({"entries": kprof.ENTRIES, "gpu": {"step": gpu_spans(kprof.EVENTS["step"])}}, [], 1)
+    assert got["step_ns"] == 2600.0 / 3 and got["clock"] == "cuda_events"
+
+
 def test_a_request_without_the_plain_pass_keeps_its_serialised_keys(tmp_path):
     plain = _request(tmp_path, plain_steps={"range": "step", "occurrences": 5, "step_ns": 1e6})
     without = json.loads(_request(tmp_path).model_dump_json())
