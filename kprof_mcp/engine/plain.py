@@ -49,7 +49,8 @@ def step_of(plain: dict[str, Any] | None, include: list[str], warmup: int) -> di
         return None
     n, name, kept = best
     host = (kept[-1] - kept[0]) / (n - 1)
-    spans = _gpu_kept((plain or {}).get("gpu", {}).get(name), len(entries[name]), warmup)
+    gpu = (plain or {}).get("gpu")
+    spans = _gpu_kept(gpu.get(name) if isinstance(gpu, dict) else None, len(entries[name]), warmup)
     if spans is not None:  # on the GPU's clock: first kept start to last kept end, every kept step whole
         step = (spans[-1][1] - spans[0][0]) / len(spans)
         starts = [a for a, _ in spans] + [spans[-1][1]]
