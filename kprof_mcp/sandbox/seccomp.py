@@ -36,6 +36,7 @@ _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 # every filtered process: its loads wait for older stores' addresses, which slows a Python interpreter's
 # host-bound loop by a third or more (the plain pass of host-bound commands, docs/modes.md). The filter guards
 # the file system, not speculation: a process's own side channels are the kernel's default to decide.
+# (The "seccomp" default was dropped in Linux 5.16 for "prctl"; older kernels keep it: Phoronix, 2021-11-01.)
 _SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
 _SECCOMP_SET_MODE_FILTER, _SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1, 4
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K, _JA, _AND_K = 0x20, 0x15, 0x35, 0x06, 0x05, 0x54
