@@ -33,8 +33,8 @@ import platform
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 # seccomp(2): SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_SPEC_ALLOW (Linux 4.17). Without the flag a
 # kernel whose speculative-store-bypass or spectre_v2_user mitigation is "seccomp" forces SSBD (and STIBP) on
-# every filtered process: its loads wait for older stores' addresses, which slows a Python interpreter's
-# host-bound loop by a third or more (the plain pass of host-bound commands, docs/modes.md). The filter guards
+# every filtered process: its loads wait for older stores' addresses, which can slow an interpreter's
+# host-bound loop (none on the H200 machine, whose kernel mitigates "via prctl": docs/modes.md). The filter guards
 # the file system, not speculation: a process's own side channels are the kernel's default to decide.
 # (The "seccomp" default was dropped in Linux 5.16 for "prctl"; older kernels keep it: Phoronix, 2021-11-01.)
 _SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
