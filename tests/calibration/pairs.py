@@ -2285,3 +2285,71 @@ HELDOUT26_PAIRS = [
         resource="dram",
     ),
 ]
+
+
+# The twenty-seventh held-back set (issue 36): designed by a helper who did not read the model; causes,
+# resources and planted texts committed before any GPU number (tests/calibration/recorded-heldout27/README.md).
+HELDOUT27_PAIRS = [
+    Pair(
+        "a stride-2 transposed convolution computed as a convolution over a zero-inserted input where "
+        "conv_transpose2d serves",
+        "conv_transpose_zero_insert.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.37e11, "bytes": 1.7e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a 2x upsampling layer: the transposed convolution of x [16, 256, 64, 64] bf16 (channels_last) "
+        "with w [256, 256, 4, 4], stride 2, padding 1, computed as x spread into a zero-filled [16, 256, 127, "
+        "127] grid (xz[:, :, ::2, ::2] = x) and conv2d with the flipped, transposed kernel, padding 2: 3 of 4 "
+        "inputs of that convolution are inserted zeros, 4x the needed multiply-adds (5.5e11 FLOPs for 1.37e11); "
+        "fix: conv_transpose2d(x, w, stride=2, padding=1); the same outputs up to rounding (the needed result "
+        "by a costlier method, the wasted multiply-adds on the tensor cores: resource tensor)",
+        resource="tensor",
+    ),
+    Pair(
+        "log-determinants of SPD matrices through a full eigendecomposition where a Cholesky factorisation serves",
+        "logdet_eigh.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.8e8, "bytes": 1.3e8, "dtype": "float32", "tensor_cores": False}},
+        planted="log det K for K = C + jitter I, a batch of 8192 SPD matrices 32 x 32 fp32, by "
+        "torch.linalg.eigvalsh(K).log().sum(-1) (cuSOLVER's batched symmetric eigensolver: an iterative "
+        "algorithm over every matrix; its error check one host wait a step); fix: 2 * "
+        "cholesky_ex(K).L.diagonal().log().sum(-1) (a batched potrf, n^3 / 3 multiply-adds, no host wait); the "
+        "same values up to rounding (the needed value by a costlier method; the eigensolver's kernels use no "
+        "single pipe: resource None)",
+    ),
+    Pair(
+        "6x6 determinants by the 720-term Leibniz sum where Laplace expansion with shared minors serves",
+        "calib_det_leibniz",
+        "v0",
+        "v1",
+        "move_work",
+        planted="out = det(A_b) for 2^22 matrices 6 x 6 fp16 stored element-major (A [36, B], coalesced loads), "
+        "computed in fp32 by the Leibniz formula written out (720 signed products of six entries: ~2,700 "
+        "FP32 instructions a matrix after the compiler shares the terms' prefixes) for 76 bytes a matrix; fix: "
+        "Laplace expansion along the rows with every 2x2 ... 5x5 minor computed once (~190 multiply-adds: "
+        "memory-bound); the same values up to rounding (the needed value by a costlier method, its work on the "
+        "FMA pipes: resource fma)",
+        resource="fma",
+    ),
+    Pair(
+        "a layer norm's row statistics stored broadcast as fp32 [M, N] tensors and read back where one value a "
+        "row serves",
+        "calib_ln_broadcast_stats",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="Y = LayerNorm(X) for X [8192, 4096] fp16 by two kernels (statistics, normalisation): the "
+        "statistics kernel stores each row's mean and rstd broadcast over the row as fp32 [M, N] tensors (2 x "
+        "128 MiB written) and the normalisation kernel reads both back element by element (256 MiB): ~704 MiB "
+        "of DRAM traffic where ~192 MiB are needed; fix: the same two kernels with mean and rstd one fp32 a row "
+        "([M]); the same outputs (bytes moved at DRAM beyond what the result needs: resource dram)",
+        resource="dram",
+    ),
+]
