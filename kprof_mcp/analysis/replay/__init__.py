@@ -10,11 +10,14 @@ computed on the run's own events, with no share fitted on calibration pairs.
 * :mod:`.transforms` — the what-ifs of the idle causes of :mod:`kprof_mcp.analysis.idle`.
 * :mod:`.batch` — the what-if of batching a launch loop into one kernel.
 * :mod:`.tail` — the what-if of evening out a kernel's partial last wave.
+* :mod:`.sampled` — the host's Python samples in the graph's host gaps, and the host work of a dropped
+  read's statement.
 
 The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
 
 * ``sync`` — :func:`drop_syncs`: every wait but the window's last returns without waiting (the
-  value stays on the GPU; the last read is the one the host needs).
+  value stays on the GPU; the last read is the one the host needs), and where the host's Python was
+  sampled, the host work of the statements that made those reads goes too (:mod:`.sampled`).
 * ``cuda_api`` — :func:`reuse_allocations`: ``cudaMalloc``/``cudaFree``/``cudaHostAlloc`` (and
   their driver forms) cost nothing: buffers are allocated once and reused; a CUDA graph built in the
   loop is built once: its capture's begin and end, the launches recorded into it (they run nothing),

@@ -45,6 +45,7 @@ from ..idle import (
 )
 from ..occupancy import waves_of
 from ..timeline import GRAPH_BUILD_APIS, LAUNCH_APIS, _union, captured
+from .sampled import gap_samples
 
 ALLOC_APIS = (
     "cudaMalloc",
@@ -102,6 +103,8 @@ class Call:
     ret: float = 0.0  # host time after its wait (all of dur when it did not wait)
     waker: int | None = None  # the other thread's call it waited for (see :func:`_wakers`)
     wake: float = 0.0  # offset after that call's end
+    source: str | None = None  # the user's Python line that made it, and the library function (backtraces)
+    op: str | None = None
 
 
 @dataclass
@@ -120,6 +123,7 @@ class Graph:
     kernel_busy_ns: float = 0.0  # the recorded kernels' union: what they occupied, contention included
     gpu_floor_ns: float = DEFAULT_MIN_KERNEL_NS  # the shortest a kernel takes on the GPU (devices.json)
     cuts: list[float] = field(default_factory=list)  # the steps' starts (see the module docstring)
+    samples: list = field(default_factory=list)  # the host's Python samples in its gaps (:mod:`.sampled`)
 
     def recorded_span_ns(self) -> float:
         return max([self.hi] + [o.end for o in self.ops]) - self.lo
@@ -204,8 +208,11 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
     last_end: dict[Any, float] = {}
     waited_event: dict[Any, bool] = {}
     in_capture = captured(names, tids)
+    n = len(names)
+    srcs = rows["source"].tolist() if "source" in rows.columns else [None] * n
+    fns = rows["op"].tolist() if "op" in rows.columns else [None] * n
     columns = zip(names, tids, rows["start"].tolist(), rows["end"].tolist(), rows["correlation"].tolist())
-    for (name, tid, start, end, correlation), capt in zip(columns, in_capture):
+    for (name, tid, start, end, correlation), capt, src, fn in zip(columns, in_capture, srcs, fns):
         name, start, end = str(name), float(start), float(end)
         mine = (
             sorted(gpu.get(correlation, []), key=lambda o: o["start"]) if correlation == correlation else []
@@ -227,6 +234,7 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
         else:
             kind = "other"
         c = Call(tid, name, start, end, start - last_end.get(tid, lo), end - start, kind)
+        c.source, c.op = (src if isinstance(src, str) else None), (fn if isinstance(fn, str) else None)
         last_end[tid] = end
         i = len(calls)
         calls.append(c)
@@ -288,6 +296,7 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
         sum(e - s for s, e in busy),
         spec.min_kernel_ns if spec else DEFAULT_MIN_KERNEL_NS,
         _cuts(tr, lo, hi, occurrences),
+        gap_samples(tr.py_samples, calls, lo),
     )
 
 

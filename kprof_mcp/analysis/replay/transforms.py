@@ -9,15 +9,19 @@ from ..idle import HOST_WORK_MIN_NS, JIT_LOAD_PREFIXES, jit_every_step
 from ..timeline import CAPTURE_BEGIN, LAUNCH_APIS
 from .batch import batch_copies
 from .graph import MIB, Call, Graph, Op, _copy, _h2d, _pageable, own
+from .sampled import statements_cut
 
 
 def drop_syncs(g: Graph) -> Graph:
-    """Every wait but the window's last returns without waiting (see the package docstring)."""
+    """Every wait but the window's last returns without waiting (see the package docstring), and where the
+    host's Python was sampled, the host work of the statements that made those reads goes with them
+    (:mod:`.sampled`)."""
     g = _copy(g)
     waits = [i for i, c in enumerate(g.calls) if c.covers and _is_read(g, c)]
     for i in waits[:-1]:
         c = own(g.calls, i)
         c.covers, c.dur = [], c.ret
+    statements_cut(g.calls, g.samples, waits[:-1], own)
     return g
 
 
