@@ -6,14 +6,17 @@ reads (``if not valid.all()``). That time lies in the host gaps around the call,
 as the host's, and a what-if that drops only the wait leaves it on the critical path (a forward that
 synchronised around each of its 96 modules: the waits dropped, +2 % in the replay; the statements dropped,
 +97 % measured). Nsight Systems' periodic Python samples (parsers/nsys_pysamples.py) say which statement the
-host was running in each gap: a sample at the user line and library function (``source``, ``op``) of a
-dropped read's call is that statement's host work.
+host was running in each gap: a sample at the user line of a dropped read's call, inside the library
+function that made the call (``op``: that function itself or anything it called, ``calls`` on the sample's
+stack), is that statement's host work: ``Normal(loc, scale)`` validating its arguments synchronises in
+``distribution.__init__``, and the constraint checks it calls first are the same statement's work.
 
 The estimate is the sampling one (each sample stands for an equal share of the sampled host time): of the N
 samples taken in the window's host gaps, M at a dropped read's (line, function) → the statements' host time
-is M/N of the gaps' total, taken out of the gaps next to the dropped calls (the one before each and the one
-after it, where the statement's code runs around its call) in proportion to their lengths, never more than
-those gaps hold. Without samples, or without a sample at such a statement, nothing changes. Pure.
+is M/N of the gaps' total, taken out of the gaps around the calls those statements' lines made (the one
+before each and the one after it: the statement's code runs around its calls, the read's and any launches
+it made first) in proportion to their lengths, never more than those gaps hold. Without samples, or without
+a sample at such a statement, nothing changes. Pure.
 """
 
 from __future__ import annotations
@@ -21,22 +24,25 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-Sampled = tuple[int, "str | None", "str | None"]  # (the call whose host gap holds the sample, line, function)
+# (the call whose host gap holds the sample, its user line, the library functions on its stack: its innermost
+# ``op`` and the ``calls`` it was made from; {None} for a sample in no library function)
+Sampled = tuple[int, "str | None", frozenset]
 
 
 def gap_samples(py_samples: Any, calls: list, lo: float) -> list[Sampled]:
-    """The host's samples (a Trace's ``py_samples``: ``start``, ``tid``, ``source``, ``op``, ``blocked``) that
-    fall in a call's host gap (after the previous call of its thread ended, before it started), as (the
-    call's index, line, function). Samples of a blocked thread, inside a call or after a thread's last call
+    """The host's samples (a Trace's ``py_samples``: ``start``, ``tid``, ``source``, ``op``, ``blocked``,
+    ``calls``) that fall in a call's host gap (after the previous call of its thread ended, before it
+    started), as :data:`Sampled`. Samples of a blocked thread, inside a call or after a thread's last call
     are left out."""
     if py_samples is None or getattr(py_samples, "empty", True) or not calls:
         return []
     ps = py_samples[~py_samples["blocked"].astype(bool)] if "blocked" in py_samples.columns else py_samples
-    by_tid: dict[Any, list[tuple[float, Any, Any]]] = {}
-    for t, tid, src, op in zip(
-        ps["start"].tolist(), ps["tid"].tolist(), ps["source"].tolist(), ps["op"].tolist()
-    ):
-        by_tid.setdefault(tid, []).append((float(t), src if isinstance(src, str) else None, op))
+    stacks = ps["calls"].tolist() if "calls" in ps.columns else [()] * len(ps)
+    by_tid: dict[Any, list[tuple[float, Any, frozenset]]] = {}
+    rows_in = zip(ps["start"].tolist(), ps["tid"].tolist(), ps["source"].tolist(), ps["op"].tolist(), stacks)
+    for t, tid, src, op, stack in rows_in:
+        fns = {op if isinstance(op, str) else None, *(stack if isinstance(stack, (tuple, list)) else ())}
+        by_tid.setdefault(tid, []).append((float(t), src if isinstance(src, str) else None, frozenset(fns)))
     out: list[Sampled] = []
     last_end: dict[Any, float] = {}
     for tid, rows in by_tid.items():
@@ -52,7 +58,7 @@ def gap_samples(py_samples: Any, calls: list, lo: float) -> list[Sampled]:
         at = starts[c.tid]
         k = bisect.bisect_left(at, prev)
         while k < len(rows) and rows[k][0] < c.start:
-            out.append((i, rows[k][1], rows[k][2] if isinstance(rows[k][2], str) else None))
+            out.append((i, rows[k][1], rows[k][2]))
             k += 1
     return out
 
@@ -63,7 +69,7 @@ def statements_cut(calls: list, samples: list[Sampled], dropped: list[int], own)
     keys = {(calls[i].source, calls[i].op) for i in dropped if getattr(calls[i], "source", None)}
     if not samples or not keys:
         return 0.0
-    hit = sum(1 for _, src, op in samples if (src, op) in keys)
+    hit = sum(1 for _, src, fns in samples if any(s == src and op in fns for s, op in keys))
     if not hit:
         return 0.0
     tids = {calls[i].tid for i, _, _ in samples}
@@ -75,7 +81,11 @@ def statements_cut(calls: list, samples: list[Sampled], dropped: list[int], own)
         if c.tid in last:
             nxt[last[c.tid]] = j
         last[c.tid] = j
-    near = sorted({j for i in dropped for j in (i, nxt.get(i)) if j is not None and calls[j].gap > 0})
+    lines = {src for src, _ in keys}
+    made = [
+        j for j, c in enumerate(calls) if c.source in lines
+    ]  # the statements' calls, the reads among them
+    near = sorted({j for i in made for j in (i, nxt.get(i)) if j is not None and calls[j].gap > 0})
     room = sum(calls[j].gap for j in near)
     if room <= 0:
         return 0.0
