@@ -18,21 +18,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .nsys_backtrace import (
-    NVTX_MARK,
-    _module,
-    frames_in,
-    is_user_file,
-    payload_of,
-    python_domains,
-    user_source,
-)
+from .nsys_backtrace import NVTX_MARK, frames_in, payload_of, python_domains, user_source
 
 SAMPLING_DOMAIN = "Python Periodic Sampling"
-# The sample's instant (ns), thread, user line, library function, whether the thread was blocked
-# (nsys' thread state "Blocking Wait": waiting, not running Python or C++ for the step), and every library
-# function on the stack under the user's line (innermost first: ``op`` and the calls it was made from).
-COLUMNS = ["start", "tid", "source", "op", "blocked", "calls"]
+# The sample's instant (ns), thread, user line, library function, and whether the thread was blocked
+# (nsys' thread state "Blocking Wait": waiting, not running Python or C++ for the step).
+COLUMNS = ["start", "tid", "source", "op", "blocked"]
 BLOCKED = "Blocking Wait"
 
 
@@ -40,7 +31,7 @@ def load(con: sqlite3.Connection, tables: set[str], strings: dict[int, str]) -> 
     """Every periodic Python sample, in time order: ``start`` (ns), ``tid`` (nsys' globalTid),
     ``source`` (``file:line (function)`` of the innermost frame in the user's code, or None) and
     ``op`` (the innermost library function the user's line was in, ``copy.deepcopy``, or None) and
-    ``blocked`` (the thread state was :data:`BLOCKED`) and ``calls`` (:func:`library_calls`).
+    ``blocked`` (the thread state was :data:`BLOCKED`).
     Empty for a recording without samples (every recording before kprof asked for them, one made
     without ``python_backtrace``, or one exported without ``--include-json``)."""
     if "NVTX_EVENTS" not in tables:
@@ -69,21 +60,9 @@ def load(con: sqlite3.Connection, tables: set[str], strings: dict[int, str]) -> 
                 "source": src,
                 "op": op,
                 "blocked": bt.get("Thread state") == BLOCKED,
-                "calls": library_calls(frames),
             }
         )
     return out
-
-
-def library_calls(frames: list) -> tuple[str, ...]:
-    """The library functions (``module.function``) of the frames inside the innermost user frame, innermost
-    first: a sample inside ``constraints.check`` called by ``distribution.__init__`` has both."""
-    out = []
-    for func, path, _line in frames:
-        if is_user_file(path):
-            break
-        out.append(f"{_module(path)}.{func}")
-    return tuple(out)
 
 
 def frame(rows: list[dict[str, Any]]):

@@ -7,9 +7,12 @@ as the host's, and a what-if that drops only the wait leaves it on the critical 
 synchronised around each of its 96 modules: the waits dropped, +2 % in the replay; the statements dropped,
 +97 % measured). Nsight Systems' periodic Python samples (parsers/nsys_pysamples.py) say which statement the
 host was running in each gap: a sample at the user line of a dropped read's call, inside the library
-function that made the call (``op``: that function itself or anything it called, ``calls`` on the sample's
-stack), is that statement's host work: ``Normal(loc, scale)`` validating its arguments synchronises in
-``distribution.__init__``, and the constraint checks it calls first are the same statement's work.
+function that made the call (``op``, the innermost on the sample's stack), is that statement's host work.
+Only that function's own frames count, not what it called: ``torch.cuda.synchronize``'s device guard, the
+value check of ``distribution.__init__`` (its constraint checks, called from it, are other work of the
+same statement). A read made by C++ under a broad Python function (the autograd engine's, under
+``loss.backward()``) makes every sample under that function the statement's: an over-count this does not
+guard against.
 
 The estimate is the sampling one (each sample stands for an equal share of the sampled host time): of the N
 samples taken in the window's host gaps, M at a dropped read's (line, function) → the statements' host time
@@ -24,25 +27,23 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-# (the call whose host gap holds the sample, its user line, the library functions on its stack: its innermost
-# ``op`` and the ``calls`` it was made from; {None} for a sample in no library function)
-Sampled = tuple[int, "str | None", frozenset]
+Sampled = tuple[int, "str | None", "str | None"]  # (the call whose host gap holds the sample, line, function)
 
 
 def gap_samples(py_samples: Any, calls: list, lo: float) -> list[Sampled]:
-    """The host's samples (a Trace's ``py_samples``: ``start``, ``tid``, ``source``, ``op``, ``blocked``,
-    ``calls``) that fall in a call's host gap (after the previous call of its thread ended, before it
-    started), as :data:`Sampled`. Samples of a blocked thread, inside a call or after a thread's last call
-    are left out."""
+    """The host's samples (a Trace's ``py_samples``: ``start``, ``tid``, ``source``, ``op``, ``blocked``) that
+    fall in a call's host gap (after the previous call of its thread ended, before it started), as
+    :data:`Sampled`. Samples of a blocked thread, inside a call or after a thread's last call are left out."""
     if py_samples is None or getattr(py_samples, "empty", True) or not calls:
         return []
     ps = py_samples[~py_samples["blocked"].astype(bool)] if "blocked" in py_samples.columns else py_samples
-    stacks = ps["calls"].tolist() if "calls" in ps.columns else [()] * len(ps)
-    by_tid: dict[Any, list[tuple[float, Any, frozenset]]] = {}
-    rows_in = zip(ps["start"].tolist(), ps["tid"].tolist(), ps["source"].tolist(), ps["op"].tolist(), stacks)
-    for t, tid, src, op, stack in rows_in:
-        fns = {op if isinstance(op, str) else None, *(stack if isinstance(stack, (tuple, list)) else ())}
-        by_tid.setdefault(tid, []).append((float(t), src if isinstance(src, str) else None, frozenset(fns)))
+    by_tid: dict[Any, list[tuple[float, Any, Any]]] = {}
+    for t, tid, src, op in zip(
+        ps["start"].tolist(), ps["tid"].tolist(), ps["source"].tolist(), ps["op"].tolist()
+    ):
+        by_tid.setdefault(tid, []).append(
+            (float(t), src if isinstance(src, str) else None, op if isinstance(op, str) else None)
+        )
     out: list[Sampled] = []
     last_end: dict[Any, float] = {}
     for tid, rows in by_tid.items():
@@ -69,7 +70,7 @@ def statements_cut(calls: list, samples: list[Sampled], dropped: list[int], own)
     keys = {(calls[i].source, calls[i].op) for i in dropped if getattr(calls[i], "source", None)}
     if not samples or not keys:
         return 0.0
-    hit = sum(1 for _, src, fns in samples if any(s == src and op in fns for s, op in keys))
+    hit = sum(1 for _, src, op in samples if (src, op) in keys)
     if not hit:
         return 0.0
     tids = {calls[i].tid for i, _, _ in samples}
