@@ -121,7 +121,9 @@ def test_real_recording_the_sync_statements_own_the_measured_gain(trace):
     assert old["sync"] < 0.05  # the waits alone: the host still runs the synchronize statements
     assert measured / 2 <= gain["sync"] <= measured * 2  # within 2x of the fix measured in the same call
     assert gain["sync"] > gain["launch"]  # the sync first, as planted (the launch what-if: +65 %)
-    assert old["launch"] == pytest.approx(gain["launch"])  # the other what-ifs do not read the samples
+    # a CUDA graph cannot hold the reads: their statements' host work stays under the launch what-if
+    assert gain["launch"] < old["launch"] / 2 and gain["launch"] < gain["sync"]
+    assert old["host"] == pytest.approx(gain["host"])  # the what-ifs that leave the reads do not read the samples
 
 
 def test_real_recording_samples_sit_in_gaps_of_the_main_thread(trace):

@@ -36,7 +36,7 @@ The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
   and the dispatcher time between them (host stretches under ``HOST_WORK_MIN_NS``) cost nothing, and
   operations follow each other on their stream with no gap; a read of the GPU's values (a synchronise, a
   device-to-host copy waited for) cannot be captured: the host code after it stays, and the segment after it
-  costs one more graph launch.
+  costs one more graph launch; the sampled host work of the statements that read stays (:mod:`.sampled`).
 * ``batch`` — :func:`batch_launches`: each run of eight or more launches of one kernel that fills
   part of the GPU is one launch at full fill, without the loop's host time. The diagnosis takes it
   as the launch cause's other fix (the better of the two is the estimate).

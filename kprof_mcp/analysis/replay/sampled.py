@@ -64,18 +64,17 @@ def gap_samples(py_samples: Any, calls: list, lo: float) -> list[Sampled]:
     return out
 
 
-def statements_cut(calls: list, samples: list[Sampled], dropped: list[int], own) -> float:
-    """Take the host work of the dropped reads' statements out of ``calls`` (changed through ``own``, the
-    replay's copy-on-write), as the module docstring says; returns the host time taken out (ns)."""
-    keys = {(calls[i].source, calls[i].op) for i in dropped if getattr(calls[i], "source", None)}
+def statements(calls: list, samples: list[Sampled], reads: list[int]) -> tuple[list[int], float]:
+    """The host work of the statements that made ``reads`` (calls' indices), as the module docstring says:
+    (the gaps it lies in, the share of each that is theirs); ([], 0.0) where no sample says so."""
+    keys = {(calls[i].source, calls[i].op) for i in reads if getattr(calls[i], "source", None)}
     if not samples or not keys:
-        return 0.0
+        return [], 0.0
     hit = sum(1 for _, src, op in samples if (src, op) in keys)
     if not hit:
-        return 0.0
+        return [], 0.0
     tids = {calls[i].tid for i, _, _ in samples}
-    total = sum(c.gap for c in calls if c.tid in tids and c.gap > 0)
-    want = total * hit / len(samples)
+    want = sum(c.gap for c in calls if c.tid in tids and c.gap > 0) * hit / len(samples)
     nxt: dict[int, int] = {}
     last: dict[Any, int] = {}
     for j, c in enumerate(calls):
@@ -88,9 +87,15 @@ def statements_cut(calls: list, samples: list[Sampled], dropped: list[int], own)
     ]  # the statements' calls, the reads among them
     near = sorted({j for i in made for j in (i, nxt.get(i)) if j is not None and calls[j].gap > 0})
     room = sum(calls[j].gap for j in near)
-    if room <= 0:
-        return 0.0
-    f = min(1.0, want / room)
+    return (near, min(1.0, want / room)) if room > 0 else ([], 0.0)
+
+
+def statements_cut(calls: list, samples: list[Sampled], dropped: list[int], own) -> float:
+    """Take the host work of the dropped reads' statements out of ``calls`` (changed through ``own``, the
+    replay's copy-on-write); returns the host time taken out (ns)."""
+    near, f = statements(calls, samples, dropped)
+    cut = 0.0
     for j in near:
+        cut += calls[j].gap * f
         own(calls, j).gap *= 1.0 - f
-    return room * f
+    return cut

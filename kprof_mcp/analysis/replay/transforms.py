@@ -9,7 +9,7 @@ from ..idle import HOST_WORK_MIN_NS, JIT_LOAD_PREFIXES, jit_every_step
 from ..timeline import CAPTURE_BEGIN, LAUNCH_APIS
 from .batch import batch_copies
 from .graph import MIB, Call, Graph, Op, _copy, _h2d, _pageable, own
-from .sampled import statements_cut
+from .sampled import statements, statements_cut
 
 
 def drop_syncs(g: Graph) -> Graph:
@@ -192,7 +192,12 @@ def graph_launches(g: Graph) -> Graph:
     them, and the GPU runs the kernels back to back, none shorter than the device's measured launch
     floor (an empty kernel: 0.83 µs on an H100). A graph cannot hold a host read of the GPU's values (a
     synchronise, a device-to-host copy the host waits for: :func:`_is_read`): each read ends a captured segment,
-    the host code after it (what the value decides) stays, and the segment after it costs one more graph launch."""
+    the host code after it (what the value decides) stays, and the segment after it costs one more graph launch;
+    where the host's Python was sampled, the host work of the statements that read (:mod:`.sampled`) stays too:
+    they run on the host at every step, graph or not."""
+    reads = [i for i, c in enumerate(g.calls) if c.covers and c.kind != "launch" and _is_read(g, c)]
+    near, share = statements(g.calls, g.samples, reads)
+    keep = dict.fromkeys(near, share)
     g = _copy(g)
     after_read: set = set()  # threads whose next launch starts a new segment
     for i, c in enumerate(g.calls):
@@ -203,7 +208,7 @@ def graph_launches(g: Graph) -> Graph:
             first = c.kind in ("launch", "memset") and c.tid in after_read
             c = own(g.calls, i)
             if c.gap < HOST_WORK_MIN_NS and not first:
-                c.gap = 0.0
+                c.gap *= keep.get(i, 0.0)
             if first:  # a new segment: one graph launch
                 after_read.discard(c.tid)
                 c.dur = c.ret = min(c.dur, g.launch_floor_ns)
