@@ -82,9 +82,8 @@ def statements(calls: list, samples: list[Sampled], reads: list[int]) -> tuple[l
             nxt[last[c.tid]] = j
         last[c.tid] = j
     lines = {src for src, _ in keys}
-    made = [
-        j for j, c in enumerate(calls) if c.source in lines
-    ]  # the statements' calls, the reads among them
+    # the statements' calls, the reads among them, and the gap before each and after it
+    made = [j for j, c in enumerate(calls) if c.source in lines]
     near = sorted({j for i in made for j in (i, nxt.get(i)) if j is not None and calls[j].gap > 0})
     room = sum(calls[j].gap for j in near)
     return (near, min(1.0, want / room)) if room > 0 else ([], 0.0)
