@@ -143,7 +143,7 @@ class TimelineMode(Mode):
                 work_dir / REPORT_FILE,
                 work_dir / SQLITE_FILE,
                 timeout_s=min(600, timeout_s),
-                include_json=req.options.python_backtrace,
+                include_json=req.options.python_backtrace or nsys_tool.samples_python(launch.prefix),
             )
         except nsys_tool.NsysError as e:
             raise ModeError(f"{e} (the report is kept in {work_dir / REPORT_FILE})", "nsys_failed") from None

@@ -411,7 +411,7 @@ def load_sqlite(path: Path) -> Trace:
             kernels = _kernels(con, tables, strings)
             memops = _memops(con, tables)
             sources = nsys_backtrace.sources(con, tables, strings)
-            py_samples = nsys_pysamples.load(con, tables, strings) if sources else []
+            py_samples = nsys_pysamples.load(con, tables, strings)  # with backtraces or without
             api = _api(con, tables, strings, sources)
             ranges = _ranges(con, tables, strings)
             num_sms, device_name = _gpu(con, tables, kernels)

@@ -243,9 +243,12 @@ BACKTRACE_FLAGS = (
     "--cudabacktrace=all:1",
     "--python-backtrace=cuda",
 )
-# With python_backtrace, where this nsys has it: the Python stack of the launching threads sampled at its
-# highest rate (2 kHz), so the host's time between launches can be owned by the Python lines it ran
-# (parsers/nsys_pysamples.py). Each sample is an NVTX mark in the domain "Python Periodic Sampling".
+# Where this nsys has it: the Python stack of the launching threads sampled at its highest rate (2 kHz), so
+# the host's time between launches can be owned by the Python lines it ran (parsers/nsys_pysamples.py). Each
+# sample is an NVTX mark in the domain "Python Periodic Sampling". On by default since 2026-11-29 (off with
+# KPROF_NSYS_PYTHON_SAMPLING=0): without the per-call backtraces it costs the host little (an H200, a forward
+# with a read in every module: the traced step 3.57 ms without it, 3.98 ms with; a validating loop 3.14 and
+# 3.09 ms; the backtraces with it: 9.04 and 10.84 ms: docs/evidence/machine-model/python_sampling_cost_2026-11-29).
 PYTHON_SAMPLING_FLAGS = ("--python-sampling=true", "--python-sampling-frequency=2000")
 
 
@@ -262,6 +265,15 @@ GPU_METRICS_FLAG = "--gpu-metrics-devices=cuda-visible"
 
 def gpu_metrics_on() -> bool:
     return os.environ.get("KPROF_NSYS_GPU_METRICS", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def python_sampling_on() -> bool:
+    return os.environ.get("KPROF_NSYS_PYTHON_SAMPLING", "1").strip().lower() not in (
+        "0",
+        "false",
+        "no",
+        "off",
+    )
 
 
 @functools.lru_cache(maxsize=32)
@@ -288,15 +300,26 @@ def gpu_metrics_flag(nsys: Path) -> str | None:
 
 
 def profile_prefix(
-    nsys: Path, output_base: Path, python_backtrace: bool = False, gpu_metrics: bool | None = None
+    nsys: Path,
+    output_base: Path,
+    python_backtrace: bool = False,
+    gpu_metrics: bool | None = None,
+    python_sampling: bool | None = None,
 ) -> list[str]:
     """The ``nsys profile`` argument vector; the program and its arguments follow it. CUDA and
     NVTX tracing, every CUDA graph node as its own kernel, no CPU sampling or context switches,
     ``<output_base>.nsys-rep`` overwritten. ``python_backtrace``: each CUDA call's Python stack
     too (:data:`BACKTRACE_FLAGS`; CPU sampling at its slowest rate). ``gpu_metrics`` (default:
-    :func:`gpu_metrics_on`): the GPU metrics sampler too, where this nsys has it (:func:`gpu_metrics_flag`)."""
+    :func:`gpu_metrics_on`): the GPU metrics sampler too, where this nsys has it (:func:`gpu_metrics_flag`).
+    ``python_sampling`` (default: :func:`python_sampling_on`): the host's Python stacks sampled too, where this
+    nsys has it (:data:`PYTHON_SAMPLING_FLAGS`); the export then needs ``include_json`` (:func:`samples_python`)."""
     metrics = gpu_metrics_on() if gpu_metrics is None else gpu_metrics
     flag = gpu_metrics_flag(nsys) if metrics else None
+    sampling = (
+        python_sampling_flags(nsys)
+        if (python_sampling_on() if python_sampling is None else python_sampling)
+        else ()
+    )
     return [
         str(nsys),
         "profile",
@@ -304,13 +327,20 @@ def profile_prefix(
         "cuda,nvtx",
         "--cuda-graph-trace=node",
         *((flag,) if flag else ()),
-        *((*BACKTRACE_FLAGS, *python_sampling_flags(nsys)) if python_backtrace else ("--sample=none",)),
+        *(BACKTRACE_FLAGS if python_backtrace else ("--sample=none",)),
+        *sampling,
         "--cpuctxsw=none",
         "--force-overwrite",
         "true",
         "-o",
         str(output_base),
     ]
+
+
+def samples_python(cmd: list[str] | None) -> bool:
+    """Whether an ``nsys profile`` argument vector (:func:`profile_prefix`) records Python stacks (per-call
+    backtraces or periodic samples): their export needs ``--include-json true``."""
+    return any(a in ("--python-backtrace=cuda", PYTHON_SAMPLING_FLAGS[0]) for a in cmd or ())
 
 
 def _tail(text: str | bytes | None, n: int = 800) -> str:

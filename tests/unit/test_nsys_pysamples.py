@@ -115,16 +115,26 @@ def test_a_recording_without_periodic_samples_has_none():
     assert tr.py_samples is None and "source" in tr.api.columns  # backtraces, but no samples
 
 
-def test_the_command_line_samples_python_only_with_backtraces_where_nsys_can(tmp_path, monkeypatch):
+def test_the_command_line_samples_python_by_default_where_nsys_can(tmp_path, monkeypatch):
     nsys = tmp_path / "nsys"
+    monkeypatch.delenv("KPROF_NSYS_PYTHON_SAMPLING", raising=False)
     monkeypatch.setattr(N, "_profile_help", lambda _n: "--python-sampling=\n--python-sampling-frequency=")
     cmd = N.profile_prefix(nsys, tmp_path / "o", python_backtrace=True, gpu_metrics=False)
     i = cmd.index(N.BACKTRACE_FLAGS[0])
-    assert cmd[i : i + 6] == [*N.BACKTRACE_FLAGS, *N.PYTHON_SAMPLING_FLAGS]
-    assert not set(N.PYTHON_SAMPLING_FLAGS) & set(N.profile_prefix(nsys, tmp_path / "o", gpu_metrics=False))
+    assert cmd[i : i + 6] == [*N.BACKTRACE_FLAGS, *N.PYTHON_SAMPLING_FLAGS] and N.samples_python(cmd)
+    cmd = N.profile_prefix(nsys, tmp_path / "o", gpu_metrics=False)  # no backtraces: the samples alone
+    i = cmd.index("--sample=none")
+    assert cmd[i : i + 3] == ["--sample=none", *N.PYTHON_SAMPLING_FLAGS] and N.samples_python(cmd)
+    assert "--python-backtrace=cuda" not in cmd
+    off = N.profile_prefix(nsys, tmp_path / "o", gpu_metrics=False, python_sampling=False)
+    assert not set(N.PYTHON_SAMPLING_FLAGS) & set(off) and not N.samples_python(off)
+    monkeypatch.setenv("KPROF_NSYS_PYTHON_SAMPLING", "0")
+    assert N.profile_prefix(nsys, tmp_path / "o", gpu_metrics=False) == off
+    monkeypatch.delenv("KPROF_NSYS_PYTHON_SAMPLING")
     monkeypatch.setattr(N, "_profile_help", lambda _n: "")  # an nsys without the option
     cmd = N.profile_prefix(nsys, tmp_path / "o", python_backtrace=True, gpu_metrics=False)
     assert "--python-backtrace=cuda" in cmd and not set(N.PYTHON_SAMPLING_FLAGS) & set(cmd)
+    assert N.samples_python(cmd) and not N.samples_python(N.profile_prefix(nsys, tmp_path / "o"))
 
 
 def test_the_report_and_the_host_trigger_say_the_line_was_sampled(trace):

@@ -7,7 +7,9 @@ as the host's, and a what-if that drops only the wait leaves it on the critical 
 synchronised around each of its 96 modules: the waits dropped, +2 % in the replay; the statements dropped,
 +97 % measured). Nsight Systems' periodic Python samples (parsers/nsys_pysamples.py) say which statement the
 host was running in each gap: a sample at the user line of a dropped read's call, inside the library
-function that made the call (``op``, the innermost on the sample's stack), is that statement's host work.
+function that made the call (``op``, the innermost on the sample's stack), is that statement's host work;
+where the calls carry no Python line (no per-call backtraces: periodic samples alone, nsys mode's default),
+the samples taken inside the reads name their statements.
 Only that function's own frames count, not what it called: ``torch.cuda.synchronize``'s device guard, the
 value check of ``distribution.__init__`` (its constraint checks, called from it, are other work of the
 same statement). A read made by C++ under a broad Python function (the autograd engine's, under
@@ -27,54 +29,64 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-Sampled = tuple[int, "str | None", "str | None"]  # (the call whose host gap holds the sample, line, function)
+# (the call, the sample's user line and library function, whether it fell inside the call rather than in the
+# host gap before it)
+Sampled = tuple[int, "str | None", "str | None", bool]
 
 
 def gap_samples(py_samples: Any, calls: list, lo: float) -> list[Sampled]:
     """The host's samples (a Trace's ``py_samples``: ``start``, ``tid``, ``source``, ``op``, ``blocked``) that
-    fall in a call's host gap (after the previous call of its thread ended, before it started), as
-    :data:`Sampled`. Samples of a blocked thread, inside a call or after a thread's last call are left out."""
+    fall in a call's host gap (after the previous call of its thread ended, before it started: not those of a
+    blocked thread) or inside the call (blocked or not: the stack names the statement that made it), as
+    :data:`Sampled`. Samples after a thread's last call are left out."""
     if py_samples is None or getattr(py_samples, "empty", True) or not calls:
         return []
-    ps = py_samples[~py_samples["blocked"].astype(bool)] if "blocked" in py_samples.columns else py_samples
-    by_tid: dict[Any, list[tuple[float, Any, Any]]] = {}
-    for t, tid, src, op in zip(
-        ps["start"].tolist(), ps["tid"].tolist(), ps["source"].tolist(), ps["op"].tolist()
-    ):
+    ps = py_samples
+    blocked = ps["blocked"].astype(bool).tolist() if "blocked" in ps.columns else [False] * len(ps)
+    by_tid: dict[Any, list[tuple[float, Any, Any, bool]]] = {}
+    rows_in = zip(ps["start"].tolist(), ps["tid"].tolist(), ps["source"].tolist(), ps["op"].tolist(), blocked)
+    for t, tid, src, op, b in rows_in:
         by_tid.setdefault(tid, []).append(
-            (float(t), src if isinstance(src, str) else None, op if isinstance(op, str) else None)
+            (float(t), src if isinstance(src, str) else None, op if isinstance(op, str) else None, bool(b))
         )
     out: list[Sampled] = []
     last_end: dict[Any, float] = {}
-    for tid, rows in by_tid.items():
+    for rows in by_tid.values():
         rows.sort(key=lambda r: r[0])
-        by_tid[tid] = rows
     starts = {tid: [r[0] for r in rows] for tid, rows in by_tid.items()}
     for i, c in enumerate(calls):  # in start order per thread (as built)
         rows = by_tid.get(c.tid)
         prev = last_end.get(c.tid, lo)
-        last_end[c.tid] = c.end
-        if not rows or c.start <= prev:
+        last_end[c.tid] = max(prev, c.end)
+        if not rows:
             continue
         at = starts[c.tid]
         k = bisect.bisect_left(at, prev)
-        while k < len(rows) and rows[k][0] < c.start:
-            out.append((i, rows[k][1], rows[k][2]))
+        while k < len(rows) and rows[k][0] <= c.end:
+            t, src, op, b = rows[k]
+            inside = t >= c.start
+            if inside or not b:
+                out.append((i, src, op, inside))
             k += 1
     return out
 
 
 def statements(calls: list, samples: list[Sampled], reads: list[int]) -> tuple[list[int], float]:
     """The host work of the statements that made ``reads`` (calls' indices), as the module docstring says:
-    (the gaps it lies in, the share of each that is theirs); ([], 0.0) where no sample says so."""
+    (the gaps it lies in, the share of each that is theirs); ([], 0.0) where no sample says so. A read's
+    statement is its call's Python line and function where the trace has backtraces, and else the line and
+    function of the samples taken inside the read."""
+    mine = set(reads)
     keys = {(calls[i].source, calls[i].op) for i in reads if getattr(calls[i], "source", None)}
-    if not samples or not keys:
+    keys |= {(src, op) for i, src, op, inside in samples if inside and src and i in mine}
+    gap = [(src, op) for _, src, op, inside in samples if not inside]
+    if not gap or not keys:
         return [], 0.0
-    hit = sum(1 for _, src, op in samples if (src, op) in keys)
+    hit = sum(1 for k in gap if k in keys)
     if not hit:
         return [], 0.0
-    tids = {calls[i].tid for i, _, _ in samples}
-    want = sum(c.gap for c in calls if c.tid in tids and c.gap > 0) * hit / len(samples)
+    tids = {calls[i].tid for i, _, _, inside in samples if not inside}
+    want = sum(c.gap for c in calls if c.tid in tids and c.gap > 0) * hit / len(gap)
     nxt: dict[int, int] = {}
     last: dict[Any, int] = {}
     for j, c in enumerate(calls):
@@ -82,8 +94,9 @@ def statements(calls: list, samples: list[Sampled], reads: list[int]) -> tuple[l
             nxt[last[c.tid]] = j
         last[c.tid] = j
     lines = {src for src, _ in keys}
-    # the statements' calls, the reads among them, and the gap before each and after it
-    made = [j for j, c in enumerate(calls) if c.source in lines]
+    # the statements' calls (the reads, and where the calls have lines, every call those lines made), and the
+    # gap before each and after it
+    made = mine | {j for j, c in enumerate(calls) if c.source is not None and c.source in lines}
     near = sorted({j for i in made for j in (i, nxt.get(i)) if j is not None and calls[j].gap > 0})
     room = sum(calls[j].gap for j in near)
     return (near, min(1.0, want / room)) if room > 0 else ([], 0.0)
