@@ -115,7 +115,35 @@ def _plain(cc: CommandCapture) -> dict[str, Any]:
     gpu = {k: v for k in names if (v := gpu_spans(events.get(k) or [])) is not None}
     if gpu:
         out["gpu"] = gpu
+    if (read := read_floor_ns(cc.torch)) is not None:
+        out["read_ns"] = read
     return out
+
+
+READ_FLOOR_CALLS = 200  # five batches: ~5-7 ms on an H200's host
+
+
+def read_floor_ns(torch: Any) -> float | None:
+    """What a read of the GPU costs this process's host when there is nothing to wait for: the median over five
+    batches of ``torch.cuda.synchronize()`` with an empty queue (ns a call), timed after the command in its own
+    process (a host runs some processes at half the speed of others: docs/evidence/machine-model/
+    nsys_call_overhead_2026-11-29.log), where the command brought CUDA up; else None. The trace cannot give it:
+    under Nsight Systems the same call costs the host ~11 us, of which the trace's call shows 2.2 us, against
+    4.7-7.2 us unprofiled on an H200 (that log)."""
+    try:
+        if torch is None or not torch.cuda.is_initialized():
+            return None
+        sync = torch.cuda.synchronize
+        sync()
+        batches = []
+        for _ in range(5):
+            t0 = time.perf_counter_ns()
+            for _ in range(READ_FLOOR_CALLS // 5):
+                sync()
+            batches.append((time.perf_counter_ns() - t0) / (READ_FLOOR_CALLS // 5))
+        return float(sorted(batches)[len(batches) // 2])
+    except Exception:  # noqa: BLE001 — a device lost by the command, a torch without CUDA: no figure
+        return None
 
 
 def gpu_spans(pairs: list[Any]) -> list[list[float] | None] | None:

@@ -65,6 +65,9 @@ def step_of(plain: dict[str, Any] | None, include: list[str], warmup: int) -> di
     out = {"range": name, "occurrences": n, "step_ns": step, "interval_ns": spread}
     if spans is not None:
         out.update(clock="cuda_events", host_step_ns=host)
+    read = (plain or {}).get("read_ns")
+    if isinstance(read, (int, float)) and read > 0:  # a read's host cost in that process (child.command)
+        out["read_ns"] = float(read)
     return out
 
 

@@ -86,7 +86,9 @@ def _idle(tr, found, plain: dict[str, Any] | None = None) -> dict[str, Any]:
         return {
             **idle.breakdown(tr, lo, hi, occ).to_dict(),
             "scope": "ranges",
-            "replay": replay.gains(tr, lo, hi, occ, plain_ns=(plain or {}).get("step_ns")),
+            "replay": replay.gains(
+                tr, lo, hi, occ, plain_ns=(plain or {}).get("step_ns"), read_ns=(plain or {}).get("read_ns")
+            ),
         }
     starts = [float(df["start"].min()) for df in (tr.api, tr.kernels) if not df.empty]
     ends = [float(df["end"].max()) for df in (tr.api, tr.kernels, tr.memops) if not df.empty]

@@ -261,3 +261,38 @@ def test_the_engine_times_the_plain_step_before_a_command_timeline_where_it_woul
     assert calls and step["range"] in {"train_step", "linear", "softmax", "loss", "backward", "optimizer"}
     assert step["occurrences"] == 2 and step["step_ns"] > 0  # 3 steps, the first left out as warm-up
     assert out.result.timings["phases"].get("plain_pass", 0) > 0
+
+
+def test_the_plain_pass_measures_a_reads_host_cost_in_the_commands_own_process():
+    """child.command.read_floor_ns: torch.cuda.synchronize() with nothing pending, timed after the command in
+    its process where the command brought CUDA up (a stand-in torch whose synchronize costs ~50 us); none where
+    CUDA is not up or the call fails; step_of carries it to the traced run, the replay's sync what-if uses it."""
+    import time as _time
+    from types import SimpleNamespace
+
+    from kprof_mcp.child.command import READ_FLOOR_CALLS, read_floor_ns
+
+    calls = []
+
+    def sync():
+        calls.append(1)
+        t = _time.perf_counter() + 50e-6
+        while _time.perf_counter() < t:
+            pass
+
+    up = SimpleNamespace(cuda=SimpleNamespace(is_initialized=lambda: True, synchronize=sync))
+    got = read_floor_ns(up)
+    assert 45e3 <= got < 500e3 and len(calls) == READ_FLOOR_CALLS + 1  # one to drain, then the timed batches
+    down = SimpleNamespace(cuda=SimpleNamespace(is_initialized=lambda: False, synchronize=sync))
+    assert read_floor_ns(down) is None and read_floor_ns(None) is None
+
+    def lost():
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    assert (
+        read_floor_ns(SimpleNamespace(cuda=SimpleNamespace(is_initialized=lambda: True, synchronize=lost)))
+        is None
+    )
+    plain = {"entries": {"a": [0, 10, 30, 50, 70]}, "read_ns": 6500}
+    assert step_of(plain, [], 1)["read_ns"] == 6500.0
+    assert "read_ns" not in step_of({"entries": {"a": [0, 10, 30]}, "read_ns": "x"}, [], 0)

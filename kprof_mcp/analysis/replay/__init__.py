@@ -139,6 +139,7 @@ def gains(
     hi: float | None = None,
     occurrences: int = 1,
     plain_ns: float | None = None,
+    read_ns: float | None = None,
 ) -> dict[str, Any]:
     """Each cause's replayed step time (the timeline dict's ``idle["replay"]``): ``recorded_ns``
     (the window's span per occurrence), ``identity_ns`` (replayed with nothing removed: equal
@@ -149,10 +150,14 @@ def gains(
     where the window has one. ``plain_ns``: the step timed without a profiler (nsys mode's plain pass,
     :mod:`kprof_mcp.engine.plain`): where the traced step is longer, the host's time is scaled down until the
     replay takes that long (:func:`to_plain`) and every what-if is replayed from there; ``base_ns`` is then the
-    step the gains are taken against (else the recorded one), with ``plain_ns`` and ``host_scale``."""
+    step the gains are taken against (else the recorded one), with ``plain_ns`` and ``host_scale``. ``read_ns``:
+    what a read costs the host unprofiled, measured by the plain pass (``read_floor_ns``), which the sync
+    what-if takes with each read it drops (:func:`~.transforms.drop_syncs`)."""
     g = build(tr, lo, hi, occurrences)
     if not g.calls:
         return {}
+    if read_ns and read_ns > 0:
+        g.read_floor_ns = float(read_ns)
     recorded = g.recorded_span_ns() / g.occurrences
     g, scale = to_plain(g, plain_ns)
     run, tail = summary(g), tail_summary(g)
@@ -183,6 +188,8 @@ def gains(
         out["offload_ns"] = sum(g.ops[d].dur + g.ops[u].dur for d, u in pairs.items()) / g.occurrences
     if scale is not None:
         out.update(plain_ns=float(plain_ns), host_scale=scale, base_ns=identity)
+    if g.read_floor_ns > 0:
+        out["read_floor_ns"] = g.read_floor_ns
     if run:
         out["batch"] = run
     if tail:

@@ -124,6 +124,7 @@ class Graph:
     gpu_floor_ns: float = DEFAULT_MIN_KERNEL_NS  # the shortest a kernel takes on the GPU (devices.json)
     cuts: list[float] = field(default_factory=list)  # the steps' starts (see the module docstring)
     samples: list = field(default_factory=list)  # the host's Python samples in its gaps (:mod:`.sampled`)
+    read_floor_ns: float = 0.0  # a read's host cost with nothing to wait for, unprofiled (the plain pass's)
 
     def recorded_span_ns(self) -> float:
         return max([self.hi] + [o.end for o in self.ops]) - self.lo

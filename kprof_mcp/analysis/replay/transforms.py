@@ -21,8 +21,41 @@ def drop_syncs(g: Graph) -> Graph:
     for i in waits[:-1]:
         c = own(g.calls, i)
         c.covers, c.dur = [], c.ret
-    statements_cut(g.calls, g.samples, waits[:-1], own)
+    cut = statements_cut(g.calls, g.samples, waits[:-1], own)
+    if g.read_floor_ns > 0:
+        _reads_gone(g, waits[:-1], cut)
     return g
+
+
+def _reads_gone(g: Graph, dropped: list[int], cut: float) -> None:
+    """Where the plain pass measured what a read costs the host unprofiled (``read_floor_ns``: a synchronize
+    with nothing to wait for, in the command's own process), each dropped read's call goes, and with it that
+    cost: the part the replay does not already give the call (its host time after the wait, scaled to the plain
+    step) comes off the host gap before it, no more than the gap holds, less what the statements' sampled host
+    work already took (:func:`statements_cut`: the larger of the two estimates counts, not their sum). The trace
+    cannot give that cost: under Nsight Systems a synchronize costs the host ~11 us of which its call shows
+    2.2 us, against 4.7-7.2 us unprofiled (an H200: docs/evidence/machine-model/nsys_call_overhead_2026-11-29)."""
+    # one read a statement: a synchronise right after a device-to-host copy of the same thread is that copy's
+    # wait (``.item()``, ``.cpu()``: cudaMemcpyAsync then cudaStreamSynchronize), not a read of its own
+    prev: dict[Any, int] = {}
+    after: dict[int, int | None] = {}
+    for j, c in enumerate(g.calls):
+        after[j] = prev.get(c.tid)
+        prev[c.tid] = j
+    gone = set(dropped)
+    need = {
+        i: 0.0
+        if g.calls[i].kind == "sync" and (k := after.get(i)) in gone and g.calls[k].kind == "copy"
+        else max(0.0, g.read_floor_ns - g.calls[i].ret)
+        for i in dropped
+    }
+    want = sum(need.values()) - cut
+    total = sum(need.values())
+    for i in dropped:
+        c = own(g.calls, i)
+        c.dur = c.ret = 0.0
+        if want > 0 and total > 0:
+            c.gap -= min(c.gap, want * need[i] / total)
 
 
 def reuse_allocations(g: Graph) -> Graph:
