@@ -21,7 +21,7 @@ idle = tl.get("idle") or {}
 print("sources:", json.dumps(idle.get("sources"))[:700])
 rp = idle.get("replay") or {}
 b = rp.get("base_ns", rp.get("recorded_ns"))
-print("plain", rp.get("plain_ns"), "steps:", {k: f"{(b / v - 1) * 100:.1f}%" for k, v in (rp.get("step_ns") or {}).items()})
+print("plain", rp.get("plain_ns"), "read floor", rp.get("read_floor_ns"), "steps:", {k: f"{(b / v - 1) * 100:.1f}%" for k, v in (rp.get("step_ns") or {}).items()})
 c = d / "contract.md"
 print(c.read_text()[:2500] if c.exists() else "(no contract.md)")
 PY
