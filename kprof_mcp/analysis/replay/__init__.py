@@ -17,7 +17,9 @@ The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
 
 * ``sync`` — :func:`drop_syncs`: every wait but the window's last returns without waiting (the
   value stays on the GPU; the last read is the one the host needs), and where the host's Python was
-  sampled, the host work of the statements that made those reads goes too (:mod:`.sampled`).
+  sampled, the host work of the statements that made those reads goes too (:mod:`.sampled`); where the
+  plain pass measured what a read costs the host unprofiled (``read_ns``), each dropped read goes with
+  that cost (:func:`~.transforms._reads_gone`).
 * ``cuda_api`` — :func:`reuse_allocations`: ``cudaMalloc``/``cudaFree``/``cudaHostAlloc`` (and
   their driver forms) cost nothing: buffers are allocated once and reused; a CUDA graph built in the
   loop is built once: its capture's begin and end, the launches recorded into it (they run nothing),
