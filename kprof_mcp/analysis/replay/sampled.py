@@ -71,6 +71,17 @@ def gap_samples(py_samples: Any, calls: list, lo: float) -> list[Sampled]:
     return out
 
 
+def thread_order(calls: list) -> dict[int, int]:
+    """Each call's index -> the index of the next call of its thread (calls in start order per thread)."""
+    nxt: dict[int, int] = {}
+    last: dict[Any, int] = {}
+    for j, c in enumerate(calls):
+        if c.tid in last:
+            nxt[last[c.tid]] = j
+        last[c.tid] = j
+    return nxt
+
+
 def statements(calls: list, samples: list[Sampled], reads: list[int]) -> tuple[list[int], float]:
     """The host work of the statements that made ``reads`` (calls' indices), as the module docstring says:
     (the gaps it lies in, the share of each that is theirs); ([], 0.0) where no sample says so. A read's
@@ -87,12 +98,7 @@ def statements(calls: list, samples: list[Sampled], reads: list[int]) -> tuple[l
         return [], 0.0
     tids = {calls[i].tid for i, _, _, inside in samples if not inside}
     want = sum(c.gap for c in calls if c.tid in tids and c.gap > 0) * hit / len(gap)
-    nxt: dict[int, int] = {}
-    last: dict[Any, int] = {}
-    for j, c in enumerate(calls):
-        if c.tid in last:
-            nxt[last[c.tid]] = j
-        last[c.tid] = j
+    nxt = thread_order(calls)
     lines = {src for src, _ in keys}
     # the statements' calls (the reads, and where the calls have lines, every call those lines made), and the
     # gap before each and after it

@@ -9,7 +9,7 @@ from ..idle import HOST_WORK_MIN_NS, JIT_LOAD_PREFIXES, jit_every_step
 from ..timeline import CAPTURE_BEGIN, LAUNCH_APIS
 from .batch import batch_copies
 from .graph import MIB, Call, Graph, Op, _copy, _h2d, _pageable, own
-from .sampled import statements, statements_cut
+from .sampled import statements, statements_cut, thread_order
 
 
 def drop_syncs(g: Graph) -> Graph:
@@ -37,15 +37,11 @@ def _reads_gone(g: Graph, dropped: list[int], cut: float) -> None:
     2.2 us, against 4.7-7.2 us unprofiled (an H200: docs/evidence/machine-model/nsys_call_overhead_2026-11-29)."""
     # one read a statement: a synchronise right after a device-to-host copy of the same thread is that copy's
     # wait (``.item()``, ``.cpu()``: cudaMemcpyAsync then cudaStreamSynchronize), not a read of its own
-    prev: dict[Any, int] = {}
-    after: dict[int, int | None] = {}
-    for j, c in enumerate(g.calls):
-        after[j] = prev.get(c.tid)
-        prev[c.tid] = j
+    before = {j: i for i, j in thread_order(g.calls).items()}
     gone = set(dropped)
     need = {
         i: 0.0
-        if g.calls[i].kind == "sync" and (k := after.get(i)) in gone and g.calls[k].kind == "copy"
+        if g.calls[i].kind == "sync" and (k := before.get(i)) in gone and g.calls[k].kind == "copy"
         else max(0.0, g.read_floor_ns - g.calls[i].ret)
         for i in dropped
     }
