@@ -2353,3 +2353,71 @@ HELDOUT27_PAIRS = [
         resource="dram",
     ),
 ]
+
+
+# The twenty-eighth held-back set (tests/calibration/recorded-heldout28/README.md): designed by a helper who did
+# not read the model; causes and resources committed before any GPU number.
+HELDOUT28_PAIRS = [
+    Pair(
+        "PyTorch's CUDA Stream Sanitizer left enabled (TORCH_CUDA_SANITIZER=1) in an inference loop",
+        "csan_left_on.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.03e11, "bytes": 4e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a 12-block residual MLP (LayerNorm, Linear 1024 -> 1024, GELU, residual add) on x [4096, 1024] "
+        "bf16 under inference_mode, ~50 kernels a step, every operator run under the CUDA Stream Sanitizer's "
+        "dispatch mode (what TORCH_CUDA_SANITIZER=1 enables at import): schema and argument parsing, per-stream "
+        "access records and a Python stack trace for every kernel launch and allocation, on the host thread "
+        "between launches while the GPU idles; fix: the sanitizer off; the same outputs (CPU work between "
+        "launches sets the step: cause host, resource None)",
+    ),
+    Pair(
+        "a frozen item-embedding table L2-normalised again at every query batch where normalising it once serves",
+        "item_renorm.py",
+        "bad",
+        "good",
+        "over_fetch",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 3.4e10, "bytes": 1.2e9, "dtype": "float16", "tensor_cores": True}},
+        planted="cosine-similarity retrieval: q [32, 512] fp16 against items [2^20, 512] fp16 (1 GiB, frozen), "
+        "scores = q @ F.normalize(items, dim=1).T then topk(16), the normalisation inside the step (a row-norm "
+        "reduction reading the table, a division reading it again and writing a 1 GiB normalised copy that the "
+        "GEMM then reads): ~4 GiB of DRAM traffic a step where ~1.1 GiB are needed; fix: the table normalised "
+        "once, before the loop; the same scores bit for bit (bytes moved at DRAM beyond what the result needs: "
+        "resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "rotation matrices from axis-angle vectors by a 30-term Taylor series of the matrix exponential where "
+        "Rodrigues' formula serves",
+        "calib_so3_taylor",
+        "v0",
+        "v1",
+        "move_work",
+        planted="R = exp([w]x) for 2^24 axis-angle vectors W [3, B] fp16 stored element-major (R [9, B] fp16), "
+        "computed in fp32 by the truncated Taylor series sum_k [w]x^k / k!, k = 0..30 (each term a 3x3 product "
+        "with the skew matrix: ~900 FP32 instructions a rotation) for 24 bytes a rotation; fix: Rodrigues' "
+        "closed form cos t I + (sin t / t) [w]x + ((1 - cos t) / t^2) w w^T (a square root, a sine, a cosine, "
+        "~30 operations: memory-bound); the same values up to rounding (the needed value by a costlier method, "
+        "its work on the FMA pipes: resource fma)",
+        resource="fma",
+    ),
+    Pair(
+        "a constant-coefficient 5-point Laplacian applied through its assembled ELL sparse matrix where the "
+        "matrix-free stencil serves",
+        "calib_stencil_assembled",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="y = A x for x fp32 on a 4096 x 4096 grid, A the 5-point Laplacian (Dirichlet), applied as an "
+        "assembled ELL matrix: five fp32 values and five int32 column indices a row read with x's gathered "
+        "neighbours: ~48 B of DRAM traffic an output (~805 MB) where x's read and y's write (8 B, ~134 MB) are "
+        "needed; fix: the matrix-free stencil from x's five neighbours (masked at the edges); the same outputs "
+        "(bytes moved at DRAM beyond what the result needs: the matrix's values and indices: resource dram)",
+        resource="dram",
+    ),
+]
