@@ -18,6 +18,9 @@ from ..parsers.kineto import Trace
 
 RANGE_PREFIX = "kprof_"
 ITER_RANGE = "kprof_iteration"
+# Lean eager operations kprof issues after a command under Nsight Systems, timed in the trace itself
+# (kprof_mcp/capture/op_floor.py; kprof_mcp/analysis/replay/floors.py reads them).
+OP_FLOOR_RANGE = "kprof_op_floor"
 # A CUDA graph built inside the loop: these calls, and the launches a thread makes while its stream captures
 # (recorded into the graph, not run), are the graph's construction, a cost of the CUDA API; built once and
 # replayed, they go (issue 36's seventh held-back set: a graph captured and instantiated every step).

@@ -329,7 +329,10 @@ class TimelineMode(Mode):
         """Under Nsight Systems: run the command, the trace is read afterwards. Otherwise the
         command under torch.profiler, analysed here."""
         if cc.req.options.nsys_path and cc.use_cuda:
+            from ..capture.op_floor import record_op_floor
+
             cc.run()
+            record_op_floor(cc.torch)  # a lean eager op's host cost in this process's trace (replay.floors)
             cc.capture_json()
             return
         from ..capture.recording import record_kineto

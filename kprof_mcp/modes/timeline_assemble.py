@@ -31,8 +31,11 @@ def _command_timeline(
     ``static``: a stage name → its static fields; ``tests``: the ranges kprof.pytest_plugin entered;
     ``split``: the stages already found (found, by, notes): a multi-process report's ranks'."""
     from ..analysis.command import stages_window
+    from ..analysis.replay.floors import before_floor, traced_op_floor
     from ..capture.recording import find_stages, stage_results
 
+    # the floor kprof recorded after the command (capture.op_floor): read, then cut off with what followed it
+    op_floor, tr = traced_op_floor(tr), before_floor(tr)
     if split is not None:
         found, by, notes = split
     else:
@@ -43,7 +46,7 @@ def _command_timeline(
     tl = tl_lib.analyze(tr, [], sm_count)
     tl.engine = engine
     if use_cuda:
-        tl.idle = _idle(tr, found if by == "range" else [], req.plain_steps)
+        tl.idle = _idle(tr, found if by == "range" else [], req.plain_steps, op_floor)
     tl.stages = [
         {
             "stage": st.name,
@@ -69,14 +72,15 @@ def _command_timeline(
     return stages, tl, warnings, by, tr
 
 
-def _idle(tr, found, plain: dict[str, Any] | None = None) -> dict[str, Any]:
+def _idle(tr, found, plain: dict[str, Any] | None = None, op_floor: float | None = None) -> dict[str, Any]:
     """Where a command's wall time went (:mod:`kprof_mcp.analysis.idle`): over its stages' kept
     occurrences (first start to last end), or with no ranges over the whole recorded process (its
     first CUDA call to its last GPU activity: start-up, module loading and the host's own work are
     then part of the answer). ``replay``: each idle cause's replayed step time over the same window
     (:func:`kprof_mcp.analysis.replay.gains`), from which the diagnosis takes its estimates; against the
     step timed without a profiler where nsys mode's plain pass timed one (``plain``: a range's step,
-    :func:`kprof_mcp.engine.plain.step_of`)."""
+    :func:`kprof_mcp.engine.plain.step_of`); ``op_floor``: a lean eager op's issuing time in the same trace
+    (:func:`kprof_mcp.analysis.replay.floors.traced_op_floor`), which splits short host gaps between launch and host."""
     from ..analysis import idle, replay
 
     spans = [st.span for st in found if st.span]
@@ -87,7 +91,13 @@ def _idle(tr, found, plain: dict[str, Any] | None = None) -> dict[str, Any]:
             **idle.breakdown(tr, lo, hi, occ).to_dict(),
             "scope": "ranges",
             "replay": replay.gains(
-                tr, lo, hi, occ, plain_ns=(plain or {}).get("step_ns"), read_ns=(plain or {}).get("read_ns")
+                tr,
+                lo,
+                hi,
+                occ,
+                plain_ns=(plain or {}).get("step_ns"),
+                read_ns=(plain or {}).get("read_ns"),
+                op_floor_ns=op_floor,
             ),
         }
     starts = [float(df["start"].min()) for df in (tr.api, tr.kernels) if not df.empty]

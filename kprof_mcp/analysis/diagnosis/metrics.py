@@ -54,6 +54,8 @@ class Metrics:
     tc_pct: float | None = None
     dram_pct: float | None = None
     occupancy_pct: float | None = None
+    op_floor_ns: float | None = None  # a lean eager op's host cost in the command's process (replay.floors)
+    host_per_launch_ns: float | None = None  # the host's time issuing each launch (replay.floors)
     l2_hit_pct: float | None = None
     local_spill_bytes: float | None = None
     waves_per_sm: float | None = None
@@ -200,6 +202,8 @@ class Facts:
     target: str | None = None
     util_pct: float | None = None
     occupancy_pct: float | None = None
+    op_floor_ns: float | None = None  # a lean eager op's host cost in the command's process (replay.floors)
+    host_per_launch_ns: float | None = None  # the host's time issuing each launch (replay.floors)
     ops: list[Any] | None = None
     over_fetch_ratio: float | None = None
     sectors_per_request: float | None = None  # global load sectors per request (narrow loads)

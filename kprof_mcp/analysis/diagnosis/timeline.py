@@ -246,6 +246,13 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     )
     # Idle after syncs beyond what overlap can hide is host work that stays when the syncs go.
     host = float(parts.get("host") or 0.0) + max(0.0, sync - float(idle.get("busy_ns") or 0.0))
+    # The idle time while the host issues the next operation is the launch cause's up to what a lean eager op
+    # costs this host (the plain pass measured it); the host's own work above that is the host cause's
+    # (replay.floors: the share of the issuing time above the floor).
+    rp = idle.get("replay") or {}
+    short = float(parts.get("launch") or 0.0)
+    spread = short * min(1.0, max(0.0, float(rp.get("op_excess_share") or 0.0)))
+    host += spread
     if "host_sync" in replayed and host > sync:
         # Where neither alone moves the step (the host's work reads the GPU's values between its stretches),
         # removing the work removes its reads: the joint replay is the host's where it owns more idle time.
@@ -257,10 +264,15 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
             "process_scope": idle.get("scope") == "process",
             "stretches": ev.get("host_stretches"),
             "stretch_median_ns": ev.get("host_stretch_median_ns"),
+            **(
+                {"op_floor_ns": rp.get("op_floor_ns"), "host_per_launch_ns": rp.get("host_per_launch_ns")}
+                if spread > float(parts.get("host") or 0.0)
+                else {}
+            ),
         },
     )
     # One launch per occurrence: the gap between occurrences is the loop around them, not the work's.
-    launch = float(parts.get("launch") or 0.0) if float(ev.get("launches") or 0) > occ else 0.0
+    launch = short - spread if float(ev.get("launches") or 0) > occ else 0.0
     batch = _batch(replayed, idle)  # before add(): it may raise the launch cause's replayed share
     add("launch", launch, {"launches_per_occurrence": float(ev.get("launches") or 0) / occ, **batch})
     first = float(parts.get("first_call") or 0.0)
@@ -268,7 +280,6 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     copy = float(parts.get("copy_h2d") or 0.0) + float(ev.get("h2d_exposed_ns") or 0.0)
     # Per-step device-to-host copies of whole tensors (the replay measured them): the host waits for them
     # as for a sync, but the copy itself, not the drained queue, is the cost.
-    rp = idle.get("replay") or {}
     d2h = float(rp.get("d2h_bulk_ns") or 0.0) * occ
     off = {"move": "offload", "copies": rp.get("offload_copies"), "copy_ns": rp.get("offload_ns")}
     facts = off if rp.get("offload_copies") else {"copies": ev.get("h2d_copies", 0)}

@@ -10,6 +10,8 @@ computed on the run's own events, with no share fitted on calibration pairs.
 * :mod:`.transforms` — the what-ifs of the idle causes of :mod:`kprof_mcp.analysis.idle`.
 * :mod:`.batch` — the what-if of batching a launch loop into one kernel.
 * :mod:`.tail` — the what-if of evening out a kernel's partial last wave.
+* :mod:`.floors` — the host's short gaps split between the launch and host causes by a lean eager op's
+  measured cost.
 * :mod:`.sampled` — the host's Python samples in the graph's host gaps, and the host work of a dropped
   read's statement.
 
@@ -39,6 +41,8 @@ The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
   operations follow each other on their stream with no gap; a read of the GPU's values (a synchronise, a
   device-to-host copy waited for) cannot be captured: the host code after it stays, and the segment after it
   costs one more graph launch; the sampled host work of the statements that read stays (:mod:`.sampled`).
+  Where the trace recorded what a lean eager op costs the host (``op_floor_ns``), each short gap keeps what lies
+  above it: that is the host cause's (:mod:`.floors`).
 * ``batch`` — :func:`batch_launches`: each run of eight or more launches of one kernel that fills
   part of the GPU is one launch at full fill, without the loop's host time. The diagnosis takes it
   as the launch cause's other fix (the better of the two is the estimate).
@@ -47,7 +51,9 @@ The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
   work gains more than the copies do, the uploads of what it built with them (:func:`host_with_uploads`:
   pinned, on a copy engine, a step ahead). Not those that follow a
   read of the GPU's values (a synchronise, a device-to-host copy) before the GPU is fed again: that
-  idle stretch is the sync's (idle.py gives it to ``sync``), and :func:`drop_syncs` overlaps it.
+  idle stretch is the sync's (idle.py gives it to ``sync``), and :func:`drop_syncs` overlaps it. Where the
+  trace recorded what a lean eager op costs the host (``op_floor_ns``), the short gaps lose what lies above it
+  too (:mod:`.floors`: a tracer, a subclass's ``__torch_function__``, hooks, per-op checks).
 * ``host_sync`` — :func:`host_and_reads`: both at once, the host's stretches and its reads of the GPU's
   values (value checks between ops); neither alone moves a step whose host work reads between its
   stretches. Not a cause of its own: the diagnosis gives it to the host where the host owns more idle time.
@@ -80,6 +86,7 @@ from typing import Any, Callable
 
 from ...parsers.kineto import Trace
 from .batch import batch_launches, runs, summary
+from .floors import excess
 from .graph import Call, Graph, Op, Replayed, build, pcie_bytes_per_s, replay
 from .tail import even_waves
 from .tail import summary as tail_summary
@@ -142,6 +149,7 @@ def gains(
     occurrences: int = 1,
     plain_ns: float | None = None,
     read_ns: float | None = None,
+    op_floor_ns: float | None = None,
 ) -> dict[str, Any]:
     """Each cause's replayed step time (the timeline dict's ``idle["replay"]``): ``recorded_ns``
     (the window's span per occurrence), ``identity_ns`` (replayed with nothing removed: equal
@@ -154,12 +162,17 @@ def gains(
     replay takes that long (:func:`to_plain`) and every what-if is replayed from there; ``base_ns`` is then the
     step the gains are taken against (else the recorded one), with ``plain_ns`` and ``host_scale``. ``read_ns``:
     what a read costs the host unprofiled, measured by the plain pass (``read_floor_ns``), which the sync
-    what-if takes with each read it drops (:func:`~.transforms.drop_syncs`)."""
+    what-if takes with each read it drops (:func:`~.transforms.drop_syncs`). ``op_floor_ns``: a lean eager op's
+    issuing time per launch in the same trace (:func:`.floors.traced_op_floor`), which splits the host's short
+    gaps between the launch cause and the host cause (:mod:`.floors`; ``op_floor_ns``, ``op_excess_share`` and
+    ``host_per_launch_ns`` say how, in the host time the what-ifs are taken in)."""
     g = build(tr, lo, hi, occurrences)
     if not g.calls:
         return {}
     if read_ns and read_ns > 0:
         g.read_floor_ns = float(read_ns)
+    if op_floor_ns and op_floor_ns > 0:
+        g.op_floor_ns = float(op_floor_ns)
     recorded = g.recorded_span_ns() / g.occurrences
     g, scale = to_plain(g, plain_ns)
     run, tail = summary(g), tail_summary(g)
@@ -192,6 +205,8 @@ def gains(
         out.update(plain_ns=float(plain_ns), host_scale=scale, base_ns=identity)
     if g.read_floor_ns > 0:
         out["read_floor_ns"] = g.read_floor_ns
+    if g.op_floor_ns > 0:
+        out.update(excess(g))
     if run:
         out["batch"] = run
     if tail:

@@ -29,6 +29,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from .floors import above_floor
 from .graph import Graph, _copy, _h2d, own
 
 MIN_RUN = 8  # launches in a row: fewer is not a loop over items
@@ -98,6 +99,7 @@ def batched_ns(g: Graph, r: Run) -> float:
 def batch_launches(g: Graph) -> Graph:
     """Every run launched as one kernel over its items (see the module docstring)."""
     found = runs(g)
+    over = above_floor(g)
     g = _copy(g)
     for r in found:
         ops = [g.calls[i].ops[0] for i in r.launches]
@@ -109,7 +111,8 @@ def batch_launches(g: Graph) -> Graph:
             o.dur = o.gap = o.issue = 0.0
         for i in r.calls[1:]:
             c = own(g.calls, i)
-            c.gap = c.dur = c.ret = 0.0
+            c.gap *= over.get(i, 0.0)  # the host's own work above an eager op's stays (.floors)
+            c.dur = c.ret = 0.0
     return g
 
 

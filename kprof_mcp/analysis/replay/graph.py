@@ -125,6 +125,7 @@ class Graph:
     cuts: list[float] = field(default_factory=list)  # the steps' starts (see the module docstring)
     samples: list = field(default_factory=list)  # the host's Python samples in its gaps (:mod:`.sampled`)
     read_floor_ns: float = 0.0  # a read's host cost with nothing to wait for, unprofiled (the plain pass's)
+    op_floor_ns: float = 0.0  # a lean eager op's issuing time per launch, in the trace (:mod:`.floors`)
 
     def recorded_span_ns(self) -> float:
         return max([self.hi] + [o.end for o in self.ops]) - self.lo

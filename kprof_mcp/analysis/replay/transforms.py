@@ -8,6 +8,7 @@ from typing import Any
 from ..idle import HOST_WORK_MIN_NS, JIT_LOAD_PREFIXES, jit_every_step
 from ..timeline import CAPTURE_BEGIN, LAUNCH_APIS
 from .batch import batch_copies
+from .floors import above_floor
 from .graph import MIB, Call, Graph, Op, _copy, _h2d, _pageable, own
 from .sampled import statements, statements_cut, thread_order
 
@@ -227,6 +228,7 @@ def graph_launches(g: Graph) -> Graph:
     reads = [i for i, c in enumerate(g.calls) if c.covers and c.kind != "launch" and _is_read(g, c)]
     near, share = statements(g.calls, g.samples, reads)
     keep = dict.fromkeys(near, share)
+    over = above_floor(g)  # the host's own part of each short gap (.floors)
     g = _copy(g)
     after_read: set = set()  # threads whose next launch starts a new segment
     for i, c in enumerate(g.calls):
@@ -236,8 +238,8 @@ def graph_launches(g: Graph) -> Graph:
         if c.kind in ("launch", "memset", "other"):
             first = c.kind in ("launch", "memset") and c.tid in after_read
             c = own(g.calls, i)
-            if c.gap < HOST_WORK_MIN_NS and not first:
-                c.gap *= keep.get(i, 0.0)
+            if c.gap < HOST_WORK_MIN_NS and not first:  # the host's own work above an eager op's stays
+                c.gap *= max(keep.get(i, 0.0), over.get(i, 0.0))
             if first:  # a new segment: one graph launch
                 after_read.discard(c.tid)
                 c.dur = c.ret = min(c.dur, g.launch_floor_ns)
@@ -268,9 +270,12 @@ def _ahead(g: Graph, waited_only: bool) -> Graph:
     waits (``covers``) counts."""
     drained: dict[Any, bool] = {}  # the thread read a GPU value and has not fed the GPU since
     jit = jit_production(g)  # a module's production is the one-off calls' cause, not the host's
+    over = above_floor(g)
     for i, c in enumerate(g.calls):
         if c.gap >= HOST_WORK_MIN_NS and not drained.get(c.tid) and i not in jit:
             own(g.calls, i).gap = 0.0
+        elif over.get(i) and not drained.get(c.tid):  # the host's own part above an eager op's (.floors)
+            own(g.calls, i).gap = c.gap * (1.0 - over[i])
         if (c.covers or not waited_only) and _is_read(g, c):
             drained[c.tid] = True
         elif c.ops:
@@ -343,7 +348,7 @@ def free_gpu(g: Graph) -> Graph:
 def scale_host(g: Graph, a: float) -> Graph:
     """The host's time times ``a``: each call's own time and the host work before and after it, the waits'
     host latency, the threads' tails, the launch floor and each operation's issue offset after its call (the
-    GPU's operations keep their recorded times). What a profiler added to the host (nsys mode's plain pass,
+    GPU's operations keep their recorded times), a lean eager op's issuing time (:mod:`.floors`). What a profiler added to the host (nsys mode's plain pass,
     :func:`kprof_mcp.analysis.replay.gains`) comes off this way: ``a`` < 1."""
     g = _copy(g)
     for i in range(len(g.calls)):
@@ -354,4 +359,5 @@ def scale_host(g: Graph, a: float) -> Graph:
         o.issue *= a
     g.tails = {t: v * a for t, v in g.tails.items()}
     g.launch_floor_ns *= a
+    g.op_floor_ns *= a
     return g

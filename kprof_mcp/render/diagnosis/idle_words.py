@@ -75,6 +75,21 @@ def _host(f: Facts) -> Words:
             "the host computes in the data path: each step's data goes down to the host and its result back up",
         )
     stretches = f", {f.stretches} host stretches" if f.stretch_median_ns else ""
+    if (
+        f.op_floor_ns and f.host_per_launch_ns
+    ):  # the host's own work spread between the launches (replay.floors)
+        return (
+            "Remove the Python work that runs between the operations: the host spends "
+            f"{us(f.host_per_launch_ns)} us issuing each kernel where a lean eager op costs this process "
+            f"{us(f.op_floor_ns)} us (a tracer or profiler hook, a tensor subclass's __torch_function__, module "
+            "hooks, per-op logging, formatting or checks); remove it or move it out of the loop",
+            _idle(
+                f,
+                f"gpu_idle_in_host_work={_per(f)}, host_per_launch={us(f.host_per_launch_ns)} us, "
+                f"eager_op_floor={us(f.op_floor_ns)} us{stretches}",
+            ),
+            "the host does work of its own between the operations, beyond what issuing them costs",
+        )
     return (
         "Most of this run is the host's own time (start-up, imports, test collection, its Python): the GPU's "
         "kernels are not what limits it. Mark the steps to measure with kprof.range (or profile a loop of them) "
