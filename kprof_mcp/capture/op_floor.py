@@ -2,7 +2,8 @@
 Nsight Systems, ``OP_FLOOR_CALLS`` calls of an ``nn.Linear(16, 16)`` on a [4, 16] tensor on the command's CUDA
 device under ``no_grad`` (the module's call, the dispatcher, one cuBLAS launch), inside the NVTX range
 :data:`~kprof_mcp.analysis.timeline.OP_FLOOR_RANGE`, with the thread's trace and profile hooks
-(``sys.settrace``, ``sys.setprofile``) off while they run.
+(``sys.settrace``, ``sys.setprofile``) and the Python dispatch and function modes it left active off while
+they run.
 
 Why in the trace and not timed apart: the host's speed differs between processes (up to 2x on the H200
 machine: docs/evidence/machine-model/nsys_call_overhead_2026-11-29.log) and Nsight Systems slows each CUDA call
@@ -13,10 +14,27 @@ compared with (:mod:`kprof_mcp.analysis.replay.floors` splits them by it). The r
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
 OP_FLOOR_CALLS = 100  # ~1.5-3 ms of host time on an H200 machine's host under Nsight Systems
+
+
+def _modes_off(torch: Any) -> contextlib.ExitStack:
+    """The Python dispatch and function modes the command left active (``torch.cuda._sanitizer``'s, a debug
+    mode) off for the floor's calls: what such a mode adds to each op is the command's host work, not the
+    floor's. Where this torch has no such switch, nothing."""
+    stack = contextlib.ExitStack()
+    try:
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        stack.enter_context(_disable_current_modes())
+    except Exception:  # noqa: BLE001 — another torch: the modes stay
+        pass
+    if (off := getattr(getattr(torch, "_C", None), "DisableTorchFunction", None)) is not None:
+        stack.enter_context(off())
+    return stack
 
 
 def record_op_floor(torch: Any) -> bool:
@@ -31,7 +49,7 @@ def record_op_floor(torch: Any) -> bool:
         sys.settrace(None)
         sys.setprofile(None)
         try:
-            with torch.no_grad():
+            with torch.no_grad(), _modes_off(torch):
                 lin = torch.nn.Linear(16, 16, device="cuda")
                 x = torch.zeros(4, 16, device="cuda")
                 lin(x)  # cuBLAS's handle and workspace made before the range

@@ -181,3 +181,28 @@ def test_record_op_floor_issues_its_calls_in_the_range_with_the_tracer_off():
     assert log[push + 1 + OP_FLOOR_CALLS] == "pop" and log[push - 1] == "sync"
     assert record_op_floor(None) is False
     assert record_op_floor(SimpleNamespace(cuda=SimpleNamespace(is_initialized=lambda: False))) is False
+
+
+def test_the_floor_runs_outside_the_modes_the_command_left_on():
+    """A dispatch mode left active (the CUDA stream sanitizer's, a debug mode) is the command's host work, not
+    the floor's: the floor's calls bypass it (on the CPU's torch here)."""
+    torch = pytest.importorskip("torch")
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from kprof_mcp.capture.op_floor import _modes_off
+
+    seen = []
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        torch.ones(2).add(1)
+        before = len(seen)
+        with _modes_off(torch):
+            torch.nn.Linear(4, 4)(torch.ones(1, 4))
+        assert len(seen) == before > 0
+        torch.ones(2).add(1)
+        assert len(seen) > before  # back on after
