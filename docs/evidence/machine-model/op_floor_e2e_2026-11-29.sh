@@ -19,7 +19,8 @@ for s in ${CMDS:-line_tracer per_item_matmul subclass_meta deepcopy_snapshot lau
   [ $rc -ne 0 ] && tail -5 /tmp/hl/$s.err
   if [ -n "$d" ] && [ -f "$d/result.json" ]; then
     cp "$d/result.json" /tmp/hl/out/$s.result.json
-    python3 tests/fixtures/nsys-opfloor/trim.py "$d/timeline.sqlite" /tmp/hl/$s.sqlite 4 6 && xz -9 -c /tmp/hl/$s.sqlite > /tmp/hl/out/$s.sqlite.xz
+    rng=$(grep -o 'kprof.range("[a-z_]*")' tests/calibration/commands/$s.py | head -1 | cut -d'"' -f2)
+    python3 tests/fixtures/nsys-opfloor/trim.py "$d/timeline.sqlite" /tmp/hl/$s.sqlite 4 6 ${rng:-step} && xz -9 -c /tmp/hl/$s.sqlite > /tmp/hl/out/$s.sqlite.xz
     python3 - "$d" <<'PY'
 import json, sys
 from pathlib import Path
