@@ -163,6 +163,37 @@ def packed(path: Path):
     return (lzma.open if path.suffix == ".xz" else gzip.open)(path, "rb")
 
 
+def unpack_in_place(root: Path = FIXTURES) -> list[Path]:
+    """Every ``*.ncu-rep.xz`` under ``root`` decompressed beside itself where its ``*.ncu-rep`` is missing (they
+    compress 17x, and the device tool carries the tree, 64 MiB at most; .gitignore keeps the copies out of the
+    tree): written under a temporary name and renamed into place, so pytest-xdist workers doing it at once never
+    see a partial file. Runs when this conftest is imported; returns what it wrote."""
+    import lzma
+    import shutil
+    import tempfile
+
+    wrote = []
+    for xz in sorted(root.rglob("*.ncu-rep.xz")):
+        out = xz.with_name(xz.name[: -len(".xz")])
+        if out.is_file():
+            continue
+        fd, part = tempfile.mkstemp(dir=xz.parent, prefix=f".{out.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as dst, lzma.open(xz, "rb") as src:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            os.chmod(part, 0o644)
+            os.replace(part, out)
+            wrote.append(out)
+        except BaseException:
+            if os.path.exists(part):
+                os.unlink(part)
+            raise
+    return wrote
+
+
+unpack_in_place()
+
+
 def unpacked(path: Path) -> Path:
     """A readable ``path`` for a SQLite recording kept as ``<path>.xz`` (tests/fixtures/h100_nsys since
     2026-11-28: the device tool carries the tree, 64 MiB at most): ``path`` itself where it exists,
