@@ -168,27 +168,31 @@ def unpack_in_place(root: Path = FIXTURES) -> list[Path]:
     compress 17x, and the device tool carries the tree, 64 MiB at most; .gitignore keeps the copies out of the
     tree): written under a temporary name and renamed into place, so pytest-xdist workers doing it at once never
     see a partial file. Runs when this conftest is imported; returns what it wrote."""
+    wrote = []
+    for xz in sorted(root.rglob("*.ncu-rep.xz")):
+        out = xz.with_name(xz.name[: -len(".xz")])
+        if not out.is_file():
+            _decompress(xz, out)
+            wrote.append(out)
+    return wrote
+
+
+def _decompress(xz: Path, out: Path) -> None:
+    """``xz`` decompressed to ``out``, written under a temporary name beside it and renamed into place."""
     import lzma
     import shutil
     import tempfile
 
-    wrote = []
-    for xz in sorted(root.rglob("*.ncu-rep.xz")):
-        out = xz.with_name(xz.name[: -len(".xz")])
-        if out.is_file():
-            continue
-        fd, part = tempfile.mkstemp(dir=xz.parent, prefix=f".{out.name}.", suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as dst, lzma.open(xz, "rb") as src:
-                shutil.copyfileobj(src, dst, 1 << 20)
-            os.chmod(part, 0o644)
-            os.replace(part, out)
-            wrote.append(out)
-        except BaseException:
-            if os.path.exists(part):
-                os.unlink(part)
-            raise
-    return wrote
+    fd, part = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as dst, lzma.open(xz, "rb") as src:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        os.chmod(part, 0o644)
+        os.replace(part, out)
+    except BaseException:
+        if os.path.exists(part):
+            os.unlink(part)
+        raise
 
 
 unpack_in_place()
@@ -203,8 +207,6 @@ def unpacked(path: Path) -> Path:
     Only the file: where a reader wants its siblings (capture.json, profiler.json, ...), copy the folder
     and write this into the copy."""
     import hashlib
-    import lzma
-    import shutil
     import tempfile
 
     path = Path(path)
@@ -218,16 +220,7 @@ def unpacked(path: Path) -> Path:
     if out.is_file():
         return out
     cache.mkdir(parents=True, exist_ok=True)
-    fd, part = tempfile.mkstemp(dir=cache, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as dst, lzma.open(xz, "rb") as src:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        os.chmod(part, 0o644)
-        os.replace(part, out)
-    except BaseException:
-        if os.path.exists(part):
-            os.unlink(part)
-        raise
+    _decompress(xz, out)
     return out
 
 
