@@ -53,6 +53,7 @@ from pairs import (  # noqa: E402
     HELDOUT25_PAIRS,
     HELDOUT26_PAIRS,
     HELDOUT27_PAIRS,
+    HELDOUT28_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -103,6 +104,7 @@ HELDOUT24 = HERE / "recorded-heldout24"  # issue 36: a twenty-fourth (2026-11-28
 HELDOUT25 = HERE / "recorded-heldout25"  # issue 36: a twenty-fifth (2026-11-28, H200), judged once
 HELDOUT26 = HERE / "recorded-heldout26"  # issue 36: a twenty-sixth (2026-11-28, H200), judged once
 HELDOUT27 = HERE / "recorded-heldout27"  # issue 36: a twenty-seventh (2026-11-29, H200), judged once
+HELDOUT28 = HERE / "recorded-heldout28"  # issue 36: a twenty-eighth (2026-11-29, H200), judged once
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -141,6 +143,7 @@ BACK24_BEGIN, BACK24_END = "<!-- heldback24:begin -->", "<!-- heldback24:end -->
 BACK25_BEGIN, BACK25_END = "<!-- heldback25:begin -->", "<!-- heldback25:end -->"
 BACK26_BEGIN, BACK26_END = "<!-- heldback26:begin -->", "<!-- heldback26:end -->"
 BACK27_BEGIN, BACK27_END = "<!-- heldback27:begin -->", "<!-- heldback27:end -->"
+BACK28_BEGIN, BACK28_END = "<!-- heldback28:begin -->", "<!-- heldback28:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -242,6 +245,8 @@ def recorded_in(p) -> Path:
         return HELDOUT26
     if p in HELDOUT27_PAIRS:
         return HELDOUT27
+    if p in HELDOUT28_PAIRS:
+        return HELDOUT28
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -463,6 +468,12 @@ def heldout27_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT27_PAIRS]
 
 
+def heldout28_rows() -> list[dict]:
+    """The twenty-eighth held-back set (recorded-heldout28/, on an H200), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT28_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -627,6 +638,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK25_BEGIN, BACK25_END): text(heldout25_rows())} if BACK25_BEGIN in DOC.read_text() else {}),
         **({(BACK26_BEGIN, BACK26_END): text(heldout26_rows())} if BACK26_BEGIN in DOC.read_text() else {}),
         **({(BACK27_BEGIN, BACK27_END): text(heldout27_rows())} if BACK27_BEGIN in DOC.read_text() else {}),
+        **({(BACK28_BEGIN, BACK28_END): text(heldout28_rows())} if BACK28_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -685,6 +697,7 @@ def main() -> int:
                 BACK25_BEGIN: "\nTwenty-fifth held-back set (recorded-heldout25/: new classes, built and recorded by someone else):",
                 BACK26_BEGIN: "\nTwenty-sixth held-back set (recorded-heldout26/: new classes, built and recorded by someone else):",
                 BACK27_BEGIN: "\nTwenty-seventh held-back set (recorded-heldout27/: new classes, built and recorded by someone else):",
+                BACK28_BEGIN: "\nTwenty-eighth held-back set (recorded-heldout28/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",

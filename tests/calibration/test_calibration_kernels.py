@@ -39,6 +39,7 @@ from pairs import (  # noqa: E402
     HELDOUT25_PAIRS,
     HELDOUT26_PAIRS,
     HELDOUT27_PAIRS,
+    HELDOUT28_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -89,6 +90,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT25_PAIRS
         + HELDOUT26_PAIRS
         + HELDOUT27_PAIRS
+        + HELDOUT28_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
