@@ -247,8 +247,8 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     # Idle after syncs beyond what overlap can hide is host work that stays when the syncs go.
     host = float(parts.get("host") or 0.0) + max(0.0, sync - float(idle.get("busy_ns") or 0.0))
     # The idle time while the host issues the next operation is the launch cause's up to what a lean eager op
-    # costs this host (the plain pass measured it); the host's own work above that is the host cause's
-    # (replay.floors: the share of the issuing time above the floor).
+    # costs this host (recorded in the same trace: capture.op_floor); the host's own work above that is the host
+    # cause's (replay.floors: the share of the issuing time above the floor).
     rp = idle.get("replay") or {}
     short = float(parts.get("launch") or 0.0)
     spread = short * min(1.0, max(0.0, float(rp.get("op_excess_share") or 0.0)))

@@ -348,8 +348,9 @@ def free_gpu(g: Graph) -> Graph:
 def scale_host(g: Graph, a: float) -> Graph:
     """The host's time times ``a``: each call's own time and the host work before and after it, the waits'
     host latency, the threads' tails, the launch floor and each operation's issue offset after its call (the
-    GPU's operations keep their recorded times), a lean eager op's issuing time (:mod:`.floors`). What a profiler added to the host (nsys mode's plain pass,
-    :func:`kprof_mcp.analysis.replay.gains`) comes off this way: ``a`` < 1."""
+    GPU's operations keep their recorded times), a lean eager op's issuing time (:mod:`.floors`). What a profiler
+    added to the host (nsys mode's plain pass, :func:`kprof_mcp.analysis.replay.gains`) comes off this way:
+    ``a`` < 1."""
     g = _copy(g)
     for i in range(len(g.calls)):
         c = own(g.calls, i)
