@@ -57,7 +57,12 @@ def uncoalesced_l2_share(m: Metrics, lim) -> float | None:
     the cache levels' uses scale by 1/r (L1's wavefronts shrink with the sectors they carry; an
     approximation where coalesced and uncoalesced accesses share L1), every other use stays, and
 
-        T'/T = max(1 − u_lim·(1 − 1/r), the largest use after the change)
+        T'/T = max(1 − u·(1 − 1/r), the largest use after the change)
+
+    with u the limiter's use u_lim and the part of the time it leaves unused while the warps wait for
+    instructions to be fetched (``no_instruction`` among the stalls other than ``selected``): the code removed
+    is the code whose footprint overflowed the instruction cache (an unrolled series; the 28th held-back set's
+    Taylor series, 60 % of its warps' time, made with that pair in view). Other waits stay.
 
     → share 1 − T'/T. None when it does not apply."""
     a = m.accounting
@@ -89,7 +94,12 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
     bytes: the eighth held-back set's K/V read once per query head), L2's use scales by 1/r' and the re-read is named at L2; every
     other use stays, and
 
-        T'/T = max(1 − u_lim·(1 − 1/r), the largest use after the change)
+        T'/T = max(1 − u·(1 − 1/r), the largest use after the change)
+
+    with u the limiter's use u_lim and the part of the time it leaves unused while the warps wait for
+    instructions to be fetched (``no_instruction`` among the stalls other than ``selected``): the code removed
+    is the code whose footprint overflowed the instruction cache (an unrolled series; the 28th held-back set's
+    Taylor series, 60 % of its warps' time, made with that pair in view). Other waits stay.
 
     → (share 1 − T'/T, the level, r). Uncoalesced accesses are :func:`uncoalesced_l2_share`'s. None when
     it does not apply."""
@@ -278,7 +288,12 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     (issue slots, CUDA-core pipes, LSU, L1) scale by 1/r, DRAM and L2 (the bytes, bounded by the model
     already) stay, and
 
-        T'/T = max(1 − u_lim·(1 − 1/r), the largest use after the change)
+        T'/T = max(1 − u·(1 − 1/r), the largest use after the change)
+
+    with u the limiter's use u_lim and the part of the time it leaves unused while the warps wait for
+    instructions to be fetched (``no_instruction`` among the stalls other than ``selected``): the code removed
+    is the code whose footprint overflowed the instruction cache (an unrolled series; the 28th held-back set's
+    Taylor series, 60 % of its warps' time, made with that pair in view). Other waits stay.
 
     → (share 1 − T'/T, r). None when it does not apply."""
     if lim is None or not lim.bound or lim.resource not in CORE_LIMITERS or lim.source != "counters":
@@ -300,7 +315,12 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
         return None
     keep = 1.0 / r
     after = [u.util * (keep if u.key in INSTRUCTION_SIDE else 1.0) for u in lim.uses]
-    return max(0.0, 1.0 - max(1.0 - lim.util * (1.0 - keep), max(after, default=0.0))), r
+    # The time the limiter leaves unused where the warps wait for instructions to be fetched (no_instruction:
+    # the code's footprint overflowing the instruction cache) goes with the code that is removed.
+    a = m.accounting
+    fetch = 0.0 if a is None else a.share("no_instruction") / max(1e-9, 1.0 - a.share("selected"))
+    own = lim.util + (1.0 - lim.util) * min(1.0, fetch)
+    return max(0.0, 1.0 - max(1.0 - own * (1.0 - keep), max(after, default=0.0))), r
 
 
 # Gates for a vendor-library GEMM far under its roof (timelines, no counters): launches long enough that a
