@@ -44,13 +44,16 @@ def segments(g: Graph) -> list[tuple[list[int], float, float]]:
     return out
 
 
+def _floor_ranges(tr: Trace):
+    """The trace's :data:`OP_FLOOR_RANGE` rows (empty where it recorded none)."""
+    return tr.ranges if tr.ranges.empty else tr.ranges[tr.ranges["name"] == OP_FLOOR_RANGE]
+
+
 def traced_op_floor(tr: Trace) -> float | None:
     """The median issuing time of a launch of the floor's operations (the first one's left out) in the trace's
     last :data:`OP_FLOOR_RANGE`; None without one, or with fewer than two launches in it."""
-    if tr.ranges.empty or tr.api.empty:
-        return None
-    rows = tr.ranges[tr.ranges["name"] == OP_FLOOR_RANGE]
-    if rows.empty:
+    rows = _floor_ranges(tr)
+    if rows.empty or tr.api.empty:
         return None
     lo, hi = float(rows["start"].iloc[-1]), float(rows["end"].iloc[-1])
     issue = [s for _, _, s in segments(build(tr, lo, hi))][1:]
@@ -60,7 +63,7 @@ def traced_op_floor(tr: Trace) -> float | None:
 def before_floor(tr: Trace) -> Trace:
     """``tr`` without the floor's operations and what followed them (kprof's, after the command: never a stage
     or part of the command's process); ``tr`` itself where it recorded none."""
-    if tr.ranges.empty or (rows := tr.ranges[tr.ranges["name"] == OP_FLOOR_RANGE]).empty:
+    if (rows := _floor_ranges(tr)).empty:
         return tr
     return cut(tr, float("-inf"), float(rows["start"].min()) - 1.0)
 
@@ -72,10 +75,14 @@ def above_floor(g: Graph) -> dict[int, float]:
         return {}
     out = {}
     for idx, gaps, issue in segments(g):
-        if issue > g.op_floor_ns and gaps > 0:
-            frac = min(issue - g.op_floor_ns, gaps) / gaps
-            out.update({j: frac for j in idx if g.calls[j].gap < HOST_WORK_MIN_NS})
+        if over := _over(g, gaps, issue):
+            out.update({j: over / gaps for j in idx if g.calls[j].gap < HOST_WORK_MIN_NS})
     return out
+
+
+def _over(g: Graph, gaps: float, issue: float) -> float:
+    """A segment's issuing time above the floor, no more than its short gaps hold (the host cause's part)."""
+    return min(issue - g.op_floor_ns, gaps) if issue > g.op_floor_ns and gaps > 0 else 0.0
 
 
 def excess(g: Graph) -> dict[str, Any]:
@@ -86,7 +93,7 @@ def excess(g: Graph) -> dict[str, Any]:
         return {}
     segs = segments(g)
     issuing = sum(s for _, _, s in segs)
-    over = sum(min(s - g.op_floor_ns, gaps) for _, gaps, s in segs if s > g.op_floor_ns and gaps > 0)
+    over = sum(_over(g, gaps, s) for _, gaps, s in segs)
     return {
         "op_floor_ns": g.op_floor_ns,
         "host_per_launch_ns": issuing / len(segs) if segs else None,
