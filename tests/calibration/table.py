@@ -105,6 +105,9 @@ HELDOUT25 = HERE / "recorded-heldout25"  # issue 36: a twenty-fifth (2026-11-28,
 HELDOUT26 = HERE / "recorded-heldout26"  # issue 36: a twenty-sixth (2026-11-28, H200), judged once
 HELDOUT27 = HERE / "recorded-heldout27"  # issue 36: a twenty-seventh (2026-11-29, H200), judged once
 HELDOUT28 = HERE / "recorded-heldout28"  # issue 36: a twenty-eighth (2026-11-29, H200), judged once
+# Held-back commands' bad variants re-recorded with today's nsys mode (the lean eager op's floor in their own
+# trace, 2026-11-29, H200), by set folder and pair: "as now" reads these; the first judgement stays as recorded.
+REFLOORED = HERE / "recorded-opfloor"
 HELDOUT_RANKS = HERE / "recorded-heldout-ranks"  # issue 39: multi-rank pairs (2 x H100), judged once each
 HELDOUT_RANKS2 = (
     HERE / "recorded-heldout-ranks2"
@@ -489,11 +492,14 @@ def _row(p) -> dict:
     where = recorded_in(p)
     m = _measured(where).get(p.name, {})
     bad_f, good_f = (where / slug(p.name) / "bad.result.json", where / slug(p.name) / "good.result.json")
+    refloored = REFLOORED / where.name / slug(p.name) / "bad.result.json"
+    if refloored.exists():  # the bad variant re-recorded with the floor in its trace: today's tool reads that
+        bad_f = refloored
     cause = ACCOUNTING_CAUSE.get(p.name, p.cause)
     row = {
         "pair": p.name,
         "kernel": f"{p.kernel} {p.bad}" + (f"→{p.good}" if p.good else ""),
-        "mode": p.mode,
+        "mode": p.mode + ("†" if refloored.exists() else ""),
         "planted": p.planted + (f" [limit: {p.resource}]" if p.resource else ""),
         "cause": cause,
         "measured": m.get("measured_gain_pct"),

@@ -206,3 +206,56 @@ def test_the_floor_runs_outside_the_modes_the_command_left_on():
         assert len(seen) == before > 0
         torch.ones(2).add(1)
         assert len(seen) > before  # back on after
+
+
+REFLOORED = Path(__file__).resolve().parents[1] / "calibration" / "recorded-opfloor"
+REREC = [  # (set folder, pair folder, the pair's planted cause): the designs' causes, set before any recording
+    ("recorded-heldout", "per_item_matmuls", "launch"),
+    (
+        "recorded-heldout23",
+        "forward_hooks_left_on_every_module_computing_activation_statistics_at_every_step",
+        "launch",
+    ),
+    ("recorded-heldout12", "an_LSTM_unrolled_over_LSTMCell_in_Python", "launch"),
+    ("recorded-heldout4", "optimizer_step_per_parameter", "launch"),
+    ("recorded-heldout8", "autograd_anomaly_detection_left_on", "host"),
+    (
+        "recorded-heldout22",
+        "a_debug_log_line_formatting_a_tensor_in_an_f_string_with_the_log_level_off",
+        "host",
+    ),
+    ("recorded-heldout13", "gc_collect___after_every_training_step", "host"),
+    (
+        "recorded-heldout25",
+        "the_CUDA_allocator_s_memory_history_recording__torch_cuda_memory__record_memory_history__left_on_while_training",
+        "host",
+    ),
+    (
+        "recorded-heldout28",
+        "PyTorch_s_CUDA_Stream_Sanitizer_left_enabled__TORCH_CUDA_SANITIZER_1__in_an_inference_loop",
+        "host",
+    ),
+]
+
+
+@pytest.mark.parametrize("folder, pair, planted", REREC, ids=[r[1][:32] for r in REREC])
+def test_held_back_commands_recorded_again_with_the_floor_put_their_planted_cause_first(
+    folder, pair, planted
+):
+    """Nine held-back host- and launch-class commands whose bad variants were recorded again on an H200 with the
+    floor in their own traces (tests/calibration/recorded-opfloor/, 2026-11-29; none of them was in view when the
+    floor was designed): the floor is read from each trace, the issuing time above it is the host's, and the
+    cause the pair's fix removes leads the idle what-ifs (anomaly detection and the debug log's f-string were
+    told launch overhead or latency first before the floor)."""
+    sys.path.insert(0, str(REFLOORED.parent))
+    from replayed import idle_with_replay
+
+    idle = idle_with_replay(REFLOORED / folder / pair, "bad")
+    rp = idle["replay"]
+    assert 10_000 < rp["op_floor_ns"] < 100_000 and 0.0 <= rp["op_excess_share"] <= 1.0
+    ranked = idle_opportunities(idle)
+    assert ranked[0].cause == planted, [(o.cause, round(o.est_gain_pct)) for o in ranked[:3]]
+    # no what-if that keeps the kernels makes a step shorter than the GPU's own work in it (the timeline's
+    # speed-of-light bound; "batch" replaces the per-item kernels by one batched kernel: it changes that work)
+    kept = [v for k, v in rp["step_ns"].items() if k != "batch"]
+    assert min(kept) >= 0.99 * idle["busy_ns"] / idle["occurrences"]
