@@ -1,14 +1,14 @@
 """What one lean eager operation costs the host, recorded in the command's own trace: after a command under
-Nsight Systems, ``OP_FLOOR_CALLS`` calls of an ``nn.Linear(16, 16)`` on a [4, 16] tensor on the command's CUDA
-device under ``no_grad`` (the module's call, the dispatcher, one cuBLAS launch), inside the NVTX range
-:data:`~kprof_mcp.analysis.timeline.OP_FLOOR_RANGE`, with the thread's trace and profile hooks
-(``sys.settrace``, ``sys.setprofile``) and the Python dispatch and function modes it left active off while
-they run.
+Nsight Systems or torch.profiler, ``OP_FLOOR_CALLS`` calls of an ``nn.Linear(16, 16)`` on a [4, 16] tensor on the
+command's CUDA device under ``no_grad`` (the module's call, the dispatcher, one cuBLAS launch), inside the NVTX
+range :data:`~kprof_mcp.analysis.timeline.OP_FLOOR_RANGE` (and a ``record_function`` of that name: Kineto records
+no NVTX), with the thread's trace and profile hooks (``sys.settrace``, ``sys.setprofile``) and the Python dispatch
+and function modes it left active off while they run.
 
 Why in the trace and not timed apart: the host's speed differs between processes (up to 2x on the H200
-machine: docs/evidence/machine-model/nsys_call_overhead_2026-11-29.log) and Nsight Systems slows each CUDA call
-by its own amount, so only the same process under the same profiler gives a floor the trace's host gaps can be
-compared with (:mod:`kprof_mcp.analysis.replay.floors` splits them by it). The range's name starts with
+machine: docs/evidence/machine-model/nsys_call_overhead_2026-11-29.log) and each profiler slows each CUDA call
+or op by its own amount, so only the same process under the same profiler gives a floor the trace's host gaps
+can be compared with (:mod:`kprof_mcp.analysis.replay.floors` splits them by it). The range's name starts with
 ``kprof_``: never a stage of the command.
 """
 
@@ -37,6 +37,15 @@ def _modes_off(torch: Any) -> contextlib.ExitStack:
     return stack
 
 
+def _annotated(torch: Any) -> Any:
+    """The floor's range for torch.profiler too (a Kineto trace's user annotation: timeline_engine='kineto'
+    records no NVTX); nothing where this torch has no ``record_function``."""
+    from ..analysis.timeline import OP_FLOOR_RANGE
+
+    rf = getattr(getattr(getattr(torch, "autograd", None), "profiler", None), "record_function", None)
+    return rf(OP_FLOOR_RANGE) if rf is not None else contextlib.nullcontext()
+
+
 def record_op_floor(torch: Any) -> bool:
     """Issue the floor's operations inside their range (see the module docstring); False where the command
     never brought CUDA up or a call failed (the trace then has no floor, and the replay splits nothing)."""
@@ -56,8 +65,9 @@ def record_op_floor(torch: Any) -> bool:
                 torch.cuda.synchronize()
                 torch.cuda.nvtx.range_push(OP_FLOOR_RANGE)
                 try:
-                    for _ in range(OP_FLOOR_CALLS):
-                        lin(x)
+                    with _annotated(torch):
+                        for _ in range(OP_FLOOR_CALLS):
+                            lin(x)
                 finally:
                     torch.cuda.nvtx.range_pop()
                 torch.cuda.synchronize()

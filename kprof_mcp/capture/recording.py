@@ -286,6 +286,12 @@ def record_kineto(cc: CommandCapture):
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cc.use_cuda else [])
     with profile(activities=activities) as prof:
         cc.run()
+        if (
+            cc.use_cuda
+        ):  # a lean eager op's host cost under the same profiler (capture.op_floor, replay.floors)
+            from .op_floor import record_op_floor
+
+            record_op_floor(cc.torch)
     path = cc.work_dir / "trace.json"
     prof.export_chrome_trace(str(path))
     cc.phase("trace_export")

@@ -162,8 +162,23 @@ def test_record_op_floor_issues_its_calls_in_the_range_with_the_tracer_off():
             range_push=lambda n: log.append(("push", n)), range_pop=lambda: log.append("pop")
         ),
     )
+
+    class Annotation:  # torch.profiler's record_function: Kineto's range around the calls
+        def __init__(self, name):
+            self.name = name
+
+        def __enter__(self):
+            log.append(("annotate", self.name))
+
+        def __exit__(self, *a):
+            log.append("annotated")
+
     torch = SimpleNamespace(
-        cuda=cuda, no_grad=NoGrad, nn=SimpleNamespace(Linear=lambda *a, **k: Lin()), zeros=lambda *a, **k: 0
+        cuda=cuda,
+        no_grad=NoGrad,
+        nn=SimpleNamespace(Linear=lambda *a, **k: Lin()),
+        zeros=lambda *a, **k: 0,
+        autograd=SimpleNamespace(profiler=SimpleNamespace(record_function=Annotation)),
     )
 
     def tracer(*a):
@@ -177,10 +192,37 @@ def test_record_op_floor_issues_its_calls_in_the_range_with_the_tracer_off():
         sys.settrace(None)
     assert set(seen) == {None}  # every call ran with the tracer off
     push = log.index(("push", OP_FLOOR_RANGE))
-    assert log[push + 1 : push + 1 + OP_FLOOR_CALLS] == ["call"] * OP_FLOOR_CALLS
-    assert log[push + 1 + OP_FLOOR_CALLS] == "pop" and log[push - 1] == "sync"
+    assert log[push + 1] == ("annotate", OP_FLOOR_RANGE)
+    assert log[push + 2 : push + 2 + OP_FLOOR_CALLS] == ["call"] * OP_FLOOR_CALLS
+    assert log[push + 2 + OP_FLOOR_CALLS : push + 4 + OP_FLOOR_CALLS] == ["annotated", "pop"]
+    assert log[push - 1] == "sync"
     assert record_op_floor(None) is False
     assert record_op_floor(SimpleNamespace(cuda=SimpleNamespace(is_initialized=lambda: False))) is False
+
+
+def test_a_kineto_trace_carries_the_floors_range_and_it_is_cut_off(tmp_path):
+    """Under torch.profiler (timeline_engine='kineto') the floor's range is a user annotation: the parser reads
+    it as a range and the stages never see it or what followed it (the CPU's torch here: no launches, so the
+    floor itself is read on the GPU machine)."""
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    from kprof_mcp.capture.op_floor import _annotated
+    from kprof_mcp.parsers import kineto
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with torch.profiler.record_function("step"):
+            torch.ones(64).add(1)
+        with _annotated(torch):
+            for _ in range(3):
+                torch.nn.functional.linear(torch.ones(4, 16), torch.ones(16, 16))
+    prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    tr = kineto.load_trace(tmp_path / "trace.json")
+    assert {"step", OP_FLOOR_RANGE} <= set(tr.ranges["name"])
+    cut = before_floor(tr)
+    assert set(cut.ranges["name"]) == {"step"}
+    floor_start = float(tr.ranges.loc[tr.ranges["name"] == OP_FLOOR_RANGE, "start"].iloc[0])
+    assert float(cut.cpu_ops["start"].max()) < floor_start < float(tr.cpu_ops["start"].max())
 
 
 def test_the_floor_runs_outside_the_modes_the_command_left_on():
