@@ -2421,3 +2421,73 @@ HELDOUT28_PAIRS = [
         resource="dram",
     ),
 ]
+
+# The twenty-ninth held-back set (recorded-heldout29/README.md): designed by a helper who did not read the model;
+# causes and resources fixed from the designs before any GPU number; in the order recorded (cheapest first).
+HELDOUT29_PAIRS = [
+    Pair(
+        "inference requests served one at a time (a GEMV a layer a request, the weights re-read from DRAM for "
+        "each) where one batched matrix product a layer serves",
+        "unbatched_requests.py",
+        "bad",
+        "good",
+        "over_fetch",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.07e9, "bytes": 1.34e8, "dtype": "float16", "tensor_cores": True}},
+        planted="8 requests x [1, 4096] fp16 a step through a 4-layer MLP (4096 x 4096 fp16 weights, 128 MiB in "
+        "all, more than the L2), each request on its own: 32 matrix-vector products a step, each streaming its "
+        "32 MiB layer from DRAM: ~1.07 GB of weight reads a step where ~134 MB are needed; fix: the step's "
+        "requests stacked into one [8, 4096] batch, 4 matrix products that read the weights once; the same "
+        "outputs (bytes moved at DRAM beyond what the result needs: the weights re-read for every request: "
+        "resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "per-sample losses averaged with Python's built-in sum() over a CUDA tensor (an add kernel launched per "
+        "sample) where Tensor.sum() serves",
+        "builtin_sum.py",
+        "bad",
+        "good",
+        "launch",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.07e9, "bytes": 1.8e7, "dtype": "float16", "tensor_cores": True}},
+        planted="an evaluation step: x [64, 1024] fp16 through a 3-layer MLP (~11 kernels), per-sample fp32 "
+        "cross-entropy (losses [64]), then sum(losses) / len(losses) with Python's built-in sum: the tensor "
+        "unbound into 64 views and added one at a time from the interpreter, 64 tiny add kernels a step, the "
+        "GPU idle between them while the host launches; fix: losses.sum() (one reduction kernel); the same mean "
+        "up to the fp32 summation order (per-kernel launch cost on the host sets the step: many tiny kernels: "
+        "cause launch, resource None)",
+    ),
+    Pair(
+        "an activation evaluated by linear interpolation in a 4097-entry table (two gathers an element) where "
+        "computing it serves",
+        "calib_lut_silu",
+        "v0",
+        "v1",
+        "move_work",
+        planted="y = SiLU(x) for 2^26 fp16 values (x ~ 2 randn) by linear interpolation in a 4097-entry fp32 "
+        "table over [-8, 8] (16 KB, L1-resident): two gathers an element whose 32 lanes fall on ~20-30 distinct "
+        "128-byte lines, each gather split into one L1 request a line (~1-2 SM cycles an element where the "
+        "streaming bytes need ~0.25); fix: x * sigmoid(x) computed in registers (an exponential and a division: "
+        "memory-bound on x and y, 4 B an element); the same values to the table's interpolation error (~1e-6) "
+        "(the needed values by a costlier method, its work on the L1's gather path: resource l1)",
+        resource="l1",
+    ),
+    Pair(
+        "eigenvalues of symmetric 3x3 matrices by 8 cyclic Jacobi sweeps where the analytic roots of the "
+        "characteristic cubic serve",
+        "calib_eig3_jacobi",
+        "v0",
+        "v1",
+        "move_work",
+        planted="eigenvalues of 2^22 symmetric 3x3 matrices (six fp16 entries element-major, three fp32 "
+        "eigenvalues out: 36 B a matrix) by 8 cyclic Jacobi sweeps, 24 unrolled rotations each with two "
+        "divisions, a square root and a reciprocal square root (~4 MUFU and ~25 FP32 instructions a rotation, "
+        "~700 a matrix); fix: the trigonometric closed form (Smith 1961 / Kopp 2008: an arccosine by a "
+        "polynomial, two cosines, two square roots, ~120 instructions: memory-bound); the same eigenvalues to "
+        "fp32 rounding (the needed values by a costlier method; resource None: the rotations' work spreads over "
+        "the MUFU, the FMA pipes and the issue slots, no one pipe owns it)",
+    ),
+]

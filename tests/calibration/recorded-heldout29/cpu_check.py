@@ -1,0 +1,33 @@
+"""The CPU check of the twenty-ninth held-back set (not a test): each kernel package's versions against its
+reference in the Triton interpreter at small and ragged sizes, and both command scripts' variants run on the CPU
+at small sizes and compared — heldout_checks.py's checks (the ones test_calibration_kernels_heldout_sets.py runs,
+with these sizes), each case reported ok or FAIL.
+
+    TRITON_INTERPRET=1 PYTHONPATH=. .venv/bin/python tests/calibration/recorded-heldout29/cpu_check.py
+"""
+
+import sys
+from pathlib import Path
+
+SMALL = {
+    "calib_lut_silu": [
+        {
+            "N": 2100
+        },  # ragged: a partial third block of 1024 (values beyond both ends of the table among them)
+        {"N": 7},  # one partial block
+    ],
+    "calib_eig3_jacobi": [
+        {
+            "B": 700
+        },  # ragged: a partial second block of 512 (diagonal matrices and repeated eigenvalues among them)
+        {"B": 7},  # one partial block
+    ],
+}
+COMMANDS = ["unbatched_requests", "builtin_sum"]
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from heldout_checks import cpu_check
+
+    sys.exit(cpu_check(SMALL, COMMANDS))
