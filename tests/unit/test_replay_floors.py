@@ -301,3 +301,31 @@ def test_held_back_commands_recorded_again_with_the_floor_put_their_planted_caus
     # speed-of-light bound; "batch" replaces the per-item kernels by one batched kernel: it changes that work)
     kept = [v for k, v in rp["step_ns"].items() if k != "batch"]
     assert min(kept) >= 0.99 * idle["busy_ns"] / idle["occurrences"]
+
+
+KINETO = Path(__file__).resolve().parents[1] / "fixtures" / "kineto-opfloor"
+
+
+@pytest.mark.parametrize("name, first", [("line_tracer", "host"), ("launch_loop", "launch")])
+def test_the_floor_read_from_a_kineto_trace_splits_host_from_launch(name, first):
+    """timeline_engine='kineto' (torch.profiler, no Nsight Systems): the floor issued inside the profiler after
+    the command (capture.recording.record_kineto) and read from the same trace (tests/fixtures/kineto-opfloor,
+    H200, 2026-11-29): the line tracer's issuing time above it is the host's, the launch loop's is not."""
+    from kprof_mcp.analysis.command import stage_static
+    from kprof_mcp.models import ProfileRequest
+    from kprof_mcp.modes.timeline_assemble import _command_timeline
+    from kprof_mcp.parsers import kineto
+
+    tr = kineto.load_trace(unpacked(KINETO / f"{name}.trace.json"))
+    meta = json.loads((KINETO / f"{name}.result.json").read_text())
+    assert 10_000 < traced_op_floor(tr) < 60_000
+    req = ProfileRequest(**meta["request"])
+
+    def static(n):
+        return stage_static(n, req.stage_models.get(n), meta["device"], {"bytes_per_s": 4.8e12})
+
+    stages, tl, _, by, _ = _command_timeline(req, static, tr, meta["engine"], True, 132)
+    assert by == "range" and [s.name for s in stages] == ["step"]  # the floor's range is never a stage
+    rp = tl.idle["replay"]
+    assert rp["op_floor_ns"] > 0 and 0.0 <= rp["op_excess_share"] <= 1.0
+    assert idle_opportunities(tl.idle)[0].cause == first
