@@ -277,8 +277,10 @@ def stage_results(
     return out
 
 
-def record_kineto(cc: CommandCapture):
-    """Run the command under torch.profiler (CPU, and CUDA on a GPU); return the parsed trace."""
+def record_kineto(cc: CommandCapture, op_floor: bool = False):
+    """Run the command under torch.profiler (CPU, and CUDA on a GPU); return the parsed trace. ``op_floor``: then,
+    under the same profiler, a lean eager op's floor (:mod:`.op_floor`), for a reader that cuts it off before
+    finding stages (the timeline's: :func:`kprof_mcp.analysis.replay.floors.before_floor`)."""
     from torch.profiler import ProfilerActivity, profile
 
     from ..parsers import kineto
@@ -286,9 +288,7 @@ def record_kineto(cc: CommandCapture):
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cc.use_cuda else [])
     with profile(activities=activities) as prof:
         cc.run()
-        if (
-            cc.use_cuda
-        ):  # a lean eager op's host cost under the same profiler (capture.op_floor, replay.floors)
+        if op_floor and cc.use_cuda:  # a lean eager op's host cost under the same profiler (replay.floors)
             from .op_floor import record_op_floor
 
             record_op_floor(cc.torch)

@@ -337,7 +337,7 @@ class TimelineMode(Mode):
             return
         from ..capture.recording import record_kineto
 
-        tr = record_kineto(cc)
+        tr = record_kineto(cc, op_floor=True)  # the timeline cuts the floor off before finding stages
         engine = (
             "CUPTI via torch.profiler (Kineto) " + cc.torch.__version__
             if cc.use_cuda

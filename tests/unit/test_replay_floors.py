@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -329,3 +330,24 @@ def test_the_floor_read_from_a_kineto_trace_splits_host_from_launch(name, first)
     rp = tl.idle["replay"]
     assert rp["op_floor_ns"] > 0 and 0.0 <= rp["op_excess_share"] <= 1.0
     assert idle_opportunities(tl.idle)[0].cause == first
+
+
+def test_only_the_timeline_issues_the_floor_under_torch_profiler(monkeypatch, tmp_path):
+    """Event mode's commands find their stages in the Kineto trace as recorded (a kernel-named stage would
+    count the floor's cuBLAS kernel): only the timeline, which cuts the floor off, asks record_kineto for it."""
+    torch = pytest.importorskip("torch")
+    from kprof_mcp.capture import op_floor, recording
+
+    calls = []
+    monkeypatch.setattr(op_floor, "record_op_floor", lambda t: calls.append(t) or True)
+    cc = SimpleNamespace(
+        use_cuda=True, run=lambda: torch.ones(3).add(1), work_dir=tmp_path, torch=torch, phase=lambda n: None
+    )
+    with warnings.catch_warnings():  # the CPU's torch warns that it turns CUDA activity off
+        warnings.simplefilter("ignore")
+        recording.record_kineto(cc)
+        assert calls == []
+        recording.record_kineto(cc, op_floor=True)
+    assert calls == [torch]
+    src = (Path(recording.__file__).parents[1] / "modes" / "timeline.py").read_text()
+    assert "record_kineto(cc, op_floor=True)" in src
