@@ -505,6 +505,11 @@ def _row(p) -> dict:
         "measured": m.get("measured_gain_pct"),
         "recorded": bad_f.exists(),
     }
+    if refloored.exists() and m.get("device"):
+        # a host-bound step's time depends on the machine's CPU: an estimate from a re-recording on another GPU
+        # machine than the fix's measurement is not set against it (the rank still counts)
+        dev = json.loads(refloored.read_text())["device"].get("name")
+        row["other_gpu"] = dev != m["device"]
     if p.mode == "nsys" and not p.command and good_f.exists():
         tb, tg = (ProfileResult.model_validate_json(f.read_text()).total_time_ns() for f in (bad_f, good_f))
         row["measured"] = 100.0 * (tb / tg - 1.0)
@@ -537,7 +542,7 @@ def judge(r: dict) -> dict:
         return j
     if r["cause"]:
         j["ranked_first"] = r.get("rank") == 1
-    if r["measured"] is not None and r["measured"] > 0:
+    if r["measured"] is not None and r["measured"] > 0 and not r.get("other_gpu"):
         ratio = (r["top_est"] or 0.0) / r["measured"]
         r["ratio"] = ratio
         j["within_2x"] = 0.5 <= ratio <= 2.0
