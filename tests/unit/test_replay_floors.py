@@ -41,6 +41,31 @@ def test_segments_run_from_after_one_launch_to_the_next():
     assert segments(g) == [([0], 5.0, 7.0), ([1, 2], 9.0, 13.0), ([3], 30.0, 32.0)]
 
 
+def test_a_reads_cost_to_the_host_is_not_issuing_time():
+    """Before a synchronize, the host time the read costs beyond its call (the plain pass's ``read_floor_ns``
+    less the call's return time) is the sync cause's, not the next launch's issuing time (the 26th held-back
+    set's timing helper, two synchronizes around every module: "host" first before 2026-11-29)."""
+    g = _graph([5.0, 6.0, 1.0, 8.0], ["launch", "sync", "other", "launch"])
+    assert segments(g)[1] == ([1, 2, 3], 15.0, 19.0)  # no read floor measured: the whole gap
+    g.read_floor_ns = 4.0
+    assert segments(g)[1] == ([1, 2, 3], 11.0, 15.0)  # 4 of the sync's 6 ns gap are the read's
+    g.calls[1].ret = 1.0
+    assert segments(g)[1][1] == 12.0  # the call shows 1 ns of it
+
+
+def test_dropping_the_syncs_drops_those_with_nothing_to_wait_for_too():
+    """A synchronize that found the GPU idle (the second of two in a row) is a read the code makes all the same:
+    the sync what-if takes it with its cost to the host, as it takes the waits."""
+    g = _graph([5.0, 6.0, 6.0, 1.0, 6.0], ["launch", "sync", "sync", "launch", "sync"])
+    g.read_floor_ns = 4.0
+    g.calls[1].covers = [0]  # the first sync waited; the second found nothing; the last is the window's end
+    g.calls[4].covers = [0]
+    out = replay.drop_syncs(g)
+    assert out.calls[2].dur == out.calls[2].ret == 0.0
+    assert out.calls[2].gap == pytest.approx(2.0)  # its read's 4 ns off the gap before it
+    assert out.calls[4].covers == [0]  # the window's last wait stays
+
+
 def test_above_the_floor_is_the_hosts_and_each_what_if_keeps_the_others_part():
     g = _graph([5.0, 1.0, 8.0, 30.0], ["launch", "other", "launch", "launch"], floor=12.0)
     over = above_floor(g)
@@ -287,6 +312,11 @@ REREC = [  # (set folder, pair folder, the pair's planted cause): the designs' c
         "recorded-heldout19",
         "a_CPU_bound_Python_thread_beside_the_training_loop_holding_the_GIL__convoy_effect",
         "host",
+    ),
+    (
+        "recorded-heldout26",
+        "the_layer_timing_helper_s_torch_cuda_synchronize___around_every_module_of_the_forward",
+        "sync",
     ),
     (
         "recorded-heldout24",

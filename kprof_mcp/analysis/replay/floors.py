@@ -3,8 +3,8 @@ operation costs the same process's host under the same profiler: the ``nn.Linear
 command under Nsight Systems (:mod:`kprof_mcp.capture.op_floor`), read from the trace by :func:`traced_op_floor`.
 
 A thread's calls from just after one launch to the next launch are that launch's **segment**; its issuing time
-is the host gaps in it shorter than ``HOST_WORK_MIN_NS`` (Python, the dispatcher) and the calls' own time that
-issue work (launches, memsets, the cheap calls beside them: ``cuKernelGetName``, ...). Up to the floor (the same
+is the host gaps in it shorter than ``HOST_WORK_MIN_NS`` (Python, the dispatcher; less, before a read of the
+GPU's values, what the read costs the host: the sync cause's) and the calls' own time that issue work (launches, memsets, the cheap calls beside them: ``cuKernelGetName``, ...). Up to the floor (the same
 measure over the floor's launches) that time is what any eager program pays per kernel: the launch cause's,
 which a CUDA graph removes. Above it, the host does work of its own between the operations (a tracer or
 profiler hook, a tensor subclass's ``__torch_function__``, module hooks, per-op logging or checks): the host
@@ -39,9 +39,20 @@ def segments(g: Graph) -> list[tuple[list[int], float, float]]:
         cur.setdefault(c.tid, []).append(i)
         if c.kind == "launch":
             idx = cur.pop(c.tid)
-            gaps = sum(g.calls[j].gap for j in idx if g.calls[j].gap < HOST_WORK_MIN_NS)
+            gaps = sum(_short(g, g.calls[j]) for j in idx)
             out.append((idx, gaps, gaps + sum(g.calls[j].dur for j in idx if g.calls[j].kind in ISSUE_KINDS)))
     return out
+
+
+def _short(g: Graph, c) -> float:
+    """A call's short host gap (Python, the dispatcher) less, before a synchronize or a copy the host waited
+    for, what that read costs the host beyond its call (``read_floor_ns`` − its return time: the sync cause's,
+    which dropping the read removes, :func:`~.transforms._reads_gone`); 0 for a long gap (host work's)."""
+    if c.gap >= HOST_WORK_MIN_NS:
+        return 0.0
+    if g.read_floor_ns > 0 and (c.kind == "sync" or (c.kind == "copy" and c.covers)):
+        return max(0.0, c.gap - max(0.0, g.read_floor_ns - c.ret))
+    return c.gap
 
 
 def _floor_ranges(tr: Trace):

@@ -16,15 +16,19 @@ from .sampled import statements, statements_cut, thread_order
 def drop_syncs(g: Graph) -> Graph:
     """Every wait but the window's last returns without waiting (see the package docstring), and where the
     host's Python was sampled, the host work of the statements that made those reads goes with them
-    (:mod:`.sampled`)."""
+    (:mod:`.sampled`). A synchronize that found nothing to wait for (a second one in a row, one after a
+    blocking copy) is a read the code makes all the same: it goes with the others, and with it its cost to
+    the host (:func:`_reads_gone`)."""
     g = _copy(g)
     waits = [i for i, c in enumerate(g.calls) if c.covers and _is_read(g, c)]
+    last = waits[-1] if waits else -1
+    idle_syncs = [i for i, c in enumerate(g.calls) if c.kind == "sync" and not c.covers and i < last]
     for i in waits[:-1]:
         c = own(g.calls, i)
         c.covers, c.dur = [], c.ret
     cut = statements_cut(g.calls, g.samples, waits[:-1], own)
     if g.read_floor_ns > 0:
-        _reads_gone(g, waits[:-1], cut)
+        _reads_gone(g, sorted(waits[:-1] + idle_syncs), cut)
     return g
 
 
