@@ -54,6 +54,7 @@ from pairs import (  # noqa: E402
     HELDOUT26_PAIRS,
     HELDOUT27_PAIRS,
     HELDOUT28_PAIRS,
+    HELDOUT29_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -105,6 +106,7 @@ HELDOUT25 = HERE / "recorded-heldout25"  # issue 36: a twenty-fifth (2026-11-28,
 HELDOUT26 = HERE / "recorded-heldout26"  # issue 36: a twenty-sixth (2026-11-28, H200), judged once
 HELDOUT27 = HERE / "recorded-heldout27"  # issue 36: a twenty-seventh (2026-11-29, H200), judged once
 HELDOUT28 = HERE / "recorded-heldout28"  # issue 36: a twenty-eighth (2026-11-29, H200), judged once
+HELDOUT29 = HERE / "recorded-heldout29"  # issue 36: a twenty-ninth (2026-11-29, H200), judged once
 # Held-back commands' bad variants re-recorded with today's nsys mode (the lean eager op's floor in their own
 # trace, 2026-11-29, H200), by set folder and pair: "as now" reads these; the first judgement stays as recorded.
 REFLOORED = HERE / "recorded-opfloor"
@@ -147,6 +149,7 @@ BACK25_BEGIN, BACK25_END = "<!-- heldback25:begin -->", "<!-- heldback25:end -->
 BACK26_BEGIN, BACK26_END = "<!-- heldback26:begin -->", "<!-- heldback26:end -->"
 BACK27_BEGIN, BACK27_END = "<!-- heldback27:begin -->", "<!-- heldback27:end -->"
 BACK28_BEGIN, BACK28_END = "<!-- heldback28:begin -->", "<!-- heldback28:end -->"
+BACK29_BEGIN, BACK29_END = "<!-- heldback29:begin -->", "<!-- heldback29:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -250,6 +253,8 @@ def recorded_in(p) -> Path:
         return HELDOUT27
     if p in HELDOUT28_PAIRS:
         return HELDOUT28
+    if p in HELDOUT29_PAIRS:
+        return HELDOUT29
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -477,6 +482,12 @@ def heldout28_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT28_PAIRS]
 
 
+def heldout29_rows() -> list[dict]:
+    """The twenty-ninth held-back set (recorded-heldout29/, on an H200), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT29_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -650,6 +661,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK26_BEGIN, BACK26_END): text(heldout26_rows())} if BACK26_BEGIN in DOC.read_text() else {}),
         **({(BACK27_BEGIN, BACK27_END): text(heldout27_rows())} if BACK27_BEGIN in DOC.read_text() else {}),
         **({(BACK28_BEGIN, BACK28_END): text(heldout28_rows())} if BACK28_BEGIN in DOC.read_text() else {}),
+        **({(BACK29_BEGIN, BACK29_END): text(heldout29_rows())} if BACK29_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -709,6 +721,7 @@ def main() -> int:
                 BACK26_BEGIN: "\nTwenty-sixth held-back set (recorded-heldout26/: new classes, built and recorded by someone else):",
                 BACK27_BEGIN: "\nTwenty-seventh held-back set (recorded-heldout27/: new classes, built and recorded by someone else):",
                 BACK28_BEGIN: "\nTwenty-eighth held-back set (recorded-heldout28/: new classes, built and recorded by someone else):",
+                BACK29_BEGIN: "\nTwenty-ninth held-back set (recorded-heldout29/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",
