@@ -61,6 +61,8 @@ def _command_timeline(
         for st in found
     ]
     warnings = [ResultWarning(kind="matching", message=n) for n in notes]
+    if use_cuda and (changed := _profiler_changed_run(tl.idle, req.plain_steps)):
+        warnings.append(ResultWarning(kind="timeline", message=changed))
     warnings.append(
         ResultWarning(
             kind="timeline",
@@ -70,6 +72,28 @@ def _command_timeline(
         )
     )
     return stages, tl, warnings, by, tr
+
+
+# The unprofiled step this many times the traced one: more than the host's speed differs between two processes
+# (up to 2x on the H200 machine: docs/evidence/machine-model/nsys_call_overhead_2026-11-29.log), so the profiler
+# changed how the run went (thread scheduling and the GIL, timing-dependent paths), not only how fast.
+PLAIN_SLOWER_X = 2.0
+
+
+def _profiler_changed_run(idle: dict[str, Any] | None, plain: dict[str, Any] | None) -> str | None:
+    """The warning where the step timed without a profiler (nsys mode's plain pass) is much longer than the
+    traced step: what slowed the unprofiled run may not be in the trace, and the estimates are the traced
+    step's (the replay scales a traced host down to the plain step, never up). None otherwise."""
+    traced = ((idle or {}).get("replay") or {}).get("recorded_ns")
+    step = (plain or {}).get("step_ns")
+    if not traced or not step or step <= PLAIN_SLOWER_X * traced:
+        return None
+    return (
+        f"the step took {step / 1e6:.3f} ms without a profiler but {traced / 1e6:.3f} ms under it "
+        f"({step / traced:.1f}x): the profiler changed how the run went (thread scheduling, the GIL, "
+        "timing-dependent code), so what slows the unprofiled step may not be in this trace; the estimates "
+        "are against the traced step"
+    )
 
 
 def _idle(tr, found, plain: dict[str, Any] | None = None, op_floor: float | None = None) -> dict[str, Any]:

@@ -408,3 +408,26 @@ def test_only_the_timeline_issues_the_floor_under_torch_profiler(monkeypatch, tm
     assert calls == [torch]
     src = (Path(recording.__file__).parents[1] / "modes" / "timeline.py").read_text()
     assert "record_kineto(cc, op_floor=True)" in src
+
+
+def test_a_trace_that_changed_how_the_run_went_is_said_so():
+    """The 19th held-back set's GIL thread recorded again on an H200: 150.7 ms a step without a profiler, 12.4 ms
+    under Nsight Systems (the convoy on the GIL did not form under the tracer): the result says the trace may not
+    hold what slows the unprofiled step; a trace whose step is the plain one's says nothing."""
+    sys.path.insert(0, str(REFLOORED.parent))
+    from replayed import idle_with_replay
+
+    from kprof_mcp.modes.timeline_assemble import _profiler_changed_run
+
+    def told(folder, pair):
+        d = REFLOORED / folder / pair
+        plain = json.loads((d / "bad.result.json").read_text())["request"]["plain_steps"]
+        return _profiler_changed_run(idle_with_replay(d, "bad"), plain)
+
+    gil = told(
+        "recorded-heldout19",
+        "a_CPU_bound_Python_thread_beside_the_training_loop_holding_the_GIL__convoy_effect",
+    )
+    assert gil and "150.713 ms without a profiler but 12.399 ms under it (12.2x)" in gil
+    assert told("recorded-heldout8", "autograd_anomaly_detection_left_on") is None
+    assert _profiler_changed_run({}, {"step_ns": 1e6}) is None and _profiler_changed_run({}, None) is None
