@@ -1,17 +1,19 @@
 """The host's time before each launch split between the launch cause and the host cause by what a lean eager
 operation costs the same process's host under the same profiler: the ``nn.Linear`` calls kprof issues after a
-command under Nsight Systems (:mod:`kprof_mcp.capture.op_floor`), read from the trace by :func:`traced_op_floor`.
+command under Nsight Systems or torch.profiler (:mod:`kprof_mcp.capture.op_floor`), read from the trace by
+:func:`traced_op_floor`.
 
 A thread's calls from just after one launch to the next launch are that launch's **segment**; its issuing time
 is the host gaps in it shorter than ``HOST_WORK_MIN_NS`` (Python, the dispatcher; less, before a read of the
-GPU's values, what the read costs the host: the sync cause's) and the calls' own time that issue work (launches, memsets, the cheap calls beside them: ``cuKernelGetName``, ...). Up to the floor (the same
-measure over the floor's launches) that time is what any eager program pays per kernel: the launch cause's,
-which a CUDA graph removes. Above it, the host does work of its own between the operations (a tracer or
-profiler hook, a tensor subclass's ``__torch_function__``, module hooks, per-op logging or checks): the host
-cause's, which removing that work removes, taken out of the segment's short gaps in proportion to their lengths.
-Each cause's what-if takes only its own part (the other stays and bounds the step, as the next limiter does in
-the kernels' model); where the trace holds no floor (Kineto, a recording before 2026-11-29) the whole gap is the
-launch cause's, as before.
+GPU's values, what the read costs the host: the sync cause's) and the calls' own time that issue work
+(launches, memsets, the cheap calls beside them: ``cuKernelGetName``, ...). Up to the floor (the same measure
+over the floor's launches) that time is what any eager program pays per kernel: the launch cause's, which a
+CUDA graph removes. Above it, the host does work of its own between the operations (a tracer or profiler hook,
+a tensor subclass's ``__torch_function__``, module hooks, per-op logging or checks): the host cause's, which
+removing that work removes, taken out of the segment's short gaps in proportion to their lengths. Each cause's
+what-if takes only its own part (the other stays and bounds the step, as the next limiter does in the kernels'
+model); where the trace holds no floor (a recording before 2026-11-29, an event-mode trace) the whole gap is
+the launch cause's, as before.
 
 Pure: a trace or graph in, numbers out. Times are ns, in the graph's host time (the plain pass's, once
 :func:`~kprof_mcp.analysis.replay.to_plain` scaled a traced host to it: :func:`~.transforms.scale_host` scales
