@@ -277,16 +277,17 @@ def stage_results(
     return out
 
 
-def record_kineto(cc: CommandCapture, op_floor: bool = False):
+def record_kineto(cc: CommandCapture, op_floor: bool = False, with_stack: bool = False):
     """Run the command under torch.profiler (CPU, and CUDA on a GPU); return the parsed trace. ``op_floor``: then,
     under the same profiler, a lean eager op's floor (:mod:`.op_floor`), for a reader that cuts it off before
-    finding stages (the timeline's: :func:`kprof_mcp.analysis.replay.floors.before_floor`)."""
+    finding stages (the timeline's: :func:`kprof_mcp.analysis.replay.floors.before_floor`). ``with_stack``: the
+    Python calls too, so each CUDA call names its user function (:mod:`kprof_mcp.parsers.kineto_stacks`)."""
     from torch.profiler import ProfilerActivity, profile
 
     from ..parsers import kineto
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cc.use_cuda else [])
-    with profile(activities=activities) as prof:
+    with profile(activities=activities, with_stack=with_stack) as prof:
         cc.run()
         if op_floor and cc.use_cuda:  # a lean eager op's host cost under the same profiler (replay.floors)
             from .op_floor import record_op_floor

@@ -270,9 +270,10 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
         python_backtrace: Annotated[
             bool,
             Field(
-                description="nsys with Nsight Systems: record each CUDA call's Python stack, so every cause "
-                "of the GPU's idle time (sync, allocation, copy, launches) names the line that made its "
-                "calls; costs ~8 µs per CUDA call, which the timeline shows as launch overhead"
+                description="nsys: record each CUDA call's Python stack, so every cause of the GPU's idle "
+                "time (sync, allocation, copy, launches) names the line that made its calls (Nsight Systems; "
+                "on the Kineto engine, torch.profiler's with_stack names the user function); costs ~8 µs per "
+                "CUDA call, which the timeline shows as launch overhead"
             ),
         ] = False,
         wait_s: Annotated[

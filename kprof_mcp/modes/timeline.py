@@ -337,7 +337,8 @@ class TimelineMode(Mode):
             return
         from ..capture.recording import record_kineto
 
-        tr = record_kineto(cc, op_floor=True)  # the timeline cuts the floor off before finding stages
+        # the timeline cuts the floor off before finding stages; python_backtrace: each CUDA call's user function
+        tr = record_kineto(cc, op_floor=True, with_stack=bool(cc.req.options.python_backtrace))
         engine = (
             "CUPTI via torch.profiler (Kineto) " + cc.torch.__version__
             if cc.use_cuda

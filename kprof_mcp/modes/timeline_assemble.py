@@ -144,7 +144,8 @@ def _median(xs: list[float]) -> float | None:
 def _fallback_note(req, on_gpu: bool) -> str:
     """Why the Kineto recorder ran instead of Nsight Systems."""
     lines = (
-        "; python_backtrace needs Nsight Systems: no Python line was recorded"
+        "; python_backtrace: torch.profiler's Python stacks name each CUDA call's user function (its "
+        "definition's line: Kineto records calls, not lines)"
         if getattr(req.options, "python_backtrace", False)
         else ""
     )

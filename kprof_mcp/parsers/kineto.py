@@ -66,7 +66,7 @@ def load_trace(path: Path) -> Trace:
     data = json.loads(Path(path).read_text())
     events = data.get("traceEvents", []) if isinstance(data, dict) else data
     props = (data.get("deviceProperties") or [{}]) if isinstance(data, dict) else [{}]
-    kernels, memops, api, ranges, cpu_ops = [], [], [], [], []
+    kernels, memops, api, ranges, cpu_ops, python = [], [], [], [], [], []
     for e in events:
         if e.get("ph") != "X":
             continue
@@ -109,13 +109,21 @@ def load_trace(path: Path) -> Trace:
             ranges.append({**base, "tid": e.get("tid")})
         elif cat == "cpu_op":
             cpu_ops.append({**base, "tid": e.get("tid")})
+        elif cat == "python_function":  # with_stack=True: each Python call, nested per thread
+            python.append({**base, "tid": e.get("tid")})
     kcols = KERNEL_COLUMNS
+    api_cols = ["name", "start", "dur", "end", "correlation", "tid"]
+    if python and api:  # each CUDA call's Python line, as Nsight Systems' backtraces give it (.kineto_stacks)
+        from .kineto_stacks import call_sources
+
+        sources, ops = call_sources(python, api, cpu_ops)
+        for row, src, op in zip(api, sources, ops):
+            row["source"], row["op"] = src, op
+        api_cols += ["source", "op"]
     return Trace(
         kernels=_df(kernels, kcols).sort_values("start", ignore_index=True),
         memops=_df(memops, ["name", "start", "dur", "end", "kind", "stream", "bytes", "correlation"]),
-        api=_df(api, ["name", "start", "dur", "end", "correlation", "tid"]).sort_values(
-            "start", ignore_index=True
-        ),
+        api=_df(api, api_cols).sort_values("start", ignore_index=True),
         ranges=_df(ranges, ["name", "start", "dur", "end", "tid"]).sort_values("start", ignore_index=True),
         cpu_ops=_df(cpu_ops, ["name", "start", "dur", "end", "tid"]),
         num_sms=props[0].get("numSms") if props else None,
