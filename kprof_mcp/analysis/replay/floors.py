@@ -83,13 +83,14 @@ def before_floor(tr: Trace) -> Trace:
 
 def above_floor(g: Graph) -> dict[int, float]:
     """Per call, the share of its short host gap above the floor (the host cause's; the rest is the launch
-    cause's); empty without a floor."""
+    cause's, or before a read the read's cost, the sync cause's); empty without a floor. The segment's part above
+    the floor is spread over its calls' issuing gaps (:func:`_short`) in proportion to them."""
     if g.op_floor_ns <= 0:
         return {}
     out = {}
     for idx, gaps, issue in segments(g):
         if over := _over(g, gaps, issue):
-            out.update({j: over / gaps for j in idx if g.calls[j].gap < HOST_WORK_MIN_NS})
+            out.update({j: over / gaps * _short(g, c) / c.gap for j in idx if (c := g.calls[j]).gap > 0})
     return out
 
 
