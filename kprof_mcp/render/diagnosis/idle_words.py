@@ -75,9 +75,8 @@ def _host(f: Facts) -> Words:
             "the host computes in the data path: each step's data goes down to the host and its result back up",
         )
     stretches = f", {f.stretches} host stretches" if f.stretch_median_ns else ""
-    if (
-        f.op_floor_ns and f.host_per_launch_ns
-    ):  # the host's own work spread between the launches (replay.floors)
+    # the host's own work spread between the launches (replay.floors)
+    if f.op_floor_ns and f.host_per_launch_ns:
         return (
             "Remove the Python work that runs between the operations: the host spends "
             f"{us(f.host_per_launch_ns)} us issuing each kernel where a lean eager op costs this process "
