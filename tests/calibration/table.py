@@ -264,6 +264,14 @@ def recorded_in(p) -> Path:
     return MODEL if p in MODEL_PAIRS else REPLAY if p in REPLAY_PAIRS else ACCOUNTING
 
 
+@functools.cache
+def _retimed() -> dict:
+    """The held-back commands' bad and good variants timed again without a profiler on the machine their bad
+    variants were re-recorded on (recorded-opfloor/README.md)."""
+    f = REFLOORED / "retimed.json"
+    return json.loads(f.read_text())["pairs"] if f.exists() else {}
+
+
 def _measured(where: Path) -> dict:
     f = where / "measured.json"
     return json.loads(f.read_text())["pairs"] if f.exists() else {}
@@ -516,11 +524,16 @@ def _row(p) -> dict:
         "measured": m.get("measured_gain_pct"),
         "recorded": bad_f.exists(),
     }
-    if refloored.exists() and m.get("device"):
-        # a host-bound step's time depends on the machine's CPU: an estimate from a re-recording on another GPU
-        # machine than the fix's measurement is not set against it (the rank still counts)
+    if refloored.exists():
+        # a host-bound step's time depends on the machine's CPU: an estimate from a re-recording is set against
+        # the fix measured on the re-recording's machine (retimed.json), never against another machine's
+        # measurement (the rank still counts)
         dev = json.loads(refloored.read_text())["device"].get("name")
-        row["other_gpu"] = dev != m["device"]
+        again = _retimed().get(p.name, {})
+        if again.get("device") == dev:
+            row["measured"], row["retimed"] = again["measured_gain_pct"], True
+        elif m.get("device"):
+            row["other_gpu"] = dev != m["device"]
     if p.mode == "nsys" and not p.command and good_f.exists():
         tb, tg = (ProfileResult.model_validate_json(f.read_text()).total_time_ns() for f in (bad_f, good_f))
         row["measured"] = 100.0 * (tb / tg - 1.0)

@@ -324,6 +324,19 @@ REREC = [  # (set folder, pair folder, the pair's planted cause): the designs' c
         "its_binary_loaded__at_every_step",
         "first_call",
     ),
+    # recorded again later the same day (07:42-07:47 UTC), after the floor's and the read cost's changes
+    ("recorded-heldout9", "data_loading_on_the_training_loop_s_thread", "host"),
+    ("recorded-heldout10", "kernel_launches_made_blocking_by_CUDA_LAUNCH_BLOCKING", "sync"),
+    (
+        "recorded-heldout23",
+        "a_rollback_copy_of_the_model_taken_with_copy_deepcopy_before_every_optimizer_step",
+        "host",
+    ),
+    (
+        "recorded-heldout24",
+        "a_Python_line_tracer_left_installed_while_the_model_runs__a_debugger_s_or_coverage_tool_s_sys_settrace_hook",
+        "host",
+    ),
 ]
 
 
