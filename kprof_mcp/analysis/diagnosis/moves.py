@@ -3,7 +3,7 @@ limiter and the resources' uses are :mod:`.limiter`'s).
 
 **Moves** (``machines.json``'s list, each legal under its condition): FP64 → FP32 when fp32 accuracy
 is enough, FFMA dot products → the tensor cores at the dtype (TF32 for fp32, DMMA for fp64), MUFU
-transcendentals → FMA polynomials, 64-bit index math → 32-bit. A move is offered only when its work is
+transcendentals → FMA polynomials, 64-bit index math → 32-bit, FMUL and FADD pairs → FFMA. A move is offered only when its work is
 there (gates say "is it there at all", never how much) and the source pipe limits the stage. Its gain
 is T/T' − 1 with T' = max(T − Δ, max_r t'_r, floor) (see :mod:`.limiter`). Moves of *code* (a libdevice
 function, integer division, an IEEE division: work spread over several pipes) recompute every pipe
@@ -246,6 +246,46 @@ def _per_pipe(m, mv, busy: dict, code_src_ops: float, clock: float | None) -> di
     return out
 
 
+def _contraction_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
+    """FP32 products and sums issued one FLOP per op (FMUL, FADD) where an FFMA does a multiply and an add
+    in one op at the same rate. What-if: every two of them one FFMA (``per_op`` 0.5, the most an FFMA's two
+    FLOPs allow: a bound), the ops that go taken off the issue slots and the FMA pipe; T' = max(T − the time
+    freed on the limiter, every resource's time after, floor), as for a move of code. Gate ("is it there"):
+    the FMA pipe's work limits the stage (:func:`.limiter.source_of_limit`) and FMUL + FADD are at least a
+    tenth of the issued thread instructions. None without the counters' instruction mix."""
+    a = m.accounting
+    if a is None or not a.op_counts or not a.inst_executed or source_of_limit(m, lim) != mv.src:
+        return None
+    single = a.op_counts.get("fmul", 0.0) + a.op_counts.get("fadd", 0.0)
+    tpi = a.threads_per_inst or 32.0
+    issued = a.inst_executed * tpi
+    if single < 0.1 * issued:
+        return None
+    gone = single * (1.0 - mv.per_op)  # thread ops that go
+    T = m.time_ns
+    busy = {u.key: u.util * T for u in lim.uses}
+    after = dict(busy)
+    if "issue" in after:
+        after["issue"] = busy["issue"] * (1.0 - gone / issued)
+    fma_ops = (a.pipe_inst.get("fma") or 0.0) * tpi
+    if mv.src in after:
+        after[mv.src] = busy[mv.src] * max(0.0, 1.0 - gone / max(fma_ops, gone, single))
+    if lim.bound and lim.resource in (mv.src, "issue"):
+        freed = busy[lim.resource] - after[lim.resource]
+    elif not lim.bound:
+        freed = (
+            T * gone / issued
+        )  # the time goes with the instructions at the kernel's cycles per instruction
+    else:
+        return None
+    new_t = max(T - freed, max(after.values(), default=0.0), m.floor_ns or 0.0)
+    facts = _move_facts(
+        m, mv, lim, busy.get(mv.src, 0.0) / T, 1.0 / mv.per_op, after, None, per_element(m, mv.src)
+    )
+    facts["value"] = 100.0 * gone / issued  # the share of the issued instructions the move frees, %
+    return max(0.0, 1.0 - new_t / T), facts
+
+
 def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
     """(cause, share, facts) for each legal move of a limiting pipe's work to another pipe: the best
     destination per source. Shares are of the stage's time, from T' = max(T − Δ, next limiter).
@@ -268,6 +308,11 @@ def what_if_moves(m, lim: Limiter | None) -> list[tuple[str, float, dict]]:
                     or (m.accounting is not None and m.accounting.op_counts)
                 ):
                     continue  # with the instruction mix (or the static one) the code's own what-if decides
+            if mv.work == "contraction":
+                got = _contraction_move(m, mv, lim)
+                if got is not None and got[0] > best.get(src, (-1.0, {}))[0]:
+                    best[src] = got
+                continue
             if not _legal(m, mv, lim, u_src):
                 continue
             r_src, r_dst = m.machine.rate(mv.src), m.machine.rate(mv.dst)
