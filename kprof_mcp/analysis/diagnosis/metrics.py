@@ -72,8 +72,9 @@ class Metrics:
     l1_bytes: float | None = None  # L1TEX tag-stage bytes (global and local accesses; not shared memory)
     kernel_busy: float = 1.0  # share of the stage's time its kernels run (a timeline's span has launch gaps)
     # The most of the stage's time faster kernels can save: a command's step replayed with every GPU
-    # operation at its floor is the host's alone (analysis.machine_inputs.host_floor_share); it bounds
-    # generic advice (a specific cause that removes kernels removes their launches too). None: no bound.
+    # operation at its floor is the host's alone (analysis.machine_inputs.host_floor_share); it bounds every
+    # change that keeps the launches (fusion and work not needed may remove kernels, their launches with
+    # them). None: no bound.
     host_cap: float | None = None
     # The compute% a tuned kernel reaches: pipe utilisation with counters; % of datasheet peak without.
     compute_attainable_pct: float = _COMPUTE_ATTAINABLE_PCT

@@ -117,9 +117,9 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     def add(into: list[Opportunity], cause: str, share: float, facts: dict, spec: bool) -> None:
         # Kernel-level causes act only while kernels run: in a timeline's span, not in its gaps.
         share = min(share * m.kernel_busy, cap_specific if spec else cap)
-        if m.host_cap is not None and not spec:
-            # Generic advice makes the kernels faster and no more: the step cannot beat its host. (A specific
-            # cause may remove kernels, and their launches' host time with them: fusion, work not needed.)
+        if m.host_cap is not None and (not spec or cause not in ("fusion", "move_work")):
+            # A change that keeps every launch makes the kernels faster and no more: the step cannot beat its
+            # host. (Fusion and work not needed may remove kernels, and their launches' host time with them.)
             share = min(share, m.host_cap)
         if share >= MIN_SHARE:
             into.append(Opportunity(cause, gain_pct(share), share, spec, Facts(**facts)))

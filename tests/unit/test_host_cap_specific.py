@@ -1,0 +1,36 @@
+"""A kernel-side change that keeps every launch cannot make a command's step shorter than its host's own step
+(the trace replayed with every GPU operation at its floor: analysis.machine_inputs.host_floor_share), whether it
+is generic advice or a specific cause such as too few blocks; fusion and work not needed may remove kernels and
+their launches' host time with them, so they are not held to it. On the held-back ensemble recording (H100,
+2026-11-27: eight 8-program recurrence kernels one after another on one stream)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from kprof_mcp.analysis.assessment import assess
+
+CAL = Path(__file__).resolve().parents[1] / "calibration"
+
+
+def test_too_few_blocks_on_a_command_cannot_beat_the_host():
+    sys.path.insert(0, str(CAL))
+    import table
+    from record import slug
+
+    p = next(
+        p
+        for n in dir(table)
+        if n.startswith("HELDOUT") and n.endswith("_PAIRS")
+        for p in getattr(table, n)
+        if p.kernel == "ensemble_one_stream.py"
+    )
+    r = table.load(table.recorded_in(p) / slug(p.name) / "bad.result.json")
+    rp = r.timeline["idle"]["replay"]
+    cap = 1.0 - rp["gpu_free_ns"] / rp["recorded_ns"]  # by hand: 1 - 292.1 us / 4065.9 us = 0.928
+    assert cap == pytest.approx(0.928, abs=0.001)
+    s = r.stages[0]
+    assert 1.0 - s.grid_blocks / s.sm_count > cap + 0.01  # uncapped, filling the SMs would claim 0.939
+    few = next(o for o in assess(r).opportunities if o.cause == "few_blocks")
+    assert few.opportunity.share == pytest.approx(cap)
