@@ -2491,3 +2491,76 @@ HELDOUT29_PAIRS = [
         "the MUFU, the FMA pipes and the issue slots, no one pipe owns it)",
     ),
 ]
+
+# The thirtieth held-back set (recorded-heldout30/README.md): designed by a helper who did not read the model; causes
+# and resources fixed from the designs before any GPU number; in the order recorded (cheapest first).
+HELDOUT30_PAIRS = [
+    Pair(
+        "running sums along long rows of a small batch by torch.cumsum (PyTorch's innermost-dimension scan: one "
+        "thread block for 8 rows) where a CUB scan a row serves",
+        "cumsum_long_rows.py",
+        "bad",
+        "good",
+        "few_blocks",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 2.1e6, "bytes": 1.68e7, "dtype": "float32", "tensor_cores": False}},
+        planted="y = running sums of x [8, 262144] fp32 along each row by torch.cumsum(x, dim=1): PyTorch's CUDA "
+        "scan along the innermost dimension of a tensor with several rows gives each row 16 threads of a "
+        "16 x 32-thread block and launches ceil(8 / 32) = 1 block, one SM of 132 walking each row 32 samples at "
+        "a time with a block scan and barriers a step; fix: torch.cumsum(x[b], dim=0, out=y[b]) for each of the "
+        "8 rows (a 1-D cumsum goes through CUB's device-wide scan, many blocks); the same sums up to the fp32 "
+        "addition order (a grid with fewer programs than SMs: cause few_blocks, resource None)",
+    ),
+    Pair(
+        "a real signal filtered through complex FFTs (fft, the product over the full spectrum, ifft, .real) where "
+        "rfft and irfft serve",
+        "real_fft_as_complex.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.34e9, "bytes": 1.34e8, "dtype": "float32", "tensor_cores": False}},
+        planted="256 real fp32 signals of 65536 samples low-pass filtered in the frequency domain as "
+        "out.copy_(torch.fft.ifft(torch.fft.fft(x) * H).real): fft of a real tensor computes the half spectrum "
+        "and fills the other half by conjugate symmetry (a full complex [256, 65536] spectrum, 8 B a sample), the "
+        "product runs over all 65536 frequencies, ifft is a complex-to-complex transform and the real part is "
+        "copied out of its complex result: about twice the DRAM bytes of the real transforms; fix: "
+        "torch.fft.irfft(torch.fft.rfft(x) * H_half, n=65536, out=out) (the 32769 non-negative frequencies, a "
+        "real output); the same signals up to rounding (the needed result by a costlier method, the cuFFT and "
+        "elementwise kernels memory-bound: resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "2-D Morton codes interleaved one bit at a time where the magic-number bit spreading serves",
+        "calib_morton_bitloop",
+        "v0",
+        "v1",
+        "move_work",
+        planted="32-bit Z-order codes of 2^25 points P [2, N] fp16 in [0, 1) (element-major, coalesced), each "
+        "coordinate quantised to 16 bits, interleaved one bit at a time (code |= (qx & 1 << b) << b | (qy & 1 << "
+        "b) << (b + 1) for b = 0..15, unrolled: ~100 integer shift/logic instructions a point) for 8 bytes a "
+        "point; fix: each coordinate's bits spread by four shift-or-mask steps with the binary magic numbers "
+        "(Part1By1, ~30 integer instructions: memory-bound); the same codes bit for bit (the needed values by a "
+        "costlier method, its work on the integer pipe: resource alu)",
+        resource="alu",
+    ),
+    Pair(
+        "a KAN layer's cubic B-spline basis computed over the whole grid by the Cox-de Boor recursion where the "
+        "four uniform cubic weights serve",
+        "calib_kan_bspline",
+        "v0",
+        "v1",
+        "move_work",
+        planted="Y [4, N] fp16 = four cubic splines (k = 3, a uniform grid of 5 intervals over [-1, 1], 12 knots "
+        "loaded from T, coefficients C [4, 8] fp32) of 2^24 fp16 inputs, every one of the 8 basis functions "
+        "computed by the Cox-de Boor recursion as KAN's reference code does (11 degree-0 indicators, then 10 + 9 "
+        "+ 8 terms of two divisions by knot differences: 54 divisions, ~300 instructions an input) for 10 bytes "
+        "an input; fix: the input's interval and fraction from the uniform grid and the four closed-form uniform "
+        "cubic B-spline weights, 16 gathers from the 128-byte coefficient table (memory-bound); the same values "
+        "up to fp32 rounding (the needed values by a costlier method; resource None: the divisions' MUFU "
+        "reciprocals, their fix-ups and the recursion's multiply-adds spread over the MUFU, the FMA pipes and "
+        "the issue slots, no one pipe owns it)",
+    ),
+]
