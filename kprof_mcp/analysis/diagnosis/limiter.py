@@ -277,16 +277,33 @@ def issue_share(m, key: str, util: float) -> float:
 ISSUE_RATE = 128.0
 
 
+# Floating-point op classes (and conversions) the FMA pipe executes, thread instructions; the rest of its
+# work is integer: IMAD and friends, index math.
+FP_ON_FMA = ("ffma", "fmul", "fadd", "hfma", "hadd", "hmul", "conversion")
+
+
+def slot_shares(m, lim: Limiter) -> dict[str, float]:
+    """Each CUDA-core pipe's share of the SM's issue slots (:func:`issue_share`), by the work's op class: the
+    FMA pipe also issues integer multiply-adds (IMAD: index math, a search's arithmetic), and where the
+    counters' instruction mix says most of its instructions are not floating-point (conversions counted
+    with them), its slots are integer work, the ALU's kind (``alu``: integer and logic), not FP32 work."""
+    shares = {u.key: issue_share(m, u.key, u.util) for u in lim.uses if u.key in PIPES and u.key != "tensor"}
+    a = m.accounting
+    fma_inst = (a.pipe_inst.get("fma") or 0.0) if a is not None else 0.0
+    if shares.get("fma") and fma_inst and a.op_counts and "alu" in shares:
+        fp = sum(a.op_counts.get(c, 0.0) for c in FP_ON_FMA) / (a.threads_per_inst or 32.0)
+        if fp < 0.5 * fma_inst:
+            shares["alu"] += shares.pop("fma")
+    return shares
+
+
 def source_of_limit(m, lim: Limiter) -> str | None:
     """The pipe whose work limits the stage: the limiter itself when it is a pipe, or, when the issue
-    slots are, the pipe that takes most of them."""
+    slots are, the pipe (by the work's op class: :func:`slot_shares`) that takes most of them."""
     if lim.resource in PIPES:
         return lim.resource
     if lim.resource == "issue":
-        pipes = [
-            (u.key, issue_share(m, u.key, u.util)) for u in lim.uses if u.key in PIPES and u.key != "tensor"
-        ]
-        top = max(pipes, key=lambda kv: kv[1], default=None)
+        top = max(slot_shares(m, lim).items(), key=lambda kv: kv[1], default=None)
         return top[0] if top and top[1] > 0 else None
     return None
 

@@ -19,7 +19,7 @@ from .catalogue import (
     uncoalesced,
     uncoalesced_l2_share,
 )
-from .limiter import ATTAINABLE, ATTAINABLE_PIPE, PIPES, issue_share, limiter, source_of_limit
+from .limiter import ATTAINABLE, ATTAINABLE_PIPE, PIPES, limiter, slot_shares, source_of_limit
 from .metrics import (
     _DRAM_ATTAINABLE_PCT,
     COMPUTE_BOUND,
@@ -277,7 +277,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "target": src,
             "util_pct": 100.0 * (lim.use(src) if src != lim.resource else lim.util),
             "issue_active_pct": 100.0 * lim.util if src != lim.resource else None,
-            "value": 100.0 * issue_share(m, src, lim.use(src)) if src != lim.resource else None,
+            "value": 100.0 * slot_shares(m, lim).get(src, 0.0) if src != lim.resource else None,
             "per_element": lim.per_element,
             "speedup": core[1],
             "advice": (

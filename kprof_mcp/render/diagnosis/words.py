@@ -158,10 +158,12 @@ def _move_work(f: Facts) -> Words:
             "more work than the model counts or a slower algorithm",
         )
     if f.target == f.resource and f.issue_active_pct is not None:  # issue-bound: the pipe filling the slots
+        # integer work: the ALU's ops and the integer multiply-adds the FMA pipe issues (limiter.slot_shares)
+        work = "integer and logic work (ALU ops, IMADs on the FMA pipe)" if f.resource == "alu" else src
         return (
             f"Replace the {src}'s code that fills the instruction issue slots: {f.advice}",
             f"issue slots {_fmt(f.issue_active_pct)}% of peak over the elapsed time{_per_element(f)}{model}, "
-            f"the {src} taking the largest share of them ({_fmt(f.value)}% of the slots, "
+            f"the {work} taking the largest share of them ({_fmt(f.value)}% of the slots, "
             f"{f.resource}={_fmt(f.util_pct)}% of its peak); "
             f"{f.speedup:.1f}x fewer ops{nxt}",
             f"the {src}'s work is code a cheaper form replaces; legal when {f.condition}",
