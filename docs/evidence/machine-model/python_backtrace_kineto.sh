@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# NOT RUN YET (written 2026-11-29, when the session's device time was spent): python_backtrace on the Kineto engine
+# Run on an H200 2026-11-29 08:24-08:26 UTC with CMDS="sync_loop launch_loop" END_S=165 (python_backtrace_kineto_2026-11-29.log):
+# python_backtrace on the Kineto engine
 # (parsers/kineto_stacks.py: torch.profiler's with_stack names each CUDA call's enclosing user function). Runs the
 # bad variants of a sync, an allocation and a launch-loop command through nsys mode with --timeline-engine kineto
 # --python-backtrace, and prints each idle cause's Python line (timeline.idle.sources) beside the same command's
