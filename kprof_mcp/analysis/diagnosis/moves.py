@@ -3,11 +3,11 @@ limiter and the resources' uses are :mod:`.limiter`'s).
 
 **Moves** (``machines.json``'s list, each legal under its condition): FP64 → FP32 when fp32 accuracy
 is enough, FFMA dot products → the tensor cores at the dtype (TF32 for fp32, DMMA for fp64), MUFU
-transcendentals → FMA polynomials, 64-bit index math → 32-bit, FMUL and FADD pairs → FFMA. A move is offered only when its work is
-there (gates say "is it there at all", never how much) and the source pipe limits the stage. Its gain
-is T/T' − 1 with T' = max(T − Δ, max_r t'_r, floor) (see :mod:`.limiter`). Moves of *code* (a libdevice
-function, integer division, an IEEE division: work spread over several pipes) recompute every pipe
-from the code's per-pipe instruction mix where the table has it (``per_call``).
+transcendentals → FMA polynomials, 64-bit index math → 32-bit, FMUL and FADD pairs → FFMA. A move is
+offered only when its work is there (gates say "is it there at all", never how much) and the source pipe
+limits the stage. Its gain is T/T' − 1 with T' = max(T − Δ, max_r t'_r, floor) (see :mod:`.limiter`).
+Moves of *code* (a libdevice function, integer division, an IEEE division: work spread over several pipes)
+recompute every pipe from the code's per-pipe instruction mix where the table has it (``per_call``).
 
 Pure: numbers in, facts out.
 """
@@ -269,13 +269,11 @@ def _contraction_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
         after["issue"] = busy["issue"] * (1.0 - gone / issued)
     fma_ops = (a.pipe_inst.get("fma") or 0.0) * tpi
     if mv.src in after:
-        after[mv.src] = busy[mv.src] * max(0.0, 1.0 - gone / max(fma_ops, gone, single))
+        after[mv.src] = busy[mv.src] * max(0.0, 1.0 - gone / max(fma_ops, single))
     if lim.bound and lim.resource in (mv.src, "issue"):
         freed = busy[lim.resource] - after[lim.resource]
-    elif not lim.bound:
-        freed = (
-            T * gone / issued
-        )  # the time goes with the instructions at the kernel's cycles per instruction
+    elif not lim.bound:  # the time goes with the instructions, at the kernel's cycles per instruction
+        freed = T * gone / issued
     else:
         return None
     new_t = max(T - freed, max(after.values(), default=0.0), m.floor_ns or 0.0)

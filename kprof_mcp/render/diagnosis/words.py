@@ -159,7 +159,11 @@ def _move_work(f: Facts) -> Words:
         )
     if f.target == f.resource and f.issue_active_pct is not None:  # issue-bound: the pipe filling the slots
         # integer work: the ALU's ops and the integer multiply-adds the FMA pipe issues (limiter.slot_shares)
-        work = "integer and logic work (ALU ops, IMADs on the FMA pipe)" if f.resource == "alu" else src
+        work = (
+            "integer and logic work (ALU ops, and IMADs where the FMA pipe issues them)"
+            if f.resource == "alu"
+            else src
+        )
         return (
             f"Replace the {src}'s code that fills the instruction issue slots: {f.advice}",
             f"issue slots {_fmt(f.issue_active_pct)}% of peak over the elapsed time{_per_element(f)}{model}, "
