@@ -41,6 +41,7 @@ from pairs import (  # noqa: E402
     HELDOUT27_PAIRS,
     HELDOUT28_PAIRS,
     HELDOUT29_PAIRS,
+    HELDOUT30_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -93,6 +94,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT27_PAIRS
         + HELDOUT28_PAIRS
         + HELDOUT29_PAIRS
+        + HELDOUT30_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
