@@ -100,8 +100,8 @@ def register_info(mcp: MCPServer, tc: ToolContext) -> None:
         compute_pct: Annotated[
             float | None,
             Field(
-                description="SM throughput %, used as compute utilisation when the kernel has no tensor-core work "
-                "(TC% = 0 by construction for elementwise/reduction/FP32 kernels)"
+                description="SM throughput %, used as compute utilisation unless the tensor pipe is at least as busy "
+                "(TC% = 0 by construction for elementwise/reduction/FP32 kernels, a few % where one issues an odd MMA)"
             ),
         ] = None,
         dram_bytes_over_model: Annotated[

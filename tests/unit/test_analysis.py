@@ -381,3 +381,18 @@ def test_compute_headroom_uses_what_tuned_kernels_reach():
     est = A.roofline_metrics(0.678 * 989.4e12, 0.05 * 3.35e12, 989.4e12, 3.35e12, tensor_cores=True)
     e = A.diagnose(est)
     assert e.opportunities[0].share == pytest.approx(1 - 67.8 / 75)
+
+
+def test_a_few_percent_of_tensor_pipe_does_not_make_an_fp32_kernel_latency_bound():
+    """SPEC.md: a kernel with no tensor-core work takes its compute utilisation from SM throughput. The held-back
+    polynomial (FP32 multiplies issuing 98.6 % of the slots) shows 4.6 % on the pipe Nsight Compute reports as the
+    tensor pipe's: classified by that, it was "Latency-bound". The tensor figure counts where the stage's model
+    says tensor cores, or where the tensor pipe is at least as busy as the SM's busiest unit."""
+    from kprof_mcp.analysis.diagnosis.metrics import compute_utilisation
+
+    fp32 = Metrics(tc_pct=5.0, compute_pct=85.0, dram_pct=10.0)
+    assert compute_utilisation(fp32) == (85.0, "compute_pct") and A.classify(fp32) == A.COMPUTE_BOUND
+    gemm = Metrics(tc_pct=5.0, compute_pct=85.0, dram_pct=10.0, tensor_work=True)
+    assert compute_utilisation(gemm) == (5.0, "tc_pct") and A.classify(gemm) == A.LATENCY_BOUND
+    busy_tc = Metrics(tc_pct=90.0, compute_pct=85.0, dram_pct=10.0)
+    assert compute_utilisation(busy_tc) == (90.0, "tc_pct")

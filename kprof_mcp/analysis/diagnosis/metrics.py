@@ -286,10 +286,16 @@ class Diagnosis:
 def compute_utilisation(m: Metrics) -> tuple[float | None, str]:
     """The compute figure to classify with, and where it came from.
 
-    TC% when the kernel uses the tensor pipe; SM throughput when TC% is absent or ~0
-    (kernels with no tensor-core work would otherwise all look latency-bound).
+    TC% when the kernel's work is the tensor pipe's (the stage's model says tensor cores, or the tensor pipe
+    is at least as busy as the SM's busiest unit); SM throughput otherwise, and when TC% is absent or ~0
+    (kernels with no tensor-core work would otherwise all look latency-bound, and an FP32 kernel issuing
+    every slot look latency-bound by its few percent of tensor-pipe use).
     """
-    if m.tc_pct is not None and m.tc_pct >= 1.0:
+    if (
+        m.tc_pct is not None
+        and m.tc_pct >= 1.0
+        and (m.tensor_work or m.compute_pct is None or m.tc_pct >= m.compute_pct)
+    ):
         return m.tc_pct, "tc_pct"
     if m.compute_pct is not None:
         return m.compute_pct, "compute_pct"
