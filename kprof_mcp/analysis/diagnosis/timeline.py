@@ -248,12 +248,13 @@ def idle_opportunities(idle: dict) -> list[Opportunity]:
     # costs this host (recorded in the same trace: capture.op_floor); the host's own work above that is the host
     # cause's (replay.floors: the share of the issuing time above the floor).
     rp = idle.get("replay") or {}
-    excess = min(1.0, max(0.0, float(rp.get("op_excess_share") or 0.0))) if rp.get("op_floor_ns") else 1.0
+    floor = bool(rp.get("op_floor_ns"))
+    excess = min(1.0, max(0.0, float(rp.get("op_excess_share") or 0.0))) if floor else 1.0
     # Idle after syncs beyond what overlap can hide is the host's re-issuing after each wait, which stays when
     # the syncs go: its part above the floor is host work (all of it where the trace has no floor).
     host = float(parts.get("host") or 0.0) + max(0.0, sync - float(idle.get("busy_ns") or 0.0)) * excess
     short = float(parts.get("launch") or 0.0)
-    spread = short * (excess if rp.get("op_floor_ns") else 0.0)
+    spread = short * excess if floor else 0.0
     host += spread
     if "host_sync" in replayed and host > sync:
         # Where neither alone moves the step (the host's work reads the GPU's values between its stretches),
