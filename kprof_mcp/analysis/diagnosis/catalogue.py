@@ -90,8 +90,10 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
     their loads'), 1 − g·(1 − 1/r): without a dot (whose operands shared memory stages, so its traffic goes
     with the loads) shared memory's wavefronts are a reduction's or a layout change's, and stay; where
     L1's re-reads missed and crossed L2 too and L2 is near its peak as well (r' > 1.25 times the model's
-    bytes: the eighth held-back set's K/V read once per query head), L2's use scales by 1/r' and the re-read is named at L2; every
-    other use stays, and
+    bytes: the eighth held-back set's K/V read once per query head), L2's use scales by 1/r' and the re-read is named at L2;
+    where the stage also did more CUDA-core work than its FLOP model (each output adding its window again: the
+    sixth held-back set's rolling sum, 32x the FLOPs), that work goes with the copies it was done on: the issue
+    slots and pipes keep the model's share (:func:`core_keeps`); every other use stays, and
 
         T'/T = max(1 − u·(1 − 1/r), the largest use after the change)
 
@@ -138,6 +140,10 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
             keep[key] = 1.0 - (1.0 if part is None else part) * (1.0 - 1.0 / r)
     if level == "l2":  # its atomics' traffic stays
         keep["l2"] = (m.bytes_model + atom) / l2
+    # The arithmetic done on the re-read copies beyond the model's FLOPs (each output summing its window
+    # again) goes with them: the instruction stream keeps no more than the model's work (core_keeps).
+    for key, k in core_keeps(m).items():
+        keep.setdefault(key, k)
     # L1's re-reads that missed crossed L2 too, where L2 is near its peak as well (it would be the next
     # limiter): it carried its own r' = its bytes / the model's, and the re-read is named there
     busy_l2 = lim.use("l2") >= NEAR_PEAK
@@ -269,6 +275,22 @@ def integer_ops(m: Metrics) -> float | None:
     if a is None or not a.op_counts:
         return None
     return float(a.op_counts.get("integer") or 0.0) or None
+
+
+def core_keeps(m: Metrics) -> dict[str, float]:
+    """Each CUDA-core resource's share of its work that the stage's FLOP model counts, where the stage did
+    r > 1.25 times the model's work there (the op-class counters against the model's FLOPs, as
+    :func:`excess_core_work` counts it: the issue slots FP and integer thread ops, the FMA and FP64 pipes
+    the FLOPs, the ALU its integer and logic ops): {resource: 1/r}. Empty for tensor-core stages, code that
+    expands one modelled FLOP into many, or without the counters or a FLOP model. The re-read what-if takes
+    the instruction stream down to it with the bytes (:func:`reread_share`)."""
+    if m.tensor_work or not m.flops or any(op.get("kind") in EXPANDING_CODE for op in m.ir_ops or ()):
+        return {}
+    fp, ints = executed_flops(m), integer_ops(m)
+    if fp is None:
+        return {}
+    done = {"issue": fp + (ints or 0.0), "fma": fp, "fp64": fp, "alu": ints or 0.0}
+    return {k: m.flops / v for k, v in done.items() if v > OVER_FETCH_HEALTHY * m.flops}
 
 
 def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:

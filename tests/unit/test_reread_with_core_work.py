@@ -1,0 +1,66 @@
+"""Re-reads and the arithmetic done on them go together (analysis.diagnosis.catalogue.core_keeps in reread_share).
+
+A rolling sum that sums each output's window again (the sixth held-back set's window sum, H100, recorded 2026-11-26)
+re-reads every input 64 times through L1 (L1 at 98.8 % of its peak, 131x the model's bytes) and adds each of
+them again (32x the model's FLOPs, 81x its integer ops in index math). Kept on chip, the data crosses L1 once; the
+adds and address math of the re-read copies go with them, so the issue slots (30 % busy) do not bound the
+what-if: the L2 and DRAM traffic does. Before: +234 % (T'/T held at the issue slots' 0.30) against a measured
++1,620 %; now L2's 6.4 % bounds it (+1,468 %). A stage whose FP work is the model's keeps its instruction
+stream (the row kernel below the gate), and a tensor-core stage is left to the tile what-ifs."""
+
+import dataclasses
+from pathlib import Path
+
+from kprof_mcp.analysis.assessment import stage_metrics
+from kprof_mcp.analysis.diagnosis.catalogue import core_keeps, executed_flops, integer_ops, reread_share
+from kprof_mcp.analysis.diagnosis.limiter import limiter
+from kprof_mcp.analysis.machine_inputs import machine_for
+from kprof_mcp.models import ProfileResult
+
+CAL = Path(__file__).resolve().parents[1] / "calibration"
+WINDOW = CAL / "recorded-heldout6" / "window_re_read_for_every_output" / "bad.result.json"
+ROW = (
+    CAL
+    / "recorded-heldout20"
+    / "a_row_kernel_launched_on_the_2_D_grid_of_the_elementwise_kernel_it_replaced__every_row_processed_by_8_programs"
+    / "bad.result.json"
+)
+
+
+def _metrics(f: Path):
+    r = ProfileResult.model_validate_json(f.read_text())
+    return stage_metrics(r.stages[0], 1980.0, 1.0, r, machine_for(r))
+
+
+def test_the_window_sum_s_re_read_adds_go_with_its_re_reads():
+    m = _metrics(WINDOW)
+    lim = limiter(m)
+    assert lim.resource == "l1" and lim.util > 0.95
+    fp, ints = executed_flops(m), integer_ops(m)
+    keeps = core_keeps(m)
+    # issue: FP and integer thread ops against the model's FLOPs; the FMA pipe: the FLOPs alone
+    assert abs(keeps["issue"] - m.flops / (fp + ints)) < 1e-12
+    assert abs(keeps["fma"] - m.flops / fp) < 1e-12 and abs(keeps["alu"] - m.flops / ints) < 1e-12
+    share, level, r = reread_share(m, lim)
+    assert level == "l1" and r > 100
+    # L2's and DRAM's uses stay (the bytes below L1): they bound the what-if, not the issue slots.
+    below = max(lim.use("dram"), lim.use("l2"))
+    assert abs((1.0 - share) - below) < 1e-9
+    assert lim.use("issue") > 0.25 > below  # before: T'/T was held at the issue slots' use
+    # Without the op-class counters the instruction stream stays as it was (the issue slots bound it).
+    bare = dataclasses.replace(m, accounting=dataclasses.replace(m.accounting, op_counts={}))
+    assert core_keeps(bare) == {}
+    share_bare, _, _ = reread_share(bare, limiter(bare))
+    assert share_bare < share and abs((1.0 - share_bare) - lim.use("issue")) < 0.02
+
+
+def test_a_stage_whose_fp_work_is_the_model_s_keeps_its_instructions():
+    m = _metrics(ROW)
+    keeps = core_keeps(m)
+    fp = executed_flops(m)
+    assert "fma" not in keeps or fp > 1.25 * m.flops
+    # the gate: no key is kept below the model's own work
+    assert all(0.0 < k < 1.0 / 1.25 for k in keeps.values())
+    # a tensor-core stage's FLOPs are the tensor pipe's: nothing here
+    assert core_keeps(dataclasses.replace(m, tensor_work=True)) == {}
+    assert core_keeps(dataclasses.replace(m, flops=None)) == {}
