@@ -399,6 +399,10 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
     whole = [(o, "ranks") for o in rank_opportunities(result.command)]  # a multi-rank job's (issue 39)
     if (passes := dx.reread_across_stages(result, stages)) is not None:  # stages re-reading the data
         whole.append((passes, "kprof"))
+    if (
+        batched := dx.batch_across_stages(result, stages)
+    ) is not None:  # small launches of one kernel in a row
+        whole.append((batched, "kprof"))
     if result.timeline or launch.get("launch_bound"):  # whole-plan findings: already gains of the plan
         sols = [sa.metrics.sol_ns if sa.metrics else None for sa in stages]
         # Event mode's launch verdict is a share of the run as the host sees it (CUDA events).

@@ -91,6 +91,7 @@ from .opportunities import (
     root_cause,
 )
 from .passes import reread_across_stages
+from .stage_batch import batch_across_stages
 from .timeline import (
     idle_opportunities,
     timeline_opportunities,
@@ -129,6 +130,7 @@ __all__ = [
     "_DRAM_ATTAINABLE_PCT",
     "_ROOFLINE_COMPUTE_ATTAINABLE_PCT",
     "accounting_causes",
+    "batch_across_stages",
     "classify",
     "compute_utilisation",
     "diagnose",

@@ -9,6 +9,16 @@ from .names import _short
 
 
 def _few_blocks(f: Facts) -> Words:
+    if f.move == "batch_stages":  # consecutive stages, one small launch of one kernel each (.stage_batch)
+        stages = ", ".join(f.focus or ())
+        return (
+            f"Launch the {f.kernels} stages' {_short(f.kernel)} as one launch over all their items (a batched or "
+            "grouped launch, their weights concatenated; or each stage on its own stream where they are "
+            "independent)",
+            f"{stages}: {f.kernels} launches of {f.grid_blocks} blocks (< {f.sm_count} SMs) one after another; "
+            f"as one launch at full fill {_fmt(f.value / 1e3)} µs",
+            "each launch leaves most SMs idle while the next waits",
+        )
     if f.grid_blocks is not None:
         return (
             "Fill the GPU: launch more blocks than SMs (split the work: smaller tiles, split K/KV)",
