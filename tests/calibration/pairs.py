@@ -2564,3 +2564,74 @@ HELDOUT30_PAIRS = [
         "the issue slots, no one pipe owns it)",
     ),
 ]
+
+# The thirty-first held-back set (recorded-heldout31/): designed by a helper who did not read the model, causes and
+# resources fixed here before any GPU number; cheapest to record first (the two command pairs, then the kernels).
+HELDOUT31_PAIRS = [
+    Pair(
+        "a tensor detached and copied through NumPy every step (torch.from_numpy(t.cpu().numpy()).to(device)) "
+        "where a device clone serves",
+        "numpy_round_trip.py",
+        "bad",
+        "good",
+        "copy",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.7e10, "bytes": 1.8e8, "dtype": "float32", "tensor_cores": False}},
+        planted="a teacher MLP 1024 -> 1024 -> 1024 (fp32) on x [4096, 1024], its output t [4096, 1024] fp32 "
+        "(16 MiB) copied as a target by torch.from_numpy(t.detach().cpu().numpy()).to(dev) at every step, then "
+        "folded into a running average: a pageable device-to-host copy into new host memory and a pageable "
+        "host-to-device copy, the host waiting on both and the GPU idle; fix: t.detach().clone() on the GPU; the "
+        "same values bit for bit (host<->device transfers in the step: cause copy, resource None)",
+    ),
+    Pair(
+        "a stateless sampler regenerating the epoch's random permutation of the whole GPU-resident dataset "
+        "(torch.randperm(N) from the epoch's seed) at every step to take one batch, where the permutation made "
+        "once an epoch serves",
+        "epoch_perm_per_step.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 7.1e10, "bytes": 2.8e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="batches of 32768 rows of a GPU-resident dataset X [2^26, 32] bf16 scored by an MLP 32 -> 1024 "
+        "-> 1024 -> 1 (bf16); the sampler is stateless: at every step it re-seeds a CUDA generator with the "
+        "epoch's seed and calls torch.randperm(2^26) (random 64-bit keys, then a CUB radix sort of 2^26 "
+        "key-index pairs: several DRAM passes) to take the step's slice; fix: the permutation made once when the "
+        "epoch starts (2048 steps an epoch) and sliced at every step; the same batches and scores (the needed "
+        "indices by a costlier method, the sort's passes memory-bound: cause move_work, resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "a byte histogram counted by comparing every element with all 256 bins (a one-hot tile summed) where a "
+        "per-program ballot histogram (tl.histogram) serves",
+        "calib_hist_onehot",
+        "v0",
+        "v1",
+        "move_work",
+        planted="counts [1024, 256] int32 of 2^24 uint8 values, a 16384-element chunk a program: v0 adds the "
+        "[32, 256] tile (x[:, None] == bins[None, :]) into a [32, 256] int32 accumulator 32 elements at a time "
+        "(an integer compare and an add for every element and every bin: ~512 integer operations an element); "
+        "fix: tl.histogram over 4096 elements at a time (warp ballots and population counts, the warps merged in "
+        "shared memory): memory-bound; the same counts exactly (the needed counts by a costlier method, its work "
+        "the integer compares and adds: resource alu)",
+        resource="alu",
+    ),
+    Pair(
+        "tridiagonal systems solved as dense systems by Gauss-Jordan elimination where the Thomas algorithm "
+        "serves",
+        "calib_tridiag_dense",
+        "v0",
+        "v1",
+        "move_work",
+        planted="65536 diagonally dominant tridiagonal systems of order 32 (fp32, interleaved [32, B]): v0 one "
+        "program a system assembles the dense [32, 32] matrix from the three diagonals in registers and runs 32 "
+        "Gauss-Jordan steps (pivot row and column by masked sums over the tile, the whole tile and the right-hand "
+        "side updated: ~160,000 operations and 64 block reductions a system); fix: the Thomas algorithm (forward "
+        "sweep, back substitution) a lane a system, ~300 operations, coalesced across the systems: memory-bound; "
+        "the same solutions up to fp32 rounding (the needed solution by a costlier method; resource None: the "
+        "elimination's selects, adds and multiply-adds, the reductions' shuffles, shared-memory round trips and "
+        "barriers, no one pipe owns it)",
+    ),
+]
