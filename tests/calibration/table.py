@@ -56,6 +56,7 @@ from pairs import (  # noqa: E402
     HELDOUT28_PAIRS,
     HELDOUT29_PAIRS,
     HELDOUT30_PAIRS,
+    HELDOUT31_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -109,6 +110,7 @@ HELDOUT27 = HERE / "recorded-heldout27"  # issue 36: a twenty-seventh (2026-11-2
 HELDOUT28 = HERE / "recorded-heldout28"  # issue 36: a twenty-eighth (2026-11-29, H200), judged once
 HELDOUT29 = HERE / "recorded-heldout29"  # issue 36: a twenty-ninth (2026-11-29, H200), judged once
 HELDOUT30 = HERE / "recorded-heldout30"  # issue 36: a thirtieth (2026-11-29, H200), judged once
+HELDOUT31 = HERE / "recorded-heldout31"  # issue 36: a thirty-first (2026-11-29, H200), judged once
 # Held-back commands' bad variants re-recorded with today's nsys mode (the lean eager op's floor in their own
 # trace, 2026-11-29, H200), by set folder and pair: "as now" reads these; the first judgement stays as recorded.
 REFLOORED = HERE / "recorded-opfloor"
@@ -153,6 +155,7 @@ BACK27_BEGIN, BACK27_END = "<!-- heldback27:begin -->", "<!-- heldback27:end -->
 BACK28_BEGIN, BACK28_END = "<!-- heldback28:begin -->", "<!-- heldback28:end -->"
 BACK29_BEGIN, BACK29_END = "<!-- heldback29:begin -->", "<!-- heldback29:end -->"
 BACK30_BEGIN, BACK30_END = "<!-- heldback30:begin -->", "<!-- heldback30:end -->"
+BACK31_BEGIN, BACK31_END = "<!-- heldback31:begin -->", "<!-- heldback31:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -260,6 +263,8 @@ def recorded_in(p) -> Path:
         return HELDOUT29
     if p in HELDOUT30_PAIRS:
         return HELDOUT30
+    if p in HELDOUT31_PAIRS:
+        return HELDOUT31
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -507,6 +512,13 @@ def heldout30_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT30_PAIRS]
 
 
+def heldout31_rows() -> list[dict]:
+    """The thirty-first held-back set (recorded-heldout31/, on an H200), built and recorded by a helper who did
+    not read the model (its tridiagonal pair recorded by the lead in a second call); judged once, before any
+    model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT31_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -687,6 +699,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK28_BEGIN, BACK28_END): text(heldout28_rows())} if BACK28_BEGIN in DOC.read_text() else {}),
         **({(BACK29_BEGIN, BACK29_END): text(heldout29_rows())} if BACK29_BEGIN in DOC.read_text() else {}),
         **({(BACK30_BEGIN, BACK30_END): text(heldout30_rows())} if BACK30_BEGIN in DOC.read_text() else {}),
+        **({(BACK31_BEGIN, BACK31_END): text(heldout31_rows())} if BACK31_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -748,6 +761,7 @@ def main() -> int:
                 BACK28_BEGIN: "\nTwenty-eighth held-back set (recorded-heldout28/: new classes, built and recorded by someone else):",
                 BACK29_BEGIN: "\nTwenty-ninth held-back set (recorded-heldout29/: new classes, built and recorded by someone else):",
                 BACK30_BEGIN: "\nThirtieth held-back set (recorded-heldout30/: new classes, built and recorded by someone else):",
+                BACK31_BEGIN: "\nThirty-first held-back set (recorded-heldout31/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",

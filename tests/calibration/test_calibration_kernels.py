@@ -42,6 +42,7 @@ from pairs import (  # noqa: E402
     HELDOUT28_PAIRS,
     HELDOUT29_PAIRS,
     HELDOUT30_PAIRS,
+    HELDOUT31_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -95,6 +96,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT28_PAIRS
         + HELDOUT29_PAIRS
         + HELDOUT30_PAIRS
+        + HELDOUT31_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
