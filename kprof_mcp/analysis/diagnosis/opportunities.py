@@ -58,6 +58,7 @@ from .parallelism import (
     tail_share,
     wider_loads_share,
 )
+from .spills import spill_share
 
 
 def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity]:
@@ -149,13 +150,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     if bottleneck == LATENCY_BOUND and (by_grid := grid_occupancy_share(m, lim)) is not None:
         # The grid gives the SMs fewer blocks than fit: the limit of the occupancy achieved is the grid's.
         occ_limiter = ("grid", by_grid[1])
-        add(
-            specific,
-            "occupancy",
-            by_grid[0],
-            {"occupancy_pct": m.occupancy_pct, "limiter": occ_limiter},
-            True,
-        )
+        facts = {"occupancy_pct": m.occupancy_pct, "limiter": occ_limiter}
+        add(specific, "occupancy", by_grid[0], facts, True)
     if (
         bottleneck == LATENCY_BOUND
         and m.occupancy_pct is not None
@@ -179,7 +175,9 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         sm_active = 100.0 * m.accounting.sm_active_frac
         add(specific, "tail", balanced, {"waves_per_sm": m.waves_per_sm, "sm_active_pct": sm_active}, True)
     if m.local_spill_bytes is not None and m.local_spill_bytes > SPILL_HEALTHY_BYTES:
-        if m.local_share is not None:
+        if (measured := spill_share(m, lim)) is not None:  # the counters' what-if (.spills)
+            share, facts = measured, {"local_share": m.local_share}
+        elif m.local_share is not None:
             share, facts = m.local_share, {"local_share": m.local_share}
         elif (static := static_mix.spill_share(m)) is not None:  # no counters: the SASS listing's share
             share, facts = static, {"local_share": static, "source": static_mix.SOURCE}
