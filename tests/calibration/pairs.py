@@ -2635,3 +2635,71 @@ HELDOUT31_PAIRS = [
         "barriers, no one pipe owns it)",
     ),
 ]
+
+# Held-back set 32 (designed blind, its causes and resources committed before any GPU number; cheapest first).
+HELDOUT32_PAIRS = [
+    Pair(
+        "a 3x3 max pool computed through F.unfold (the nine shifted copies of the map materialised, then amax) "
+        "where F.max_pool2d serves",
+        "unfold_maxpool.py",
+        "bad",
+        "good",
+        "over_fetch",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 4.1e8, "bytes": 2.1e8, "dtype": "bfloat16", "tensor_cores": False}},
+        planted="a non-negative feature map x [64, 64, 112, 112] bf16 (103 MB) max-pooled 3x3, stride 1, padding 1 "
+        "at every step by F.unfold(x, 3, padding=1).view(n, c, 9, h, w).amax(2): the unfolded [64, 576, 12544] "
+        "bf16 tensor (925 MB) written by the im2col kernel and read back by the reduction; fix: "
+        "F.max_pool2d(x, 3, stride=1, padding=1), x read once and the result written; the same values exactly "
+        "(bytes beyond what the result needs moved through DRAM: cause over_fetch, resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "a per-module tracing helper naming its caller with inspect.stack() at every forward where "
+        "sys._getframe(1) serves",
+        "caller_lookup_per_layer.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 4.1e11, "bytes": 1.0e9, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="a residual MLP of 12 blocks (nn.Modules: x + gelu(x @ W), W [2048, 2048] bf16, x [4096, 2048] "
+        "bf16) whose every module's forward (block and inner mlp: 24 a step) first calls a tracing helper that "
+        "finds its caller's name with inspect.stack()[1].function (a FrameInfo built for every frame of an 11-14 "
+        "frame stack: source files and modules resolved, inspect.getmodule scanning sys.modules), ~0.1-0.3 ms on "
+        "the host a call while the GPU waits for the next launch; fix: sys._getframe(1).f_code.co_name; the same "
+        "records and outputs (Python work on the host between launches sets the step: cause host, resource None)",
+    ),
+    Pair(
+        "a 0.4 %-dense matrix (64 nonzeros a row) applied as a dense fp16 matrix in a propagation step y = A x "
+        "where its ELL form serves",
+        "calib_sparse_as_dense",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="y [16384] fp32 = A x, A [16384, 16384] with 64 nonzeros a row: v0 streams the dense fp16 A "
+        "(512 MiB, 99.6 % zeros) 8 rows a program, 1024 columns at a time, products with x accumulated in fp32 "
+        "(2 bytes read for every entry, zeros included); fix: the ELL values (fp16) and column indices (int32), "
+        "[64, R] column-major, loaded 64 rows a program at once, x gathered from cache (6 bytes a nonzero); the "
+        "same product up to fp32 summation order (bytes the result does not need read from DRAM: cause "
+        "over_fetch, resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "a softmax backward through each row's N x N outer-product Jacobian (s s^T tiles times the upstream "
+        "gradient) where the vector-Jacobian identity s * (g - <s, g>) serves",
+        "calib_softmax_jacobian",
+        "v0",
+        "v1",
+        "move_work",
+        planted="dx [8192, 1024] fp32 of a row softmax s from the upstream gradient g: v0 one program a row "
+        "forms the outer-product part of the Jacobian tile by tile ([128, 128] tiles of -(s_i s_j) g_j: an FP32 "
+        "multiply and an FMA for every (i, j) pair, ~2 N^2 = 2.1e6 FP32 operations a row), sums each tile over j "
+        "and adds the diagonal s_i g_i; fix: one dot product <s, g> a row and dx = s * (g - <s, g>): memory-bound; "
+        "the same gradient up to fp32 rounding (the needed gradient by a costlier method, its work the FP32 "
+        "multiplies and FMAs: resource fma)",
+        resource="fma",
+    ),
+]
