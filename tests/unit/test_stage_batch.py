@@ -63,3 +63,24 @@ def test_no_run_where_the_stages_differ_fill_the_gpu_or_stand_alone():
     assert batch_across_stages(other, assess(other).stages) is None  # no two in a row of one kernel
     conc = r.model_copy(update={"plan_kind": "concurrent"})
     assert batch_across_stages(conc, a.stages) is None  # already on streams of their own
+
+
+def test_event_mode_names_the_kernel_from_cupti():
+    """Without Nsight Compute (event mode) CUPTI's kernel times name each stage's kernel: one launch a run."""
+    from kprof_mcp.models.result import KernelTime
+
+    r = _load("bad")
+
+    def cupti(s, name="matmul_kernel", launches=1.0):
+        kt = KernelTime(
+            name=name, launches_per_run=launches, median_ns=s.timing.median_ns, total_median_ns=0.0
+        )
+        return s.model_copy(update={"ncu_kernels": [], "kernel_times": [kt]})
+
+    event = r.model_copy(update={"stages": [cupti(s) for s in r.stages]})
+    o = batch_across_stages(event, assess(event).stages)
+    assert o is not None and o.facts.kernel == "matmul_kernel" and o.facts.kernels == 3
+    twice = r.model_copy(update={"stages": [cupti(s, launches=2.0) for s in r.stages]})
+    assert (
+        batch_across_stages(twice, assess(twice).stages) is None
+    )  # two launches a run: not one small launch

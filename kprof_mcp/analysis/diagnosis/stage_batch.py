@@ -24,8 +24,15 @@ MIN_STAGES = 2  # a plan names its stages: two launches of one kernel in a row a
 
 def _key(s) -> tuple | None:
     """A stage's launch: (kernel, grid, tiling), or None where it is not one partial-fill launch."""
-    kernels = s.ncu_kernels or []
-    if len(set(kernels)) != 1 or s.persistent or not s.grid_blocks or not s.sm_count:
+    # Nsight Compute's kernels (annotation, ncu), else CUPTI's (event mode: one launch a run)
+    kernels = s.ncu_kernels or [k.name for k in s.kernel_times or () if k.launches_per_run == 1]
+    if (
+        len(set(kernels)) != 1
+        or len(s.kernel_times or ()) > 1
+        or s.persistent
+        or not s.grid_blocks
+        or not s.sm_count
+    ):
         return None
     if s.grid_blocks >= s.sm_count:
         return None
@@ -67,7 +74,7 @@ def batch_across_stages(result, stages) -> Opportunity | None:
     facts = Facts(
         move="batch_stages",
         focus=tuple(stages[i].stage.name for i in r),
-        kernel=s0.ncu_kernels[0],
+        kernel=_key(s0)[0],
         kernels=len(r),
         grid_blocks=s0.grid_blocks,
         sm_count=s0.sm_count,
