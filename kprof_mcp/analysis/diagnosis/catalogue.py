@@ -316,13 +316,29 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     is the code whose footprint overflowed the instruction cache (an unrolled series; the 28th held-back set's
     Taylor series, 60 % of its warps' time, made with that pair in view). Other waits stay.
 
+    Where no resource is bound (the warps wait: a latency-bound stage, 2026-11-29 after the thirty-second
+    held-back set's softmax backward through an N x N Jacobian, 931x the model's FLOPs with its FMA pipe at 33 %),
+    and the warps' waits are not memory's or each other's (under ``MEMORY_WAIT_MIN_SHARE`` of their time: not a
+    lock, an imbalance's idle SMs or a gather's round trips), the waits are the chains of that work, as the
+    tensor what-if's are its MMAs': with the issue slots' r (FP and integer thread ops against the model's
+    FLOPs), every instruction-side use and the waiting scale by 1/r: T'/T = max(1/r, the uses below L1).
+
     → (share 1 − T'/T, r). None when it does not apply."""
-    if lim is None or not lim.bound or lim.resource not in CORE_LIMITERS or lim.source != "counters":
+    if lim is None or lim.source != "counters" or (lim.bound and lim.resource not in CORE_LIMITERS):
         return None
     if m.tensor_work or not m.flops:
         return None
     if any(op.get("kind") in EXPANDING_CODE for op in m.ir_ops or ()):
         return None
+    if not lim.bound:  # latency-bound: the surplus instructions' chains (see above), not memory's waits
+        if m.accounting is None or m.accounting.memory_wait >= MEMORY_WAIT_MIN_SHARE:
+            return None
+        executed = (executed_flops(m) or 0.0) + (integer_ops(m) or 0.0)
+        r = executed / m.flops
+        if r <= OVER_FETCH_HEALTHY:
+            return None
+        below = max((u.util for u in lim.uses if u.key not in INSTRUCTION_SIDE), default=0.0)
+        return max(0.0, 1.0 - max(1.0 / r, below)), r
     if lim.resource == "alu":
         executed = integer_ops(m)
     elif lim.resource == "issue":  # the issue slots carry every class: FP and integer thread ops alike

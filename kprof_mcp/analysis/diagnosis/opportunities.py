@@ -4,6 +4,7 @@ worded by :mod:`kprof_mcp.render.diagnosis`."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from . import dispatch, static_mix
 from .catalogue import (
@@ -267,14 +268,15 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         }
         add(specific, "copy", host[0], facts, True)
     if (core := excess_core_work(m, lim)) is not None:
-        # Issue-bound: the work to cut is the instructions of the pipe that takes most of the slots
-        # (as a move's source, limiter.source_of_limit); the slots' use stays the evidence.
-        src = (source_of_limit(m, lim) or "issue") if lim.resource == "issue" else lim.resource
+        # Issue-bound or latency-bound: the work to cut is the instructions of the pipe that takes most of the
+        # slots (as a move's source, limiter.source_of_limit); the slots' use stays the evidence.
+        slots = lim if lim.resource == "issue" else replace(lim, resource="issue")
+        src = lim.resource if lim.bound and lim.resource != "issue" else source_of_limit(m, slots) or "issue"
         facts = {
             "resource": src,
             "target": src,
             "util_pct": 100.0 * (lim.use(src) if src != lim.resource else lim.util),
-            "issue_active_pct": 100.0 * lim.util if src != lim.resource else None,
+            "issue_active_pct": 100.0 * lim.use("issue") if src != lim.resource else None,
             "value": 100.0 * slot_shares(m, lim).get(src, 0.0) if src != lim.resource else None,
             "per_element": lim.per_element,
             "speedup": core[1],
