@@ -235,6 +235,17 @@ def h100_result(kernel: str, version: str):
     return ProfileResult.model_validate_json((h100_dir(kernel, version) / "result.json").read_text())
 
 
+def recorded_metrics(path: Path):
+    """A recorded result's first stage as the classifier sees it (its machine, the H100/H200 maximum SM clock
+    of 1980 MHz): the machine-model what-if tests read the recordings through this."""
+    from kprof_mcp.analysis.assessment import stage_metrics
+    from kprof_mcp.analysis.machine_inputs import machine_for
+    from kprof_mcp.models import ProfileResult
+
+    r = ProfileResult.model_validate_json(Path(path).read_text())
+    return stage_metrics(r.stages[0], 1980.0, 1.0, r, machine_for(r))
+
+
 @pytest.fixture
 def workspace(tmp_path):
     ws = tmp_path / "ws"

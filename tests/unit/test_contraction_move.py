@@ -8,12 +8,10 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from conftest import recorded_metrics
 
-from kprof_mcp.analysis.assessment import stage_metrics
 from kprof_mcp.analysis.diagnosis import moves, opportunities
 from kprof_mcp.analysis.diagnosis.limiter import limiter
-from kprof_mcp.analysis.machine_inputs import machine_for
-from kprof_mcp.models import ProfileResult
 
 CAL = Path(__file__).resolve().parents[1] / "calibration"
 POLY = (
@@ -24,18 +22,13 @@ POLY = (
 )
 
 
-def _metrics(f: Path):
-    r = ProfileResult.model_validate_json(f.read_text())
-    return stage_metrics(r.stages[0], 1980.0, 1.0, r, machine_for(r))
-
-
 def _move(m):
     mv = next(x for x in m.machine.moves if x.key == "fmul_fadd_to_ffma")
     return mv, moves._contraction_move(m, mv, limiter(m))
 
 
 def test_the_polynomial_s_multiplies_fold_into_multiply_adds():
-    m = _metrics(POLY)
+    m = recorded_metrics(POLY)
     a = m.accounting
     lim = limiter(m)
     assert lim.resource == "issue" and lim.bound
@@ -54,7 +47,7 @@ def test_the_polynomial_s_multiplies_fold_into_multiply_adds():
 
 
 def test_few_single_flop_ops_or_a_memory_limit_offer_nothing():
-    m = _metrics(POLY)
+    m = recorded_metrics(POLY)
     a = m.accounting
     few = dataclasses.replace(
         a, op_counts={**a.op_counts, "fmul": 0.05 * a.inst_executed * 32.0, "fadd": 0.0}
@@ -64,7 +57,7 @@ def test_few_single_flop_ops_or_a_memory_limit_offer_nothing():
     # the gate is the FMA pipe's work limiting the stage: a DRAM-bound two-pass variance whose FMUL and FADD are
     # 72 % of its issued thread instructions is not this move's
     var = next((CAL / "recorded-heldout14").glob("a_variance_computed_in_two_passes*/bad.result.json"))
-    mm = _metrics(var)
+    mm = recorded_metrics(var)
     a2 = mm.accounting
     assert limiter(mm).resource == "dram"
     assert a2.op_counts["fmul"] + a2.op_counts["fadd"] > 0.5 * a2.inst_executed * 32.0

@@ -10,8 +10,8 @@ a lock) the branch stays silent: the third held-back set's imbalanced segments k
 from pathlib import Path
 
 import pytest
+from conftest import recorded_metrics
 
-from kprof_mcp.analysis.assessment import stage_metrics
 from kprof_mcp.analysis.diagnosis import opportunities
 from kprof_mcp.analysis.diagnosis.catalogue import (
     INSTRUCTION_SIDE,
@@ -21,21 +21,14 @@ from kprof_mcp.analysis.diagnosis.catalogue import (
     integer_ops,
 )
 from kprof_mcp.analysis.diagnosis.limiter import limiter
-from kprof_mcp.analysis.machine_inputs import machine_for
-from kprof_mcp.models import ProfileResult
 
 CAL = Path(__file__).resolve().parents[1] / "calibration"
 JACOBIAN = next((CAL / "recorded-heldout32").glob("a_softmax_backward*")) / "bad.result.json"
 IMBALANCE = CAL / "recorded-heldout3" / "imbalanced_segments" / "bad.result.json"
 
 
-def _metrics(f: Path):
-    r = ProfileResult.model_validate_json(f.read_text())
-    return stage_metrics(r.stages[0], 1980.0, 1.0, r, machine_for(r))
-
-
 def test_the_surplus_instructions_of_a_latency_bound_stage_go_with_their_waits():
-    m = _metrics(JACOBIAN)
+    m = recorded_metrics(JACOBIAN)
     lim = limiter(m)
     assert not lim.bound and m.accounting.memory_wait < MEMORY_WAIT_MIN_SHARE
     share, r = excess_core_work(m, lim)
@@ -47,7 +40,7 @@ def test_the_surplus_instructions_of_a_latency_bound_stage_go_with_their_waits()
 
 
 def test_a_latency_bound_stage_waiting_on_memory_is_left_to_its_own_causes():
-    m = _metrics(IMBALANCE)
+    m = recorded_metrics(IMBALANCE)
     lim = limiter(m)
     assert not lim.bound and m.accounting.memory_wait >= MEMORY_WAIT_MIN_SHARE
     assert excess_core_work(m, lim) is None

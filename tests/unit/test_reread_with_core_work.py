@@ -11,11 +11,10 @@ stream (the row kernel below the gate), and a tensor-core stage is left to the t
 import dataclasses
 from pathlib import Path
 
-from kprof_mcp.analysis.assessment import stage_metrics
+from conftest import recorded_metrics
+
 from kprof_mcp.analysis.diagnosis.catalogue import core_keeps, executed_flops, integer_ops, reread_share
 from kprof_mcp.analysis.diagnosis.limiter import limiter
-from kprof_mcp.analysis.machine_inputs import machine_for
-from kprof_mcp.models import ProfileResult
 
 CAL = Path(__file__).resolve().parents[1] / "calibration"
 WINDOW = CAL / "recorded-heldout6" / "window_re_read_for_every_output" / "bad.result.json"
@@ -27,13 +26,8 @@ ROW = (
 )
 
 
-def _metrics(f: Path):
-    r = ProfileResult.model_validate_json(f.read_text())
-    return stage_metrics(r.stages[0], 1980.0, 1.0, r, machine_for(r))
-
-
 def test_the_window_sum_s_re_read_adds_go_with_its_re_reads():
-    m = _metrics(WINDOW)
+    m = recorded_metrics(WINDOW)
     lim = limiter(m)
     assert lim.resource == "l1" and lim.util > 0.95
     fp, ints = executed_flops(m), integer_ops(m)
@@ -55,7 +49,7 @@ def test_the_window_sum_s_re_read_adds_go_with_its_re_reads():
 
 
 def test_a_stage_whose_fp_work_is_the_model_s_keeps_its_instructions():
-    m = _metrics(ROW)
+    m = recorded_metrics(ROW)
     keeps = core_keeps(m)
     fp = executed_flops(m)
     assert "fma" not in keeps or fp > 1.25 * m.flops

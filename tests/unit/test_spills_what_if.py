@@ -11,13 +11,11 @@ memory) bound the what-if, +589 % where the share said +4,900 %."""
 from pathlib import Path
 
 import pytest
+from conftest import recorded_metrics
 
-from kprof_mcp.analysis.assessment import stage_metrics
 from kprof_mcp.analysis.diagnosis import opportunities
 from kprof_mcp.analysis.diagnosis.limiter import limiter
 from kprof_mcp.analysis.diagnosis.spills import spill_share
-from kprof_mcp.analysis.machine_inputs import machine_for
-from kprof_mcp.models import ProfileResult
 
 CAL = Path(__file__).resolve().parents[1] / "calibration"
 HIST = (
@@ -29,13 +27,8 @@ HIST = (
 OUTER = CAL / "recorded-model" / "dot_as_multiply_and_sum" / "bad.result.json"
 
 
-def _metrics(f: Path):
-    r = ProfileResult.model_validate_json(f.read_text())
-    return stage_metrics(r.stages[0], 1980.0, 1.0, r, machine_for(r))
-
-
 def test_an_issue_bound_kernel_s_spills_give_back_only_their_slots():
-    m = _metrics(HIST)
+    m = recorded_metrics(HIST)
     a, lim = m.accounting, limiter(m)
     assert lim.resource == "issue" and lim.bound and m.local_share > 0.9
     share = spill_share(m, lim)
@@ -50,7 +43,7 @@ def test_an_issue_bound_kernel_s_spills_give_back_only_their_slots():
 
 
 def test_an_l1_bound_kernel_s_spills_leave_its_other_traffic():
-    m = _metrics(OUTER)
+    m = recorded_metrics(OUTER)
     lim = limiter(m)
     assert lim.resource == "l1" and m.local_share > 0.95
     share = spill_share(m, lim)
@@ -65,7 +58,7 @@ def test_an_l1_bound_kernel_s_spills_leave_its_other_traffic():
 def test_without_the_local_requests_the_old_reading_stands():
     import dataclasses
 
-    m = _metrics(HIST)
+    m = recorded_metrics(HIST)
     bare = dataclasses.replace(m, accounting=dataclasses.replace(m.accounting, local_requests=None))
     assert spill_share(bare, limiter(bare)) is None
     spills = next(o for o in opportunities(bare) if o.cause == "spills")
