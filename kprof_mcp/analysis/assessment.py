@@ -399,9 +399,8 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
     whole = [(o, "ranks") for o in rank_opportunities(result.command)]  # a multi-rank job's (issue 39)
     if (passes := dx.reread_across_stages(result, stages)) is not None:  # stages re-reading the data
         whole.append((passes, "kprof"))
-    if (
-        batched := dx.batch_across_stages(result, stages)
-    ) is not None:  # small launches of one kernel in a row
+    # small launches of one kernel in a row, launched as one
+    if (batched := dx.batch_across_stages(result, stages)) is not None:
         whole.append((batched, "kprof"))
     if result.timeline or launch.get("launch_bound"):  # whole-plan findings: already gains of the plan
         sols = [sa.metrics.sol_ns if sa.metrics else None for sa in stages]

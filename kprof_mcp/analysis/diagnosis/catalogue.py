@@ -277,19 +277,23 @@ def integer_ops(m: Metrics) -> float | None:
     return float(a.op_counts.get("integer") or 0.0) or None
 
 
-def core_keeps(m: Metrics) -> dict[str, float]:
-    """Each CUDA-core resource's share of its work that the stage's FLOP model counts, where the stage did
-    r > 1.25 times the model's work there (the op-class counters against the model's FLOPs, as
-    :func:`excess_core_work` counts it: the issue slots FP and integer thread ops, the FMA and FP64 pipes
-    the FLOPs, the ALU its integer and logic ops): {resource: 1/r}. Empty for tensor-core stages, code that
-    expands one modelled FLOP into many, or without the counters or a FLOP model. The re-read what-if takes
-    the instruction stream down to it with the bytes (:func:`reread_share`)."""
+def core_work(m: Metrics) -> dict[str, float]:
+    """Each CUDA-core resource's executed work in the model's units (the op-class counters): the issue slots
+    FP and integer thread ops, the FMA, FP64 and XU pipes the FLOPs, the ALU its integer and logic ops. Empty
+    for tensor-core stages (their FLOPs are the tensor pipe's), code that expands one modelled FLOP into many
+    (the code moves own it), or without a FLOP model."""
     if m.tensor_work or not m.flops or any(op.get("kind") in EXPANDING_CODE for op in m.ir_ops or ()):
         return {}
-    fp, ints = executed_flops(m), integer_ops(m)
-    if fp is None:
-        return {}
-    done = {"issue": fp + (ints or 0.0), "fma": fp, "fp64": fp, "alu": ints or 0.0}
+    fp, ints = executed_flops(m) or 0.0, integer_ops(m) or 0.0
+    return {"issue": fp + ints, "fma": fp, "fp64": fp, "xu": fp, "alu": ints}
+
+
+def core_keeps(m: Metrics) -> dict[str, float]:
+    """Each CUDA-core resource's share of its work that the stage's FLOP model counts, where the stage did
+    r > 1.25 times the model's work there (:func:`core_work`; the XU pipe's work is not FLOPs, left out):
+    {resource: 1/r}. The re-read what-if takes the instruction stream down to it with the bytes
+    (:func:`reread_share`)."""
+    done = {k: v for k, v in core_work(m).items() if k != "xu"}
     return {k: m.flops / v for k, v in done.items() if v > OVER_FETCH_HEALTHY * m.flops}
 
 
@@ -326,30 +330,20 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     → (share 1 − T'/T, r). None when it does not apply."""
     if lim is None or lim.source != "counters" or (lim.bound and lim.resource not in CORE_LIMITERS):
         return None
-    if m.tensor_work or not m.flops:
+    if not (work := core_work(m)):
         return None
-    if any(op.get("kind") in EXPANDING_CODE for op in m.ir_ops or ()):
-        return None
-    if not lim.bound:  # latency-bound: the surplus instructions' chains (see above), not memory's waits
-        if m.accounting is None or m.accounting.memory_wait >= MEMORY_WAIT_MIN_SHARE:
-            return None
-        executed = (executed_flops(m) or 0.0) + (integer_ops(m) or 0.0)
-        r = executed / m.flops
-        if r <= OVER_FETCH_HEALTHY:
-            return None
-        below = max((u.util for u in lim.uses if u.key not in INSTRUCTION_SIDE), default=0.0)
-        return max(0.0, 1.0 - max(1.0 / r, below)), r
-    if lim.resource == "alu":
-        executed = integer_ops(m)
-    elif lim.resource == "issue":  # the issue slots carry every class: FP and integer thread ops alike
-        executed = (executed_flops(m) or 0.0) + (integer_ops(m) or 0.0)
-    else:
-        executed = executed_flops(m)
+    if not lim.bound and (m.accounting is None or m.accounting.memory_wait >= MEMORY_WAIT_MIN_SHARE):
+        return None  # latency-bound: the surplus instructions' chains (see above), not memory's waits
+    # the issue slots carry every class (FP and integer thread ops alike), and so do a latency-bound stage's chains
+    executed = work["issue" if not lim.bound else lim.resource]
     if not executed:
         return None
     r = executed / m.flops
     if r <= OVER_FETCH_HEALTHY:
         return None
+    if not lim.bound:
+        below = max((u.util for u in lim.uses if u.key not in INSTRUCTION_SIDE), default=0.0)
+        return max(0.0, 1.0 - max(1.0 / r, below)), r
     keep = 1.0 / r
     after = [u.util * (keep if u.key in INSTRUCTION_SIDE else 1.0) for u in lim.uses]
     # The time the limiter leaves unused where the warps wait for instructions to be fetched (no_instruction:

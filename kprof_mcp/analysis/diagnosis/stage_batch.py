@@ -47,10 +47,10 @@ def batch_across_stages(result, stages) -> Opportunity | None:
     times = [sa.stage.timing.median_ns if sa.stage.timing else None for sa in stages]
     if any(not t or t <= 0 for t in times):
         return None
+    keys = [_key(sa.stage) for sa in stages]
     runs: list[list[int]] = []
-    for i, sa in enumerate(stages):
-        k = _key(sa.stage)
-        if k is not None and runs and _key(stages[runs[-1][-1]].stage) == k and runs[-1][-1] == i - 1:
+    for i, k in enumerate(keys):
+        if k is not None and runs and runs[-1][-1] == i - 1 and keys[i - 1] == k:
             runs[-1].append(i)
         elif k is not None:
             runs.append([i])
@@ -74,7 +74,7 @@ def batch_across_stages(result, stages) -> Opportunity | None:
     facts = Facts(
         move="batch_stages",
         focus=tuple(stages[i].stage.name for i in r),
-        kernel=_key(s0)[0],
+        kernel=keys[r[0]][0],
         kernels=len(r),
         grid_blocks=s0.grid_blocks,
         sm_count=s0.sm_count,
