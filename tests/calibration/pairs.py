@@ -2703,3 +2703,75 @@ HELDOUT32_PAIRS = [
         resource="fma",
     ),
 ]
+
+
+HELDOUT33_PAIRS = [
+    Pair(
+        "a label-smoothed cross-entropy through materialised one-hot soft targets (F.one_hot, cast, smoothed, "
+        "multiplied into the full log_softmax) where F.cross_entropy(label_smoothing=eps) serves",
+        "label_smoothing_onehot.py",
+        "bad",
+        "good",
+        "over_fetch",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 6.6e8, "bytes": 1.6e9, "dtype": "float32", "tensor_cores": False}},
+        planted="the loss of logits [4096, 32000] fp32 (524 MB) against int64 targets with label smoothing 0.1, "
+        "written as t = F.one_hot(y, V).float() * (1 - eps) + eps / V; -(t * F.log_softmax(x, -1)).sum(-1).mean(): "
+        "the int64 one-hot (1 GB, zero-filled then scattered), its float copy, the two smoothing passes, the "
+        "log-probabilities and their product with t, each a [4096, 32000] tensor written to DRAM and read back "
+        "(~7.9 GB a step); fix: F.cross_entropy(x, y, label_smoothing=eps) from the log-probabilities and the "
+        "target indices (~1.6 GB); the same loss up to fp32 rounding (bytes beyond what the result needs moved "
+        "through DRAM: cause over_fetch, resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "the global gradient norm computed over one concatenated fp32 copy of every gradient (torch.cat of the "
+        "flattened upcast gradients) where a foreach norm over the gradients in place serves",
+        "grad_norm_concat.py",
+        "bad",
+        "good",
+        "over_fetch",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 9.4e8, "bytes": 9.4e8, "dtype": "bfloat16", "tensor_cores": False}},
+        planted="the norm of 49 bf16 gradients (8 transformer layers at width 2048 and a [32000, 2048] embedding: "
+        "4.7e8 elements, 0.94 GB) computed as torch.cat([g.flatten().float() for g in grads]).norm(): every "
+        "gradient read and written as an fp32 copy (1.9 GB), the copies read and concatenated into a new 1.9 GB "
+        "buffer, the buffer read for the norm (~8.5 GB a step); fix: "
+        "torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2, dtype=torch.float32))), each gradient "
+        "read once in place; the same norm up to fp32 summation order (bytes beyond what the result needs moved "
+        "through DRAM: cause over_fetch, resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "an interpolant through 32 Chebyshev nodes evaluated by the O(n^2) Lagrange formula (the n - 1 factors "
+        "of every basis polynomial multiplied at every point) where the barycentric formula serves",
+        "calib_lagrange_interp",
+        "v0",
+        "v1",
+        "move_work",
+        planted="p(t) at 2^22 fp32 points through n = 32 Chebyshev points of the second kind: v0 for every node j "
+        "multiplies the 31 factors (t - x_k), k != j, at every point (an FP32 subtract and multiply a factor, "
+        "~2 n^2 = 2048 FP32 operations a point) and adds y_j / prod_k (x_j - x_k) times it; fix: the barycentric "
+        "formula of the second kind with the weights (-1)^j (halved at the ends) known in advance, a subtract, "
+        "a division and two adds a node a point; the same values up to fp32 rounding (the needed values by a "
+        "costlier formula, its work the FP32 subtracts and multiplies: cause move_work, resource fma)",
+        resource="fma",
+    ),
+    Pair(
+        "ranks within each row counted by comparing every element with every other (N^2 compares a row) where "
+        "sorting the row once serves",
+        "calib_rank_count",
+        "v0",
+        "v1",
+        "move_work",
+        planted="the stable-sort rank of every element of x [512, 2048] fp32 in its row (keys: the float bits "
+        "<< 32 plus the column): v0 one program a row, for each of the 2048 columns the key of x[j] compared with "
+        "every element's key and the count of smaller keys incremented (N^2 = 4.2e6 64-bit integer compares and "
+        "adds a row); fix: the row's keys sorted once by tl.sort (a bitonic network, 66 compare-exchange stages) "
+        "and each sorted position stored at the column in the key's low bits; the same ranks exactly (the needed "
+        "ranks by a costlier method, its work integer compares and adds: cause move_work, resource alu)",
+        resource="alu",
+    ),
+]
