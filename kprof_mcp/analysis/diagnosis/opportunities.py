@@ -51,6 +51,7 @@ from .metrics import (
 from .moves import what_if_moves, widened_dot
 from .parallelism import (
     balance_share,
+    busiest_unit,
     chain_share,
     fill_share,
     grid_occupancy_share,
@@ -109,8 +110,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     compute, source = compute_utilisation(m)
     h = m.headroom
     cap = METRICS_ONLY_MAX_SHARE if h is None else h
-    # A specific cause may take the stage to the speed of light of its best legal mix of pipes (a dot
-    # moved to tensor cores beats the FMA roof); generic advice only to the roof of the pipes it uses.
+    # A specific cause may reach the speed of light of its best legal mix of pipes; generic advice only the roof of its own.
     best = m.best_headroom
     cap_specific = METRICS_ONLY_MAX_SHARE if best is None else best
     lim = limiter(m)
@@ -429,13 +429,13 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
 
 def _over_model_facts(m: Metrics, lim) -> dict:
     """The evidence of a command stage's kernels far from the model's roof, no counters: the kernel taking
-    most of the kernel time (its share, %), the time over the speed of light, and the resource the model's
-    work would be bound by (its FLOPs' pipe or DRAM: the limiter from the FLOP/byte model)."""
+    most of the kernel time (its share, %), the time over the speed of light, and the resource that kernel's work
+    runs on (its GPU metrics samples' busiest unit), else the model's work's (the FLOP/byte model's limiter)."""
     name, share = m.top_kernel or (None, None)
     over = m.time_ns * m.kernel_busy / m.sol_ns if m.time_ns and m.sol_ns else None
     return {
         "move": "over_model",
-        "resource": lim.resource if lim is not None else None,
+        "resource": busiest_unit(m.top_activity) or (lim.resource if lim is not None else None),
         "kernel": name,
         "value": 100.0 * share if share is not None else None,
         "time_over_roof": over,

@@ -223,3 +223,21 @@ def serial_kernel(activity: dict[str, float] | None) -> bool:
         return False
     dram = (activity.get("dram_read_pct") or 0.0) + (activity.get("dram_write_pct") or 0.0)
     return max(dram, activity["issue_pct"], activity["warps_pct"]) < IDLE_UNIT_PCT
+
+
+def busiest_unit(activity: dict[str, float] | None) -> str | None:
+    """The unit a kernel's work ran on, by Nsight Systems' GPU metrics samples over its run (Metrics.top_activity):
+    the busiest of the DRAM (read + write), the warp schedulers' issue slots and the tensor pipe, each % of its
+    peak, where it did work at all (at least :data:`IDLE_UNIT_PCT` %). The resource a move of that kernel's work
+    takes it from (cause vocabulary: the pipe or level the work runs on now), where a command's kernels have no
+    counters: a CUB radix sort sampled at DRAM 60 %, issue 29 %, tensor 0 % runs on the DRAM, whatever the
+    stage's model would be bound by. None without samples or with every unit idle."""
+    if not activity:
+        return None
+    use = {
+        "dram": (activity.get("dram_read_pct") or 0.0) + (activity.get("dram_write_pct") or 0.0),
+        "issue": activity.get("issue_pct") or 0.0,
+        "tensor": activity.get("tensor_pct") or 0.0,
+    }
+    unit = max(use, key=lambda k: use[k])
+    return unit if use[unit] >= IDLE_UNIT_PCT else None
