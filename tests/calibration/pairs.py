@@ -2775,3 +2775,71 @@ HELDOUT33_PAIRS = [
         resource="alu",
     ),
 ]
+
+# The thirty-fourth held-back set (recorded-heldout34/): designed blind (causes and resources committed before any
+# GPU number), cheapest first (the two command pairs, then the kernels with the shorter bad version first).
+HELDOUT34_PAIRS = [
+    Pair(
+        "a CLIP-style zero-shot classifier re-encoding its fixed class prompts with the frozen text encoder for "
+        "every image batch where the text features encoded once serve",
+        "clip_prompts_per_batch.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.4e11, "bytes": 3.2e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="zero-shot logits = 100 img txt^T for 256 images (64 patch tokens each, D = 512 bf16) through a "
+        "2-block residual MLP image encoder (hidden 2048) against 1000 class prompts (16 tokens each) through a "
+        "6-block text encoder of the same shape: the bad step encodes the unchanged prompts again at every batch "
+        "(12 bf16 GEMMs of 34 GFLOP, 4.0e11 FLOPs, their GELUs and adds: ~3x the image side's work); fix: the text "
+        "features encoded once before the loop; the same logits exactly (tensor-core work whose result never "
+        "changes, the needed features by a costlier method: cause move_work, resource tensor)",
+        resource="tensor",
+    ),
+    Pair(
+        "an inference function loading its class-label map from a JSON file at every call where the map loaded "
+        "once serves",
+        "label_map_per_call.py",
+        "bad",
+        "good",
+        "host",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.2e11, "bytes": 1.7e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="predict() of a 3-layer bf16 MLP classifier (2048 -> 4096 -> 4096 -> 8000, batch 1024, ~0.2-0.35 "
+        "ms of GEMMs) that starts with labels = json.load(open(path)) for an 8000-entry label map (~0.6 MB of "
+        "JSON, ~1-2.5 ms of parsing on the host a call) while the GPU waits for the next launch; fix: the map "
+        "loaded once before the loop; the same outputs (Python work on the host between launches sets the step: "
+        "cause host, resource None)",
+    ),
+    Pair(
+        "a DCT-II of every frame with a cosine evaluated for every (coefficient, sample) term where the constant "
+        "basis built once and a matrix product serve",
+        "calib_dct_cosine",
+        "v0",
+        "v1",
+        "move_work",
+        planted="Y [8192, 256] fp32 = the unnormalised DCT-II of 8192 frames of 256 samples: v0 one program a "
+        "frame computes cos(pi ((2n + 1) k mod 4N) / 2N) for every term (an integer multiply-and-mask, an "
+        "int-to-float conversion and a cosine on the special-function unit: 65536 a frame, 5.4e8 in all) and "
+        "multiplies it into the samples; fix: the basis C [256, 256] built once (as torchaudio's create_dct) and "
+        "Y = X C^T by tl.dot (TF32), memory-bound; the same transform up to TF32 rounding (the needed work by a "
+        "costlier method, its cost the cosines and conversions: resource xu)",
+        resource="xu",
+    ),
+    Pair(
+        "primality flags by trial division with every candidate divisor d < n where the divisors up to sqrt(n) "
+        "serve",
+        "calib_trial_division",
+        "v0",
+        "v1",
+        "move_work",
+        planted="flags [65536] int32 of values 2 <= n < 4096: v0 one element a lane tries every d in [2, 4096) "
+        "(n % d: a 32-bit integer remainder sequence, 4094 an element, 2.7e8 in all) and marks n composite where "
+        "d < n divides it; fix: d in [2, 64] with d * d <= n (63 remainders an element); the same flags exactly "
+        "(the needed test by a costlier method, 65x the divisors that decide it, its cost the integer remainder "
+        "instructions: resource alu)",
+        resource="alu",
+    ),
+]
