@@ -58,6 +58,7 @@ from pairs import (  # noqa: E402
     HELDOUT30_PAIRS,
     HELDOUT31_PAIRS,
     HELDOUT32_PAIRS,
+    HELDOUT33_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -113,6 +114,7 @@ HELDOUT29 = HERE / "recorded-heldout29"  # issue 36: a twenty-ninth (2026-11-29,
 HELDOUT30 = HERE / "recorded-heldout30"  # issue 36: a thirtieth (2026-11-29, H200), judged once
 HELDOUT31 = HERE / "recorded-heldout31"  # issue 36: a thirty-first (2026-11-29, H200), judged once
 HELDOUT32 = HERE / "recorded-heldout32"  # issue 36: a thirty-second (2026-11-29, H200), judged once
+HELDOUT33 = HERE / "recorded-heldout33"  # issue 36: a thirty-third (2026-11-29, H200), judged once
 # Held-back commands' bad variants re-recorded with today's nsys mode (the lean eager op's floor in their own
 # trace, 2026-11-29, H200), by set folder and pair: "as now" reads these; the first judgement stays as recorded.
 REFLOORED = HERE / "recorded-opfloor"
@@ -159,6 +161,7 @@ BACK29_BEGIN, BACK29_END = "<!-- heldback29:begin -->", "<!-- heldback29:end -->
 BACK30_BEGIN, BACK30_END = "<!-- heldback30:begin -->", "<!-- heldback30:end -->"
 BACK31_BEGIN, BACK31_END = "<!-- heldback31:begin -->", "<!-- heldback31:end -->"
 BACK32_BEGIN, BACK32_END = "<!-- heldback32:begin -->", "<!-- heldback32:end -->"
+BACK33_BEGIN, BACK33_END = "<!-- heldback33:begin -->", "<!-- heldback33:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -270,6 +273,8 @@ def recorded_in(p) -> Path:
         return HELDOUT31
     if p in HELDOUT32_PAIRS:
         return HELDOUT32
+    if p in HELDOUT33_PAIRS:
+        return HELDOUT33
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -530,6 +535,12 @@ def heldout32_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT32_PAIRS]
 
 
+def heldout33_rows() -> list[dict]:
+    """The thirty-third held-back set (recorded-heldout33/, on an H200), built and recorded by a helper who did
+    not read the model (its rank-count pair recorded by the lead in a second call); judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT33_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -712,6 +723,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK30_BEGIN, BACK30_END): text(heldout30_rows())} if BACK30_BEGIN in DOC.read_text() else {}),
         **({(BACK31_BEGIN, BACK31_END): text(heldout31_rows())} if BACK31_BEGIN in DOC.read_text() else {}),
         **({(BACK32_BEGIN, BACK32_END): text(heldout32_rows())} if BACK32_BEGIN in DOC.read_text() else {}),
+        **({(BACK33_BEGIN, BACK33_END): text(heldout33_rows())} if BACK33_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -775,6 +787,7 @@ def main() -> int:
                 BACK30_BEGIN: "\nThirtieth held-back set (recorded-heldout30/: new classes, built and recorded by someone else):",
                 BACK31_BEGIN: "\nThirty-first held-back set (recorded-heldout31/: new classes, built and recorded by someone else):",
                 BACK32_BEGIN: "\nThirty-second held-back set (recorded-heldout32/: new classes, built and recorded by someone else):",
+                BACK33_BEGIN: "\nThirty-third held-back set (recorded-heldout33/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",
