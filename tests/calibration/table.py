@@ -59,6 +59,7 @@ from pairs import (  # noqa: E402
     HELDOUT31_PAIRS,
     HELDOUT32_PAIRS,
     HELDOUT33_PAIRS,
+    HELDOUT34_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -115,6 +116,7 @@ HELDOUT30 = HERE / "recorded-heldout30"  # issue 36: a thirtieth (2026-11-29, H2
 HELDOUT31 = HERE / "recorded-heldout31"  # issue 36: a thirty-first (2026-11-29, H200), judged once
 HELDOUT32 = HERE / "recorded-heldout32"  # issue 36: a thirty-second (2026-11-29, H200), judged once
 HELDOUT33 = HERE / "recorded-heldout33"  # issue 36: a thirty-third (2026-11-29, H200), judged once
+HELDOUT34 = HERE / "recorded-heldout34"  # issue 36: a thirty-fourth (2026-11-29, H200), judged once
 # Held-back commands' bad variants re-recorded with today's nsys mode (the lean eager op's floor in their own
 # trace, 2026-11-29, H200), by set folder and pair: "as now" reads these; the first judgement stays as recorded.
 REFLOORED = HERE / "recorded-opfloor"
@@ -162,6 +164,7 @@ BACK30_BEGIN, BACK30_END = "<!-- heldback30:begin -->", "<!-- heldback30:end -->
 BACK31_BEGIN, BACK31_END = "<!-- heldback31:begin -->", "<!-- heldback31:end -->"
 BACK32_BEGIN, BACK32_END = "<!-- heldback32:begin -->", "<!-- heldback32:end -->"
 BACK33_BEGIN, BACK33_END = "<!-- heldback33:begin -->", "<!-- heldback33:end -->"
+BACK34_BEGIN, BACK34_END = "<!-- heldback34:begin -->", "<!-- heldback34:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -275,6 +278,8 @@ def recorded_in(p) -> Path:
         return HELDOUT32
     if p in HELDOUT33_PAIRS:
         return HELDOUT33
+    if p in HELDOUT34_PAIRS:
+        return HELDOUT34
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -541,6 +546,12 @@ def heldout33_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT33_PAIRS]
 
 
+def heldout34_rows() -> list[dict]:
+    """The thirty-fourth held-back set (recorded-heldout34/, on an H200), built and recorded by a helper who did
+    not read the model (its trial-division pair recorded by the lead in a second call); judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT34_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -724,6 +735,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK31_BEGIN, BACK31_END): text(heldout31_rows())} if BACK31_BEGIN in DOC.read_text() else {}),
         **({(BACK32_BEGIN, BACK32_END): text(heldout32_rows())} if BACK32_BEGIN in DOC.read_text() else {}),
         **({(BACK33_BEGIN, BACK33_END): text(heldout33_rows())} if BACK33_BEGIN in DOC.read_text() else {}),
+        **({(BACK34_BEGIN, BACK34_END): text(heldout34_rows())} if BACK34_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -788,6 +800,7 @@ def main() -> int:
                 BACK31_BEGIN: "\nThirty-first held-back set (recorded-heldout31/: new classes, built and recorded by someone else):",
                 BACK32_BEGIN: "\nThirty-second held-back set (recorded-heldout32/: new classes, built and recorded by someone else):",
                 BACK33_BEGIN: "\nThirty-third held-back set (recorded-heldout33/: new classes, built and recorded by someone else):",
+                BACK34_BEGIN: "\nThirty-fourth held-back set (recorded-heldout34/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",
