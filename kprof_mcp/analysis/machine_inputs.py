@@ -348,6 +348,7 @@ def listing(
         l2_per_clock=l2 / sms if l2 and sms else None,
         shared_per_clock=machine.rate("shared") or 128.0,
         flops=s.flops or 0.0,
+        warps=res.num_warps or None,
     )
 
 

@@ -8,7 +8,7 @@ import math
 from . import slices
 from .library import LIBRARY_MIN_LAUNCH_NS, LIBRARY_SLOW, library_gemm_excess  # noqa: F401 (re-exported)
 from .limiter import ATTAINABLE, NEAR_PEAK, _tensor_for, dot_work, limiter, stages_a_dot, waiting_goes
-from .locks import lock_share
+from .locks import cas_loop_share, lock_share
 from .metrics import (
     METRICS_ONLY_MAX_SHARE,
     OVER_FETCH_HEALTHY,
@@ -416,8 +416,16 @@ def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, 
     lim = lim or limiter(m)
     if (hot := slices.hot_slice(m, lim)) is not None:
         out.append((hot[0], min(hot[1], cap), hot[2]))
+    cas = cas_loop_share(
+        m, lim
+    )  # a CAS loop's retries and returns (.locks): its own what-if, not contention's
+    if cas is not None:
+        out.append(
+            ("atomics", min(cas[0], cap), {"move": "cas_loop", "memory_wait": cas[1], "value": cas[2]})
+        )
     if (
-        share is not None
+        cas is None
+        and share is not None
         and share >= ATOMIC_MIN_SECTOR_SHARE
         and busy < m.scattered_dram_pct
         and a.memory_wait >= MEMORY_WAIT_MIN_SHARE

@@ -49,3 +49,43 @@ def lock_share(m: Metrics, lim) -> tuple[float, float, float] | None:
         return None
     w = m.accounting.share("barrier", "membar")
     return waiting_goes(lim, w), w, r
+
+
+def retries(m: Metrics) -> float | None:
+    """A compare-and-swap loop that emulates an atomic the hardware has (a float maximum, CUDA's ``atomicMax``
+    for floats written as ``atomicCAS`` in a loop): the executed atomics over those one pass of every program's
+    warps issues (warp-level requests against the listing's atomics x warps x programs), where the kernel has a
+    compare-and-swap inside a loop and no exchange (no lock: :func:`spins`) and the loop went round (more than
+    one pass); else None."""
+    a, lst = m.accounting, m.listing
+    if (
+        a is None
+        or not a.atomic_requests
+        or not m.grid_blocks
+        or lst is None
+        or not lst.loops
+        or not lst.warps
+    ):
+        return None
+    atomics = {op.get("detail") for op in m.ir_ops or () if op.get("kind") == "atomic"}
+    if not lst.loops.get("atomic") or not atomics & SEMANTICS or "exch" in atomics:
+        return None
+    once = float(lst.classes.get("atomic") or 0) * lst.warps * m.grid_blocks
+    r = a.atomic_requests / once if once else 0.0
+    return r if r > 1.0 else None
+
+
+def cas_loop_share(m: Metrics, lim) -> tuple[float, float, float] | None:
+    """What-if for a compare-and-swap loop where a native atomic serves (``tl.atomic_max``/``min``/``add``/...,
+    a reduction that returns nothing): the retried attempts go, and so does the warps' waiting on the returned
+    values (the memory and sync waits less the fences', as the contended reading takes them), while the L2's
+    atomic units still apply one operation per element — the busiest unit's work of one pass, its busy time
+    over the retries r: T'/T = max(1 − w, u_atomic_max / r, the largest pipe or issue use). Where the slices'
+    atomic units were not measured, None (the contended reading stays). → (share 1 − T'/T, w, r)."""
+    r = retries(m)
+    a = m.accounting
+    top = a.slices.get("l2_atomic_max") if a is not None else None
+    if r is None or lim is None or top is None:
+        return None
+    w = a.memory_wait - a.share("membar")
+    return 1.0 - max(1.0 - waiting_goes(lim, w), top / 100.0 / r), w, r

@@ -50,6 +50,14 @@ def _atomics(f: Facts) -> Words:
             f"a compare-and-swap spin ({f.value:.0f}x one pass's atomics), waits {100 * (f.memory_wait or 0):.0f}%",
             "the programs hold the lock one at a time; the others' warps wait at barriers and fences",
         )
+    if f.move == "cas_loop":  # an atomic emulated by a compare-and-swap loop (analysis.diagnosis.locks)
+        return (
+            "Use the native atomic instead of a compare-and-swap loop (tl.atomic_max/min/add/and/or/xor; a float "
+            "max as an integer max on order-preserving bits), whose result the loop need not wait for",
+            f"compare-and-swap in a loop: {f.value:.2f}x one pass's atomics executed, memory/sync waits "
+            f"{100 * (f.memory_wait or 0):.0f}% of warp time",
+            "every try waits a round trip for the swapped value, and contended tries fail and go round again",
+        )
     if f.fence_wait is not None:  # fenced atomics (analysis.diagnosis.catalogue.fence_share)
         return (
             "Relax the atomics' memory ordering: sem='relaxed' where the values are read only after the kernel "
