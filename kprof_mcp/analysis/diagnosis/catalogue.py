@@ -17,9 +17,8 @@ from .metrics import (
     compute_utilisation,
 )
 
-# Issue 26's catalogue: causes named from the hardware's accounting (stall reasons, pipes,
-# instruction mix, atomics, shared-memory conflicts), each with the evidence that proves it and the
-# share of the time that evidence says it owns. No constant here was fitted on the calibration
+# Issue 26's catalogue: causes named from the hardware's accounting, each with the evidence that proves it and
+# the share of the time that evidence says it owns. No constant here was fitted on the calibration
 # pairs: the thresholds are gates ("is it there at all"), the shares come from the counters.
 MEMORY_WAIT_MIN_SHARE = 0.5  # warps waiting on memory/each other own most of the time
 ATOMIC_MIN_SECTOR_SHARE = 0.01  # atomics are a visible part of the global traffic
@@ -416,10 +415,7 @@ def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, 
     lim = lim or limiter(m)
     if (hot := slices.hot_slice(m, lim)) is not None:
         out.append((hot[0], min(hot[1], cap), hot[2]))
-    cas = cas_loop_share(
-        m, lim
-    )  # a CAS loop's retries and returns (.locks): its own what-if, not contention's
-    if cas is not None:
+    if (cas := cas_loop_share(m, lim)) is not None:  # a CAS loop's retries and returns (.locks)
         out.append(
             ("atomics", min(cas[0], cap), {"move": "cas_loop", "memory_wait": cas[1], "value": cas[2]})
         )
