@@ -386,8 +386,9 @@ def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, 
       sectors, neither DRAM nor the SMs are busy (< 60 %) and warps wait on memory or each other
       for ≥ 50 % of their time: the atomics' serialisation owns that waiting, less the fences' (``membar``:
       a warp waiting for its own earlier accesses to complete, contended or not: :func:`fence_share`'s), and
-      the what-if takes it away with the instruction work staying (:func:`~.limiter.waiting_goes`). Where the L2's atomic units were measured per slice, only atomics concentrated
-      on a few slices are contended, and where their slice is the limiter the hot slice's what-if decides:
+      the what-if takes it away with the instruction work staying (:func:`~.limiter.waiting_goes`). Where the
+      L2's atomic units were measured per slice, only atomics concentrated on a few slices are contended,
+      and where their slice is the limiter the hot slice's what-if decides:
     * **a hot L2 slice** (``atomics`` or ``over_fetch`` at the L2): the busiest slice is the limiter,
       its excess over the average slice the time spreading the traffic removes (:mod:`.slices`).
     * **low reuse from small tiles** (``small_tiles``): tensor-core work with the tensor pipe under

@@ -110,7 +110,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     compute, source = compute_utilisation(m)
     h = m.headroom
     cap = METRICS_ONLY_MAX_SHARE if h is None else h
-    # A specific cause may reach the speed of light of its best legal mix of pipes; generic advice only the roof of its own.
+    # A specific cause may reach the speed of light of its best legal mix of pipes; generic advice its own roof.
     best = m.best_headroom
     cap_specific = METRICS_ONLY_MAX_SHARE if best is None else best
     lim = limiter(m)

@@ -87,9 +87,8 @@ class Listing:
     l2_per_clock: float | None = None
     shared_per_clock: float = 128.0
     flops: float = 0.0  # the stage's model FLOPs (the moves' "need": Metrics.flops is the counters')
-    warps: int | None = (
-        None  # warps per program (the launch's num_warps): a warp-level count's per-program unit
-    )
+    # warps per program (the launch's num_warps): what turns a warp-level count into a per-program one
+    warps: int | None = None
 
     def running(self) -> dict[str, int]:
         """The code that runs: the loops' instructions when there are any, else the listing's."""
