@@ -2843,3 +2843,55 @@ HELDOUT34_PAIRS = [
         resource="alu",
     ),
 ]
+
+# The thirty-fifth held-back set (blind: designed without reading the diagnosis; causes and resources committed
+# before any GPU number; recorded in tests/calibration/recorded-heldout35/, its README). Cheapest first.
+HELDOUT35_PAIRS = [
+    Pair(
+        "a spectral model's FFTs run with the cuFFT plan cache switched off (max_size = 0: a plan created and "
+        "destroyed at every transform) where the default cache serves",
+        "fft_plan_cache_off.py",
+        "bad",
+        "good",
+        "cuda_api",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 2.5e9, "bytes": 6.8e8, "dtype": "float32", "tensor_cores": False}},
+        planted="four FNO-style spectral layers x = gelu(irfft2(rfft2(x) * K) + x) on a [32, 16, 128, 128] fp32 "
+        "field (28 memory-bound kernels, ~0.25-0.4 ms a step) with torch.backends.cuda.cufft_plan_cache.max_size "
+        "= 0: every rfft2 / irfft2 creates its cuFFT plan (cufftCreate, cufftXtMakePlanMany: host planning, "
+        "device allocations and uploads) and destroys it after the transform (frees): eight plan setups a step "
+        "(~0.1-0.5 ms each); fix: the default cache (the two plans built once); the same outputs exactly "
+        "(costly library and CUDA API setup calls in the loop: cause cuda_api, resource None)",
+    ),
+    Pair(
+        "greatest common divisors by Euclid's subtraction form (up to max(a, b) - 1 steps a pair) where the "
+        "remainder form (the Lamé bound's steps) serves",
+        "calib_gcd_subtract",
+        "v0",
+        "v1",
+        "move_work",
+        planted="g [131072] int32 = gcd(a, b) of pairs below 4096: v0 one pair a lane, 4094 steps of the "
+        "subtraction form (a -= b if a > b, b -= a if b > a: two compares, two subtractions, two selects, ~6 "
+        "integer instructions a step, 3.2e9 lane-instructions in all), its worst case, as a branch-free kernel "
+        "must loop; fix: 18 steps of the remainder form (a guarded 32-bit remainder, ~25 instructions a step); "
+        "the same gcds exactly (the needed result by a costlier method, ~55x the instructions: resource alu)",
+        resource="alu",
+    ),
+    Pair(
+        "a dilated (à trous) convolution applied through its filter expanded with inserted zeros (65 taps, 56 of "
+        "them zero) where the 9 real taps at the dilation's stride serve",
+        "calib_dilated_holes",
+        "v0",
+        "v1",
+        "move_work",
+        planted="Y [65536, 128] fp32 = sum over 9 taps at dilation 8 of X[t + (k - 4) 8] @ W[k], X fp16 "
+        "channels-last, W [9, 128, 128] fp16: v0 a [128, 128] output tile a program loops over the 65 taps of the "
+        "zero-expanded filter (built once, as the naive à-trous code stores it), loading the shifted input tile "
+        "and the tap and multiplying them by tl.dot: 65 MMAs a tile, 56 by zero matrices (1.4e11 FLOPs); fix: the "
+        "9 real taps, the input shifted by (k - 4) 8 (1.9e10 FLOPs); the same result exactly (the zero taps add "
+        "zeros); the needed convolution by a costlier method, 7.2x the MMAs and their operand loads: resource "
+        "tensor",
+        resource="tensor",
+    ),
+]
