@@ -2866,7 +2866,7 @@ HELDOUT35_PAIRS = [
     ),
     Pair(
         "greatest common divisors by Euclid's subtraction form (up to max(a, b) - 1 steps a pair) where the "
-        "remainder form (the Lamé bound's steps) serves",
+        "remainder form (the Lame bound's steps) serves",
         "calib_gcd_subtract",
         "v0",
         "v1",
@@ -2879,7 +2879,7 @@ HELDOUT35_PAIRS = [
         resource="alu",
     ),
     Pair(
-        "a dilated (à trous) convolution applied through its filter expanded with inserted zeros (65 taps, 56 of "
+        "a dilated (a trous) convolution applied through its filter expanded with inserted zeros (65 taps, 56 of "
         "them zero) where the 9 real taps at the dilation's stride serve",
         "calib_dilated_holes",
         "v0",
