@@ -44,8 +44,9 @@ The transforms (:data:`TRANSFORMS`), each returning a changed copy of the graph:
   Where the trace recorded what a lean eager op costs the host (``op_floor_ns``), each short gap keeps what lies
   above it: that is the host cause's (:mod:`.floors`).
 * ``batch`` — :func:`batch_launches`: each run of eight or more launches of one kernel that fills
-  part of the GPU is one launch at full fill, without the loop's host time. The diagnosis takes it
-  as the launch cause's other fix (the better of the two is the estimate).
+  part of the GPU is one launch at full fill, without the loop's host time (and, where the host's Python was
+  sampled, without the loop statement's host work around the runs: the line their launches came from). The
+  diagnosis takes it as the launch cause's other fix (the better of the two is the estimate).
 * ``host`` — :func:`host_ahead`: the host's own stretches (``HOST_WORK_MIN_NS`` or longer) run on
   workers ahead of the loop, or on the GPU: they leave the critical path, and where the host's own
   work gains more than the copies do, the uploads of what it built with them (:func:`host_with_uploads`:

@@ -19,7 +19,9 @@ the run's work at full fill, Σ duration × fill, never below the longest of its
 not get faster) nor the device's shortest kernel; the other N − 1 launch calls, the calls between
 them and the host time between them (the loop's own Python and dispatcher time, as recorded: the
 host-side gaps between consecutive launches of the run) cost nothing. The kernels' recorded busy time,
-which bounds every replay from below, loses what the run's kernels no longer take.
+which bounds every replay from below, loses what the run's kernels no longer take. Where the host's Python was
+sampled, the loop statement's host work goes too (:func:`_statement_rest`: the line the runs' launches came from,
+its share of the thread's host time).
 """
 
 from __future__ import annotations
@@ -113,7 +115,31 @@ def batch_launches(g: Graph) -> Graph:
             c = own(g.calls, i)
             c.gap *= over.get(i, 0.0)  # the host's own work above an eager op's stays (.floors)
             c.dur = c.ret = 0.0
+    _statement_rest(g, found)
     return g
+
+
+def _statement_rest(g: Graph, found: list[Run]) -> None:
+    """The loop statement's host work goes with its runs (where the host's Python was sampled, :mod:`.sampled`):
+    the per-item tensors it builds and drops, the ``torch.stack`` of the items' outputs on the same line, and
+    within the runs what lies above a lean eager op's issuing time (:mod:`.floors` keeps that part as the host
+    cause's where nothing says whose it is). The statement is the (user line, library function) of the samples
+    taken inside the runs' launches; of the samples in the thread's host gaps, the share f at that statement is
+    its work (each sample stands for an equal share of the sampled host time), and every host gap of the thread,
+    and its tail, keeps 1 − f of what it has. Without such samples nothing changes."""
+    launches = {i for r in found for i in r.launches}
+    keys = {(src, op) for i, src, op, within in g.samples if within and i in launches and src}
+    tids = {g.calls[i].tid for i in launches}
+    gaps = [(src, op) for i, src, op, within in g.samples if not within and g.calls[i].tid in tids]
+    if not keys or not gaps:
+        return
+    f = sum(1 for k in gaps if k in keys) / len(gaps)
+    if not f:
+        return
+    for i, c in enumerate(g.calls):
+        if c.tid in tids and c.gap > 0:
+            own(g.calls, i).gap *= 1.0 - f
+    g.tails = {t: v * (1.0 - f) if t in tids else v for t, v in g.tails.items()}
 
 
 def summary(g: Graph) -> dict[str, Any] | None:
