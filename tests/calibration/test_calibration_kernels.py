@@ -46,6 +46,7 @@ from pairs import (  # noqa: E402
     HELDOUT32_PAIRS,
     HELDOUT33_PAIRS,
     HELDOUT34_PAIRS,
+    HELDOUT35_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -103,6 +104,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT32_PAIRS
         + HELDOUT33_PAIRS
         + HELDOUT34_PAIRS
+        + HELDOUT35_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
