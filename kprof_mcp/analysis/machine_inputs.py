@@ -235,9 +235,9 @@ def library_gemm(s: StageResult, result: ProfileResult | None) -> tuple[float, f
     return t / total, t / launches
 
 
-# Kernels that only move data (PyTorch's copy/transpose kernels: ``.contiguous()``, ``.to()``, ``copy_``):
-# a layout or dtype round trip is work a fused kernel does not have to do.
-COPY_WORDS = ("direct_copy_kernel", "copy_kernel", "transpose")
+# Kernels that only move data (PyTorch's copy/transpose kernels: ``.contiguous()``, ``.to()``, ``copy_``; its
+# cat/stack kernel): a layout or dtype round trip, or a concatenated copy, is work a fused kernel does not do.
+COPY_WORDS = ("direct_copy_kernel", "copy_kernel", "transpose", "CatArrayBatchedCopy")
 
 
 def _stage_kernel_times(s: StageResult, result: ProfileResult | None) -> list[tuple[str, float]]:
