@@ -55,6 +55,7 @@ from .parallelism import (
     chain_share,
     fill_share,
     grid_occupancy_share,
+    memory_waits,
     occupancy_share,
     serial_kernel,
     tail_share,
@@ -212,16 +213,15 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             fused = {"kernels": m.kernels, **facts, "resource": "dram"}  # the round trips' level: DRAM
             add(specific, "fusion", removable * busy, fused, True)
         else:
-            # What-if: the DRAM-busy time goes and the model's bytes (1/r of today's) come back. Uncoalesced
-            # traffic (~a sector per thread per request), or traffic at or under the scattered saturation, is
-            # scattered: fixed, it streams coalesced at the rate a streaming
-            # kernel reaches (90 % of peak; the H100's measured copy: 89.8 %). Above it, it already streams,
-            # and keeps its efficiency (1/r of the busy time).
+            # What-if: the DRAM-busy time goes and the model's bytes (1/r of today's) come back. Scattered traffic
+            # (uncoalesced, or at most the scattered saturation) streams coalesced once fixed (90 % of peak); measured
+            # uncoalesced with the warps waiting on memory, its latency goes too. Else it keeps its efficiency.
             scattered = bool(uncoalesced(m)) or (
                 m.dram_pct is not None and m.dram_pct <= m.scattered_dram_pct
             )
             after = m.dram_pct / (ratio * _DRAM_ATTAINABLE_PCT) if scattered else busy / ratio
-            share = max(removable * busy, busy - min(busy, after))
+            held = 1.0 if uncoalesced(m) and memory_waits(m) else busy
+            share = max(removable * held, held - min(held, after))
             if lim is not None and m.time_ns:  # the next limiter bounds it: the SMs' work stays
                 rest = [
                     u.util / ATTAINABLE.get(u.key, ATTAINABLE_PIPE)

@@ -241,3 +241,13 @@ def busiest_unit(activity: dict[str, float] | None) -> str | None:
     }
     unit = max(use, key=lambda k: use[k])
     return unit if use[unit] >= IDLE_UNIT_PCT else None
+
+
+def memory_waits(m) -> bool:
+    """Whether a stage's warps wait on memory (its memory and sync waits at least ``MEMORY_WAIT_MIN_SHARE`` of
+    their time), or no counters say otherwise (metrics only: its SMs idle is all that is known)."""
+    from .catalogue import MEMORY_WAIT_MIN_SHARE
+
+    return (
+        m.accounting is None or not m.accounting.measured or m.accounting.memory_wait >= MEMORY_WAIT_MIN_SHARE
+    )
