@@ -171,6 +171,12 @@ class Accounting:
         )
 
     @property
+    def unfenced_wait(self) -> float:
+        """:attr:`memory_wait` less the fences' (``membar``: a warp waiting for its own earlier accesses,
+        contended or not): the waiting an atomic's contention or returned value owns."""
+        return self.memory_wait - self.share("membar")
+
+    @property
     def shared_wait(self) -> float:
         """The share of the warps' time waiting on shared memory (MIO queue full, short scoreboard)."""
         return self.share("mio_throttle", "short_scoreboard")

@@ -434,7 +434,7 @@ def accounting_causes(m: Metrics, bottleneck: str, lim=None) -> list[tuple[str, 
         out.append(
             (
                 "atomics",
-                min(waiting_goes(lim, a.memory_wait - a.share("membar")), cap),
+                min(waiting_goes(lim, a.unfenced_wait), cap),
                 {
                     "atomic_l2_sectors": a.atomic_l2_sectors,
                     "atomic_share": share,

@@ -26,15 +26,23 @@ SEMANTICS = frozenset({"acq_rel", "acquire", "release", "relaxed", "monotonic", 
 SPIN_MIN = 4.0  # the gate "is the loop going round at all": executed atomics over one pass's
 
 
-def spins(m: Metrics) -> float | None:
-    """The executed atomics per program over those one pass of its code issues, where the kernel spins on a
-    compare-and-swap and the loop went round at least :data:`SPIN_MIN` times on average; else None."""
+def _cas_in_loop(m: Metrics) -> set | None:
+    """The TTIR's atomics' details where the kernel has a compare-and-swap (its detail: memory semantics) and
+    its SASS an atomic inside a loop, with the executed atomics measured; else None."""
     a, lst = m.accounting, m.listing
     if a is None or not a.atomic_requests or not m.grid_blocks or lst is None or not lst.loops:
         return None
     atomics = {op.get("detail") for op in m.ir_ops or () if op.get("kind") == "atomic"}
-    if not lst.loops.get("atomic") or not atomics & SEMANTICS or "exch" not in atomics:
+    return atomics if lst.loops.get("atomic") and atomics & SEMANTICS else None
+
+
+def spins(m: Metrics) -> float | None:
+    """The executed atomics per program over those one pass of its code issues, where the kernel spins on a
+    compare-and-swap and the loop went round at least :data:`SPIN_MIN` times on average; else None."""
+    atomics = _cas_in_loop(m)
+    if atomics is None or "exch" not in atomics:
         return None
+    a, lst = m.accounting, m.listing
     once = float(lst.classes.get("atomic") or 1)
     r = a.atomic_requests / m.grid_blocks / once
     return r if r >= SPIN_MIN else None
@@ -57,18 +65,9 @@ def retries(m: Metrics) -> float | None:
     warps issues (warp-level requests against the listing's atomics x warps x programs), where the kernel has a
     compare-and-swap inside a loop and no exchange (no lock: :func:`spins`) and the loop went round (more than
     one pass); else None."""
+    atomics = _cas_in_loop(m)
     a, lst = m.accounting, m.listing
-    if (
-        a is None
-        or not a.atomic_requests
-        or not m.grid_blocks
-        or lst is None
-        or not lst.loops
-        or not lst.warps
-    ):
-        return None
-    atomics = {op.get("detail") for op in m.ir_ops or () if op.get("kind") == "atomic"}
-    if not lst.loops.get("atomic") or not atomics & SEMANTICS or "exch" in atomics:
+    if atomics is None or "exch" in atomics or not lst.warps:
         return None
     once = float(lst.classes.get("atomic") or 0) * lst.warps * m.grid_blocks
     r = a.atomic_requests / once if once else 0.0
@@ -87,5 +86,5 @@ def cas_loop_share(m: Metrics, lim) -> tuple[float, float, float] | None:
     top = a.slices.get("l2_atomic_max") if a is not None else None
     if r is None or lim is None or top is None:
         return None
-    w = a.memory_wait - a.share("membar")
+    w = a.unfenced_wait
     return 1.0 - max(1.0 - waiting_goes(lim, w), top / 100.0 / r), w, r

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from .catalogue import MEMORY_WAIT_MIN_SHARE
 from .limiter import ATTAINABLE, ATTAINABLE_PIPE, NEAR_PEAK, Limiter, _active_frac, stages_a_dot
 
 
@@ -246,8 +247,6 @@ def busiest_unit(activity: dict[str, float] | None) -> str | None:
 def memory_waits(m) -> bool:
     """Whether a stage's warps wait on memory (its memory and sync waits at least ``MEMORY_WAIT_MIN_SHARE`` of
     their time), or no counters say otherwise (metrics only: its SMs idle is all that is known)."""
-    from .catalogue import MEMORY_WAIT_MIN_SHARE
-
     return (
         m.accounting is None or not m.accounting.measured or m.accounting.memory_wait >= MEMORY_WAIT_MIN_SHARE
     )
