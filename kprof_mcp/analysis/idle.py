@@ -117,6 +117,20 @@ def jit_every_step(loads: int, occurrences: int) -> bool:
     return occurrences >= 2 and loads >= occurrences
 
 
+MODULE_UNLOAD_PREFIXES = ("cuModuleUnload", "cuLibraryUnload", "cudaModuleUnload")
+
+
+def modules_cycled(names: list[str], occurrences: int) -> bool:
+    """Whether the window's calls ``names`` load modules at every step and unload most of them again: a
+    library's plan or handle made and destroyed in the loop (a cuFFT plan with the plan cache off, a
+    CuPy ``RawModule`` built per call). Not a one-off cost that warming up removes, CUDA calls in the loop
+    (``cuda_api``): keeping the plan or handle removes the loads and the unloads
+    (:func:`~kprof_mcp.analysis.replay.reuse_allocations`), and the host work before a load is not a JIT's."""
+    loads = sum(n.startswith((*JIT_LOAD_PREFIXES, "cuLibraryLoad")) for n in names)
+    unloads = sum(n.startswith(MODULE_UNLOAD_PREFIXES) for n in names)
+    return jit_every_step(loads, occurrences) and 2 * unloads >= loads
+
+
 POLL_APIS = (
     "cudaEventQuery",
     "cudaStreamQuery",
@@ -282,6 +296,9 @@ def breakdown(
         has_lines = "source" in api.columns
         name_list = names.tolist()  # column by column: a row iterator costs several times as much
         in_capture = captured(name_list, api["tid"].tolist())
+        cycled = modules_cycled(
+            [n for n, t in zip(name_list, api["start"].tolist()) if lo <= t <= hi], occurrences
+        )
         nones = [None] * len(api)
         columns = zip(
             name_list,
@@ -308,6 +325,9 @@ def breakdown(
                 name = f"{name} {WAITED_LAUNCH}"
             elif launch:
                 cat = "first_call" if dur >= long_launch else "launch"
+            elif name.startswith(FIRST_CALL_PREFIXES) and cycled:
+                cat = "other"  # a plan or handle made in the loop (modules_cycled)
+                name = f"{name} (loaded again at every step)"
             elif name.startswith(FIRST_CALL_PREFIXES):
                 cat = "first_call"
                 if name.startswith(JIT_LOAD_PREFIXES) and lo <= float(start) <= hi:

@@ -228,6 +228,40 @@ def test_the_host_work_before_an_explicit_module_load_is_the_modules_production(
     assert q["host"] / US == pytest.approx(3 * 750) and q["first_call"] / US == pytest.approx(3 * 50)
 
 
+def test_modules_loaded_and_unloaded_at_every_step_are_calls_in_the_loop_not_one_off():
+    # A library's plan made and destroyed at every step (the 35th held-back set's cuFFT plan cache switched
+    # off: 16 cuModuleLoadData and 16 cuModuleUnload a step). Per step of 1000 µs: kernel 0-50; host work
+    # 50-700; cuModuleLoadData 700-850; cuModuleUnload 850-880; short host time 880-900; launch 900-905 ->
+    # kernel 905-1000. Warming up removes none of it: the loads and unloads are CUDA calls in the loop
+    # ("other_api", the cuda_api cause), the host work before a load stays the host's, and keeping the plan
+    # (the cuda_api replay) removes the loads and the unloads. Without the unloads the loads stay a JIT's.
+    kernels, api = [], []
+    for i in range(3):
+        t = 1000 * US * i
+        kernels += [("k", t, t + 50 * US, 10 * i), ("k", t + 905 * US, t + 1000 * US, 10 * i + 1)]
+        api += [
+            ("cudaLaunchKernel", t - 5 * US, t, 10 * i),
+            ("cuModuleLoadData", t + 700 * US, t + 850 * US, 10 * i + 5),
+            ("cuModuleUnload", t + 850 * US, t + 880 * US, 10 * i + 6),
+            ("cudaLaunchKernel", t + 900 * US, t + 905 * US, 10 * i + 1),
+        ]
+    tr = _trace(kernels, api)
+    b = idle.breakdown(tr, 0.0, 3000 * US, 3)
+    p = {k: v / US for k, v in b.parts_ns.items()}
+    assert p["first_call"] == 0 and p["other_api"] == pytest.approx(3 * (150 + 30))
+    assert p["host"] == pytest.approx(3 * 650)
+    assert b.evidence["other_calls"][0]["call"] == "cuModuleLoadData (loaded again at every step)"
+    from kprof_mcp.analysis import replay
+
+    rp = replay.gains(tr, 0.0, 3000 * US, 3)
+    step = rp["identity_ns"]
+    assert rp["step_ns"]["cuda_api"] == pytest.approx(step - 180 * US, rel=0.02)  # loads and unloads gone
+    assert rp["step_ns"]["first_call"] == pytest.approx(step, rel=0.01)  # nothing one-off left
+    kept = [c for c in api if c[0] != "cuModuleUnload"]  # loaded at every step, never unloaded: a JIT's
+    q = idle.breakdown(_trace(kernels, kept), 0.0, 3000 * US, 3).parts_ns
+    assert q["first_call"] / US == pytest.approx(3 * (650 + 150)) and q["other_api"] == 0
+
+
 def test_a_launch_far_longer_than_launches_take_is_a_one_off_and_polls_are_not_calls():
     kernels = [("k", i * 20 * US, i * 20 * US + 10 * US, i) for i in range(1, 30)]
     api = [("cudaLaunchKernel", i * 20 * US - 5 * US, i * 20 * US - 1 * US, i) for i in range(2, 30)]

@@ -40,8 +40,10 @@ from ..idle import (
     FIRST_LAUNCH_MIN_NS,
     FIRST_LAUNCH_X,
     HOST_WORK_MIN_NS,
+    MODULE_UNLOAD_PREFIXES,
     SYNC_APIS,
     blocking_launch,
+    modules_cycled,
 )
 from ..occupancy import waves_of
 from ..timeline import GRAPH_BUILD_APIS, LAUNCH_APIS, _union, captured
@@ -210,6 +212,7 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
     last_end: dict[Any, float] = {}
     waited_event: dict[Any, bool] = {}
     in_capture = captured(names, tids)
+    cycled = modules_cycled(names, occurrences)
     n = len(names)
     srcs = rows["source"].tolist() if "source" in rows.columns else [None] * n
     fns = rows["op"].tolist() if "op" in rows.columns else [None] * n
@@ -223,8 +226,8 @@ def build(tr: Trace, lo: float | None = None, hi: float | None = None, occurrenc
             kind = "capture"  # a graph built in the loop (its capture's launches run nothing): built once
         elif name in LAUNCH_APIS:
             kind = "first" if end - start >= long_launch else "launch"
-        elif name.startswith(FIRST_CALL_PREFIXES):
-            kind = "first"
+        elif name.startswith(FIRST_CALL_PREFIXES) or (cycled and name.startswith(MODULE_UNLOAD_PREFIXES)):
+            kind = "alloc" if cycled else "first"  # a plan or handle made in the loop is kept, as a buffer is
         elif name.startswith(ALLOC_APIS):
             kind = "alloc"
         elif name.startswith(SYNC_APIS):

@@ -60,8 +60,10 @@ def _reads_gone(g: Graph, dropped: list[int], cut: float) -> None:
 
 
 def reuse_allocations(g: Graph) -> Graph:
-    """Buffers allocated once and reused, and a CUDA graph built in the loop built once and replayed: the
-    allocation calls cost nothing, and so do the graph's construction calls (capture, instantiate, destroy)
+    """Buffers allocated once and reused, a library's plan or handle made once and kept (its modules loaded
+    and unloaded at every step: :func:`~kprof_mcp.analysis.idle.modules_cycled`), and a CUDA graph built in the
+    loop built once and replayed: the allocation calls and the loads cost nothing, and so do the graph's
+    construction calls (capture, instantiate, destroy)
     with the launches recorded into its capture and the host work that issued them (the gap before each call
     inside the capture: the code that runs only to record the graph)."""
     g = _copy(g)
