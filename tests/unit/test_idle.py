@@ -257,6 +257,9 @@ def test_modules_loaded_and_unloaded_at_every_step_are_calls_in_the_loop_not_one
     step = rp["identity_ns"]
     assert rp["step_ns"]["cuda_api"] == pytest.approx(step - 180 * US, rel=0.02)  # loads and unloads gone
     assert rp["step_ns"]["first_call"] == pytest.approx(step, rel=0.01)  # nothing one-off left
+    api_opp = next(o for o in dx.idle_opportunities({**b.to_dict(), "replay": rp}) if o.cause == "cuda_api")
+    assert "plan or handle alive" in api_opp.name
+    assert api_opp.est_gain_pct == pytest.approx(100 * (step / rp["step_ns"]["cuda_api"] - 1), rel=0.01)
     kept = [c for c in api if c[0] != "cuModuleUnload"]  # loaded at every step, never unloaded: a JIT's
     q = idle.breakdown(_trace(kernels, kept), 0.0, 3000 * US, 3).parts_ns
     assert q["first_call"] / US == pytest.approx(3 * (650 + 150)) and q["other_api"] == 0

@@ -147,11 +147,19 @@ def _cuda_api(f: Facts) -> Words:
         "stream capture" in str(c.get("call", "")) or "GraphInstantiate" in str(c.get("call", ""))
         for c in f.calls or []
     )
+    # idle.modules_cycled: a library's plan or handle made and destroyed at every step
+    plans = any("loaded again at every step" in str(c.get("call", "")) for c in f.calls or [])
     return (
         f"Take these CUDA calls out of the loop ({_calls(f.calls, 3)}): "
         + (
             "capture the CUDA graph once before the loop and replay it each step (g.replay()), "
             if graph
+            else ""
+        )
+        + (
+            "keep the library's plan or handle alive across steps (its cache on: e.g. "
+            "torch.backends.cuda.cufft_plan_cache), "
+            if plans
             else ""
         )
         + "reuse buffers instead of allocating, no per-step device queries",
