@@ -2895,3 +2895,72 @@ HELDOUT35_PAIRS = [
         resource="tensor",
     ),
 ]
+
+# The thirty-sixth held-back set (blind: designed without reading the diagnosis; causes and resources committed
+# before any GPU number; recorded in tests/calibration/recorded-heldout36/, its README). Cheapest first.
+HELDOUT36_PAIRS = [
+    Pair(
+        "calendar dates from day counts by walking the calendar a year at a time (130 year steps a date) where "
+        "the closed-form civil-from-days conversion serves",
+        "calib_civil_date",
+        "v0",
+        "v1",
+        "move_work",
+        planted="out [1048576] int32 = YYYYMMDD of day counts since 1970-01-01 (dates 1970-2099): v0 one date a "
+        "lane walks the calendar a year at a time (130 steps, its worst case, as a branch-free kernel must loop: "
+        "the Gregorian leap rule's three remainders by constants, the year's length, a compare and two selects, "
+        "~20 integer instructions a step), then 11 month steps: ~2700 integer instructions a date, 2.8e9 in all; "
+        "fix: Hinnant's closed-form civil_from_days (~50 integer instructions a date); the same dates exactly "
+        "(the needed result by a costlier method, ~50x the instructions: resource alu)",
+        resource="alu",
+    ),
+    Pair(
+        "an SPH density summed over all N^2 particle pairs (every pair beyond the smoothing length tested and "
+        "discarded) where a uniform cell grid's 3 x 3 neighbouring cells serve",
+        "calib_sph_allpairs",
+        "v0",
+        "v1",
+        "move_work",
+        planted="rho [24576] fp32 = sum over j of the poly6 kernel (1 - r_ij^2)^3 (r < h = 1) of 24576 2-D "
+        "particles stored in cell order (one a unit cell of a 192 x 128 grid): v0 every particle against all N "
+        "in [32, 128] tiles (dx, dy, r^2, 1 - r^2, its cube, the cutoff select and the add: ~10 FP32 "
+        "instructions a pair, 6.0e8 pairs, all but 9 N of them beyond h); fix: the particles of the 3 x 3 "
+        "neighbouring cells (9 a particle); the same density up to fp32 rounding (the needed sum by a costlier "
+        "method, ~2700x the pairs that contribute, its cost the FP32 pair arithmetic: resource fma)",
+        resource="fma",
+    ),
+    Pair(
+        "per-token log-probabilities [B, S, V] copied to the host whole to pick the target tokens' values there "
+        "where gathering on the GPU and copying the [B, S] values serves",
+        "logprobs_to_host.py",
+        "bad",
+        "good",
+        "copy",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.7e10, "bytes": 1.6e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="sequence scoring: an LM head (h [4, 32, 2048] bf16 @ W [2048, 32000] bf16) and log_softmax "
+        "in fp32 ([4, 32, 32000], 16.4 MB; ~60-120 us of GPU work a step); bad: logp.cpu().gather(-1, "
+        "ids.cpu()[..., None]): the whole tensor copied device-to-host (pageable, ~1-2 ms) to take 128 values; "
+        "fix: gathered on the GPU, the [4, 32] values copied (512 bytes); the same scores exactly (a host<->"
+        "device transfer of data the result does not need sets the step: cause copy, resource None)",
+    ),
+    Pair(
+        "many right-hand sides of one linear system solved with its matrix broadcast to the batch "
+        "(torch.linalg.solve(A.expand(R, n, n), b): R LU factorisations of the same matrix) where one "
+        "factorisation and a solve with R columns serves",
+        "shared_matrix_solve.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.8e7, "bytes": 5.9e5, "dtype": "float32", "tensor_cores": False}},
+        planted="a damped system (A0 + lambda_t I) x = b, n = 128 fp32, for 512 right-hand sides a step (the "
+        "matrix changes every step); bad: the matrix expanded to [512, 128, 128] for torch.linalg.solve (a 34 "
+        "MB copy, a batched LU of 512 identical matrices, 7.2e8 FLOPs, and 512 one-column solves: ~0.5-1.5 "
+        "ms); fix: one LU (1.4e6 FLOPs) and one solve with the 512 columns (~60-150 us); the same solutions up "
+        "to rounding (the needed factorisation recomputed 512 times, library kernels: cause move_work, "
+        "resource None)",
+    ),
+]
