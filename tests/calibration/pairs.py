@@ -2964,3 +2964,74 @@ HELDOUT36_PAIRS = [
         "resource None)",
     ),
 ]
+
+HELDOUT37_PAIRS = [
+    Pair(
+        "winding numbers of points about a polygon by summing the angles its edges subtend (two atan2 an edge, "
+        "Bourke's Angle2D) where Sunday's signed crossings of the point's ray serve",
+        "calib_winding_angles",
+        "v0",
+        "v1",
+        "move_work",
+        planted="w [2^21] int32 = the winding number of each point (fp32 x, y) about a 64-edge polygon winding "
+        "twice round the origin: v0 one point a lane, for each edge the angle it subtends as atan2(b) - atan2(a) "
+        "wrapped into (-pi, pi] (two atan2 an edge, each a division min/max, an 8-FMA polynomial and octant "
+        "selects: ~60 instructions an edge), summed, w = round(sum / 2 pi); fix: Sunday's crossing form (an "
+        "upward crossing with the point left of the edge +1, a downward one right of it -1: a cross product and "
+        "four compares, ~12 instructions an edge); the same winding numbers (the needed result by a costlier "
+        "method, ~5x the instructions, atan2's division and polynomial on the FP32 pipes: resource fma)",
+        resource="fma",
+    ),
+    Pair(
+        "causal linear attention computed in its quadratic parallel form (the masked score blocks multiplied "
+        "into V) where the chunkwise recurrent form (a [D, D] state carried over 64-row chunks) serves",
+        "calib_linattn_chunks",
+        "v0",
+        "v1",
+        "move_work",
+        planted="O [32, 4096, 64] fp32 = sum over j <= i of (q_i . k_j) v_j, Q, K, V fp16 (linear attention, "
+        "no softmax): v0 a program a block of 128 queries loops over the key blocks of 64 at or before the "
+        "diagonal (none after it: no MMA on a zero tile), s = q k^T by tl.dot, the causal mask, o += s v by "
+        "tl.dot: O(L^2 D) a head, 7.0e10 FLOPs; fix: a program a head and a 16-wide V slice walks 64 chunks of "
+        "64 rows, o = mask(q k^T) v + q S, S += k^T v (the state in fp32): O(L D^2), ~4e9 FLOPs; the same result "
+        "to fp16 rounding (the needed result by a costlier method, ~16x the MMAs and their operand loads: "
+        "resource tensor)",
+        resource="tensor",
+    ),
+    Pair(
+        "per-head projections of a shared activation written as a broadcasting torch.matmul (x.unsqueeze(1) @ "
+        "W, both operands expanded and copied to the [B, H] batch) where one einsum GEMM over the heads' weights "
+        "serves",
+        "broadcast_matmul.py",
+        "bad",
+        "good",
+        "over_fetch",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.4e11, "bytes": 5.4e8, "dtype": "bfloat16", "tensor_cores": True}},
+        planted="eight per-head projections a step of [64, 512, 512] bf16 activations by [8, 512, 64] bf16 "
+        "weights: torch.matmul(x.unsqueeze(1), W) broadcasts [64, 1] x [8] to [64, 8] by expanding both "
+        "operands and reshaping them for bmm, which copies them: x materialised 8 times (268 MB written) and W "
+        "64 times (34 MB) a projection, then a batched product reads the copies back; fix: torch.einsum("
+        "'btd,hde->bhte', x, W), one [32768, 512] x [512, 512] GEMM a projection, the result a permuted view; the "
+        "same products (bytes moved through DRAM beyond what the result needs: cause over_fetch, resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "per-point Jacobians of a tall coordinate network (R^3 -> R^32) computed in reverse mode (vmap(jacrev): "
+        "a VJP a row) where forward mode (vmap(jacfwd): a JVP a column) serves",
+        "jacrev_tall.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.8e10, "bytes": 3e8, "dtype": "float32", "tensor_cores": False}},
+        planted="the Jacobian [32, 3] of an MLP 3 -> 256 -> 256 -> 256 -> 32 (tanh, fp32, default matmul "
+        "precision) at 16384 points a step by vmap(jacrev(f)): the forward once and 32 batched vector-Jacobian "
+        "products (GEMMs of [16384 x 32, 256] rows and the tanh derivative on 537 MB tensors a layer, ~1.5e11 "
+        "FLOPs); fix: vmap(jacfwd(f)): the forward with 3 tangents (~1.8e10 FLOPs); the same Jacobian to fp32 "
+        "rounding (the needed result by a costlier method, ~8x the sweeps; resource None: fp32 GEMMs on the FMA "
+        "pipes and memory-bound derivative passes share the extra time)",
+    ),
+]
