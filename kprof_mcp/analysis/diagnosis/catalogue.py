@@ -58,9 +58,8 @@ def uncoalesced_l2_share(m: Metrics, lim) -> float | None:
         T'/T = max(1 − u·(1 − 1/r), the largest use after the change)
 
     with u the limiter's use u_lim and the part of the time it leaves unused while the warps wait for
-    instructions to be fetched (``no_instruction`` among the stalls other than ``selected``): the code removed
-    is the code whose footprint overflowed the instruction cache (an unrolled series; the 28th held-back set's
-    Taylor series, 60 % of its warps' time, made with that pair in view). Other waits stay.
+    instructions to be fetched (``no_instruction`` among the stalls other than ``selected``): the code removed is
+    the code whose footprint overflowed the instruction cache (set 28's unrolled Taylor series). Other waits stay.
 
     → share 1 − T'/T. None when it does not apply."""
     a = m.accounting
@@ -97,9 +96,8 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
         T'/T = max(1 − u·(1 − 1/r), the largest use after the change)
 
     with u the limiter's use u_lim and the part of the time it leaves unused while the warps wait for
-    instructions to be fetched (``no_instruction`` among the stalls other than ``selected``): the code removed
-    is the code whose footprint overflowed the instruction cache (an unrolled series; the 28th held-back set's
-    Taylor series, 60 % of its warps' time, made with that pair in view). Other waits stay.
+    instructions to be fetched (``no_instruction`` among the stalls other than ``selected``): the code removed is
+    the code whose footprint overflowed the instruction cache (set 28's unrolled Taylor series). Other waits stay.
 
     → (share 1 − T'/T, the level, r). Uncoalesced accesses are :func:`uncoalesced_l2_share`'s. None when
     it does not apply."""
@@ -307,6 +305,8 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     sort where one reduction does, a search repeated by every program). Not for tensor-core stages
     (their FLOPs belong to the tensor pipe: the dot moves are theirs) nor where the TTIR holds code that
     expands one modelled FLOP into many (precise libdevice functions, IEEE division: the code moves').
+    An L1- or LSU-bound stage (that stream's loads and stores: a dense elimination where a tridiagonal sweep
+    does, set 31) takes the issue slots' r, unless re-reads explain the L1's traffic (the caller's check).
 
     The instruction stream is taken to shrink with the FP work it carries: the instruction-side uses
     (issue slots, CUDA-core pipes, LSU, L1) scale by 1/r, DRAM and L2 (the bytes, bounded by the model
@@ -315,9 +315,8 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
         T'/T = max(1 − u·(1 − 1/r), the largest use after the change)
 
     with u the limiter's use u_lim and the part of the time it leaves unused while the warps wait for
-    instructions to be fetched (``no_instruction`` among the stalls other than ``selected``): the code removed
-    is the code whose footprint overflowed the instruction cache (an unrolled series; the 28th held-back set's
-    Taylor series, 60 % of its warps' time, made with that pair in view). Other waits stay.
+    instructions to be fetched (``no_instruction`` among the stalls other than ``selected``): the code removed is
+    the code whose footprint overflowed the instruction cache (set 28's unrolled Taylor series). Other waits stay.
 
     Where no resource is bound (the warps wait: a latency-bound stage, 2026-11-29 after the thirty-second
     held-back set's softmax backward through an N x N Jacobian, 931x the model's FLOPs with its FMA pipe at 33 %),
@@ -327,14 +326,14 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     FLOPs), every instruction-side use and the waiting scale by 1/r: T'/T = max(1/r, the uses below L1).
 
     → (share 1 − T'/T, r). None when it does not apply."""
-    if lim is None or lim.source != "counters" or (lim.bound and lim.resource not in CORE_LIMITERS):
+    if lim is None or lim.source != "counters" or (lim.bound and lim.resource not in INSTRUCTION_SIDE):
         return None
     if not (work := core_work(m)):
         return None
     if not lim.bound and (m.accounting is None or m.accounting.memory_wait >= MEMORY_WAIT_MIN_SHARE):
         return None  # latency-bound: the surplus instructions' chains (see above), not memory's waits
     # the issue slots carry every class (FP and integer thread ops alike), and so do a latency-bound stage's chains
-    executed = work["issue" if not lim.bound else lim.resource]
+    executed = work[lim.resource if lim.bound and lim.resource in CORE_LIMITERS else "issue"]
     if not executed:
         return None
     r = executed / m.flops

@@ -267,11 +267,12 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "util_pct": 100.0 * next(u.util for u in lim.uses if u.key == "host"),
         }
         add(specific, "copy", host[0], facts, True)
-    if (core := excess_core_work(m, lim)) is not None:
-        # Issue-bound or latency-bound: the work to cut is the instructions of the pipe that takes most of the
-        # slots (as a move's source, limiter.source_of_limit); the slots' use stays the evidence.
+    reread, l1_side = reread_share(m, lim), lim is not None and lim.bound and lim.resource in ("l1", "lsu")
+    if (core := excess_core_work(m, lim)) is not None and not (l1_side and reread is not None):
+        # Issue-, L1- or latency-bound: the work to cut is the instructions of the pipe taking most slots.
         slots = lim if lim.resource == "issue" else replace(lim, resource="issue")
-        src = lim.resource if lim.bound and lim.resource != "issue" else source_of_limit(m, slots) or "issue"
+        own = lim.bound and lim.resource != "issue" and not l1_side
+        src = lim.resource if own else source_of_limit(m, slots) or "issue"
         facts = {
             "resource": src,
             "target": src,
@@ -280,6 +281,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "value": 100.0 * slot_shares(m, lim).get(src, 0.0) if src != lim.resource else None,
             "per_element": lim.per_element,
             "speedup": core[1],
+            **({"metric": lim.resource, "bound_pct": 100.0 * lim.util} if l1_side else {}),
             "advice": (
                 "use the instruction the hardware has instead of emulating it (popc, clz, brev, a max or min "
                 "reduction instead of a sort), and compute once what every program recomputes (prefix offsets, "
@@ -304,7 +306,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             "condition": "the GEMM's extra work is thrown away, or the padding is sliced off after it",
         }
         add(specific, "move_work", lib[0], facts, True)
-    if (reread := reread_share(m, lim)) is not None:
+    if reread is not None:
         facts = {"over_fetch_ratio": reread[2], "resource": reread[1], "reread": True}
         add(specific, "over_fetch", reread[0], facts, True)
     if (l2_share := uncoalesced_l2_share(m, lim)) is not None:
@@ -322,12 +324,10 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         and m.dram_pct >= (compute or 0.0)
         and not (m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count)
     ):
-        # No counters (event mode, a timeline): a memory-bound stage of several kernels whose time is
-        # N x what its model's bytes take at the attainable bandwidth. Each unfused kernel writes its
-        # intermediate and the next reads it back; one kernel would move the model's bytes once. Not
-        # where the stage's grid has fewer blocks than the GPU has SMs: kernels on a few SMs are not
-        # bound by the chip's DRAM bandwidth, so their time over the roof is not bytes moved (the
-        # few-blocks what-if owns that gap).
+        # No counters (event mode, a timeline): a memory-bound stage of several kernels whose time is N x what
+        # its model's bytes take at the attainable bandwidth: each unfused kernel writes its intermediate and the
+        # next reads it back; one kernel would move the model's bytes once. Not on a grid under the SMs: kernels
+        # on a few SMs are not bound by the chip's DRAM (the few-blocks what-if owns that gap).
         over = m.time_ns / m.attainable_sol_ns
         if over > OVER_FETCH_HEALTHY:
             # One kernel moves the model's bytes once. Where some of the kernels only copy data (a layout

@@ -172,9 +172,14 @@ def _move_work(f: Facts) -> Words:
             if f.resource == "alu"
             else src
         )
+        fed = (
+            f"{resource_name(f.metric)} {_fmt(f.bound_pct)}% of peak, fed by that code's loads and stores; "
+            if f.bound_pct
+            else ""
+        )
         return (
             f"Replace the {src}'s code that fills the instruction issue slots: {f.advice}",
-            f"issue slots {_fmt(f.issue_active_pct)}% of peak over the elapsed time{_per_element(f)}{model}, "
+            f"{fed}issue slots {_fmt(f.issue_active_pct)}% of peak over the elapsed time{_per_element(f)}{model}, "
             f"the {work} taking the largest share of them ({_fmt(f.value)}% of the slots, "
             f"{f.resource}={_fmt(f.util_pct)}% of its peak); "
             f"{f.speedup:.1f}x fewer ops{nxt}",
