@@ -11,6 +11,7 @@ from .catalogue import (
     LIBRARY_SLOW,
     MEMORY_LATENCY_STALLS,
     accounting_causes,
+    core_keeps,
     excess_core_work,
     excess_tensor_work,
     host_link_bytes,
@@ -128,9 +129,8 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             into.append(Opportunity(cause, gain_pct(share), share, spec, Facts(**facts)))
 
     if bottleneck == LATENCY_BOUND and (chain := chain_share(m, lim)) is not None:
-        # Loops whose loads wait on the last one's value: round trips one after another. Listed before the
-        # Little's-law what-ifs that add warps (more programs help only as far as there are more chains): on
-        # an equal estimate it ranks first.
+        # Loops whose loads wait on the last one's value (round trips in a row): before the Little's-law what-ifs
+        # that add warps (more programs help only as far as there are more chains): first on an equal estimate.
         facts = {"move": "chain", "lines": chain[1], "memory_wait": m.accounting.memory_wait}
         add(specific, "latency", chain[0], {**facts, "memory_stalls": True}, True)
     if m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count:
@@ -208,8 +208,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         )
         facts = {"over_fetch_ratio": m.over_fetch_ratio, "l2_hit_pct": m.l2_hit_pct}
         if m.kernels >= 2:
-            # Several kernels moving N x the bytes the stage needs: each writes its intermediate to DRAM
-            # and the next reads it back. Fusing them is what removes that traffic.
+            # Several kernels moving N x the bytes the stage needs (intermediates written and read back): fusion.
             fused = {"kernels": m.kernels, **facts, "resource": "dram"}  # the round trips' level: DRAM
             add(specific, "fusion", removable * busy, fused, True)
         else:
@@ -222,9 +221,12 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             after = m.dram_pct / (ratio * _DRAM_ATTAINABLE_PCT) if scattered else busy / ratio
             held = 1.0 if uncoalesced(m) and memory_waits(m) else busy
             share = max(removable * held, held - min(held, after))
-            if lim is not None and m.time_ns:  # the next limiter bounds it: the SMs' work stays
+            if lim is not None and m.time_ns:  # the next limiter bounds it: the SMs' work stays, all but the
+                keeps = core_keeps(
+                    m
+                )  # arithmetic on the over-fetched data beyond the model's FLOPs (core_keeps)
                 rest = [
-                    u.util / ATTAINABLE.get(u.key, ATTAINABLE_PIPE)
+                    u.util * keeps.get(u.key, 1.0) / ATTAINABLE.get(u.key, ATTAINABLE_PIPE)
                     for u in lim.uses
                     if u.key in (*PIPES, "issue")
                 ]
@@ -386,13 +388,11 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             latency = min(latency, max(0.0, 1.0 - lim.util / ATTAINABLE.get(lim.resource, ATTAINABLE_PIPE)))
         over = m.time_ns * m.kernel_busy / m.attainable_sol_ns if m.time_ns and m.attainable_sol_ns else None
         if m.command_no_counters and (best is not None or h is not None) and over and over >= LIBRARY_SLOW:
-            # A command's kernels timed without counters: nothing measured says their warps wait, only that
-            # they take far longer than the model's work needs at the roof. A library's kernel that far
-            # from its roof does more work than the model counts or does it by a costlier method (a sparse
-            # or general kernel where a dense or specialised one does it, a whole tensor processed where a
-            # few rows change): the headroom is that work's, and the kernel that takes most of the time is
-            # where to look (Nsight Compute mode gives its limiter). "That far": at least LIBRARY_SLOW times
-            # the model's work at the attainable rate, as for a vendor GEMM; nearer the roof, the generic advice.
+            # A command's kernels timed without counters, far longer than the model's work needs at the roof
+            # (at least LIBRARY_SLOW times, as for a vendor GEMM): a library's kernel that far from its roof does
+            # more work than the model counts or uses a costlier method (a sparse or general kernel where a dense
+            # or specialised one does it; a whole tensor processed where a few rows change): the headroom is that
+            # work's, the longest kernel where to look (ncu mode gives its limiter). Nearer: the generic advice.
             if not any(o.cause == "move_work" for o in specific):
                 # Specific where the GPU samples show its longest kernel idle: that kernel's time goes, the rest stays.
                 serial = serial_kernel(m.top_activity)
