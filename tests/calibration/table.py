@@ -61,6 +61,8 @@ from pairs import (  # noqa: E402
     HELDOUT33_PAIRS,
     HELDOUT34_PAIRS,
     HELDOUT35_PAIRS,
+    HELDOUT36_PAIRS,
+    HELDOUT37_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -119,6 +121,8 @@ HELDOUT32 = HERE / "recorded-heldout32"  # issue 36: a thirty-second (2026-11-29
 HELDOUT33 = HERE / "recorded-heldout33"  # issue 36: a thirty-third (2026-11-29, H200), judged once
 HELDOUT34 = HERE / "recorded-heldout34"  # issue 36: a thirty-fourth (2026-11-29, H200), judged once
 HELDOUT35 = HERE / "recorded-heldout35"  # issue 36: a thirty-fifth (2026-11-29, H200), judged once
+HELDOUT36 = HERE / "recorded-heldout36"  # issue 36: a thirty-sixth (2026-11-29, H200), judged once
+HELDOUT37 = HERE / "recorded-heldout37"  # issue 36: a thirty-seventh (2026-11-29, H200), judged once
 # Held-back commands' bad variants re-recorded with today's nsys mode (the lean eager op's floor in their own
 # trace, 2026-11-29, H200), by set folder and pair: "as now" reads these; the first judgement stays as recorded.
 REFLOORED = HERE / "recorded-opfloor"
@@ -168,6 +172,8 @@ BACK32_BEGIN, BACK32_END = "<!-- heldback32:begin -->", "<!-- heldback32:end -->
 BACK33_BEGIN, BACK33_END = "<!-- heldback33:begin -->", "<!-- heldback33:end -->"
 BACK34_BEGIN, BACK34_END = "<!-- heldback34:begin -->", "<!-- heldback34:end -->"
 BACK35_BEGIN, BACK35_END = "<!-- heldback35:begin -->", "<!-- heldback35:end -->"
+BACK36_BEGIN, BACK36_END = "<!-- heldback36:begin -->", "<!-- heldback36:end -->"
+BACK37_BEGIN, BACK37_END = "<!-- heldback37:begin -->", "<!-- heldback37:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -285,6 +291,10 @@ def recorded_in(p) -> Path:
         return HELDOUT34
     if p in HELDOUT35_PAIRS:
         return HELDOUT35
+    if p in HELDOUT36_PAIRS:
+        return HELDOUT36
+    if p in HELDOUT37_PAIRS:
+        return HELDOUT37
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -563,6 +573,20 @@ def heldout35_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT35_PAIRS]
 
 
+def heldout36_rows() -> list[dict]:
+    """The thirty-sixth held-back set (recorded-heldout36/, on an H200: three of its four pairs recorded), built and
+    recorded by a helper who did not read the model; judged once, before any model change made with its recordings
+    in view."""
+    return [_row(p) for p in HELDOUT36_PAIRS]
+
+
+def heldout37_rows() -> list[dict]:
+    """The thirty-seventh held-back set (recorded-heldout37/, on an H200: three of its four pairs recorded), built
+    and recorded by a helper who did not read the model; judged once, before any model change made with its
+    recordings in view."""
+    return [_row(p) for p in HELDOUT37_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -748,6 +772,8 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK33_BEGIN, BACK33_END): text(heldout33_rows())} if BACK33_BEGIN in DOC.read_text() else {}),
         **({(BACK34_BEGIN, BACK34_END): text(heldout34_rows())} if BACK34_BEGIN in DOC.read_text() else {}),
         **({(BACK35_BEGIN, BACK35_END): text(heldout35_rows())} if BACK35_BEGIN in DOC.read_text() else {}),
+        **({(BACK36_BEGIN, BACK36_END): text(heldout36_rows())} if BACK36_BEGIN in DOC.read_text() else {}),
+        **({(BACK37_BEGIN, BACK37_END): text(heldout37_rows())} if BACK37_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -814,6 +840,8 @@ def main() -> int:
                 BACK33_BEGIN: "\nThirty-third held-back set (recorded-heldout33/: new classes, built and recorded by someone else):",
                 BACK34_BEGIN: "\nThirty-fourth held-back set (recorded-heldout34/: new classes, built and recorded by someone else):",
                 BACK35_BEGIN: "\nThirty-fifth held-back set (recorded-heldout35/: new classes, built and recorded by someone else):",
+                BACK36_BEGIN: "\nThirty-sixth held-back set (recorded-heldout36/: new classes, built and recorded by someone else):",
+                BACK37_BEGIN: "\nThirty-seventh held-back set (recorded-heldout37/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",

@@ -47,6 +47,8 @@ from pairs import (  # noqa: E402
     HELDOUT33_PAIRS,
     HELDOUT34_PAIRS,
     HELDOUT35_PAIRS,
+    HELDOUT36_PAIRS,
+    HELDOUT37_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -105,6 +107,8 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT33_PAIRS
         + HELDOUT34_PAIRS
         + HELDOUT35_PAIRS
+        + HELDOUT36_PAIRS
+        + HELDOUT37_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
