@@ -412,9 +412,8 @@ def _ranked(result: ProfileResult, stages: list[StageAssessment]) -> list[Ranked
     # A run of one partial-fill kernel the replay launched as one (streams, move "batch") and a stage's own
     # few-blocks what-if of those launches (the same grid) are two estimates of one under-filled GPU: the
     # replay's, made of the recorded launches in their order and with their durations, stands.
-    runs = {o.facts.grid_blocks for o, _ in whole if o.cause == "streams" and o.facts.move == "batch"} - {
-        None
-    }
+    batched = [o for o, _ in whole if o.cause == "streams" and o.facts.move == "batch"]
+    runs = {o.facts.grid_blocks for o in batched if o.facts.grid_blocks is not None}
     out = [t for t in out if not (t[0].cause == "few_blocks" and t[0].opportunity.facts.grid_blocks in runs)]
     out += [(RankedOpportunity(o, o.est_gain_pct, None, o.est_gain_pct, src), 1, True) for o, src in whole]
     # Largest gain first. Ties (gains capped by the same headroom) go to what the timeline saw (it

@@ -56,6 +56,7 @@ SYNC_RETURN_NS = 20_000.0
 
 
 WAITED_LAUNCH = "(waited for its kernel)"  # the label of such a launch among the sync calls
+RELOADED = "(loaded again at every step)"  # a module load among the CUDA calls in the loop (modules_cycled)
 
 
 def blocking_launch(start: float, end: float, own: tuple[float, float] | None) -> bool:
@@ -327,7 +328,7 @@ def breakdown(
                 cat = "first_call" if dur >= long_launch else "launch"
             elif name.startswith(FIRST_CALL_PREFIXES) and cycled:
                 cat = "other"  # a plan or handle made in the loop (modules_cycled)
-                name = f"{name} (loaded again at every step)"
+                name = f"{name} {RELOADED}"
             elif name.startswith(FIRST_CALL_PREFIXES):
                 cat = "first_call"
                 if name.startswith(JIT_LOAD_PREFIXES) and lo <= float(start) <= hi:

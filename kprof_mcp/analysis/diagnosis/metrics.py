@@ -163,9 +163,8 @@ class Facts:
 
     atomic_l2_sectors: float | None = None
     atomic_share: float | None = None
-    bound_pct: float | None = (
-        None  # the bound level's use (% of peak) where code beyond the model feeds it (metric)
-    )
+    # the bound level's use (% of peak) where code beyond the model feeds it (that level: metric)
+    bound_pct: float | None = None
     bytes_per_flop: float | None = None
     calls: list[Any] | None = None
     compute_pct: float | None = None

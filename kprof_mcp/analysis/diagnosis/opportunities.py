@@ -222,9 +222,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             held = 1.0 if uncoalesced(m) and memory_waits(m) else busy
             share = max(removable * held, held - min(held, after))
             if lim is not None and m.time_ns:  # the next limiter bounds it: the SMs' work stays, all but the
-                keeps = core_keeps(
-                    m
-                )  # arithmetic on the over-fetched data beyond the model's FLOPs (core_keeps)
+                keeps = core_keeps(m)  # arithmetic on the surplus data beyond the model's FLOPs
                 rest = [
                     u.util * keeps.get(u.key, 1.0) / ATTAINABLE.get(u.key, ATTAINABLE_PIPE)
                     for u in lim.uses

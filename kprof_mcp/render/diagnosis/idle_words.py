@@ -4,7 +4,7 @@ to do, the trigger with its evidence (ending with the Python line and the GPU's 
 from __future__ import annotations
 
 from ...analysis.diagnosis import Facts
-from ...analysis.idle import WAITED_LAUNCH
+from ...analysis.idle import RELOADED, WAITED_LAUNCH
 from ..markdown import us
 from ..timeline import source_words
 from .memory import Words, _fmt
@@ -147,8 +147,7 @@ def _cuda_api(f: Facts) -> Words:
         "stream capture" in str(c.get("call", "")) or "GraphInstantiate" in str(c.get("call", ""))
         for c in f.calls or []
     )
-    # idle.modules_cycled: a library's plan or handle made and destroyed at every step
-    plans = any("loaded again at every step" in str(c.get("call", "")) for c in f.calls or [])
+    plans = any(RELOADED in str(c.get("call", "")) for c in f.calls or [])  # a plan made at every step
     return (
         f"Take these CUDA calls out of the loop ({_calls(f.calls, 3)}): "
         + (
