@@ -183,6 +183,7 @@ def _evidence(s: StageResult, max_sm_mhz: float | None) -> dict[str, Any]:
     return dict(
         accounting=account(s.accounting, s.tc_pct),
         flops=s.flops or None,
+        int_ops=s.int_ops or None,
         elem_bytes=elem_bytes(s.dtype),
         attainable_sol_ns=_attainable_sol_ns(s, max_sm_mhz),
     )

@@ -182,12 +182,16 @@ class StageModel:
     ``bytes`` is the fewest bytes the stage must move through device memory (each input
     read once, each output written once); measured traffic above it is over-fetch.
     ``tensor_cores`` selects the tensor-core peak of the dtype instead of SIMT FP32.
+    ``int_ops`` (optional) is the integer and logic operations the work needs (thread operations: compares,
+    selects, shifts, integer adds and multiplies of the algorithm itself, not address arithmetic): an integer
+    kernel's FLOPs are none, and without it its ALU work has no model to be beyond.
     """
 
     name: str
     flops: Callable[[Params], float]
     bytes: Callable[[Params], float]
     tensor_cores: bool = False
+    int_ops: Callable[[Params], float] | None = None
 
 
 @dataclass

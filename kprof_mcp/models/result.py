@@ -161,6 +161,7 @@ class StageResult(BaseModel):
     timing: Timing
     flops: float
     bytes_model: float
+    int_ops: float | None = None  # the integer and logic operations the model says the work needs
     tensor_cores: bool
     dtype: str
     peak_flops_per_s: float | None = None

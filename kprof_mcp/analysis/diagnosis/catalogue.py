@@ -6,6 +6,17 @@ from __future__ import annotations
 import math
 
 from . import slices
+from .core import (  # noqa: F401 (re-exported)
+    CORE_LIMITERS,
+    EXPANDING_CODE,
+    FLOPS_PER_OP,
+    INSTRUCTION_SIDE,
+    core_keeps,
+    core_model,
+    core_work,
+    executed_flops,
+    integer_ops,
+)
 from .library import LIBRARY_MIN_LAUNCH_NS, LIBRARY_SLOW, library_gemm_excess  # noqa: F401 (re-exported)
 from .limiter import ATTAINABLE, NEAR_PEAK, _tensor_for, dot_work, limiter, stages_a_dot, waiting_goes
 from .locks import cas_loop_share, lock_share
@@ -232,68 +243,6 @@ def host_link_bytes(m: Metrics, lim) -> tuple[float, float] | None:
     return max(0.0, 1.0 - max(after, dram_after)), b
 
 
-# FLOPs per thread op of each class the pipes' counters report: FFMA/DFMA two, FP16 pairs (HFMA2: two
-# lanes of two FLOPs; HADD2/HMUL2: two lanes of one) four and two, the rest one.
-FLOPS_PER_OP = {
-    "fadd": 1,
-    "fmul": 1,
-    "ffma": 2,
-    "dadd": 1,
-    "dmul": 1,
-    "dfma": 2,
-    "hadd": 2,
-    "hmul": 2,
-    "hfma": 4,
-}
-# Resources that carry the instruction stream (they shrink with the instructions it issues); the memory
-# levels below L1 carry bytes, which the model's bytes already bound (over-fetch is their cause).
-INSTRUCTION_SIDE = ("issue", "fma", "fp64", "alu", "xu", "lsu", "l1")
-CORE_LIMITERS = ("issue", "fma", "fp64", "alu", "xu")
-# TTIR kinds whose code expands one modelled FLOP into many instructions: the code moves own that excess.
-EXPANDING_CODE = ("libdevice", "fdiv", "fsqrt")
-
-
-def executed_flops(m: Metrics) -> float | None:
-    """The CUDA-core FLOPs the stage executed (predicated-on thread ops by class, FFMA as two), or None
-    without the op-class counters."""
-    a = m.accounting
-    if a is None or not a.op_counts:
-        return None
-    counts = dict(a.op_counts)
-    if a.ffma_thread_inst and "ffma" not in counts:
-        counts["ffma"] = a.ffma_thread_inst
-    return sum(FLOPS_PER_OP[k] * v for k, v in counts.items() if k in FLOPS_PER_OP)
-
-
-def integer_ops(m: Metrics) -> float | None:
-    """The integer and logic thread ops the stage executed (the ALU pipe's work), or None without the
-    op-class counters."""
-    a = m.accounting
-    if a is None or not a.op_counts:
-        return None
-    return float(a.op_counts.get("integer") or 0.0) or None
-
-
-def core_work(m: Metrics) -> dict[str, float]:
-    """Each CUDA-core resource's executed work in the model's units (the op-class counters): the issue slots
-    FP and integer thread ops, the FMA, FP64 and XU pipes the FLOPs, the ALU its integer and logic ops. Empty
-    for tensor-core stages (their FLOPs are the tensor pipe's), code that expands one modelled FLOP into many
-    (the code moves own it), or without a FLOP model."""
-    if m.tensor_work or not m.flops or any(op.get("kind") in EXPANDING_CODE for op in m.ir_ops or ()):
-        return {}
-    fp, ints = executed_flops(m) or 0.0, integer_ops(m) or 0.0
-    return {"issue": fp + ints, "fma": fp, "fp64": fp, "xu": fp, "alu": ints}
-
-
-def core_keeps(m: Metrics) -> dict[str, float]:
-    """Each CUDA-core resource's share of its work that the stage's FLOP model counts, where the stage did
-    r > 1.25 times the model's work there (:func:`core_work`; the XU pipe's work is not FLOPs, left out):
-    {resource: 1/r}. The re-read what-if takes the instruction stream down to it with the bytes
-    (:func:`reread_share`)."""
-    done = {k: v for k, v in core_work(m).items() if k != "xu"}
-    return {k: m.flops / v for k, v in done.items() if v > OVER_FETCH_HEALTHY * m.flops}
-
-
 def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     """What-if for CUDA-core work the stage's FLOP model does not count — lanes of a block wider than
     the data (masked off but computing all the same), loop iterations past a lane's own end (a loop run
@@ -333,10 +282,11 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     if not lim.bound and (m.accounting is None or m.accounting.memory_wait >= MEMORY_WAIT_MIN_SHARE):
         return None  # latency-bound: the surplus instructions' chains (see above), not memory's waits
     # the issue slots carry every class (FP and integer thread ops alike), and so do a latency-bound stage's chains
-    executed = work[lim.resource if lim.bound and lim.resource in CORE_LIMITERS else "issue"]
-    if not executed:
+    key = lim.resource if lim.bound and lim.resource in CORE_LIMITERS else "issue"
+    executed, needed = work[key], core_model(m)[key]
+    if not executed or not needed:
         return None
-    r = executed / m.flops
+    r = executed / needed
     if r <= OVER_FETCH_HEALTHY:
         return None
     if not lim.bound:

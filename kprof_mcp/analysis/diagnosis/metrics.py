@@ -87,6 +87,7 @@ class Metrics:
     kernels: int = 1  # kernels one run (or occurrence) of the stage launches: 2 or more can be fused
     tensor_work: bool = False
     flops: float | None = None
+    int_ops: float | None = None  # the model's integer and logic operations (StageModel.int_ops)
     elem_bytes: float | None = None
     attainable_sol_ns: float | None = None
     # The machine model (issue 36: kprof_mcp.machines, analysis.diagnosis.limiter): the architecture's
