@@ -297,15 +297,14 @@ def breakdown(
         has_lines = "source" in api.columns
         name_list = names.tolist()  # column by column: a row iterator costs several times as much
         in_capture = captured(name_list, api["tid"].tolist())
-        cycled = modules_cycled(
-            [n for n, t in zip(name_list, api["start"].tolist()) if lo <= t <= hi], occurrences
-        )
+        starts = api["start"].tolist()
+        cycled = modules_cycled([n for n, t in zip(name_list, starts) if lo <= t <= hi], occurrences)
         nones = [None] * len(api)
         columns = zip(
             name_list,
             is_launch.tolist(),
             in_capture,
-            api["start"].tolist(),
+            starts,
             api["end"].tolist(),
             api["dur"].tolist(),
             api["correlation"].tolist(),

@@ -115,7 +115,7 @@ def _static(stage, model, params: Params, dev: DeviceState, spec, resources, til
         name=stage.name,
         flops=float(model.flops(params)),
         bytes_model=float(model.bytes(params)),
-        int_ops=float(model.int_ops(params)) if getattr(model, "int_ops", None) else None,
+        int_ops=float(model.int_ops(params)) if model.int_ops else None,
         tensor_cores=model.tensor_cores,
         dtype=params["dtype"],
         peak_flops_per_s=spec.peak_flops_per_s(params["dtype"], model.tensor_cores) if spec else None,
