@@ -344,7 +344,8 @@ def stage_static(
     name: str, model: dict[str, Any] | None, device: dict[str, Any], peaks: dict[str, Any]
 ) -> dict[str, Any]:
     """A command stage's static fields (``StageResult`` minus measurements). With the caller's
-    model (FLOPs, bytes, dtype, tensor cores) the device's peaks apply and the roofline is
+    model (FLOPs, bytes, dtype, tensor cores; optionally the integer and logic operations its work needs,
+    ``int_ops``, as a kernel package's ``StageModel.int_ops``) the device's peaks apply and the roofline is
     computed; without one there is no speed-of-light time: the diagnosis ranks from counters
     alone and says so (``peaks`` holds ``bytes_per_s``, ``min_kernel_ns`` and ``flops_per_s``
     keyed ``dtype|tc``)."""
@@ -366,6 +367,7 @@ def stage_static(
         name=name,
         flops=float(model.get("flops") or 0.0),
         bytes_model=float(model.get("bytes") or 0.0),
+        int_ops=float(model["int_ops"]) if model.get("int_ops") is not None else None,
         tensor_cores=tc,
         dtype=dtype,
         peak_flops_per_s=(peaks.get("flops_per_s") or {}).get(f"{dtype}|{tc}"),

@@ -143,18 +143,18 @@ def _profile_document(outcome: Any, baseline: str | None = None) -> dict[str, An
 
 
 def _stage_models(specs: list[str]) -> dict[str, dict[str, Any]]:
-    """``STAGE:flops=N,bytes=N,dtype=D,tc=1`` options → profile_command's stage_models."""
+    """``STAGE:flops=N,bytes=N,dtype=D,tc=1,int_ops=N`` options → profile_command's stage_models."""
     out: dict[str, dict[str, Any]] = {}
     for spec in specs:
         name, sep, rest = spec.partition(":")
         if not sep or not name:
-            raise KprofError(f"--model {spec!r}: STAGE:flops=N,bytes=N[,dtype=D][,tc=1]")
+            raise KprofError(f"--model {spec!r}: STAGE:flops=N,bytes=N[,dtype=D][,tc=1][,int_ops=N]")
         m: dict[str, Any] = {}
         for kv in filter(None, rest.split(",")):
             k, eq, v = kv.partition("=")
             if not eq:
                 raise KprofError(f"--model {spec!r}: {kv!r} is not key=value")
-            if k in ("flops", "bytes"):
+            if k in ("flops", "bytes", "int_ops"):
                 try:
                     m[k] = float(v)
                 except ValueError:
@@ -164,6 +164,6 @@ def _stage_models(specs: list[str]) -> dict[str, dict[str, Any]]:
             elif k in ("tc", "tensor_cores"):
                 m["tensor_cores"] = v.lower() in ("1", "true", "yes")
             else:
-                raise KprofError(f"--model {spec!r}: unknown key {k!r} (flops, bytes, dtype, tc)")
+                raise KprofError(f"--model {spec!r}: unknown key {k!r} (flops, bytes, dtype, tc, int_ops)")
         out[name] = m
     return out

@@ -170,7 +170,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         "--model",
         action="append",
         default=[],
-        metavar="STAGE:flops=N,bytes=N[,dtype=D][,tc=1]",
+        metavar="STAGE:flops=N,bytes=N[,dtype=D][,tc=1][,int_ops=N]",
         help="FLOPs/bytes of one occurrence of a stage (roofline and speed of light for it)",
     )
     run.add_argument(

@@ -69,14 +69,14 @@ def check_command(
         raise KprofError("include: at most 32 non-empty range-name patterns (fnmatch: 'forward', 'layer*')")
     models = {}
     for name, m in (stage_models or {}).items():
-        if not isinstance(m, dict) or set(m) - {"flops", "bytes", "dtype", "tensor_cores"}:
+        if not isinstance(m, dict) or set(m) - {"flops", "bytes", "dtype", "tensor_cores", "int_ops"}:
             raise KprofError(
                 f"stage_models[{safefs.clip(name)}]: give {{\"flops\": N, \"bytes\": N, \"dtype\": "
                 "\"bfloat16\", \"tensor_cores\": true}} (FLOPs and bytes of one occurrence of the "
-                "range)"
+                "range; \"int_ops\": N, the integer and logic operations its work needs, where it is integer work)"
             )
-        for k in ("flops", "bytes"):
-            v = m.get(k, 0)
+        for k in ("flops", "bytes", "int_ops"):
+            v = m.get(k) if m.get(k) is not None else 0  # int_ops: None states none (as absent)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e18:
                 raise KprofError(f"stage_models[{safefs.clip(name)}].{k}={safefs.clip(v)}: a number ≥ 0")
         models[str(name)] = dict(m)

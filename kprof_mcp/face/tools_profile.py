@@ -239,8 +239,9 @@ def register_profile(mcp: MCPServer, tc: ToolContext) -> None:
             dict[str, dict[str, Any]] | None,
             Field(
                 description="FLOPs/bytes of one occurrence of a stage when you know them: {'attention': {'flops': "
-                "4.3e9, 'bytes': 6.7e7, 'dtype': 'bfloat16', 'tensor_cores': true}}; without one a stage "
-                "has no roofline and is ranked from counters alone"
+                "4.3e9, 'bytes': 6.7e7, 'dtype': 'bfloat16', 'tensor_cores': true}} (integer work: 'int_ops', "
+                "the integer and logic operations it needs); without one a stage has no roofline and is ranked "
+                "from counters alone"
             ),
         ] = None,
         cwd: Annotated[

@@ -148,11 +148,38 @@ def test_bad_command_arguments_are_refused_before_anything_runs(ws):
         (dict(command=["python", "ok.py"], include=[""]), "include"),
         (dict(command=["python", "ok.py"], stage_models={"a": {"flops": -1}}), "a number"),
         (dict(command=["python", "ok.py"], stage_models={"a": {"flop": 1}}), "stage_models"),
+        (dict(command=["python", "ok.py"], stage_models={"a": {"int_ops": -5}}), "int_ops=-5: a number"),
+        (dict(command=["python", "ok.py"], stage_models={"a": {"int_ops": "many"}}), "a number"),
         (dict(command=["python", "ok.py"], max_kernels=0), "max_kernels"),
         (dict(command=["python", "ok.py"], mode="annotation"), "without a GPU"),
     ]:
         with pytest.raises(KprofError, match=needle):
             engine.check_command(**kw)
+
+
+def test_an_integer_stage_model_states_its_operations(ws):
+    """A command stage's model may state the integer and logic operations its work needs (``int_ops``, as a
+    kernel package's StageModel.int_ops): checked as FLOPs and bytes are, carried to the stage's result (the
+    excess core-work what-if weighs the ALU's executed integer ops against it), absent where not given."""
+    from kprof_mcp.analysis.command import stage_static
+    from kprof_mcp.cli.helpers import _stage_models
+    from kprof_mcp.models.result import StageResult
+
+    root, engine = ws
+    (root / "ok.py").write_text("print(1)\n")
+    model = {"flops": 0, "bytes": 8e6, "dtype": "int32", "int_ops": 2.5e7}
+    spec = engine.check_command(
+        ["python", "ok.py"], mode="event", stage_models={"ranks": model, "plain": {"flops": 1e6}}
+    )
+    assert spec.req.stage_models["ranks"]["int_ops"] == 2.5e7
+    dev = {"sm_count": 132}
+    with_ops = stage_static("ranks", spec.req.stage_models["ranks"], dev, {"bytes_per_s": 3.35e12})
+    without = stage_static("plain", spec.req.stage_models["plain"], dev, {"bytes_per_s": 3.35e12})
+    assert with_ops["int_ops"] == 2.5e7 and without["int_ops"] is None
+    assert StageResult.model_fields["int_ops"] and "int_ops" not in stage_static("x", None, dev, {})
+    assert _stage_models(["ranks:flops=0,bytes=8e6,dtype=int32,int_ops=2.5e7"]) == {"ranks": model}
+    with pytest.raises(KprofError, match="int_ops='x' is not a number"):
+        _stage_models(["ranks:int_ops=x"])
 
 
 def test_kprof_run_cli(ws):
