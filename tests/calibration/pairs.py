@@ -3035,3 +3035,74 @@ HELDOUT37_PAIRS = [
         "pipes and memory-bound derivative passes share the extra time)",
     ),
 ]
+
+# The thirty-eighth held-back set (2026-11-29): designed by a helper who did not read the model; causes and
+# resources set from the designs before any GPU number (recorded-heldout38/README.md), cheapest first.
+HELDOUT38_PAIRS = [
+    Pair(
+        "sums of sinusoids of large arguments (|x| >= 1.5e5) through libdevice sinf's Payne-Hanek slow path where "
+        "a two-constant Cody-Waite reduction to [-pi, pi] first serves",
+        "calib_sin_bigarg",
+        "v0",
+        "v1",
+        "move_work",
+        planted="y [2^20] fp32 = sum over 32 terms of a_k sin(t w_k), t in [1.5e5, 1e6), w_k in [1, 3): v0 "
+        "libdevice.sin on the raw fp32 products: every call past sinf's fast-path bound (105615) takes its slow "
+        "path, the Payne-Hanek reduction (a loop of six table loads and 32 x 32-bit integer multiply-adds, the "
+        "shifts and the 64-bit conversion: ~245 SASS instructions a term, mostly IMAD, ISETP, SHF, LOP3); fix: q = "
+        "rint(x / 2 pi), r = fma(-q, C1, x), r = fma(-q, C2, r) (C1 = fl32(2 pi), C2 its remainder), then sinf's "
+        "fast path (~45 instructions a term); the same sums to fp32 rounding (the needed result by a costlier "
+        "method, ~5x the instructions, spread over the integer-multiply and ALU pipes: resource issue)",
+        resource="issue",
+    ),
+    Pair(
+        "the first hits of camera rays on a signed-distance scene found by marching 512 fixed steps and bisecting "
+        "where sphere tracing (each step the distance the function returns) serves",
+        "calib_sphere_trace",
+        "v0",
+        "v1",
+        "move_work",
+        planted="t [2^18] fp32 = the distance along each ray of a 512 x 512 pinhole camera to the first of "
+        "eight unit spheres (16 for a miss), the scene's distance sqrt(min_i |p - c_i|^2) - 1: v0 the distance "
+        "evaluated at 512 fixed steps of 1/32 along every ray (branch-free, the first sample inside kept), then "
+        "16 bisection steps: 528 evaluations a ray (~70 instructions each, 3/4 FP32 FMAs, multiplies and adds); "
+        "fix: sphere tracing, t += d(t) for 96 steps (a ray done at d <= 1e-4 or t >= 16): 96 evaluations; the "
+        "same hits to ~1e-4 but for grazing rays (the needed result by a costlier method, 5.5x the evaluations "
+        "on the FP32 pipes: resource fma)",
+        resource="fma",
+    ),
+    Pair(
+        "the 2-D DFT of a batch of images computed as two dense products with the complex DFT matrices (F_H X "
+        "F_W^T) where torch.fft.fft2 serves",
+        "dft_matmul.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 6.7e8, "bytes": 1.7e8, "dtype": "float32", "tensor_cores": False}},
+        planted="the mean power spectrum of 128 fp32 images of 256 x 256 a step: bad the images cast to "
+        "complex64 and multiplied by the DFT matrices, X @ F_W^T and F_H @ (.) (two complex GEMMs of 8 x 32768 x "
+        "256 x 256 FLOPs, 3.4e10 a step, default fp32 precision: the FP32 pipes, no TF32), a transposed copy "
+        "between; fix: torch.fft.fft2 (cuFFT, O(n^2 log n)); the same spectrum to fp32 rounding (the needed "
+        "result by a costlier method: cause move_work, resource fma)",
+        resource="fma",
+    ),
+    Pair(
+        "lower-triangular systems solved with the general torch.linalg.solve (a pivoted LU of a matrix already "
+        "triangular, then two triangular solves) where torch.linalg.solve_triangular serves",
+        "tri_solve_lu.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 2.7e8, "bytes": 3.4e7, "dtype": "float32", "tensor_cores": False}},
+        planted="Z = L^-1 X a step for 256 fixed lower-triangular L [128, 128] fp32 and X [256, 128, 64]: bad "
+        "torch.linalg.solve(L, X): cuBLAS batched LU with partial pivoting of the 256 triangular matrices, the "
+        "permutation, two batched triangular solves (and one host wait for the factorisation's info); fix: "
+        "torch.linalg.solve_triangular(L, X, upper=False), one batched triangular solve; the same Z to fp32 "
+        "rounding (the needed result by a costlier method; resource None: the batched LU's dependent panel "
+        "steps in small kernels, no one pipe or memory level saturated)",
+    ),
+]
