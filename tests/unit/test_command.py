@@ -375,7 +375,7 @@ def test_stages_from_recorded_h100_traces_of_both_recorders():
 
     fx = ROOT / "tests" / "fixtures"
     by_nsys = nsys.load_sqlite(unpacked(fx / "h100_nsys" / "tiny_chain_v0" / "timeline.sqlite"))
-    by_kineto = kineto.load_trace(fx / "h100_timeline" / "tiny_chain_v0" / "trace.json")
+    by_kineto = kineto.load_trace(unpacked(fx / "h100_timeline" / "tiny_chain_v0" / "trace.json"))
     medians = []
     for tr in (by_nsys, by_kineto):
         stages, notes = range_stages(tr, ["kprof_*"], use_gpu=True, warmup=1)

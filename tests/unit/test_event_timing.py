@@ -5,6 +5,7 @@ warning, and how the report shows the kernel time beside the launch-inclusive CU
 from pathlib import Path
 
 import pytest
+from conftest import unpacked
 
 from kprof_mcp.analysis import timeline as T
 from kprof_mcp.models import DeviceState, KernelTime, ProfileResult, Timing
@@ -18,7 +19,7 @@ EVENT = FIX / "h100_event" / "vector_add" / "n=16777216_dtype=float32" / "202611
 
 
 def test_each_run_is_the_sum_of_the_kernels_its_launches_started():
-    tr = kineto.load_trace(H100 / "tiny_chain_v0" / "trace.json")
+    tr = kineto.load_trace(unpacked(H100 / "tiny_chain_v0" / "trace.json"))
     sums, spans, rows = T.kernels_per_iteration(tr)
     assert len(sums) == 5 and len(spans) == 5
     (row,) = rows
@@ -45,7 +46,7 @@ def test_work_launched_outside_the_run_ranges_is_not_counted():
 
 
 def test_empty_trace_gives_nothing_rather_than_zeros():
-    tr = kineto.load_trace(H100 / "tiny_chain_v0" / "trace.json")
+    tr = kineto.load_trace(unpacked(H100 / "tiny_chain_v0" / "trace.json"))
     tr.kernels = tr.kernels.iloc[0:0]
     assert T.kernels_per_iteration(tr) == ([], [], [])
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import unpacked
 
 from kprof_mcp import render
 from kprof_mcp.engine import render_profile
@@ -144,7 +145,7 @@ def test_a_report_that_no_parser_here_can_read_is_a_clear_error(tmp_path, monkey
 
 
 def test_csv_fallback_reads_metrics_rules_sections_and_ranges():
-    launches = ncu_parser.parse_details_csv((FIX / "ncu_matmul_v1_details.csv").read_text())
+    launches = ncu_parser.parse_details_csv(unpacked(FIX / "ncu_matmul_v1_details.csv").read_text())
     assert len(launches) == 1  # the NVLink free-text tables after the launch are not launches
     (r,) = ncu_parser.records_from_details(launches, None)
     assert (

@@ -4,7 +4,7 @@ real H100 run and against known calculator results."""
 import csv
 
 import pytest
-from conftest import FIXTURES, h100_result
+from conftest import FIXTURES, h100_result, unpacked
 
 from kprof_mcp.analysis.occupancy import sm_limits, theoretical
 from kprof_mcp.engine import render_profile
@@ -13,7 +13,7 @@ H100 = sm_limits("9.0")
 
 
 def test_matches_nsight_computes_launch_statistics_of_the_h100_matmul():
-    rows = list(csv.DictReader(open(FIXTURES / "h100_ncu" / "ncu_matmul_v1_details.csv")))
+    rows = list(csv.DictReader(open(unpacked(FIXTURES / "h100_ncu" / "ncu_matmul_v1_details.csv"))))
     wanted = ("Block Limit", "Registers Per Thread", "Dynamic Shared", "Theoretical Active Warps per SM")
     ncu = {
         r["Metric Name"]: float(r["Metric Value"].replace(",", ""))

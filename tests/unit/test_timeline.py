@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import unpacked
 
 from kprof_mcp import render
 from kprof_mcp.analysis import timeline as T
@@ -23,7 +24,7 @@ STAGES = {
 
 
 def _analyze(name: str):
-    tr = kineto.load_trace(FIX / name / "trace.json")
+    tr = kineto.load_trace(unpacked(FIX / name / "trace.json"))
     return tr, T.analyze(tr, STAGES[name.rsplit("_", 1)[0]])
 
 
