@@ -3106,3 +3106,76 @@ HELDOUT38_PAIRS = [
         "steps in small kernels, no one pipe or memory level saturated)",
     ),
 ]
+
+
+HELDOUT39_PAIRS = [
+    Pair(
+        "a top-p (nucleus) cutoff computed by scanning every block of each sorted row of probabilities where "
+        "stopping at the first block past p serves",
+        "calib_topp_scan",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="k [1024] int32 = the number of tokens a top-p (p = 0.9) sampler keeps from each row of probs "
+        "[1024, 131072] fp32 sorted in descending order (Zipf rows, nuclei of ~10 to ~3400 tokens): v0 a "
+        "program a row walks all 64 blocks of 2048 with a for loop (Triton has no break), the exclusive prefix "
+        "sums compared with p and counted, the carried mass added: every row read whole, 537 MB; fix: the same "
+        "block step in a while loop that stops once the carried mass reaches p (later blocks cannot change the "
+        "count): one or two blocks a row, ~11 MB; the same counts (bytes read beyond what the result needs, "
+        "the rows' tails past the cutoff: cause over_fetch, resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "an HMM forward pass run in the log domain (log-sum-exp over the predecessor states: an exponential a "
+        "transition term, S^2 a step) where Rabiner's scaled forward recursion serves",
+        "calib_hmm_logspace",
+        "v0",
+        "v1",
+        "move_work",
+        planted="ll [32768] fp32 = log P(o_1..o_128) of 32768 sequences (16 states, 16 symbols, observations "
+        "time-major int32): v0 a program a block of 32 sequences keeps alpha in the log domain and at each step "
+        "computes m = max_i alpha_i and alpha'_j = m + log sum_i exp(alpha_i - m + log A_ij) + log B[o_t, j] "
+        "over a [32, 16, 16] tile (256 exponentials and 16 logarithms a sequence a step, 1.07e9 exponentials); "
+        "fix: the same block and tile in probabilities, alpha'_j = (sum_i alpha_i A_ij) B[o_t, j], c = sum_j "
+        "alpha'_j, alpha' /= c, ll += log c (256 multiply-adds and one logarithm a sequence a step); the same "
+        "log-likelihoods to fp32 rounding (the needed result by a costlier method, an exponential a transition "
+        "term on the special-function units, 16 a clock an SM: resource xu)",
+        resource="xu",
+    ),
+    Pair(
+        "the inverse of a permutation computed by sorting it (torch.argsort: a radix sort of the 64-bit keys "
+        "and their indices) where one scatter (inv[perm] = arange) serves",
+        "argsort_inverse.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 8.4e6, "bytes": 2.0e8, "dtype": "float32", "tensor_cores": False}},
+        planted="the inverse of one of four random permutations of 2^23 int64 indices a step (the "
+        "mixture-of-experts unpermute idiom): torch.argsort(perm), a CUB radix sort of the int64 keys with "
+        "int64 values (eight 8-bit digit passes, each reading and writing 128 MB of keys and values, plus the "
+        "histogram and the index initialisation: ~2 GB through DRAM); fix: inv.scatter_(0, perm, ar) with ar = "
+        "arange made once (perm and ar read, inv written: ~200 MB); the same inverse exactly (the needed result "
+        "by a costlier method, the sort's passes through DRAM: resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "a GroupNorm with one group (GroupNorm(1, C)) on 8 large feature maps, its statistics computed by one "
+        "thread block per sample (8 blocks for 132 SMs), where a split reduction (var_mean) and one addcmul serve",
+        "groupnorm_one_group.py",
+        "bad",
+        "good",
+        "few_blocks",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.0e8, "bytes": 3.0e8, "dtype": "float32", "tensor_cores": False}},
+        planted="F.group_norm(x, 1, weight, bias) of a [8, 48, 256, 256] fp32 activation a step: PyTorch's "
+        "RowwiseMomentsCUDAKernel is launched with N x G = 8 blocks of 512 threads, each walking one sample's "
+        "3.1 M elements (12.6 MB) with a Welford update an element while 124 SMs idle, then the fused "
+        "elementwise apply over the whole GPU; fix: torch.var_mean(x.view(8, -1), dim=1) (a split reduction "
+        "over the whole GPU), each (sample, channel)'s scale and shift from [8] and [48] vectors, and one "
+        "torch.addcmul(shift, x, scale); the same result to fp32 rounding (a grid of 8 blocks for 132 SMs: "
+        "cause few_blocks; resource None)",
+    ),
+]
