@@ -391,10 +391,11 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             # more work than the model counts or uses a costlier method (a sparse or general kernel where a dense
             # or specialised one does it; a whole tensor processed where a few rows change): the headroom is that
             # work's, the longest kernel where to look (ncu mode gives its limiter). Nearer: the generic advice.
-            if not any(o.cause == "move_work" for o in specific):
-                # Specific where the GPU samples show its longest kernel idle: that kernel's time goes, the rest stays.
-                serial = serial_kernel(m.top_activity)
-                share = min(h, m.top_kernel[1]) if serial and h is not None else latency
+            # Specific where the GPU samples show its longest kernel idle: that kernel's time goes, the rest stays.
+            serial = serial_kernel(m.top_activity)
+            share = min(h, m.top_kernel[1]) if serial and h is not None else latency
+            # A narrower move of the same work (TF32 for part of its FFMA) does not stand for the whole excess.
+            if not any(o.cause == "move_work" and o.share >= share * m.kernel_busy for o in specific):
                 add(specific if serial else generic, "move_work", share, _over_model_facts(m, lim), serial)
         elif (best is not None or h is not None) and not any(o.cause == "latency" for o in specific):
             top = m.accounting.stalls[0].reason if m.accounting is not None and m.accounting.stalls else None
