@@ -164,12 +164,13 @@ def packed(path: Path):
 
 
 def unpack_in_place(root: Path = FIXTURES) -> list[Path]:
-    """Every ``*.ncu-rep.xz`` under ``root`` decompressed beside itself where its ``*.ncu-rep`` is missing (they
-    compress 17x, and the device tool carries the tree, 64 MiB at most; .gitignore keeps the copies out of the
+    """Every ``*.ncu-rep.xz`` (and, since 2026-11-29, ``*.trace.json.xz``: the NCCL ranks' Kineto traces, read as a
+    folder by the rank collector) under ``root`` decompressed beside itself where the file is missing (they
+    compress 17-40x, and the device tool carries the tree, 64 MiB at most; .gitignore keeps the copies out of the
     tree): written under a temporary name and renamed into place, so pytest-xdist workers doing it at once never
     see a partial file. Runs when this conftest is imported; returns what it wrote."""
     wrote = []
-    for xz in sorted(root.rglob("*.ncu-rep.xz")):
+    for xz in sorted([*root.rglob("*.ncu-rep.xz"), *root.rglob("*.trace.json.xz")]):
         out = xz.with_name(xz.name[: -len(".xz")])
         if not out.is_file():
             _decompress(xz, out)

@@ -1,7 +1,8 @@
 """kprof's per-rank communication figures next to HTA's (HolisticTraceAnalysis) on the same Kineto traces
 (issue 39, item 4). Evidence script, not a test: docs/evidence/ranks/hta.md says what it printed.
 
-The traces: tests/fixtures/gpu_ranks_nccl/ranks/<pid>.trace.json, each rank's torch.profiler trace as
+The traces: tests/fixtures/gpu_ranks_nccl/ranks/<pid>.trace.json (kept as .trace.json.xz since 2026-11-29; the test
+suite's conftest decompresses them beside themselves, or `xz -dk` them), each rank's torch.profiler trace as
 kprof's event mode recorded it (2 x H100, NCCL; both carry ``distributedInfo.rank``, which HTA reads).
 
 kprof's side is its own analysis (``analysis.comm.rank_steps`` / ``communication`` / ``breakdowns``, as
