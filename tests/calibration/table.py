@@ -63,6 +63,7 @@ from pairs import (  # noqa: E402
     HELDOUT35_PAIRS,
     HELDOUT36_PAIRS,
     HELDOUT37_PAIRS,
+    HELDOUT38_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -123,6 +124,7 @@ HELDOUT34 = HERE / "recorded-heldout34"  # issue 36: a thirty-fourth (2026-11-29
 HELDOUT35 = HERE / "recorded-heldout35"  # issue 36: a thirty-fifth (2026-11-29, H200), judged once
 HELDOUT36 = HERE / "recorded-heldout36"  # issue 36: a thirty-sixth (2026-11-29, H200), judged once
 HELDOUT37 = HERE / "recorded-heldout37"  # issue 36: a thirty-seventh (2026-11-29, H200), judged once
+HELDOUT38 = HERE / "recorded-heldout38"  # issue 36: a thirty-eighth (2026-11-29, H200), judged once
 # Held-back commands' bad variants re-recorded with today's nsys mode (the lean eager op's floor in their own
 # trace, 2026-11-29, H200), by set folder and pair: "as now" reads these; the first judgement stays as recorded.
 REFLOORED = HERE / "recorded-opfloor"
@@ -174,6 +176,7 @@ BACK34_BEGIN, BACK34_END = "<!-- heldback34:begin -->", "<!-- heldback34:end -->
 BACK35_BEGIN, BACK35_END = "<!-- heldback35:begin -->", "<!-- heldback35:end -->"
 BACK36_BEGIN, BACK36_END = "<!-- heldback36:begin -->", "<!-- heldback36:end -->"
 BACK37_BEGIN, BACK37_END = "<!-- heldback37:begin -->", "<!-- heldback37:end -->"
+BACK38_BEGIN, BACK38_END = "<!-- heldback38:begin -->", "<!-- heldback38:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -295,6 +298,8 @@ def recorded_in(p) -> Path:
         return HELDOUT36
     if p in HELDOUT37_PAIRS:
         return HELDOUT37
+    if p in HELDOUT38_PAIRS:
+        return HELDOUT38
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -587,6 +592,12 @@ def heldout37_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT37_PAIRS]
 
 
+def heldout38_rows() -> list[dict]:
+    """The thirty-eighth held-back set (recorded-heldout38/, on an H200), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT38_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -774,6 +785,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK35_BEGIN, BACK35_END): text(heldout35_rows())} if BACK35_BEGIN in DOC.read_text() else {}),
         **({(BACK36_BEGIN, BACK36_END): text(heldout36_rows())} if BACK36_BEGIN in DOC.read_text() else {}),
         **({(BACK37_BEGIN, BACK37_END): text(heldout37_rows())} if BACK37_BEGIN in DOC.read_text() else {}),
+        **({(BACK38_BEGIN, BACK38_END): text(heldout38_rows())} if BACK38_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -842,6 +854,7 @@ def main() -> int:
                 BACK35_BEGIN: "\nThirty-fifth held-back set (recorded-heldout35/: new classes, built and recorded by someone else):",
                 BACK36_BEGIN: "\nThirty-sixth held-back set (recorded-heldout36/: new classes, built and recorded by someone else):",
                 BACK37_BEGIN: "\nThirty-seventh held-back set (recorded-heldout37/: new classes, built and recorded by someone else):",
+                BACK38_BEGIN: "\nThirty-eighth held-back set (recorded-heldout38/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",

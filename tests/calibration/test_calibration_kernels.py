@@ -49,6 +49,7 @@ from pairs import (  # noqa: E402
     HELDOUT35_PAIRS,
     HELDOUT36_PAIRS,
     HELDOUT37_PAIRS,
+    HELDOUT38_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -109,6 +110,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT35_PAIRS
         + HELDOUT36_PAIRS
         + HELDOUT37_PAIRS
+        + HELDOUT38_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
