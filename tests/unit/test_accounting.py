@@ -963,7 +963,7 @@ def test_integer_work_above_the_model_on_a_saturated_alu_pipe_is_removed_as_a_wh
     T'/T = max(1 - u_alu (1 - 1/r), the largest use after). Before, only FP FLOPs counted and the kernel,
     at its pipe's peak, claimed nothing."""
     from kprof_mcp.analysis.diagnosis import opportunities
-    from kprof_mcp.analysis.diagnosis.catalogue import INSTRUCTION_SIDE, excess_core_work
+    from kprof_mcp.analysis.diagnosis.catalogue import INSTRUCTION_SIDE, _level_keep, excess_core_work
     from kprof_mcp.analysis.diagnosis.limiter import limiter
 
     f = (
@@ -978,7 +978,9 @@ def test_integer_work_above_the_model_on_a_saturated_alu_pipe_is_removed_as_a_wh
     share, r = excess_core_work(m, lim)
     assert r == pytest.approx(m.accounting.op_counts["integer"] / m.flops) and r > 20
     keep = 1 / r
-    after = max(u.util * (keep if u.key in INSTRUCTION_SIDE else 1.0) for u in lim.uses)
+    after = max(
+        u.util * (keep if u.key in INSTRUCTION_SIDE else _level_keep(m, u.key, keep)) for u in lim.uses
+    )
     assert share == pytest.approx(1 - max(1 - lim.util * (1 - keep), after))
     top = opportunities(m)[0]
     assert top.cause == "move_work" and top.facts.resource == "alu" and "popc" in top.facts.advice

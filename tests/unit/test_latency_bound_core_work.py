@@ -16,6 +16,7 @@ from kprof_mcp.analysis.diagnosis import opportunities
 from kprof_mcp.analysis.diagnosis.catalogue import (
     INSTRUCTION_SIDE,
     MEMORY_WAIT_MIN_SHARE,
+    _level_keep,
     excess_core_work,
     executed_flops,
     integer_ops,
@@ -33,8 +34,10 @@ def test_the_surplus_instructions_of_a_latency_bound_stage_go_with_their_waits()
     assert not lim.bound and m.accounting.memory_wait < MEMORY_WAIT_MIN_SHARE
     share, r = excess_core_work(m, lim)
     assert r == pytest.approx(((executed_flops(m) or 0) + (integer_ops(m) or 0)) / m.flops)
-    below = max(u.util for u in lim.uses if u.key not in INSTRUCTION_SIDE)
+    # the levels below L1 keep the model's bytes; their traffic beyond those goes with the instructions
+    below = max(u.util * _level_keep(m, u.key, 1.0 / r) for u in lim.uses if u.key not in INSTRUCTION_SIDE)
     assert share == pytest.approx(1.0 - max(1.0 / r, below))
+    assert below <= max(u.util for u in lim.uses if u.key not in INSTRUCTION_SIDE)
     top = opportunities(m)[0]
     assert top.cause == "move_work" and top.facts.resource == "fma" and top.facts.speedup == pytest.approx(r)
 

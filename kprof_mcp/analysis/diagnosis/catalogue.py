@@ -289,17 +289,37 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     r = executed / needed
     if r <= OVER_FETCH_HEALTHY:
         return None
-    if not lim.bound:
-        below = max((u.util for u in lim.uses if u.key not in INSTRUCTION_SIDE), default=0.0)
-        return max(0.0, 1.0 - max(1.0 / r, below)), r
     keep = 1.0 / r
-    after = [u.util * (keep if u.key in INSTRUCTION_SIDE else 1.0) for u in lim.uses]
+    if not lim.bound:
+        below = max(
+            (u.util * _level_keep(m, u.key, keep) for u in lim.uses if u.key not in INSTRUCTION_SIDE),
+            default=0.0,
+        )
+        return max(0.0, 1.0 - max(keep, below)), r
+    after = [u.util * (keep if u.key in INSTRUCTION_SIDE else _level_keep(m, u.key, keep)) for u in lim.uses]
     # The time the limiter leaves unused where the warps wait for instructions to be fetched (no_instruction:
     # the code's footprint overflowing the instruction cache) goes with the code that is removed.
     a = m.accounting
     fetch = 0.0 if a is None else a.share("no_instruction") / max(1e-9, 1.0 - a.share("selected"))
     own = lim.util + (1.0 - lim.util) * min(1.0, fetch)
     return max(0.0, 1.0 - max(1.0 - own * (1.0 - keep), max(after, default=0.0))), r
+
+
+def _level_keep(m: Metrics, key: str, keep: float) -> float:
+    """The share of a memory level's use below L1 that stays when the instruction stream keeps ``keep`` of its
+    work (:func:`excess_core_work`): the bytes the model needs stay; the level's bytes beyond them were carried
+    by the loads and stores of that stream, as the L1's are, and go with it (set 38's sines of large arguments:
+    the Payne-Hanek path's table reads at L2 66 % where the model's bytes need a thousandth of it)."""
+    a, need = m.accounting, m.bytes_model
+    if not need:
+        return 1.0
+    moved = (a.level_bytes.get("l2") if a is not None else None) if key == "l2" else None
+    if key == "dram" and m.over_fetch_ratio:
+        moved = m.over_fetch_ratio * need
+    if not moved or moved <= need:
+        return 1.0
+    stays = need / moved
+    return stays + (1.0 - stays) * keep
 
 
 def fence_share(m: Metrics, lim) -> tuple[float, float] | None:

@@ -26,6 +26,25 @@ INSTRUCTION_SIDE = ("issue", "fma", "fp64", "alu", "xu", "lsu", "l1")
 CORE_LIMITERS = ("issue", "fma", "fp64", "alu", "xu")
 # TTIR kinds whose code expands one modelled FLOP into many instructions: the code moves own that excess.
 EXPANDING_CODE = ("libdevice", "fdiv", "fsqrt")
+# A code move's gate (moves._code_move): the code's FP instructions are at least this share of the thread ops the
+# SMs issued (a visible part of the work, "is it there at all").
+CODE_VISIBLE = 0.1
+
+
+def code_owns_excess(m: Metrics) -> bool:
+    """Whether the stage's CUDA-core work beyond its model is the expanding code's (:data:`EXPANDING_CODE` in the
+    TTIR: a precise libdevice function, an IEEE division or square root), which the code moves take: the code is
+    there and, with the op-class counters, its FP instructions pass the code moves' gate. Where they do not (set
+    38's sines of large arguments: libdevice sinf's Payne-Hanek path, 3.1e9 integer thread ops against 4.4e8 FP,
+    8 % of those issued), no code move applies and the work beyond the model stays the excess what-if's."""
+    if not any(op.get("kind") in EXPANDING_CODE for op in m.ir_ops or ()):
+        return False
+    a = m.accounting
+    if a is None or not a.op_counts or not a.inst_executed:
+        return True
+    issued = a.inst_executed * (a.threads_per_inst or 32.0)
+    fp = sum(a.op_counts.get(c, 0.0) for c in ("ffma", "fadd", "fmul"))
+    return fp >= CODE_VISIBLE * issued
 
 
 def executed_flops(m: Metrics) -> float | None:
@@ -53,12 +72,8 @@ def core_work(m: Metrics) -> dict[str, float]:
     """Each CUDA-core resource's executed work in the model's units (the op-class counters): the issue slots
     FP and integer thread ops, the FMA, FP64 and XU pipes the FLOPs, the ALU its integer and logic ops. Empty
     for tensor-core stages (their FLOPs are the tensor pipe's), code that expands one modelled FLOP into many
-    (the code moves own it), or without a FLOP model (nor the model's integer operations)."""
-    if (
-        m.tensor_work
-        or not (m.flops or m.int_ops)
-        or any(op.get("kind") in EXPANDING_CODE for op in m.ir_ops or ())
-    ):
+    where the code moves take it (:func:`code_owns_excess`), or without a FLOP model (nor the model's integer operations)."""
+    if m.tensor_work or not (m.flops or m.int_ops) or code_owns_excess(m):
         return {}
     fp, ints = executed_flops(m) or 0.0, integer_ops(m) or 0.0
     return {"issue": fp + ints, "fma": fp, "fp64": fp, "xu": fp, "alu": ints}

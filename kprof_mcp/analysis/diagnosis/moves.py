@@ -15,6 +15,7 @@ Pure: numbers in, facts out.
 from __future__ import annotations
 
 from . import static_mix
+from .core import CODE_VISIBLE
 from .limiter import (
     ISSUE_RATE,
     PIPES,
@@ -161,7 +162,9 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
     lines = evidence_lines(m, mv)
     if not lines:
         return None
-    if not issued or src_ops < 0.1 * issued:  # gate: the code is a visible part of what the SMs issue
+    if (
+        not issued or src_ops < CODE_VISIBLE * issued
+    ):  # gate: the code is a visible part of what the SMs issue
         return None
     need = flops + (m.elements or 0.0)
     calls = [str(op.get("detail")) for op in m.ir_ops if op.get("kind") == "libdevice"]
