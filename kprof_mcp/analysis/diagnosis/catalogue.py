@@ -243,6 +243,15 @@ def host_link_bytes(m: Metrics, lim) -> tuple[float, float] | None:
     return max(0.0, 1.0 - max(after, dram_after)), b
 
 
+def dram_busy(m: Metrics, lim) -> bool:
+    """Whether DRAM traffic costs a stage time though SPEC's classification calls it compute-bound: the counters
+    measured the limiter and the DRAM is busy (at the scattered-sector saturation or more). The over-fetch what-if
+    is then asked (it bounds itself by the SMs' work that stays): the thirty-ninth held-back set's top-p scan, DRAM
+    66 % at 49x the model's bytes, the issue slots 65 %. A tensor-core GEMM at DRAM 24 % is not (its operands'
+    re-reads overlap its math)."""
+    return lim is not None and lim.source == "counters" and (m.dram_pct or 0.0) >= m.scattered_dram_pct
+
+
 def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     """What-if for CUDA-core work the stage's FLOP model does not count — lanes of a block wider than
     the data (masked off but computing all the same), loop iterations past a lane's own end (a loop run

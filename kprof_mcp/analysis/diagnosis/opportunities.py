@@ -12,6 +12,7 @@ from .catalogue import (
     MEMORY_LATENCY_STALLS,
     accounting_causes,
     core_keeps,
+    dram_busy,
     excess_core_work,
     excess_tensor_work,
     host_link_bytes,
@@ -90,7 +91,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
       latency-bound stage follows its memory traffic). With no traffic counters (event mode:
       only the compiler's spill count) the spills' share of the memory time of one pass over the
       kernel's SASS listing (``static_mix.spill_share``), else 10 % plus 5 % per doubling over 128 bytes.
-    * DRAM over-fetch (DRAM bytes ÷ model bytes r > 1.25; compute-bound only with counters): the
+    * DRAM over-fetch (DRAM bytes ÷ model bytes r > 1.25; compute-bound: counters and DRAM busy): the
       removable traffic share 1 − 1/r, of the time DRAM is busy: all of it when memory-bound or
       at the scattered-sector bandwidth (measured: ``kprof device --calibrate``'s dram_sector; else
       :data:`DRAM_SATURATED_PCT`, 60 %) of peak or more (scattered sector traffic saturates
@@ -199,8 +200,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
         # estimate): over-fetch keeps only what is left of the excess beyond the local-memory bytes.
         excess = max(0.0, (ratio - 1.0) * m.bytes_model - m.local_spill_bytes)
         ratio = 1.0 + excess / m.bytes_model
-    measured = lim is not None and lim.source == "counters"  # the limiter decides; the SMs' work bounds it
-    if ratio is not None and ratio > OVER_FETCH_HEALTHY and (bottleneck != COMPUTE_BOUND or measured):
+    if (ratio or 0.0) > OVER_FETCH_HEALTHY and (bottleneck != COMPUTE_BOUND or dram_busy(m, lim)):
         removable = 1.0 - 1.0 / ratio
         busy = (
             1.0
