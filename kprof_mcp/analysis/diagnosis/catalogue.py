@@ -267,8 +267,8 @@ def excess_core_work(m: Metrics, lim) -> tuple[float, float] | None:
     does, set 31) takes the issue slots' r, unless re-reads explain the L1's traffic (the caller's check).
 
     The instruction stream is taken to shrink with the FP work it carries: the instruction-side uses
-    (issue slots, CUDA-core pipes, LSU, L1) scale by 1/r, DRAM and L2 (the bytes, bounded by the model
-    already) stay, and
+    (issue slots, CUDA-core pipes, LSU, L1) scale by 1/r, DRAM and L2 keep the model's bytes and lose the
+    traffic beyond them with the instructions that carried it (:func:`_level_keep`), and
 
         T'/T = max(1 − u·(1 − 1/r), the largest use after the change)
 
