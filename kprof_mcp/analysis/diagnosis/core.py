@@ -72,7 +72,8 @@ def core_work(m: Metrics) -> dict[str, float]:
     """Each CUDA-core resource's executed work in the model's units (the op-class counters): the issue slots
     FP and integer thread ops, the FMA, FP64 and XU pipes the FLOPs, the ALU its integer and logic ops. Empty
     for tensor-core stages (their FLOPs are the tensor pipe's), code that expands one modelled FLOP into many
-    where the code moves take it (:func:`code_owns_excess`), or without a FLOP model (nor the model's integer operations)."""
+    where the code moves take it (:func:`code_owns_excess`), or without a FLOP model (nor the model's integer
+    operations)."""
     if m.tensor_work or not (m.flops or m.int_ops) or code_owns_excess(m):
         return {}
     fp, ints = executed_flops(m) or 0.0, integer_ops(m) or 0.0

@@ -162,9 +162,8 @@ def _code_move(m, mv, lim: Limiter) -> tuple[float, dict] | None:
     lines = evidence_lines(m, mv)
     if not lines:
         return None
-    if (
-        not issued or src_ops < CODE_VISIBLE * issued
-    ):  # gate: the code is a visible part of what the SMs issue
+    # gate: the code is a visible part of what the SMs issue
+    if not issued or src_ops < CODE_VISIBLE * issued:
         return None
     need = flops + (m.elements or 0.0)
     calls = [str(op.get("detail")) for op in m.ir_ops if op.get("kind") == "libdevice"]
