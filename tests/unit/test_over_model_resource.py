@@ -53,3 +53,35 @@ def test_busiest_unit(activity, unit):
 def test_the_idle_line_is_the_serial_kernels():
     assert busiest_unit({"dram_read_pct": IDLE_UNIT_PCT, "issue_pct": 0.0}) == "dram"
     assert busiest_unit({"dram_read_pct": IDLE_UNIT_PCT - 0.1, "issue_pct": 0.0}) is None
+
+
+def test_issue_slots_filled_by_a_library_s_ffma_are_the_fma_pipe_s_work():
+    """After the thirty-eighth held-back set (judged once before: the DFT's GEMM named at the issue slots while the
+    pair's resource is the FMA pipe): where the samples show only the issue slots busy, the library kernel's name
+    says whose instructions fill them (cuBLAS's ``..._ffma_...``, ``sgemm``: the FMA pipe; ``dgemm``: FP64)."""
+    from kprof_mcp.analysis.diagnosis.parallelism import name_pipe, work_unit
+
+    issue = {
+        "dram_read_pct": 2.0,
+        "dram_write_pct": 1.0,
+        "issue_pct": 60.0,
+        "warps_pct": 30.0,
+        "tensor_pct": 0.0,
+    }
+    ffma = (
+        "sm80_xmma_gemm_cf32cf32_f32f32_cf32_nn_n_tilesize64x64x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4"
+    )
+    assert work_unit(issue, ffma) == "fma" and work_unit(issue, "volta_dgemm_64x64_nn") == "fp64"
+    assert work_unit(issue, "void at::native::vectorized_elementwise_kernel<4>") == "issue"
+    dram = {**issue, "dram_read_pct": 70.0}
+    assert work_unit(dram, ffma) == "dram"  # a unit other than the issue slots is not refined
+    assert name_pipe(None) is None and name_pipe("ampere_sgemm_128x64_tn") == "fma"
+    sys.path[:0] = [str(CAL), str(CAL.parent)]
+    import table
+
+    dft = (
+        "recorded-heldout38/the_2_D_DFT_of_a_batch_of_images_computed_as_two_dense_products_with_the_complex_DFT_"
+        "matrices__F_H_X_F_W_T__where_torch_fft_fft2_serves"
+    )
+    top = table.assess_facts(table.load(CAL / dft / "bad.result.json")).opportunities[0].opportunity
+    assert top.cause == "move_work" and top.facts.move == "over_model" and top.facts.resource == "fma"

@@ -53,7 +53,6 @@ from .metrics import (
 from .moves import what_if_moves, widened_dot
 from .parallelism import (
     balance_share,
-    busiest_unit,
     chain_share,
     fill_share,
     grid_occupancy_share,
@@ -62,6 +61,7 @@ from .parallelism import (
     serial_kernel,
     tail_share,
     wider_loads_share,
+    work_unit,
 )
 from .spills import spill_share
 
@@ -435,7 +435,7 @@ def _over_model_facts(m: Metrics, lim) -> dict:
     over = m.time_ns * m.kernel_busy / m.sol_ns if m.time_ns and m.sol_ns else None
     return {
         "move": "over_model",
-        "resource": busiest_unit(m.top_activity) or (lim.resource if lim is not None else None),
+        "resource": work_unit(m.top_activity, name) or (lim.resource if lim is not None else None),
         "kernel": name,
         "value": 100.0 * share if share is not None else None,
         "time_over_roof": over,

@@ -244,6 +244,26 @@ def busiest_unit(activity: dict[str, float] | None) -> str | None:
     return unit if use[unit] >= IDLE_UNIT_PCT else None
 
 
+# The instruction a library kernel's name says its math runs as (cuBLAS and CUTLASS names: ``..._ffma_...``,
+# ``sgemm``), and the pipe that executes it.
+NAME_PIPES = (("ffma", "fma"), ("sgemm", "fma"), ("cgemm", "fma"), ("dfma", "fp64"), ("dgemm", "fp64"))
+
+
+def name_pipe(name: str | None) -> str | None:
+    """The CUDA-core pipe a library kernel's name says its math runs on (:data:`NAME_PIPES`), or None: where the GPU
+    metrics sample only the issue slots busy (:func:`busiest_unit`), the name says whose instructions fill them
+    (the 38th held-back set's 2-D DFT by dense products: cuBLAS's ``..._cf32cf32_..._ffma_...`` complex GEMM)."""
+    low = (name or "").lower()
+    return next((pipe for token, pipe in NAME_PIPES if token in low), None)
+
+
+def work_unit(activity: dict[str, float] | None, name: str | None) -> str | None:
+    """The unit a command kernel's work runs on: the busiest the GPU metrics sampled (:func:`busiest_unit`), the
+    issue slots refined to the pipe the kernel's name says fills them (:func:`name_pipe`)."""
+    unit = busiest_unit(activity)
+    return (name_pipe(name) or unit) if unit == "issue" else unit
+
+
 def memory_waits(m) -> bool:
     """Whether a stage's warps wait on memory (its memory and sync waits at least ``MEMORY_WAIT_MIN_SHARE`` of
     their time), or no counters say otherwise (metrics only: its SMs idle is all that is known)."""
