@@ -322,8 +322,10 @@ def _level_keep(m: Metrics, key: str, keep: float) -> float:
     a, need = m.accounting, m.bytes_model
     if not need:
         return 1.0
-    moved = (a.level_bytes.get("l2") if a is not None else None) if key == "l2" else None
-    if key == "dram" and m.over_fetch_ratio:
+    moved = None
+    if key == "l2" and a is not None:
+        moved = a.level_bytes.get("l2")
+    elif key == "dram" and m.over_fetch_ratio:
         moved = m.over_fetch_ratio * need
     if not moved or moved <= need:
         return 1.0

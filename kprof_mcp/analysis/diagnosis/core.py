@@ -29,6 +29,8 @@ EXPANDING_CODE = ("libdevice", "fdiv", "fsqrt")
 # A code move's gate (moves._code_move): the code's FP instructions are at least this share of the thread ops the
 # SMs issued (a visible part of the work, "is it there at all").
 CODE_VISIBLE = 0.1
+# The FP op classes an expanding code's instructions are counted from (moves.CODE_OPS' transcendental code).
+CODE_FP_OPS = ("ffma", "fadd", "fmul")
 
 
 def code_owns_excess(m: Metrics) -> bool:
@@ -43,7 +45,7 @@ def code_owns_excess(m: Metrics) -> bool:
     if a is None or not a.op_counts or not a.inst_executed:
         return True
     issued = a.inst_executed * (a.threads_per_inst or 32.0)
-    fp = sum(a.op_counts.get(c, 0.0) for c in ("ffma", "fadd", "fmul"))
+    fp = sum(a.op_counts.get(c, 0.0) for c in CODE_FP_OPS)
     return fp >= CODE_VISIBLE * issued
 
 

@@ -15,7 +15,7 @@ Pure: numbers in, facts out.
 from __future__ import annotations
 
 from . import static_mix
-from .core import CODE_VISIBLE
+from .core import CODE_FP_OPS, CODE_VISIBLE
 from .limiter import (
     ISSUE_RATE,
     PIPES,
@@ -134,7 +134,7 @@ def _move_facts(m, mv, lim: Limiter, util: float, speedup, after: dict, lines, p
 # division, an IEEE division), not one pipe's instructions: the op classes ``per_op`` counts from (the
 # table's per_op is destination ops per source-pipe op of that code).
 CODE_OPS = {
-    "transcendental": ("ffma", "fadd", "fmul"),
+    "transcendental": CODE_FP_OPS,
     "index": ("integer",),
     "division": ("ffma", "fmul"),
 }
