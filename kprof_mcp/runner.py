@@ -282,6 +282,13 @@ def _run_recorded(
     return ended, record
 
 
+def _last_words(ended: Ended, n: int = 3) -> str:
+    """The last lines the child and its profiler printed before a time-out (where it stood: Nsight
+    Compute's last ``==PROF==`` line, a traceback's end), or nothing."""
+    said = [ln.strip()[:200] for ln in (ended.out + "\n" + ended.err).splitlines() if ln.strip()][-n:]
+    return f" Its last output: {' | '.join(said)}" if said else " It printed nothing."
+
+
 def run_profile(
     request_json: str,
     timeout_s: float,
@@ -334,7 +341,8 @@ def run_profile(
                 "timeout",
                 f"profiling did not finish within {timeout_s:.0f} s; the kernel "
                 f"process tree was killed{clocks}. Raise the time limit (timeout_s), "
-                "or use smaller sizes or a smaller timing budget.",
+                f"or use smaller sizes or a smaller timing budget.{_last_words(ended)}",
+                {"log": (ended.out[-200_000:] + ended.err)[-4000:]},
             )
     rc, stderr = ended.rc, ended.err
     log = ended.out[-200_000:] + stderr

@@ -255,10 +255,17 @@ def read_command_output(
     fields = capture["result"]
     warnings = [ResultWarning(kind="matching", message=n) for n in notes]
     if by == "kernel":
+        entered = sorted((k, v) for k, v in (capture.get("range_occurrences") or {}).items() if v)
+        seen = ", ".join(f"{k} x{v}" for k, v in entered[:8])
         warnings.append(
             ResultWarning(
                 kind="matching",
-                message="no range in the command: its kernels are the stages, grouped by name",
+                message="no range in the command: its kernels are the stages, grouped by name"
+                if not entered
+                else f"no profiled kernel ran in the command's ranges ({seen}): the {len(records)} launches "
+                "profiled ran outside them (before the first, most likely), so its kernels are the stages, "
+                f"grouped by name; name the ranges to profile (include=[{entered[0][0]!r}]) or raise "
+                "max_kernels",
             )
         )
     if len(records) >= req.options.max_kernels:

@@ -68,7 +68,10 @@ def command_confinement(
     """The confinement of a user's command whose request and result live in ``tmp``: it writes
     there (its private tmp and caches below), in its working directory (not ``out/``, ``.git``, the
     devlogs) and in its mode's command runs under ``out/``; it reads the workspace. Without a
-    workspace (`kprof run`) or without Landlock, it is only supervised (every descendant dies with it)."""
+    workspace (`kprof run`) or without Landlock, it is only supervised (every descendant dies with it),
+    a profiler with it: Nsight Compute profiles its own child only (``--target-processes
+    application-only``), which must be the command, not the supervisor (with the supervisor between them
+    the command's CUDA initialisation waited for ncu until the time limit, 2026-11-29)."""
     req = json.loads(request_json)
     cwd = Path(req.get("command_cwd") or os.getcwd())
     runs = Path(req["out_root"]) / str(req.get("mode") or "event") / "command"
@@ -76,7 +79,7 @@ def command_confinement(
     private.mkdir()
     if workspace is None or not available():
         runs.mkdir(parents=True, exist_ok=True)
-        return Confinement(None, private)
+        return Confinement(None, private, None, bool(prefix))
     policy = command_policy(Path(workspace), cwd, runs, tmp, prefix, out_root=Path(req["out_root"]))
     if not _made(Path(workspace), runs):  # a link planted on the way (by a kernel child): nothing granted
         policy.write.remove(str(runs))

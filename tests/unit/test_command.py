@@ -351,8 +351,9 @@ def test_a_hanging_command_is_killed_at_its_time_limit(ws):
     (root / "hangs.py").write_text("import time\nprint('started', flush=True)\ntime.sleep(600)\n")
     tag = f"kprof-hang-tag-{os.getpid()}"  # its pid as seen here (it may run in a PID namespace of its own)
     t0 = time.monotonic()
-    with pytest.raises(KprofError, match="did not finish within 8 s"):
+    with pytest.raises(KprofError, match="did not finish within 8 s") as e:
         engine.profile_command(["python", "hangs.py", tag], mode="event", timeout_s=8)
+    assert "Its last output: " in str(e.value) and "started" in str(e.value)  # where it stood
     assert time.monotonic() - t0 < 60
     time.sleep(0.5)
 
@@ -530,3 +531,37 @@ def test_kernels_launched_from_autograds_thread_land_in_the_range_that_was_open(
     assert [len(v) for v in by.values()] == [1] and any(
         "4 profiled kernel(s) ran outside" in n for n in notes
     )
+
+
+def test_ranges_entered_but_none_profiled_are_said_with_what_to_do(tmp_path):
+    """A command whose first launches (a warm-up, a reference check) fill max_kernels before its first range
+    (2026-11-29 on an H200: int_ops_command.py's eight profiled launches all came before its "ranks" range):
+    its kernels become the stages, and the warning says the ranges it entered and how to profile them,
+    not that the command has no range."""
+    import shutil
+    import sys as _sys
+
+    _sys.path.insert(0, str(ROOT / "tests" / "unit"))
+    from test_ncu import FIX
+
+    from kprof_mcp.models import ProfileRequest
+    from kprof_mcp.modes import get_mode
+
+    def read(entered):
+        work = tmp_path / str(len(entered))
+        shutil.copytree(FIX / "ncu_matmul_v1", work)
+        capture = json.loads((work / "capture.json").read_text())
+        capture["range_occurrences"] = entered
+        (work / "capture.json").write_text(json.dumps(capture))
+        req = ProfileRequest.model_validate(capture["result"]["request"]).model_copy(
+            update={"command": ["python", "train.py"], "include": []}
+        )
+        profiler = json.loads((work / "profiler.json").read_text())
+        cmd = get_mode("ncu").read_output(req, work, (work / "ncu.log").read_text(), profiler)
+        assert cmd.command["stages_from"] == "kernel"
+        return " ".join(w.message for w in cmd.warnings)
+
+    said = read({"ranks": 6})
+    assert "no profiled kernel ran in the command's ranges (ranks x6)" in said and "include=['ranks']" in said
+    assert "no range in the command" not in said
+    assert "no range in the command: its kernels are the stages" in read({})
