@@ -176,6 +176,10 @@ def stage_result(
         l2_flushed=True,
         stop_reason=f"ncu: {launches} profiled launch(es)",
     )
+    if static.get("grid_blocks") is None and rep.get("grid_size"):
+        # A command's stage has no launcher to ask: its longest kernel's grid, as Nsight Compute launched it
+        # (its waves figure counts blocks per SM slot, not SMs: 512 blocks on 132 SMs at 0.48 waves fill them).
+        static = dict(static, grid_blocks=int(rep["grid_size"]))
     res = StageResult(
         timing=timing,
         **static,

@@ -80,3 +80,28 @@ def test_the_wave_tail_is_floored_by_the_busiest_resource_at_the_rate_tuned_kern
     share = tail_share(gauss, lim)
     assert share == pytest.approx(1 - _floor(gauss, lim) / gauss.time_ns)
     assert share < 1 - gauss.waves_per_sm / 2
+
+
+def test_under_one_wave_with_the_grid_unknown_is_floored_by_the_busiest_resource():
+    """A command's stage in annotation mode had no grid (2026-11-29 on an H200: an integer rank count, 512
+    programs on 132 SMs at 0.48 waves, its issue slots 87.8 % busy, was told +106 % from more blocks): the
+    waves what-if takes the same work over more blocks, no faster than the busiest resource at the rate tuned
+    kernels reach. The 21st set's 2-D Gaussians (issue slots 75 %) with their grid taken away and 0.48 waves."""
+    import dataclasses
+
+    from kprof_mcp.analysis.diagnosis.parallelism import waves_share
+
+    gauss = _metrics(
+        CAL
+        / "recorded-heldout21"
+        / "a_sum_of_2_D_Gaussians_evaluated_with_one_exponential_per__pixel__centre__where_the_product_of_two_1_D_Gaussians_serves"
+        / "bad.result.json"
+    )
+    m = dataclasses.replace(gauss, grid_blocks=None, waves_per_sm=0.48)
+    lim = limiter(m)
+    floor = _floor(m, lim) / m.time_ns
+    assert floor > 0.6 and waves_share(m, lim) == pytest.approx(1 - floor)
+    few = next(o for o in opportunities(m) if o.cause == "few_blocks")
+    assert few.share == pytest.approx(1 - floor) and few.share < 0.52
+    # without a limiter (no counters, no model) the slots' idle share stands
+    assert waves_share(m, None) == pytest.approx(0.52)

@@ -559,6 +559,8 @@ def test_ranges_entered_but_none_profiled_are_said_with_what_to_do(tmp_path):
         profiler = json.loads((work / "profiler.json").read_text())
         cmd = get_mode("ncu").read_output(req, work, (work / "ncu.log").read_text(), profiler)
         assert cmd.command["stages_from"] == "kernel"
+        # no launcher to ask: each stage's grid is its kernel's as Nsight Compute launched it (launch__grid_size)
+        assert all(s.grid_blocks and s.grid_blocks >= 1 for s in cmd.stages)
         return " ".join(w.message for w in cmd.warnings)
 
     said = read({"ranks": 6})

@@ -60,6 +60,7 @@ from .parallelism import (
     occupancy_share,
     serial_kernel,
     tail_share,
+    waves_share,
     wider_loads_share,
     work_unit,
 )
@@ -130,8 +131,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             into.append(Opportunity(cause, gain_pct(share), share, spec, Facts(**facts)))
 
     if bottleneck == LATENCY_BOUND and (chain := chain_share(m, lim)) is not None:
-        # Loops whose loads wait on the last one's value (round trips in a row): before the Little's-law what-ifs
-        # that add warps (more programs help only as far as there are more chains): first on an equal estimate.
+        # Loops whose loads wait on the last value (round trips in a row): first on a tie with the warps' what-ifs.
         facts = {"move": "chain", "lines": chain[1], "memory_wait": m.accounting.memory_wait}
         add(specific, "latency", chain[0], {**facts, "memory_stalls": True}, True)
     if m.grid_blocks is not None and m.sm_count and m.grid_blocks < m.sm_count:
@@ -146,7 +146,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             True,
         )
     elif m.grid_blocks is None and m.waves_per_sm is not None and m.waves_per_sm < WAVES_HEALTHY:
-        add(specific, "few_blocks", 1.0 - m.waves_per_sm, {"waves_per_sm": m.waves_per_sm}, True)
+        add(specific, "few_blocks", waves_share(m, lim), {"waves_per_sm": m.waves_per_sm}, True)
     if (blocks := dispatch.fewer_blocks(m, lim, ATTAINABLE, ATTAINABLE_PIPE)) is not None:
         add(specific, "occupancy", blocks[0], blocks[1], True)  # the block scheduler bounds it
     occ_limiter = m.accounting.occupancy_limiter if m.accounting is not None else None

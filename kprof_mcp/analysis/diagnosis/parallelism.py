@@ -36,6 +36,17 @@ def fill_share(m, lim: Limiter | None) -> float | None:
     return max(0.0, 1.0 - max(T * w_now / w_new, _floor(m, lim)) / T)
 
 
+def waves_share(m, lim: Limiter | None) -> float:
+    """Fewer blocks than the SMs' block slots (Nsight Compute's waves per SM under one, the grid not known):
+    the slots' idle share, floored at the busiest resource's work at the rate tuned kernels reach (the same
+    work spread over more blocks is no faster than that: 2026-11-29, an integer command stage at 0.48 waves
+    with its issue slots 87.8 % busy was told +106 % from more blocks)."""
+    share = 1.0 - m.waves_per_sm
+    if lim is None or not m.time_ns:
+        return share
+    return max(0.0, min(share, 1.0 - _floor(m, lim) / m.time_ns))
+
+
 def occupancy_share(m, lim: Limiter | None) -> float | None:
     """Low occupancy while latency-bound: the share of the time that lifting the resource that limits
     occupancy (the launch statistics' blocks per SM by registers, shared memory, warps, blocks) to the next
