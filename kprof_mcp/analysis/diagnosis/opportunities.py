@@ -52,6 +52,7 @@ from .metrics import (
 )
 from .moves import what_if_moves, widened_dot
 from .parallelism import (
+    _floor,
     balance_share,
     chain_share,
     fill_share,
@@ -381,10 +382,9 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             latency = max(0.0, _share_of_gap(best, target) - explained)
         else:
             latency = 0.0
-        if lim is not None and lim.bound and lim.source == "counters":
-            # A resource near its peak is the bound, not the warps' latency: hiding latency gains at most
-            # what takes that resource from its use to the rate tuned kernels reach on it.
-            latency = min(latency, max(0.0, 1.0 - lim.util / ATTAINABLE.get(lim.resource, ATTAINABLE_PIPE)))
+        if lim is not None and lim.source == "counters" and m.time_ns:
+            # Hiding latency keeps the work: no faster than the busiest resource at the rate tuned kernels reach.
+            latency = min(latency, max(0.0, 1.0 - _floor(m, lim) / m.time_ns))
         over = m.time_ns * m.kernel_busy / m.attainable_sol_ns if m.time_ns and m.attainable_sol_ns else None
         if m.command_no_counters and (best is not None or h is not None) and over and over >= LIBRARY_SLOW:
             # A command's kernels timed without counters, far longer than the model's work needs at the roof
