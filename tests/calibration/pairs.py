@@ -3179,3 +3179,73 @@ HELDOUT39_PAIRS = [
         "cause few_blocks; resource None)",
     ),
 ]
+
+HELDOUT40_PAIRS = [
+    Pair(
+        "per-tensor fake quantisation in one kernel whose every program rescans the whole tensor for its absmax, "
+        "where one partial maximum per program and a second kernel serve",
+        "calib_absmax_rescan",
+        "v0",
+        "v1",
+        "over_fetch",
+        planted="y [2^21] fp32 = s * clamp(floor(x / s + 0.5), -127, 127) with s = max|x| / 127 (per-tensor int8 "
+        "fake quantisation of an 8 MB tensor): v0 256 programs of 8192 elements, each first loops over all of x "
+        "(chunks of 4096, a running max of |x|) and then quantises its own block: the tensor read 256 times, 2.1 "
+        "GB, the first pass from DRAM, the rest from L2; fix: each program writes the max of its own block (256 "
+        "partials), then a second kernel whose programs reduce the 256 partials (1 KB) and quantise their block: "
+        "x read twice, 16 MB; the same output (bytes moved beyond what the result needs, the whole tensor re-read "
+        "by every program through L2: cause over_fetch, resource l2)",
+        resource="l2",
+    ),
+    Pair(
+        "rows of two sorted runs put in order by a full bitonic sort (tl.sort: 66 compare-exchange stages for "
+        "2048 elements) where one bitonic merge (the second run read in reverse, 11 half-cleaner stages) serves",
+        "calib_merge_by_sort",
+        "v0",
+        "v1",
+        "move_work",
+        planted="y [4096, 2048] fp32 = each row of x in ascending order, the row's two halves each already "
+        "ascending: v0 a program a row (4 warps) calls tl.sort on the row, a bitonic sorting network of "
+        "log2(n) (log2(n) + 1) / 2 = 66 compare-exchange stages (selects, warp shuffles, shared-memory exchanges "
+        "for the long distances); fix: the second run loaded in reverse (the row bitonic) and one bitonic merge, "
+        "11 half-cleaner stages of a min and a max a pair; the same values exactly (the needed ordering by a "
+        "costlier method, a sorting network where a merging network serves: compare, select and shuffle "
+        "instructions, resource issue)",
+        resource="issue",
+    ),
+    Pair(
+        "bags of embeddings summed by gathering every row into a [B, L, D] tensor and reducing it "
+        "(F.embedding(idx, table).sum(1)) where F.embedding_bag(mode='sum') serves",
+        "embedding_bag_sum.py",
+        "bad",
+        "good",
+        "fusion",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 1.3e8, "bytes": 1.2e7, "dtype": "float32", "tensor_cores": False}},
+        planted="the sums of 8192 bags of 64 rows of an 8192 x 256 fp32 table (8 MB, L2-resident) a step: "
+        "F.embedding(idx, table) writes the gathered [8192, 64, 256] fp32 rows (537 MB) to DRAM and .sum(1) "
+        "reads them back; fix: F.embedding_bag(idx, table, mode='sum'), one kernel gathering each bag's rows "
+        "and accumulating them on chip, only the [8192, 256] sums (8 MB) written; the same sums to fp32 "
+        "rounding (an intermediate's round trip through DRAM between two kernels where one keeps it on chip: "
+        "cause fusion, resource dram)",
+        resource="dram",
+    ),
+    Pair(
+        "determinants of a batch of 3 x 3 matrices by torch.linalg.det (a batched LU factorisation with "
+        "pivoting of every matrix) where the scalar triple product a0 . (a1 x a2) serves",
+        "det3_lu.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 7.1e7, "bytes": 1.7e8, "dtype": "float32", "tensor_cores": False}},
+        planted="det of one of two batches of 2^22 3 x 3 fp32 matrices (151 MB) a step: torch.linalg.det, the "
+        "batch copied to column-major order, cuBLAS getrfBatched (an array of device pointers, pivot search and "
+        "row swaps for every matrix), the pivots' sign and the diagonal's product in further kernels; fix: "
+        "(A[:, 0] * torch.linalg.cross(A[:, 1], A[:, 2], dim=-1)).sum(-1), 17 FLOPs a matrix in three "
+        "elementwise kernels; the same determinants to fp32 rounding (the needed result by a costlier method, "
+        "a general factorisation where a closed form serves: cause move_work; resource None)",
+    ),
+]
