@@ -3249,3 +3249,79 @@ HELDOUT40_PAIRS = [
         "a general factorisation where a closed form serves: cause move_work; resource None)",
     ),
 ]
+
+HELDOUT41_PAIRS = [
+    Pair(
+        "the Kuramoto model's coupling summed over all N^2 pairs of oscillators (a sine of every phase "
+        "difference) where the mean-field identity (two sums over the oscillators) serves",
+        "calib_kuramoto_pairs",
+        "v0",
+        "v1",
+        "move_work",
+        planted="out [16384] fp32 = omega_i + (K / N) sum_j sin(theta_j - theta_i) for 16384 oscillators "
+        "(concentrated phases, order parameter ~0.67): v0 a program a block of 32 oscillators walks all phases "
+        "in blocks of 128, a [32, 128] tile of tl.sin(theta_j - theta_i) (libdevice's sinf: ~25 instructions a "
+        "pair, the range reduction, a float-to-int conversion, the polynomial, the large-argument test) added "
+        "into an accumulator tile, reduced once: 2.7e8 sines; fix: S = sum_j sin(theta_j), C = sum_j "
+        "cos(theta_j) summed by each of 16 programs of 1024 oscillators, out = omega + (K / N) (S cos(theta_i) "
+        "- C sin(theta_i)): 2N sines and cosines a program; the same values to fp32 rounding (the needed "
+        "coupling by a costlier method, N^2 sines where 2N serve, the sine's instruction stream issue-bound: "
+        "resource issue)",
+        resource="issue",
+    ),
+    Pair(
+        "the Triton tutorial's whole-row fused softmax (BLOCK = next_power_of_2(V), 16 warps) applied to "
+        "131072-wide rows, the row's values spilled to local memory, where an online softmax over 4096-wide "
+        "chunks serves",
+        "calib_softmax_wholerow",
+        "v0",
+        "v1",
+        "spills",
+        planted="softmax along each row of x [256, 131072] fp32: v0 a program a row loads the whole row as one "
+        "[131072] tile with 16 warps (256 values a thread, and as many exponentials), its max, exponentials "
+        "and sum taken in one block: far beyond the registers, the compiler keeps the tile in local memory (a "
+        "~2 KB stack a thread, 1 MB a program), stored and reloaded at each pass over the row through L1, L2 "
+        "and DRAM; fix: a program a row with 8 warps, an online pass over 32 chunks of 4096 (running max and "
+        "rescaled sum) and a normalising pass: 16 values a thread, no spills, the row read twice; the same "
+        "values to fp32 rounding (local-memory spill traffic: cause spills; resource None)",
+    ),
+    Pair(
+        "the scores of each user's candidate items computed by scoring the whole item catalogue ((U @ E.T)"
+        ".gather(1, cand): a [B, NI] product, K of its NI columns kept) where the candidates' embeddings "
+        "gathered and one batched dot product serve",
+        "candidate_scores_full_catalogue.py",
+        "bad",
+        "good",
+        "move_work",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 6.7e7, "bytes": 7.0e7, "dtype": "bfloat16", "tensor_cores": False}},
+        planted="the [1024, 32] scores of 32 candidate items for each of 1024 users a step (bf16 embeddings, "
+        "D = 1024, a catalogue of 131072 items, 256 MiB): U @ E.T, a [1024, 131072] bf16 matrix product "
+        "(2.7e11 FLOPs on the tensor cores, its 256 MiB output written), then .gather(1, cand); fix: "
+        "torch.einsum('bd,bkd->bk', U, E[cand]): the candidates' rows gathered (64 MiB) and 1024 x 32 dot "
+        "products of length 1024 (6.7e7 FLOPs); the same scores to bf16 rounding (the needed scores by a "
+        "costlier method, the product with every item of the catalogue: cause move_work; resource tensor)",
+        resource="tensor",
+    ),
+    Pair(
+        "AdamW run with its default multi-tensor (foreach) implementation (a chain of ~10 foreach kernels a "
+        "step, each a pass over the parameters, gradients or moments) where fused=True (one pass) serves",
+        "adamw_foreach_chain.py",
+        "bad",
+        "good",
+        "fusion",
+        mode="nsys",
+        command=True,
+        models={"step": {"flops": 5.4e8, "bytes": 9.4e8, "dtype": "float32", "tensor_cores": False}},
+        planted="one AdamW step (lr 1e-3, weight decay 0.01) over 8 fp32 parameters of [2048, 2048] (33.5 M "
+        "elements), gradients fixed: torch.optim.AdamW(foreach=True), the default on CUDA: _foreach_mul_ "
+        "(decay), _foreach_lerp_, _foreach_mul_ and _foreach_addcmul_ (moments), _foreach_sqrt, _foreach_div_, "
+        "_foreach_add_ and _foreach_addcdiv_ (update): ~20 passes of 134 MB through DRAM a step; fix: "
+        "AdamW(fused=True), one kernel a chunk reading each element's parameter, gradient and moments once and "
+        "writing the parameter and moments once (7 passes); the same update to fp32 rounding (a chain of "
+        "kernels whose intermediates go through DRAM where one kernel keeps them in registers: cause fusion, "
+        "resource dram)",
+        resource="dram",
+    ),
+]
