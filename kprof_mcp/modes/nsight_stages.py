@@ -176,9 +176,9 @@ def stage_result(
         l2_flushed=True,
         stop_reason=f"ncu: {launches} profiled launch(es)",
     )
-    if static.get("grid_blocks") is None and rep.get("grid_size"):
-        # A command's stage has no launcher to ask: its longest kernel's grid, as Nsight Compute launched it
-        # (its waves figure counts blocks per SM slot, not SMs: 512 blocks on 132 SMs at 0.48 waves fill them).
+    if "grid_blocks" not in static and rep.get("grid_size"):
+        # A command's stage has no launcher to ask (a package's None is a persistent grid, by design): its
+        # longest kernel's grid as ncu launched it (waves count block slots: 512 blocks at 0.48 fill 132 SMs).
         static = dict(static, grid_blocks=int(rep["grid_size"]))
     res = StageResult(
         timing=timing,
