@@ -176,7 +176,7 @@ def _library(bench: str, *path: str) -> Callable[[], float]:
 def _held_back_sets() -> str:
     """How many held-back sets docs/diagnosis-calibration.md judges (one section each), as a word."""
     n = len(re.findall(r"^### .*[Hh]eld-back set \(", CALIBRATION_DOC.read_text(), re.M))
-    words = "None One Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve Thirteen Fourteen Fifteen Sixteen Seventeen Eighteen Nineteen Twenty Twenty-one Twenty-two Twenty-three Twenty-four Twenty-five Twenty-six Twenty-seven Twenty-eight Twenty-nine Thirty Thirty-one Thirty-two Thirty-three Thirty-four Thirty-five Thirty-six Thirty-seven Thirty-eight Thirty-nine Forty"  # noqa: E501
+    words = "None One Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve Thirteen Fourteen Fifteen Sixteen Seventeen Eighteen Nineteen Twenty Twenty-one Twenty-two Twenty-three Twenty-four Twenty-five Twenty-six Twenty-seven Twenty-eight Twenty-nine Thirty Thirty-one Thirty-two Thirty-three Thirty-four Thirty-five Thirty-six Thirty-seven Thirty-eight Thirty-nine Forty Forty-one Forty-two"  # noqa: E501
     return words.split()[n]
 
 
