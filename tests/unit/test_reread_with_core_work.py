@@ -58,3 +58,34 @@ def test_a_stage_whose_fp_work_is_the_model_s_keeps_its_instructions():
     # a tensor-core stage's FLOPs are the tensor pipe's: nothing here
     assert core_keeps(dataclasses.replace(m, tensor_work=True)) == {}
     assert core_keeps(dataclasses.replace(m, flops=None)) == {}
+
+
+ABSMAX = (
+    CAL
+    / "recorded-heldout40"
+    / "per_tensor_fake_quantisation_in_one_kernel_whose_every_program_rescans_the_whole_tensor_for_its_absmax__where_one_partial_maximum_per_program_and_a_second_kernel_serve"
+    / "bad.result.json"
+)
+
+
+def test_a_latency_bound_stage_waiting_on_its_re_reads_loses_the_waits_with_them():
+    """The fortieth held-back set's absmax rescanned by every program (H200, 2026-11-29): no resource bound
+    (ALU 52 %), the warps waiting on memory 73 % of their time, coalesced loads (16 sectors a request), L2 19x
+    the model's bytes and DRAM at 0.5x: the waits are the re-reads' round trips, so the what-if keeps L2's share
+    of the time, the ALU's max over the copies going with them. First judged: occupancy (the grid's 1.9 blocks
+    an SM) first at +83 % for +2,817 %; now the L2 re-read first at +1,821 %."""
+    from kprof_mcp.analysis.diagnosis import opportunities
+
+    m = recorded_metrics(ABSMAX)
+    lim = limiter(m)
+    assert not lim.bound and m.accounting.memory_wait > 0.5 and m.over_fetch_ratio < 1.25
+    share, level, r = reread_share(m, lim)
+    l2 = m.accounting.level_bytes["l2"]
+    assert level == "l2" and 15 < r < 25 and r == l2 / m.bytes_model  # no atomics here
+    keep = core_keeps(m)
+    assert keep["alu"] < 0.1  # the max over the copies goes with them
+    assert abs(share - (1 - 1 / r)) < 0.01  # the uses after the change are under L2's keep
+    top = opportunities(m)[0]
+    assert top.cause == "over_fetch" and top.facts.reread and 1500 < top.est_gain_pct < 2000
+    # the same stage with DRAM over-fetch (its own cause) or with waits that are not memory's: not this what-if
+    assert reread_share(dataclasses.replace(m, over_fetch_ratio=2.0), lim) is None

@@ -110,11 +110,17 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
     instructions to be fetched (``no_instruction`` among the stalls other than ``selected``): the code removed is
     the code whose footprint overflowed the instruction cache (set 28's unrolled Taylor series). Other waits stay.
 
+    Where no resource is bound and the warps wait on memory most of their time (coalesced re-reads of what L2 holds:
+    set 40's absmax rescanned by every program, L2 19x the model's bytes), the waits are the re-reads' round trips
+    and go with them: L1, L2 and LSU scale by L2's keep, the copies' arithmetic too, T'/T = max(keep, uses after).
+
     → (share 1 − T'/T, the level, r). Uncoalesced accesses are :func:`uncoalesced_l2_share`'s. None when
     it does not apply."""
     a = m.accounting
-    if a is None or lim is None or not lim.bound or not m.bytes_model or uncoalesced(m):
+    if a is None or lim is None or not m.bytes_model or uncoalesced(m):
         return None
+    if not lim.bound:
+        return _reread_waits(m, lim)
     # A dot's operands cross the caches once per tile: its least traffic is its FLOPs at the reuse of
     # REUSE_TILE-wide tiles (the small-tile what-if's target). Where that is more than the model's bytes
     # the re-reads are the tiles' (left to the tile what-ifs), and so where the tensor pipe is near its peak.
@@ -170,6 +176,20 @@ def reread_share(m: Metrics, lim) -> tuple[float, str, float] | None:
         level,
         r,
     )
+
+
+def _reread_waits(m: Metrics, lim) -> tuple[float, str, float] | None:
+    """:func:`reread_share` where no resource is bound and the warps' waits are memory's (see there)."""
+    a, over = m.accounting, m.over_fetch_ratio or 0.0
+    l2, atom = a.level_bytes.get("l2") or 0.0, _atomic_bytes(a)
+    if lim.source != "counters" or a.memory_wait < MEMORY_WAIT_MIN_SHARE or over > OVER_FETCH_HEALTHY:
+        return None  # not memory's waits, or DRAM over-fetch's (its own cause)
+    if l2 - atom <= OVER_FETCH_HEALTHY * m.bytes_model:
+        return None
+    keep = {**core_keeps(m), "l2": (m.bytes_model + atom) / l2}
+    keep.update({k: keep["l2"] for k in ("l1", "lsu")})
+    after = max((u.util * keep.get(u.key, 1.0) for u in lim.uses), default=0.0)
+    return max(0.0, 1.0 - max(keep["l2"], after)), "l2", (l2 - atom) / m.bytes_model
 
 
 def _atomic_bytes(a) -> float:
