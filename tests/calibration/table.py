@@ -66,6 +66,7 @@ from pairs import (  # noqa: E402
     HELDOUT38_PAIRS,
     HELDOUT39_PAIRS,
     HELDOUT40_PAIRS,
+    HELDOUT41_PAIRS,
     HELDOUT_PAIRS,
     HELDOUT_RANKS_PAIRS,
     MODEL_PAIRS,
@@ -129,6 +130,7 @@ HELDOUT37 = HERE / "recorded-heldout37"  # issue 36: a thirty-seventh (2026-11-2
 HELDOUT38 = HERE / "recorded-heldout38"  # issue 36: a thirty-eighth (2026-11-29, H200), judged once
 HELDOUT39 = HERE / "recorded-heldout39"  # issue 36: a thirty-ninth (2026-11-29, H200), judged once
 HELDOUT40 = HERE / "recorded-heldout40"  # issue 36: a fortieth (2026-11-29, H200), judged once
+HELDOUT41 = HERE / "recorded-heldout41"  # issue 36: a forty-first (2026-11-29, H200), judged once
 # Held-back commands' bad variants re-recorded with today's nsys mode (the lean eager op's floor in their own
 # trace, 2026-11-29, H200), by set folder and pair: "as now" reads these; the first judgement stays as recorded.
 REFLOORED = HERE / "recorded-opfloor"
@@ -183,6 +185,7 @@ BACK37_BEGIN, BACK37_END = "<!-- heldback37:begin -->", "<!-- heldback37:end -->
 BACK38_BEGIN, BACK38_END = "<!-- heldback38:begin -->", "<!-- heldback38:end -->"
 BACK39_BEGIN, BACK39_END = "<!-- heldback39:begin -->", "<!-- heldback39:end -->"
 BACK40_BEGIN, BACK40_END = "<!-- heldback40:begin -->", "<!-- heldback40:end -->"
+BACK41_BEGIN, BACK41_END = "<!-- heldback41:begin -->", "<!-- heldback41:end -->"
 RANKS_BEGIN, RANKS_END = "<!-- heldback-ranks:begin -->", "<!-- heldback-ranks:end -->"
 RANKS2_BEGIN, RANKS2_END = "<!-- heldback-ranks2:begin -->", "<!-- heldback-ranks2:end -->"
 RANKS3_BEGIN, RANKS3_END = "<!-- heldback-ranks3:begin -->", "<!-- heldback-ranks3:end -->"
@@ -310,6 +313,8 @@ def recorded_in(p) -> Path:
         return HELDOUT39
     if p in HELDOUT40_PAIRS:
         return HELDOUT40
+    if p in HELDOUT41_PAIRS:
+        return HELDOUT41
     if p in HELDOUT_RANKS_PAIRS:
         return HELDOUT_RANKS
     if p in HELDOUT_RANKS2_PAIRS:
@@ -620,6 +625,12 @@ def heldout40_rows() -> list[dict]:
     return [_row(p) for p in HELDOUT40_PAIRS]
 
 
+def heldout41_rows() -> list[dict]:
+    """The forty-first held-back set (recorded-heldout41/, on an H200), built and recorded by a helper who did
+    not read the model; judged once, before any model change made with its recordings in view."""
+    return [_row(p) for p in HELDOUT41_PAIRS]
+
+
 def heldout7_rows() -> list[dict]:
     """The seventh held-back set (recorded-heldout7/), built and recorded by a helper who did not read the
     model; judged once, before any model change made with its recordings in view."""
@@ -810,6 +821,7 @@ def sections() -> dict[tuple[str, str], str]:
         **({(BACK38_BEGIN, BACK38_END): text(heldout38_rows())} if BACK38_BEGIN in DOC.read_text() else {}),
         **({(BACK39_BEGIN, BACK39_END): text(heldout39_rows())} if BACK39_BEGIN in DOC.read_text() else {}),
         **({(BACK40_BEGIN, BACK40_END): text(heldout40_rows())} if BACK40_BEGIN in DOC.read_text() else {}),
+        **({(BACK41_BEGIN, BACK41_END): text(heldout41_rows())} if BACK41_BEGIN in DOC.read_text() else {}),
         **({(RANKS_BEGIN, RANKS_END): text(heldout_ranks_rows())} if RANKS_BEGIN in DOC.read_text() else {}),
         **(
             {(RANKS2_BEGIN, RANKS2_END): text(heldout_ranks2_rows())}
@@ -881,6 +893,7 @@ def main() -> int:
                 BACK38_BEGIN: "\nThirty-eighth held-back set (recorded-heldout38/: new classes, built and recorded by someone else):",
                 BACK39_BEGIN: "\nThirty-ninth held-back set (recorded-heldout39/: new classes, built and recorded by someone else):",
                 BACK40_BEGIN: "\nFortieth held-back set (recorded-heldout40/: new classes, built and recorded by someone else):",
+                BACK41_BEGIN: "\nForty-first held-back set (recorded-heldout41/: new classes, built and recorded by someone else):",
                 RANKS_BEGIN: "\nHeld-back multi-rank set (recorded-heldout-ranks/: built and recorded by someone else):",
                 RANKS2_BEGIN: "\nSecond held-back multi-rank set (recorded-heldout-ranks2/: built and recorded by someone else):",
                 RANKS3_BEGIN: "\nThird held-back multi-rank set (recorded-heldout-ranks3/: built and recorded by someone else):",

@@ -52,6 +52,7 @@ from pairs import (  # noqa: E402
     HELDOUT38_PAIRS,
     HELDOUT39_PAIRS,
     HELDOUT40_PAIRS,
+    HELDOUT41_PAIRS,
     HELDOUT_PAIRS,
     KERNELS_DIR,
     PAIRS,
@@ -115,6 +116,7 @@ def test_every_calibration_kernel_is_a_pair_and_has_a_case():
         + HELDOUT38_PAIRS
         + HELDOUT39_PAIRS
         + HELDOUT40_PAIRS
+        + HELDOUT41_PAIRS
     )
     assert {p.kernel for p in ALL_PAIRS + held if p.kernel.startswith("calib_")} == set(PKGS)
 
