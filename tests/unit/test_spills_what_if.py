@@ -63,3 +63,30 @@ def test_without_the_local_requests_the_old_reading_stands():
     assert spill_share(bare, limiter(bare)) is None
     spills = next(o for o in opportunities(bare) if o.cause == "spills")
     assert spill_share(m, limiter(m)) < 0.3 < spills.share <= m.local_share  # the L1 share's reading, capped
+
+
+SOFTMAX = (
+    CAL
+    / "recorded-heldout41"
+    / "the_Triton_tutorial_s_whole_row_fused_softmax__BLOCK___next_power_of_2_V___16_warps__applied_to_131072_wide_rows__the_row_s_values_spilled_to_local_memory__where_an_online_softmax_over_4096_wide_chunks_serves"
+    / "bad.result.json"
+)
+
+
+def test_spills_evicted_to_dram_leave_with_their_waits():
+    """The forty-first held-back set's whole-row softmax (H200, 2026-11-29): L2-bound at 83 %, DRAM 73 % at 4.2x
+    the model's bytes, 79 % of L1's bytes local, the warps waiting on memory 84 % of their time. DRAM kept its
+    use, and the L2's unused time stayed: +37 % for +171 % measured. Now DRAM loses the local bytes beyond the
+    model's (never below them) as L2 does, and the bound level's idle time (its requests' latency) goes with the
+    local requests: T'/T = max(L2's keep, the uses after), +121 %."""
+    m = recorded_metrics(SOFTMAX)
+    lim = limiter(m)
+    assert lim.bound and lim.resource == "l2" and m.accounting.memory_wait > 0.8 and m.over_fetch_ratio > 4
+    local_bytes = m.local_share * m.l1_bytes
+    keep_l2 = (m.accounting.level_bytes["l2"] - local_bytes) / m.accounting.level_bytes["l2"]
+    dram = m.over_fetch_ratio * m.bytes_model
+    assert dram - local_bytes < m.bytes_model  # DRAM falls to the model's bytes, not below
+    share = spill_share(m, lim)
+    assert share == pytest.approx(1 - keep_l2)
+    top = opportunities(m)[0]
+    assert top.cause == "spills" and 100 < top.est_gain_pct < 140  # +121 % for +171 % measured

@@ -6,7 +6,9 @@ traffic) and their warp-level load and store requests (``Accounting.local_reques
 values cross no memory level: L1's use keeps 1 − the local share, the LSU pipe's 1 − its local requests' share
 of its instructions, the issue slots' 1 − the local requests' share of the warp instructions executed, and L2's
 loses the local bytes its misses carried (at most all of them, never below the model's bytes and the atomics'
-sectors). The arithmetic and the other memory traffic stay. Where a resource is bound (the limiter at least
+sectors), and so does DRAM's where it moved more than the model's bytes (the spills evicted from L2: since
+2026-11-29, the forty-first held-back set's whole-row softmax, DRAM 73 % at 4.2x the model's bytes, held the what-if
+at +37 % for +171 %). The arithmetic and the other memory traffic stay. Where a resource is bound (the limiter at least
 NEAR_PEAK busy; a limiter the spills do not load, a math pipe, keeps its time: keep 1)
 
     T'/T = max(1 − u_lim · (1 − keep_lim), the largest use after the change)
@@ -22,6 +24,7 @@ bytes local), was told +2,366 % for its spills, more than its integer work allow
 
 from __future__ import annotations
 
+from .catalogue import MEMORY_WAIT_MIN_SHARE
 from .limiter import waiting_goes
 
 
@@ -38,11 +41,19 @@ def spill_share(m, lim) -> float | None:
     if a.inst_executed:
         keep["issue"] = max(0.0, 1.0 - a.local_requests / a.inst_executed)
     l2 = a.level_bytes.get("l2")
+    floor = (m.bytes_model or 0.0) + 32.0 * (a.atomic_l2_sectors or 0.0)
     if l2 and m.l1_bytes:
-        floor = (m.bytes_model or 0.0) + 32.0 * (a.atomic_l2_sectors or 0.0)
         keep["l2"] = min(1.0, max(floor, l2 - local * m.l1_bytes) / l2)
+    # and DRAM the local bytes its traffic carried beyond the model's (evicted spills), as L2 (never below the model)
+    dram = (m.over_fetch_ratio or 0.0) * (m.bytes_model or 0.0)
+    if dram and m.l1_bytes:
+        keep["dram"] = min(1.0, max(floor, dram - local * m.l1_bytes) / dram)
     after = max((u.util * keep.get(u.key, 1.0) for u in lim.uses), default=0.0)
-    if lim.bound:  # a limiter the spills do not load (a pipe) keeps the time: keep 1
+    if lim.bound and lim.resource in keep and a.memory_wait >= MEMORY_WAIT_MIN_SHARE:
+        # a memory level the spills load, its warps waiting on memory: its idle time is its requests' latency,
+        # which goes with the local requests as their traffic does (the re-reads' waits, catalogue._reread_waits)
+        t = max(keep[lim.resource], after)
+    elif lim.bound:  # a limiter the spills do not load (a pipe) keeps the time: keep 1
         t = max(1.0 - lim.util * (1.0 - keep.get(lim.resource, 1.0)), after)
     else:
         t = max(1.0 - waiting_goes(lim, a.memory_wait * local), after)
