@@ -109,14 +109,12 @@ def test_under_one_wave_with_the_grid_unknown_is_floored_by_the_busiest_resource
 
 def test_hiding_latency_keeps_the_work_so_the_busiest_resource_floors_it():
     """The generic latency what-if (the warps' headroom) keeps every instruction and byte: no faster than the
-    busiest resource's work at the rate tuned kernels reach, bound or not (2026-11-29: the 15th set's split-K
-    partial kernel, L1 56 % busy and not "bound": 47.2 % of its time from hiding latency, over the 38.2 % its
-    L1's work at that rate leaves; its assessment +33 % → +25 %)."""
+    busiest resource's work at the rate tuned kernels reach, bound or not (2026-11-29: the fourth held-back set's
+    GEMM without software pipelining, L1 54 % busy and not "bound": its assessment +95 % → +65 %, the fix
+    measured +122 %)."""
     from kprof_mcp.analysis.diagnosis.metrics import LATENCY_BOUND, classify
 
-    m = _metrics(
-        CAL / "recorded-heldout15" / "split_K_where_the_grid_already_fills_the_GPU" / "bad.result.json"
-    )
+    m = _metrics(CAL / "recorded-heldout4" / "no_software_pipelining" / "bad.result.json")
     lim = limiter(m)
     assert lim.source == "counters" and not lim.bound and classify(m) == LATENCY_BOUND
     floor = _floor(m, lim) / m.time_ns
