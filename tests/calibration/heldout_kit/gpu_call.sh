@@ -38,8 +38,9 @@ fi
 ratios=$(grep '^RATIOS ' $OUT/quick_check.log 2>/dev/null | cut -c8- | python3 -c "import json,sys; r={}; [r.update(json.loads(l)) for l in sys.stdin if l.strip()]; print(json.dumps(r))")
 pairs=()
 for a in "$@"; do
-    if [[ "$a" == *=* ]]; then
-        key=${a%%=*}
+    key=${a%%=*}
+    # KEY=NAME: a key is a package or script name (no space); a pair's name may hold an "=" itself ("fused=True")
+    if [[ "$a" == *=* && "$key" != *" "* ]]; then
         ok=$(python3 -c "import json,sys; r=json.loads(sys.argv[1] or '{}'); print(int(r.get(sys.argv[2], 0) > 1.5))" "$ratios" "$key")
         [ "$ok" = 1 ] && pairs+=("${a#*=}") || echo "NOT RECORDED (ratio <= 1.5 or missing): $a"
     else
