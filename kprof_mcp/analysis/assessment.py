@@ -26,6 +26,7 @@ from .machine_inputs import (
     dot_on_fma_pipes,
     elem_bytes,
     host_floor_share,
+    host_method_share,
     kernel_busy,
     machine_for,
     model_inputs,
@@ -211,6 +212,7 @@ def stage_metrics(
         sm_count=s.sm_count,
         kernel_busy=kernel_busy,
         host_cap=host_floor_share(result),
+        host_cap_method=host_method_share(result),
         **model_inputs(s, result, machine, clock_ratio(s, max_sm_mhz)),
     )
     if s.counters_measured:

@@ -375,6 +375,21 @@ def host_floor_share(result) -> float | None:
     return max(0.0, 1.0 - float(free) / float(recorded))
 
 
+def host_method_share(result) -> float | None:
+    """:func:`host_floor_share` for a costlier method's what-if (a command stage's kernels far over its model):
+    the method's ops go, and with them their host time above the lean eager op's cost in this process
+    (``op_floor_ns`` against ``host_per_launch_ns``, :mod:`kprof_mcp.analysis.replay.floors`); the host's step
+    kept at that floor per launch, 1 − (1 − host_floor_share) · floor / per launch. The forty-first held-back set's
+    candidate scores (a GEMM over the whole catalogue): host 150 µs a step at 34.6 µs a launch where a lean op
+    costs 22.0 µs, the fix's whole step 88.5 µs. None where either is unknown."""
+    cap = host_floor_share(result)
+    rep = ((result.timeline or {}).get("idle") or {}).get("replay") or {} if cap is not None else {}
+    floor, per = rep.get("op_floor_ns"), rep.get("host_per_launch_ns")
+    if cap is None or not floor or not per:
+        return None
+    return 1.0 - (1.0 - cap) * min(1.0, float(floor) / float(per))
+
+
 def kernel_busy(result) -> dict[str, float]:
     """Per stage, the share of its run its kernels are busy: of its timeline span, or in event
     mode of its launch-inclusive time when it launches several kernels per run (a single launch's

@@ -35,3 +35,28 @@ def test_too_few_blocks_on_a_command_cannot_beat_the_host():
     # The stage's own what-if (the ranked list leaves it to the replay of the same launches side by side)
     few = next(o for o in assess(r).stages[0].diagnosis.opportunities if o.cause == "few_blocks")
     assert few.share == pytest.approx(cap)
+
+
+def test_a_costlier_methods_host_time_above_the_lean_op_floor_goes_with_it():
+    """The forty-first held-back set's candidate scores (H200, 2026-11-29): a GEMM over the whole item catalogue
+    then a gather, far over the model's roof, with no counters. The host's own step (the replay with every GPU
+    operation at its floor) is 150 µs of 406 µs, at 34.6 µs a launch where a lean eager op costs this process
+    22.0 µs; the fix's whole step took 88.5 µs, under the host's step it was held to (+170 % for +411 %). The
+    method's ops go with their host time above that floor: 1 − (1 − cap) · 22.0 / 34.6, +324 %. Other causes
+    keep the host's step as it was."""
+    from kprof_mcp.analysis.machine_inputs import host_floor_share, host_method_share
+
+    sys.path.insert(0, str(CAL))
+    import table
+    from record import slug
+
+    p = next(p for p in table.HELDOUT41_PAIRS if p.kernel == "candidate_scores_full_catalogue.py")
+    r = table.load(table.recorded_in(p) / slug(p.name) / "bad.result.json")
+    rp = r.timeline["idle"]["replay"]
+    cap = host_floor_share(r)
+    assert cap == pytest.approx(1 - rp["gpu_free_ns"] / rp["base_ns"])
+    lean = rp["op_floor_ns"] / rp["host_per_launch_ns"]
+    assert 0.6 < lean < 0.7 and host_method_share(r) == pytest.approx(1 - (1 - cap) * lean)
+    top = assess(r).stages[0].diagnosis.opportunities[0]
+    assert top.cause == "move_work" and top.share == pytest.approx(host_method_share(r))
+    assert 300 < top.est_gain_pct < 350  # +324 % for +411 % measured

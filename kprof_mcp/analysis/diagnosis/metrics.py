@@ -76,6 +76,9 @@ class Metrics:
     # change that keeps the launches (fusion and work not needed may remove kernels, their launches with
     # them). None: no bound.
     host_cap: float | None = None
+    # The same for a costlier method's what-if: its host time above the lean eager op's floor goes with it (the
+    # launches stay at that floor: machine_inputs.host_method_share). None: host_cap.
+    host_cap_method: float | None = None
     # The compute% a tuned kernel reaches: pipe utilisation with counters; % of datasheet peak without.
     compute_attainable_pct: float = _COMPUTE_ATTAINABLE_PCT
     # Where the time went (annotation/ncu: kprof_mcp.analysis.accounting) and what the catalogue's

@@ -122,12 +122,12 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
     specific: list[Opportunity] = []
 
     def add(into: list[Opportunity], cause: str, share: float, facts: dict, spec: bool) -> None:
-        # Kernel-level causes act only while kernels run: in a timeline's span, not in its gaps.
-        share = min(share * m.kernel_busy, cap_specific if spec else cap)
+        share = min(share * m.kernel_busy, cap_specific if spec else cap)  # while kernels run, not in gaps
         if m.host_cap is not None and (not spec or cause not in ("fusion", "move_work")):
-            # A change that keeps every launch makes the kernels faster and no more: the step cannot beat its
-            # host. (Fusion and work not needed may remove kernels, and their launches' host time with them.)
-            share = min(share, m.host_cap)
+            # A change that keeps every launch cannot beat its host (fusion and work not needed remove launches);
+            # a costlier method's host time above the lean eager op's floor goes with it (host_cap_method).
+            cap_h = m.host_cap_method if cause == "move_work" and m.host_cap_method else m.host_cap
+            share = min(share, cap_h)
         if share >= MIN_SHARE:
             into.append(Opportunity(cause, gain_pct(share), share, spec, Facts(**facts)))
 
