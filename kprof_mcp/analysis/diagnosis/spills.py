@@ -49,10 +49,10 @@ def spill_share(m, lim) -> float | None:
     if dram and m.l1_bytes:
         keep["dram"] = min(1.0, max(floor, dram - local * m.l1_bytes) / dram)
     after = max((u.util * keep.get(u.key, 1.0) for u in lim.uses), default=0.0)
-    if lim.bound and lim.resource in keep and a.memory_wait >= MEMORY_WAIT_MIN_SHARE:
+    if lim.bound and lim.resource in ("l1", "lsu", "l2", "dram") and a.memory_wait >= MEMORY_WAIT_MIN_SHARE:
         # a memory level the spills load, its warps waiting on memory: its idle time is its requests' latency,
         # which goes with the local requests as their traffic does (the re-reads' waits, catalogue._reread_waits)
-        t = max(keep[lim.resource], after)
+        t = max(keep.get(lim.resource, 1.0), after)
     elif lim.bound:  # a limiter the spills do not load (a pipe) keeps the time: keep 1
         t = max(1.0 - lim.util * (1.0 - keep.get(lim.resource, 1.0)), after)
     else:
