@@ -360,6 +360,11 @@ def _sector_pct(machine: Machine | None, s: StageResult) -> float | None:
     return min(100.0, 100.0 * r.rate / s.peak_bytes_per_s)
 
 
+def _replay(result) -> dict:
+    """A command's recorded step replayed (``timeline.idle.replay``: kprof_mcp.analysis.replay.gains), or {}."""
+    return ((result.timeline or {}).get("idle") or {}).get("replay") or {}
+
+
 def host_floor_share(result) -> float | None:
     """The most of a one-stage command's step that faster kernels can save (the bound of generic advice):
     its recorded trace replayed with every GPU operation at its floor (``idle["replay"]["gpu_free_ns"]``,
@@ -368,7 +373,7 @@ def host_floor_share(result) -> float | None:
     alone, several stages sharing the window)."""
     if result is None or not result.command or len(result.stages) != 1:
         return None
-    rep = ((result.timeline or {}).get("idle") or {}).get("replay") or {}
+    rep = _replay(result)
     free, recorded = rep.get("gpu_free_ns"), rep.get("base_ns") or rep.get("recorded_ns")
     if not free or not recorded:
         return None
@@ -382,10 +387,11 @@ def host_method_share(result) -> float | None:
     kept at that floor per launch, 1 − (1 − host_floor_share) · floor / per launch. The forty-first held-back set's
     candidate scores (a GEMM over the whole catalogue): host 150 µs a step at 34.6 µs a launch where a lean op
     costs 22.0 µs, the fix's whole step 88.5 µs. None where either is unknown."""
-    cap = host_floor_share(result)
-    rep = ((result.timeline or {}).get("idle") or {}).get("replay") or {} if cap is not None else {}
+    if (cap := host_floor_share(result)) is None:
+        return None
+    rep = _replay(result)
     floor, per = rep.get("op_floor_ns"), rep.get("host_per_launch_ns")
-    if cap is None or not floor or not per:
+    if not floor or not per:
         return None
     return 1.0 - (1.0 - cap) * min(1.0, float(floor) / float(per))
 
@@ -399,7 +405,7 @@ def kernel_busy(result) -> dict[str, float]:
     out = {}
     rows = (result.timeline or {}).get("stages", [])
     # One range timed without a profiler too (nsys mode's plain pass): its wall time is the plain step's.
-    plain = (((result.timeline or {}).get("idle") or {}).get("replay") or {}).get("base_ns")
+    plain = _replay(result).get("base_ns")
     for row in rows:
         # A plan's stage: its GPU span per iteration. A command's range: its wall time per occurrence
         # (a range that only launches its kernels is shorter than they are, and counts as busy).

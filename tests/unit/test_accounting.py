@@ -669,7 +669,7 @@ def test_narrow_loads_in_a_latency_bound_stage_are_widened_as_a_what_if():
     stage with 4-sector requests (4-byte loads) gets Little's law's T' = max(T·4/16, floor): a specific
     latency cause that replaces the generic advice."""
     from kprof_mcp.analysis.diagnosis.limiter import limiter
-    from kprof_mcp.analysis.diagnosis.parallelism import _floor, wider_loads_share
+    from kprof_mcp.analysis.diagnosis.parallelism import wider_loads_share, work_floor
 
     m = _metrics("too_few_blocks")
     lim = limiter(m)
@@ -678,7 +678,7 @@ def test_narrow_loads_in_a_latency_bound_stage_are_widened_as_a_what_if():
     narrow = replace(m, accounting=replace(m.accounting, ld_sectors_per_request=4.0))
     share, s = wider_loads_share(narrow, lim)
     T = m.time_ns
-    assert s == 4.0 and share == pytest.approx(1.0 - max(T / 4.0, _floor(m, lim)) / T)
+    assert s == 4.0 and share == pytest.approx(1.0 - max(T / 4.0, work_floor(m, lim)) / T)
     lat = [o for o in dx.opportunities(narrow, dx.LATENCY_BOUND) if o.cause == "latency"]
     assert len(lat) == 1 and lat[0].specific and lat[0].name.startswith("Load 16 bytes per thread")
     fetched = replace(narrow, over_fetch_ratio=2.0)  # traffic above the model is over-fetch's, not this
@@ -721,7 +721,7 @@ def test_occupancy_held_down_by_the_grid_is_a_what_if_of_its_own():
     a grid that already has the blocks the limits allow per SM, or one whose SMs are mostly idle."""
     from kprof_mcp.analysis.diagnosis import opportunities
     from kprof_mcp.analysis.diagnosis.limiter import limiter
-    from kprof_mcp.analysis.diagnosis.parallelism import _floor, grid_occupancy_share
+    from kprof_mcp.analysis.diagnosis.parallelism import grid_occupancy_share, work_floor
 
     d = Path(__file__).resolve().parents[1] / "calibration" / "recorded-heldout5"
     pair = d / "persistent_grid_of_one_small_program_per_SM"
@@ -729,7 +729,7 @@ def test_occupancy_held_down_by_the_grid_is_a_what_if_of_its_own():
     lim = limiter(m)
     share, per_sm = grid_occupancy_share(m, lim)
     T = m.time_ns
-    want = 1.0 - max(T * m.occupancy_pct / m.theoretical_occupancy_pct, _floor(m, lim)) / T
+    want = 1.0 - max(T * m.occupancy_pct / m.theoretical_occupancy_pct, work_floor(m, lim)) / T
     assert per_sm is None and share == pytest.approx(want) and 0.6 < share < 0.75  # +211 % (measured +240 %)
     top = opportunities(m)[0]
     assert top.cause == "occupancy" and top.specific and top.facts.limiter == ("grid", None)

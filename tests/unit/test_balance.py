@@ -11,7 +11,7 @@ import pytest
 from kprof_mcp.analysis.assessment import stage_metrics
 from kprof_mcp.analysis.diagnosis import opportunities
 from kprof_mcp.analysis.diagnosis.limiter import limiter
-from kprof_mcp.analysis.diagnosis.parallelism import _floor, balance_share
+from kprof_mcp.analysis.diagnosis.parallelism import balance_share, work_floor
 from kprof_mcp.analysis.machine_inputs import machine_for
 from kprof_mcp.models import ProfileResult
 
@@ -31,7 +31,7 @@ def test_a_few_long_programs_are_the_first_cause_at_the_sms_active_share():
     assert m.waves_per_sm > 50 and frac < 0.25  # 55 waves, the SMs active 19.6 % of the time
     lim = limiter(m)
     share = balance_share(m, lim)
-    assert 1.0 - share == pytest.approx(max(frac, _floor(m, lim) / m.time_ns))
+    assert 1.0 - share == pytest.approx(max(frac, work_floor(m, lim) / m.time_ns))
     top = opportunities(m)[0]
     assert top.cause == "tail" and top.facts.sm_active_pct == pytest.approx(100 * frac)
     gain = json.loads((SEGMENTS.parent / "measured.json").read_text())["pairs"]["imbalanced segments"][
@@ -67,7 +67,7 @@ def test_the_wave_tail_is_floored_by_the_busiest_resource_at_the_rate_tuned_kern
     assert m.accounting.sm_active_frac is None and _active_frac(m) == pytest.approx(w / 2)
     lim = limiter(m)
     share = tail_share(m, lim)
-    assert share == pytest.approx(1 - max(w / 2, _floor(m, lim) / m.time_ns))
+    assert share == pytest.approx(1 - max(w / 2, work_floor(m, lim) / m.time_ns))
     assert 1 / (1 - share) - 1 == pytest.approx(0.74, abs=0.02)  # +74 % (the fix measured +76 %)
     gauss = _metrics(
         CAL
@@ -78,7 +78,7 @@ def test_the_wave_tail_is_floored_by_the_busiest_resource_at_the_rate_tuned_kern
     lim = limiter(gauss)
     assert 1.2 < gauss.waves_per_sm < 1.4 and gauss.accounting.sm_active_frac > 0.9
     share = tail_share(gauss, lim)
-    assert share == pytest.approx(1 - _floor(gauss, lim) / gauss.time_ns)
+    assert share == pytest.approx(1 - work_floor(gauss, lim) / gauss.time_ns)
     assert share < 1 - gauss.waves_per_sm / 2
 
 
@@ -99,7 +99,7 @@ def test_under_one_wave_with_the_grid_unknown_is_floored_by_the_busiest_resource
     )
     m = dataclasses.replace(gauss, grid_blocks=None, waves_per_sm=0.48)
     lim = limiter(m)
-    floor = _floor(m, lim) / m.time_ns
+    floor = work_floor(m, lim) / m.time_ns
     assert floor > 0.6 and waves_share(m, lim) == pytest.approx(1 - floor)
     few = next(o for o in opportunities(m) if o.cause == "few_blocks")
     assert few.share == pytest.approx(1 - floor) and few.share < 0.52
@@ -117,6 +117,6 @@ def test_hiding_latency_keeps_the_work_so_the_busiest_resource_floors_it():
     m = _metrics(CAL / "recorded-heldout4" / "no_software_pipelining" / "bad.result.json")
     lim = limiter(m)
     assert lim.source == "counters" and not lim.bound and classify(m) == LATENCY_BOUND
-    floor = _floor(m, lim) / m.time_ns
+    floor = work_floor(m, lim) / m.time_ns
     (lat,) = [o for o in opportunities(m) if o.cause == "latency" and not o.specific]
     assert floor > 0.6 and lat.share == pytest.approx(1 - floor)

@@ -52,7 +52,6 @@ from .metrics import (
 )
 from .moves import what_if_moves, widened_dot
 from .parallelism import (
-    _floor,
     balance_share,
     chain_share,
     fill_share,
@@ -63,6 +62,7 @@ from .parallelism import (
     tail_share,
     waves_share,
     wider_loads_share,
+    work_floor,
     work_unit,
 )
 from .spills import spill_share
@@ -384,7 +384,7 @@ def opportunities(m: Metrics, bottleneck: str | None = None) -> list[Opportunity
             latency = 0.0
         if lim is not None and lim.source == "counters" and m.time_ns:
             # Hiding latency keeps the work: no faster than the busiest resource at the rate tuned kernels reach.
-            latency = min(latency, max(0.0, 1.0 - _floor(m, lim) / m.time_ns))
+            latency = min(latency, max(0.0, 1.0 - work_floor(m, lim) / m.time_ns))
         over = m.time_ns * m.kernel_busy / m.attainable_sol_ns if m.time_ns and m.attainable_sol_ns else None
         if m.command_no_counters and (best is not None or h is not None) and over and over >= LIBRARY_SLOW:
             # A command's kernels timed without counters, far longer than the model's work needs at the roof

@@ -12,7 +12,9 @@ from .catalogue import MEMORY_WAIT_MIN_SHARE
 from .limiter import ATTAINABLE, ATTAINABLE_PIPE, NEAR_PEAK, Limiter, _active_frac, stages_a_dot
 
 
-def _floor(m, lim: Limiter) -> float:
+def work_floor(m, lim: Limiter) -> float:
+    """The least time the stage's present work takes (ns): its busiest resource's use at the rate tuned kernels
+    reach on it, and the launch floor. A what-if that keeps the work (more blocks, hidden latency) stops there."""
     T = m.time_ns
     work = max((u.util * T / ATTAINABLE.get(u.key, ATTAINABLE_PIPE) for u in lim.uses), default=0.0)
     return max(work, m.floor_ns or 0.0)
@@ -33,7 +35,7 @@ def fill_share(m, lim: Limiter | None) -> float | None:
     if w_now <= 0 or w_new <= w_now:
         return None
     T = m.time_ns
-    return max(0.0, 1.0 - max(T * w_now / w_new, _floor(m, lim)) / T)
+    return max(0.0, 1.0 - max(T * w_now / w_new, work_floor(m, lim)) / T)
 
 
 def waves_share(m, lim: Limiter | None) -> float:
@@ -44,7 +46,7 @@ def waves_share(m, lim: Limiter | None) -> float:
     share = 1.0 - m.waves_per_sm
     if lim is None or not m.time_ns:
         return share
-    return max(0.0, min(share, 1.0 - _floor(m, lim) / m.time_ns))
+    return max(0.0, min(share, 1.0 - work_floor(m, lim) / m.time_ns))
 
 
 def occupancy_share(m, lim: Limiter | None) -> float | None:
@@ -69,7 +71,7 @@ def occupancy_share(m, lim: Limiter | None) -> float | None:
     if w_new <= w_now:
         return None
     T = m.time_ns
-    return max(0.0, 1.0 - max(T * w_now / w_new, _floor(m, lim)) / T)
+    return max(0.0, 1.0 - max(T * w_now / w_new, work_floor(m, lim)) / T)
 
 
 def tail_share(m, lim: Limiter | None) -> float | None:
@@ -81,7 +83,7 @@ def tail_share(m, lim: Limiter | None) -> float | None:
     if not m.waves_measured or m.waves_per_sm is None or m.waves_per_sm < 1.0 or not m.time_ns:
         return None
     T, w = m.time_ns, m.waves_per_sm
-    floor = _floor(m, lim) if lim is not None else (m.floor_ns or 0.0)
+    floor = work_floor(m, lim) if lim is not None else (m.floor_ns or 0.0)
     return max(0.0, 1.0 - max(T * w / math.ceil(w), floor) / T)
 
 
@@ -98,7 +100,7 @@ def balance_share(m, lim: Limiter | None) -> float | None:
     if m.grid_blocks < m.sm_count or frac >= NEAR_PEAK:
         return None
     T = m.time_ns
-    return max(0.0, 1.0 - max(T * min(1.0, frac), _floor(m, lim)) / T)
+    return max(0.0, 1.0 - max(T * min(1.0, frac), work_floor(m, lim)) / T)
 
 
 # A warp's global load request at 16 bytes per thread (LDG.128) touches 16 sectors of 32 bytes: the most
@@ -149,7 +151,7 @@ def wider_loads_share(m, lim: Limiter | None, latency: bool = True) -> tuple[flo
         return None
     T, k = m.time_ns, s / FULL_REQUEST_SECTORS
     if not lim.bound and lim.family == "memory" and latency:
-        return max(0.0, 1.0 - max(T * k, _floor(m, lim)) / T), s
+        return max(0.0, 1.0 - max(T * k, work_floor(m, lim)) / T), s
     if not lim.bound or lim.resource not in ("l1", "lsu") or not _loop_without_dot(m):
         return None
     # the issue slots' math (FMA, XU, FP64 pipes' instructions: per element) stays, the rest is per step
@@ -189,7 +191,7 @@ def grid_occupancy_share(m, lim: Limiter | None) -> tuple[float, float | None] |
         if per_sm >= min(a.occupancy_limits.values()):
             return None  # the grid has the blocks: something else keeps the warps few
     T = m.time_ns
-    return max(0.0, 1.0 - max(T * w / w_t, _floor(m, lim)) / T), per_sm
+    return max(0.0, 1.0 - max(T * w / w_t, work_floor(m, lim)) / T), per_sm
 
 
 def chain_share(m, lim: Limiter | None) -> tuple[float, tuple[str, ...]] | None:
@@ -215,7 +217,7 @@ def chain_share(m, lim: Limiter | None) -> tuple[float, tuple[str, ...]] | None:
     ):
         return None
     T = m.time_ns
-    share = max(0.0, 1.0 - max(T * (1.0 - a.memory_wait), _floor(m, lim)) / T)
+    share = max(0.0, 1.0 - max(T * (1.0 - a.memory_wait), work_floor(m, lim)) / T)
     return share, tuple(sorted({str(op.get("line") or "") for op in chains} - {""}))
 
 
